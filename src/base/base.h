@@ -1,0 +1,55 @@
+/* base.h - small shared utilities: growable arrays, a string builder, and
+ * checked allocation.  Everything in tilec that needs memory goes through
+ * tc_xmalloc/tc_xrealloc so that an out-of-memory condition aborts with a
+ * message instead of dereferencing NULL. */
+#ifndef TC_BASE_H
+#define TC_BASE_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+void *tc_xmalloc(size_t n);
+void *tc_xcalloc(size_t n, size_t size);
+void *tc_xrealloc(void *p, size_t n);
+char *tc_xstrdup(const char *s);
+
+/* Growable array of elements of any type: `T *v; int n, cap;` and
+ * TC_PUSH(v, n, cap, x) appends x. */
+#define TC_PUSH(v, n, cap, x)                                            \
+  do {                                                                   \
+    if ((n) == (cap)) {                                                  \
+      (cap) = (cap) ? 2 * (cap) : 8;                                     \
+      (v) = tc_xrealloc((v), (size_t)(cap) * sizeof(*(v)));              \
+    }                                                                    \
+    (v)[(n)++] = (x);                                                    \
+  } while (0)
+
+/* String builder.  Always NUL-terminated once anything has been written. */
+typedef struct tc_str {
+  char *buf;
+  size_t len, cap;
+} tc_str;
+
+void tc_str_init(tc_str *s);
+void tc_str_free(tc_str *s);
+void tc_str_clear(tc_str *s);
+void tc_str_cat(tc_str *s, const char *text);
+void tc_str_catn(tc_str *s, const char *text, size_t n);
+void tc_str_printf(tc_str *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+void tc_str_vprintf(tc_str *s, const char *fmt, va_list ap);
+/* Appends `depth` levels of two-space indentation. */
+void tc_str_indent(tc_str *s, int depth);
+/* Returns the buffer ("" if empty); ownership stays with the builder. */
+const char *tc_str_cstr(const tc_str *s);
+/* Hands the buffer to the caller (who frees it) and resets the builder. */
+char *tc_str_take(tc_str *s);
+
+/* 64-bit FNV-1a style mixing used by the hash tables. */
+uint64_t tc_hash_mix(uint64_t h, uint64_t v);
+
+/* Monotonic wall clock in seconds. */
+double tc_now_seconds(void);
+
+#endif

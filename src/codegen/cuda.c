@@ -1,0 +1,75 @@
+/* cuda.c - the CUDA C++ dialect (sm_80, sm_90a, sm_100a).  Shared memory
+ * is one dynamic buffer carved at the byte offsets lowering assigned;
+ * 16-bit floats are stored as unsigned short and converted with PTX cvt
+ * instructions (round-to-nearest-even), so no CUDA header is needed and
+ * NVRTC compiles the source as is. */
+#include "dialect.h"
+
+static const char cu_prelude[] =
+    "#define TC_DEV __device__ __forceinline__\n"
+    "TC_DEV int tc_fdiv(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "TC_DEV int tc_fmod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "TC_DEV int tc_min(int a, int b) { return a < b ? a : b; }\n"
+    "TC_DEV int tc_max(int a, int b) { return a > b ? a : b; }\n"
+    "TC_DEV int tc_iabs(int a) { return a < 0 ? -a : a; }\n"
+    "TC_DEV int tc_idiv(int a, int b) { return b == 0 ? 0 : a / b; }\n"
+    "TC_DEV float tc_f16_to_f32(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
+    "TC_DEV unsigned short tc_f32_to_f16(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
+    "TC_DEV float tc_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned)h) << 16); }\n"
+    "TC_DEV unsigned short tc_f32_to_bf16(float f) { unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n";
+
+static void cu_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
+  long long threads = (long long)(k->block[0] * k->block[1] * k->block[2]);
+  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", threads, name);
+}
+
+static void cu_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
+  tc_str_printf(o, "%s%s%s* __restrict__ %s", first ? "" : ", ", is_output ? "" : "const ",
+                tc_storage_type(t->dtype), t->name);
+}
+
+static void cu_alloc(tc_str *o, const tc_kalloc *a, int depth) {
+  const char *ty = tc_storage_type(a->t->dtype);
+  tc_str_indent(o, depth);
+  if (a->t->mem == TC_MEM_SHARED)
+    tc_str_printf(o, "%s* %s = reinterpret_cast<%s*>(tc_smem + %lld);  /* %lld elements */\n", ty,
+                  a->t->name, ty, (long long)a->offset, (long long)a->elems);
+  else
+    tc_str_printf(o, "%s %s[%lld];\n", ty, a->t->name, (long long)a->elems);
+}
+
+static void cu_load(tc_str *o, const tc_tensor *t, const char *idx) {
+  switch (t->dtype) {
+    case TC_F16: tc_str_printf(o, "tc_f16_to_f32(%s[%s])", t->name, idx); break;
+    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", t->name, idx); break;
+    case TC_I8: tc_str_printf(o, "(int)%s[%s]", t->name, idx); break;
+    default: tc_str_printf(o, "%s[%s]", t->name, idx); break;
+  }
+}
+
+static void cu_store(tc_str *o, const tc_tensor *t, const char *idx, const char *v) {
+  switch (t->dtype) {
+    case TC_F16: tc_str_printf(o, "%s[%s] = tc_f32_to_f16(%s);", t->name, idx, v); break;
+    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", t->name, idx, v); break;
+    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", t->name, idx, v); break;
+    default: tc_str_printf(o, "%s[%s] = %s;", t->name, idx, v); break;
+  }
+}
+
+const tc_dialect tc_dialect_cuda = {
+    .name = "CUDA C++",
+    .prelude = cu_prelude,
+    .kernel_open = cu_kernel_open,
+    .param = cu_param,
+    .index_defs =
+        "  extern __shared__ __align__(16) unsigned char tc_smem[];\n"
+        "  const int bidx = blockIdx.x, bidy = blockIdx.y, bidz = blockIdx.z;\n"
+        "  const int tidx = threadIdx.x, tidy = threadIdx.y, tidz = threadIdx.z;\n",
+    .alloc = cu_alloc,
+    .barrier = "__syncthreads();",
+    .unroll_pragma = "#pragma unroll",
+    .load = cu_load,
+    .store = cu_store,
+    .fexp = "expf", .flog = "logf", .fsqrt = "sqrtf", .ftanh = "tanhf",
+    .fabs_ = "fabsf", .fmax_ = "fmaxf", .fmin_ = "fminf",
+};

@@ -1,0 +1,83 @@
+/* opencl.c - the OpenCL C 1.2 dialect.  16-bit floats are stored as
+ * unsigned short and converted with vload_half / vstore_half_rte (OpenCL
+ * 1.2 on the CPU has no half arithmetic); bf16 is converted by bit
+ * manipulation with round-to-nearest-even. */
+#include "dialect.h"
+
+static const char cl_prelude[] =
+    "static int tc_fdiv(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "static int tc_fmod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "static int tc_min(int a, int b) { return a < b ? a : b; }\n"
+    "static int tc_max(int a, int b) { return a > b ? a : b; }\n"
+    "static int tc_iabs(int a) { return a < 0 ? -a : a; }\n"
+    "static int tc_idiv(int a, int b) { return b == 0 ? 0 : a / b; }\n"
+    "static float tc_bf16_to_f32(ushort v) { return as_float((uint)v << 16); }\n"
+    "static ushort tc_f32_to_bf16(float f) {\n"
+    "  uint u = as_uint(f);\n"
+    "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);\n"
+    "  u += 0x7fffu + ((u >> 16) & 1u);\n"
+    "  return (ushort)(u >> 16);\n"
+    "}\n";
+
+static const char *space(const tc_tensor *t) {
+  switch (t->mem) {
+    case TC_MEM_GLOBAL: return "__global ";
+    case TC_MEM_SHARED: case TC_MEM_TENSOR: return "__local ";
+    case TC_MEM_LOCAL: return "";
+  }
+  return "";
+}
+
+static void cl_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
+  tc_str_printf(o, "__kernel void %s(", name);
+}
+
+static void cl_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
+  tc_str_printf(o, "%s__global %s%s* restrict %s", first ? "" : ", ", is_output ? "" : "const ",
+                tc_storage_type(t->dtype), t->name);
+}
+
+static void cl_alloc(tc_str *o, const tc_kalloc *a, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "%s%s %s[%lld];", space(a->t), tc_storage_type(a->t->dtype), a->t->name,
+                (long long)a->elems);
+  if (a->t->mem == TC_MEM_TENSOR)
+    tc_str_printf(o, "  /* tensor memory: %lld lanes x %lld columns */", (long long)a->lanes,
+                  (long long)a->columns);
+  tc_str_cat(o, "\n");
+}
+
+static void cl_load(tc_str *o, const tc_tensor *t, const char *idx) {
+  switch (t->dtype) {
+    case TC_F16: tc_str_printf(o, "vload_half(%s, (%sconst half*)%s)", idx, space(t), t->name); break;
+    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", t->name, idx); break;
+    case TC_I8: tc_str_printf(o, "(int)%s[%s]", t->name, idx); break;
+    default: tc_str_printf(o, "%s[%s]", t->name, idx); break;
+  }
+}
+
+static void cl_store(tc_str *o, const tc_tensor *t, const char *idx, const char *v) {
+  switch (t->dtype) {
+    case TC_F16: tc_str_printf(o, "vstore_half_rte(%s, %s, (%shalf*)%s);", v, idx, space(t), t->name); break;
+    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", t->name, idx, v); break;
+    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", t->name, idx, v); break;
+    default: tc_str_printf(o, "%s[%s] = %s;", t->name, idx, v); break;
+  }
+}
+
+const tc_dialect tc_dialect_opencl = {
+    .name = "OpenCL C 1.2",
+    .prelude = cl_prelude,
+    .kernel_open = cl_kernel_open,
+    .param = cl_param,
+    .index_defs =
+        "  const int bidx = (int)get_group_id(0), bidy = (int)get_group_id(1), bidz = (int)get_group_id(2);\n"
+        "  const int tidx = (int)get_local_id(0), tidy = (int)get_local_id(1), tidz = (int)get_local_id(2);\n",
+    .alloc = cl_alloc,
+    .barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    .unroll_pragma = "#pragma unroll",
+    .load = cl_load,
+    .store = cl_store,
+    .fexp = "exp", .flog = "log", .fsqrt = "sqrt", .ftanh = "tanh",
+    .fabs_ = "fabs", .fmax_ = "fmax", .fmin_ = "fmin",
+};

@@ -1,0 +1,151 @@
+/* printer.c - the one printer from kernel IR to source text; the dialect
+ * supplies every target-specific piece. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dialect.h"
+
+const char *tc_storage_type(tc_dtype t) {
+  switch (t) {
+    case TC_F32: return "float";
+    case TC_F16: case TC_BF16: return "unsigned short";
+    case TC_I32: return "int";
+    case TC_I8: return "signed char";
+  }
+  return "float";
+}
+
+static bool is_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
+
+static void expr(tc_str *o, const tc_kir *k, const tc_expr *e) { tc_e_print_c(o, k->pool, e); }
+
+/* Appends the load of input i of statement s as a compute-type value. */
+static void load_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int i) {
+  tc_str idx;
+  tc_str_init(&idx);
+  expr(&idx, k, s->in_index[i]);
+  d->load(o, s->op->in[i], tc_str_cstr(&idx));
+  tc_str_free(&idx);
+}
+
+/* The value computed by a statement, in the output's compute type. */
+static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s) {
+  tc_op *op = s->op;
+  bool fl = is_float(op->out->dtype);
+  tc_str a, b;
+  tc_str_init(&a), tc_str_init(&b);
+  load_in(&a, d, k, s, 0);
+  if (op->nin > 1) load_in(&b, d, k, s, 1);
+  const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b);
+  switch (op->kind) {
+    case TC_OP_SET: case TC_OP_PERMUTE: tc_str_cat(o, x); break;
+    case TC_OP_CAST: {
+      bool from_fl = is_float(op->in[0]->dtype);
+      if (fl && !from_fl) tc_str_printf(o, "(float)(%s)", x);
+      else if (!fl && from_fl) tc_str_printf(o, "(int)(%s)", x);
+      else tc_str_cat(o, x);
+      break;
+    }
+    case TC_OP_UNARY:
+      switch ((tc_unary_op)op->sub) {
+        case TC_NEG: tc_str_printf(o, "(-(%s))", x); break;
+        case TC_ABS:
+          if (fl) tc_str_printf(o, "%s(%s)", d->fabs_, x);
+          else tc_str_printf(o, "tc_iabs(%s)", x);
+          break;
+        case TC_RELU:
+          if (fl) tc_str_printf(o, "%s(%s, 0.0f)", d->fmax_, x);
+          else tc_str_printf(o, "tc_max(%s, 0)", x);
+          break;
+        case TC_EXP: tc_str_printf(o, "%s(%s)", d->fexp, x); break;
+        case TC_LOG: tc_str_printf(o, "%s(%s)", d->flog, x); break;
+        case TC_SQRT: tc_str_printf(o, "%s(%s)", d->fsqrt, x); break;
+        case TC_TANH: tc_str_printf(o, "%s(%s)", d->ftanh, x); break;
+        case TC_SIGMOID: tc_str_printf(o, "(1.0f / (1.0f + %s(-(%s))))", d->fexp, x); break;
+        case TC_RECIPROCAL: tc_str_printf(o, "(1.0f / (%s))", x); break;
+      }
+      break;
+    case TC_OP_BINARY:
+      switch ((tc_binary_op)op->sub) {
+        case TC_ADD: tc_str_printf(o, "(%s + %s)", x, y); break;
+        case TC_SUB: tc_str_printf(o, "(%s - %s)", x, y); break;
+        case TC_MUL: tc_str_printf(o, "(%s * %s)", x, y); break;
+        case TC_DIV:
+          if (fl) tc_str_printf(o, "(%s / %s)", x, y);
+          else tc_str_printf(o, "tc_idiv(%s, %s)", x, y);
+          break;
+        case TC_MAX:
+          if (fl) tc_str_printf(o, "%s(%s, %s)", d->fmax_, x, y);
+          else tc_str_printf(o, "tc_max(%s, %s)", x, y);
+          break;
+        case TC_MIN:
+          if (fl) tc_str_printf(o, "%s(%s, %s)", d->fmin_, x, y);
+          else tc_str_printf(o, "tc_min(%s, %s)", x, y);
+          break;
+      }
+      break;
+  }
+  tc_str_free(&a), tc_str_free(&b);
+}
+
+static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  tc_str v, idx;
+  tc_str_init(&v), tc_str_init(&idx);
+  value(&v, d, k, s);
+  expr(&idx, k, s->out_index);
+  bool guarded = !tc_e_is_const(s->pred, 1);
+  tc_str_indent(o, depth);
+  if (guarded) {
+    tc_str_cat(o, "if (");
+    expr(o, k, s->pred);
+    tc_str_cat(o, ") {\n");
+    tc_str_indent(o, depth + 1);
+  }
+  d->store(o, s->op->out, tc_str_cstr(&idx), tc_str_cstr(&v));
+  tc_str_cat(o, "\n");
+  if (guarded) {
+    tc_str_indent(o, depth);
+    tc_str_cat(o, "}\n");
+  }
+  tc_str_free(&v), tc_str_free(&idx);
+}
+
+static void print_barrier(tc_str *o, const tc_dialect *d, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_cat(o, d->barrier);
+  tc_str_cat(o, "\n");
+}
+
+static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth) {
+  if (n->sync_before) print_barrier(o, d, depth);
+  if (n->kind == TC_K_STMT) {
+    print_stmt(o, d, k, n, depth);
+    return;
+  }
+  const char *v = k->pool ? tc_e_var_name(k->pool, (int)n->var->val) : "i";
+  if (n->ptype == TC_UNROLL || n->ptype == TC_VECTORIZE) {
+    tc_str_indent(o, depth);
+    tc_str_printf(o, "%s\n", d->unroll_pragma);
+  }
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "for (int %s = 0; %s < %lld; ++%s) {", v, v, (long long)n->extent, v);
+  if (n->ptype != TC_SERIAL) tc_str_printf(o, "  /* %s */", tc_ptype_name(n->ptype));
+  tc_str_cat(o, "\n");
+  for (int i = 0; i < n->nbody; i++) print_node(o, d, k, n->body[i], depth + 1);
+  if (n->sync_end) print_barrier(o, d, depth + 1);
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+}
+
+void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char *name) {
+  tc_str_printf(o, "/* generated by tilec %s for %s */\n", TILEC_VERSION, d->name);
+  tc_str_cat(o, d->prelude);
+  tc_str_cat(o, "\n");
+  d->kernel_open(o, k, name);
+  for (int i = 0; i < k->nparams; i++) d->param(o, k->params[i], i >= k->f->ninputs, i == 0);
+  tc_str_cat(o, ") {\n");
+  tc_str_cat(o, d->index_defs);
+  for (int i = 0; i < k->nallocs; i++) d->alloc(o, &k->allocs[i], 1);
+  for (int i = 0; i < k->root->nbody; i++) print_node(o, d, k, k->root->body[i], 1);
+  tc_str_cat(o, "}\n");
+}

@@ -1,0 +1,322 @@
+/* fusion.c - building fusions: tensors, ops, names, errors, traversal. */
+#include "fusion.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *tc_status_name(tc_status s) {
+  switch (s) {
+    case TC_OK: return "ok";
+    case TC_ERR_ARGUMENT: return "invalid argument";
+    case TC_ERR_SCHEDULE: return "invalid schedule";
+    case TC_ERR_LOWER: return "cannot lower";
+    case TC_ERR_COMPILE: return "compile error";
+    case TC_ERR_RUNTIME: return "runtime error";
+    case TC_ERR_NO_DEVICE: return "no device";
+    case TC_ERR_UNSUPPORTED: return "unsupported";
+  }
+  return "unknown status";
+}
+
+size_t tc_dtype_size(tc_dtype t) {
+  switch (t) {
+    case TC_F32: case TC_I32: return 4;
+    case TC_F16: case TC_BF16: return 2;
+    case TC_I8: return 1;
+  }
+  return 0;
+}
+
+const char *tc_dtype_name(tc_dtype t) {
+  switch (t) {
+    case TC_F32: return "f32";
+    case TC_F16: return "f16";
+    case TC_BF16: return "bf16";
+    case TC_I32: return "i32";
+    case TC_I8: return "i8";
+  }
+  return "?";
+}
+
+const char *tc_memtype_name(tc_memtype m) {
+  switch (m) {
+    case TC_MEM_GLOBAL: return "global";
+    case TC_MEM_SHARED: return "shared";
+    case TC_MEM_LOCAL: return "local";
+    case TC_MEM_TENSOR: return "tensor";
+  }
+  return "?";
+}
+
+const char *tc_ptype_name(tc_ptype p) {
+  static const char *names[] = {"Serial", "BIDx", "BIDy", "BIDz", "TIDx", "TIDy", "TIDz",
+                                "DIDx", "DIDy", "DIDz", "Vectorize", "Unroll"};
+  return (unsigned)p < sizeof names / sizeof *names ? names[p] : "?";
+}
+
+const char *tc_target_name(tc_target t) {
+  switch (t) {
+    case TC_TARGET_OPENCL: return "opencl";
+    case TC_TARGET_CUDA: return "cuda";
+    case TC_TARGET_HIP: return "hip";
+  }
+  return "?";
+}
+
+tc_status tc_fail(tc_fusion *f, tc_status status, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->err, sizeof f->err, fmt, ap);
+  va_end(ap);
+  return status;
+}
+
+void tc_clear_error(tc_fusion *f) { f->err[0] = 0; }
+
+tc_fusion *tc_fusion_new(void) {
+  tc_fusion *f = tc_xcalloc(1, sizeof *f);
+  tc_dg_init(&f->g);
+  return f;
+}
+
+void tc_fusion_free(tc_fusion *f) {
+  if (!f) return;
+  for (int i = 0; i < f->ntensors; i++) {
+    tc_tensor *t = f->tensors[i];
+    free(t->logical), free(t->loop), free(t->alloc), free(t);
+  }
+  for (int i = 0; i < f->nops; i++) free(f->ops[i]);
+  free(f->tensors), free(f->ops), free(f->inputs), free(f->outputs);
+  tc_dg_free(&f->g);
+  free(f);
+}
+
+const char *tc_fusion_error(const tc_fusion *f) { return f ? f->err : "no fusion"; }
+
+tc_tensor *tc_tensor_new(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape) {
+  tc_tensor *tv = tc_xcalloc(1, sizeof *tv);
+  tv->f = f;
+  tv->id = f->ntensors;
+  snprintf(tv->name, sizeof tv->name, "T%d", tv->id);
+  tv->dtype = t;
+  tv->mem = TC_MEM_LOCAL;
+  tv->nlogical = tv->nloop = ndims;
+  tv->logical = tc_xmalloc((size_t)ndims * sizeof(int));
+  tv->loop = tc_xmalloc((size_t)ndims * sizeof(int));
+  for (int i = 0; i < ndims; i++) tv->logical[i] = tv->loop[i] = tc_dg_root(&f->g, shape[i], i);
+  tv->tmem_dimsep = -1;
+  TC_PUSH(f->tensors, f->ntensors, f->ctensors, tv);
+  return tv;
+}
+
+tc_op *tc_op_new(tc_fusion *f, tc_op_kind kind, int sub, tc_tensor *a, tc_tensor *b,
+                 tc_tensor *out) {
+  tc_op *op = tc_xcalloc(1, sizeof *op);
+  op->kind = kind, op->sub = sub, op->ldst = TC_LDST_DEFAULT;
+  op->in[0] = a, op->in[1] = b, op->nin = b ? 2 : 1;
+  op->out = out;
+  out->def = op;
+  TC_PUSH(f->ops, f->nops, f->cops, op);
+  return op;
+}
+
+static bool valid_dtype(tc_dtype t) { return t >= TC_F32 && t <= TC_I8; }
+
+tc_tensor *tc_input(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape) {
+  tc_clear_error(f);
+  if (!valid_dtype(t)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_input: unknown dtype %d", (int)t), NULL;
+  if (ndims < 1 || ndims > 16 || !shape)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input: rank must be 1..16, got %d", ndims), NULL;
+  for (int i = 0; i < ndims; i++)
+    if (shape[i] < 1 || shape[i] > ((int64_t)1 << 31))
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_input: extent %d is %lld; it must be 1..2^31", i,
+                     (long long)shape[i]), NULL;
+  tc_tensor *tv = tc_tensor_new(f, t, ndims, shape);
+  tv->is_input = true;
+  tv->mem = TC_MEM_GLOBAL;
+  TC_PUSH(f->inputs, f->ninputs, f->cinputs, tv);
+  return tv;
+}
+
+static bool owned(tc_fusion *f, const tc_tensor *t) {
+  return t && t->f == f && t->id < f->ntensors && f->tensors[t->id] == t;
+}
+
+tc_status tc_add_output(tc_fusion *f, tc_tensor *t) {
+  tc_clear_error(f);
+  if (!owned(f, t)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: tensor not of this fusion");
+  if (t->is_input) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is an input; copy it with tc_set first", t->name);
+  if (t->is_output) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is already an output", t->name);
+  t->is_output = true;
+  t->mem = TC_MEM_GLOBAL;
+  TC_PUSH(f->outputs, f->noutputs, f->coutputs, t);
+  return TC_OK;
+}
+
+tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, tc_dtype t) {
+  int64_t shape[16];
+  for (int k = 0; k < src->nlogical; k++)
+    shape[k] = f->g.axes[src->logical[perm ? perm[k] : k]].extent;
+  tc_tensor *tv = tc_tensor_new(f, t, src->nlogical, shape);
+  for (int k = 0; k < src->nlogical; k++)
+    f->g.axes[tv->logical[k]].sig = f->g.axes[src->logical[perm ? perm[k] : k]].sig;
+  return tv;
+}
+
+int tc_op_in_axis(const tc_op *op, int j) { return op->kind == TC_OP_PERMUTE ? op->perm[j] : j; }
+
+static tc_tensor *like(tc_fusion *f, const tc_tensor *in, tc_dtype t) {
+  return tc_tensor_like(f, in, NULL, t);
+}
+
+tc_tensor *tc_set(tc_fusion *f, tc_tensor *in) {
+  tc_clear_error(f);
+  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_set: operand is not a tensor of this fusion"), NULL;
+  tc_tensor *out = like(f, in, in->dtype);
+  tc_op_new(f, TC_OP_SET, 0, in, NULL, out);
+  return out;
+}
+
+tc_tensor *tc_unary(tc_fusion *f, tc_unary_op op, tc_tensor *in) {
+  tc_clear_error(f);
+  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: operand is not a tensor of this fusion"), NULL;
+  if ((int)op < TC_NEG || op > TC_RECIPROCAL) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: unknown op %d", (int)op), NULL;
+  bool is_float = in->dtype == TC_F32 || in->dtype == TC_F16 || in->dtype == TC_BF16;
+  if (!is_float && op != TC_NEG && op != TC_ABS && op != TC_RELU)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: %s is %s; this op needs a floating-point tensor",
+                   in->name, tc_dtype_name(in->dtype)), NULL;
+  tc_tensor *out = like(f, in, in->dtype);
+  tc_op_new(f, TC_OP_UNARY, op, in, NULL, out);
+  return out;
+}
+
+tc_tensor *tc_binary(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) {
+  tc_clear_error(f);
+  if (!owned(f, a) || !owned(f, b))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: operand is not a tensor of this fusion"), NULL;
+  if ((int)op < TC_ADD || op > TC_MIN) return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: unknown op %d", (int)op), NULL;
+  if (a->nlogical != b->nlogical)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s has rank %d but %s has rank %d", a->name,
+                   a->nlogical, b->name, b->nlogical), NULL;
+  for (int i = 0; i < a->nlogical; i++) {
+    int64_t ea = f->g.axes[a->logical[i]].extent, eb = f->g.axes[b->logical[i]].extent;
+    if (ea != eb)
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s and %s differ in extent at axis %d (%lld vs %lld)",
+                     a->name, b->name, i, (long long)ea, (long long)eb), NULL;
+  }
+  if (a->dtype != b->dtype)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s is %s but %s is %s; cast one first", a->name,
+                   tc_dtype_name(a->dtype), b->name, tc_dtype_name(b->dtype)), NULL;
+  tc_tensor *out = like(f, a, a->dtype);
+  tc_op_new(f, TC_OP_BINARY, op, a, b, out);
+  return out;
+}
+
+tc_tensor *tc_cast(tc_fusion *f, tc_tensor *in, tc_dtype to) {
+  tc_clear_error(f);
+  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_cast: operand is not a tensor of this fusion"), NULL;
+  if (!valid_dtype(to)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_cast: unknown dtype %d", (int)to), NULL;
+  tc_tensor *out = like(f, in, to);
+  tc_op_new(f, TC_OP_CAST, 0, in, NULL, out);
+  return out;
+}
+
+tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm) {
+  tc_clear_error(f);
+  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_permute: operand is not a tensor of this fusion"), NULL;
+  if (!perm) return tc_fail(f, TC_ERR_ARGUMENT, "tc_permute: perm is NULL"), NULL;
+  int seen[16] = {0};
+  for (int k = 0; k < in->nlogical; k++) {
+    if (perm[k] < 0 || perm[k] >= in->nlogical || seen[perm[k]]++)
+      return tc_fail(f, TC_ERR_ARGUMENT,
+                     "tc_permute: perm must list each of %s's %d axes exactly once (bad entry %d: %d)",
+                     in->name, in->nlogical, k, perm[k]), NULL;
+  }
+  tc_tensor *out = tc_tensor_like(f, in, perm, in->dtype);
+  tc_op *op = tc_op_new(f, TC_OP_PERMUTE, 0, in, NULL, out);
+  memcpy(op->perm, perm, (size_t)in->nlogical * sizeof(int));
+  return out;
+}
+
+const char *tc_tensor_name(const tc_tensor *t) { return t->name; }
+tc_dtype tc_tensor_dtype(const tc_tensor *t) { return t->dtype; }
+int tc_tensor_ndims(const tc_tensor *t) { return t->nlogical; }
+int tc_tensor_nloop(const tc_tensor *t) { return t->nloop; }
+
+int64_t tc_tensor_extent(const tc_tensor *t, int axis) {
+  int a = tc_norm_axis(axis, t->nlogical);
+  return a < 0 ? -1 : t->f->g.axes[t->logical[a]].extent;
+}
+
+int64_t tc_tensor_loop_extent(const tc_tensor *t, int axis) {
+  int a = tc_norm_axis(axis, t->nloop);
+  return a < 0 ? -1 : t->f->g.axes[t->loop[a]].extent;
+}
+
+tc_ptype tc_tensor_loop_ptype(const tc_tensor *t, int axis) {
+  int a = tc_norm_axis(axis, t->nloop);
+  return a < 0 ? TC_SERIAL : t->f->g.axes[t->loop[a]].ptype;
+}
+
+void tc_tensor_loop_str(const tc_tensor *t, tc_str *out) {
+  char buf[64];
+  tc_str_printf(out, "%s[", t->name);
+  for (int i = 0; i < t->nloop; i++) {
+    if (i) tc_str_cat(out, ", ");
+    if (i == t->ca_pos && t->ca_pos > 0) tc_str_cat(out, "(CA), ");
+    tc_str_cat(out, tc_axis_describe(&t->f->g, t->loop[i], buf, sizeof buf));
+  }
+  tc_str_cat(out, "]");
+}
+
+const char *tc_tensor_describe(const tc_tensor *t, char *buf, size_t cap) {
+  tc_str s;
+  tc_str_init(&s);
+  tc_tensor_loop_str(t, &s);
+  snprintf(buf, cap, "%s", tc_str_cstr(&s));
+  tc_str_free(&s);
+  return buf;
+}
+
+int tc_consumers(const tc_fusion *f, const tc_tensor *t, tc_op **out, int cap) {
+  int n = 0;
+  for (int i = 0; i < f->nops; i++) {
+    tc_op *op = f->ops[i];
+    for (int k = 0; k < op->nin; k++)
+      if (op->in[k] == t) {
+        if (out && n < cap) out[n] = op;
+        n++;
+        break;
+      }
+  }
+  return n;
+}
+
+static void topo_visit(const tc_fusion *f, tc_tensor *t, char *seen, tc_op **order, int *n) {
+  if (seen[t->id]) return;
+  seen[t->id] = 1;
+  if (!t->def) return;
+  for (int k = 0; k < t->def->nin; k++) topo_visit(f, t->def->in[k], seen, order, n);
+  order[(*n)++] = t->def;
+}
+
+tc_op **tc_topo_order(const tc_fusion *f, int *n) {
+  char *seen = tc_xcalloc((size_t)f->ntensors + 1, 1);
+  tc_op **order = tc_xmalloc((size_t)(f->nops + 1) * sizeof *order);
+  *n = 0;
+  for (int i = 0; i < f->noutputs; i++) topo_visit(f, f->outputs[i], seen, order, n);
+  free(seen);
+  return order;
+}
+
+int tc_norm_axis(int axis, int n) {
+  if (axis < 0) axis += n;
+  return axis >= 0 && axis < n ? axis : -1;
+}
+
+int tc_norm_pos(int pos, int n) {
+  if (pos < 0) pos += n + 1;
+  return pos >= 0 && pos <= n ? pos : -1;
+}

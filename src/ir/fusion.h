@@ -1,0 +1,89 @@
+/* fusion.h - the fusion IR: tensors, the ops between them, and the fusion
+ * that owns both together with the axis graph of every tensor's domains.
+ *
+ * A tensor has a logical domain (its shape, root axes), a loop domain (the
+ * axes its computation iterates, made from the logical domain by the
+ * schedule) and an allocation domain (the axes its buffer is laid out by;
+ * by default the loop domain for on-chip memory and the logical domain,
+ * row-major, for global memory). */
+#ifndef TC_FUSION_H
+#define TC_FUSION_H
+
+#include <stdbool.h>
+
+#include "tilec/tilec.h"
+#include "../layout/domain.h"
+
+typedef enum tc_op_kind { TC_OP_SET, TC_OP_UNARY, TC_OP_BINARY, TC_OP_CAST, TC_OP_PERMUTE } tc_op_kind;
+
+typedef struct tc_op {
+  tc_op_kind kind;
+  int sub;                 /* tc_unary_op / tc_binary_op */
+  tc_ldst_type ldst;       /* SET: the instruction it becomes */
+  tc_tensor *in[2];
+  int nin;
+  tc_tensor *out;
+  int perm[16];            /* PERMUTE: out logical axis k is input axis perm[k] */
+} tc_op;
+
+struct tc_tensor {
+  tc_fusion *f;
+  int id;
+  char name[16];
+  tc_dtype dtype;
+  tc_memtype mem;
+  int *logical, nlogical;
+  int *loop, nloop;
+  int *alloc, nalloc;      /* alloc_set == false: derived at lowering */
+  bool alloc_set;
+  int ca_pos;              /* compute-at (inline) position in the loop domain */
+  int tmem_dimsep;         /* -1 when unset */
+  tc_op *def;              /* NULL for inputs */
+  bool is_input, is_output;
+};
+
+struct tc_fusion {
+  tc_dgraph g;
+  tc_tensor **tensors;
+  int ntensors, ctensors;
+  tc_op **ops;
+  int nops, cops;
+  tc_tensor **inputs, **outputs;
+  int ninputs, cinputs, noutputs, coutputs;
+  char err[1024];
+};
+
+/* Records an error message on the fusion and returns status. */
+tc_status tc_fail(tc_fusion *f, tc_status status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+void tc_clear_error(tc_fusion *f);
+
+/* A new tensor with fresh root axes of the given shape. */
+tc_tensor *tc_tensor_new(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape);
+/* A new tensor whose logical axis k has the extent and signature of src's
+ * logical axis perm[k] (perm NULL: the identity), so that axes map across
+ * the op that makes it. */
+tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, tc_dtype t);
+/* The logical axis of op input k that output logical axis j reads. */
+int tc_op_in_axis(const tc_op *op, int j);
+tc_op *tc_op_new(tc_fusion *f, tc_op_kind kind, int sub, tc_tensor *a, tc_tensor *b,
+                 tc_tensor *out);
+
+/* The ops that read t, in creation order; returns the count (out may be
+ * NULL to only count). */
+int tc_consumers(const tc_fusion *f, const tc_tensor *t, tc_op **out, int cap);
+
+/* Ops in an order where every producer comes before its consumers, only
+ * those that outputs depend on.  Caller frees. */
+tc_op **tc_topo_order(const tc_fusion *f, int *n);
+
+/* Resolves an axis argument (negative counts from the end) against n axes;
+ * returns -1 if out of range. */
+int tc_norm_axis(int axis, int n);
+/* Resolves a position argument in [0, n] (negative: pos + n + 1). */
+int tc_norm_pos(int pos, int n);
+
+/* Describes the tensor's loop domain, e.g. "T2[iBIDx{2}, iS{4}]". */
+void tc_tensor_loop_str(const tc_tensor *t, tc_str *out);
+
+#endif

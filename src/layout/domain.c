@@ -1,0 +1,331 @@
+/* domain.c - the axis graph: creating transforms, mapping index expressions
+ * through them both ways, walking the graph, and replaying histories. */
+#include "domain.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void tc_dg_init(tc_dgraph *g) { memset(g, 0, sizeof *g); }
+
+void tc_dg_free(tc_dgraph *g) {
+  free(g->axes);
+  free(g->xf);
+  tc_dg_init(g);
+}
+
+static int new_axis(tc_dgraph *g, int64_t extent, int def, uint64_t sig) {
+  tc_axis a = {extent, def, TC_SERIAL, sig};
+  TC_PUSH(g->axes, g->naxes, g->caxes, a);
+  return g->naxes - 1;
+}
+
+static int new_xform(tc_dgraph *g, tc_xform x) {
+  TC_PUSH(g->xf, g->nxf, g->cxf, x);
+  return g->nxf - 1;
+}
+
+static bool valid_axis(const tc_dgraph *g, int a) { return a >= 0 && a < g->naxes; }
+
+static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+int tc_dg_root(tc_dgraph *g, int64_t extent, int position) {
+  uint64_t sig = tc_hash_mix(tc_hash_mix(1, (uint64_t)position), (uint64_t)extent);
+  return new_axis(g, extent, -1, sig);
+}
+
+int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
+                int *outer, int *inner, char *err, size_t errcap) {
+  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+  if (factor < 1) {
+    snprintf(err, errcap, "split factor must be at least 1, got %lld", (long long)factor);
+    return -1;
+  }
+  int64_t e = g->axes[in].extent;
+  int64_t rest = (e + factor - 1) / factor;
+  tc_xform x = {0};
+  x.kind = TC_XF_SPLIT;
+  x.in[0] = in, x.nin = 1, x.nout = 2;
+  x.factor = factor, x.inner_split = inner_split != 0;
+  int xi = new_xform(g, x);
+  uint64_t s = tc_hash_mix(tc_hash_mix(tc_hash_mix(2, g->axes[in].sig), (uint64_t)factor),
+                           (uint64_t)x.inner_split);
+  int o = new_axis(g, inner_split ? rest : factor, xi, tc_hash_mix(s, 0));
+  int i = new_axis(g, inner_split ? factor : rest, xi, tc_hash_mix(s, 1));
+  g->xf[xi].out[0] = o, g->xf[xi].out[1] = i;
+  *outer = o, *inner = i;
+  return 0;
+}
+
+int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t errcap) {
+  if (!valid_axis(g, outer) || !valid_axis(g, inner) || outer == inner)
+    return snprintf(err, errcap, "merge needs two distinct axes"), -1;
+  int64_t e = g->axes[outer].extent * g->axes[inner].extent;
+  tc_xform x = {0};
+  x.kind = TC_XF_MERGE;
+  x.in[0] = outer, x.in[1] = inner, x.nin = 2, x.nout = 1;
+  int xi = new_xform(g, x);
+  uint64_t s = tc_hash_mix(tc_hash_mix(3, g->axes[outer].sig), g->axes[inner].sig);
+  *out = g->xf[xi].out[0] = new_axis(g, e, xi, s);
+  return 0;
+}
+
+int tc_dg_xor(tc_dgraph *g, int xa, int ya, int *ox, int *oy, char *err, size_t errcap) {
+  if (!valid_axis(g, xa) || !valid_axis(g, ya) || xa == ya)
+    return snprintf(err, errcap, "a swizzle needs two distinct axes"), -1;
+  int64_t xe = g->axes[xa].extent, ye = g->axes[ya].extent;
+  if (!is_pow2(ye) || xe > ye) {
+    snprintf(err, errcap,
+             "XOR swizzle needs the second axis extent to be a power of two no smaller "
+             "than the first (got %lld and %lld)", (long long)xe, (long long)ye);
+    return -1;
+  }
+  tc_xform x = {0};
+  x.kind = TC_XF_XOR;
+  x.in[0] = xa, x.in[1] = ya, x.nin = 2, x.nout = 2;
+  int xi = new_xform(g, x);
+  uint64_t s = tc_hash_mix(tc_hash_mix(4, g->axes[xa].sig), g->axes[ya].sig);
+  int a = new_axis(g, xe, xi, tc_hash_mix(s, 0));
+  int b = new_axis(g, ye, xi, tc_hash_mix(s, 1));
+  g->xf[xi].out[0] = a, g->xf[xi].out[1] = b;
+  *ox = a, *oy = b;
+  return 0;
+}
+
+int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, size_t errcap) {
+  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+  if (b < 0 || m < 0 || s < b || b + m + s > 40) {
+    snprintf(err, errcap, "Swizzle<%d,%d,%d> needs 0 <= B <= S and B+M+S <= 40", b, m, s);
+    return -1;
+  }
+  int64_t e = g->axes[in].extent, period = (int64_t)1 << (b + m + s);
+  if (e % period != 0) {
+    snprintf(err, errcap, "Swizzle<%d,%d,%d> needs an extent that is a multiple of %lld (got %lld)",
+             b, m, s, (long long)period, (long long)e);
+    return -1;
+  }
+  tc_xform x = {0};
+  x.kind = TC_XF_CUTE;
+  x.in[0] = in, x.nin = 1, x.nout = 1;
+  x.b = b, x.m = m, x.s = s;
+  int xi = new_xform(g, x);
+  uint64_t sig = tc_hash_mix(tc_hash_mix(5, g->axes[in].sig),
+                             (uint64_t)(b * 10000 + m * 100 + s));
+  *out = g->xf[xi].out[0] = new_axis(g, e, xi, sig);
+  return 0;
+}
+
+int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
+                 char *err, size_t errcap) {
+  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+  int64_t e = g->axes[in].extent + left + right;
+  if (e < 1) {
+    snprintf(err, errcap, "resize by %lld/%lld leaves extent %lld; it must stay at least 1",
+             (long long)left, (long long)right, (long long)e);
+    return -1;
+  }
+  tc_xform x = {0};
+  x.kind = TC_XF_RESIZE;
+  x.in[0] = in, x.nin = 1, x.nout = 1;
+  x.left = left, x.right = right;
+  int xi = new_xform(g, x);
+  uint64_t sig = tc_hash_mix(tc_hash_mix(tc_hash_mix(6, g->axes[in].sig), (uint64_t)left),
+                             (uint64_t)right);
+  *out = g->xf[xi].out[0] = new_axis(g, e, xi, sig);
+  return 0;
+}
+
+/* x ^ ((x & (((1 << B) - 1) << (M + S))) >> S) */
+static const tc_expr *cute_apply(tc_epool *p, const tc_xform *x, const tc_expr *v) {
+  int64_t mask = (((int64_t)1 << x->b) - 1) << (x->m + x->s);
+  const tc_expr *hi = tc_e_bin(p, TC_E_SHR, tc_e_and(p, v, tc_e_const(p, mask)),
+                               tc_e_const(p, x->s));
+  return tc_e_xor(p, v, hi);
+}
+
+void tc_xf_forward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
+                   const tc_expr *const *in, const tc_expr **out) {
+  switch (x->kind) {
+    case TC_XF_SPLIT: {
+      int64_t ie = g->axes[x->out[1]].extent;
+      out[0] = tc_e_divc(p, in[0], ie);
+      out[1] = tc_e_modc(p, in[0], ie);
+      break;
+    }
+    case TC_XF_MERGE:
+      out[0] = tc_e_add(p, tc_e_mulc(p, in[0], g->axes[x->in[1]].extent), in[1]);
+      break;
+    case TC_XF_XOR:
+      out[0] = in[0];
+      out[1] = tc_e_xor(p, in[0], in[1]);
+      break;
+    case TC_XF_CUTE:
+      out[0] = cute_apply(p, x, in[0]);
+      break;
+    case TC_XF_RESIZE:
+      out[0] = tc_e_addc(p, in[0], x->left);
+      break;
+  }
+}
+
+void tc_xf_backward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
+                    const tc_expr *const *out, const tc_expr **in) {
+  switch (x->kind) {
+    case TC_XF_SPLIT: {
+      int64_t ie = g->axes[x->out[1]].extent;
+      in[0] = tc_e_add(p, tc_e_mulc(p, out[0], ie), out[1]);
+      break;
+    }
+    case TC_XF_MERGE: {
+      int64_t ie = g->axes[x->in[1]].extent;
+      in[0] = tc_e_divc(p, out[0], ie);
+      in[1] = tc_e_modc(p, out[0], ie);
+      break;
+    }
+    case TC_XF_XOR: /* an involution */
+      in[0] = out[0];
+      in[1] = tc_e_xor(p, out[0], out[1]);
+      break;
+    case TC_XF_CUTE: /* an involution when S >= B */
+      in[0] = cute_apply(p, x, out[0]);
+      break;
+    case TC_XF_RESIZE:
+      in[0] = tc_e_addc(p, out[0], -x->left);
+      break;
+  }
+}
+
+static void add_range_pred(tc_epool *p, const tc_expr **preds, const tc_expr *v, int64_t extent) {
+  const tc_expr *c = tc_e_land(p, tc_e_le(p, tc_e_const(p, 0), v),
+                               tc_e_lt(p, v, tc_e_const(p, extent)));
+  c = tc_simplify(p, c);
+  if (tc_e_is_const(c, 1)) return;
+  *preds = tc_e_land(p, *preds, c);
+}
+
+int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds) {
+  int given = 0;
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (int i = 0; i < g->nxf; i++) {
+      const tc_xform *x = &g->xf[i];
+      bool ins = true, outs = true, any_in = false, any_out = false;
+      for (int k = 0; k < x->nin; k++) {
+        ins &= vals[x->in[k]] != NULL;
+        any_in |= vals[x->in[k]] != NULL;
+      }
+      for (int k = 0; k < x->nout; k++) {
+        outs &= vals[x->out[k]] != NULL;
+        any_out |= vals[x->out[k]] != NULL;
+      }
+      const tc_expr *tmp[2] = {NULL, NULL};
+      if (ins && !outs) {
+        const tc_expr *iv[2] = {vals[x->in[0]], x->nin > 1 ? vals[x->in[1]] : NULL};
+        tc_xf_forward(p, g, x, iv, tmp);
+        for (int k = 0; k < x->nout; k++)
+          if (!vals[x->out[k]]) vals[x->out[k]] = tc_simplify(p, tmp[k]), given++;
+        changed = true;
+      } else if (outs && !ins) {
+        const tc_expr *ov[2] = {vals[x->out[0]], x->nout > 1 ? vals[x->out[1]] : NULL};
+        tc_xf_backward(p, g, x, ov, tmp);
+        for (int k = 0; k < x->nin; k++) {
+          if (vals[x->in[k]]) continue;
+          const tc_expr *v = tc_simplify(p, tmp[k]);
+          vals[x->in[k]] = v;
+          given++;
+          if (preds) add_range_pred(p, preds, v, g->axes[x->in[k]].extent);
+        }
+        changed = true;
+      }
+      (void)any_in, (void)any_out;
+    }
+  }
+  return given;
+}
+
+static const char *ptype_tag(tc_ptype t) {
+  switch (t) {
+    case TC_SERIAL: return "S";
+    case TC_VECTORIZE: return "V";
+    case TC_UNROLL: return "U";
+    default: return tc_ptype_name(t);
+  }
+}
+
+const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap) {
+  if (!valid_axis(g, a)) {
+    snprintf(buf, cap, "?");
+    return buf;
+  }
+  snprintf(buf, cap, "i%s{%lld}", ptype_tag(g->axes[a].ptype), (long long)g->axes[a].extent);
+  return buf;
+}
+
+bool tc_dg_is_padded(const tc_dgraph *g, int axis) {
+  int d = g->axes[axis].def;
+  if (d < 0) return false;
+  const tc_xform *x = &g->xf[d];
+  if (x->kind == TC_XF_RESIZE) return true;
+  if (x->kind == TC_XF_SPLIT &&
+      g->axes[x->out[0]].extent * g->axes[x->out[1]].extent != g->axes[x->in[0]].extent)
+    return true;
+  for (int k = 0; k < x->nin; k++)
+    if (tc_dg_is_padded(g, x->in[k])) return true;
+  return false;
+}
+
+int tc_dg_history(const tc_dgraph *g, const int *sources, int nsrc,
+                  const int *targets, int ntgt, int *out) {
+  char *reach = tc_xcalloc((size_t)g->naxes, 1), *need = tc_xcalloc((size_t)g->naxes, 1);
+  char *src = tc_xcalloc((size_t)g->naxes, 1), *use = tc_xcalloc((size_t)g->nxf + 1, 1);
+  for (int i = 0; i < nsrc; i++) reach[sources[i]] = src[sources[i]] = 1;
+  for (int i = 0; i < g->nxf; i++) {
+    const tc_xform *x = &g->xf[i];
+    bool all = true;
+    for (int k = 0; k < x->nin; k++) all &= reach[x->in[k]] != 0;
+    if (all)
+      for (int k = 0; k < x->nout; k++) reach[x->out[k]] = 1;
+  }
+  for (int i = 0; i < ntgt; i++) need[targets[i]] = 1;
+  for (int i = g->nxf - 1; i >= 0; i--) {
+    const tc_xform *x = &g->xf[i];
+    bool needed = false;
+    for (int k = 0; k < x->nout; k++) needed |= need[x->out[k]] && !src[x->out[k]];
+    bool reachable = true;
+    for (int k = 0; k < x->nin; k++) reachable &= reach[x->in[k]] != 0;
+    if (!needed || !reachable) continue;
+    use[i] = 1;
+    for (int k = 0; k < x->nin; k++) need[x->in[k]] = 1;
+  }
+  int n = 0;
+  for (int i = 0; i < g->nxf; i++)
+    if (use[i]) out[n++] = i;
+  free(reach), free(need), free(src), free(use);
+  return n;
+}
+
+int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp, char *err, size_t errcap) {
+  for (int h = 0; h < nhist; h++) {
+    tc_xform x = g->xf[hist[h]]; /* copy: the array may move */
+    int in[2] = {-1, -1};
+    for (int k = 0; k < x.nin; k++) {
+      in[k] = (*mapp)[x.in[k]];
+      if (in[k] < 0) return snprintf(err, errcap, "an input axis of a replayed transform has no counterpart"), -1;
+    }
+    int out[2] = {-1, -1}, rc = 0;
+    int before = g->naxes;
+    switch (x.kind) {
+      case TC_XF_SPLIT: rc = tc_dg_split(g, in[0], x.factor, x.inner_split, &out[0], &out[1], err, errcap); break;
+      case TC_XF_MERGE: rc = tc_dg_merge(g, in[0], in[1], &out[0], err, errcap); break;
+      case TC_XF_XOR: rc = tc_dg_xor(g, in[0], in[1], &out[0], &out[1], err, errcap); break;
+      case TC_XF_CUTE: rc = tc_dg_cute(g, in[0], x.b, x.m, x.s, &out[0], err, errcap); break;
+      case TC_XF_RESIZE: rc = tc_dg_resize(g, in[0], x.left, x.right, &out[0], err, errcap); break;
+    }
+    if (rc) return -1;
+    *mapp = tc_xrealloc(*mapp, (size_t)g->naxes * sizeof(int));
+    for (int a = before; a < g->naxes; a++) (*mapp)[a] = -1;
+    for (int k = 0; k < x.nout; k++) (*mapp)[x.out[k]] = out[k];
+  }
+  return 0;
+}

@@ -1,0 +1,112 @@
+/* domain.h - iteration domains (axes) and the transforms between them.
+ *
+ * A tc_dgraph holds every axis of a fusion and the transforms that made
+ * them.  A root axis is a tensor's logical dimension; split, merge, swizzle
+ * and resize each consume one or two axes and produce one or two new ones.
+ * A tensor's loop and allocation domains are lists of axes of this graph.
+ *
+ * Every transform maps both ways as index expressions: forward (inputs ->
+ * outputs, e.g. split: outer = i / f, inner = i % f) and backward (outputs ->
+ * inputs, split: i = outer * f + inner).  Indexing walks the graph from the
+ * axes whose values are known (the loop domain) to the ones wanted (the
+ * allocation domain), collecting validity predicates where a backward step
+ * can leave the input's range (a non-divisible split, a resize).
+ *
+ * Axis signatures: each axis has a structural hash of how it was made from
+ * logical positions; two tensors' axes with equal signatures iterate the
+ * same way, which is how compute-at and parallelize-all-like map axes
+ * across tensors. */
+#ifndef TC_DOMAIN_H
+#define TC_DOMAIN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "tilec/tilec.h"
+#include "../expr/expr.h"
+
+typedef enum tc_xform_kind {
+  TC_XF_SPLIT,       /* in -> (outer, inner) */
+  TC_XF_MERGE,       /* (outer, inner) -> out */
+  TC_XF_XOR,         /* (x, y) -> (x, x ^ y)            nvFuser Xor */
+  TC_XF_CUTE,        /* x -> x ^ ((x & yyy) >> S)       CuTe Swizzle<B,M,S> */
+  TC_XF_RESIZE       /* in -> in + left, extent + left + right */
+} tc_xform_kind;
+
+typedef struct tc_axis {
+  int64_t extent;
+  int def;          /* transform producing this axis, -1 for a root */
+  tc_ptype ptype;
+  uint64_t sig;     /* structural signature (see above) */
+} tc_axis;
+
+typedef struct tc_xform {
+  tc_xform_kind kind;
+  int in[2], nin;
+  int out[2], nout;
+  int64_t factor;   /* SPLIT: the split factor */
+  int inner_split;  /* SPLIT: factor is the inner extent (else the outer) */
+  int64_t left, right; /* RESIZE */
+  int b, m, s;      /* CUTE swizzle parameters */
+} tc_xform;
+
+typedef struct tc_dgraph {
+  tc_axis *axes;
+  int naxes, caxes;
+  tc_xform *xf;
+  int nxf, cxf;
+} tc_dgraph;
+
+void tc_dg_init(tc_dgraph *g);
+void tc_dg_free(tc_dgraph *g);
+
+/* A root axis; `position` is its logical position, part of its signature. */
+int tc_dg_root(tc_dgraph *g, int64_t extent, int position);
+/* Each returns 0 on success or -1 with a reason in err (buffer of errcap). */
+int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
+                int *outer, int *inner, char *err, size_t errcap);
+int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t errcap);
+int tc_dg_xor(tc_dgraph *g, int x, int y, int *ox, int *oy, char *err, size_t errcap);
+int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, size_t errcap);
+int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
+                 char *err, size_t errcap);
+
+/* Expressions of a transform's outputs from its inputs, and back. */
+void tc_xf_forward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
+                   const tc_expr *const *in, const tc_expr **out);
+void tc_xf_backward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
+                    const tc_expr *const *out, const tc_expr **in);
+
+/* Walks the graph.  vals[a] (size g->naxes) holds the known axis values
+ * (NULL = unknown); every transform whose inputs are all known and whose
+ * outputs are not gets applied forward, every one whose outputs are all
+ * known and inputs are not gets applied backward, until nothing changes.
+ * When `preds` is not NULL, each backward step whose result may fall
+ * outside [0, extent) appends that range condition to *preds (a LAND
+ * chain; *preds starts as the constant 1).  Returns the number of axes
+ * given a value. */
+int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals,
+               const tc_expr **preds);
+
+/* Text for an axis, e.g. "iS{4}", "bidx{2}", "iV{8}". */
+const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap);
+
+/* True when the transforms that lead to `axis` from roots involve a split
+ * whose factor does not divide its input, or a resize. */
+bool tc_dg_is_padded(const tc_dgraph *g, int axis);
+
+/* Collects, in creation order, the transforms needed to make `targets` from
+ * `sources` (ancestors of targets that descend from sources); writes their
+ * indices to out (capacity g->nxf) and returns the count. */
+int tc_dg_history(const tc_dgraph *g, const int *sources, int nsrc,
+                  const int *targets, int ntgt, int *out);
+
+/* Replays transforms `hist` (from tc_dg_history on a source domain) on
+ * another domain: map[a] (size g->naxes at call time, grown as needed by
+ * the caller) gives for each source axis its counterpart, -1 if none; the
+ * counterparts of every replayed transform's outputs are added to map.
+ * *mapp is reallocated to the graph's new size.  Returns 0 or -1 + err. */
+int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp,
+                 char *err, size_t errcap);
+
+#endif

@@ -1,0 +1,62 @@
+/* kernel.h - the kernel IR produced by lowering a scheduled fusion: a tree
+ * of loops and statements with their index expressions, predicates and
+ * barriers already derived, the buffers to allocate, and the launch
+ * configuration.  Codegen prints it; nothing after lowering reasons about
+ * schedules. */
+#ifndef TC_KERNEL_H
+#define TC_KERNEL_H
+
+#include "../ir/fusion.h"
+
+typedef enum tc_knode_kind { TC_K_ROOT, TC_K_LOOP, TC_K_STMT } tc_knode_kind;
+
+typedef struct tc_knode {
+  tc_knode_kind kind;
+  /* LOOP */
+  const tc_expr *var;      /* the loop index variable */
+  int64_t extent;
+  tc_ptype ptype;          /* SERIAL, UNROLL, VECTORIZE or DID* */
+  int loop_id;             /* loop identity (union of mapped axes) */
+  struct tc_knode **body;
+  int nbody, cbody;
+  struct tc_knode *parent;
+  /* STMT: out[out_index] = op(in[k][in_index[k]]), when pred holds */
+  tc_op *op;
+  const tc_expr *pred;
+  const tc_expr *out_index;
+  const tc_expr *in_index[2];
+  /* barriers */
+  int sync_before;         /* emit a block barrier before this node */
+  int sync_end;            /* LOOP: emit a barrier at the end of the body */
+} tc_knode;
+
+typedef struct tc_kalloc {
+  tc_tensor *t;
+  int64_t elems;           /* elements allocated (per block / per thread) */
+  int64_t offset;          /* shared: byte offset in the block's shared memory */
+  int64_t lanes, columns;  /* tensor memory: lanes and 32-bit columns */
+} tc_kalloc;
+
+typedef struct tc_kir {
+  tc_fusion *f;
+  tc_epool *pool;
+  tc_knode *root;
+  tc_kalloc *allocs;
+  int nallocs, callocs;
+  int64_t grid[3], block[3];
+  const tc_expr *pvar[6];  /* bidx, bidy, bidz, tidx, tidy, tidz */
+  int64_t smem_bytes;
+  int64_t tmem_columns;    /* columns allocated (power of two >= 32), 0 if none */
+  tc_tensor **params;      /* inputs then outputs */
+  int nparams;
+} tc_kir;
+
+/* Lowers the scheduled fusion for target.  On failure returns non-OK with
+ * the message on the fusion. */
+tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **out);
+void tc_kir_free(tc_kir *k);
+
+/* Index of t's allocation for tensor t (NULL if t is a kernel parameter). */
+const tc_kalloc *tc_kir_alloc_of(const tc_kir *k, const tc_tensor *t);
+
+#endif

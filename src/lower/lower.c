@@ -1,0 +1,480 @@
+/* lower.c - from a scheduled fusion to kernel IR.
+ *
+ * Steps: validate the schedule; derive the launch configuration from the
+ * parallel types; infer each on-chip tensor's allocation (seed 002's three
+ * rules) and check the shared/tensor memory limits; build the loop tree
+ * from loop domains and compute-at positions; derive every statement's
+ * indices and predicates by walking the axis graph from the loop domain to
+ * the allocation domain; place barriers where on-chip memory written by
+ * some threads is read by others. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sched/sched.h"
+#include "kernel.h"
+
+#define TC_TMEM_LANES 128
+#define TC_TMEM_COLUMNS 512
+
+typedef struct lctx {
+  tc_fusion *f;
+  tc_dgraph *g;
+  tc_kir *k;
+  tc_target target;
+  int maxloop;          /* max loop rank over tensors: key stride */
+  int *uf;              /* union-find over tensor loop positions */
+  const tc_expr **loopvar; /* per loop identity (uf root key) */
+  tc_knode **loopnode;  /* per loop identity: its node in the tree */
+  int nloops;
+} lctx;
+
+static int key(const lctx *c, const tc_tensor *t, int pos) { return t->id * c->maxloop + pos; }
+
+static int uf_find(int *uf, int x) {
+  while (uf[x] != x) x = uf[x] = uf[uf[x]];
+  return x;
+}
+
+static void uf_union(int *uf, int a, int b) {
+  a = uf_find(uf, a), b = uf_find(uf, b);
+  if (a != b) uf[a < b ? b : a] = a < b ? a : b;
+}
+
+static tc_knode *knode_new(tc_knode_kind kind, tc_knode *parent) {
+  tc_knode *n = tc_xcalloc(1, sizeof *n);
+  n->kind = kind;
+  n->parent = parent;
+  if (parent) TC_PUSH(parent->body, parent->nbody, parent->cbody, n);
+  return n;
+}
+
+static void knode_free(tc_knode *n) {
+  if (!n) return;
+  for (int i = 0; i < n->nbody; i++) knode_free(n->body[i]);
+  free(n->body);
+  free(n);
+}
+
+void tc_kir_free(tc_kir *k) {
+  if (!k) return;
+  knode_free(k->root);
+  free(k->allocs);
+  free(k->params);
+  tc_epool_free(k->pool);
+  free(k);
+}
+
+const tc_kalloc *tc_kir_alloc_of(const tc_kir *k, const tc_tensor *t) {
+  for (int i = 0; i < k->nallocs; i++)
+    if (k->allocs[i].t == t) return &k->allocs[i];
+  return NULL;
+}
+
+static int loop_pos(const tc_tensor *t, int axis) {
+  for (int i = 0; i < t->nloop; i++)
+    if (t->loop[i] == axis) return i;
+  return -1;
+}
+
+static int alloc_domain(const tc_tensor *t, const int **axes) {
+  if (t->alloc_set) {
+    *axes = t->alloc;
+    return t->nalloc;
+  }
+  *axes = t->loop;
+  return t->nloop;
+}
+
+/* Seed 002's rules: a memory distributed across a parallel type never
+ * allocates its axes, a memory shared across one always does, and
+ * otherwise axes left of the compute-at position are not allocated. */
+static bool axis_allocated(const tc_dgraph *g, const tc_tensor *t, int axis) {
+  tc_ptype p = g->axes[axis].ptype;
+  bool distributed = tc_ptype_is_block(p) || tc_ptype_is_device(p) ||
+                     (t->mem == TC_MEM_LOCAL && tc_ptype_is_thread(p));
+  bool shared = (t->mem == TC_MEM_SHARED || t->mem == TC_MEM_TENSOR) && tc_ptype_is_thread(p);
+  if (distributed) return false;
+  if (shared) return true;
+  int pos = loop_pos(t, axis);
+  return !(pos >= 0 && pos < t->ca_pos);
+}
+
+static const char *where(const tc_target target) { return tc_target_name(target); }
+
+/* ---- validation ------------------------------------------------------- */
+
+static tc_status validate_tensor(lctx *c, tc_tensor *t) {
+  tc_dgraph *g = c->g;
+  char b[64];
+  tc_str d;
+  tc_str_init(&d);
+  tc_tensor_loop_str(t, &d);
+  tc_status st = TC_OK;
+  for (int i = 0; i < t->nloop && !st; i++) {
+    tc_axis *a = &g->axes[t->loop[i]];
+    for (int j = 0; j < i; j++)
+      if (a->ptype != TC_SERIAL && a->ptype != TC_UNROLL && g->axes[t->loop[j]].ptype == a->ptype)
+        st = tc_fail(c->f, TC_ERR_SCHEDULE, "compile: %s axes %d and %d are both %s (%s)", t->name, j,
+                     i, tc_ptype_name(a->ptype), tc_str_cstr(&d));
+    if (st) break;
+    if (a->ptype == TC_VECTORIZE) {
+      if (i != t->nloop - 1)
+        st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s axis %d (%s) is vectorized but is not the innermost loop axis (%s)",
+                     t->name, i, tc_axis_describe(g, t->loop[i], b, sizeof b), tc_str_cstr(&d));
+      else if (tc_dg_is_padded(g, t->loop[i]))
+        st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s axis %d (%s) is vectorized but comes from a split that does not "
+                     "divide its extent, so a vector could run past the end (%s)",
+                     t->name, i, tc_axis_describe(g, t->loop[i], b, sizeof b), tc_str_cstr(&d));
+      else
+        st = tc_check_vector_width(t, i, a->extent);
+    }
+  }
+  if (!st && t->mem == TC_MEM_GLOBAL && !t->is_output)
+    st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                 "compile: %s is an intermediate tensor in global memory; tilec allocates no global "
+                 "scratch: place it in shared or local memory", t->name);
+  if (!st && t->mem == TC_MEM_TENSOR && t->tmem_dimsep < 0)
+    st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                 "compile: %s is in tensor memory but has no dim-sep position; call "
+                 "tc_set_tmem_dimsep to say which allocation axes are lanes", t->name);
+  tc_str_free(&d);
+  return st;
+}
+
+/* A consumer c of t must compute the elements it reads in a thread (and
+ * block) that can see them: registers are per thread, shared memory per
+ * block. */
+static tc_status validate_visibility(lctx *c, tc_tensor *t, tc_tensor *cons) {
+  tc_dgraph *g = c->g;
+  for (int i = 0; i < t->nloop; i++) {
+    tc_axis *a = &g->axes[t->loop[i]];
+    bool must = tc_ptype_is_block(a->ptype) || tc_ptype_is_device(a->ptype) ||
+                (t->mem == TC_MEM_LOCAL && tc_ptype_is_thread(a->ptype));
+    if (!must) continue;
+    bool found = false;
+    for (int j = 0; j < cons->nloop && !found; j++) {
+      tc_axis *b = &g->axes[cons->loop[j]];
+      found = b->sig == a->sig && b->extent == a->extent && b->ptype == a->ptype;
+    }
+    if (!found)
+      return tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s is in %s memory with axis %d bound to %s, but its consumer %s has "
+                     "no matching %s axis, so it would read elements another %s wrote; parallelize "
+                     "both alike (tc_parallelize_all_like) or move %s to %s memory",
+                     t->name, tc_memtype_name(t->mem), i, tc_ptype_name(a->ptype), cons->name,
+                     tc_ptype_name(a->ptype), tc_ptype_is_thread(a->ptype) ? "thread" : "block",
+                     t->name, tc_ptype_is_thread(a->ptype) ? "shared" : "global");
+  }
+  return TC_OK;
+}
+
+/* ---- launch configuration -------------------------------------------- */
+
+static tc_status launch_config(lctx *c, tc_op **order, int n) {
+  tc_kir *k = c->k;
+  for (int d = 0; d < 3; d++) k->grid[d] = k->block[d] = 1;
+  for (int i = 0; i < n; i++) {
+    tc_tensor *t = order[i]->out;
+    for (int j = 0; j < t->nloop; j++) {
+      tc_axis *a = &c->g->axes[t->loop[j]];
+      int64_t *slot = NULL;
+      if (tc_ptype_is_block(a->ptype)) slot = &k->grid[a->ptype - TC_BIDX];
+      if (tc_ptype_is_thread(a->ptype)) slot = &k->block[a->ptype - TC_TIDX];
+      if (slot && a->extent > *slot) *slot = a->extent;
+    }
+  }
+  int64_t threads = k->block[0] * k->block[1] * k->block[2];
+  if (c->target != TC_TARGET_OPENCL && threads > 1024)
+    return tc_fail(c->f, TC_ERR_LOWER,
+                   "compile: the block has %lld threads (%lld x %lld x %lld) but %s allows at most 1024",
+                   (long long)threads, (long long)k->block[0], (long long)k->block[1],
+                   (long long)k->block[2], where(c->target));
+  if (c->target != TC_TARGET_OPENCL && k->block[2] > 64)
+    return tc_fail(c->f, TC_ERR_LOWER, "compile: TIDz extent %lld exceeds the limit of 64",
+                   (long long)k->block[2]);
+  if (k->grid[1] > 65535 || k->grid[2] > 65535 || k->grid[0] > 2147483647)
+    return tc_fail(c->f, TC_ERR_LOWER, "compile: grid %lld x %lld x %lld exceeds the launch limits",
+                   (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
+  static const char *names[6] = {"bidx", "bidy", "bidz", "tidx", "tidy", "tidz"};
+  for (int d = 0; d < 3; d++) {
+    k->pvar[d] = tc_e_var(k->pool, names[d], 0, k->grid[d] - 1);
+    k->pvar[3 + d] = tc_e_var(k->pool, names[3 + d], 0, k->block[d] - 1);
+  }
+  return TC_OK;
+}
+
+/* ---- allocation -------------------------------------------------------- */
+
+static int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) p *= 2;
+  return p;
+}
+
+static tc_status allocate(lctx *c, tc_op **order, int n) {
+  tc_kir *k = c->k;
+  tc_dgraph *g = c->g;
+  int64_t smem = 0, tmem = 0;
+  for (int i = 0; i < n; i++) {
+    tc_tensor *t = order[i]->out;
+    if (t->mem == TC_MEM_GLOBAL) continue;
+    const int *ax;
+    int na = alloc_domain(t, &ax);
+    tc_kalloc a = {t, 1, 0, 0, 0};
+    if (t->mem == TC_MEM_TENSOR) {
+      int sep = t->tmem_dimsep > na ? na : t->tmem_dimsep;
+      int64_t lanes = 1, colelems = 1;
+      for (int j = 0; j < na; j++)
+        if (axis_allocated(g, t, ax[j])) *(j < sep ? &lanes : &colelems) *= g->axes[ax[j]].extent;
+      if (lanes > TC_TMEM_LANES)
+        return tc_fail(c->f, TC_ERR_LOWER,
+                       "Not enough tensor memory lanes: tried to allocate %lld, but only %d available.",
+                       (long long)lanes, TC_TMEM_LANES);
+      int64_t cols = (colelems * (int64_t)tc_dtype_size(t->dtype) + 3) / 4;
+      if (cols > TC_TMEM_COLUMNS)
+        return tc_fail(c->f, TC_ERR_LOWER,
+                       "Not enough tensor memory columns: tried to allocate %lld, but only %d available.",
+                       (long long)cols, TC_TMEM_COLUMNS);
+      a.lanes = lanes;
+      a.columns = next_pow2(cols < 32 ? 32 : cols);
+      a.elems = lanes * colelems;
+      tmem += a.columns;
+      if (tmem > TC_TMEM_COLUMNS)
+        return tc_fail(c->f, TC_ERR_LOWER,
+                       "Not enough tensor memory columns: tried to allocate %lld in all, but only %d available.",
+                       (long long)tmem, TC_TMEM_COLUMNS);
+    } else {
+      for (int j = 0; j < na; j++)
+        if (axis_allocated(g, t, ax[j])) a.elems *= g->axes[ax[j]].extent;
+      if (t->mem == TC_MEM_SHARED) {
+        smem = (smem + 15) / 16 * 16;
+        a.offset = smem;
+        smem += a.elems * (int64_t)tc_dtype_size(t->dtype);
+      } else if (a.elems > 4096) {
+        return tc_fail(c->f, TC_ERR_LOWER,
+                       "compile: %s needs %lld registers per thread (limit 4096); inline it deeper "
+                       "or parallelize more of it", t->name, (long long)a.elems);
+      }
+    }
+    TC_PUSH(k->allocs, k->nallocs, k->callocs, a);
+  }
+  k->smem_bytes = smem;
+  k->tmem_columns = tmem;
+  if (c->target != TC_TARGET_OPENCL && smem > 232448)
+    return tc_fail(c->f, TC_ERR_LOWER,
+                   "compile: the kernel needs %lld bytes of shared memory per block but %s allows at "
+                   "most 232448 (227 KiB)", (long long)smem, where(c->target));
+  return TC_OK;
+}
+
+/* ---- loop tree --------------------------------------------------------- */
+
+static bool is_loop_ptype(tc_ptype p) {
+  return !(tc_ptype_is_block(p) || tc_ptype_is_thread(p));
+}
+
+static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
+  tc_kir *k = c->k;
+  int nkeys = c->f->ntensors * c->maxloop;
+  c->uf = tc_xmalloc((size_t)nkeys * sizeof(int));
+  for (int i = 0; i < nkeys; i++) c->uf[i] = i;
+  for (int i = 0; i < n; i++) {
+    tc_tensor *t = order[i]->out;
+    if (t->ca_pos == 0) continue;
+    tc_op *cons[64];
+    int nc = tc_consumers(c->f, t, cons, 64);
+    for (int j = 0; j < nc && j < 64; j++)
+      for (int p = 0; p < t->ca_pos; p++) uf_union(c->uf, key(c, t, p), key(c, cons[j]->out, p));
+  }
+  c->loopvar = tc_xcalloc((size_t)nkeys, sizeof *c->loopvar);
+  c->loopnode = tc_xcalloc((size_t)nkeys, sizeof *c->loopnode);
+  k->root = knode_new(TC_K_ROOT, NULL);
+  for (int i = 0; i < n; i++) {
+    tc_op *op = order[i];
+    tc_tensor *t = op->out;
+    tc_knode *cur = k->root;
+    for (int p = 0; p < t->nloop; p++) {
+      tc_axis *a = &c->g->axes[t->loop[p]];
+      if (!is_loop_ptype(a->ptype)) continue;
+      int id = uf_find(c->uf, key(c, t, p));
+      tc_knode *last = cur->nbody ? cur->body[cur->nbody - 1] : NULL;
+      if (last && last->kind == TC_K_LOOP && last->loop_id == id) {
+        cur = last;
+        continue;
+      }
+      if (c->loopnode[id]) {
+        char b[64];
+        return tc_fail(c->f, TC_ERR_SCHEDULE,
+                       "compile: %s's loop axis %d (%s) is shared with another op's loop, but other "
+                       "work was placed between them; inline the tensors in between as well",
+                       t->name, p, tc_axis_describe(c->g, t->loop[p], b, sizeof b));
+      }
+      tc_knode *l = knode_new(TC_K_LOOP, cur);
+      char name[24];
+      snprintf(name, sizeof name, "i%d", c->nloops++);
+      l->var = tc_e_var(k->pool, name, 0, a->extent - 1);
+      l->extent = a->extent;
+      l->ptype = a->ptype;
+      l->loop_id = id;
+      c->loopvar[id] = l->var;
+      c->loopnode[id] = l;
+      cur = l;
+    }
+    tc_knode *s = knode_new(TC_K_STMT, cur);
+    s->op = op;
+    stmt_of[i] = s;
+  }
+  return TC_OK;
+}
+
+/* ---- indexing ---------------------------------------------------------- */
+
+/* The element index of tensor x for logical coordinates lv. */
+static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const tc_expr **out) {
+  tc_epool *p = c->k->pool;
+  tc_dgraph *g = c->g;
+  const tc_expr *idx = tc_e_const(p, 0);
+  if (x->mem == TC_MEM_GLOBAL) {
+    for (int i = 0; i < x->nlogical; i++)
+      idx = tc_e_add(p, tc_e_mulc(p, idx, g->axes[x->logical[i]].extent), lv[i]);
+    *out = tc_simplify(p, idx);
+    return TC_OK;
+  }
+  const tc_expr **vals = tc_xcalloc((size_t)g->naxes, sizeof *vals);
+  for (int i = 0; i < x->nlogical; i++) vals[x->logical[i]] = lv[i];
+  tc_dg_walk(p, g, vals, NULL);
+  const int *ax;
+  int na = alloc_domain(x, &ax);
+  tc_status st = TC_OK;
+  for (int j = 0; j < na; j++) {
+    if (!axis_allocated(g, x, ax[j])) continue;
+    if (!vals[ax[j]]) {
+      st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s's allocation axis %d does not derive from its logical domain", x->name, j);
+      break;
+    }
+    idx = tc_e_add(p, tc_e_mulc(p, idx, g->axes[ax[j]].extent), vals[ax[j]]);
+  }
+  free(vals);
+  *out = tc_simplify(p, idx);
+  return st;
+}
+
+static tc_status stmt_indices(lctx *c, tc_knode *s) {
+  tc_kir *k = c->k;
+  tc_epool *p = k->pool;
+  tc_dgraph *g = c->g;
+  tc_tensor *t = s->op->out;
+  const tc_expr **vals = tc_xcalloc((size_t)g->naxes, sizeof *vals);
+  const tc_expr *pred = tc_e_const(p, 1);
+  for (int i = 0; i < t->nloop; i++) {
+    tc_axis *a = &g->axes[t->loop[i]];
+    const tc_expr *v;
+    if (tc_ptype_is_block(a->ptype) || tc_ptype_is_thread(a->ptype)) {
+      int slot = tc_ptype_is_block(a->ptype) ? a->ptype - TC_BIDX : 3 + a->ptype - TC_TIDX;
+      v = k->pvar[slot];
+      if (v->hi + 1 > a->extent) pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_e_const(p, a->extent)));
+    } else {
+      v = c->loopvar[uf_find(c->uf, key(c, t, i))];
+    }
+    vals[t->loop[i]] = v;
+  }
+  tc_dg_walk(p, g, vals, &pred);
+  const tc_expr *lv[16];
+  tc_status st = TC_OK;
+  for (int i = 0; i < t->nlogical; i++) {
+    lv[i] = vals[t->logical[i]];
+    if (!lv[i]) {
+      st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s's logical axis %d cannot be computed from its loop domain (an axis "
+                   "was dropped from the loop domain)", t->name, i);
+      break;
+    }
+  }
+  free(vals);
+  if (st) return st;
+  s->pred = tc_simplify(p, pred);
+  st = index_of(c, t, lv, &s->out_index);
+  for (int i = 0; i < s->op->nin && !st; i++) {
+    const tc_expr *in_lv[16];
+    for (int j = 0; j < t->nlogical; j++) in_lv[tc_op_in_axis(s->op, j)] = lv[j];
+    st = index_of(c, s->op->in[i], in_lv, &s->in_index[i]);
+  }
+  return st;
+}
+
+/* ---- barriers ---------------------------------------------------------- */
+
+static void place_sync(tc_knode *w, tc_knode *r) {
+  for (tc_knode *n = r; n->parent; n = n->parent) {
+    for (tc_knode *m = w; m; m = m->parent)
+      if (m == n->parent) {
+        n->sync_before = 1;
+        if (m->kind == TC_K_LOOP) m->sync_end = 1;
+        return;
+      }
+  }
+}
+
+static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
+  tc_kir *k = c->k;
+  if (k->block[0] * k->block[1] * k->block[2] <= 1) return;
+  for (int i = 0; i < n; i++) {
+    tc_tensor *t = order[i]->out;
+    if (t->mem == TC_MEM_LOCAL) continue;
+    for (int j = 0; j < n; j++)
+      for (int q = 0; q < order[j]->nin; q++)
+        if (order[j]->in[q] == t) place_sync(stmt_of[i], stmt_of[j]);
+  }
+}
+
+/* ---- driver ------------------------------------------------------------ */
+
+tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **out) {
+  (void)arch;
+  tc_clear_error(f);
+  *out = NULL;
+  if (f->noutputs == 0) return tc_fail(f, TC_ERR_ARGUMENT, "compile: the fusion has no outputs (tc_add_output)");
+  int n;
+  tc_op **order = tc_topo_order(f, &n);
+  lctx c = {0};
+  c.f = f, c.g = &f->g, c.target = target;
+  c.k = tc_xcalloc(1, sizeof *c.k);
+  c.k->f = f;
+  c.k->pool = tc_epool_new();
+  c.maxloop = 1;
+  for (int i = 0; i < f->ntensors; i++)
+    if (f->tensors[i]->nloop > c.maxloop) c.maxloop = f->tensors[i]->nloop;
+  tc_status st = TC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *t = order[i]->out;
+    st = validate_tensor(&c, t);
+    tc_op *cons[64];
+    int nc = tc_consumers(f, t, cons, 64);
+    for (int j = 0; j < nc && j < 64 && !st; j++) {
+      if (t->ca_pos > 0) st = tc_check_inline(t, cons[j]->out, t->ca_pos, "compile");
+      if (!st) st = validate_visibility(&c, t, cons[j]->out);
+    }
+  }
+  tc_knode **stmt_of = tc_xcalloc((size_t)n + 1, sizeof *stmt_of);
+  if (!st) st = launch_config(&c, order, n);
+  if (!st) st = allocate(&c, order, n);
+  if (!st) st = build_loops(&c, order, n, stmt_of);
+  for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
+  if (!st) place_barriers(&c, order, n, stmt_of);
+  if (!st) {
+    c.k->params = tc_xmalloc((size_t)(f->ninputs + f->noutputs + 1) * sizeof(tc_tensor *));
+    for (int i = 0; i < f->ninputs; i++) c.k->params[c.k->nparams++] = f->inputs[i];
+    for (int i = 0; i < f->noutputs; i++) c.k->params[c.k->nparams++] = f->outputs[i];
+  }
+  free(stmt_of), free(order), free(c.uf), free(c.loopvar), free(c.loopnode);
+  if (st) {
+    tc_kir_free(c.k);
+    return st;
+  }
+  *out = c.k;
+  return TC_OK;
+}

@@ -1,0 +1,604 @@
+/* cuda.c - the CUDA side of the runtime: compiling CUDA C to PTX with NVRTC
+ * and launching it with the driver API.  Both libraries are loaded with
+ * dlopen at first use and their functions resolved with dlsym, so tilec
+ * builds without CUDA headers and runs where CUDA is missing, saying so
+ * ("no CUDA device: libcuda.so.1 not found ...").
+ *
+ * The loaded libraries live in one static struct, the only process-wide
+ * state in tilec.  It is filled in once with pthread_once (NVRTC, the
+ * driver and the device's primary context each have their own once), so
+ * every function here may be called from any thread.  The primary context
+ * of device 0 stays retained until the process exits. */
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* ---- NVRTC types (declared here: no nvrtc.h needed) --------------------- */
+
+typedef int nvrtcResult; /* NVRTC_SUCCESS == 0 */
+typedef struct tc_nvrtc_prog *nvrtcProgram;
+
+typedef nvrtcResult (*nvrtcCreateProgram_fn)(nvrtcProgram *prog,
+                                             const char *src, const char *name,
+                                             int num_headers,
+                                             const char *const *headers,
+                                             const char *const *include_names);
+typedef nvrtcResult (*nvrtcCompileProgram_fn)(nvrtcProgram prog, int nopts,
+                                              const char *const *opts);
+typedef nvrtcResult (*nvrtcGetSize_fn)(nvrtcProgram prog, size_t *size);
+typedef nvrtcResult (*nvrtcGetText_fn)(nvrtcProgram prog, char *out);
+typedef nvrtcResult (*nvrtcDestroyProgram_fn)(nvrtcProgram *prog);
+typedef nvrtcResult (*nvrtcVersion_fn)(int *major, int *minor);
+typedef const char *(*nvrtcGetErrorString_fn)(nvrtcResult r);
+
+/* ---- driver API types ---------------------------------------------------- */
+
+typedef int CUresult; /* CUDA_SUCCESS == 0 */
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct tc_cu_ctx *CUcontext;
+typedef struct tc_cu_mod *CUmodule;
+typedef struct tc_cu_func *CUfunction;
+typedef struct tc_cu_event *CUevent;
+typedef struct tc_cu_stream *CUstream;
+
+enum {
+  TC_CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
+  TC_CU_ATTR_CC_MAJOR = 75,
+  TC_CU_ATTR_CC_MINOR = 76,
+  TC_CU_ATTR_MAX_SMEM_OPTIN = 97,
+  TC_CU_FUNC_ATTR_MAX_DYN_SMEM = 8, /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+  TC_CU_JIT_ERROR_LOG_BUFFER = 5,
+  TC_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
+};
+
+typedef CUresult (*cuInit_fn)(unsigned flags);
+typedef CUresult (*cuDriverGetVersion_fn)(int *v);
+typedef CUresult (*cuDeviceGetCount_fn)(int *n);
+typedef CUresult (*cuDeviceGet_fn)(CUdevice *d, int ordinal);
+typedef CUresult (*cuDeviceGetName_fn)(char *name, int len, CUdevice d);
+typedef CUresult (*cuDeviceGetAttribute_fn)(int *v, int attr, CUdevice d);
+typedef CUresult (*cuDevicePrimaryCtxRetain_fn)(CUcontext *c, CUdevice d);
+typedef CUresult (*cuCtxSetCurrent_fn)(CUcontext c);
+typedef CUresult (*cuCtxSynchronize_fn)(void);
+typedef CUresult (*cuModuleLoadDataEx_fn)(CUmodule *m, const void *image,
+                                          unsigned nopts, int *opts,
+                                          void **values);
+typedef CUresult (*cuModuleGetFunction_fn)(CUfunction *f, CUmodule m,
+                                           const char *name);
+typedef CUresult (*cuModuleUnload_fn)(CUmodule m);
+typedef CUresult (*cuFuncSetAttribute_fn)(CUfunction f, int attr, int value);
+typedef CUresult (*cuMemAlloc_fn)(CUdeviceptr *p, size_t bytes);
+typedef CUresult (*cuMemFree_fn)(CUdeviceptr p);
+typedef CUresult (*cuMemcpyHtoD_fn)(CUdeviceptr dst, const void *src,
+                                    size_t bytes);
+typedef CUresult (*cuMemcpyDtoH_fn)(void *dst, CUdeviceptr src, size_t bytes);
+typedef CUresult (*cuLaunchKernel_fn)(CUfunction f, unsigned gx, unsigned gy,
+                                      unsigned gz, unsigned bx, unsigned by,
+                                      unsigned bz, unsigned smem, CUstream s,
+                                      void **params, void **extra);
+typedef CUresult (*cuEventCreate_fn)(CUevent *e, unsigned flags);
+typedef CUresult (*cuEventRecord_fn)(CUevent e, CUstream s);
+typedef CUresult (*cuEventSynchronize_fn)(CUevent e);
+typedef CUresult (*cuEventElapsedTime_fn)(float *ms, CUevent a, CUevent b);
+typedef CUresult (*cuEventDestroy_fn)(CUevent e);
+typedef CUresult (*cuGetErrorName_fn)(CUresult r, const char **s);
+
+/* ---- the one process-wide state ----------------------------------------- */
+
+static struct {
+  /* NVRTC */
+  pthread_once_t nvrtc_once;
+  void *nvrtc;
+  char nvrtc_path[256];
+  char nvrtc_why[768]; /* why it is unusable ("" when loaded) */
+  nvrtcCreateProgram_fn nvrtcCreateProgram;
+  nvrtcCompileProgram_fn nvrtcCompileProgram;
+  nvrtcGetSize_fn nvrtcGetPTXSize;
+  nvrtcGetText_fn nvrtcGetPTX;
+  nvrtcGetSize_fn nvrtcGetProgramLogSize;
+  nvrtcGetText_fn nvrtcGetProgramLog;
+  nvrtcDestroyProgram_fn nvrtcDestroyProgram;
+  nvrtcVersion_fn nvrtcVersion;
+  nvrtcGetErrorString_fn nvrtcGetErrorString; /* optional */
+
+  /* driver */
+  pthread_once_t cu_once;
+  void *cuda;
+  char cu_why[768]; /* "no CUDA device: ..." ("" when usable) */
+  int ndevices;
+  CUdevice dev; /* device 0 */
+  char dev_name[256];
+  int cc_major, cc_minor, driver_version;
+  cuInit_fn cuInit;
+  cuDriverGetVersion_fn cuDriverGetVersion;
+  cuDeviceGetCount_fn cuDeviceGetCount;
+  cuDeviceGet_fn cuDeviceGet;
+  cuDeviceGetName_fn cuDeviceGetName;
+  cuDeviceGetAttribute_fn cuDeviceGetAttribute;
+  cuDevicePrimaryCtxRetain_fn cuDevicePrimaryCtxRetain;
+  cuCtxSetCurrent_fn cuCtxSetCurrent;
+  cuCtxSynchronize_fn cuCtxSynchronize;
+  cuModuleLoadDataEx_fn cuModuleLoadDataEx;
+  cuModuleGetFunction_fn cuModuleGetFunction;
+  cuModuleUnload_fn cuModuleUnload;
+  cuFuncSetAttribute_fn cuFuncSetAttribute;
+  cuMemAlloc_fn cuMemAlloc;
+  cuMemFree_fn cuMemFree;
+  cuMemcpyHtoD_fn cuMemcpyHtoD;
+  cuMemcpyDtoH_fn cuMemcpyDtoH;
+  cuLaunchKernel_fn cuLaunchKernel;
+  cuEventCreate_fn cuEventCreate;
+  cuEventRecord_fn cuEventRecord;
+  cuEventSynchronize_fn cuEventSynchronize;
+  cuEventElapsedTime_fn cuEventElapsedTime;
+  cuEventDestroy_fn cuEventDestroy;
+  cuGetErrorName_fn cuGetErrorName; /* optional */
+
+  /* the primary context of device 0 */
+  pthread_once_t ctx_once;
+  CUcontext ctx;
+  CUresult ctx_err;
+} g = {.nvrtc_once = PTHREAD_ONCE_INIT,
+       .cu_once = PTHREAD_ONCE_INIT,
+       .ctx_once = PTHREAD_ONCE_INIT};
+
+static void say(tc_str *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void say(tc_str *err, const char *fmt, ...) {
+  if (!err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  tc_str_vprintf(err, fmt, ap);
+  va_end(ap);
+}
+
+/* dlsym into a function pointer of any type (memcpy keeps ISO C happy). */
+static int resolve(void *lib, const char *name, void *fnptr, size_t size) {
+  void *p = dlsym(lib, name);
+  if (!p) return 0;
+  memcpy(fnptr, &p, size);
+  return 1;
+}
+#define RESOLVE(lib, field, name) resolve((lib), (name), &(field), sizeof(field))
+
+/* ---- NVRTC loading ------------------------------------------------------ */
+
+static void nvrtc_load(void) {
+  char cuda_home_lib[512] = "";
+  const char *home = getenv("CUDA_HOME");
+  if (home && *home)
+    snprintf(cuda_home_lib, sizeof cuda_home_lib, "%s/lib64/libnvrtc.so", home);
+  const char *tries[] = {"libnvrtc.so", "libnvrtc.so.13", "libnvrtc.so.12",
+                         "/usr/local/cuda/lib64/libnvrtc.so", cuda_home_lib};
+  char first_error[512] = "";
+  for (size_t i = 0; i < sizeof tries / sizeof tries[0]; i++) {
+    if (!tries[i][0]) continue;
+    void *h = dlopen(tries[i], RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char *e = dlerror();
+      if (!first_error[0] && e) snprintf(first_error, sizeof first_error, "%s", e);
+      continue;
+    }
+    g.nvrtc = h;
+    snprintf(g.nvrtc_path, sizeof g.nvrtc_path, "%s", tries[i]);
+    break;
+  }
+  if (!g.nvrtc) {
+    snprintf(g.nvrtc_why, sizeof g.nvrtc_why,
+             "NVRTC not found (tried libnvrtc.so, libnvrtc.so.13, libnvrtc.so.12, "
+             "/usr/local/cuda/lib64%s; set CUDA_HOME or LD_LIBRARY_PATH): %s",
+             cuda_home_lib[0] ? ", $CUDA_HOME/lib64" : "", first_error);
+    return;
+  }
+  const char *missing = NULL;
+#define NV(field, name) \
+  if (!missing && !RESOLVE(g.nvrtc, g.field, name)) missing = name
+  NV(nvrtcCreateProgram, "nvrtcCreateProgram");
+  NV(nvrtcCompileProgram, "nvrtcCompileProgram");
+  NV(nvrtcGetPTXSize, "nvrtcGetPTXSize");
+  NV(nvrtcGetPTX, "nvrtcGetPTX");
+  NV(nvrtcGetProgramLogSize, "nvrtcGetProgramLogSize");
+  NV(nvrtcGetProgramLog, "nvrtcGetProgramLog");
+  NV(nvrtcDestroyProgram, "nvrtcDestroyProgram");
+  NV(nvrtcVersion, "nvrtcVersion");
+#undef NV
+  RESOLVE(g.nvrtc, g.nvrtcGetErrorString, "nvrtcGetErrorString");
+  if (missing) {
+    snprintf(g.nvrtc_why, sizeof g.nvrtc_why, "%s lacks the symbol %s",
+             g.nvrtc_path, missing);
+    dlclose(g.nvrtc);
+    g.nvrtc = NULL;
+  }
+}
+
+static int nvrtc_ready(void) {
+  pthread_once(&g.nvrtc_once, nvrtc_load);
+  return g.nvrtc != NULL;
+}
+
+static const char *nvrtc_error_name(nvrtcResult r) {
+  if (g.nvrtcGetErrorString) {
+    const char *s = g.nvrtcGetErrorString(r);
+    if (s) return s;
+  }
+  return "NVRTC error";
+}
+
+/* ---- driver loading ------------------------------------------------------ */
+
+static const char *cu_error_name(CUresult r) {
+  const char *s = NULL;
+  if (g.cuGetErrorName && g.cuGetErrorName(r, &s) == 0 && s) return s;
+  return "CUDA error";
+}
+
+static void cu_load(void) {
+  g.cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!g.cuda) {
+    const char *e = dlerror();
+    snprintf(g.cu_why, sizeof g.cu_why,
+             "no CUDA device: libcuda.so.1 not found (%s)",
+             e ? e : "no NVIDIA driver installed");
+    return;
+  }
+  const char *missing = NULL;
+#define CU(field, name) \
+  if (!missing && !RESOLVE(g.cuda, g.field, name)) missing = name
+  CU(cuInit, "cuInit");
+  CU(cuDriverGetVersion, "cuDriverGetVersion");
+  CU(cuDeviceGetCount, "cuDeviceGetCount");
+  CU(cuDeviceGet, "cuDeviceGet");
+  CU(cuDeviceGetName, "cuDeviceGetName");
+  CU(cuDeviceGetAttribute, "cuDeviceGetAttribute");
+  CU(cuDevicePrimaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  CU(cuCtxSetCurrent, "cuCtxSetCurrent");
+  CU(cuCtxSynchronize, "cuCtxSynchronize");
+  CU(cuModuleLoadDataEx, "cuModuleLoadDataEx");
+  CU(cuModuleGetFunction, "cuModuleGetFunction");
+  CU(cuModuleUnload, "cuModuleUnload");
+  CU(cuFuncSetAttribute, "cuFuncSetAttribute");
+  CU(cuMemAlloc, "cuMemAlloc_v2");
+  CU(cuMemFree, "cuMemFree_v2");
+  CU(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
+  CU(cuMemcpyDtoH, "cuMemcpyDtoH_v2");
+  CU(cuLaunchKernel, "cuLaunchKernel");
+  CU(cuEventCreate, "cuEventCreate");
+  CU(cuEventRecord, "cuEventRecord");
+  CU(cuEventSynchronize, "cuEventSynchronize");
+  CU(cuEventDestroy, "cuEventDestroy_v2");
+  /* CUDA 12.8+ drivers export _v2; older ones only the plain name. */
+  if (!missing && !RESOLVE(g.cuda, g.cuEventElapsedTime, "cuEventElapsedTime_v2"))
+    CU(cuEventElapsedTime, "cuEventElapsedTime");
+#undef CU
+  RESOLVE(g.cuda, g.cuGetErrorName, "cuGetErrorName");
+  if (missing) {
+    snprintf(g.cu_why, sizeof g.cu_why,
+             "no CUDA device: libcuda.so.1 lacks the symbol %s (driver too old?)",
+             missing);
+    return;
+  }
+  CUresult r = g.cuInit(0);
+  if (r != 0) {
+    snprintf(g.cu_why, sizeof g.cu_why, "no CUDA device: cuInit failed: %s (%d)",
+             cu_error_name(r), r);
+    return;
+  }
+  g.cuDriverGetVersion(&g.driver_version);
+  r = g.cuDeviceGetCount(&g.ndevices);
+  if (r != 0) {
+    snprintf(g.cu_why, sizeof g.cu_why,
+             "no CUDA device: cuDeviceGetCount failed: %s (%d)", cu_error_name(r),
+             r);
+    return;
+  }
+  if (g.ndevices == 0) {
+    snprintf(g.cu_why, sizeof g.cu_why,
+             "no CUDA device: the driver reports 0 devices");
+    return;
+  }
+  r = g.cuDeviceGet(&g.dev, 0);
+  if (r != 0) {
+    snprintf(g.cu_why, sizeof g.cu_why, "no CUDA device: cuDeviceGet failed: %s (%d)",
+             cu_error_name(r), r);
+    return;
+  }
+  if (g.cuDeviceGetName(g.dev_name, (int)sizeof g.dev_name - 1, g.dev) != 0)
+    snprintf(g.dev_name, sizeof g.dev_name, "CUDA device 0");
+  g.cuDeviceGetAttribute(&g.cc_major, TC_CU_ATTR_CC_MAJOR, g.dev);
+  g.cuDeviceGetAttribute(&g.cc_minor, TC_CU_ATTR_CC_MINOR, g.dev);
+}
+
+static int cu_ready(void) {
+  pthread_once(&g.cu_once, cu_load);
+  return g.cu_why[0] == 0;
+}
+
+static void ctx_load(void) { g.ctx_err = g.cuDevicePrimaryCtxRetain(&g.ctx, g.dev); }
+
+/* ---- compiling ----------------------------------------------------------- */
+
+/* Accepts "sm_80", "sm_90a", "sm_100f", "compute_90a" ... */
+static int valid_arch(const char *arch) {
+  const char *p;
+  if (strncmp(arch, "sm_", 3) == 0)
+    p = arch + 3;
+  else if (strncmp(arch, "compute_", 8) == 0)
+    p = arch + 8;
+  else
+    return 0;
+  int digits = 0;
+  while (*p >= '0' && *p <= '9') p++, digits++;
+  if (digits < 2) return 0;
+  if (*p >= 'a' && *p <= 'z') p++;
+  return *p == 0;
+}
+
+tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
+                          tc_str *err) {
+  if (ptx) *ptx = NULL;
+  if (!source || !ptx) {
+    say(err, "tc_cuda_compile: source and ptx must not be NULL");
+    return TC_ERR_ARGUMENT;
+  }
+  if (!arch) arch = "sm_80";
+  if (!valid_arch(arch)) {
+    say(err, "bad CUDA architecture '%s' (expected sm_XX or compute_XX, "
+        "e.g. sm_80, sm_90a)", arch);
+    return TC_ERR_ARGUMENT;
+  }
+  if (!nvrtc_ready()) {
+    say(err, "cannot compile CUDA: %s", g.nvrtc_why);
+    return TC_ERR_UNSUPPORTED;
+  }
+  char archopt[64];
+  snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
+  const char *opts[] = {archopt, "-default-device", "--std=c++17"};
+
+  nvrtcProgram prog = NULL;
+  nvrtcResult r =
+      g.nvrtcCreateProgram(&prog, source, "tilec_kernel.cu", 0, NULL, NULL);
+  if (r != 0) {
+    say(err, "nvrtcCreateProgram failed: %s (%d)", nvrtc_error_name(r), r);
+    return TC_ERR_COMPILE;
+  }
+  r = g.nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
+  if (r != 0) {
+    say(err, "NVRTC compilation for %s failed: %s (%d)", arch,
+        nvrtc_error_name(r), r);
+    size_t n = 0;
+    if (g.nvrtcGetProgramLogSize(prog, &n) == 0 && n > 1) {
+      char *log = tc_xmalloc(n + 1);
+      if (g.nvrtcGetProgramLog(prog, log) == 0) {
+        log[n] = 0;
+        say(err, "\nNVRTC log:\n%s", log);
+      }
+      free(log);
+    }
+    g.nvrtcDestroyProgram(&prog);
+    return TC_ERR_COMPILE;
+  }
+  size_t n = 0;
+  r = g.nvrtcGetPTXSize(prog, &n);
+  if (r != 0 || n == 0) {
+    say(err, "nvrtcGetPTXSize failed: %s (%d)", nvrtc_error_name(r), r);
+    g.nvrtcDestroyProgram(&prog);
+    return TC_ERR_COMPILE;
+  }
+  char *out = tc_xmalloc(n + 1);
+  r = g.nvrtcGetPTX(prog, out);
+  g.nvrtcDestroyProgram(&prog);
+  if (r != 0) {
+    free(out);
+    say(err, "nvrtcGetPTX failed: %s (%d)", nvrtc_error_name(r), r);
+    return TC_ERR_COMPILE;
+  }
+  out[n] = 0;
+  *ptx = out;
+  return TC_OK;
+}
+
+/* ---- availability --------------------------------------------------------- */
+
+int tc_cuda_available(tc_str *msg) {
+  if (cu_ready()) return 1;
+  say(msg, "%s", g.cu_why);
+  return 0;
+}
+
+void tc_cuda_describe(tc_str *out) {
+  if (!out) return;
+  if (nvrtc_ready()) {
+    int maj = 0, min = 0;
+    g.nvrtcVersion(&maj, &min);
+    tc_str_printf(out, "CUDA compiler: NVRTC %d.%d (%s)\n", maj, min,
+                  g.nvrtc_path);
+  } else {
+    tc_str_printf(out, "CUDA compiler: unavailable: %s\n", g.nvrtc_why);
+  }
+  if (cu_ready()) {
+    tc_str_printf(out, "CUDA driver: %d.%d, %d device%s\n",
+                  g.driver_version / 1000, (g.driver_version % 1000) / 10,
+                  g.ndevices, g.ndevices == 1 ? "" : "s");
+    tc_str_printf(out, "CUDA device 0: %s (sm_%d%d)\n", g.dev_name, g.cc_major,
+                  g.cc_minor);
+  } else {
+    tc_str_printf(out, "CUDA driver: %s\n", g.cu_why);
+  }
+}
+
+/* ---- running -------------------------------------------------------------- */
+
+#define CU_CHECK(call, what)                                              \
+  do {                                                                    \
+    CUresult r_ = (call);                                                 \
+    if (r_ != 0) {                                                        \
+      say(err, "%s failed: %s (%d)", (what), cu_error_name(r_), r_);      \
+      st = TC_ERR_RUNTIME;                                                \
+      goto done;                                                          \
+    }                                                                     \
+  } while (0)
+
+tc_status tc_cuda_run(const char *source, const char *kernel_name,
+                      const char *arch, tc_rt_buffer *bufs, int nbufs,
+                      const tc_launch *launch, double *ms, tc_str *err) {
+  if (ms) *ms = 0;
+  if (!source || !kernel_name || !launch || nbufs < 0 || (nbufs > 0 && !bufs)) {
+    say(err, "tc_cuda_run: missing source, kernel name, launch or buffers");
+    return TC_ERR_ARGUMENT;
+  }
+  if (!cu_ready()) {
+    say(err, "%s", g.cu_why);
+    return TC_ERR_NO_DEVICE;
+  }
+  size_t threads = 1;
+  for (int d = 0; d < 3; d++) {
+    if (launch->grid[d] == 0 || launch->block[d] == 0 ||
+        launch->grid[d] > 0x7fffffffu || launch->block[d] > 0xffffu) {
+      say(err, "launch of '%s': bad grid %zux%zux%zu / block %zux%zux%zu",
+          kernel_name, launch->grid[0], launch->grid[1], launch->grid[2],
+          launch->block[0], launch->block[1], launch->block[2]);
+      return TC_ERR_ARGUMENT;
+    }
+    threads *= launch->block[d];
+  }
+  int max_threads = 0;
+  if (g.cuDeviceGetAttribute(&max_threads, TC_CU_ATTR_MAX_THREADS_PER_BLOCK,
+                             g.dev) == 0 &&
+      max_threads > 0 && threads > (size_t)max_threads) {
+    say(err, "launch of '%s': block %zux%zux%zu has %zu threads, which exceeds "
+        "the max block size %d of %s", kernel_name, launch->block[0],
+        launch->block[1], launch->block[2], threads, max_threads, g.dev_name);
+    return TC_ERR_RUNTIME;
+  }
+  for (int i = 0; i < nbufs; i++) {
+    if (bufs[i].bytes > 0 && !bufs[i].host) {
+      say(err, "buffer %d of '%s' has %zu bytes but no host data", i,
+          kernel_name, bufs[i].bytes);
+      return TC_ERR_ARGUMENT;
+    }
+  }
+  char dev_arch[32];
+  if (!arch) {
+    snprintf(dev_arch, sizeof dev_arch, "sm_%d%d", g.cc_major, g.cc_minor);
+    arch = dev_arch;
+  }
+
+  pthread_once(&g.ctx_once, ctx_load);
+  if (g.ctx_err != 0) {
+    say(err, "cuDevicePrimaryCtxRetain failed: %s (%d)",
+        cu_error_name(g.ctx_err), g.ctx_err);
+    return TC_ERR_RUNTIME;
+  }
+
+  char *ptx = NULL;
+  tc_status st = tc_cuda_compile(source, arch, &ptx, err);
+  if (st != TC_OK) return st;
+
+  CUmodule mod = NULL;
+  CUfunction fn = NULL;
+  CUevent e0 = NULL, e1 = NULL;
+  CUdeviceptr *dptr = tc_xcalloc((size_t)(nbufs ? nbufs : 1), sizeof *dptr);
+  void **params = tc_xcalloc((size_t)(nbufs ? nbufs : 1), sizeof *params);
+
+  CU_CHECK(g.cuCtxSetCurrent(g.ctx), "cuCtxSetCurrent");
+
+  {
+    char jit_log[8192] = "";
+    int opts[2] = {TC_CU_JIT_ERROR_LOG_BUFFER,
+                   TC_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[2] = {jit_log, (void *)(uintptr_t)sizeof jit_log};
+    CUresult r = g.cuModuleLoadDataEx(&mod, ptx, 2, opts, vals);
+    if (r != 0) {
+      mod = NULL;
+      say(err, "cuModuleLoadDataEx failed: %s (%d) loading PTX for %s",
+          cu_error_name(r), r, arch);
+      jit_log[sizeof jit_log - 1] = 0;
+      if (jit_log[0]) say(err, "\nJIT log:\n%s", jit_log);
+      st = TC_ERR_COMPILE;
+      goto done;
+    }
+  }
+  {
+    CUresult r = g.cuModuleGetFunction(&fn, mod, kernel_name);
+    if (r != 0) {
+      say(err, "cuModuleGetFunction failed: %s (%d): no kernel named '%s' "
+          "(is it extern \"C\"?)", cu_error_name(r), r, kernel_name);
+      st = TC_ERR_COMPILE;
+      goto done;
+    }
+  }
+  if (launch->dyn_smem > 48 * 1024) {
+    if (launch->dyn_smem > 0x7fffffff) {
+      say(err, "dynamic shared memory of %zu bytes is too large", launch->dyn_smem);
+      st = TC_ERR_ARGUMENT;
+      goto done;
+    }
+    CUresult r = g.cuFuncSetAttribute(fn, TC_CU_FUNC_ATTR_MAX_DYN_SMEM,
+                                      (int)launch->dyn_smem);
+    if (r != 0) {
+      int optin = 0;
+      g.cuDeviceGetAttribute(&optin, TC_CU_ATTR_MAX_SMEM_OPTIN, g.dev);
+      say(err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %zu) failed: "
+          "%s (%d); the device allows at most %d bytes per block",
+          launch->dyn_smem, cu_error_name(r), r, optin);
+      st = TC_ERR_RUNTIME;
+      goto done;
+    }
+  }
+
+  for (int i = 0; i < nbufs; i++) {
+    size_t n = bufs[i].bytes;
+    CU_CHECK(g.cuMemAlloc(&dptr[i], n > 0 ? n : 1), "cuMemAlloc");
+    if (n > 0) CU_CHECK(g.cuMemcpyHtoD(dptr[i], bufs[i].host, n), "cuMemcpyHtoD");
+    params[i] = &dptr[i];
+  }
+  CU_CHECK(g.cuEventCreate(&e0, 0), "cuEventCreate");
+  CU_CHECK(g.cuEventCreate(&e1, 0), "cuEventCreate");
+  CU_CHECK(g.cuEventRecord(e0, NULL), "cuEventRecord");
+  {
+    CUresult r = g.cuLaunchKernel(
+        fn, (unsigned)launch->grid[0], (unsigned)launch->grid[1],
+        (unsigned)launch->grid[2], (unsigned)launch->block[0],
+        (unsigned)launch->block[1], (unsigned)launch->block[2],
+        (unsigned)launch->dyn_smem, NULL, nbufs ? params : NULL, NULL);
+    if (r != 0) {
+      say(err, "cuLaunchKernel failed: %s (%d) (kernel '%s', grid %zux%zux%zu, "
+          "block %zux%zux%zu, %zu bytes dynamic shared memory)",
+          cu_error_name(r), r, kernel_name, launch->grid[0], launch->grid[1],
+          launch->grid[2], launch->block[0], launch->block[1], launch->block[2],
+          launch->dyn_smem);
+      st = TC_ERR_RUNTIME;
+      goto done;
+    }
+  }
+  CU_CHECK(g.cuEventRecord(e1, NULL), "cuEventRecord");
+  CU_CHECK(g.cuEventSynchronize(e1), "running the kernel (cuEventSynchronize)");
+  CU_CHECK(g.cuCtxSynchronize(), "running the kernel (cuCtxSynchronize)");
+  if (ms) {
+    float t = 0;
+    CU_CHECK(g.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+    *ms = t;
+  }
+  for (int i = 0; i < nbufs; i++) {
+    if (!bufs[i].copy_back || bufs[i].bytes == 0) continue;
+    CU_CHECK(g.cuMemcpyDtoH(bufs[i].host, dptr[i], bufs[i].bytes), "cuMemcpyDtoH");
+  }
+
+done:
+  if (e0) g.cuEventDestroy(e0);
+  if (e1) g.cuEventDestroy(e1);
+  for (int i = 0; i < nbufs; i++)
+    if (dptr[i]) g.cuMemFree(dptr[i]);
+  if (mod) g.cuModuleUnload(mod);
+  free(params);
+  free(dptr);
+  free(ptx);
+  return st;
+}

@@ -1,0 +1,644 @@
+/* opencl.c - the OpenCL side of the runtime: finding and opening a device
+ * (PoCL on the CPU by default), building kernel source (with a per-device
+ * program cache), launching a kernel over host buffers, timing it with
+ * profiling events, and listing devices for `tilec devices`.
+ *
+ * Every OpenCL error is reported by name and number, e.g.
+ * "clEnqueueNDRangeKernel failed: CL_INVALID_WORK_GROUP_SIZE (-54)".
+ * A tc_cl is not thread-safe: use one per thread (or lock around it). */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "runtime.h"
+
+/* One built program, keyed by its source text. */
+typedef struct tc_cl_prog {
+  uint64_t hash;
+  char *source;
+  cl_program program;
+} tc_cl_prog;
+
+struct tc_cl {
+  cl_platform_id platform;
+  cl_device_id device;
+  cl_context context;
+  cl_command_queue queue;
+  char *name;                /* "platform / device" */
+  size_t max_wg;             /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
+  size_t max_items[3];       /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
+  tc_cl_prog *progs;
+  int nprogs, cap_progs;
+};
+
+/* ---- error names -------------------------------------------------------- */
+
+const char *tc_cl_error_name(int code) {
+  switch (code) {
+  case 0: return "CL_SUCCESS";
+  case -1: return "CL_DEVICE_NOT_FOUND";
+  case -2: return "CL_DEVICE_NOT_AVAILABLE";
+  case -3: return "CL_COMPILER_NOT_AVAILABLE";
+  case -4: return "CL_MEM_OBJECT_ALLOCATION_FAILURE";
+  case -5: return "CL_OUT_OF_RESOURCES";
+  case -6: return "CL_OUT_OF_HOST_MEMORY";
+  case -7: return "CL_PROFILING_INFO_NOT_AVAILABLE";
+  case -8: return "CL_MEM_COPY_OVERLAP";
+  case -9: return "CL_IMAGE_FORMAT_MISMATCH";
+  case -10: return "CL_IMAGE_FORMAT_NOT_SUPPORTED";
+  case -11: return "CL_BUILD_PROGRAM_FAILURE";
+  case -12: return "CL_MAP_FAILURE";
+  case -13: return "CL_MISALIGNED_SUB_BUFFER_OFFSET";
+  case -14: return "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST";
+  case -15: return "CL_COMPILE_PROGRAM_FAILURE";
+  case -16: return "CL_LINKER_NOT_AVAILABLE";
+  case -17: return "CL_LINK_PROGRAM_FAILURE";
+  case -18: return "CL_DEVICE_PARTITION_FAILED";
+  case -19: return "CL_KERNEL_ARG_INFO_NOT_AVAILABLE";
+  case -30: return "CL_INVALID_VALUE";
+  case -31: return "CL_INVALID_DEVICE_TYPE";
+  case -32: return "CL_INVALID_PLATFORM";
+  case -33: return "CL_INVALID_DEVICE";
+  case -34: return "CL_INVALID_CONTEXT";
+  case -35: return "CL_INVALID_QUEUE_PROPERTIES";
+  case -36: return "CL_INVALID_COMMAND_QUEUE";
+  case -37: return "CL_INVALID_HOST_PTR";
+  case -38: return "CL_INVALID_MEM_OBJECT";
+  case -39: return "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR";
+  case -40: return "CL_INVALID_IMAGE_SIZE";
+  case -41: return "CL_INVALID_SAMPLER";
+  case -42: return "CL_INVALID_BINARY";
+  case -43: return "CL_INVALID_BUILD_OPTIONS";
+  case -44: return "CL_INVALID_PROGRAM";
+  case -45: return "CL_INVALID_PROGRAM_EXECUTABLE";
+  case -46: return "CL_INVALID_KERNEL_NAME";
+  case -47: return "CL_INVALID_KERNEL_DEFINITION";
+  case -48: return "CL_INVALID_KERNEL";
+  case -49: return "CL_INVALID_ARG_INDEX";
+  case -50: return "CL_INVALID_ARG_VALUE";
+  case -51: return "CL_INVALID_ARG_SIZE";
+  case -52: return "CL_INVALID_KERNEL_ARGS";
+  case -53: return "CL_INVALID_WORK_DIMENSION";
+  case -54: return "CL_INVALID_WORK_GROUP_SIZE";
+  case -55: return "CL_INVALID_WORK_ITEM_SIZE";
+  case -56: return "CL_INVALID_GLOBAL_OFFSET";
+  case -57: return "CL_INVALID_EVENT_WAIT_LIST";
+  case -58: return "CL_INVALID_EVENT";
+  case -59: return "CL_INVALID_OPERATION";
+  case -60: return "CL_INVALID_GL_OBJECT";
+  case -61: return "CL_INVALID_BUFFER_SIZE";
+  case -62: return "CL_INVALID_MIP_LEVEL";
+  case -63: return "CL_INVALID_GLOBAL_WORK_SIZE";
+  case -64: return "CL_INVALID_PROPERTY";
+  case -65: return "CL_INVALID_IMAGE_DESCRIPTOR";
+  case -66: return "CL_INVALID_COMPILER_OPTIONS";
+  case -67: return "CL_INVALID_LINKER_OPTIONS";
+  case -68: return "CL_INVALID_DEVICE_PARTITION_COUNT";
+  case -69: return "CL_INVALID_PIPE_SIZE";
+  case -70: return "CL_INVALID_DEVICE_QUEUE";
+  case -71: return "CL_INVALID_SPEC_ID";
+  case -72: return "CL_MAX_SIZE_RESTRICTION_EXCEEDED";
+  case -1001: return "CL_PLATFORM_NOT_FOUND_KHR";
+  default: return "unknown OpenCL error";
+  }
+}
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static void say(tc_str *err, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void say(tc_str *err, const char *fmt, ...) {
+  if (!err) return;
+  va_list ap;
+  va_start(ap, fmt);
+  tc_str_vprintf(err, fmt, ap);
+  va_end(ap);
+}
+
+/* "what failed: NAME (code)" */
+static void cl_fail(tc_str *err, const char *what, cl_int e) {
+  say(err, "%s failed: %s (%d)", what, tc_cl_error_name(e), (int)e);
+}
+
+static char *platform_str(cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  if (clGetPlatformInfo(p, what, 0, NULL, &n) != CL_SUCCESS || n == 0)
+    return tc_xstrdup("?");
+  char *s = tc_xmalloc(n + 1);
+  if (clGetPlatformInfo(p, what, n, s, NULL) != CL_SUCCESS) {
+    free(s);
+    return tc_xstrdup("?");
+  }
+  s[n] = 0;
+  return s;
+}
+
+static char *device_str(cl_device_id d, cl_device_info what) {
+  size_t n = 0;
+  if (clGetDeviceInfo(d, what, 0, NULL, &n) != CL_SUCCESS || n == 0)
+    return tc_xstrdup("?");
+  char *s = tc_xmalloc(n + 1);
+  if (clGetDeviceInfo(d, what, n, s, NULL) != CL_SUCCESS) {
+    free(s);
+    return tc_xstrdup("?");
+  }
+  s[n] = 0;
+  return s;
+}
+
+/* Case-insensitive strstr. */
+static int contains_ci(const char *hay, const char *needle) {
+  size_t n = strlen(needle);
+  if (n == 0) return 1;
+  for (; *hay; hay++) {
+    size_t i = 0;
+    while (i < n && hay[i] &&
+           tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i]))
+      i++;
+    if (i == n) return 1;
+  }
+  return 0;
+}
+
+static uint64_t hash_text(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) {
+    h ^= (unsigned char)*s;
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+/* ---- enumerating devices ------------------------------------------------ */
+
+typedef struct cl_entry {
+  int pi, di;                /* platform and device index */
+  cl_platform_id platform;
+  cl_device_id device;
+  char *name;                /* "platform / device" */
+  char *match;               /* name + platform vendor + version, for selectors */
+  int is_pocl;
+} cl_entry;
+
+typedef struct cl_list {
+  cl_entry *v;
+  int n, cap;
+} cl_list;
+
+static void list_free(cl_list *l) {
+  for (int i = 0; i < l->n; i++) {
+    free(l->v[i].name);
+    free(l->v[i].match);
+  }
+  free(l->v);
+  l->v = NULL;
+  l->n = l->cap = 0;
+}
+
+/* Fills l with every device of every platform.  On failure (no platform)
+ * returns non-zero with the reason in err. */
+static int list_devices(cl_list *l, tc_str *err) {
+  cl_uint np = 0;
+  cl_int e = clGetPlatformIDs(0, NULL, &np);
+  if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
+    say(err, "no OpenCL platform found (install pocl-opencl-icd)");
+    return 1;
+  }
+  if (e != CL_SUCCESS) {
+    cl_fail(err, "clGetPlatformIDs", e);
+    say(err, "; no OpenCL platform found (install pocl-opencl-icd)");
+    return 1;
+  }
+  cl_platform_id *ps = tc_xcalloc(np, sizeof *ps);
+  e = clGetPlatformIDs(np, ps, NULL);
+  if (e != CL_SUCCESS) {
+    free(ps);
+    cl_fail(err, "clGetPlatformIDs", e);
+    return 1;
+  }
+  for (cl_uint p = 0; p < np; p++) {
+    cl_uint nd = 0;
+    e = clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+    if (e != CL_SUCCESS || nd == 0) continue; /* CL_DEVICE_NOT_FOUND */
+    cl_device_id *ds = tc_xcalloc(nd, sizeof *ds);
+    if (clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, nd, ds, NULL) != CL_SUCCESS) {
+      free(ds);
+      continue;
+    }
+    char *pname = platform_str(ps[p], CL_PLATFORM_NAME);
+    char *pvendor = platform_str(ps[p], CL_PLATFORM_VENDOR);
+    char *pversion = platform_str(ps[p], CL_PLATFORM_VERSION);
+    for (cl_uint d = 0; d < nd; d++) {
+      char *dname = device_str(ds[d], CL_DEVICE_NAME);
+      cl_entry en;
+      tc_str s;
+      tc_str_init(&s);
+      tc_str_printf(&s, "%s / %s", pname, dname);
+      en.name = tc_str_take(&s);
+      tc_str_printf(&s, "%s\n%s\n%s", en.name, pvendor, pversion);
+      en.match = tc_str_take(&s);
+      en.pi = (int)p;
+      en.di = (int)d;
+      en.platform = ps[p];
+      en.device = ds[d];
+      en.is_pocl = contains_ci(pname, "Portable Computing Language") ||
+                   contains_ci(pvendor, "pocl") || contains_ci(pversion, "pocl");
+      TC_PUSH(l->v, l->n, l->cap, en);
+      free(dname);
+    }
+    free(pname);
+    free(pvendor);
+    free(pversion);
+    free(ds);
+  }
+  free(ps);
+  return 0;
+}
+
+/* Parses "P:D"; returns 1 when sel has that form. */
+static int parse_indices(const char *sel, int *pi, int *di) {
+  char *end;
+  if (!isdigit((unsigned char)sel[0])) return 0;
+  long p = strtol(sel, &end, 10);
+  if (*end != ':' || !isdigit((unsigned char)end[1])) return 0;
+  long d = strtol(end + 1, &end, 10);
+  if (*end != 0 || p > 1000000 || d > 1000000) return 0;
+  *pi = (int)p;
+  *di = (int)d;
+  return 1;
+}
+
+/* ---- opening and closing ------------------------------------------------ */
+
+tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err) {
+  if (!out) {
+    say(err, "tc_cl_open: out is NULL");
+    return TC_ERR_ARGUMENT;
+  }
+  *out = NULL;
+  const char *from_env = NULL;
+  if (!selector) {
+    const char *env = getenv("TILEC_OPENCL_DEVICE");
+    if (env && *env) selector = from_env = env;
+  }
+
+  cl_list l = {0};
+  if (list_devices(&l, err)) return TC_ERR_NO_DEVICE;
+  if (l.n == 0) {
+    list_free(&l);
+    say(err, "no OpenCL device found on any platform (install pocl-opencl-icd)");
+    return TC_ERR_NO_DEVICE;
+  }
+
+  int pick = -1;
+  if (!selector) {
+    for (int i = 0; i < l.n && pick < 0; i++)
+      if (l.v[i].is_pocl) pick = i;
+    if (pick < 0) pick = 0;
+  } else {
+    int pi, di;
+    if (parse_indices(selector, &pi, &di)) {
+      for (int i = 0; i < l.n; i++)
+        if (l.v[i].pi == pi && l.v[i].di == di) pick = i;
+    } else {
+      for (int i = 0; i < l.n && pick < 0; i++)
+        if (contains_ci(l.v[i].match, selector)) pick = i;
+    }
+    if (pick < 0) {
+      say(err, "no OpenCL device matches '%s'%s; run `tilec devices`", selector,
+          from_env ? " (from $TILEC_OPENCL_DEVICE)" : "");
+      list_free(&l);
+      return TC_ERR_NO_DEVICE;
+    }
+  }
+
+  cl_entry *en = &l.v[pick];
+  cl_int e;
+  cl_context_properties props[] = {CL_CONTEXT_PLATFORM,
+                                   (cl_context_properties)en->platform, 0};
+  cl_context ctx = clCreateContext(props, 1, &en->device, NULL, NULL, &e);
+  if (!ctx || e != CL_SUCCESS) {
+    cl_fail(err, "clCreateContext", e);
+    say(err, " for %s", en->name);
+    list_free(&l);
+    return TC_ERR_NO_DEVICE;
+  }
+  cl_command_queue q =
+      clCreateCommandQueue(ctx, en->device, CL_QUEUE_PROFILING_ENABLE, &e);
+  if (!q || e != CL_SUCCESS) {
+    cl_fail(err, "clCreateCommandQueue", e);
+    say(err, " for %s", en->name);
+    clReleaseContext(ctx);
+    list_free(&l);
+    return TC_ERR_NO_DEVICE;
+  }
+
+  tc_cl *cl = tc_xcalloc(1, sizeof *cl);
+  cl->platform = en->platform;
+  cl->device = en->device;
+  cl->context = ctx;
+  cl->queue = q;
+  cl->name = en->name;
+  en->name = NULL;
+  if (clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_GROUP_SIZE,
+                      sizeof cl->max_wg, &cl->max_wg, NULL) != CL_SUCCESS)
+    cl->max_wg = 0; /* unknown: let the launch report it */
+  size_t items[3] = {0, 0, 0};
+  cl_uint ndims = 0;
+  if (clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS,
+                      sizeof ndims, &ndims, NULL) == CL_SUCCESS &&
+      ndims >= 3) {
+    size_t *all = tc_xcalloc(ndims, sizeof *all);
+    if (clGetDeviceInfo(cl->device, CL_DEVICE_MAX_WORK_ITEM_SIZES,
+                        ndims * sizeof *all, all, NULL) == CL_SUCCESS)
+      memcpy(items, all, sizeof items);
+    free(all);
+  }
+  memcpy(cl->max_items, items, sizeof items);
+  list_free(&l);
+  *out = cl;
+  return TC_OK;
+}
+
+void tc_cl_close(tc_cl *cl) {
+  if (!cl) return;
+  for (int i = 0; i < cl->nprogs; i++) {
+    clReleaseProgram(cl->progs[i].program);
+    free(cl->progs[i].source);
+  }
+  free(cl->progs);
+  if (cl->queue) clReleaseCommandQueue(cl->queue);
+  if (cl->context) clReleaseContext(cl->context);
+  free(cl->name);
+  free(cl);
+}
+
+const char *tc_cl_device_name(const tc_cl *cl) { return cl ? cl->name : ""; }
+
+size_t tc_cl_max_work_group_size(const tc_cl *cl) { return cl ? cl->max_wg : 0; }
+
+int tc_cl_cached_programs(const tc_cl *cl) { return cl ? cl->nprogs : 0; }
+
+/* ---- building ----------------------------------------------------------- */
+
+static void append_build_log(tc_cl *cl, cl_program prog, tc_str *err) {
+  size_t n = 0;
+  if (clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, 0, NULL,
+                            &n) != CL_SUCCESS ||
+      n <= 1) {
+    say(err, "\n(the OpenCL compiler gave no build log)");
+    return;
+  }
+  char *log = tc_xmalloc(n + 1);
+  if (clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, n, log,
+                            NULL) != CL_SUCCESS) {
+    free(log);
+    return;
+  }
+  log[n] = 0;
+  say(err, "\nbuild log:\n%s", log);
+  free(log);
+}
+
+/* Returns the built program for source (from the cache, or built now and
+ * cached), or NULL with *st and err set. */
+static cl_program get_program(tc_cl *cl, const char *source, tc_status *st,
+                              tc_str *err) {
+  uint64_t h = hash_text(source);
+  for (int i = 0; i < cl->nprogs; i++)
+    if (cl->progs[i].hash == h && strcmp(cl->progs[i].source, source) == 0)
+      return cl->progs[i].program;
+
+  cl_int e;
+  const char *srcs[1] = {source};
+  cl_program prog = clCreateProgramWithSource(cl->context, 1, srcs, NULL, &e);
+  if (!prog || e != CL_SUCCESS) {
+    cl_fail(err, "clCreateProgramWithSource", e);
+    *st = TC_ERR_COMPILE;
+    return NULL;
+  }
+  e = clBuildProgram(prog, 1, &cl->device, "", NULL, NULL);
+  if (e != CL_SUCCESS) {
+    cl_fail(err, "clBuildProgram", e);
+    say(err, " on %s", cl->name);
+    append_build_log(cl, prog, err);
+    clReleaseProgram(prog);
+    *st = e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ||
+                  e == CL_COMPILER_NOT_AVAILABLE
+              ? TC_ERR_COMPILE
+              : TC_ERR_RUNTIME;
+    return NULL;
+  }
+  tc_cl_prog p = {h, tc_xstrdup(source), prog};
+  TC_PUSH(cl->progs, cl->nprogs, cl->cap_progs, p);
+  return prog;
+}
+
+/* ---- running ------------------------------------------------------------ */
+
+tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
+                    tc_rt_buffer *bufs, int nbufs, const tc_launch *launch,
+                    double *ms, tc_str *err) {
+  if (!cl || !source || !kernel_name || !launch || nbufs < 0 ||
+      (nbufs > 0 && !bufs)) {
+    say(err, "tc_cl_run: missing device, source, kernel name, launch or buffers");
+    return TC_ERR_ARGUMENT;
+  }
+  if (ms) *ms = 0;
+
+  /* Launch geometry: global = grid * block per dimension, local = block. */
+  size_t global[3], local[3];
+  size_t wg = 1;
+  cl_uint work_dim = 1;
+  for (int d = 0; d < 3; d++) {
+    size_t g = launch->grid[d], b = launch->block[d];
+    if (g == 0 || b == 0) {
+      say(err, "launch of '%s': grid and block extents must be >= 1 (grid %zux%zux%zu, "
+          "block %zux%zux%zu)", kernel_name, launch->grid[0], launch->grid[1],
+          launch->grid[2], launch->block[0], launch->block[1], launch->block[2]);
+      return TC_ERR_ARGUMENT;
+    }
+    if (g > SIZE_MAX / b) {
+      say(err, "launch of '%s': global size %zu*%zu overflows in dimension %d",
+          kernel_name, g, b, d);
+      return TC_ERR_ARGUMENT;
+    }
+    global[d] = g * b;
+    local[d] = b;
+    wg = wg > SIZE_MAX / b ? SIZE_MAX : wg * b;
+    if (g != 1 || b != 1) work_dim = (cl_uint)d + 1;
+  }
+  if (cl->max_wg && wg > cl->max_wg) {
+    say(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
+        "the max work-group size %zu of %s", kernel_name, local[0], local[1],
+        local[2], wg, cl->max_wg, cl->name);
+    return TC_ERR_RUNTIME;
+  }
+  for (int d = 0; d < 3; d++) {
+    if (cl->max_items[d] && local[d] > cl->max_items[d]) {
+      say(err, "launch of '%s': block extent %zu in dimension %d exceeds the max "
+          "work-item size %zu of %s", kernel_name, local[d], d, cl->max_items[d],
+          cl->name);
+      return TC_ERR_RUNTIME;
+    }
+  }
+
+  tc_status st = TC_OK;
+  cl_program prog = get_program(cl, source, &st, err);
+  if (!prog) return st;
+
+  cl_int e;
+  cl_kernel k = clCreateKernel(prog, kernel_name, &e);
+  if (!k || e != CL_SUCCESS) {
+    cl_fail(err, "clCreateKernel", e);
+    if (e == CL_INVALID_KERNEL_NAME)
+      say(err, ": the program has no kernel named '%s'", kernel_name);
+    return TC_ERR_COMPILE;
+  }
+
+  cl_mem *mems = tc_xcalloc((size_t)(nbufs ? nbufs : 1), sizeof *mems);
+  cl_event ev = NULL;
+
+  cl_uint nargs = 0;
+  e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
+  if (e == CL_SUCCESS && nargs != (cl_uint)nbufs) {
+    say(err, "kernel '%s' takes %u arguments but %d buffers were given",
+        kernel_name, (unsigned)nargs, nbufs);
+    st = TC_ERR_ARGUMENT;
+    goto done;
+  }
+  size_t kwg = 0;
+  if (clGetKernelWorkGroupInfo(k, cl->device, CL_KERNEL_WORK_GROUP_SIZE,
+                               sizeof kwg, &kwg, NULL) == CL_SUCCESS &&
+      kwg && wg > kwg) {
+    say(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
+        "the kernel's max work-group size %zu on %s", kernel_name, local[0],
+        local[1], local[2], wg, kwg, cl->name);
+    st = TC_ERR_RUNTIME;
+    goto done;
+  }
+
+  for (int i = 0; i < nbufs; i++) {
+    size_t n = bufs[i].bytes;
+    if (n > 0 && !bufs[i].host) {
+      say(err, "buffer %d of '%s' has %zu bytes but no host data", i,
+          kernel_name, n);
+      st = TC_ERR_ARGUMENT;
+      goto done;
+    }
+    /* Zero-byte buffers get one byte: OpenCL has no empty buffers. */
+    cl_mem_flags fl = CL_MEM_READ_WRITE | (n > 0 ? CL_MEM_COPY_HOST_PTR : 0);
+    mems[i] = clCreateBuffer(cl->context, fl, n > 0 ? n : 1,
+                             n > 0 ? bufs[i].host : NULL, &e);
+    if (!mems[i] || e != CL_SUCCESS) {
+      mems[i] = NULL;
+      cl_fail(err, "clCreateBuffer", e);
+      say(err, " (buffer %d, %zu bytes)", i, n);
+      st = TC_ERR_RUNTIME;
+      goto done;
+    }
+    e = clSetKernelArg(k, (cl_uint)i, sizeof(cl_mem), &mems[i]);
+    if (e != CL_SUCCESS) {
+      cl_fail(err, "clSetKernelArg", e);
+      say(err, " (argument %d of '%s')", i, kernel_name);
+      st = TC_ERR_ARGUMENT;
+      goto done;
+    }
+  }
+
+  e = clEnqueueNDRangeKernel(cl->queue, k, work_dim, NULL, global, local, 0,
+                             NULL, &ev);
+  if (e != CL_SUCCESS) {
+    ev = NULL;
+    cl_fail(err, "clEnqueueNDRangeKernel", e);
+    say(err, " (kernel '%s', global %zux%zux%zu, local %zux%zux%zu)",
+        kernel_name, global[0], global[1], global[2], local[0], local[1],
+        local[2]);
+    st = TC_ERR_RUNTIME;
+    goto done;
+  }
+  e = clWaitForEvents(1, &ev);
+  cl_int exec = CL_COMPLETE;
+  if (e == CL_SUCCESS)
+    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec,
+                   NULL);
+  if (e != CL_SUCCESS || exec < 0) {
+    cl_fail(err, "running the kernel", e != CL_SUCCESS ? e : exec);
+    say(err, " (kernel '%s')", kernel_name);
+    st = TC_ERR_RUNTIME;
+    goto done;
+  }
+  if (ms) {
+    cl_ulong t0 = 0, t1 = 0;
+    e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0,
+                                NULL);
+    if (e == CL_SUCCESS)
+      e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
+                                  NULL);
+    if (e != CL_SUCCESS) {
+      cl_fail(err, "clGetEventProfilingInfo", e);
+      st = TC_ERR_RUNTIME;
+      goto done;
+    }
+    *ms = t1 >= t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+  }
+  for (int i = 0; i < nbufs; i++) {
+    if (!bufs[i].copy_back || bufs[i].bytes == 0) continue;
+    e = clEnqueueReadBuffer(cl->queue, mems[i], CL_TRUE, 0, bufs[i].bytes,
+                            bufs[i].host, 0, NULL, NULL);
+    if (e != CL_SUCCESS) {
+      cl_fail(err, "clEnqueueReadBuffer", e);
+      say(err, " (buffer %d, %zu bytes)", i, bufs[i].bytes);
+      st = TC_ERR_RUNTIME;
+      goto done;
+    }
+  }
+
+done:
+  if (ev) clReleaseEvent(ev);
+  for (int i = 0; i < nbufs; i++)
+    if (mems[i]) clReleaseMemObject(mems[i]);
+  free(mems);
+  clReleaseKernel(k);
+  return st;
+}
+
+/* ---- listing ------------------------------------------------------------ */
+
+static const char *type_name(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (t & CL_DEVICE_TYPE_CPU) return "CPU";
+  if (t & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+  return "other";
+}
+
+int tc_cl_list_devices(tc_str *out) {
+  cl_list l = {0};
+  if (list_devices(&l, out)) {
+    say(out, "\n");
+    return 0;
+  }
+  if (l.n == 0) say(out, "no OpenCL device found on any platform\n");
+  for (int i = 0; i < l.n; i++) {
+    cl_device_type t = 0;
+    cl_uint cus = 0;
+    cl_ulong lmem = 0;
+    clGetDeviceInfo(l.v[i].device, CL_DEVICE_TYPE, sizeof t, &t, NULL);
+    clGetDeviceInfo(l.v[i].device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus,
+                    &cus, NULL);
+    clGetDeviceInfo(l.v[i].device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem,
+                    NULL);
+    say(out, "%d:%d  %s (%s, %u compute units, %llu KiB local mem)\n", l.v[i].pi,
+        l.v[i].di, l.v[i].name, type_name(t), (unsigned)cus,
+        (unsigned long long)(lmem / 1024));
+  }
+  int n = l.n;
+  list_free(&l);
+  return n;
+}

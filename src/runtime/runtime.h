@@ -1,0 +1,79 @@
+/* runtime.h - compiling and launching generated kernels on devices.
+ *
+ * OpenCL goes through the ICD loader (linked with -lOpenCL); PoCL on the CPU
+ * is the default device.  CUDA goes through NVRTC and the driver API, both
+ * loaded with dlopen at first use, so tilec builds and runs where neither
+ * exists and says so clearly.  All calls report failures as a tc_status
+ * plus a message appended to `err`. */
+#ifndef TC_RUNTIME_H
+#define TC_RUNTIME_H
+
+#include <stddef.h>
+
+#include "tilec/tilec.h"
+#include "../base/base.h"
+
+/* One kernel argument: a buffer of `bytes` bytes.  `host` is copied to the
+ * device before the launch and, when copy_back is set, back afterwards. */
+typedef struct tc_rt_buffer {
+  void *host;
+  size_t bytes;
+  int copy_back;
+} tc_rt_buffer;
+
+typedef struct tc_launch {
+  size_t grid[3];   /* number of blocks (work-groups) per dimension */
+  size_t block[3];  /* threads (work-items) per block per dimension */
+  size_t dyn_smem;  /* dynamic shared memory bytes (CUDA) */
+} tc_launch;
+
+/* ---- OpenCL ---- */
+typedef struct tc_cl tc_cl;
+
+/* Opens a device.  selector: NULL -> $TILEC_OPENCL_DEVICE if set, else the
+ * first PoCL device, else the first device of any platform.  Otherwise
+ * "P:D" (platform and device indices, as `tilec devices` lists them) or a
+ * case-insensitive substring of "platform name / device name" (or of the
+ * platform's vendor or version string, so "pocl" finds PoCL, whose platform
+ * is named "Portable Computing Language").  A tc_cl is not thread-safe; use
+ * one per thread.  Launch dyn_smem is ignored by OpenCL. */
+tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err);
+void tc_cl_close(tc_cl *cl);
+/* "platform / device" of an open device. */
+const char *tc_cl_device_name(const tc_cl *cl);
+/* Builds `source` (cached per source text inside this tc_cl), runs
+ * kernel_name with the buffers as its arguments in order, waits, copies
+ * back.  *ms (if not NULL) receives the kernel's run time from OpenCL
+ * profiling events. */
+tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
+                    tc_rt_buffer *bufs, int nbufs, const tc_launch *launch,
+                    double *ms, tc_str *err);
+/* Appends a listing of every platform and device ("P:D  platform / device
+ * (type, compute units, local mem)") to out; returns the device count
+ * (0 with a reason in out when there is no OpenCL platform). */
+int tc_cl_list_devices(tc_str *out);
+/* The name of an OpenCL error code ("CL_INVALID_WORK_GROUP_SIZE"). */
+const char *tc_cl_error_name(int code);
+/* CL_DEVICE_MAX_WORK_GROUP_SIZE of an open device (0 if unknown). */
+size_t tc_cl_max_work_group_size(const tc_cl *cl);
+/* How many built programs this tc_cl holds in its cache (for tests). */
+int tc_cl_cached_programs(const tc_cl *cl);
+
+/* ---- CUDA ---- */
+/* Compiles CUDA C source with NVRTC for arch ("sm_80", "sm_90a", ...) and
+ * returns PTX (caller frees).  TC_ERR_UNSUPPORTED with a clear message
+ * where libnvrtc cannot be loaded. */
+tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
+                          tc_str *err);
+/* Is there a usable CUDA device?  On no, msg gets the reason
+ * ("no CUDA device: libcuda.so.1 not found" ...). */
+int tc_cuda_available(tc_str *msg);
+/* Describes NVRTC's and the driver's availability for `tilec devices`. */
+void tc_cuda_describe(tc_str *out);
+/* Compiles and launches; TC_ERR_NO_DEVICE with "no CUDA device: ..." where
+ * there is none. */
+tc_status tc_cuda_run(const char *source, const char *kernel_name,
+                      const char *arch, tc_rt_buffer *bufs, int nbufs,
+                      const tc_launch *launch, double *ms, tc_str *err);
+
+#endif

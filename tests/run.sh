@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# run.sh - runs every test program given on the command line, shows their
+# output, and closes with the suite total "N passed, N failed, N skipped".
+# Exit status: 0 only if every program exited 0.
+set -u
+passed=0 failed=0 skipped=0 status=0
+for t in "$@"; do
+  echo "== $(basename "$t")"
+  out=$("$t" 2>&1); rc=$?
+  printf '%s\n' "$out"
+  line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
+  if [ -n "$line" ]; then
+    p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
+    f=$(echo "$line" | sed -E 's/^[0-9]+ passed, ([0-9]+) failed.*/\1/')
+    s=$(echo "$line" | sed -nE 's/.*, ([0-9]+) skipped.*/\1/p')
+    passed=$((passed + p)); failed=$((failed + f)); skipped=$((skipped + ${s:-0}))
+  fi
+  if [ $rc -ne 0 ]; then
+    status=1
+    if [ -z "$line" ] || [ "$f" = 0 ]; then
+      echo "  FAIL $(basename "$t") exited with status $rc"
+      failed=$((failed + 1))
+    fi
+  fi
+done
+echo
+echo "suite: $passed passed, $failed failed, $skipped skipped"
+exit $status
