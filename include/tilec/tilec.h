@@ -200,6 +200,12 @@ int tc_kernel_nparams(const tc_kernel *k);
 size_t tc_kernel_param_bytes(const tc_kernel *k, int i);
 const char *tc_kernel_error(const tc_kernel *k);
 
+/* Compiles the kernel's source with the target's device compiler without
+ * running it: NVRTC for CUDA (PTX for the kernel's arch; needs no GPU),
+ * the OpenCL device's compiler for OpenCL (`device` as for tc_kernel_run).
+ * On failure tc_kernel_error has the compiler log. */
+tc_status tc_kernel_build(tc_kernel *k, const char *device);
+
 /* Runs the kernel: args[i] points at host data for parameter i (inputs are
  * copied in, outputs copied back).  device selects an OpenCL device
  * ("pocl", a platform/device name substring, or "P:D" indices; NULL uses

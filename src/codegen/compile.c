@@ -112,6 +112,39 @@ void tc_kernel_launch_dims(const tc_kernel *k, int64_t grid[3], int64_t block[3]
   memcpy(block, k->block, sizeof k->block);
 }
 
+/* Opens (or reuses) the kernel's OpenCL device. */
+static tc_status open_cl(tc_kernel *k, const char *device, tc_str *err) {
+  const char *sel = device ? device : "";
+  if (k->cl && strcmp(sel, k->cl_selector) != 0) {
+    tc_cl_close(k->cl);
+    k->cl = NULL;
+  }
+  if (k->cl) return TC_OK;
+  snprintf(k->cl_selector, sizeof k->cl_selector, "%s", sel);
+  return tc_cl_open(device, &k->cl, err);
+}
+
+tc_status tc_kernel_build(tc_kernel *k, const char *device) {
+  k->err[0] = 0;
+  tc_str err;
+  tc_str_init(&err);
+  tc_status st;
+  if (k->target == TC_TARGET_CUDA) {
+    char *ptx = NULL;
+    st = tc_cuda_compile(k->source, k->arch, &ptx, &err);
+    free(ptx);
+  } else if (k->target == TC_TARGET_OPENCL) {
+    st = open_cl(k, device, &err);
+    if (!st) st = tc_cl_build(k->cl, k->source, &err);
+  } else {
+    st = TC_ERR_UNSUPPORTED;
+    tc_str_printf(&err, "building %s kernels is not supported in this build", tc_target_name(k->target));
+  }
+  snprintf(k->err, sizeof k->err, "%s", tc_str_cstr(&err));
+  tc_str_free(&err);
+  return st;
+}
+
 tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, double *ms) {
   k->err[0] = 0;
   if (!args) {
@@ -136,16 +169,7 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
   tc_str_init(&err);
   tc_status st;
   if (k->target == TC_TARGET_OPENCL) {
-    const char *sel = device ? device : "";
-    if (k->cl && strcmp(sel, k->cl_selector) != 0) {
-      tc_cl_close(k->cl);
-      k->cl = NULL;
-    }
-    st = TC_OK;
-    if (!k->cl) {
-      st = tc_cl_open(device, &k->cl, &err);
-      snprintf(k->cl_selector, sizeof k->cl_selector, "%s", sel);
-    }
+    st = open_cl(k, device, &err);
     if (!st) st = tc_cl_run(k->cl, k->source, k->name, bufs, k->nparams, &l, ms, &err);
   } else if (k->target == TC_TARGET_CUDA) {
     st = tc_cuda_run(k->source, k->name, k->arch, bufs, k->nparams, &l, ms, &err);

@@ -440,6 +440,15 @@ static cl_program get_program(tc_cl *cl, const char *source, tc_status *st,
   return prog;
 }
 
+tc_status tc_cl_build(tc_cl *cl, const char *source, tc_str *err) {
+  tc_status st = TC_OK;
+  if (!cl || !source) {
+    say(err, "tc_cl_build: missing device or source");
+    return TC_ERR_ARGUMENT;
+  }
+  return get_program(cl, source, &st, err) ? TC_OK : st;
+}
+
 /* ---- running ------------------------------------------------------------ */
 
 tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,

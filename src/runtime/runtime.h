@@ -48,6 +48,9 @@ const char *tc_cl_device_name(const tc_cl *cl);
 tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                     tc_rt_buffer *bufs, int nbufs, const tc_launch *launch,
                     double *ms, tc_str *err);
+/* Builds source for the device (and caches it) without running anything;
+ * TC_ERR_COMPILE with the build log on failure. */
+tc_status tc_cl_build(tc_cl *cl, const char *source, tc_str *err);
 /* Appends a listing of every platform and device ("P:D  platform / device
  * (type, compute units, local mem)") to out; returns the device count
  * (0 with a reason in out when there is no OpenCL platform). */

@@ -1,0 +1,45 @@
+/* examples.h - the example kernels `tilec demo` runs, the benchmarks time
+ * and the tests reuse: seed 002's six shared-memory copies, tiled
+ * pointwise fusions and a tiled transpose through shared memory, each a
+ * fusion plus a hand schedule through the public API. */
+#ifndef TC_EXAMPLES_H
+#define TC_EXAMPLES_H
+
+#include "tilec/tilec.h"
+
+typedef struct tc_example {
+  const char *name;
+  const char *what;
+  int64_t expect_smem;     /* the size a seed states, -1 if none */
+  tc_fusion *(*build)(void); /* a new scheduled fusion (caller frees) */
+} tc_example;
+
+int tc_example_count(void);
+const tc_example *tc_example_get(int i);
+const tc_example *tc_example_find(const char *name);
+
+typedef struct tc_example_result {
+  tc_status status;
+  int64_t smem;
+  int verified;            /* 1: outputs match the plain C reference */
+  double ms;               /* kernel time */
+  double max_err;          /* largest |kernel - reference| */
+  char msg[1024];
+} tc_example_result;
+
+/* Builds, compiles for OpenCL, runs on `device` (NULL: the default) and
+ * compares every output with tc_reference_run on the same inputs. */
+tc_status tc_example_run(const tc_example *e, const char *device, tc_example_result *r);
+
+/* Host buffers for a fusion's parameters (inputs then outputs), inputs
+ * filled with deterministic pseudo-random values of their dtype.  Free
+ * with tc_params_free. */
+void **tc_params_alloc(tc_fusion *f, unsigned seed);
+void tc_params_free(tc_fusion *f, void **bufs);
+/* Compares output buffers; returns the number of elements outside the
+ * dtype's tolerance and sets *max_err.  On a mismatch msg names the first
+ * bad element. */
+long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, double *max_err,
+                        char *msg, size_t cap);
+
+#endif
