@@ -400,6 +400,7 @@ static const tc_expr *g_expr(gen *g, int depth);
  * an arbitrary expression. */
 static const tc_expr *g_divisor(gen *g, int depth) {
   int r = (int)(rnd() % 100);
+  if (g->big && r < 25) return C(g->p, rnd_in(-7, 13));
   if (r < 55) return C(g->p, (int64_t)1 << rnd_in(0, 4));
   if (r < 70) return C(g->p, rnd_in(1, 12));
   if (r < 78) return C(g->p, rnd_in(-9, -1));
@@ -414,7 +415,10 @@ static const tc_expr *g_linear(gen *g) {
   int n = (int)rnd_in(1, 3);
   for (int t = 0; t < n; t++) {
     const tc_expr *v = g->vars[rnd() % (uint64_t)g->nvars];
-    const tc_expr *term = R2(g->p, TC_E_MUL, v, C(g->p, (int64_t)1 << rnd_in(0, 5)));
+    static const int64_t odd[] = {3, 5, 6, 7, 12, -3, -4};
+    int64_t coef = (g->big && chance(40)) ? odd[rnd() % (sizeof odd / sizeof odd[0])]
+                                          : (int64_t)1 << rnd_in(0, 5);
+    const tc_expr *term = R2(g->p, TC_E_MUL, v, C(g->p, coef));
     e = e ? R2(g->p, TC_E_ADD, e, term) : term;
   }
   if (chance(50)) e = R2(g->p, TC_E_ADD, e, C(g->p, rnd_in(-3, 9)));

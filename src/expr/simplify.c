@@ -429,38 +429,33 @@ static const tc_expr *rw_mod(sctx *s, const tc_expr *a, const tc_expr *b) {
 }
 
 /* (H + B) op c -> H + (B op c), op XOR or OR, where H's coefficients and
- * constant are multiples of P = 2^k and B and c lie in [0, P): then the sum
- * H + B has no carries into H's bits and op only touches the low k bits.
- * Needs no overflow argument: H stays a multiple of P under wrapping. */
+ * constant are multiples of P = 2^k and c lies in [0, P) (the "swizzle"
+ * rule).  The low k bits of H + B are those of B (also under wrapping, as P
+ * divides 2^64) and op with c only touches those bits, so
+ *   (H + B) op c == H + B - (B mod P) + ((B mod P) op c) == H + (B op c)
+ * for every B; no range condition on B is needed.  The smallest usable k
+ * (just enough bits for c) moves the most terms into H. */
 static const tc_expr *swizzle(sctx *s, tc_eop op, const tc_expr *x, const tc_expr *c) {
-  if (c->lo < 0 || is_c(x)) return NULL;
-  lin L;
+  if (c->lo < 0 || c->hi <= 0 || is_c(x)) return NULL;
+  int k = nbits(c->hi);
+  if (k > 62) return NULL;
+  int64_t P = (int64_t)1 << k;
+  lin L, H, B;
   lin_init(&L);
   lin_add(&L, x, 1);
   lin_norm(&L);
   const tc_expr *res = NULL;
-  int kmin = nbits(c->hi);
-  if (kmin < 1) kmin = 1;
-  for (int k = kmin; k <= 62 && !res; k++) {
-    int64_t P = (int64_t)1 << k;
-    lin H, B;
-    int any = lin_split(&L, P, &H, &B);
-    if (!any && H.k == 0) {
-      lin_free(&H);
-      lin_free(&B);
-      break;
-    }
+  int any = lin_split(&L, P, &H, &B);
+  if (any || H.k != 0) {
     const tc_expr *Be = rw_lin(s, &B);
-    if (Be->lo >= 0 && Be->hi < P) {
-      for (int i = 0; i < H.n; i++) H.v[i].c = wmul(H.v[i].c, P);
-      H.k = wmul(H.k, P);
-      lin_add(&H, rw2(s, op, Be, c), 1);
-      res = rw_lin(s, &H);
-    }
-    lin_free(&H);
-    lin_free(&B);
+    for (int i = 0; i < H.n; i++) H.v[i].c = wmul(H.v[i].c, P);
+    H.k = wmul(H.k, P);
+    lin_add(&H, rw2(s, op, Be, c), 1);
+    res = rw_lin(s, &H);
   }
   lin_free(&L);
+  lin_free(&H);
+  lin_free(&B);
   return res;
 }
 
