@@ -239,6 +239,21 @@ static void test_simplify_rules(void) {
   s = tc_simplify(p, R2(p, TC_E_DIV, k, C(p, 4)));
   TC_CHECK(s->op == TC_E_DIV, "k/4 kept");
 
+  /* divisor-of-f rule: (c*X + B) / f -> X / (f/c), % f -> c*(X % (f/c)) + B */
+  const tc_expr *t8j = R2(p, TC_E_ADD, R2(p, TC_E_MUL, x, C(p, 8)), j);
+  CHECK_SIMP_EQ(p, R2(p, TC_E_DIV, t8j, C(p, 32)), tc_e_divc(p, x, 4));
+  CHECK_SIMP_EQ(p, R2(p, TC_E_MOD, t8j, C(p, 32)),
+                tc_e_add(p, tc_e_mulc(p, tc_e_modc(p, x, 4), 8), j));
+  TC_CHECK_EQ_INT(tc_e_count_op(tc_simplify(p, R2(p, TC_E_MOD, t8j, C(p, 32))), TC_E_MOD), 1);
+  /* a non-negative dividend stays non-negative after splitting, so it
+   * keeps printing as plain C division */
+  s = tc_simplify(p, R2(p, TC_E_DIV, R2(p, TC_E_ADD, R2(p, TC_E_ADD, R2(p, TC_E_MUL, i, C(p, 4)), k),
+                                       C(p, 7)), C(p, 4)));
+  CHECK_PRINT(p, s, "i + (k + 7) / 4");
+  CHECK_PRINT(p, tc_simplify(p, R2(p, TC_E_MOD, R2(p, TC_E_ADD, k, C(p, 7)), C(p, 4))), "(k + 7) % 4");
+  CHECK_PRINT(p, tc_simplify(p, R2(p, TC_E_MOD, R2(p, TC_E_ADD, k, C(p, 1)), C(p, 4))),
+              "tc_fmod(k + 1, 4)");
+
   /* linear normalization */
   CHECK_SIMP_EQ(p, R2(p, TC_E_ADD, R2(p, TC_E_MUL, x, C(p, 4)), R2(p, TC_E_MUL, x, C(p, 2))),
                 tc_e_mulc(p, x, 6));
@@ -425,9 +440,59 @@ static const tc_expr *g_linear(gen *g) {
   return e;
 }
 
+/* Shapes the simplifier rules look for, with perturbed constants so that
+ * near misses (where a rule must not fire) are generated too. */
+static const tc_expr *g_pattern(gen *g, int depth) {
+  tc_epool *p = g->p;
+  const tc_expr *x = chance(50) ? g_linear(g) : g_expr(g, depth);
+  int64_t f = chance(70) ? (int64_t)1 << rnd_in(1, 3) : rnd_in(-5, 7);
+  int64_t q = chance(80) ? rnd_in(1, 4) : rnd_in(-3, 0);
+  int64_t c = chance(70) ? 1 : rnd_in(-3, 3);
+  int64_t f2 = chance(75) ? f : rnd_in(-5, 9);
+  const tc_expr *F = C(p, f);
+  switch (rnd() % 10) {
+  case 8:
+  case 9: { /* (c*X + B) / f and % f with c | f and B around [0, c) */
+    int64_t c2 = (int64_t)1 << rnd_in(1, 3), fm = c2 << rnd_in(0, 2);
+    if (chance(20)) fm = rnd_in(-4, 24);
+    const tc_expr *v = g->vars[rnd() % (uint64_t)g->nvars];
+    const tc_expr *B = R2(p, TC_E_ADD, R2(p, TC_E_MUL, v, C(p, rnd_in(1, 3))), C(p, rnd_in(-2, 4)));
+    const tc_expr *cx = R2(p, TC_E_MUL, chance(50) ? g_linear(g) : g_leaf(g), C(p, c2));
+    if (chance(30)) cx = R2(p, TC_E_ADD, cx, C(p, rnd_in(-9, 9)));
+    return R2(p, chance(50) ? TC_E_DIV : TC_E_MOD, R2(p, TC_E_ADD, cx, B), C(p, fm));
+  }
+  case 0: /* c*(x % f) + c*f*(x / f) */
+    return R2(p, TC_E_ADD, R2(p, TC_E_MUL, R2(p, TC_E_MOD, x, F), C(p, c)),
+              R2(p, TC_E_MUL, R2(p, TC_E_DIV, x, F), C(p, c * f2)));
+  case 1: /* x - (x / f) * f */
+    return R2(p, TC_E_SUB, R2(p, TC_E_MUL, x, C(p, c)),
+              R2(p, TC_E_MUL, R2(p, TC_E_DIV, x, F), C(p, c * f2)));
+  case 2: /* (x % (f*q)) / f */
+    return R2(p, TC_E_DIV, R2(p, TC_E_MOD, x, C(p, f * q)), C(p, f2));
+  case 3: /* (x / f) / q */
+    return R2(p, TC_E_DIV, R2(p, TC_E_DIV, x, F), C(p, q));
+  case 4: /* (x % (f*q)) % f */
+    return R2(p, TC_E_MOD, R2(p, TC_E_MOD, x, C(p, f * q)), C(p, f2));
+  case 5: /* (x*f + y) / f and % f */
+    return R2(p, chance(50) ? TC_E_DIV : TC_E_MOD,
+              R2(p, TC_E_ADD, R2(p, TC_E_ADD, R2(p, TC_E_MUL, x, C(p, f2)), g_leaf(g)),
+                 C(p, rnd_in(-8, 8))), F);
+  case 6: /* swizzle */
+    return R2(p, chance(70) ? TC_E_XOR : TC_E_OR, g_linear(g), chance(60) ? C(p, rnd_in(0, 7)) : g_leaf(g));
+  default: /* min/max/compare of linear forms sharing terms */
+    {
+      const tc_expr *l = g_linear(g);
+      static const tc_eop ops[] = {TC_E_MIN, TC_E_MAX, TC_E_LT, TC_E_LE, TC_E_EQ, TC_E_NE};
+      return R2(p, ops[rnd() % 6], R2(p, TC_E_ADD, l, g_leaf(g)),
+                R2(p, TC_E_ADD, l, C(p, rnd_in(-4, 8))));
+    }
+  }
+}
+
 static const tc_expr *g_expr(gen *g, int depth) {
   tc_epool *p = g->p;
   if (depth <= 0 || chance(20)) return chance(30) ? g_linear(g) : g_leaf(g);
+  if (chance(12)) return g_pattern(g, depth - 1);
   int d = depth - 1;
   static const tc_eop bins[] = {TC_E_ADD, TC_E_ADD, TC_E_SUB, TC_E_MUL, TC_E_MUL, TC_E_DIV,
                                 TC_E_DIV, TC_E_DIV, TC_E_MOD, TC_E_MOD, TC_E_MOD, TC_E_XOR,
@@ -591,12 +656,21 @@ static void run_diff(diff_stats *st, int nexprs, int big, uint64_t seed) {
   tc_epool_free(p);
 }
 
+/* DIFF_SCALE (compile-time) multiplies the expression counts for long
+ * stress runs; DIFF_SEED changes the seeds. */
+#ifndef DIFF_SCALE
+#define DIFF_SCALE 1
+#endif
+#ifndef DIFF_SEED
+#define DIFF_SEED 0
+#endif
+
 static void test_differential(void) {
   diff_stats st;
   memset(&st, 0, sizeof st);
   double t0 = tc_now_seconds();
-  run_diff(&st, 6000, 0, 0x5eed1234abcdULL);
-  run_diff(&st, 3000, 1, 0xfeedface1234ULL);
+  run_diff(&st, 16000 * DIFF_SCALE, 0, 0x5eed1234abcdULL + DIFF_SEED);
+  run_diff(&st, 8000 * DIFF_SCALE, 1, 0xfeedface1234ULL + DIFF_SEED);
   double t1 = tc_now_seconds();
   printf("  differential: %d expressions, %d points, %d simplified, %d not idempotent, "
          "nodes %ld -> %ld, %d failures (%.2fs)\n",

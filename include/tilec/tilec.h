@@ -144,6 +144,10 @@ tc_status tc_reorder(tc_tensor *t, int n, const int *old_pos, const int *new_pos
 /* Swizzles two loop axes: XOR gives {x, x ^ y}.  The y extent must be a
  * power of two no smaller than the x extent. */
 tc_status tc_swizzle(tc_tensor *t, tc_swizzle_type type, int x, int y);
+/* Applies CuTe's Swizzle<B,M,S> to one loop axis taken as a linear
+ * offset: x ^ ((x & (((1 << B) - 1) << (M + S))) >> S).  Needs 0 <= B <= S
+ * and an extent that is a multiple of 2^(B+M+S). */
+tc_status tc_swizzle_cute(tc_tensor *t, int axis, int b, int m, int s);
 /* Resizes (pads) loop axis `axis` by left/right elements (negative values
  * crop); padded positions read as zero. */
 tc_status tc_resize(tc_tensor *t, int axis, int64_t left, int64_t right);

@@ -7,8 +7,8 @@
 
 static const char cu_prelude[] =
     "#define TC_DEV __device__ __forceinline__\n"
-    "TC_DEV int tc_fdiv(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
-    "TC_DEV int tc_fmod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "TC_DEV int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "TC_DEV int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
     "TC_DEV int tc_min(int a, int b) { return a < b ? a : b; }\n"
     "TC_DEV int tc_max(int a, int b) { return a > b ? a : b; }\n"
     "TC_DEV int tc_iabs(int a) { return a < 0 ? -a : a; }\n"

@@ -5,8 +5,8 @@
 #include "dialect.h"
 
 static const char cl_prelude[] =
-    "static int tc_fdiv(int a, int b) { int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
-    "static int tc_fmod(int a, int b) { int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "static int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "static int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
     "static int tc_min(int a, int b) { return a < b ? a : b; }\n"
     "static int tc_max(int a, int b) { return a > b ? a : b; }\n"
     "static int tc_iabs(int a) { return a < 0 ? -a : a; }\n"

@@ -319,6 +319,79 @@ static int lin_split(const lin *L, int64_t f, lin *Q, lin *R) {
   return any;
 }
 
+/* When the dividend a is known non-negative but the remainder part R of a
+ * split may be negative, moves t*f from Q's constant to R's (t the least
+ * that makes R non-negative), so that R / f and R % f keep printing as plain
+ * C operators.  Only done when R + t*f cannot overflow, so R's new wrapped
+ * value is exactly the old one plus t*f. */
+static void nonneg_shift(sctx *s, lin *Q, lin *R, int64_t f, const tc_expr **Re) {
+  const tc_expr *r = *Re;
+  if (f <= 0 || r->lo >= 0 || r->lo == INT64_MIN) return;
+  int64_t t = (-r->lo + f - 1) / f, tf, nlo, nhi, nk;
+  if (__builtin_mul_overflow(t, f, &tf) || __builtin_add_overflow(r->lo, tf, &nlo) ||
+      __builtin_add_overflow(r->hi, tf, &nhi) || __builtin_add_overflow(R->k, tf, &nk))
+    return;
+  R->k = nk;
+  if (Q) Q->k = wadd(Q->k, -t);
+  lin Rc;
+  lin_copy(&Rc, R);
+  *Re = rw_lin(s, &Rc);
+  lin_free(&Rc);
+}
+
+/* The divisor-of-f rule, for f > 0: with c dividing f, L = c*X + B where
+ * every coefficient of X is an integer and 0 <= B < c,
+ *   L / f == X / (f/c)      and      L % f == c*(X % (f/c)) + B
+ * (provided c*X + B is computed exactly).  Candidates c are the gcds of the
+ * coefficients with f, largest first. */
+static const tc_expr *divisor_rule(sctx *s, tc_eop op, const lin *L, int64_t f) {
+  int64_t cands[16];
+  int nc = 0;
+  for (int i = 0; i < L->n && nc < 16; i++) {
+    int64_t c = (int64_t)ugcd(uabs64(L->v[i].c), (uint64_t)f);
+    if (c <= 1 || c >= f) continue;
+    int dup = 0;
+    for (int j = 0; j < nc; j++) dup |= cands[j] == c;
+    if (!dup) cands[nc++] = c;
+  }
+  for (int i = 1; i < nc; i++) /* descending */
+    for (int j = i; j > 0 && cands[j] > cands[j - 1]; j--) {
+      int64_t t = cands[j];
+      cands[j] = cands[j - 1], cands[j - 1] = t;
+    }
+  for (int ci = 0; ci < nc; ci++) {
+    int64_t c = cands[ci];
+    lin X, B;
+    int any = lin_split(L, c, &X, &B);
+    const tc_expr *res = NULL;
+    if (any) {
+      lin Bc;
+      lin_copy(&Bc, &B);
+      const tc_expr *Be = rw_lin(s, &Bc);
+      lin_free(&Bc);
+      if (Be->lo >= 0 && Be->hi < c) {
+        const tc_expr *Xe = rw_lin(s, &X);
+        if (affine_exact(c, Xe, Be)) {
+          if (op == TC_E_DIV) {
+            res = rw2(s, TC_E_DIV, Xe, K(s, f / c));
+          } else {
+            lin O;
+            lin_init(&O);
+            lin_add(&O, rw2(s, TC_E_MOD, Xe, K(s, f / c)), c);
+            lin_add(&O, Be, 1);
+            res = rw_lin(s, &O);
+            lin_free(&O);
+          }
+        }
+      }
+    }
+    lin_free(&X);
+    lin_free(&B);
+    if (res) return res;
+  }
+  return NULL;
+}
+
 static const tc_expr *rw_div(sctx *s, const tc_expr *a, const tc_expr *b) {
   tc_epool *p = s->p;
   if (!is_c(b) || is_c(a)) return tc_e_div(p, a, b);
@@ -375,10 +448,12 @@ static const tc_expr *rw_div(sctx *s, const tc_expr *a, const tc_expr *b) {
       Q.k = wadd(Q.k, m1);
       res = rw_lin(s, &Q);
     } else if (any) {
+      if (a->lo >= 0) nonneg_shift(s, &Q, &R, f, &Re);
       lin_add(&Q, rw2(s, TC_E_DIV, Re, b), 1);
       res = rw_lin(s, &Q);
     }
   }
+  if (!res && f > 0) res = divisor_rule(s, TC_E_DIV, &L, f);
   lin_free(&Q);
   lin_free(&R);
   lin_free(&L);
@@ -401,7 +476,6 @@ static const tc_expr *rw_mod(sctx *s, const tc_expr *a, const tc_expr *b) {
   lin_norm(&L);
   lin Q, R;
   int any = lin_split(&L, f, &Q, &R);
-  int changed = any || R.k != L.k;
   lin Rc;
   lin_copy(&Rc, &R);
   const tc_expr *Re = rw_lin(s, &Rc);
@@ -410,7 +484,10 @@ static const tc_expr *rw_mod(sctx *s, const tc_expr *a, const tc_expr *b) {
    * (it divides 2^64), else only when f*Q + R is computed exactly. */
   int ok = is_pow2(f);
   if (!ok) {
-    const tc_expr *Qe = rw_lin(s, &Q);
+    lin Qc;
+    lin_copy(&Qc, &Q);
+    const tc_expr *Qe = rw_lin(s, &Qc);
+    lin_free(&Qc);
     ok = affine_exact(f, Qe, Re);
   }
   if (ok) {
@@ -418,10 +495,12 @@ static const tc_expr *rw_mod(sctx *s, const tc_expr *a, const tc_expr *b) {
     if (m1 == m2) {
       R.k = (int64_t)((uint64_t)R.k - (uint64_t)wmul(m1, f));
       res = rw_lin(s, &R);
-    } else if (changed) {
-      res = rw2(s, TC_E_MOD, Re, b);
+    } else {
+      if (a->lo >= 0) nonneg_shift(s, NULL, &R, f, &Re);
+      if (any || R.k != L.k) res = rw2(s, TC_E_MOD, Re, b);
     }
   }
+  if (!res && f > 0) res = divisor_rule(s, TC_E_MOD, &L, f);
   lin_free(&Q);
   lin_free(&R);
   lin_free(&L);
@@ -546,7 +625,7 @@ static const tc_expr *rw_and(sctx *s, const tc_expr *a, const tc_expr *b) {
   if (is_c(b)) {
     int64_t m = b->val;
     /* x & (2^k - 1) == x mod 2^k (floor) for every x */
-    if (m > 0 && is_pow2(m + 1) && m < INT64_MAX) return rw2(s, TC_E_MOD, a, K(s, m + 1));
+    if (m > 0 && m < INT64_MAX && is_pow2(m + 1)) return rw2(s, TC_E_MOD, a, K(s, m + 1));
     /* x in [0, 2^k) and the low k bits of m all set: x & m == x */
     if (a->lo >= 0) {
       int k = nbits(a->hi);

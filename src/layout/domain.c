@@ -2,6 +2,7 @@
  * through them both ways, walking the graph, and replaying histories. */
 #include "domain.h"
 
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -42,7 +43,7 @@ int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
     return -1;
   }
   int64_t e = g->axes[in].extent;
-  int64_t rest = (e + factor - 1) / factor;
+  int64_t rest = e / factor + (e % factor != 0); /* ceil, without overflowing */
   tc_xform x = {0};
   x.kind = TC_XF_SPLIT;
   x.in[0] = in, x.nin = 1, x.nout = 2;
@@ -60,7 +61,12 @@ int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
 int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t errcap) {
   if (!valid_axis(g, outer) || !valid_axis(g, inner) || outer == inner)
     return snprintf(err, errcap, "merge needs two distinct axes"), -1;
-  int64_t e = g->axes[outer].extent * g->axes[inner].extent;
+  int64_t oe = g->axes[outer].extent, ie = g->axes[inner].extent;
+  if (oe > 0 && ie > INT64_MAX / oe) {
+    snprintf(err, errcap, "merging extents %lld and %lld overflows 64 bits", (long long)oe, (long long)ie);
+    return -1;
+  }
+  int64_t e = oe * ie;
   tc_xform x = {0};
   x.kind = TC_XF_MERGE;
   x.in[0] = outer, x.in[1] = inner, x.nin = 2, x.nout = 1;
@@ -94,7 +100,7 @@ int tc_dg_xor(tc_dgraph *g, int xa, int ya, int *ox, int *oy, char *err, size_t 
 
 int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, size_t errcap) {
   if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
-  if (b < 0 || m < 0 || s < b || b + m + s > 40) {
+  if (b < 0 || m < 0 || s < b || b > 40 || m > 40 || s > 40 || b + m + s > 40) {
     snprintf(err, errcap, "Swizzle<%d,%d,%d> needs 0 <= B <= S and B+M+S <= 40", b, m, s);
     return -1;
   }
@@ -118,6 +124,12 @@ int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, s
 int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
                  char *err, size_t errcap) {
   if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+  const int64_t lim = (int64_t)1 << 62;
+  if (left > lim || left < -lim || right > lim || right < -lim) {
+    snprintf(err, errcap, "resize amounts must lie within +-2^62 (got %lld, %lld)", (long long)left,
+             (long long)right);
+    return -1;
+  }
   int64_t e = g->axes[in].extent + left + right;
   if (e < 1) {
     snprintf(err, errcap, "resize by %lld/%lld leaves extent %lld; it must stay at least 1",
@@ -234,7 +246,9 @@ int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_e
           const tc_expr *v = tc_simplify(p, tmp[k]);
           vals[x->in[k]] = v;
           given++;
-          if (preds) add_range_pred(p, preds, v, g->axes[x->in[k]].extent);
+          /* swizzles are bijections on their extents: no range to check */
+          bool bijective = x->kind == TC_XF_XOR || x->kind == TC_XF_CUTE;
+          if (preds && !bijective) add_range_pred(p, preds, v, g->axes[x->in[k]].extent);
         }
         changed = true;
       }

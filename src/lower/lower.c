@@ -132,6 +132,10 @@ static tc_status validate_tensor(lctx *c, tc_tensor *t) {
         st = tc_check_vector_width(t, i, a->extent);
     }
   }
+  if (!st && tc_tensor_bytes(t) / tc_dtype_size(t->dtype) > 2147483647u)
+    st = tc_fail(c->f, TC_ERR_LOWER,
+                 "compile: %s has more than 2^31 - 1 elements; kernels index with 32-bit integers",
+                 t->name);
   if (!st && t->mem == TC_MEM_GLOBAL && !t->is_output)
     st = tc_fail(c->f, TC_ERR_SCHEDULE,
                  "compile: %s is an intermediate tensor in global memory; tilec allocates no global "
@@ -449,6 +453,11 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   for (int i = 0; i < f->ntensors; i++)
     if (f->tensors[i]->nloop > c.maxloop) c.maxloop = f->tensors[i]->nloop;
   tc_status st = TC_OK;
+  for (int i = 0; i < f->ninputs && !st; i++)
+    if (tc_tensor_bytes(f->inputs[i]) / tc_dtype_size(f->inputs[i]->dtype) > 2147483647u)
+      st = tc_fail(f, TC_ERR_LOWER,
+                   "compile: input %s has more than 2^31 - 1 elements; kernels index with 32-bit "
+                   "integers", f->inputs[i]->name);
   for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
     st = validate_tensor(&c, t);

@@ -154,6 +154,19 @@ tc_status tc_swizzle(tc_tensor *t, tc_swizzle_type type, int x, int y) {
   return TC_OK;
 }
 
+tc_status tc_swizzle_cute(tc_tensor *t, int axis, int b, int m, int s) {
+  tc_status st = check_computed(t, "tc_swizzle_cute");
+  if (st) return st;
+  int a = axis_arg(t, "tc_swizzle_cute", axis, &st);
+  if (a < 0) return st;
+  char err[256];
+  int out;
+  if (tc_dg_cute(&t->f->g, t->loop[a], b, m, s, &out, err, sizeof err))
+    return fail_t(t, TC_ERR_SCHEDULE, "tc_swizzle_cute", "%s axis %d: %s", t->name, a, err);
+  t->loop[a] = out;
+  return TC_OK;
+}
+
 tc_status tc_resize(tc_tensor *t, int axis, int64_t left, int64_t right) {
   tc_status st = check_computed(t, "tc_resize");
   if (st) return st;
