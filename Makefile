@@ -2,7 +2,9 @@
 # tests and the benchmarks.  Plain make, no generator step.
 #
 #   make            library + tilec command          (into build/)
-#   make test       build and run the whole suite
+#   make deps       install missing Debian packages  (scripts/deps.sh)
+#   make demo       deps, build, run `tilec demo`
+#   make test       deps, build and run the whole suite
 #   make asan       the suite under AddressSanitizer + UBSan (into build-asan/)
 #   make bench      build and run the benchmarks
 #   make install    PREFIX=/usr/local
@@ -52,7 +54,16 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtilec.a
 
 tests: $(TEST_BIN) $(BUILD)/tilec
 
-test: tests
+# deps runs before anything is compiled (a sub-make, so also under -j).
+deps:
+	sh scripts/deps.sh
+
+demo: deps
+	$(MAKE) all
+	$(BUILD)/tilec demo
+
+test: deps
+	$(MAKE) tests
 	TILEC=$(BUILD)/tilec tests/run.sh $(TEST_BIN) tests/cli_test.sh
 
 asan:
@@ -71,7 +82,7 @@ install: all
 clean:
 	rm -rf build build-asan
 
-.PHONY: all tests test asan bench install clean
+.PHONY: all deps demo tests test asan bench install clean
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)

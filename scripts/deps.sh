@@ -1,0 +1,49 @@
+#!/bin/sh
+# deps.sh - installs the Debian packages tilec needs to build and run its
+# demo and tests, only when one is missing:
+#   build-essential     the C compiler and make
+#   pocl-opencl-icd     PoCL: OpenCL on the CPU, the default device
+#   ocl-icd-opencl-dev  the OpenCL headers and the ICD loader (-lOpenCL)
+#   clinfo              to inspect OpenCL platforms by hand
+# Idempotent: checks each package with `dpkg -s` first and does nothing when
+# all are installed.  Runs apt-get update, then apt-get install -y the
+# missing ones, with sudo unless already root.  On a system without dpkg it
+# says so and changes nothing.  (The CUDA toolkit is optional: where NVRTC
+# is found, `tilec demo --target cuda` compiles the examples with it.)
+set -eu
+
+PACKAGES="build-essential pocl-opencl-icd ocl-icd-opencl-dev clinfo"
+
+if ! command -v dpkg >/dev/null 2>&1; then
+  echo "deps: no dpkg here (not Debian/Ubuntu); install by hand: a C11 compiler," \
+       "make, an OpenCL ICD loader with headers, and an OpenCL driver such as PoCL"
+  exit 0
+fi
+
+missing=""
+for p in $PACKAGES; do
+  if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+    missing="$missing $p"
+  fi
+done
+
+if [ -z "$missing" ]; then
+  echo "deps: all installed ($PACKAGES)"
+  exit 0
+fi
+
+if [ "$(id -u)" -eq 0 ]; then
+  SUDO=""
+elif command -v sudo >/dev/null 2>&1; then
+  SUDO="sudo"
+else
+  echo "deps: missing:$missing; run as root or install sudo:" >&2
+  echo "  apt-get update && apt-get install -y$missing" >&2
+  exit 1
+fi
+
+echo "deps: installing:$missing"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get update
+# shellcheck disable=SC2086
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y $missing
+echo "deps: installed:$missing"

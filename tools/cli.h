@@ -1,0 +1,28 @@
+/* cli.h - shared pieces of the `tilec` command: the usage text, usage
+ * errors, and the subcommands (tilec.c has main and the small commands,
+ * cmd_demo.c the demo). */
+#ifndef TILEC_CLI_H
+#define TILEC_CLI_H
+
+#include <stdio.h>
+
+/* Exit statuses. */
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* Writes the full usage text to out. */
+void cli_usage(FILE *out);
+/* Prints "tilec: <message>; run `tilec --help`" on stderr (one line) and
+ * returns CLI_USAGE. */
+int cli_usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Is arg one of -h, --help, help? */
+int cli_is_help(const char *arg);
+/* Option value: for "--name VALUE" or "--name=VALUE" at argv[*i] returns
+ * the value (advancing *i past it) and sets *err = 0; returns NULL with
+ * *err = 0 when argv[*i] is not this option, or NULL with *err = 1 when
+ * the value is missing (after printing a usage error). */
+const char *cli_option_value(int argc, char **argv, int *i, const char *name, int *err);
+
+/* `tilec demo ...`: argv[0] is "demo". */
+int cmd_demo(int argc, char **argv);
+
+#endif

@@ -1,0 +1,330 @@
+/* cmd_demo.c - `tilec demo`: compiles every example kernel (or a chosen
+ * subset), runs it and compares its outputs with the plain C reference.
+ *
+ *   --target opencl (default)  compile for OpenCL, run on the OpenCL device
+ *                              (PoCL by default), verify.
+ *   --target cuda              compile for CUDA and build with NVRTC (no GPU
+ *                              needed); run and verify where a CUDA device
+ *                              exists, else say once why not.
+ *
+ * One table row per example, flushed as it completes; failures print their
+ * reason under the row.  Exit 0 only if every selected example verified
+ * (for CUDA without a device: compiled), 1 otherwise, 2 on usage errors. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec/tilec.h"
+#include "../src/base/base.h"
+#include "../src/demo/examples.h"
+#include "../src/runtime/runtime.h"
+#include "cli.h"
+
+#define DEFAULT_CUDA_ARCH "sm_90a"
+
+static void demo_usage(FILE *out) {
+  fputs("usage: tilec demo [--target opencl|cuda] [--device SEL] [--arch ARCH]\n"
+        "                  [--only NAME[,NAME..]] [--list]\n"
+        "\n"
+        "compiles the example kernels, runs them and verifies their outputs against a\n"
+        "plain C reference; exit 0 only if every one verified.\n"
+        "\n"
+        "  --target opencl|cuda   opencl (default), or cuda: build with NVRTC (no GPU\n"
+        "                         needed), run and verify where a CUDA device exists\n"
+        "  --device SEL           OpenCL device: \"P:D\" or a name substring (e.g. pocl);\n"
+        "                         default $TILEC_OPENCL_DEVICE, then PoCL, then the first\n"
+        "  --arch ARCH            CUDA architecture (default: " DEFAULT_CUDA_ARCH ")\n"
+        "  --only NAME[,NAME..]   run only these examples (see --list)\n"
+        "  --list                 list the examples and exit\n",
+        out);
+}
+
+/* Prints a (possibly multi-line) failure reason indented under a row. */
+static void print_reason(const char *msg) {
+  if (!msg || !*msg) msg = "(no message)";
+  for (const char *p = msg; *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    printf("    %.*s\n", (int)len, p);
+    p = end ? end + 1 : p + len;
+  }
+}
+
+/* Marks the examples named in a comma-separated list; returns 0, or
+ * CLI_USAGE after an error message. */
+static int select_names(const char *list, char *selected) {
+  const char *p = list;
+  for (;;) {
+    const char *end = strchr(p, ',');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == 0) return cli_usage_error("empty example name in --only '%s'", list);
+    char name[128];
+    if (len >= sizeof name) len = sizeof name - 1;
+    memcpy(name, p, len);
+    name[len] = 0;
+    int found = 0;
+    for (int i = 0; i < tc_example_count(); i++) {
+      if (strcmp(tc_example_get(i)->name, name) == 0) {
+        selected[i] = 1;
+        found = 1;
+      }
+    }
+    if (!found) {
+      fprintf(stderr, "tilec: unknown example '%s' in --only; run `tilec demo --list`\n", name);
+      return CLI_USAGE;
+    }
+    if (!end) return 0;
+    p = end + 1;
+  }
+}
+
+static void print_header_row(void) {
+  printf("%-16s %-7s %9s  %-34s %10s\n", "example", "target", "smem(B)", "result", "time(ms)");
+  fflush(stdout);
+}
+
+static void print_row(const char *name, const char *target, long long smem, const char *result,
+                      double ms, int has_time) {
+  char smem_s[32], ms_s[32];
+  if (smem >= 0)
+    snprintf(smem_s, sizeof smem_s, "%lld", smem);
+  else
+    snprintf(smem_s, sizeof smem_s, "-");
+  if (has_time)
+    snprintf(ms_s, sizeof ms_s, "%.3f", ms);
+  else
+    snprintf(ms_s, sizeof ms_s, "-");
+  printf("%-16s %-7s %9s  %-34s %10s\n", name, target, smem_s, result, ms_s);
+}
+
+/* ---- OpenCL ------------------------------------------------------------- */
+
+static int demo_opencl(const char *device, const char *selected, int nselected) {
+  tc_str err;
+  tc_str_init(&err);
+  tc_cl *cl = NULL;
+  if (tc_cl_open(device, &cl, &err) != TC_OK) {
+    fprintf(stderr, "tilec demo: cannot open an OpenCL device: %s\n", tc_str_cstr(&err));
+    tc_str_free(&err);
+    return CLI_FAIL;
+  }
+  char *dev_name = tc_xstrdup(tc_cl_device_name(cl));
+  tc_cl_close(cl);
+  tc_str_free(&err);
+
+  const char *env = getenv("TILEC_OPENCL_DEVICE");
+  printf("tilec demo: %d example kernel%s on OpenCL device %s%s%s%s\n", nselected,
+         nselected == 1 ? "" : "s", dev_name, device ? " (--device " : "",
+         device ? device : "", device ? ")" : "");
+  if (!device && env && *env) printf("(device chosen by TILEC_OPENCL_DEVICE=%s)\n", env);
+  print_header_row();
+
+  int verified = 0;
+  for (int i = 0; i < tc_example_count(); i++) {
+    if (!selected[i]) continue;
+    const tc_example *e = tc_example_get(i);
+    tc_example_result r;
+    tc_status st = tc_example_run(e, device, &r);
+    int ok = st == TC_OK && r.verified;
+    char result[64];
+    if (ok)
+      snprintf(result, sizeof result, "verified");
+    else if (st != TC_OK)
+      snprintf(result, sizeof result, "FAILED (%s)", tc_status_name(st));
+    else
+      snprintf(result, sizeof result, "FAILED (max error %.3g)", r.max_err);
+    /* r.smem is only known once the kernel compiled */
+    int compiled = st == TC_OK || st == TC_ERR_COMPILE || st == TC_ERR_RUNTIME ||
+                   st == TC_ERR_NO_DEVICE;
+    print_row(e->name, "opencl", compiled ? (long long)r.smem : -1, result, r.ms, st == TC_OK);
+    if (!ok) print_reason(r.msg);
+    verified += ok;
+    fflush(stdout);
+  }
+  printf("%d of %d kernel%s verified on %s\n", verified, nselected, nselected == 1 ? "" : "s", dev_name);
+  free(dev_name);
+  return verified == nselected ? CLI_OK : CLI_FAIL;
+}
+
+/* ---- CUDA --------------------------------------------------------------- */
+
+/* Builds one example for CUDA with NVRTC and, when run_it, runs and
+ * verifies it.  Returns 1 when it compiled (and, if run, verified). */
+static int cuda_one(const tc_example *e, const char *arch, int run_it) {
+  tc_fusion *f = e->build();
+  tc_compile_options opt = {TC_TARGET_CUDA, arch, e->name};
+  tc_status st = TC_OK;
+  char result[96];
+  char msg[1024] = "";
+  long long smem = -1;
+  double ms = 0;
+  int ok = 0, has_time = 0;
+  void **got = NULL, **want = NULL;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  if (!k) {
+    snprintf(result, sizeof result, "FAILED (%s)", tc_status_name(st));
+    snprintf(msg, sizeof msg, "%s", tc_fusion_error(f));
+    goto report;
+  }
+  smem = (long long)tc_kernel_smem_bytes(k);
+  st = tc_kernel_build(k, NULL);
+  if (st != TC_OK) {
+    snprintf(result, sizeof result, "FAILED (%s)", tc_status_name(st));
+    snprintf(msg, sizeof msg, "%s", tc_kernel_error(k));
+    goto report;
+  }
+  if (!run_it) {
+    snprintf(result, sizeof result, "compiled (NVRTC %s)", arch);
+    ok = 1;
+    goto report;
+  }
+  got = tc_params_alloc(f, 1), want = tc_params_alloc(f, 1);
+  st = tc_kernel_run(k, got, NULL, &ms);
+  if (st != TC_OK) {
+    snprintf(result, sizeof result, "FAILED (%s)", tc_status_name(st));
+    snprintf(msg, sizeof msg, "%s", tc_kernel_error(k));
+  } else {
+    has_time = 1;
+    double max_err = 0;
+    tc_reference_run(f, want);
+    long bad = tc_outputs_compare(f, got, want, &max_err, msg, sizeof msg);
+    if (bad == 0 && e->expect_smem >= 0 && smem != e->expect_smem) {
+      bad = 1;
+      snprintf(msg, sizeof msg, "shared memory is %lld bytes; seed 002 states %lld", smem,
+               (long long)e->expect_smem);
+    }
+    ok = bad == 0;
+    if (ok)
+      snprintf(result, sizeof result, "compiled (NVRTC %s), verified", arch);
+    else
+      snprintf(result, sizeof result, "FAILED (max error %.3g)", max_err);
+  }
+
+report:
+  tc_params_free(f, got), tc_params_free(f, want);
+  print_row(e->name, "cuda", smem, result, ms, has_time);
+  if (!ok) print_reason(msg);
+  fflush(stdout);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+  return ok;
+}
+
+/* The text after `prefix` on the line of `text` that starts with it. */
+static int line_after(const char *text, const char *prefix, char *buf, size_t cap) {
+  const char *p = strstr(text, prefix);
+  if (!p || (p != text && p[-1] != '\n')) return 0;
+  p += strlen(prefix);
+  size_t len = strcspn(p, "\n");
+  if (len >= cap) len = cap - 1;
+  memcpy(buf, p, len);
+  buf[len] = 0;
+  return 1;
+}
+
+static int demo_cuda(const char *arch, const char *selected, int nselected) {
+  tc_str desc, why;
+  tc_str_init(&desc);
+  tc_str_init(&why);
+  tc_cuda_describe(&desc);
+  char line[1024];
+  if (line_after(tc_str_cstr(&desc), "CUDA compiler: unavailable: ", line, sizeof line)) {
+    fprintf(stderr, "tilec demo: cannot compile for CUDA: %s\n", line);
+    tc_str_free(&desc);
+    tc_str_free(&why);
+    return CLI_FAIL;
+  }
+  int have_device = tc_cuda_available(&why);
+  char dev[512] = "";
+  if (have_device && !line_after(tc_str_cstr(&desc), "CUDA device 0: ", dev, sizeof dev))
+    snprintf(dev, sizeof dev, "CUDA device 0");
+  printf("tilec demo: %d example kernel%s for CUDA %s, built with NVRTC; %s%s\n", nselected,
+         nselected == 1 ? "" : "s", arch, have_device ? "running on " : "",
+         have_device ? dev : "compile only (no GPU needed)");
+  print_header_row();
+
+  int ok = 0;
+  for (int i = 0; i < tc_example_count(); i++)
+    if (selected[i]) ok += cuda_one(tc_example_get(i), arch, have_device);
+
+  int rc;
+  if (have_device) {
+    printf("%d of %d kernel%s verified on %s\n", ok, nselected, nselected == 1 ? "" : "s", dev);
+  } else {
+    printf("%d of %d kernel%s compiled with NVRTC for %s\n", ok, nselected, nselected == 1 ? "" : "s", arch);
+    printf("not run: %s\n", tc_str_cstr(&why));
+  }
+  rc = ok == nselected ? CLI_OK : CLI_FAIL;
+  tc_str_free(&desc);
+  tc_str_free(&why);
+  return rc;
+}
+
+/* ---- the command -------------------------------------------------------- */
+
+int cmd_demo(int argc, char **argv) {
+  const char *device = NULL, *target = "opencl", *arch = NULL;
+  int list = 0, any_only = 0, n = tc_example_count();
+  char *selected = tc_xcalloc((size_t)n + 1, 1);
+  int rc = CLI_OK;
+
+  for (int i = 1; i < argc && rc == CLI_OK; i++) {
+    const char *a = argv[i], *v;
+    int err = 0;
+    if (cli_is_help(a)) {
+      demo_usage(stdout);
+      free(selected);
+      return CLI_OK;
+    } else if (strcmp(a, "--list") == 0) {
+      list = 1;
+    } else if ((v = cli_option_value(argc, argv, &i, "--device", &err)) || err) {
+      if (err) rc = CLI_USAGE;
+      else device = v;
+    } else if ((v = cli_option_value(argc, argv, &i, "--target", &err)) || err) {
+      if (err) rc = CLI_USAGE;
+      else target = v;
+    } else if ((v = cli_option_value(argc, argv, &i, "--arch", &err)) || err) {
+      if (err) rc = CLI_USAGE;
+      else arch = v;
+    } else if ((v = cli_option_value(argc, argv, &i, "--only", &err)) || err) {
+      if (err) rc = CLI_USAGE;
+      else rc = select_names(v, selected), any_only = 1;
+    } else if (a[0] == '-') {
+      rc = cli_usage_error("unknown option '%s' for `tilec demo`", a);
+    } else {
+      rc = cli_usage_error("unexpected argument '%s' for `tilec demo`", a);
+    }
+  }
+  int cuda = 0;
+  if (rc == CLI_OK) {
+    if (strcmp(target, "cuda") == 0)
+      cuda = 1;
+    else if (strcmp(target, "opencl") != 0)
+      rc = cli_usage_error("unknown target '%s' (opencl or cuda)", target);
+  }
+  if (rc == CLI_OK && cuda && device)
+    rc = cli_usage_error("--device selects an OpenCL device; --target cuda uses CUDA device 0");
+  if (rc == CLI_OK && !cuda && arch)
+    rc = cli_usage_error("--arch applies to --target cuda only");
+  if (rc != CLI_OK) {
+    free(selected);
+    return rc;
+  }
+  if (!any_only) memset(selected, 1, (size_t)n);
+  int nselected = 0;
+  for (int i = 0; i < n; i++) nselected += selected[i] != 0;
+
+  if (list) {
+    for (int i = 0; i < n; i++) {
+      if (!selected[i]) continue;
+      const tc_example *e = tc_example_get(i);
+      printf("%-16s %s\n", e->name, e->what);
+    }
+  } else if (cuda) {
+    rc = demo_cuda(arch ? arch : DEFAULT_CUDA_ARCH, selected, nselected);
+  } else {
+    rc = demo_opencl(device, selected, nselected);
+  }
+  free(selected);
+  return rc;
+}

@@ -1,0 +1,299 @@
+/* tilec.c - the `tilec` command: argument dispatch, usage, and the small
+ * subcommands `version` and `devices`.  `demo` lives in cmd_demo.c.
+ *
+ * Exit statuses: 0 success, 1 a failure (a kernel did not verify, no
+ * device), 2 a usage error (unknown command, option or example name). */
+#define CL_TARGET_OPENCL_VERSION 120
+#include <CL/cl.h>
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec/tilec.h"
+#include "../src/base/base.h"
+#include "../src/runtime/runtime.h"
+#include "cli.h"
+
+/* ---- usage ------------------------------------------------------------- */
+
+void cli_usage(FILE *out) {
+  fputs(
+      "tilec " TILEC_VERSION " - a compiler for tile-level GPU kernels\n"
+      "\n"
+      "usage: tilec <command> [options]\n"
+      "\n"
+      "commands:\n"
+      "  demo      compile, run and verify the example kernels\n"
+      "  devices   list the OpenCL platforms and devices (marking the default one)\n"
+      "            and whether CUDA (NVRTC, driver, device) is available\n"
+      "  version   print the version and the state of OpenCL, NVRTC and the CUDA driver\n"
+      "  help      print this help (also -h, --help)\n"
+      "\n"
+      "demo options:\n"
+      "  --target opencl|cuda   opencl (default): compile each example for OpenCL, run it\n"
+      "                         and compare its outputs with a plain C reference.\n"
+      "                         cuda: compile each example for CUDA and build it with NVRTC\n"
+      "                         (no GPU needed); run and verify it where a CUDA device exists\n"
+      "  --device SEL           the OpenCL device: \"P:D\" indices as `tilec devices` lists\n"
+      "                         them, or a case-insensitive substring of the platform or\n"
+      "                         device name (e.g. pocl); default: $TILEC_OPENCL_DEVICE, then\n"
+      "                         PoCL, then the first device.  OpenCL only\n"
+      "  --arch ARCH            the CUDA architecture for --target cuda (default: sm_90a)\n"
+      "  --only NAME[,NAME..]   run only the named examples (may be repeated)\n"
+      "  --list                 list the examples with a description and exit\n"
+      "\n"
+      "other options:\n"
+      "  -h, --help             this help (also `tilec <command> --help`)\n"
+      "  --version              the same as `tilec version`\n"
+      "\n"
+      "environment:\n"
+      "  TILEC_OPENCL_DEVICE    the default OpenCL device when --device is not given\n"
+      "                         (the same forms as --device)\n"
+      "  CUDA_HOME              also look for libnvrtc in $CUDA_HOME/lib64 (besides the\n"
+      "                         loader path and /usr/local/cuda/lib64)\n"
+      "\n"
+      "exit status: 0 success; 1 a kernel failed to compile or verify, or no device;\n"
+      "2 a usage error (unknown command, option or example name)\n",
+      out);
+}
+
+int cli_usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("tilec: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs("; run `tilec --help`\n", stderr);
+  va_end(ap);
+  return CLI_USAGE;
+}
+
+int cli_is_help(const char *arg) {
+  return strcmp(arg, "-h") == 0 || strcmp(arg, "--help") == 0 || strcmp(arg, "help") == 0;
+}
+
+const char *cli_option_value(int argc, char **argv, int *i, const char *name, int *err) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  *err = 0;
+  if (strncmp(a, name, n) != 0) return NULL;
+  if (a[n] == '=') return a + n + 1;
+  if (a[n] != 0) return NULL;
+  if (*i + 1 >= argc) {
+    cli_usage_error("option %s needs a value", name);
+    *err = 1;
+    return NULL;
+  }
+  *i += 1;
+  return argv[*i];
+}
+
+/* Rejects arguments to commands that take none (other than --help). */
+static int no_arguments(const char *cmd, int argc, char **argv, int *help) {
+  *help = 0;
+  for (int i = 1; i < argc; i++) {
+    if (cli_is_help(argv[i])) {
+      *help = 1;
+      continue;
+    }
+    if (argv[i][0] == '-') return cli_usage_error("unknown option '%s' for `tilec %s`", argv[i], cmd);
+    return cli_usage_error("unexpected argument '%s' for `tilec %s`", argv[i], cmd);
+  }
+  return CLI_OK;
+}
+
+/* ---- version ----------------------------------------------------------- */
+
+/* Copies the line of `text` that starts with `prefix` (without the prefix
+ * and the newline) into buf; returns 0 when there is none. */
+static int find_line(const char *text, const char *prefix, char *buf, size_t cap) {
+  size_t n = strlen(prefix);
+  for (const char *p = text; p && *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len >= n && strncmp(p, prefix, n) == 0) {
+      size_t m = len - n < cap - 1 ? len - n : cap - 1;
+      memcpy(buf, p + n, m);
+      buf[m] = 0;
+      return 1;
+    }
+    p = end ? end + 1 : NULL;
+  }
+  buf[0] = 0;
+  return 0;
+}
+
+static void print_opencl_state(void) {
+  cl_uint np = 0;
+  cl_int e = clGetPlatformIDs(0, NULL, &np);
+  if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
+    printf("OpenCL ICD: loaded, 0 platforms (install pocl-opencl-icd)\n");
+    return;
+  }
+  if (e != CL_SUCCESS) {
+    printf("OpenCL ICD: loaded, clGetPlatformIDs failed: %s (%d)\n", tc_cl_error_name(e), (int)e);
+    return;
+  }
+  cl_platform_id *ps = calloc(np, sizeof *ps);
+  if (!ps || clGetPlatformIDs(np, ps, NULL) != CL_SUCCESS) {
+    printf("OpenCL ICD: loaded, %u platform%s\n", (unsigned)np, np == 1 ? "" : "s");
+    free(ps);
+    return;
+  }
+  printf("OpenCL ICD: loaded, %u platform%s (", (unsigned)np, np == 1 ? "" : "s");
+  for (cl_uint p = 0; p < np; p++) {
+    char name[256] = "?";
+    if (clGetPlatformInfo(ps[p], CL_PLATFORM_NAME, sizeof name - 1, name, NULL) != CL_SUCCESS)
+      snprintf(name, sizeof name, "?");
+    name[sizeof name - 1] = 0;
+    printf("%s%s", p ? ", " : "", name);
+  }
+  printf(")\n");
+  free(ps);
+}
+
+static int cmd_version(int argc, char **argv) {
+  int help;
+  int rc = no_arguments("version", argc, argv, &help);
+  if (rc) return rc;
+  if (help) {
+    printf("usage: tilec version\n"
+           "prints the version and one line each for the OpenCL ICD loader, NVRTC and the\n"
+           "CUDA driver\n");
+    return CLI_OK;
+  }
+  printf("tilec %s\n", TILEC_VERSION);
+  print_opencl_state();
+
+  tc_str cuda;
+  tc_str_init(&cuda);
+  tc_cuda_describe(&cuda);
+  char line[1024];
+  const char *text = tc_str_cstr(&cuda);
+  if (find_line(text, "CUDA compiler: NVRTC ", line, sizeof line))
+    printf("NVRTC: %s\n", line);
+  else if (find_line(text, "CUDA compiler: unavailable: NVRTC ", line, sizeof line))
+    printf("NVRTC: %s\n", line); /* "not found (tried ...)" */
+  else if (find_line(text, "CUDA compiler: unavailable: ", line, sizeof line))
+    printf("NVRTC: not found (%s)\n", line);
+  else
+    printf("NVRTC: not found\n");
+  if (find_line(text, "CUDA driver: ", line, sizeof line))
+    printf("CUDA driver: %s\n", line);
+  else
+    printf("CUDA driver: unknown\n");
+  char dev[512];
+  if (find_line(text, "CUDA device 0: ", dev, sizeof dev)) printf("CUDA device 0: %s\n", dev);
+  tc_str_free(&cuda);
+  return CLI_OK;
+}
+
+/* ---- devices ----------------------------------------------------------- */
+
+/* Does listing line `line` ("P:D  platform / device (...)") name the device
+ * `name` ("platform / device")? */
+static int line_names(const char *line, size_t len, const char *name) {
+  const char *p = memchr(line, ' ', len);
+  if (!p) return 0;
+  while ((size_t)(p - line) < len && *p == ' ') p++;
+  size_t n = strlen(name), rest = len - (size_t)(p - line);
+  return rest > n + 1 && strncmp(p, name, n) == 0 && p[n] == ' ' && p[n + 1] == '(';
+}
+
+static int cmd_devices(int argc, char **argv) {
+  int help;
+  int rc = no_arguments("devices", argc, argv, &help);
+  if (rc) return rc;
+  if (help) {
+    printf("usage: tilec devices\n"
+           "lists the OpenCL platforms and devices (\"P:D\" indices for --device and\n"
+           "$TILEC_OPENCL_DEVICE; '*' marks the default device) and CUDA availability\n");
+    return CLI_OK;
+  }
+
+  /* The default device: what tc_cl_open picks without a selector. */
+  tc_str err;
+  tc_str_init(&err);
+  tc_cl *cl = NULL;
+  char *def = NULL;
+  if (tc_cl_open(NULL, &cl, &err) == TC_OK) {
+    def = tc_xstrdup(tc_cl_device_name(cl));
+    tc_cl_close(cl);
+  }
+
+  tc_str list;
+  tc_str_init(&list);
+  int n = tc_cl_list_devices(&list);
+  printf("OpenCL devices:\n");
+  if (n == 0) {
+    const char *t = tc_str_cstr(&list);
+    printf("  none: %s", t);
+    if (!*t || t[strlen(t) - 1] != '\n') printf("\n");
+  } else {
+    int marked = 0;
+    for (const char *p = tc_str_cstr(&list); *p;) {
+      const char *end = strchr(p, '\n');
+      size_t len = end ? (size_t)(end - p) : strlen(p);
+      int is_def = def && !marked && line_names(p, len, def);
+      if (is_def) marked = 1;
+      printf("%s%.*s%s\n", is_def ? "* " : "  ", (int)len, p, is_def ? "  [default]" : "");
+      p = end ? end + 1 : p + len;
+    }
+    const char *env = getenv("TILEC_OPENCL_DEVICE");
+    if (def)
+      printf("default device: %s%s%s%s\n", def, env && *env ? " (TILEC_OPENCL_DEVICE=" : "",
+             env && *env ? env : "", env && *env ? ")" : "");
+    else
+      printf("default device: none: %s\n", tc_str_cstr(&err));
+    printf("%d OpenCL device%s\n", n, n == 1 ? "" : "s");
+  }
+
+  tc_str cuda;
+  tc_str_init(&cuda);
+  tc_cuda_describe(&cuda);
+  printf("\nCUDA:\n");
+  for (const char *p = tc_str_cstr(&cuda); *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    printf("  %.*s\n", (int)len, p);
+    p = end ? end + 1 : p + len;
+  }
+  tc_str_free(&cuda);
+  tc_str_free(&list);
+  tc_str_free(&err);
+  free(def);
+  return CLI_OK;
+}
+
+/* ---- main -------------------------------------------------------------- */
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    cli_usage(stderr);
+    return CLI_USAGE;
+  }
+  const char *cmd = argv[1];
+  if (cli_is_help(cmd)) {
+    if (argc > 2) {
+      /* `tilec help demo` is the same as `tilec demo --help` */
+      if (strcmp(argv[2], "demo") == 0) {
+        char *sub[] = {argv[2], "--help", NULL};
+        return cmd_demo(2, sub);
+      }
+      if (strcmp(argv[2], "version") == 0 || strcmp(argv[2], "devices") == 0) {
+        char *sub[] = {argv[2], "--help", NULL};
+        return strcmp(argv[2], "version") == 0 ? cmd_version(2, sub) : cmd_devices(2, sub);
+      }
+      if (!cli_is_help(argv[2])) return cli_usage_error("unknown command '%s'", argv[2]);
+    }
+    cli_usage(stdout);
+    return CLI_OK;
+  }
+  if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0)
+    return cmd_version(argc - 1, argv + 1);
+  if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 1, argv + 1);
+  if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 1, argv + 1);
+  if (cmd[0] == '-') return cli_usage_error("unknown option '%s'", cmd);
+  return cli_usage_error("unknown command '%s'", cmd);
+}
