@@ -67,7 +67,7 @@ test: deps
 	TILEC=$(BUILD)/tilec tests/run.sh $(TEST_BIN) tests/cli_test.sh
 
 asan:
-	$(MAKE) BUILD=build-asan OPT=-O1 \
+	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) BUILD=build-asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
 bench: $(BENCH_BIN)

@@ -182,7 +182,7 @@ tc_tensor *tc_set(tc_fusion *f, tc_tensor *in) {
 tc_tensor *tc_unary(tc_fusion *f, tc_unary_op op, tc_tensor *in) {
   tc_clear_error(f);
   if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: operand is not a tensor of this fusion"), NULL;
-  if ((int)op < TC_NEG || op > TC_RECIPROCAL) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: unknown op %d", (int)op), NULL;
+  if ((int)op < TC_NEG || op > TC_RECIPROCAL) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: unknown op %d on %s", (int)op, in->name), NULL;
   bool is_float = in->dtype == TC_F32 || in->dtype == TC_F16 || in->dtype == TC_BF16;
   if (!is_float && op != TC_NEG && op != TC_ABS && op != TC_RELU)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: %s is %s; this op needs a floating-point tensor",
@@ -196,7 +196,7 @@ tc_tensor *tc_binary(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) 
   tc_clear_error(f);
   if (!owned(f, a) || !owned(f, b))
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: operand is not a tensor of this fusion"), NULL;
-  if ((int)op < TC_ADD || op > TC_MIN) return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: unknown op %d", (int)op), NULL;
+  if ((int)op < TC_ADD || op > TC_MIN) return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: unknown op %d on %s and %s", (int)op, a->name, b->name), NULL;
   if (a->nlogical != b->nlogical)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s has rank %d but %s has rank %d", a->name,
                    a->nlogical, b->name, b->nlogical), NULL;
@@ -217,7 +217,7 @@ tc_tensor *tc_binary(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) 
 tc_tensor *tc_cast(tc_fusion *f, tc_tensor *in, tc_dtype to) {
   tc_clear_error(f);
   if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_cast: operand is not a tensor of this fusion"), NULL;
-  if (!valid_dtype(to)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_cast: unknown dtype %d", (int)to), NULL;
+  if (!valid_dtype(to)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_cast: unknown dtype %d for %s", (int)to, in->name), NULL;
   tc_tensor *out = like(f, in, to);
   tc_op_new(f, TC_OP_CAST, 0, in, NULL, out);
   return out;
@@ -226,7 +226,7 @@ tc_tensor *tc_cast(tc_fusion *f, tc_tensor *in, tc_dtype to) {
 tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm) {
   tc_clear_error(f);
   if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_permute: operand is not a tensor of this fusion"), NULL;
-  if (!perm) return tc_fail(f, TC_ERR_ARGUMENT, "tc_permute: perm is NULL"), NULL;
+  if (!perm) return tc_fail(f, TC_ERR_ARGUMENT, "tc_permute: perm is NULL for %s", in->name), NULL;
   int seen[16] = {0};
   for (int k = 0; k < in->nlogical; k++) {
     if (perm[k] < 0 || perm[k] >= in->nlogical || seen[perm[k]]++)

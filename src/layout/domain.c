@@ -130,7 +130,12 @@ int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
              (long long)right);
     return -1;
   }
-  int64_t e = g->axes[in].extent + left + right;
+  int64_t e;
+  if (__builtin_add_overflow(g->axes[in].extent, left, &e) || __builtin_add_overflow(e, right, &e)) {
+    snprintf(err, errcap, "resize by %lld/%lld overflows the extent %lld", (long long)left,
+             (long long)right, (long long)g->axes[in].extent);
+    return -1;
+  }
   if (e < 1) {
     snprintf(err, errcap, "resize by %lld/%lld leaves extent %lld; it must stay at least 1",
              (long long)left, (long long)right, (long long)e);

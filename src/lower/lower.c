@@ -118,6 +118,16 @@ static tc_status validate_tensor(lctx *c, tc_tensor *t) {
         st = tc_fail(c->f, TC_ERR_SCHEDULE, "compile: %s axes %d and %d are both %s (%s)", t->name, j,
                      i, tc_ptype_name(a->ptype), tc_str_cstr(&d));
     if (st) break;
+    if (a->extent > 2147483647)
+      st = tc_fail(c->f, TC_ERR_LOWER,
+                   "compile: %s axis %d has extent %lld; loops count with 32-bit integers (%s)",
+                   t->name, i, (long long)a->extent, tc_str_cstr(&d));
+    else if (tc_ptype_is_device(a->ptype))
+      st = tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                   "compile: %s axis %d is %s: a kernel runs on one device, and multi-device "
+                   "execution is not supported yet (%s)",
+                   t->name, i, tc_ptype_name(a->ptype), tc_str_cstr(&d));
+    if (st) break;
     if (a->ptype == TC_VECTORIZE) {
       if (i != t->nloop - 1)
         st = tc_fail(c->f, TC_ERR_SCHEDULE,
@@ -179,6 +189,7 @@ static tc_status validate_visibility(lctx *c, tc_tensor *t, tc_tensor *cons) {
 
 static tc_status launch_config(lctx *c, tc_op **order, int n) {
   tc_kir *k = c->k;
+  const tc_tensor *who[3] = {NULL, NULL, NULL};
   for (int d = 0; d < 3; d++) k->grid[d] = k->block[d] = 1;
   for (int i = 0; i < n; i++) {
     tc_tensor *t = order[i]->out;
@@ -187,15 +198,27 @@ static tc_status launch_config(lctx *c, tc_op **order, int n) {
       int64_t *slot = NULL;
       if (tc_ptype_is_block(a->ptype)) slot = &k->grid[a->ptype - TC_BIDX];
       if (tc_ptype_is_thread(a->ptype)) slot = &k->block[a->ptype - TC_TIDX];
-      if (slot && a->extent > *slot) *slot = a->extent;
+      if (slot && a->extent > *slot) {
+        *slot = a->extent;
+        if (tc_ptype_is_thread(a->ptype)) who[a->ptype - TC_TIDX] = t;
+      }
     }
   }
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
-  if (c->target != TC_TARGET_OPENCL && threads > 1024)
-    return tc_fail(c->f, TC_ERR_LOWER,
-                   "compile: the block has %lld threads (%lld x %lld x %lld) but %s allows at most 1024",
-                   (long long)threads, (long long)k->block[0], (long long)k->block[1],
-                   (long long)k->block[2], where(c->target));
+  if (c->target != TC_TARGET_OPENCL && threads > 1024) {
+    tc_str w;
+    tc_str_init(&w);
+    for (int d = 0; d < 3; d++)
+      if (who[d]) tc_str_printf(&w, "%sTID%c{%lld} from %s", w.len ? ", " : "", 'x' + d,
+                                (long long)k->block[d], who[d]->name);
+    tc_status st = tc_fail(c->f, TC_ERR_LOWER,
+                           "compile: the block has %lld threads (%lld x %lld x %lld: %s) but %s "
+                           "allows at most 1024",
+                           (long long)threads, (long long)k->block[0], (long long)k->block[1],
+                           (long long)k->block[2], tc_str_cstr(&w), where(c->target));
+    tc_str_free(&w);
+    return st;
+  }
   if (c->target != TC_TARGET_OPENCL && k->block[2] > 64)
     return tc_fail(c->f, TC_ERR_LOWER, "compile: TIDz extent %lld exceeds the limit of 64",
                    (long long)k->block[2]);

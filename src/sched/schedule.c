@@ -272,24 +272,26 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
   return TC_OK;
 }
 
-tc_status tc_inline_at(tc_tensor *t, int pos) {
-  tc_status st = check_computed(t, "tc_inline_at");
+static tc_status inline_at(tc_tensor *t, int pos, const char *call) {
+  tc_status st = check_computed(t, call);
   if (st) return st;
   int p = tc_norm_pos(pos, t->nloop);
   if (p < 0)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_inline_at", "position %d is outside 0..%d for %s", pos,
+    return fail_t(t, TC_ERR_ARGUMENT, call, "position %d is outside 0..%d for %s", pos,
                   t->nloop, t->name);
   tc_op *cons[64];
   int nc = tc_consumers(t->f, t, cons, 64);
   if (nc == 0 && p > 0)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_inline_at", "%s has no consumer to inline into", t->name);
+    return fail_t(t, TC_ERR_SCHEDULE, call, "%s has no consumer to inline into", t->name);
   for (int i = 0; i < nc && i < 64; i++) {
-    st = tc_check_inline(t, cons[i]->out, p, "tc_inline_at");
+    st = tc_check_inline(t, cons[i]->out, p, call);
     if (st) return st;
   }
   t->ca_pos = p;
   return TC_OK;
 }
+
+tc_status tc_inline_at(tc_tensor *t, int pos) { return inline_at(t, pos, "tc_inline_at"); }
 
 /* Gives dst the loop transforms of src.  Logical axes are matched by
  * signature (so a transposed tensor maps to its source), which requires
@@ -354,9 +356,26 @@ tc_status tc_compute_at(tc_tensor *producer, tc_tensor *consumer, int pos) {
   if (p < 0)
     return fail_t(consumer, TC_ERR_ARGUMENT, "tc_compute_at", "position %d is outside 0..%d for %s",
                   pos, consumer->nloop, consumer->name);
+  /* on failure the producer keeps its old loop domain */
+  int *old = tc_xmalloc((size_t)producer->nloop * sizeof(int)), nold = producer->nloop;
+  memcpy(old, producer->loop, (size_t)nold * sizeof(int));
+  int old_ca = producer->ca_pos;
   st = replay_like(producer, consumer, "tc_compute_at");
-  if (st) return st;
-  return tc_inline_at(producer, p);
+  if (!st) {
+    /* the shared loops are the consumer's: they run with its parallel types */
+    tc_dgraph *g = &producer->f->g;
+    for (int i = 0; i < p && i < producer->nloop; i++)
+      if (g->axes[consumer->loop[i]].ptype != TC_VECTORIZE)
+        g->axes[producer->loop[i]].ptype = g->axes[consumer->loop[i]].ptype;
+    st = inline_at(producer, p, "tc_compute_at");
+  }
+  if (st) {
+    free(producer->loop);
+    producer->loop = old, producer->nloop = nold, producer->ca_pos = old_ca;
+  } else {
+    free(old);
+  }
+  return st;
 }
 
 /* The deepest position t can be inlined at into all its consumers. */
