@@ -22,18 +22,6 @@
 
 /* ---- our own schedules ----------------------------------------------------- */
 
-static void tile2d(tc_fusion *f, tc_tensor *out, int64_t ty, int64_t tx) {
-  int from[2] = {1, 2}, to[2] = {2, 1};
-  tc_split(out, 0, ty, 1);
-  tc_split(out, 2, tx, 1);
-  tc_reorder(out, 2, from, to);
-  tc_merge(out, 0, 1);
-  tc_parallelize(out, 0, TC_BIDX);
-  tc_parallelize(out, 2, TC_TIDX);
-  tc_propagate_transforms(out);
-  tc_parallelize_all_like(out);
-  tc_inline_most(f);
-}
 
 static tc_fusion *own_fma_1x1(void) {
   tc_fusion *f = tc_fusion_new();
@@ -41,7 +29,7 @@ static tc_fusion *own_fma_1x1(void) {
   tc_tensor *a = tc_input(f, TC_F32, 2, s), *b = tc_input(f, TC_F32, 2, s), *c = tc_input(f, TC_F32, 2, s);
   tc_tensor *o = tc_binary(f, TC_ADD, tc_binary(f, TC_MUL, a, b), c);
   tc_add_output(f, o);
-  tile2d(f, o, 8, 32);
+  tc_example_tile_2d(f, o, 8, 32);
   return f;
 }
 
@@ -54,7 +42,7 @@ static tc_fusion *own_unary_binary(void) {
   tc_tensor *g = tc_unary(f, TC_SIGMOID, tc_binary(f, TC_MIN, a, b));
   tc_tensor *o = tc_binary(f, TC_SUB, tc_unary(f, TC_ABS, e), tc_unary(f, TC_NEG, g));
   tc_add_output(f, o);
-  tile2d(f, o, 16, 16);
+  tc_example_tile_2d(f, o, 16, 16);
   return f;
 }
 
@@ -67,7 +55,7 @@ static tc_fusion *own_casts(void) {
   tc_tensor *bf = tc_cast(f, x, TC_BF16);
   tc_tensor *h2 = tc_cast(f, tc_unary(f, TC_RELU, x), TC_F16);
   tc_add_output(f, x), tc_add_output(f, bf), tc_add_output(f, h2);
-  tile2d(f, x, 8, 32);
+  tc_example_tile_2d(f, x, 8, 32);
   return f;
 }
 
@@ -134,7 +122,7 @@ static tc_fusion *own_cache_shared(void) {
   tc_tensor *ca = tc_cache_after(a);
   tc_cache_before(o);
   tc_set_memory_type(ca, TC_MEM_SHARED);
-  tile2d(f, o, 4, 16);
+  tc_example_tile_2d(f, o, 4, 16);
   return f;
 }
 

@@ -67,6 +67,7 @@ void tc_str_catn(tc_str *s, const char *text, size_t n) {
 void tc_str_cat(tc_str *s, const char *text) { tc_str_catn(s, text, strlen(text)); }
 
 void tc_str_vprintf(tc_str *s, const char *fmt, va_list ap) {
+  if (!s) return;
   va_list ap2;
   va_copy(ap2, ap);
   int n = vsnprintf(NULL, 0, fmt, ap2);
@@ -94,6 +95,12 @@ char *tc_str_take(tc_str *s) {
   char *b = s->buf ? s->buf : tc_xstrdup("");
   tc_str_init(s);
   return b;
+}
+
+int tc_nbits(int64_t v) {
+  int n = 0;
+  for (; v > 0; v >>= 1) n++;
+  return n;
 }
 
 uint64_t tc_hash_mix(uint64_t h, uint64_t v) {

@@ -36,6 +36,7 @@ void tc_str_free(tc_str *s);
 void tc_str_clear(tc_str *s);
 void tc_str_cat(tc_str *s, const char *text);
 void tc_str_catn(tc_str *s, const char *text, size_t n);
+/* printf into the builder; a NULL builder discards the text. */
 void tc_str_printf(tc_str *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 void tc_str_vprintf(tc_str *s, const char *fmt, va_list ap);
@@ -45,6 +46,9 @@ void tc_str_indent(tc_str *s, int depth);
 const char *tc_str_cstr(const tc_str *s);
 /* Hands the buffer to the caller (who frees it) and resets the builder. */
 char *tc_str_take(tc_str *s);
+
+/* Bits needed to write a non-negative value (0 for v <= 0). */
+int tc_nbits(int64_t v);
 
 /* 64-bit FNV-1a style mixing used by the hash tables. */
 uint64_t tc_hash_mix(uint64_t h, uint64_t v);

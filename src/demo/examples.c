@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../ir/fusion.h"
+#include "../runtime/host.h"
 
 /* ---- seed 002: gmem -> shared -> gmem copies of a [2, 4] float tensor -- */
 
@@ -36,7 +37,7 @@ static tc_fusion *gsg6(void) { return gsg_copy(INL | TIDX0 | BIDX1); }
 
 /* ---- pointwise fusions with a 2-D tile: [Yo*Xo](BIDx), Yi, Xi(TIDx) ----- */
 
-static void tile_2d(tc_fusion *f, tc_tensor *out, int64_t ty, int64_t tx) {
+void tc_example_tile_2d(tc_fusion *f, tc_tensor *out, int64_t ty, int64_t tx) {
   int from[2] = {1, 2}, to[2] = {2, 1};
   tc_split(out, 0, ty, 1);
   tc_split(out, 2, tx, 1);
@@ -57,7 +58,7 @@ static tc_fusion *pointwise_fma(void) {
   tc_tensor *c = tc_input(f, TC_F32, 2, shape);
   tc_tensor *out = tc_binary(f, TC_ADD, tc_binary(f, TC_MUL, a, b), c);
   tc_add_output(f, out);
-  tile_2d(f, out, 8, 32);
+  tc_example_tile_2d(f, out, 8, 32);
   return f;
 }
 
@@ -67,7 +68,7 @@ static tc_fusion *pointwise_relu(void) {
   tc_tensor *a = tc_input(f, TC_F32, 2, shape);
   tc_tensor *out = tc_unary(f, TC_RELU, a);
   tc_add_output(f, out);
-  tile_2d(f, out, 4, 64);
+  tc_example_tile_2d(f, out, 4, 64);
   return f;
 }
 
@@ -77,7 +78,7 @@ static tc_fusion *cast_to(tc_dtype t) {
   tc_tensor *a = tc_input(f, TC_F32, 2, shape);
   tc_tensor *out = tc_cast(f, tc_binary(f, TC_MUL, a, a), t);
   tc_add_output(f, out);
-  tile_2d(f, out, 3, 16);
+  tc_example_tile_2d(f, out, 3, 16);
   return f;
 }
 
@@ -185,17 +186,6 @@ void tc_params_free(tc_fusion *f, void **bufs) {
   free(bufs);
 }
 
-static double elem(tc_dtype t, const void *b, size_t e) {
-  switch (t) {
-    case TC_F32: return ((const float *)b)[e];
-    case TC_F16: return tc_f16_to_f32(((const uint16_t *)b)[e]);
-    case TC_BF16: return tc_bf16_to_f32(((const uint16_t *)b)[e]);
-    case TC_I32: return ((const int32_t *)b)[e];
-    case TC_I8: return ((const int8_t *)b)[e];
-  }
-  return 0;
-}
-
 long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, double *max_err,
                         char *msg, size_t cap) {
   long bad = 0;
@@ -207,7 +197,7 @@ long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, doubl
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     double rtol = t->dtype == TC_F32 ? 1e-5 : t->dtype == TC_F16 ? 1e-3 : t->dtype == TC_BF16 ? 8e-3 : 0;
     for (size_t e = 0; e < cnt; e++) {
-      double g = elem(t->dtype, got[p], e), w = elem(t->dtype, want[p], e);
+      double g = tc_host_read(t->dtype, got[p], e), w = tc_host_read(t->dtype, want[p], e);
       double err = fabs(g - w);
       if (isnan(g) != isnan(w)) err = INFINITY;
       else if (isnan(g)) err = 0;

@@ -14,6 +14,11 @@ typedef struct tc_example {
   tc_fusion *(*build)(void); /* a new scheduled fusion (caller frees) */
 } tc_example;
 
+/* The examples' pointwise schedule of `out` (2-D): split both axes by the
+ * tile (ty, tx), reorder to [Yo, Xo, Yi, Xi], merge [Yo*Xo] onto BIDx, Xi
+ * onto TIDx, then propagate to the whole fusion and inline most. */
+void tc_example_tile_2d(tc_fusion *f, tc_tensor *out, int64_t ty, int64_t tx);
+
 int tc_example_count(void);
 const tc_example *tc_example_get(int i);
 const tc_example *tc_example_find(const char *name);

@@ -121,21 +121,11 @@ static rng rng_mk(int64_t lo, int64_t hi) {
 static int excludes0(const tc_expr *e) { return e->lo > 0 || e->hi < 0; }
 static int is_zero_rng(const tc_expr *e) { return e->lo == 0 && e->hi == 0; }
 
-/* Number of bits needed for a non-negative value. */
-static int nbits(int64_t v) {
-  int n = 0;
-  while (v > 0) {
-    n++;
-    v >>= 1;
-  }
-  return n;
-}
-
 static rng rng_bitwise(tc_eop op, const tc_expr *a, const tc_expr *b) {
   int64_t alo = a->lo, ahi = a->hi, blo = b->lo, bhi = b->hi;
   /* Generic: both in [-2^k, 2^k-1] implies the result is too. */
   int64_t mx = ahi > bhi ? ahi : bhi, mn = alo < blo ? alo : blo;
-  int k1 = nbits(mx > 0 ? mx : 0), k2 = nbits(mn < 0 ? ~mn : 0);
+  int k1 = tc_nbits(mx > 0 ? mx : 0), k2 = tc_nbits(mn < 0 ? ~mn : 0);
   int k = k1 > k2 ? k1 : k2;
   rng r = k >= 63 ? FULL : rng_mk(-((int64_t)1 << k), ((int64_t)1 << k) - 1);
   int an = alo >= 0, bn = blo >= 0;  /* non-negative */
@@ -158,17 +148,17 @@ static rng rng_bitwise(tc_eop op, const tc_expr *a, const tc_expr *b) {
     return r;
   case TC_E_XOR:
     if (an && bn) {
-      int kk = nbits(mx);
+      int kk = tc_nbits(mx);
       return rng_mk(0, kk >= 63 ? INT64_MAX : ((int64_t)1 << kk) - 1);
     }
     if (aneg && bneg) {
       int64_t m = ~alo > ~blo ? ~alo : ~blo;
-      int kk = nbits(m);
+      int kk = tc_nbits(m);
       return rng_mk(0, kk >= 63 ? INT64_MAX : ((int64_t)1 << kk) - 1);
     }
     if ((an && bneg) || (aneg && bn)) {
       int64_t m1 = an ? ahi : bhi, m2 = an ? ~blo : ~alo;
-      int kk = nbits(m1 > m2 ? m1 : m2);
+      int kk = tc_nbits(m1 > m2 ? m1 : m2);
       return rng_mk(kk >= 63 ? INT64_MIN : -((int64_t)1 << kk), -1);
     }
     return r;

@@ -153,15 +153,6 @@ static const tc_expr *lin_build(tc_epool *p, const lin *L) {
 
 static int is_c(const tc_expr *e) { return e->op == TC_E_CONST; }
 
-static int nbits(int64_t v) {
-  int n = 0;
-  while (v > 0) {
-    n++;
-    v >>= 1;
-  }
-  return n;
-}
-
 static int is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 static uint64_t uabs64(int64_t v) { return v < 0 ? 0u - (uint64_t)v : (uint64_t)v; }
@@ -516,7 +507,7 @@ static const tc_expr *rw_mod(sctx *s, const tc_expr *a, const tc_expr *b) {
  * (just enough bits for c) moves the most terms into H. */
 static const tc_expr *swizzle(sctx *s, tc_eop op, const tc_expr *x, const tc_expr *c) {
   if (c->lo < 0 || c->hi <= 0 || is_c(x)) return NULL;
-  int k = nbits(c->hi);
+  int k = tc_nbits(c->hi);
   if (k > 62) return NULL;
   int64_t P = (int64_t)1 << k;
   lin L, H, B;
@@ -601,7 +592,7 @@ static const tc_expr *rw_xor(sctx *s, const tc_expr *a, const tc_expr *b) {
  * do not reach the low k bits (also under wrapping) and can be dropped. */
 static const tc_expr *and_drop(sctx *s, const tc_expr *x, const tc_expr *c) {
   if (c->lo < 0 || c->hi <= 0 || is_c(x)) return NULL;
-  int k = nbits(c->hi);
+  int k = tc_nbits(c->hi);
   if (k > 62) return NULL;
   int64_t P = (int64_t)1 << k;
   lin L, H, B;
@@ -628,7 +619,7 @@ static const tc_expr *rw_and(sctx *s, const tc_expr *a, const tc_expr *b) {
     if (m > 0 && m < INT64_MAX && is_pow2(m + 1)) return rw2(s, TC_E_MOD, a, K(s, m + 1));
     /* x in [0, 2^k) and the low k bits of m all set: x & m == x */
     if (a->lo >= 0) {
-      int k = nbits(a->hi);
+      int k = tc_nbits(a->hi);
       if (k <= 62) {
         uint64_t low = ((uint64_t)1 << k) - 1;
         if (((uint64_t)m & low) == low) return a;

@@ -149,15 +149,6 @@ static struct {
        .cu_once = PTHREAD_ONCE_INIT,
        .ctx_once = PTHREAD_ONCE_INIT};
 
-static void say(tc_str *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void say(tc_str *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  tc_str_vprintf(err, fmt, ap);
-  va_end(ap);
-}
 
 /* dlsym into a function pointer of any type (memcpy keeps ISO C happy). */
 static int resolve(void *lib, const char *name, void *fnptr, size_t size) {
@@ -344,17 +335,17 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
                           tc_str *err) {
   if (ptx) *ptx = NULL;
   if (!source || !ptx) {
-    say(err, "tc_cuda_compile: source and ptx must not be NULL");
+    tc_str_printf(err, "tc_cuda_compile: source and ptx must not be NULL");
     return TC_ERR_ARGUMENT;
   }
   if (!arch) arch = "sm_80";
   if (!valid_arch(arch)) {
-    say(err, "bad CUDA architecture '%s' (expected sm_XX or compute_XX, "
+    tc_str_printf(err, "bad CUDA architecture '%s' (expected sm_XX or compute_XX, "
         "e.g. sm_80, sm_90a)", arch);
     return TC_ERR_ARGUMENT;
   }
   if (!nvrtc_ready()) {
-    say(err, "cannot compile CUDA: %s", g.nvrtc_why);
+    tc_str_printf(err, "cannot compile CUDA: %s", g.nvrtc_why);
     return TC_ERR_UNSUPPORTED;
   }
   char archopt[64];
@@ -365,19 +356,19 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
   nvrtcResult r =
       g.nvrtcCreateProgram(&prog, source, "tilec_kernel.cu", 0, NULL, NULL);
   if (r != 0) {
-    say(err, "nvrtcCreateProgram failed: %s (%d)", nvrtc_error_name(r), r);
+    tc_str_printf(err, "nvrtcCreateProgram failed: %s (%d)", nvrtc_error_name(r), r);
     return TC_ERR_COMPILE;
   }
   r = g.nvrtcCompileProgram(prog, (int)(sizeof opts / sizeof opts[0]), opts);
   if (r != 0) {
-    say(err, "NVRTC compilation for %s failed: %s (%d)", arch,
+    tc_str_printf(err, "NVRTC compilation for %s failed: %s (%d)", arch,
         nvrtc_error_name(r), r);
     size_t n = 0;
     if (g.nvrtcGetProgramLogSize(prog, &n) == 0 && n > 1) {
       char *log = tc_xmalloc(n + 1);
       if (g.nvrtcGetProgramLog(prog, log) == 0) {
         log[n] = 0;
-        say(err, "\nNVRTC log:\n%s", log);
+        tc_str_printf(err, "\nNVRTC log:\n%s", log);
       }
       free(log);
     }
@@ -387,7 +378,7 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
   size_t n = 0;
   r = g.nvrtcGetPTXSize(prog, &n);
   if (r != 0 || n == 0) {
-    say(err, "nvrtcGetPTXSize failed: %s (%d)", nvrtc_error_name(r), r);
+    tc_str_printf(err, "nvrtcGetPTXSize failed: %s (%d)", nvrtc_error_name(r), r);
     g.nvrtcDestroyProgram(&prog);
     return TC_ERR_COMPILE;
   }
@@ -396,7 +387,7 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
   g.nvrtcDestroyProgram(&prog);
   if (r != 0) {
     free(out);
-    say(err, "nvrtcGetPTX failed: %s (%d)", nvrtc_error_name(r), r);
+    tc_str_printf(err, "nvrtcGetPTX failed: %s (%d)", nvrtc_error_name(r), r);
     return TC_ERR_COMPILE;
   }
   out[n] = 0;
@@ -408,7 +399,7 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
 
 int tc_cuda_available(tc_str *msg) {
   if (cu_ready()) return 1;
-  say(msg, "%s", g.cu_why);
+  tc_str_printf(msg, "%s", g.cu_why);
   return 0;
 }
 
@@ -439,7 +430,7 @@ void tc_cuda_describe(tc_str *out) {
   do {                                                                    \
     CUresult r_ = (call);                                                 \
     if (r_ != 0) {                                                        \
-      say(err, "%s failed: %s (%d)", (what), cu_error_name(r_), r_);      \
+      tc_str_printf(err, "%s failed: %s (%d)", (what), cu_error_name(r_), r_);      \
       st = TC_ERR_RUNTIME;                                                \
       goto done;                                                          \
     }                                                                     \
@@ -450,18 +441,18 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
                       const tc_launch *launch, double *ms, tc_str *err) {
   if (ms) *ms = 0;
   if (!source || !kernel_name || !launch || nbufs < 0 || (nbufs > 0 && !bufs)) {
-    say(err, "tc_cuda_run: missing source, kernel name, launch or buffers");
+    tc_str_printf(err, "tc_cuda_run: missing source, kernel name, launch or buffers");
     return TC_ERR_ARGUMENT;
   }
   if (!cu_ready()) {
-    say(err, "%s", g.cu_why);
+    tc_str_printf(err, "%s", g.cu_why);
     return TC_ERR_NO_DEVICE;
   }
   size_t threads = 1;
   for (int d = 0; d < 3; d++) {
     if (launch->grid[d] == 0 || launch->block[d] == 0 ||
         launch->grid[d] > 0x7fffffffu || launch->block[d] > 0xffffu) {
-      say(err, "launch of '%s': bad grid %zux%zux%zu / block %zux%zux%zu",
+      tc_str_printf(err, "launch of '%s': bad grid %zux%zux%zu / block %zux%zux%zu",
           kernel_name, launch->grid[0], launch->grid[1], launch->grid[2],
           launch->block[0], launch->block[1], launch->block[2]);
       return TC_ERR_ARGUMENT;
@@ -472,14 +463,14 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
   if (g.cuDeviceGetAttribute(&max_threads, TC_CU_ATTR_MAX_THREADS_PER_BLOCK,
                              g.dev) == 0 &&
       max_threads > 0 && threads > (size_t)max_threads) {
-    say(err, "launch of '%s': block %zux%zux%zu has %zu threads, which exceeds "
+    tc_str_printf(err, "launch of '%s': block %zux%zux%zu has %zu threads, which exceeds "
         "the max block size %d of %s", kernel_name, launch->block[0],
         launch->block[1], launch->block[2], threads, max_threads, g.dev_name);
     return TC_ERR_RUNTIME;
   }
   for (int i = 0; i < nbufs; i++) {
     if (bufs[i].bytes > 0 && !bufs[i].host) {
-      say(err, "buffer %d of '%s' has %zu bytes but no host data", i,
+      tc_str_printf(err, "buffer %d of '%s' has %zu bytes but no host data", i,
           kernel_name, bufs[i].bytes);
       return TC_ERR_ARGUMENT;
     }
@@ -492,7 +483,7 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
 
   pthread_once(&g.ctx_once, ctx_load);
   if (g.ctx_err != 0) {
-    say(err, "cuDevicePrimaryCtxRetain failed: %s (%d)",
+    tc_str_printf(err, "cuDevicePrimaryCtxRetain failed: %s (%d)",
         cu_error_name(g.ctx_err), g.ctx_err);
     return TC_ERR_RUNTIME;
   }
@@ -517,10 +508,10 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
     CUresult r = g.cuModuleLoadDataEx(&mod, ptx, 2, opts, vals);
     if (r != 0) {
       mod = NULL;
-      say(err, "cuModuleLoadDataEx failed: %s (%d) loading PTX for %s",
+      tc_str_printf(err, "cuModuleLoadDataEx failed: %s (%d) loading PTX for %s",
           cu_error_name(r), r, arch);
       jit_log[sizeof jit_log - 1] = 0;
-      if (jit_log[0]) say(err, "\nJIT log:\n%s", jit_log);
+      if (jit_log[0]) tc_str_printf(err, "\nJIT log:\n%s", jit_log);
       st = TC_ERR_COMPILE;
       goto done;
     }
@@ -528,7 +519,7 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
   {
     CUresult r = g.cuModuleGetFunction(&fn, mod, kernel_name);
     if (r != 0) {
-      say(err, "cuModuleGetFunction failed: %s (%d): no kernel named '%s' "
+      tc_str_printf(err, "cuModuleGetFunction failed: %s (%d): no kernel named '%s' "
           "(is it extern \"C\"?)", cu_error_name(r), r, kernel_name);
       st = TC_ERR_COMPILE;
       goto done;
@@ -536,7 +527,7 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
   }
   if (launch->dyn_smem > 48 * 1024) {
     if (launch->dyn_smem > 0x7fffffff) {
-      say(err, "dynamic shared memory of %zu bytes is too large", launch->dyn_smem);
+      tc_str_printf(err, "dynamic shared memory of %zu bytes is too large", launch->dyn_smem);
       st = TC_ERR_ARGUMENT;
       goto done;
     }
@@ -545,7 +536,7 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
     if (r != 0) {
       int optin = 0;
       g.cuDeviceGetAttribute(&optin, TC_CU_ATTR_MAX_SMEM_OPTIN, g.dev);
-      say(err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %zu) failed: "
+      tc_str_printf(err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %zu) failed: "
           "%s (%d); the device allows at most %d bytes per block",
           launch->dyn_smem, cu_error_name(r), r, optin);
       st = TC_ERR_RUNTIME;
@@ -569,7 +560,7 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
         (unsigned)launch->block[1], (unsigned)launch->block[2],
         (unsigned)launch->dyn_smem, NULL, nbufs ? params : NULL, NULL);
     if (r != 0) {
-      say(err, "cuLaunchKernel failed: %s (%d) (kernel '%s', grid %zux%zux%zu, "
+      tc_str_printf(err, "cuLaunchKernel failed: %s (%d) (kernel '%s', grid %zux%zux%zu, "
           "block %zux%zux%zu, %zu bytes dynamic shared memory)",
           cu_error_name(r), r, kernel_name, launch->grid[0], launch->grid[1],
           launch->grid[2], launch->block[0], launch->block[1], launch->block[2],

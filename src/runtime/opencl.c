@@ -111,19 +111,10 @@ const char *tc_cl_error_name(int code) {
 
 /* ---- small helpers ------------------------------------------------------ */
 
-static void say(tc_str *err, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void say(tc_str *err, const char *fmt, ...) {
-  if (!err) return;
-  va_list ap;
-  va_start(ap, fmt);
-  tc_str_vprintf(err, fmt, ap);
-  va_end(ap);
-}
 
 /* "what failed: NAME (code)" */
 static void cl_fail(tc_str *err, const char *what, cl_int e) {
-  say(err, "%s failed: %s (%d)", what, tc_cl_error_name(e), (int)e);
+  tc_str_printf(err, "%s failed: %s (%d)", what, tc_cl_error_name(e), (int)e);
 }
 
 static char *platform_str(cl_platform_id p, cl_platform_info what) {
@@ -207,12 +198,12 @@ static int list_devices(cl_list *l, tc_str *err) {
   cl_uint np = 0;
   cl_int e = clGetPlatformIDs(0, NULL, &np);
   if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
-    say(err, "no OpenCL platform found (install pocl-opencl-icd)");
+    tc_str_printf(err, "no OpenCL platform found (install pocl-opencl-icd)");
     return 1;
   }
   if (e != CL_SUCCESS) {
     cl_fail(err, "clGetPlatformIDs", e);
-    say(err, "; no OpenCL platform found (install pocl-opencl-icd)");
+    tc_str_printf(err, "; no OpenCL platform found (install pocl-opencl-icd)");
     return 1;
   }
   cl_platform_id *ps = tc_xcalloc(np, sizeof *ps);
@@ -278,7 +269,7 @@ static int parse_indices(const char *sel, int *pi, int *di) {
 
 tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err) {
   if (!out) {
-    say(err, "tc_cl_open: out is NULL");
+    tc_str_printf(err, "tc_cl_open: out is NULL");
     return TC_ERR_ARGUMENT;
   }
   *out = NULL;
@@ -292,7 +283,7 @@ tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err) {
   if (list_devices(&l, err)) return TC_ERR_NO_DEVICE;
   if (l.n == 0) {
     list_free(&l);
-    say(err, "no OpenCL device found on any platform (install pocl-opencl-icd)");
+    tc_str_printf(err, "no OpenCL device found on any platform (install pocl-opencl-icd)");
     return TC_ERR_NO_DEVICE;
   }
 
@@ -311,7 +302,7 @@ tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err) {
         if (contains_ci(l.v[i].match, selector)) pick = i;
     }
     if (pick < 0) {
-      say(err, "no OpenCL device matches '%s'%s; run `tilec devices`", selector,
+      tc_str_printf(err, "no OpenCL device matches '%s'%s; run `tilec devices`", selector,
           from_env ? " (from $TILEC_OPENCL_DEVICE)" : "");
       list_free(&l);
       return TC_ERR_NO_DEVICE;
@@ -325,7 +316,7 @@ tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err) {
   cl_context ctx = clCreateContext(props, 1, &en->device, NULL, NULL, &e);
   if (!ctx || e != CL_SUCCESS) {
     cl_fail(err, "clCreateContext", e);
-    say(err, " for %s", en->name);
+    tc_str_printf(err, " for %s", en->name);
     list_free(&l);
     return TC_ERR_NO_DEVICE;
   }
@@ -333,7 +324,7 @@ tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err) {
       clCreateCommandQueue(ctx, en->device, CL_QUEUE_PROFILING_ENABLE, &e);
   if (!q || e != CL_SUCCESS) {
     cl_fail(err, "clCreateCommandQueue", e);
-    say(err, " for %s", en->name);
+    tc_str_printf(err, " for %s", en->name);
     clReleaseContext(ctx);
     list_free(&l);
     return TC_ERR_NO_DEVICE;
@@ -392,7 +383,7 @@ static void append_build_log(tc_cl *cl, cl_program prog, tc_str *err) {
   if (clGetProgramBuildInfo(prog, cl->device, CL_PROGRAM_BUILD_LOG, 0, NULL,
                             &n) != CL_SUCCESS ||
       n <= 1) {
-    say(err, "\n(the OpenCL compiler gave no build log)");
+    tc_str_printf(err, "\n(the OpenCL compiler gave no build log)");
     return;
   }
   char *log = tc_xmalloc(n + 1);
@@ -402,7 +393,7 @@ static void append_build_log(tc_cl *cl, cl_program prog, tc_str *err) {
     return;
   }
   log[n] = 0;
-  say(err, "\nbuild log:\n%s", log);
+  tc_str_printf(err, "\nbuild log:\n%s", log);
   free(log);
 }
 
@@ -426,7 +417,7 @@ static cl_program get_program(tc_cl *cl, const char *source, tc_status *st,
   e = clBuildProgram(prog, 1, &cl->device, "", NULL, NULL);
   if (e != CL_SUCCESS) {
     cl_fail(err, "clBuildProgram", e);
-    say(err, " on %s", cl->name);
+    tc_str_printf(err, " on %s", cl->name);
     append_build_log(cl, prog, err);
     clReleaseProgram(prog);
     *st = e == CL_BUILD_PROGRAM_FAILURE || e == CL_INVALID_BUILD_OPTIONS ||
@@ -443,7 +434,7 @@ static cl_program get_program(tc_cl *cl, const char *source, tc_status *st,
 tc_status tc_cl_build(tc_cl *cl, const char *source, tc_str *err) {
   tc_status st = TC_OK;
   if (!cl || !source) {
-    say(err, "tc_cl_build: missing device or source");
+    tc_str_printf(err, "tc_cl_build: missing device or source");
     return TC_ERR_ARGUMENT;
   }
   return get_program(cl, source, &st, err) ? TC_OK : st;
@@ -456,7 +447,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                     double *ms, tc_str *err) {
   if (!cl || !source || !kernel_name || !launch || nbufs < 0 ||
       (nbufs > 0 && !bufs)) {
-    say(err, "tc_cl_run: missing device, source, kernel name, launch or buffers");
+    tc_str_printf(err, "tc_cl_run: missing device, source, kernel name, launch or buffers");
     return TC_ERR_ARGUMENT;
   }
   if (ms) *ms = 0;
@@ -468,13 +459,13 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   for (int d = 0; d < 3; d++) {
     size_t g = launch->grid[d], b = launch->block[d];
     if (g == 0 || b == 0) {
-      say(err, "launch of '%s': grid and block extents must be >= 1 (grid %zux%zux%zu, "
+      tc_str_printf(err, "launch of '%s': grid and block extents must be >= 1 (grid %zux%zux%zu, "
           "block %zux%zux%zu)", kernel_name, launch->grid[0], launch->grid[1],
           launch->grid[2], launch->block[0], launch->block[1], launch->block[2]);
       return TC_ERR_ARGUMENT;
     }
     if (g > SIZE_MAX / b) {
-      say(err, "launch of '%s': global size %zu*%zu overflows in dimension %d",
+      tc_str_printf(err, "launch of '%s': global size %zu*%zu overflows in dimension %d",
           kernel_name, g, b, d);
       return TC_ERR_ARGUMENT;
     }
@@ -484,14 +475,14 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
     if (g != 1 || b != 1) work_dim = (cl_uint)d + 1;
   }
   if (cl->max_wg && wg > cl->max_wg) {
-    say(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
+    tc_str_printf(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
         "the max work-group size %zu of %s", kernel_name, local[0], local[1],
         local[2], wg, cl->max_wg, cl->name);
     return TC_ERR_RUNTIME;
   }
   for (int d = 0; d < 3; d++) {
     if (cl->max_items[d] && local[d] > cl->max_items[d]) {
-      say(err, "launch of '%s': block extent %zu in dimension %d exceeds the max "
+      tc_str_printf(err, "launch of '%s': block extent %zu in dimension %d exceeds the max "
           "work-item size %zu of %s", kernel_name, local[d], d, cl->max_items[d],
           cl->name);
       return TC_ERR_RUNTIME;
@@ -507,7 +498,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   if (!k || e != CL_SUCCESS) {
     cl_fail(err, "clCreateKernel", e);
     if (e == CL_INVALID_KERNEL_NAME)
-      say(err, ": the program has no kernel named '%s'", kernel_name);
+      tc_str_printf(err, ": the program has no kernel named '%s'", kernel_name);
     return TC_ERR_COMPILE;
   }
 
@@ -517,7 +508,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   cl_uint nargs = 0;
   e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
   if (e == CL_SUCCESS && nargs != (cl_uint)nbufs) {
-    say(err, "kernel '%s' takes %u arguments but %d buffers were given",
+    tc_str_printf(err, "kernel '%s' takes %u arguments but %d buffers were given",
         kernel_name, (unsigned)nargs, nbufs);
     st = TC_ERR_ARGUMENT;
     goto done;
@@ -526,7 +517,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   if (clGetKernelWorkGroupInfo(k, cl->device, CL_KERNEL_WORK_GROUP_SIZE,
                                sizeof kwg, &kwg, NULL) == CL_SUCCESS &&
       kwg && wg > kwg) {
-    say(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
+    tc_str_printf(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
         "the kernel's max work-group size %zu on %s", kernel_name, local[0],
         local[1], local[2], wg, kwg, cl->name);
     st = TC_ERR_RUNTIME;
@@ -536,7 +527,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   for (int i = 0; i < nbufs; i++) {
     size_t n = bufs[i].bytes;
     if (n > 0 && !bufs[i].host) {
-      say(err, "buffer %d of '%s' has %zu bytes but no host data", i,
+      tc_str_printf(err, "buffer %d of '%s' has %zu bytes but no host data", i,
           kernel_name, n);
       st = TC_ERR_ARGUMENT;
       goto done;
@@ -548,14 +539,14 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
     if (!mems[i] || e != CL_SUCCESS) {
       mems[i] = NULL;
       cl_fail(err, "clCreateBuffer", e);
-      say(err, " (buffer %d, %zu bytes)", i, n);
+      tc_str_printf(err, " (buffer %d, %zu bytes)", i, n);
       st = TC_ERR_RUNTIME;
       goto done;
     }
     e = clSetKernelArg(k, (cl_uint)i, sizeof(cl_mem), &mems[i]);
     if (e != CL_SUCCESS) {
       cl_fail(err, "clSetKernelArg", e);
-      say(err, " (argument %d of '%s')", i, kernel_name);
+      tc_str_printf(err, " (argument %d of '%s')", i, kernel_name);
       st = TC_ERR_ARGUMENT;
       goto done;
     }
@@ -566,7 +557,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   if (e != CL_SUCCESS) {
     ev = NULL;
     cl_fail(err, "clEnqueueNDRangeKernel", e);
-    say(err, " (kernel '%s', global %zux%zux%zu, local %zux%zux%zu)",
+    tc_str_printf(err, " (kernel '%s', global %zux%zux%zu, local %zux%zux%zu)",
         kernel_name, global[0], global[1], global[2], local[0], local[1],
         local[2]);
     st = TC_ERR_RUNTIME;
@@ -579,7 +570,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                    NULL);
   if (e != CL_SUCCESS || exec < 0) {
     cl_fail(err, "running the kernel", e != CL_SUCCESS ? e : exec);
-    say(err, " (kernel '%s')", kernel_name);
+    tc_str_printf(err, " (kernel '%s')", kernel_name);
     st = TC_ERR_RUNTIME;
     goto done;
   }
@@ -603,7 +594,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                             bufs[i].host, 0, NULL, NULL);
     if (e != CL_SUCCESS) {
       cl_fail(err, "clEnqueueReadBuffer", e);
-      say(err, " (buffer %d, %zu bytes)", i, bufs[i].bytes);
+      tc_str_printf(err, " (buffer %d, %zu bytes)", i, bufs[i].bytes);
       st = TC_ERR_RUNTIME;
       goto done;
     }
@@ -630,10 +621,10 @@ static const char *type_name(cl_device_type t) {
 int tc_cl_list_devices(tc_str *out) {
   cl_list l = {0};
   if (list_devices(&l, out)) {
-    say(out, "\n");
+    tc_str_printf(out, "\n");
     return 0;
   }
-  if (l.n == 0) say(out, "no OpenCL device found on any platform\n");
+  if (l.n == 0) tc_str_printf(out, "no OpenCL device found on any platform\n");
   for (int i = 0; i < l.n; i++) {
     cl_device_type t = 0;
     cl_uint cus = 0;
@@ -643,7 +634,7 @@ int tc_cl_list_devices(tc_str *out) {
                     &cus, NULL);
     clGetDeviceInfo(l.v[i].device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem,
                     NULL);
-    say(out, "%d:%d  %s (%s, %u compute units, %llu KiB local mem)\n", l.v[i].pi,
+    tc_str_printf(out, "%d:%d  %s (%s, %u compute units, %llu KiB local mem)\n", l.v[i].pi,
         l.v[i].di, l.v[i].name, type_name(t), (unsigned)cus,
         (unsigned long long)(lmem / 1024));
   }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "../ir/fusion.h"
+#include "host.h"
 
 uint16_t tc_f32_to_f16(float f) {
   uint32_t x;
@@ -70,7 +71,7 @@ static double round_to(tc_dtype t, double v) {
   return v;
 }
 
-static double read_elem(tc_dtype t, const void *buf, size_t i) {
+double tc_host_read(tc_dtype t, const void *buf, size_t i) {
   switch (t) {
     case TC_F32: return ((const float *)buf)[i];
     case TC_F16: return tc_f16_to_f32(((const uint16_t *)buf)[i]);
@@ -81,7 +82,7 @@ static double read_elem(tc_dtype t, const void *buf, size_t i) {
   return 0;
 }
 
-static void write_elem(tc_dtype t, void *buf, size_t i, double v) {
+void tc_host_write(tc_dtype t, void *buf, size_t i, double v) {
   switch (t) {
     case TC_F32: ((float *)buf)[i] = (float)v; break;
     case TC_F16: ((uint16_t *)buf)[i] = tc_f32_to_f16((float)v); break;
@@ -131,7 +132,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     tc_tensor *t = f->inputs[i];
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
-    for (size_t e = 0; e < cnt; e++) val[t->id][e] = read_elem(t->dtype, args[i], e);
+    for (size_t e = 0; e < cnt; e++) val[t->id][e] = tc_host_read(t->dtype, args[i], e);
   }
   for (int o = 0; o < n; o++) {
     tc_op *op = order[o];
@@ -168,7 +169,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   for (int i = 0; i < f->noutputs; i++) {
     tc_tensor *t = f->outputs[i];
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
-    for (size_t e = 0; e < cnt; e++) write_elem(t->dtype, args[f->ninputs + i], e, val[t->id][e]);
+    for (size_t e = 0; e < cnt; e++) tc_host_write(t->dtype, args[f->ninputs + i], e, val[t->id][e]);
   }
   for (int i = 0; i < f->ntensors; i++) free(val[i]);
   free(val), free(order);
