@@ -17,7 +17,7 @@ OPT     ?= -O2
 CFLAGS_ALL = -std=c11 -D_POSIX_C_SOURCE=200809L $(OPT) -g -fPIC \
              -Wall -Wextra -Werror -Wno-unused-parameter -Wshadow \
              -Wno-missing-field-initializers -Iinclude $(SAN) $(CFLAGS)
-LDLIBS_ALL = -lOpenCL -ldl -lm $(LDLIBS)
+LDLIBS_ALL = -lOpenCL -lsqlite3 -ldl -lm $(LDLIBS)
 
 LIB_SRC  := $(sort $(wildcard src/*/*.c))
 LIB_OBJ  := $(LIB_SRC:%.c=$(BUILD)/%.o)
@@ -39,7 +39,8 @@ $(BUILD)/libtilec.a: $(LIB_OBJ)
 	ar rcs $@ $^
 
 $(BUILD)/libtilec.so: $(LIB_OBJ)
-	$(CC) -shared $(SAN) -o $@ $^ $(LDLIBS_ALL)
+	$(CC) -shared $(SAN) -Wl,-soname,$(SONAME) -o $@ $^ $(LDLIBS_ALL)
+	ln -sf libtilec.so $(BUILD)/$(SONAME)
 
 $(BUILD)/tilec: $(TOOL_OBJ) $(BUILD)/libtilec.a
 	$(CC) $(SAN) -o $@ $(TOOL_OBJ) $(BUILD)/libtilec.a $(LDLIBS_ALL)
@@ -52,7 +53,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtilec.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Isrc -o $@ $< $(BUILD)/libtilec.a $(LDLIBS_ALL)
 
-tests: $(TEST_BIN) $(BUILD)/tilec
+tests: $(TEST_BIN) $(BUILD)/tilec $(BUILD)/libtilec.so
 
 # deps runs before anything is compiled (a sub-make, so also under -j).
 deps:
@@ -64,7 +65,9 @@ demo: deps
 
 test: deps
 	$(MAKE) tests
-	TILEC=$(BUILD)/tilec tests/run.sh $(TEST_BIN) tests/cli_test.sh
+	TILEC=$(BUILD)/tilec TILEC_LIB=$(BUILD)/libtilec.so tests/run.sh $(TEST_BIN) tests/cli_test.sh tests/cli_conv_test.sh \
+	  tests/python_test.sh \
+	  tests/install_test.sh tests/tutorial_test.sh
 
 asan:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) BUILD=build-asan OPT=-O1 \
@@ -73,11 +76,46 @@ asan:
 bench: $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
 
+# install / uninstall.  DESTDIR stages the tree (files go to
+# $(DESTDIR)$(LIBDIR) ...) while the paths written into tilec.pc stay the
+# final ones.  The shared library is libtilec.so.$(LIB_VERSION) with the soname
+# $(SONAME) and the symlinks $(SONAME) and libtilec.so (for -ltilec).
+LIB_VERSION := $(shell sed -n 's/^.define TILEC_VERSION "\(.*\)"/\1/p' include/tilec/tilec.h)
+ifeq ($(LIB_VERSION),)
+$(error cannot read TILEC_VERSION from include/tilec/tilec.h)
+endif
+SONAME = libtilec.so.$(firstword $(subst ., ,$(LIB_VERSION)))
+BINDIR     ?= $(PREFIX)/bin
+LIBDIR     ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+MANDIR     ?= $(PREFIX)/share/man
+PKGCONFIGDIR ?= $(LIBDIR)/pkgconfig
+# paths under $(PREFIX) go into tilec.pc as ${prefix}/..., so that
+# `pkg-config --define-prefix` can relocate it
+pc_path = $(patsubst $(PREFIX)/%,$${prefix}/%,$(1))
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/lib $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include/tilec
-	install -m 644 $(BUILD)/libtilec.a $(BUILD)/libtilec.so $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(BUILD)/tilec $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 include/tilec/*.h $(DESTDIR)$(PREFIX)/include/tilec/
+	install -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/tilec \
+	  $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(PKGCONFIGDIR)
+	install -m 644 $(BUILD)/libtilec.a $(DESTDIR)$(LIBDIR)/
+	install -m 644 $(BUILD)/libtilec.so $(DESTDIR)$(LIBDIR)/libtilec.so.$(LIB_VERSION)
+	ln -sf libtilec.so.$(LIB_VERSION) $(DESTDIR)$(LIBDIR)/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(LIBDIR)/libtilec.so
+	install -m 755 $(BUILD)/tilec $(DESTDIR)$(BINDIR)/
+	install -m 644 include/tilec/*.h $(DESTDIR)$(INCLUDEDIR)/tilec/
+	install -m 644 docs/tilec.1 $(DESTDIR)$(MANDIR)/man1/
+	sed -e '/^#/d' -e 's|@PREFIX@|$(PREFIX)|' -e 's|@LIBDIR@|$(call pc_path,$(LIBDIR))|' \
+	    -e 's|@INCLUDEDIR@|$(call pc_path,$(INCLUDEDIR))|' -e 's|@VERSION@|$(LIB_VERSION)|' \
+	    -e 's|@LIBS_PRIVATE@|$(strip $(LDLIBS_ALL))|' tilec.pc.in >$(BUILD)/tilec.pc
+	install -m 644 $(BUILD)/tilec.pc $(DESTDIR)$(PKGCONFIGDIR)/
+
+uninstall:
+	rm -f $(DESTDIR)$(LIBDIR)/libtilec.a $(DESTDIR)$(LIBDIR)/libtilec.so \
+	  $(DESTDIR)$(LIBDIR)/$(SONAME) $(DESTDIR)$(LIBDIR)/libtilec.so.$(LIB_VERSION) \
+	  $(DESTDIR)$(BINDIR)/tilec $(DESTDIR)$(MANDIR)/man1/tilec.1 $(DESTDIR)$(PKGCONFIGDIR)/tilec.pc
+	rm -rf $(DESTDIR)$(INCLUDEDIR)/tilec
+
+.PHONY: install uninstall
 
 clean:
 	rm -rf build build-asan

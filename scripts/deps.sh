@@ -5,6 +5,12 @@
 #   pocl-opencl-icd     PoCL: OpenCL on the CPU, the default device
 #   ocl-icd-opencl-dev  the OpenCL headers and the ICD loader (-lOpenCL)
 #   clinfo              to inspect OpenCL platforms by hand
+#   libsqlite3-dev      SQLite (-lsqlite3) for the perf database (src/tune/perfdb.c)
+#   pkg-config          pkg-config (pkgconf) for tests/install_test.sh and the
+#                       out-of-tree example (examples/out_of_tree)
+#   man-db              man -l, to check that docs/tilec.1 renders without warnings
+#   python3             scripts/gen_api_docs.py, which checks that docs/api.md is
+#                       up to date (tests/tutorial_test.sh)
 # Idempotent: checks each package with `dpkg -s` first and does nothing when
 # all are installed.  Runs apt-get update, then apt-get install -y the
 # missing ones, with sudo unless already root.  On a system without dpkg it
@@ -12,7 +18,19 @@
 # is found, `tilec demo --target cuda` compiles the examples with it.)
 set -eu
 
-PACKAGES="build-essential pocl-opencl-icd ocl-icd-opencl-dev clinfo"
+PACKAGES="build-essential pocl-opencl-icd ocl-icd-opencl-dev clinfo libsqlite3-dev pkg-config man-db python3"
+
+# The Python binding's tests (tests/python_test.sh) need numpy and pytest:
+# installed with pip only when python3 exists and cannot import them; where
+# pip cannot (no pip, or an externally managed system Python), Debian's
+# python3-numpy and python3-pytest are added to the packages below.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import numpy, pytest" >/dev/null 2>&1; then
+  echo "deps: installing numpy and pytest for $(command -v python3) with pip"
+  if ! python3 -m pip install --quiet numpy pytest; then
+    echo "deps: pip failed; trying Debian's python3-numpy python3-pytest"
+    PACKAGES="$PACKAGES python3-numpy python3-pytest"
+  fi
+fi
 
 if ! command -v dpkg >/dev/null 2>&1; then
   echo "deps: no dpkg here (not Debian/Ubuntu); install by hand: a C11 compiler," \

@@ -8,6 +8,8 @@ TILEC=${TILEC:-build/tilec}
 passed=0 failed=0 skipped=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# the kernel cache of every tilec run here lives under $tmp (never ~/.cache)
+export TILEC_CACHE_DIR="$tmp/cache"
 
 ok()   { passed=$((passed + 1)); echo "  ok   $1"; }
 bad()  { failed=$((failed + 1)); echo "  FAIL $1"; shift; for l in "$@"; do echo "       $l"; done; }
@@ -47,7 +49,8 @@ for h in --help help -h; do
   run $h
   expect_rc "tilec $h" 0
 done
-for word in demo devices version help --target --device --only --list --arch TILEC_OPENCL_DEVICE; do
+for word in demo devices version help --target --device --only --list --arch TILEC_OPENCL_DEVICE \
+            cache TILEC_CACHE_DIR TILEC_CACHE; do
   expect_out "--help mentions $word" "$word"
 done
 run demo --help
@@ -115,6 +118,100 @@ TILEC_OPENCL_DEVICE=no-such-device run demo --only gsg_copy_1
 expect_rc "TILEC_OPENCL_DEVICE with no match" 1
 expect_out "no match is explained" "no OpenCL device matches 'no-such-device'" stderr
 
+echo "-- cache"
+unset TILEC_CACHE
+# run_env ENV-ARGS... -- like run, through env(1): run_env -u HOME X=1 "$TILEC" cache path
+run_env() {
+  env "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+}
+run cache path
+expect_rc "cache path" 0
+if [ "$out" = "$tmp/cache" ]; then ok "cache path is \$TILEC_CACHE_DIR"; else bad "cache path is \$TILEC_CACHE_DIR" "got '$out'"; fi
+run cache stats
+expect_rc "cache stats" 0
+expect_out "cache stats: directory" "^directory: $tmp/cache\$"
+expect_out "cache stats: enabled" '^enabled: yes$'
+expect_out "cache stats: bytes" '^bytes: [0-9]+$'
+entries=$(printf '%s\n' "$out" | sed -n 's/^entries: //p')
+if [ "${entries:-0}" -ge 12 ]; then ok "cache stats: the demo runs left >= 12 entries ($entries)"; else
+  bad "cache stats: the demo runs left >= 12 entries" "$out"; fi
+run cache stats --json
+expect_rc "cache stats --json" 0
+expect_out "cache stats --json: one object" '^\{"directory": "[^"]+", "enabled": true, "entries": [0-9]+, "bytes": [0-9]+\}$'
+if command -v python3 >/dev/null 2>&1; then
+  if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); sys.exit(0 if d["entries"] >= 12 else 1)'; then
+    ok "cache stats --json parses"; else bad "cache stats --json parses" "$out"; fi
+fi
+# a second run of the same kernels reads them from the cache: nothing is written
+touch "$tmp/marker"; sleep 1
+run demo --only gsg_copy_3,transpose
+expect_rc "demo with a warm cache" 0
+expect_out "demo with a warm cache verifies" '^2 of 2 kernels verified on '
+written=$(find "$tmp/cache" -newer "$tmp/marker" -name '*.tck' | wc -l)
+if [ "$written" -eq 0 ]; then ok "warm cache: no entry rewritten"; else bad "warm cache: no entry rewritten" "$written written"; fi
+# a rebuilt tilec (here: a copy, another file) does not read this build's kernels
+cp "$TILEC" "$tmp/tilec-copy"
+before=$(find "$tmp/cache" -name '*.tck' | wc -l)
+"$tmp/tilec-copy" demo --only gsg_copy_3 >/dev/null 2>&1
+after=$(find "$tmp/cache" -name '*.tck' | wc -l)
+if [ "$after" -eq $((before + 1)) ]; then ok "another tilec build gets its own entries"; else
+  bad "another tilec build gets its own entries" "$before entries before, $after after"; fi
+entries=$after
+echo "not mine" >"$tmp/cache/notes.txt"
+run cache clear
+expect_rc "cache clear" 0
+expect_out "cache clear says how many" "^removed $entries entries from $tmp/cache\$"
+run cache stats
+expect_out "after clear: 0 entries" '^entries: 0$'
+if [ -f "$tmp/cache/notes.txt" ]; then ok "cache clear leaves other files"; else bad "cache clear leaves other files"; fi
+run cache clear
+expect_rc "cache clear (empty)" 0
+expect_out "cache clear (empty)" '^removed 0 entries from '
+TILEC_CACHE=0 run demo --only gsg_copy_1
+expect_rc "TILEC_CACHE=0 demo" 0
+TILEC_CACHE=0 run cache stats
+expect_out "TILEC_CACHE=0: nothing stored" '^entries: 0$'
+expect_out "TILEC_CACHE=0: stats says off" '^enabled: no'
+TILEC_CACHE=0 run cache stats --json
+expect_out "TILEC_CACHE=0: --json says off" '"enabled": false'
+run_env -u TILEC_CACHE_DIR XDG_CACHE_HOME="$tmp/xdg" "$TILEC" cache path
+expect_rc "cache path from XDG_CACHE_HOME" 0
+expect_out "cache path from XDG_CACHE_HOME" "^$tmp/xdg/tilec\$"
+run_env -u TILEC_CACHE_DIR -u XDG_CACHE_HOME HOME="$tmp/home" "$TILEC" cache path
+expect_out "cache path from HOME" "^$tmp/home/.cache/tilec\$"
+run_env -u TILEC_CACHE_DIR -u XDG_CACHE_HOME -u HOME "$TILEC" cache stats
+expect_rc "cache stats without any directory" 1
+expect_out "no directory is explained" 'no cache directory' stderr
+echo x >"$tmp/not-a-dir"
+TILEC_CACHE_DIR="$tmp/not-a-dir" run cache stats
+expect_rc "cache stats on a file" 1
+expect_out "cache stats on a file: why" 'cannot read the cache directory' stderr
+TILEC_CACHE_DIR="$tmp/not-a-dir" run cache clear
+expect_rc "cache clear on a file" 1
+TILEC_CACHE_DIR="$tmp/not-a-dir" run demo --only gsg_copy_1
+expect_rc "demo with an unusable cache directory still works" 0
+for h in "cache --help" "help cache" "cache stats --help"; do
+  run $h
+  expect_rc "tilec $h" 0
+  expect_out "tilec $h: usage" '^usage: tilec cache stats'
+done
+run cache
+expect_rc "cache without a command" 2
+expect_out "cache without a command: one line" 'needs a command.*tilec --help' stderr
+run cache frobnicate
+expect_rc "cache frobnicate" 2
+run cache --frobnicate
+expect_rc "cache --frobnicate" 2
+run cache clear --json
+expect_rc "cache clear --json" 2
+run cache stats extra
+expect_rc "cache stats extra" 2
+n=$(wc -l <"$tmp/err")
+if [ "$n" -eq 1 ]; then ok "cache usage error: one line on stderr"; else bad "cache usage error: one line on stderr" "$(cat "$tmp/err")"; fi
+
 echo "-- usage errors"
 run demo --only nosuch
 expect_rc "demo --only nosuch" 2
@@ -135,6 +232,68 @@ expect_rc "demo --device without a value" 2
 run version extra
 expect_rc "version with an argument" 2
 
+echo "-- layout"
+run layout --help
+expect_rc "layout --help" 0
+expect_out "layout --help shows its usage" '^usage: tilec layout'
+run help layout
+expect_rc "tilec help layout" 0
+run --help
+expect_out "--help lists layout" '^  layout '
+run layout --eval 'complement((2,2):(1,6), 24)'
+expect_rc "layout --eval complement" 0
+expect_out "complement((2,2):(1,6), 24) = (3,2):(2,12) (pycute)" '^\(3,2\):\(2,12\)$'
+run layout --eval 'logical_divide(24:1, 4:2)'
+expect_out "logical_divide(24:1, 4:2) = (4,(2,3)):(2,(1,8)) (pycute)" '^\(4,\(2,3\)\):\(2,\(1,8\)\)$'
+run layout --eval 'Swizzle<3,4,3>(128)'
+expect_out "Swizzle<3,4,3>(128) = 144" '^144$'
+run layout --eval '(4,2):(1,16'
+expect_rc "layout --eval parse error" 2
+expect_out "parse error names the column" "^tilec layout: column 12: expected '\)'" stderr
+expect_out "parse error shows a caret" '^             \^$' stderr
+run layout --eval 'composition((4,4):(4,1), 6:1)'
+expect_rc "layout --eval undefined composition" 1
+expect_out "undefined composition says why" 'composition is not defined: shape divisibility' stderr
+run layout --eval 'complement((2,2):(1,6), 24)' --json
+expect_rc "layout --eval --json" 0
+if printf '%s\n' "$out" | python3 -m json.tool >/dev/null 2>&1; then ok "--eval --json parses"; else bad "--eval --json parses" "$out"; fi
+expect_out "--eval --json has the result" '"result": "\(3,2\):\(2,12\)"'
+run layout '[8,64] split(1,8) xor(0,1) merge(1,2)' --elem-bytes 2 --access col --vec 8 --svg "$tmp/sw.svg"
+expect_rc "layout: 128B swizzle in transforms" 0
+expect_out "transform form prints its offset expression" '^offset\(r, c\) = '
+expect_out "128B swizzle is bijective" '^bijective: yes$'
+expect_out "128B swizzle: 16-byte chunk columns conflict-free" '^bank conflicts: 1-way max per access \(conflict-free\)$'
+if python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$tmp/sw.svg" 2>/dev/null; then
+  ok "--svg writes valid XML"; else bad "--svg writes valid XML" "$(head -c 300 "$tmp/sw.svg" 2>&1)"; fi
+run layout '(8,64):(64,1)' --elem-bytes 2 --access col --vec 8 --view address --svg "$tmp/plain.svg" --json
+expect_rc "layout --json" 0
+if printf '%s\n' "$out" | python3 -m json.tool >/dev/null 2>&1; then ok "layout --json parses"; else bad "layout --json parses" "$out"; fi
+expect_out "unswizzled chunk columns: 8-way" '"max_ways": 8'
+expect_out "--json says bijective" '"bijective": true'
+if python3 -c "import xml.dom.minidom,sys; xml.dom.minidom.parse(sys.argv[1])" "$tmp/plain.svg" 2>/dev/null; then
+  ok "--view address --svg writes valid XML"; else bad "--view address --svg writes valid XML" "$(head -c 300 "$tmp/plain.svg" 2>&1)"; fi
+run layout '[32,32] pad(1,0,1)' --access col
+expect_rc "layout: padded tile" 0
+expect_out "padding is not bijective" '^bijective: no \(injective, but size 1024 < cosize 1055'
+expect_out "padding removes the column conflicts" '^bank conflicts: 1-way'
+run layout --tv 16x16 '((4,8),(2,2,2)):((32,1),(16,8,128))' --svg "$tmp/tv.svg"
+expect_rc "layout --tv (mma A fragment)" 0
+expect_out "TV layout owns each element once" '^each element owned once: yes$'
+run layout '(8,64):(64,1' --json
+expect_rc "layout: malformed layout" 2
+expect_out "malformed layout: column on stderr" "^tilec layout: column 13: expected '\)'" stderr
+expect_out "malformed layout: JSON error" '"column": 13'
+run layout '[8,64] split(1,8' 
+expect_rc "layout: malformed transforms" 2
+run layout '[8,64] xor(1,0)'
+expect_rc "layout: refused transform" 1
+run layout '(8,64):(64,1)' --vec 3
+expect_rc "layout --vec not dividing the columns" 2
+run layout --frobnicate
+expect_rc "layout: unknown option" 2
+run layout
+expect_rc "layout without a LAYOUT" 2
+
 echo "-- demo (CUDA)"
 if [ $have_nvrtc = 0 ]; then
   skip "demo --target cuda" "NVRTC not found"
@@ -150,6 +309,14 @@ else
   else
     expect_out "cuda summary" '^12 of 12 kernels verified on '
   fi
+  # the PTX NVRTC made is in the cache; a second run writes nothing
+  n=$(grep -l '^ptx nvrtc-' "$tmp"/cache/*.tck 2>/dev/null | wc -l)
+  if [ "$n" -ge 12 ]; then ok "cache: PTX of the 12 CUDA kernels stored"; else bad "cache: PTX of the 12 CUDA kernels stored" "$n entries with PTX"; fi
+  touch "$tmp/marker"; sleep 1
+  run demo --target cuda
+  expect_rc "demo --target cuda, warm cache" 0
+  written=$(find "$tmp/cache" -newer "$tmp/marker" -name '*.tck' | wc -l)
+  if [ "$written" -eq 0 ]; then ok "warm cache (CUDA): nothing rewritten"; else bad "warm cache (CUDA): nothing rewritten" "$written written"; fi
 fi
 
 echo

@@ -3,6 +3,13 @@
 # output, and closes with the suite total "N passed, N failed, N skipped".
 # Exit status: 0 only if every program exited 0.
 set -u
+# Every program runs with a fresh kernel cache, never ~/.cache/tilec (an
+# explicit TILEC_CACHE_DIR is kept).
+if [ -z "${TILEC_CACHE_DIR:-}" ]; then
+  TILEC_CACHE_DIR=$(mktemp -d "${TMPDIR:-/tmp}/tilec-suite-cache.XXXXXX") || exit 1
+  export TILEC_CACHE_DIR
+  trap 'rm -rf "$TILEC_CACHE_DIR"' EXIT
+fi
 passed=0 failed=0 skipped=0 status=0
 for t in "$@"; do
   echo "== $(basename "$t")"

@@ -296,7 +296,7 @@ static bool ref_backward(const chain *c, int64_t *v) {
   bool ok = true;
   for (int k = c->nops - 1; k >= 0; k--) {
     const ref_op *o = &c->ops[k];
-    switch (o->kind) {
+    switch ((int)o->kind) {
       case TC_XF_SPLIT: v[o->in[0]] = v[o->out[0]] * c->ext[o->out[1]] + v[o->out[1]]; break;
       case TC_XF_MERGE: {
         int64_t ie = c->ext[o->in[1]];
@@ -322,7 +322,7 @@ static bool ref_forward(const chain *c, int64_t *v) {
   bool ok = true;
   for (int k = 0; k < c->nops; k++) {
     const ref_op *o = &c->ops[k];
-    switch (o->kind) {
+    switch ((int)o->kind) {
       case TC_XF_SPLIT: {
         int64_t ie = c->ext[o->out[1]];
         v[o->out[0]] = fdiv(v[o->in[0]], ie);

@@ -24,5 +24,13 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *name, in
 
 /* `tilec demo ...`: argv[0] is "demo". */
 int cmd_demo(int argc, char **argv);
+/* `tilec cache stats|clear|path ...` (cmd_cache.c): argv[0] is "cache". */
+int cmd_cache(int argc, char **argv);
+/* `tilec layout ...` (cmd_layout.c): argv[0] is "layout". */
+int cmd_layout(int argc, char **argv);
+/* `tilec conv2d ...` (cmd_conv.c) and `tilec gemm ...` (cmd_gemm.c): argv[0]
+ * is the command name. */
+int cmd_conv(int argc, char **argv);
+int cmd_gemm(int argc, char **argv);
 
 #endif

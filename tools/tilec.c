@@ -29,6 +29,16 @@ void cli_usage(FILE *out) {
       "  devices   list the OpenCL platforms and devices (marking the default one)\n"
       "            and whether CUDA (NVRTC, driver, device) is available\n"
       "  version   print the version and the state of OpenCL, NVRTC and the CUDA driver\n"
+      "  cache     the on-disk kernel cache: `cache stats [--json]`, `cache clear`,\n"
+      "            `cache path` (see `tilec cache --help`)\n"
+      "  layout    a tile's memory layout: size, cosize, bijective, bank conflicts,\n"
+      "            SVG (--svg), JSON (--json); CuTe layout algebra (--eval EXPR);\n"
+      "            see `tilec layout --help`\n"
+      "  conv2d    run a 2-D convolution (fwd, bwd-data, bwd-weight) as implicit GEMM,\n"
+      "            MIOpenDriver flags (-F -n -c -H -W -k -y -x -p -q -u -v -l -j -g);\n"
+      "            -V 1 verifies, --tune tunes into the perf DB (see `tilec conv2d --help`)\n"
+      "  gemm      run C = A * B with the gridwise GEMM kernel: -M -N -K --transA\n"
+      "            --transB -g (see `tilec gemm --help`)\n"
       "  help      print this help (also -h, --help)\n"
       "\n"
       "demo options:\n"
@@ -53,6 +63,12 @@ void cli_usage(FILE *out) {
       "                         (the same forms as --device)\n"
       "  CUDA_HOME              also look for libnvrtc in $CUDA_HOME/lib64 (besides the\n"
       "                         loader path and /usr/local/cuda/lib64)\n"
+      "  TILEC_CACHE_DIR        the kernel cache directory (default: $XDG_CACHE_HOME/tilec,\n"
+      "                         else $HOME/.cache/tilec)\n"
+      "  TILEC_CACHE            0 turns the kernel cache off\n"
+      "  TILEC_PERFDB           the perf database of conv2d/gemm --tune (default:\n"
+      "                         $XDG_DATA_HOME/tilec/perfdb.sqlite, else\n"
+      "                         ~/.local/share/tilec/perfdb.sqlite)\n"
       "\n"
       "exit status: 0 success; 1 a kernel failed to compile or verify, or no device;\n"
       "2 a usage error (unknown command, option or example name)\n",
@@ -281,6 +297,18 @@ int main(int argc, char **argv) {
         char *sub[] = {argv[2], "--help", NULL};
         return cmd_demo(2, sub);
       }
+      if (strcmp(argv[2], "cache") == 0) {
+        char *sub[] = {argv[2], "--help", NULL};
+        return cmd_cache(2, sub);
+      }
+      if (strcmp(argv[2], "layout") == 0) {
+        char *sub[] = {argv[2], "--help", NULL};
+        return cmd_layout(2, sub);
+      }
+      if (strcmp(argv[2], "conv2d") == 0 || strcmp(argv[2], "gemm") == 0) {
+        char *sub[] = {argv[2], "--help", NULL};
+        return strcmp(argv[2], "gemm") == 0 ? cmd_gemm(2, sub) : cmd_conv(2, sub);
+      }
       if (strcmp(argv[2], "version") == 0 || strcmp(argv[2], "devices") == 0) {
         char *sub[] = {argv[2], "--help", NULL};
         return strcmp(argv[2], "version") == 0 ? cmd_version(2, sub) : cmd_devices(2, sub);
@@ -294,6 +322,10 @@ int main(int argc, char **argv) {
     return cmd_version(argc - 1, argv + 1);
   if (strcmp(cmd, "devices") == 0) return cmd_devices(argc - 1, argv + 1);
   if (strcmp(cmd, "demo") == 0) return cmd_demo(argc - 1, argv + 1);
+  if (strcmp(cmd, "cache") == 0) return cmd_cache(argc - 1, argv + 1);
+  if (strcmp(cmd, "layout") == 0) return cmd_layout(argc - 1, argv + 1);
+  if (strcmp(cmd, "conv2d") == 0) return cmd_conv(argc - 1, argv + 1);
+  if (strcmp(cmd, "gemm") == 0) return cmd_gemm(argc - 1, argv + 1);
   if (cmd[0] == '-') return cli_usage_error("unknown option '%s'", cmd);
   return cli_usage_error("unknown command '%s'", cmd);
 }

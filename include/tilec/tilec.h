@@ -217,6 +217,41 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device);
  * NULL it receives the kernel time in milliseconds. */
 tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, double *ms);
 
+/* ---- the kernel cache ---------------------------------------------------- */
+
+/* tc_compile keeps each kernel it makes in an on-disk cache, keyed by a
+ * hash of the scheduled fusion, the compile options and the tilec version;
+ * compiling the same schedule again (in any process) reads the kernel back
+ * without lowering.  For CUDA, tc_kernel_build and tc_kernel_run add the
+ * PTX (tagged with the NVRTC version) to the entry and later reuse it
+ * instead of running NVRTC.  The directory is $TILEC_CACHE_DIR, else
+ * $XDG_CACHE_HOME/tilec, else $HOME/.cache/tilec; TILEC_CACHE=0 turns the
+ * cache off.  Cache trouble (an unwritable directory, a corrupt entry)
+ * never fails a compile: a corrupt entry is a miss and is replaced.  See
+ * docs/cache.md. */
+typedef struct tc_cache_stats {
+  int enabled;           /* 0 with TILEC_CACHE=0 or when no directory is known */
+  char dir[4096];        /* the directory ("" when none is known) */
+  int64_t entries;       /* kernel entries in dir */
+  int64_t bytes;         /* their total size */
+  /* this process so far: */
+  int64_t hits, misses;  /* tc_compile lookups */
+  int64_t stores;        /* entries written */
+  int64_t store_failures;
+  int64_t corrupt;       /* unreadable entries found (and removed) */
+  int64_t ptx_hits;      /* CUDA builds/runs that reused cached PTX */
+  int64_t nvrtc_runs;    /* CUDA builds/runs that ran NVRTC */
+} tc_cache_stats;
+
+/* Fills *s.  TC_ERR_RUNTIME when the directory exists but cannot be read
+ * (the counters are still filled). */
+tc_status tc_cache_get_stats(tc_cache_stats *s);
+/* Removes every cache entry (only files tilec wrote) from the directory,
+ * also when the cache is off; *removed (may be NULL) gets their number. */
+tc_status tc_cache_clear(int64_t *removed);
+/* 1 when tc_compile read this kernel from the cache, 0 when it made it. */
+int tc_kernel_from_cache(const tc_kernel *k);
+
 /* ---- host helpers ------------------------------------------------------ */
 
 /* Bytes of a tensor's contiguous row-major host buffer. */

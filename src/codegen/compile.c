@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../runtime/cache.h"
 #include "../runtime/runtime.h"
 #include "dialect.h"
 
@@ -20,7 +21,17 @@ struct tc_kernel {
   tc_cl *cl;
   char cl_selector[128];
   char err[4096];
+  /* the on-disk kernel cache (src/runtime/cache.c) */
+  char key[33];          /* "" when the cache was off at tc_compile */
+  int from_cache;        /* tc_compile read the kernel from the cache */
+  char *ptx;             /* CUDA: PTX made by (or cached for) ptx_tag */
+  char ptx_tag[32];      /* "nvrtc-13.0" */
+  int ptx_from_cache;
 };
+
+static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, const char *name,
+                                    char key[33]);
+static void kernel_to_cache(const tc_kernel *k);
 
 static bool valid_name(const char *s) {
   if (!s || !*s || strlen(s) > 60) return false;
@@ -29,7 +40,17 @@ static bool valid_name(const char *s) {
               (p != s && *p >= '0' && *p <= '9');
     if (!ok) return false;
   }
-  return true;
+  /* names the kernels' own helpers, C keywords or the targets' built-in
+   * functions already take would not compile (or would call the wrong
+   * function) */
+  static const char *taken[] = {
+      "abs", "acos", "asin", "atan", "barrier", "ceil", "cos", "do", "else", "exp", "fabs",
+      "float", "floor", "fma", "fmax", "fmin", "for", "half", "if", "int", "log", "main",
+      "max", "min", "mix", "pow", "return", "round", "sin", "sqrt", "tan", "tanh", "void",
+      "while", "char", "short", "long", "unsigned", "signed", "const", "static", "struct"};
+  for (size_t i = 0; i < sizeof taken / sizeof *taken; i++)
+    if (strcmp(s, taken[i]) == 0) return false;
+  return strncmp(s, "tc_", 3) != 0 && strncmp(s, "get_", 4) != 0 && strncmp(s, "__", 2) != 0;
 }
 
 tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *status) {
@@ -40,7 +61,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   const char *name = o.kernel_name ? o.kernel_name : "tilec_kernel";
   tc_clear_error(f);
   if (!valid_name(name)) {
-    *status = tc_fail(f, TC_ERR_ARGUMENT, "compile: kernel name \"%s\" is not a C identifier of at most 60 characters", name);
+    *status = tc_fail(f, TC_ERR_ARGUMENT, "compile: kernel name \"%s\" is not a C identifier of at most 60 characters, or is a keyword, a built-in function or reserved (tc_, get_, __)", name);
     return NULL;
   }
   const tc_dialect *d;
@@ -51,6 +72,12 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
       *status = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: target %s has no dialect in this build yet",
                         tc_target_name(o.target));
       return NULL;
+  }
+  char key[33] = "";
+  tc_kernel *hit = kernel_from_cache(f, &o, name, key);
+  if (hit) {
+    *status = TC_OK;
+    return hit;
   }
   tc_kir *k;
   *status = tc_lower(f, o.target, o.arch, &k);
@@ -85,14 +112,119 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     kn->param_is_output[i] = i >= f->ninputs;
   }
   tc_kir_free(k);
+  if (key[0]) {
+    memcpy(kn->key, key, sizeof kn->key);
+    kernel_to_cache(kn);
+  }
   *status = TC_OK;
   return kn;
 }
 
+/* ---- the kernel cache ----------------------------------------------------- */
+
+/* On a hit, the kernel stored under the hash of (f, options); NULL on a
+ * miss or when the cache is off.  key gets the hash when the cache is on. */
+static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, const char *name,
+                                    char key[33]) {
+  key[0] = 0;
+  if (!tc_cache_enabled()) return NULL;
+  tc_cache_key(f, o->target, o->arch, name, key);
+  tc_cache_entry e;
+  if (!tc_cache_load(key, &e)) {
+    tc_cache_count(TC_CACHE_MISS);
+    return NULL;
+  }
+  /* cheap sanity checks against the fusion (the hash covers them all) */
+  bool ok = e.target == o->target && strcmp(e.name, name) == 0 &&
+            e.nparams == f->ninputs + f->noutputs;
+  for (int i = 0; ok && i < e.nparams; i++) {
+    const tc_tensor *t = i < f->ninputs ? f->inputs[i] : f->outputs[i - f->ninputs];
+    ok = e.param_bytes[i] == tc_tensor_bytes(t) && e.param_is_output[i] == (i >= f->ninputs);
+  }
+  if (!ok) {
+    tc_cache_entry_free(&e);
+    tc_cache_count(TC_CACHE_CORRUPT);
+    tc_cache_count(TC_CACHE_MISS);
+    return NULL; /* tc_compile makes the kernel and overwrites the entry */
+  }
+  tc_cache_count(TC_CACHE_HIT);
+  tc_kernel *kn = tc_xcalloc(1, sizeof *kn);
+  kn->source = e.source, e.source = NULL;
+  snprintf(kn->name, sizeof kn->name, "%s", e.name);
+  kn->target = e.target;
+  snprintf(kn->arch, sizeof kn->arch, "%s", o->arch ? o->arch : "sm_80");
+  kn->smem = e.smem;
+  kn->tmem_cols = e.tmem_cols;
+  memcpy(kn->grid, e.grid, sizeof kn->grid);
+  memcpy(kn->block, e.block, sizeof kn->block);
+  kn->nparams = e.nparams;
+  kn->param_bytes = e.param_bytes, e.param_bytes = NULL;
+  kn->param_is_output = e.param_is_output, e.param_is_output = NULL;
+  if (e.ptx) {
+    kn->ptx = e.ptx, e.ptx = NULL;
+    snprintf(kn->ptx_tag, sizeof kn->ptx_tag, "%s", e.ptx_tag);
+    kn->ptx_from_cache = 1;
+  }
+  memcpy(kn->key, key, sizeof kn->key);
+  kn->from_cache = 1;
+  tc_cache_entry_free(&e);
+  return kn;
+}
+
+/* Writes the kernel (with its PTX, if any) under its key. */
+static void kernel_to_cache(const tc_kernel *k) {
+  if (!k->key[0]) return;
+  tc_cache_entry e;
+  memset(&e, 0, sizeof e);
+  memcpy(e.key, k->key, sizeof e.key);
+  snprintf(e.name, sizeof e.name, "%s", k->name);
+  e.target = k->target;
+  snprintf(e.arch, sizeof e.arch, "%s", k->arch);
+  e.smem = k->smem, e.tmem_cols = k->tmem_cols;
+  memcpy(e.grid, k->grid, sizeof e.grid);
+  memcpy(e.block, k->block, sizeof e.block);
+  e.nparams = k->nparams;
+  e.param_bytes = k->param_bytes, e.param_is_output = k->param_is_output;
+  e.source = k->source;
+  if (k->ptx) {
+    e.ptx = k->ptx;
+    snprintf(e.ptx_tag, sizeof e.ptx_tag, "%s", k->ptx_tag);
+  }
+  tc_cache_store(&e); /* borrowed pointers: no tc_cache_entry_free */
+}
+
+/* The kernel's PTX for the NVRTC at hand: reused when the kernel already
+ * has PTX made by this NVRTC version (from the cache or an earlier build),
+ * else made with NVRTC and added to the kernel's cache entry. */
+static tc_status cuda_ptx(tc_kernel *k, tc_str *err) {
+  char tag[32] = "";
+  int major = 0, minor = 0;
+  if (tc_cuda_nvrtc_version(&major, &minor)) snprintf(tag, sizeof tag, "nvrtc-%d.%d", major, minor);
+  if (k->ptx && tag[0] && strcmp(tag, k->ptx_tag) == 0) {
+    if (k->ptx_from_cache) tc_cache_count(TC_CACHE_PTX_HIT);
+    return TC_OK;
+  }
+  free(k->ptx);
+  k->ptx = NULL, k->ptx_tag[0] = 0, k->ptx_from_cache = 0;
+  char *ptx = NULL;
+  tc_status st = tc_cuda_compile(k->source, k->arch, &ptx, err);
+  if (tag[0] && st != TC_ERR_ARGUMENT) tc_cache_count(TC_CACHE_NVRTC_RUN);
+  if (st) {
+    free(ptx);
+    return st;
+  }
+  k->ptx = ptx;
+  snprintf(k->ptx_tag, sizeof k->ptx_tag, "%s", tag);
+  kernel_to_cache(k);
+  return TC_OK;
+}
+
+int tc_kernel_from_cache(const tc_kernel *k) { return k && k->from_cache; }
+
 void tc_kernel_free(tc_kernel *k) {
   if (!k) return;
   if (k->cl) tc_cl_close(k->cl);
-  free(k->source), free(k->param_bytes), free(k->param_is_output);
+  free(k->source), free(k->param_bytes), free(k->param_is_output), free(k->ptx);
   free(k);
 }
 
@@ -130,9 +262,7 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device) {
   tc_str_init(&err);
   tc_status st;
   if (k->target == TC_TARGET_CUDA) {
-    char *ptx = NULL;
-    st = tc_cuda_compile(k->source, k->arch, &ptx, &err);
-    free(ptx);
+    st = cuda_ptx(k, &err);
   } else if (k->target == TC_TARGET_OPENCL) {
     st = open_cl(k, device, &err);
     if (!st) st = tc_cl_build(k->cl, k->source, &err);
@@ -172,7 +302,10 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     st = open_cl(k, device, &err);
     if (!st) st = tc_cl_run(k->cl, k->source, k->name, bufs, k->nparams, &l, ms, &err);
   } else if (k->target == TC_TARGET_CUDA) {
-    st = tc_cuda_run(k->source, k->name, k->arch, bufs, k->nparams, &l, ms, &err);
+    /* as tc_cuda_run, but with the PTX from the cache or an earlier build */
+    if (!tc_cuda_available(&err)) st = TC_ERR_NO_DEVICE;
+    else if (!(st = cuda_ptx(k, &err)))
+      st = tc_cuda_run_ptx(k->ptx, k->name, k->arch, bufs, k->nparams, &l, ms, &err);
   } else {
     st = TC_ERR_UNSUPPORTED;
     tc_str_printf(&err, "running %s kernels is not supported in this build", tc_target_name(k->target));

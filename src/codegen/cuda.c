@@ -18,14 +18,27 @@ static const char cu_prelude[] =
     "TC_DEV float tc_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned)h) << 16); }\n"
     "TC_DEV unsigned short tc_f32_to_bf16(float f) { unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n";
 
+static void cu_kernel_begin(tc_str *o, const char *name, int64_t threads) {
+  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", (long long)threads,
+                name);
+}
+
 static void cu_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
-  long long threads = (long long)(k->block[0] * k->block[1] * k->block[2]);
-  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", threads, name);
+  cu_kernel_begin(o, name, k->block[0] * k->block[1] * k->block[2]);
+}
+
+static void cu_buffer_param(tc_str *o, tc_dtype t, const char *name, int is_output, int first) {
+  tc_str_printf(o, "%s%s%s* __restrict__ %s", first ? "" : ", ", is_output ? "" : "const ",
+                tc_storage_type(t), name);
 }
 
 static void cu_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
-  tc_str_printf(o, "%s%s%s* __restrict__ %s", first ? "" : ", ", is_output ? "" : "const ",
-                tc_storage_type(t->dtype), t->name);
+  cu_buffer_param(o, t->dtype, t->name, is_output, first);
+}
+
+static void cu_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "__shared__ %s %s[%lld];\n", tc_storage_type(t), name, (long long)count);
 }
 
 static void cu_alloc(tc_str *o, const tc_kalloc *a, int depth) {
@@ -38,21 +51,22 @@ static void cu_alloc(tc_str *o, const tc_kalloc *a, int depth) {
     tc_str_printf(o, "%s %s[%lld];\n", ty, a->t->name, (long long)a->elems);
 }
 
-static void cu_load(tc_str *o, const tc_tensor *t, const char *idx) {
-  switch (t->dtype) {
-    case TC_F16: tc_str_printf(o, "tc_f16_to_f32(%s[%s])", t->name, idx); break;
-    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", t->name, idx); break;
-    case TC_I8: tc_str_printf(o, "(int)%s[%s]", t->name, idx); break;
-    default: tc_str_printf(o, "%s[%s]", t->name, idx); break;
+static void cu_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx) {
+  switch (t) {
+    case TC_F16: tc_str_printf(o, "tc_f16_to_f32(%s[%s])", name, idx); break;
+    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", name, idx); break;
+    case TC_I8: tc_str_printf(o, "(int)%s[%s]", name, idx); break;
+    default: tc_str_printf(o, "%s[%s]", name, idx); break;
   }
 }
 
-static void cu_store(tc_str *o, const tc_tensor *t, const char *idx, const char *v) {
-  switch (t->dtype) {
-    case TC_F16: tc_str_printf(o, "%s[%s] = tc_f32_to_f16(%s);", t->name, idx, v); break;
-    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", t->name, idx, v); break;
-    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", t->name, idx, v); break;
-    default: tc_str_printf(o, "%s[%s] = %s;", t->name, idx, v); break;
+static void cu_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
+                     const char *v) {
+  switch (t) {
+    case TC_F16: tc_str_printf(o, "%s[%s] = tc_f32_to_f16(%s);", name, idx, v); break;
+    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", name, idx, v); break;
+    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", name, idx, v); break;
+    default: tc_str_printf(o, "%s[%s] = %s;", name, idx, v); break;
   }
 }
 
@@ -72,4 +86,7 @@ const tc_dialect tc_dialect_cuda = {
     .store = cu_store,
     .fexp = "expf", .flog = "logf", .fsqrt = "sqrtf", .ftanh = "tanhf",
     .fabs_ = "fabsf", .fmax_ = "fmaxf", .fmin_ = "fminf",
+    .kernel_begin = cu_kernel_begin,
+    .buffer_param = cu_buffer_param,
+    .shared_array = cu_shared_array,
 };

@@ -25,12 +25,23 @@ typedef struct tc_dialect {
   void (*alloc)(tc_str *o, const tc_kalloc *a, int depth);
   const char *barrier;
   const char *unroll_pragma;
-  /* Reads element idx of t as its compute type (float or int). */
-  void (*load)(tc_str *o, const tc_tensor *t, const char *idx);
-  /* Writes value (compute type) to element idx of t. */
-  void (*store)(tc_str *o, const tc_tensor *t, const char *idx, const char *value);
+  /* Reads element idx of buffer `name` (of dtype t in memory m) as its
+   * compute type (float or int). */
+  void (*load)(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx);
+  /* Writes value (compute type) to element idx of buffer `name`. */
+  void (*store)(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
+                const char *value);
   /* Float math: names of exp, log, sqrt, tanh, fabs, fmax, fmin. */
   const char *fexp, *flog, *fsqrt, *ftanh, *fabs_, *fmax_, *fmin_;
+  /* For generators that print kernels without a tc_kir (src/ops):
+   * kernel_begin opens a kernel of `threads` threads per block up to "(";
+   * buffer_param declares a global buffer parameter of dtype t (storage
+   * type, const unless is_output, preceded by ", " unless first);
+   * shared_array declares `count` elements of dtype t in shared memory at
+   * indentation depth, followed by a newline. */
+  void (*kernel_begin)(tc_str *o, const char *name, int64_t threads);
+  void (*buffer_param)(tc_str *o, tc_dtype t, const char *name, int is_output, int first);
+  void (*shared_array)(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth);
 } tc_dialect;
 
 extern const tc_dialect tc_dialect_opencl;

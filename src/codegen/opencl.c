@@ -19,8 +19,8 @@ static const char cl_prelude[] =
     "  return (ushort)(u >> 16);\n"
     "}\n";
 
-static const char *space(const tc_tensor *t) {
-  switch (t->mem) {
+static const char *space(tc_memtype m) {
+  switch (m) {
     case TC_MEM_GLOBAL: return "__global ";
     case TC_MEM_SHARED: case TC_MEM_TENSOR: return "__local ";
     case TC_MEM_LOCAL: return "";
@@ -28,18 +28,31 @@ static const char *space(const tc_tensor *t) {
   return "";
 }
 
-static void cl_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
+static void cl_kernel_begin(tc_str *o, const char *name, int64_t threads) {
   tc_str_printf(o, "__kernel void %s(", name);
 }
 
-static void cl_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
+static void cl_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
+  cl_kernel_begin(o, name, k->block[0] * k->block[1] * k->block[2]);
+}
+
+static void cl_buffer_param(tc_str *o, tc_dtype t, const char *name, int is_output, int first) {
   tc_str_printf(o, "%s__global %s%s* restrict %s", first ? "" : ", ", is_output ? "" : "const ",
-                tc_storage_type(t->dtype), t->name);
+                tc_storage_type(t), name);
+}
+
+static void cl_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
+  cl_buffer_param(o, t->dtype, t->name, is_output, first);
+}
+
+static void cl_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "__local %s %s[%lld];\n", tc_storage_type(t), name, (long long)count);
 }
 
 static void cl_alloc(tc_str *o, const tc_kalloc *a, int depth) {
   tc_str_indent(o, depth);
-  tc_str_printf(o, "%s%s %s[%lld];", space(a->t), tc_storage_type(a->t->dtype), a->t->name,
+  tc_str_printf(o, "%s%s %s[%lld];", space(a->t->mem), tc_storage_type(a->t->dtype), a->t->name,
                 (long long)a->elems);
   if (a->t->mem == TC_MEM_TENSOR)
     tc_str_printf(o, "  /* tensor memory: %lld lanes x %lld columns */", (long long)a->lanes,
@@ -47,21 +60,22 @@ static void cl_alloc(tc_str *o, const tc_kalloc *a, int depth) {
   tc_str_cat(o, "\n");
 }
 
-static void cl_load(tc_str *o, const tc_tensor *t, const char *idx) {
-  switch (t->dtype) {
-    case TC_F16: tc_str_printf(o, "vload_half(%s, (%sconst half*)%s)", idx, space(t), t->name); break;
-    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", t->name, idx); break;
-    case TC_I8: tc_str_printf(o, "(int)%s[%s]", t->name, idx); break;
-    default: tc_str_printf(o, "%s[%s]", t->name, idx); break;
+static void cl_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx) {
+  switch (t) {
+    case TC_F16: tc_str_printf(o, "vload_half(%s, (%sconst half*)%s)", idx, space(m), name); break;
+    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", name, idx); break;
+    case TC_I8: tc_str_printf(o, "(int)%s[%s]", name, idx); break;
+    default: tc_str_printf(o, "%s[%s]", name, idx); break;
   }
 }
 
-static void cl_store(tc_str *o, const tc_tensor *t, const char *idx, const char *v) {
-  switch (t->dtype) {
-    case TC_F16: tc_str_printf(o, "vstore_half_rte(%s, %s, (%shalf*)%s);", v, idx, space(t), t->name); break;
-    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", t->name, idx, v); break;
-    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", t->name, idx, v); break;
-    default: tc_str_printf(o, "%s[%s] = %s;", t->name, idx, v); break;
+static void cl_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
+                     const char *v) {
+  switch (t) {
+    case TC_F16: tc_str_printf(o, "vstore_half_rte(%s, %s, (%shalf*)%s);", v, idx, space(m), name); break;
+    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", name, idx, v); break;
+    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", name, idx, v); break;
+    default: tc_str_printf(o, "%s[%s] = %s;", name, idx, v); break;
   }
 }
 
@@ -80,4 +94,7 @@ const tc_dialect tc_dialect_opencl = {
     .store = cl_store,
     .fexp = "exp", .flog = "log", .fsqrt = "sqrt", .ftanh = "tanh",
     .fabs_ = "fabs", .fmax_ = "fmax", .fmin_ = "fmin",
+    .kernel_begin = cl_kernel_begin,
+    .buffer_param = cl_buffer_param,
+    .shared_array = cl_shared_array,
 };

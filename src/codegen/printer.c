@@ -24,7 +24,7 @@ static void load_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_kn
   tc_str idx;
   tc_str_init(&idx);
   expr(&idx, k, s->in_index[i]);
-  d->load(o, s->op->in[i], tc_str_cstr(&idx));
+  d->load(o, s->op->in[i]->dtype, s->op->in[i]->mem, s->op->in[i]->name, tc_str_cstr(&idx));
   tc_str_free(&idx);
 }
 
@@ -101,7 +101,7 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
     tc_str_cat(o, ") {\n");
     tc_str_indent(o, depth + 1);
   }
-  d->store(o, s->op->out, tc_str_cstr(&idx), tc_str_cstr(&v));
+  d->store(o, s->op->out->dtype, s->op->out->mem, s->op->out->name, tc_str_cstr(&idx), tc_str_cstr(&v));
   tc_str_cat(o, "\n");
   if (guarded) {
     tc_str_indent(o, depth);

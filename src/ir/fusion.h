@@ -86,4 +86,32 @@ int tc_norm_pos(int pos, int n);
 /* Describes the tensor's loop domain, e.g. "T2[iBIDx{2}, iS{4}]". */
 void tc_tensor_loop_str(const tc_tensor *t, tc_str *out);
 
+/* ---- structural hash (hash.c) ------------------------------------------ */
+
+/* Bump when lowering or printing changes the kernel made from the same
+ * schedule, so that on-disk kernel cache entries of older builds miss. */
+#define TC_CODEGEN_FORMAT 1
+
+/* A 128-bit non-cryptographic hash, two 64-bit lanes. */
+typedef struct tc_hasher {
+  uint64_t a, b;
+} tc_hasher;
+
+void tc_hasher_init(tc_hasher *h);
+void tc_hasher_u64(tc_hasher *h, uint64_t v);
+void tc_hasher_bytes(tc_hasher *h, const void *p, size_t n);
+/* Hashes the length and the bytes of s (NULL hashes differently from ""). */
+void tc_hasher_str(tc_hasher *h, const char *s);
+/* The finished hash as 32 lowercase hex digits plus NUL. */
+void tc_hasher_hex(const tc_hasher *h, char out[33]);
+
+/* The canonical hash of a scheduled fusion compiled for target/arch under
+ * kernel_name: every tensor (in id order), axis, transform and op of the
+ * fusion, the input/output lists, plus TILEC_VERSION and
+ * TC_CODEGEN_FORMAT.  Two fusions built by the same sequence of calls hash
+ * equal; any difference in the schedule (a split factor, a parallel type, a
+ * memory type, an inline position ...) changes it.  Writes 32 hex digits. */
+void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
+                    const char *kernel_name, char out[33]);
+
 #endif

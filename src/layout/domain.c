@@ -152,6 +152,86 @@ int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
   return 0;
 }
 
+int tc_dg_embed(tc_dgraph *g, int in, int n, const int64_t *extents, const int64_t *coeffs,
+                int *outs, char *err, size_t errcap) {
+  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+  if (n < 1 || n > TC_XF_MAX_OUT) {
+    snprintf(err, errcap, "embed needs 1 to %d upper dimensions, got %d", TC_XF_MAX_OUT, n);
+    return -1;
+  }
+  const int64_t lim = (int64_t)1 << 40;
+  for (int i = 0; i < n; i++) {
+    if (extents[i] < 1 || extents[i] > lim) {
+      snprintf(err, errcap, "embed extent %d must lie in 1..2^40, got %lld", i, (long long)extents[i]);
+      return -1;
+    }
+    if (coeffs[i] > lim || coeffs[i] < -lim) {
+      snprintf(err, errcap, "embed coefficient %d must lie within +-2^40, got %lld", i,
+               (long long)coeffs[i]);
+      return -1;
+    }
+  }
+  tc_xform x = {0};
+  x.kind = TC_XF_EMBED;
+  x.in[0] = in, x.nin = 1, x.nout = n;
+  for (int i = 0; i < n; i++) x.coeff[i] = coeffs[i];
+  int xi = new_xform(g, x);
+  uint64_t s = tc_hash_mix(7, g->axes[in].sig);
+  for (int i = 0; i < n; i++) {
+    uint64_t si = tc_hash_mix(tc_hash_mix(tc_hash_mix(s, (uint64_t)coeffs[i]), (uint64_t)extents[i]),
+                              (uint64_t)i);
+    outs[i] = g->xf[xi].out[i] = new_axis(g, extents[i], xi, si);
+  }
+  return 0;
+}
+
+int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, char *err, size_t errcap) {
+  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+  if (extent < 1) {
+    snprintf(err, errcap, "broadcast extent must be at least 1, got %lld", (long long)extent);
+    return -1;
+  }
+  tc_xform x = {0};
+  x.kind = TC_XF_BROADCAST;
+  x.in[0] = in, x.nin = 1, x.nout = 1;
+  int xi = new_xform(g, x);
+  uint64_t sig = tc_hash_mix(tc_hash_mix(8, g->axes[in].sig), (uint64_t)extent);
+  *out = g->xf[xi].out[0] = new_axis(g, extent, xi, sig);
+  return 0;
+}
+
+int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, char *err, size_t errcap) {
+  if (extent < 1) {
+    snprintf(err, errcap, "a new dimension needs an extent of at least 1, got %lld", (long long)extent);
+    return -1;
+  }
+  tc_xform x = {0};
+  x.kind = TC_XF_ADDDIM;
+  x.nin = 0, x.nout = 1;
+  int xi = new_xform(g, x);
+  *out = g->xf[xi].out[0] = new_axis(g, extent, xi, tc_hash_mix(9, (uint64_t)extent));
+  return 0;
+}
+
+int tc_dg_const_dim(tc_dgraph *g, int in, int64_t value, char *err, size_t errcap) {
+  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+  if (value < 0 || value >= g->axes[in].extent) {
+    snprintf(err, errcap, "constant %lld lies outside the dimension's range [0, %lld)",
+             (long long)value, (long long)g->axes[in].extent);
+    return -1;
+  }
+  tc_xform x = {0};
+  x.kind = TC_XF_CONSTDIM;
+  x.in[0] = in, x.nin = 1, x.nout = 0;
+  x.factor = value;
+  new_xform(g, x);
+  return 0;
+}
+
+bool tc_xf_has_forward(tc_xform_kind kind) {
+  return (int)kind >= (int)TC_XF_SPLIT && (int)kind <= (int)TC_XF_RESIZE;
+}
+
 /* x ^ ((x & (((1 << B) - 1) << (M + S))) >> S) */
 static const tc_expr *cute_apply(tc_epool *p, const tc_xform *x, const tc_expr *v) {
   int64_t mask = (((int64_t)1 << x->b) - 1) << (x->m + x->s);
@@ -162,7 +242,7 @@ static const tc_expr *cute_apply(tc_epool *p, const tc_xform *x, const tc_expr *
 
 void tc_xf_forward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
                    const tc_expr *const *in, const tc_expr **out) {
-  switch (x->kind) {
+  switch ((int)x->kind) {
     case TC_XF_SPLIT: {
       int64_t ie = g->axes[x->out[1]].extent;
       out[0] = tc_e_divc(p, in[0], ie);
@@ -182,12 +262,15 @@ void tc_xf_forward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
     case TC_XF_RESIZE:
       out[0] = tc_e_addc(p, in[0], x->left);
       break;
+    default: /* the view kinds: not defined forward */
+      for (int k = 0; k < x->nout; k++) out[k] = NULL;
+      break;
   }
 }
 
 void tc_xf_backward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
                     const tc_expr *const *out, const tc_expr **in) {
-  switch (x->kind) {
+  switch ((int)x->kind) {
     case TC_XF_SPLIT: {
       int64_t ie = g->axes[x->out[1]].extent;
       in[0] = tc_e_add(p, tc_e_mulc(p, out[0], ie), out[1]);
@@ -209,6 +292,19 @@ void tc_xf_backward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
     case TC_XF_RESIZE:
       in[0] = tc_e_addc(p, out[0], -x->left);
       break;
+    case TC_XF_EMBED: {
+      const tc_expr *sum = tc_e_const(p, 0);
+      for (int k = 0; k < x->nout; k++) sum = tc_e_add(p, sum, tc_e_mulc(p, out[k], x->coeff[k]));
+      in[0] = sum;
+      break;
+    }
+    case TC_XF_BROADCAST: {
+      int64_t le = g->axes[x->in[0]].extent;
+      in[0] = le == 1 ? tc_e_const(p, 0) : tc_e_modc(p, out[0], le);
+      break;
+    }
+    case TC_XF_ADDDIM: break; /* no inputs */
+    case TC_XF_CONSTDIM: in[0] = tc_e_const(p, x->factor); break;
   }
 }
 
@@ -236,15 +332,16 @@ int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_e
         outs &= vals[x->out[k]] != NULL;
         any_out |= vals[x->out[k]] != NULL;
       }
-      const tc_expr *tmp[2] = {NULL, NULL};
-      if (ins && !outs) {
+      const tc_expr *tmp[TC_XF_MAX_OUT] = {NULL};
+      if (ins && !outs && tc_xf_has_forward(x->kind)) {
         const tc_expr *iv[2] = {vals[x->in[0]], x->nin > 1 ? vals[x->in[1]] : NULL};
         tc_xf_forward(p, g, x, iv, tmp);
         for (int k = 0; k < x->nout; k++)
           if (!vals[x->out[k]]) vals[x->out[k]] = tc_simplify(p, tmp[k]), given++;
         changed = true;
       } else if (outs && !ins) {
-        const tc_expr *ov[2] = {vals[x->out[0]], x->nout > 1 ? vals[x->out[1]] : NULL};
+        const tc_expr *ov[TC_XF_MAX_OUT] = {NULL};
+        for (int k = 0; k < x->nout; k++) ov[k] = vals[x->out[k]];
         tc_xf_backward(p, g, x, ov, tmp);
         for (int k = 0; k < x->nin; k++) {
           if (vals[x->in[k]]) continue;
@@ -289,6 +386,15 @@ bool tc_dg_is_padded(const tc_dgraph *g, int axis) {
   if (x->kind == TC_XF_SPLIT &&
       g->axes[x->out[0]].extent * g->axes[x->out[1]].extent != g->axes[x->in[0]].extent)
     return true;
+  if (x->kind == TC_XF_EMBED) { /* can the sum leave [0, extent)? */
+    int64_t lo = 0, hi = 0, span;
+    for (int k = 0; k < x->nout; k++) {
+      if (__builtin_mul_overflow(x->coeff[k], g->axes[x->out[k]].extent - 1, &span) ||
+          __builtin_add_overflow(span < 0 ? lo : hi, span, span < 0 ? &lo : &hi))
+        return true; /* beyond 64 bits: certainly out of range */
+    }
+    if (lo < 0 || hi >= g->axes[x->in[0]].extent) return true;
+  }
   for (int k = 0; k < x->nin; k++)
     if (tc_dg_is_padded(g, x->in[k])) return true;
   return false;
@@ -328,18 +434,32 @@ int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp, char *err
   for (int h = 0; h < nhist; h++) {
     tc_xform x = g->xf[hist[h]]; /* copy: the array may move */
     int in[2] = {-1, -1};
+    int out[TC_XF_MAX_OUT];
+    for (int k = 0; k < TC_XF_MAX_OUT; k++) out[k] = -1;
     for (int k = 0; k < x.nin; k++) {
       in[k] = (*mapp)[x.in[k]];
       if (in[k] < 0) return snprintf(err, errcap, "an input axis of a replayed transform has no counterpart"), -1;
     }
-    int out[2] = {-1, -1}, rc = 0;
+    int rc = 0;
     int before = g->naxes;
-    switch (x.kind) {
+    switch ((int)x.kind) {
       case TC_XF_SPLIT: rc = tc_dg_split(g, in[0], x.factor, x.inner_split, &out[0], &out[1], err, errcap); break;
       case TC_XF_MERGE: rc = tc_dg_merge(g, in[0], in[1], &out[0], err, errcap); break;
       case TC_XF_XOR: rc = tc_dg_xor(g, in[0], in[1], &out[0], &out[1], err, errcap); break;
       case TC_XF_CUTE: rc = tc_dg_cute(g, in[0], x.b, x.m, x.s, &out[0], err, errcap); break;
       case TC_XF_RESIZE: rc = tc_dg_resize(g, in[0], x.left, x.right, &out[0], err, errcap); break;
+      case TC_XF_EMBED: {
+        int64_t ext[TC_XF_MAX_OUT];
+        for (int k = 0; k < x.nout; k++) ext[k] = g->axes[x.out[k]].extent;
+        rc = tc_dg_embed(g, in[0], x.nout, ext, x.coeff, out, err, errcap);
+        break;
+      }
+      case TC_XF_BROADCAST:
+        rc = tc_dg_broadcast(g, in[0], g->axes[x.out[0]].extent, &out[0], err, errcap);
+        break;
+      case TC_XF_ADDDIM: rc = tc_dg_add_dim(g, g->axes[x.out[0]].extent, &out[0], err, errcap); break;
+      case TC_XF_CONSTDIM: rc = tc_dg_const_dim(g, in[0], x.factor, err, errcap); break;
+      default: return snprintf(err, errcap, "unknown transform kind %d", (int)x.kind), -1;
     }
     if (rc) return -1;
     *mapp = tc_xrealloc(*mapp, (size_t)g->naxes * sizeof(int));

@@ -30,8 +30,25 @@ typedef enum tc_xform_kind {
   TC_XF_MERGE,       /* (outer, inner) -> out */
   TC_XF_XOR,         /* (x, y) -> (x, x ^ y)            nvFuser Xor */
   TC_XF_CUTE,        /* x -> x ^ ((x & yyy) >> S)       CuTe Swizzle<B,M,S> */
-  TC_XF_RESIZE       /* in -> in + left, extent + left + right */
+  TC_XF_RESIZE,      /* in -> in + left, extent + left + right */
+  /* The coordinate-transform kinds of coord.h, defined backward only
+   * (outputs -> inputs): tc_dg_walk never applies them forward and
+   * tc_xf_forward leaves their outputs NULL.
+   *   EMBED      in -> (out[0..nout)), in = sum coeff[i] * out[i]; the value
+   *              may leave in's range (a predicate), coefficients may be < 0
+   *   BROADCAST  in -> out, in = out % extent(in) (0 when that extent is 1)
+   *   ADDDIM     () -> out, a dimension that maps to nothing
+   *   CONSTDIM   in -> (), in = factor (a constant) */
+  TC_XF_EMBED,
+  TC_XF_BROADCAST,
+  TC_XF_ADDDIM,
+  TC_XF_CONSTDIM,
+  TC_XF_NUM_KINDS
 } tc_xform_kind;
+
+
+/* Most outputs of one transform (an EMBED has up to this many). */
+#define TC_XF_MAX_OUT 16
 
 typedef struct tc_axis {
   int64_t extent;
@@ -43,11 +60,12 @@ typedef struct tc_axis {
 typedef struct tc_xform {
   tc_xform_kind kind;
   int in[2], nin;
-  int out[2], nout;
-  int64_t factor;   /* SPLIT: the split factor */
+  int out[TC_XF_MAX_OUT], nout; /* 0..2 outputs, up to TC_XF_MAX_OUT for EMBED */
+  int64_t factor;   /* SPLIT: the split factor; CONSTDIM: the constant */
   int inner_split;  /* SPLIT: factor is the inner extent (else the outer) */
   int64_t left, right; /* RESIZE */
   int b, m, s;      /* CUTE swizzle parameters */
+  int64_t coeff[TC_XF_MAX_OUT]; /* EMBED: coefficient of each output */
 } tc_xform;
 
 typedef struct tc_dgraph {
@@ -70,8 +88,22 @@ int tc_dg_xor(tc_dgraph *g, int x, int y, int *ox, int *oy, char *err, size_t er
 int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, size_t errcap);
 int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
                  char *err, size_t errcap);
+/* The view transforms (see TC_XF_EMBED above).  embed: n (1..TC_XF_MAX_OUT)
+ * new axes with the given extents (>= 1) and coefficients, written to outs;
+ * broadcast: a new axis of the given extent (>= 1); add_dim: a new axis
+ * from nothing; const_dim: fixes `in` to value, which must lie in
+ * [0, extent). */
+int tc_dg_embed(tc_dgraph *g, int in, int n, const int64_t *extents, const int64_t *coeffs,
+                int *outs, char *err, size_t errcap);
+int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, char *err, size_t errcap);
+int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, char *err, size_t errcap);
+int tc_dg_const_dim(tc_dgraph *g, int in, int64_t value, char *err, size_t errcap);
+/* Whether tc_xf_forward is defined for this kind (false for the four view
+ * kinds). */
+bool tc_xf_has_forward(tc_xform_kind kind);
 
-/* Expressions of a transform's outputs from its inputs, and back. */
+/* Expressions of a transform's outputs from its inputs, and back.  `out`
+ * must hold x->nout entries (up to TC_XF_MAX_OUT), `in` x->nin. */
 void tc_xf_forward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
                    const tc_expr *const *in, const tc_expr **out);
 void tc_xf_backward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
@@ -92,7 +124,8 @@ int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals,
 const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap);
 
 /* True when the transforms that lead to `axis` from roots involve a split
- * whose factor does not divide its input, or a resize. */
+ * whose factor does not divide its input, or a resize, or an embed whose
+ * value can leave its input's range. */
 bool tc_dg_is_padded(const tc_dgraph *g, int axis);
 
 /* Collects, in creation order, the transforms needed to make `targets` from

@@ -395,6 +395,11 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
   return TC_OK;
 }
 
+int tc_cuda_nvrtc_version(int *major, int *minor) {
+  *major = *minor = 0;
+  return nvrtc_ready() && g.nvrtcVersion(major, minor) == 0;
+}
+
 /* ---- availability --------------------------------------------------------- */
 
 int tc_cuda_available(tc_str *msg) {
@@ -436,11 +441,12 @@ void tc_cuda_describe(tc_str *out) {
     }                                                                     \
   } while (0)
 
-tc_status tc_cuda_run(const char *source, const char *kernel_name,
-                      const char *arch, tc_rt_buffer *bufs, int nbufs,
-                      const tc_launch *launch, double *ms, tc_str *err) {
+/* tc_cuda_run, or tc_cuda_run_ptx when given_ptx is not NULL. */
+static tc_status cuda_run(const char *source, const char *given_ptx, const char *kernel_name,
+                          const char *arch, tc_rt_buffer *bufs, int nbufs,
+                          const tc_launch *launch, double *ms, tc_str *err) {
   if (ms) *ms = 0;
-  if (!source || !kernel_name || !launch || nbufs < 0 || (nbufs > 0 && !bufs)) {
+  if ((!source && !given_ptx) || !kernel_name || !launch || nbufs < 0 || (nbufs > 0 && !bufs)) {
     tc_str_printf(err, "tc_cuda_run: missing source, kernel name, launch or buffers");
     return TC_ERR_ARGUMENT;
   }
@@ -489,8 +495,9 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
   }
 
   char *ptx = NULL;
-  tc_status st = tc_cuda_compile(source, arch, &ptx, err);
+  tc_status st = given_ptx ? TC_OK : tc_cuda_compile(source, arch, &ptx, err);
   if (st != TC_OK) return st;
+  if (given_ptx) ptx = tc_xstrdup(given_ptx);
 
   CUmodule mod = NULL;
   CUfunction fn = NULL;
@@ -592,4 +599,20 @@ done:
   free(dptr);
   free(ptx);
   return st;
+}
+
+tc_status tc_cuda_run(const char *source, const char *kernel_name,
+                      const char *arch, tc_rt_buffer *bufs, int nbufs,
+                      const tc_launch *launch, double *ms, tc_str *err) {
+  return cuda_run(source, NULL, kernel_name, arch, bufs, nbufs, launch, ms, err);
+}
+
+tc_status tc_cuda_run_ptx(const char *ptx, const char *kernel_name,
+                          const char *arch, tc_rt_buffer *bufs, int nbufs,
+                          const tc_launch *launch, double *ms, tc_str *err) {
+  if (!ptx) {
+    tc_str_printf(err, "tc_cuda_run_ptx: ptx is NULL");
+    return TC_ERR_ARGUMENT;
+  }
+  return cuda_run(NULL, ptx, kernel_name, arch, bufs, nbufs, launch, ms, err);
 }

@@ -78,5 +78,13 @@ void tc_cuda_describe(tc_str *out);
 tc_status tc_cuda_run(const char *source, const char *kernel_name,
                       const char *arch, tc_rt_buffer *bufs, int nbufs,
                       const tc_launch *launch, double *ms, tc_str *err);
+/* tc_cuda_run with PTX made earlier (e.g. from the kernel cache) instead
+ * of compiling source. */
+tc_status tc_cuda_run_ptx(const char *ptx, const char *kernel_name,
+                          const char *arch, tc_rt_buffer *bufs, int nbufs,
+                          const tc_launch *launch, double *ms, tc_str *err);
+/* The version of the NVRTC that tc_cuda_compile uses; 0 (and 0.0) where
+ * NVRTC cannot be loaded. */
+int tc_cuda_nvrtc_version(int *major, int *minor);
 
 #endif

@@ -1,0 +1,622 @@
+"""Fusion, Tensor and Kernel: a Pythonic layer over the tilec C API."""
+
+import ctypes
+import enum
+from collections import namedtuple
+
+import numpy as np
+
+from . import _lib
+from ._errors import Status, TilecError
+
+# ---- enums ---------------------------------------------------------------
+
+
+class DType(enum.IntEnum):
+    """tc_dtype."""
+    f32 = 0
+    f16 = 1
+    bf16 = 2
+    i32 = 3
+    i8 = 4
+
+    @property
+    def itemsize(self):
+        return (4, 2, 2, 4, 1)[self]
+
+    @property
+    def storage(self):
+        """The NumPy dtype of the C buffer (bf16 is held as uint16 bits)."""
+        return np.dtype((np.float32, np.float16, np.uint16, np.int32, np.int8)[self])
+
+    @property
+    def numpy(self):
+        """The NumPy dtype arrays of this type are returned as (bf16: float32)."""
+        return np.dtype((np.float32, np.float16, np.float32, np.int32, np.int8)[self])
+
+    def __repr__(self):
+        return "tilec." + self.name
+
+
+class MemType(enum.IntEnum):
+    """tc_memtype."""
+    GLOBAL = 0
+    SHARED = 1
+    LOCAL = 2
+    TENSOR = 3
+
+
+class ParallelType(enum.IntEnum):
+    """tc_ptype: what a loop axis is bound to."""
+    Serial = 0
+    BIDx = 1
+    BIDy = 2
+    BIDz = 3
+    TIDx = 4
+    TIDy = 5
+    TIDz = 6
+    DIDx = 7
+    DIDy = 8
+    DIDz = 9
+    Vectorize = 10
+    Unroll = 11
+
+
+class LdstType(enum.IntEnum):
+    """tc_ldst_type: the instruction a set (load/store) op is lowered to."""
+    DEFAULT = 0
+    CP_ASYNC = 1
+    BULK_TENSOR = 2
+    LDMATRIX = 3
+    LDMATRIX_TRANS = 4
+    STMATRIX = 5
+    TMEM_LOAD = 6
+    TMEM_STORE = 7
+
+
+class SwizzleType(enum.IntEnum):
+    XOR = 0
+
+
+class Target(enum.IntEnum):
+    opencl = 0
+    cuda = 1
+    hip = 2
+
+
+_UNARY = {"neg": 0, "abs": 1, "relu": 2, "exp": 3, "log": 4, "sqrt": 5, "tanh": 6,
+          "sigmoid": 7, "reciprocal": 8}
+_BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
+
+
+def _enum_arg(cls, value, what):
+    """Accepts an enum member, its integer value, or its name (any case)."""
+    if isinstance(value, cls):
+        return value
+    if isinstance(value, str):
+        for m in cls:
+            if m.name.lower() == value.lower():
+                return m
+        raise ValueError("unknown %s %r; expected one of %s"
+                         % (what, value, ", ".join(m.name for m in cls)))
+    if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
+        try:
+            return cls(int(value))
+        except ValueError:
+            raise ValueError("unknown %s %d" % (what, value)) from None
+    raise TypeError("%s must be a tilec.%s, an int or a name, not %s"
+                    % (what, cls.__name__, type(value).__name__))
+
+
+def _dtype_arg(value):
+    if isinstance(value, (np.dtype, type)) and not isinstance(value, enum.EnumMeta):
+        try:
+            dt = np.dtype(value)
+        except TypeError:
+            dt = None
+        for d in DType:
+            if d != DType.bf16 and dt == d.storage:
+                return d
+        raise ValueError("no tilec dtype for NumPy dtype %r (use tilec.bf16 for bfloat16)" % (value,))
+    return _enum_arg(DType, value, "dtype")
+
+
+# ---- 16-bit float conversions (round to nearest even, as the kernels) -----
+
+
+def f32_to_bf16_bits(x):
+    """float array -> bfloat16 bit patterns (uint16), rounding to nearest even."""
+    u = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    nan = (u & 0x7FFFFFFF) > 0x7F800000
+    r = ((u + np.uint32(0x7FFF) + ((u >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(nan, ((u >> 16) | 0x40).astype(np.uint16), r)
+
+
+def bf16_bits_to_f32(bits):
+    """bfloat16 bit patterns (uint16) -> float32 (exact)."""
+    b = np.ascontiguousarray(bits, dtype=np.uint16)
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+def _to_buffer(x, dt, shape, what):
+    """A C-contiguous array holding x in dt's storage type, checked against shape."""
+    a = np.asarray(x)
+    if a.shape != tuple(shape):
+        raise ValueError("%s: expected shape %s, got %s" % (what, tuple(shape), a.shape))
+    if dt == DType.bf16:
+        if a.dtype == np.uint16:  # already bit patterns
+            return np.ascontiguousarray(a)
+        return f32_to_bf16_bits(a.astype(np.float32))
+    return np.ascontiguousarray(a, dtype=dt.storage)
+
+
+def _from_buffer(buf, dt):
+    return bf16_bits_to_f32(buf) if dt == DType.bf16 else buf
+
+
+# ---- torch (optional) ------------------------------------------------------
+
+
+def _is_torch(x):
+    t = type(x)
+    return t.__module__.split(".")[0] == "torch" and hasattr(x, "detach")
+
+
+def _torch_to_numpy(x, dt):
+    import torch
+    x = x.detach()
+    if x.dtype == torch.bfloat16:
+        return x.view(torch.int16).cpu().numpy().view(np.uint16)
+    return x.cpu().numpy()
+
+
+def _numpy_to_torch(a, dt, device):
+    import torch
+    if dt == DType.bf16:
+        bits = f32_to_bf16_bits(a)
+        t = torch.from_numpy(bits.view(np.int16).copy()).view(torch.bfloat16)
+    else:
+        t = torch.from_numpy(np.ascontiguousarray(a))
+    return t.to(device)
+
+
+# ---- Fusion ------------------------------------------------------------------
+
+
+def _check_tensor(x, what="operand"):
+    if not isinstance(x, Tensor):
+        raise TypeError("%s must be a tilec.Tensor, not %s" % (what, type(x).__name__))
+    return x
+
+
+class Fusion:
+    """A fusion: input tensors, operations on them and output tensors.
+
+    Build it with :meth:`input`, operators on tensors (``a * b + c``) and the
+    op methods, mark results with :meth:`add_output`, schedule its tensors,
+    then :meth:`compile` it."""
+
+    def __init__(self):
+        self._L = _lib.load()
+        self._p = self._L.tc_fusion_new()
+        if not self._p:
+            raise MemoryError("tc_fusion_new failed")
+        self.inputs = []
+        self.outputs = []
+
+    def __del__(self):
+        p, self._p = getattr(self, "_p", None), None
+        if p and getattr(self, "_L", None) is not None:
+            try:
+                self._L.tc_fusion_free(p)
+            except Exception:  # interpreter shutdown
+                pass
+
+    # -- errors
+    @property
+    def error(self):
+        """The last error message of a call on this fusion ("" when none)."""
+        return self._L.tc_fusion_error(self._p).decode()
+
+    def _check(self, status):
+        if status != Status.OK:
+            raise TilecError(self.error, status)
+
+    def _wrap(self, p, status=Status.ERR_ARGUMENT):
+        if not p:
+            raise TilecError(self.error, status)
+        return Tensor(self, p)
+
+    def _own(self, t, what="operand"):
+        _check_tensor(t, what)
+        if t._f is not self:
+            raise TilecError("%s %s belongs to another fusion" % (what, t.name), Status.ERR_ARGUMENT)
+        return t._p
+
+    # -- building
+    def input(self, dtype, shape):
+        """A contiguous row-major input of the given dtype and shape."""
+        dt = _dtype_arg(dtype)
+        shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        arr = (ctypes.c_int64 * max(1, len(shape)))(*[int(s) for s in shape])
+        t = self._wrap(self._L.tc_input(self._p, int(dt), len(shape), arr))
+        self.inputs.append(t)
+        return t
+
+    def add_output(self, t):
+        """Marks t as an output of the fusion (kernel parameters: the inputs,
+        then the outputs in the order added).  Returns t."""
+        p = self._own(t, "output")
+        self._check(self._L.tc_add_output(self._p, p))
+        self.outputs.append(t)
+        return t
+
+    def set(self, x):
+        """A copy of x (a load/store op)."""
+        return self._wrap(self._L.tc_set(self._p, self._own(x)))
+
+    def unary(self, op, x):
+        """op is one of neg, abs, relu, exp, log, sqrt, tanh, sigmoid, reciprocal."""
+        if op not in _UNARY:
+            raise ValueError("unknown unary op %r; expected one of %s" % (op, ", ".join(_UNARY)))
+        return self._wrap(self._L.tc_unary(self._p, _UNARY[op], self._own(x)))
+
+    def binary(self, op, a, b):
+        """op is one of add, sub, mul, div, max, min; a and b have one shape."""
+        if op not in _BINARY:
+            raise ValueError("unknown binary op %r; expected one of %s" % (op, ", ".join(_BINARY)))
+        return self._wrap(self._L.tc_binary(self._p, _BINARY[op], self._own(a), self._own(b)))
+
+    def neg(self, x): return self.unary("neg", x)
+    def abs(self, x): return self.unary("abs", x)
+    def relu(self, x): return self.unary("relu", x)
+    def exp(self, x): return self.unary("exp", x)
+    def log(self, x): return self.unary("log", x)
+    def sqrt(self, x): return self.unary("sqrt", x)
+    def tanh(self, x): return self.unary("tanh", x)
+    def sigmoid(self, x): return self.unary("sigmoid", x)
+    def reciprocal(self, x): return self.unary("reciprocal", x)
+    def maximum(self, a, b): return self.binary("max", a, b)
+    def minimum(self, a, b): return self.binary("min", a, b)
+
+    def cast(self, x, dtype):
+        """x converted to dtype (16-bit floats round to nearest even)."""
+        return self._wrap(self._L.tc_cast(self._p, self._own(x), int(_dtype_arg(dtype))))
+
+    def permute(self, x, perm):
+        """Output logical axis k is input axis perm[k]; (1, 0) transposes."""
+        p = self._own(x)
+        perm = [int(v) for v in perm]
+        if len(perm) != x.ndim:
+            raise TilecError("permute: %s has %d axes but the permutation has %d entries"
+                             % (x.name, x.ndim, len(perm)), Status.ERR_ARGUMENT)
+        arr = (ctypes.c_int * len(perm))(*perm)
+        return self._wrap(self._L.tc_permute(self._p, p, arr))
+
+    # -- whole-fusion scheduling
+    def propagate(self, ref):
+        """Replays ref's loop transforms on every other tensor
+        (tc_propagate_transforms)."""
+        self._check(self._L.tc_propagate_transforms(self._own(ref, "reference")))
+        return self
+
+    def parallelize_all_like(self, ref):
+        """Copies ref's parallel types to the mapped loop axes of all tensors."""
+        self._check(self._L.tc_parallelize_all_like(self._own(ref, "reference")))
+        return self
+
+    def inline_most(self):
+        """Inlines every intermediate tensor as deep as its consumer allows."""
+        self._check(self._L.tc_inline_most(self._p))
+        return self
+
+    def inline_all_at(self, pos):
+        """Inlines every intermediate tensor at loop position pos."""
+        self._check(self._L.tc_inline_all_at(self._p, int(pos)))
+        return self
+
+    # -- compiling and running
+    def compile(self, target="opencl", arch=None, name=None):
+        """Lowers the scheduled fusion to one kernel for target ("opencl" or
+        "cuda"; arch such as "sm_90a"; name the kernel's C name)."""
+        tgt = _enum_arg(Target, target, "target")
+        opt = _lib.CompileOptions(int(tgt), arch.encode() if arch else None,
+                                  name.encode() if name else None)
+        st = ctypes.c_int(0)
+        k = self._L.tc_compile(self._p, ctypes.byref(opt), ctypes.byref(st))
+        if not k:
+            raise TilecError(self.error, st.value or Status.ERR_LOWER)
+        return Kernel(self._L, k, tgt, [(t.dtype, t.shape, t.name) for t in self.inputs],
+                      [(t.dtype, t.shape, t.name) for t in self.outputs])
+
+    def reference(self, *inputs):
+        """Evaluates the fusion on the host in plain C (tc_reference_run),
+        ignoring the schedule.  Takes and returns what Kernel.run does
+        (NumPy arrays; no torch conversion)."""
+        ins = [(t.dtype, t.shape, t.name) for t in self.inputs]
+        outs = [(t.dtype, t.shape, t.name) for t in self.outputs]
+        args, bufs = _make_args(ins, outs, inputs)
+        self._check(self._L.tc_reference_run(self._p, args))
+        return _results(outs, bufs[len(ins):])
+
+    def __repr__(self):
+        return "<tilec.Fusion: %d inputs, %d outputs>" % (len(self.inputs), len(self.outputs))
+
+
+# ---- Tensor ------------------------------------------------------------------
+
+
+class Tensor:
+    """A tensor of a fusion.  Scheduling methods change its loop domain in
+    place and return the tensor, so they chain:
+    ``o.split(0, 8).split(2, 32).reorder({1: 2, 2: 1}).merge(0, 1)``."""
+
+    __slots__ = ("_f", "_p", "__weakref__")
+
+    def __init__(self, fusion, p):
+        self._f = fusion
+        self._p = p
+
+    @property
+    def fusion(self):
+        return self._f
+
+    @property
+    def _L(self):
+        return self._f._L
+
+    def _check(self, status):
+        self._f._check(status)
+        return self
+
+    # -- facts
+    @property
+    def name(self):
+        """The name in kernels and messages ("T3")."""
+        return self._L.tc_tensor_name(self._p).decode()
+
+    @property
+    def dtype(self):
+        return DType(self._L.tc_tensor_dtype(self._p))
+
+    @property
+    def ndim(self):
+        return self._L.tc_tensor_ndims(self._p)
+
+    @property
+    def shape(self):
+        """The logical extents."""
+        return tuple(self._L.tc_tensor_extent(self._p, i) for i in range(self.ndim))
+
+    @property
+    def nbytes(self):
+        return self._L.tc_tensor_bytes(self._p)
+
+    @property
+    def loop(self):
+        """The loop domain as [(extent, ParallelType), ...]."""
+        return [(self._L.tc_tensor_loop_extent(self._p, i),
+                 ParallelType(self._L.tc_tensor_loop_ptype(self._p, i)))
+                for i in range(self._L.tc_tensor_nloop(self._p))]
+
+    def describe(self):
+        """The loop domain as text, e.g. "T2[BIDx{2}, iS{4}]"."""
+        buf = ctypes.create_string_buffer(8192)
+        return self._L.tc_tensor_describe(self._p, buf, len(buf)).decode()
+
+    def __repr__(self):
+        return "<tilec.Tensor %s %s %s loop %s>" % (self.name, self.dtype.name,
+                                                    list(self.shape), self.describe())
+
+    # Tensors are compared by identity (== is not elementwise here).
+    def __eq__(self, other):
+        return self is other or (isinstance(other, Tensor) and other._p == self._p)
+
+    def __hash__(self):
+        return hash(self._p)
+
+    # -- arithmetic (builds ops in the tensor's fusion)
+    def __add__(self, o): return self._f.binary("add", self, o) if isinstance(o, Tensor) else NotImplemented
+    def __sub__(self, o): return self._f.binary("sub", self, o) if isinstance(o, Tensor) else NotImplemented
+    def __mul__(self, o): return self._f.binary("mul", self, o) if isinstance(o, Tensor) else NotImplemented
+    def __truediv__(self, o): return self._f.binary("div", self, o) if isinstance(o, Tensor) else NotImplemented
+    def __neg__(self): return self._f.unary("neg", self)
+    def __abs__(self): return self._f.unary("abs", self)
+
+    # -- loop-domain transforms
+    def split(self, axis, factor, inner=True):
+        """Splits loop axis `axis` into (outer, inner=factor), or into
+        (factor, rest) with inner=False.  A factor that does not divide the
+        extent adds a predicate."""
+        return self._check(self._L.tc_split(self._p, int(axis), int(factor), 1 if inner else 0))
+
+    def merge(self, a, b=None):
+        """Merges the adjacent loop axes a and b == a + 1 (default) into one."""
+        return self._check(self._L.tc_merge(self._p, int(a), int(a) + 1 if b is None else int(b)))
+
+    def reorder(self, moves):
+        """Moves loop axes: {old: new, ...} (or [(old, new), ...]); the
+        others keep their relative order."""
+        items = list(moves.items()) if isinstance(moves, dict) else [tuple(m) for m in moves]
+        n = len(items)
+        old = (ctypes.c_int * max(1, n))(*[int(o) for o, _ in items])
+        new = (ctypes.c_int * max(1, n))(*[int(v) for _, v in items])
+        return self._check(self._L.tc_reorder(self._p, n, old, new))
+
+    def swizzle(self, x, y, kind=SwizzleType.XOR):
+        """XOR swizzle of loop axes x and y: {x, x ^ y}."""
+        k = _enum_arg(SwizzleType, kind, "swizzle type")
+        return self._check(self._L.tc_swizzle(self._p, int(k), int(x), int(y)))
+
+    def swizzle_cute(self, axis, b, m, s):
+        """CuTe's Swizzle<B,M,S> on one loop axis."""
+        return self._check(self._L.tc_swizzle_cute(self._p, int(axis), int(b), int(m), int(s)))
+
+    def resize(self, axis, left, right):
+        """Pads (or, negative, crops) loop axis `axis`; padding reads zero."""
+        return self._check(self._L.tc_resize(self._p, int(axis), int(left), int(right)))
+
+    def parallelize(self, axis, ptype):
+        """Binds loop axis `axis` to ptype (tilec.BIDx, tilec.TIDx, "TIDy", ...)."""
+        p = _enum_arg(ParallelType, ptype, "parallel type")
+        return self._check(self._L.tc_parallelize(self._p, int(axis), int(p)))
+
+    def set_memory_type(self, mem):
+        """tilec.global_mem, tilec.shared, tilec.local or tilec.tensor_mem."""
+        m = _enum_arg(MemType, mem, "memory type")
+        return self._check(self._L.tc_set_memory_type(self._p, int(m)))
+
+    def set_ldst_type(self, op):
+        o = _enum_arg(LdstType, op, "load/store type")
+        return self._check(self._L.tc_set_ldst_type(self._p, int(o)))
+
+    def inline_at(self, pos):
+        """Computes this tensor inside its consumer's loops [0, pos)."""
+        return self._check(self._L.tc_inline_at(self._p, int(pos)))
+
+    def compute_at(self, consumer, pos):
+        """Replays consumer's loop transforms here and inlines at pos."""
+        return self._check(self._L.tc_compute_at(self._p, self._f._own(consumer, "consumer"), int(pos)))
+
+    def set_tmem_dimsep(self, pos):
+        return self._check(self._L.tc_set_tmem_dimsep(self._p, int(pos)))
+
+    def set_alloc_to_loop(self):
+        return self._check(self._L.tc_set_alloc_to_loop(self._p))
+
+    def propagate(self):
+        """Replays this tensor's loop transforms on every other tensor."""
+        self._f.propagate(self)
+        return self
+
+    def parallelize_all_like(self):
+        self._f.parallelize_all_like(self)
+        return self
+
+    # -- caching (these return the new tensor, not self)
+    def cache_after(self):
+        """t' = set(t); t's consumers now read t'.  Returns t'."""
+        return self._f._wrap(self._L.tc_cache_after(self._p), Status.ERR_SCHEDULE)
+
+    def cache_before(self):
+        """t' = t's definition writing a new tensor; t = set(t').  Returns t'."""
+        return self._f._wrap(self._L.tc_cache_before(self._p), Status.ERR_SCHEDULE)
+
+
+# ---- Kernel ------------------------------------------------------------------
+
+Launch = namedtuple("Launch", "grid block")
+
+
+def _make_args(ins, outs, inputs):
+    if len(inputs) != len(ins):
+        raise TypeError("the fusion has %d input%s, got %d argument%s"
+                        % (len(ins), "" if len(ins) == 1 else "s",
+                           len(inputs), "" if len(inputs) == 1 else "s"))
+    bufs = [_to_buffer(x, dt, shape, "input %d (%s)" % (i, name))
+            for i, (x, (dt, shape, name)) in enumerate(zip(inputs, ins))]
+    bufs += [np.zeros(shape, dtype=dt.storage) for dt, shape, _ in outs]
+    args = (ctypes.c_void_p * max(1, len(bufs)))(*[b.ctypes.data for b in bufs])
+    return args, bufs
+
+
+def _results(outs, bufs):
+    res = [_from_buffer(b, dt) for b, (dt, _, _) in zip(bufs, outs)]
+    return res[0] if len(res) == 1 else tuple(res)
+
+
+class Kernel:
+    """A compiled kernel: its source, launch facts, and run()."""
+
+    def __init__(self, L, p, target, ins, outs):
+        self._L, self._p = L, p
+        self.target = target
+        self._ins, self._outs = ins, outs
+        self.last_ms = None
+
+    def __del__(self):
+        p, self._p = getattr(self, "_p", None), None
+        if p and getattr(self, "_L", None) is not None:
+            try:
+                self._L.tc_kernel_free(p)
+            except Exception:
+                pass
+
+    @property
+    def source(self):
+        """The OpenCL C or CUDA C source."""
+        return self._L.tc_kernel_source(self._p).decode()
+
+    @property
+    def name(self):
+        return self._L.tc_kernel_name(self._p).decode()
+
+    @property
+    def smem_bytes(self):
+        """Bytes of shared memory allocated per block."""
+        return self._L.tc_kernel_smem_bytes(self._p)
+
+    @property
+    def tmem_columns(self):
+        return self._L.tc_kernel_tmem_columns(self._p)
+
+    @property
+    def launch(self):
+        """Launch(grid=(x, y, z), block=(x, y, z))."""
+        g, b = (ctypes.c_int64 * 3)(), (ctypes.c_int64 * 3)()
+        self._L.tc_kernel_launch_dims(self._p, g, b)
+        return Launch(tuple(g), tuple(b))
+
+    @property
+    def param_bytes(self):
+        """Bytes of each parameter: the inputs, then the outputs."""
+        return [self._L.tc_kernel_param_bytes(self._p, i)
+                for i in range(self._L.tc_kernel_nparams(self._p))]
+
+    @property
+    def error(self):
+        return self._L.tc_kernel_error(self._p).decode()
+
+    def _check(self, status):
+        if status != Status.OK:
+            raise TilecError(self.error, status)
+
+    def build(self, device=None):
+        """Compiles the source with the device compiler without running it
+        (NVRTC for CUDA, needing no GPU; the OpenCL device's compiler)."""
+        self._check(self._L.tc_kernel_build(self._p, device.encode() if device else None))
+        return self
+
+    def run(self, *inputs, device=None):
+        """Runs the kernel on the inputs (NumPy arrays or anything
+        np.asarray takes; torch tensors too) and returns the output (one
+        array) or a tuple of outputs.  device selects the OpenCL device
+        ("pocl", a name substring, "P:D"; None: $TILEC_OPENCL_DEVICE, then
+        PoCL).  When any input is a torch tensor, the outputs are torch
+        tensors on that tensor's device (data goes through host memory).
+        The kernel time in milliseconds is left in self.last_ms."""
+        torch_dev = None
+        conv = []
+        for x, (dt, _, _) in zip(inputs, self._ins):
+            if _is_torch(x):
+                if torch_dev is None:
+                    torch_dev = x.device
+                x = _torch_to_numpy(x, dt)
+            conv.append(x)
+        conv += list(inputs[len(conv):])
+        args, bufs = _make_args(self._ins, self._outs, conv)
+        ms = ctypes.c_double(0)
+        self._check(self._L.tc_kernel_run(self._p, args, device.encode() if device else None,
+                                          ctypes.byref(ms)))
+        self.last_ms = ms.value
+        outs = [_from_buffer(b, dt) for b, (dt, _, _) in zip(bufs[len(self._ins):], self._outs)]
+        if torch_dev is not None:
+            outs = [_numpy_to_torch(o, dt, torch_dev) for o, (dt, _, _) in zip(outs, self._outs)]
+        return outs[0] if len(outs) == 1 else tuple(outs)
+
+    __call__ = run
+
+    def __repr__(self):
+        g, b = self.launch
+        return "<tilec.Kernel %s (%s) grid %s block %s smem %d>" % (
+            self.name, self.target.name, g, b, self.smem_bytes)

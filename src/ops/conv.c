@@ -1,0 +1,482 @@
+/* conv.c - the convolution problem (defaults, checks, layouts, the
+ * MIOpenDriver-style problem string), plans (the GEMM kernels of
+ * tc_conv_lower plus an optional zero-init kernel) and running them.
+ * The views are built in conv_lower.c, the reference is conv_ref.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "conv_internal.h"
+#include "../runtime/runtime.h"
+
+/* ---- problem --------------------------------------------------------- */
+
+void tc_conv_problem_init(tc_conv_problem *p) {
+  memset(p, 0, sizeof *p);
+  p->dir = TC_CONV_FWD;
+  /* MIOpenDriver's defaults for the sizes */
+  p->n = 100;
+  p->c = 3;
+  p->h = 32;
+  p->w = 32;
+  p->k = 32;
+  p->y = 3;
+  p->x = 3;
+  p->stride_h = p->stride_w = 1;
+  p->dil_h = p->dil_w = 1;
+  p->groups = 1;
+  p->dtype = TC_F32;
+  strcpy(p->in_layout, "NCHW");
+  strcpy(p->fil_layout, "KCYX");
+  strcpy(p->out_layout, "NKHW");
+}
+
+const char *tc_conv_dir_name(tc_conv_dir dir) {
+  switch (dir) {
+    case TC_CONV_FWD: return "fwd";
+    case TC_CONV_BWD_DATA: return "bwd-data";
+    case TC_CONV_BWD_WEIGHT: return "bwd-weight";
+  }
+  return "?";
+}
+
+tc_conv_buf tc_conv_written_buf(tc_conv_dir dir) {
+  switch (dir) {
+    case TC_CONV_BWD_DATA: return TC_BUF_INPUT;
+    case TC_CONV_BWD_WEIGHT: return TC_BUF_FILTER;
+    default: return TC_BUF_OUTPUT;
+  }
+}
+
+/* Layout strings.  kind 0: input (N C H W), 1: filter (K C Y X; MIOpen's
+ * N H W spellings of K Y X accepted), 2: output (N K H W; C accepted for
+ * K, as MIOpenDriver writes "NCHW" for every tensor). */
+static const char *const kind_name[3] = {"input", "filter", "output"};
+static const char *const canon[3] = {"NCHW", "KCYX", "NKHW"};
+
+static int layout_letter(int kind, char ch) {
+  if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
+  switch (kind) {
+    case 0:
+      switch (ch) {
+        case 'N': return 0;
+        case 'C': return 1;
+        case 'H': return 2;
+        case 'W': return 3;
+      }
+      break;
+    case 1:
+      switch (ch) {
+        case 'K': case 'N': return 0;
+        case 'C': return 1;
+        case 'Y': case 'H': return 2;
+        case 'X': case 'W': return 3;
+      }
+      break;
+    default:
+      switch (ch) {
+        case 'N': return 0;
+        case 'K': case 'C': return 1;
+        case 'H': return 2;
+        case 'W': return 3;
+      }
+      break;
+  }
+  return -1;
+}
+
+static int parse_layout(const char *s, int kind, int order[4], char *err, size_t cap) {
+  size_t len = strnlen(s, 8);
+  int seen[4] = {0, 0, 0, 0};
+  int ok = len == 4;
+  for (size_t i = 0; ok && i < 4; i++) {
+    int d = layout_letter(kind, s[i]);
+    if (d < 0 || seen[d]) ok = 0;
+    else {
+      seen[d] = 1;
+      order[i] = d;
+    }
+  }
+  if (!ok) {
+    const char *c = canon[kind];
+    snprintf(err, cap, "bad %s layout '%.8s': expected a permutation of the letters %c, %c, %c, %c "
+             "(e.g. %s or %s)", kind_name[kind], s, c[0], c[1], c[2], c[3], c,
+             kind == 0 ? "NHWC" : kind == 1 ? "KYXC" : "NHWK");
+    return -1;
+  }
+  return 0;
+}
+
+static void strides_from_order(const int64_t ext[4], const int order[4], int64_t stride[4]) {
+  int64_t s = 1;
+  for (int i = 3; i >= 0; i--) {
+    stride[order[i]] = s;
+    s *= ext[order[i]];
+  }
+}
+
+#define TC_CONV_MAX_DIM ((int64_t)0x7fffffff)
+
+static int64_t prod4(const int64_t e[4]) {
+  /* each factor <= 2^31 - 1; caller checks the result against a limit by
+   * dividing, so compute with overflow detection */
+  int64_t r = 1;
+  for (int i = 0; i < 4; i++) {
+    if (e[i] != 0 && r > INT64_MAX / 8 / e[i]) return -1;
+    r *= e[i];
+  }
+  return r;
+}
+
+int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size_t cap) {
+  memset(d, 0, sizeof *d);
+  if (!p) {
+    snprintf(err, cap, "no convolution problem (NULL)");
+    return -1;
+  }
+  if (p->dir != TC_CONV_FWD && p->dir != TC_CONV_BWD_DATA && p->dir != TC_CONV_BWD_WEIGHT) {
+    snprintf(err, cap, "bad convolution direction %d: expected 1 (forward), 2 (backward data) "
+             "or 4 (backward weight)", (int)p->dir);
+    return -1;
+  }
+  struct { const char *flag, *what; int64_t v; } pos[] = {
+    {"-n", "batch size", p->n}, {"-c", "input channels", p->c},
+    {"-H", "input height", p->h}, {"-W", "input width", p->w},
+    {"-k", "output channels", p->k}, {"-y", "filter height", p->y},
+    {"-x", "filter width", p->x}, {"-u", "vertical stride", p->stride_h},
+    {"-v", "horizontal stride", p->stride_w}, {"-l", "vertical dilation", p->dil_h},
+    {"-j", "horizontal dilation", p->dil_w}, {"-g", "group count", p->groups},
+  };
+  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
+    if (pos[i].v <= 0) {
+      snprintf(err, cap, "%s (%s) must be positive, got %lld", pos[i].what, pos[i].flag,
+               (long long)pos[i].v);
+      return -1;
+    }
+    if (pos[i].v > TC_CONV_MAX_DIM) {
+      snprintf(err, cap, "%s (%s) %lld is too large (at most %lld)", pos[i].what, pos[i].flag,
+               (long long)pos[i].v, (long long)TC_CONV_MAX_DIM);
+      return -1;
+    }
+  }
+  struct { const char *flag, *what; int64_t v; } pads[] = {
+    {"--pad_h_l", "top padding", p->pad_h_l}, {"--pad_h_r", "bottom padding", p->pad_h_r},
+    {"--pad_w_l", "left padding", p->pad_w_l}, {"--pad_w_r", "right padding", p->pad_w_r},
+  };
+  for (size_t i = 0; i < 4; i++) {
+    if (pads[i].v < 0 || pads[i].v > TC_CONV_MAX_DIM) {
+      snprintf(err, cap, "%s (%s) must be in [0, %lld], got %lld", pads[i].what, pads[i].flag,
+               (long long)TC_CONV_MAX_DIM, (long long)pads[i].v);
+      return -1;
+    }
+  }
+  if (p->c % p->groups) {
+    snprintf(err, cap, "input channels (-c %lld) are not divisible by the group count (-g %lld)",
+             (long long)p->c, (long long)p->groups);
+    return -1;
+  }
+  if (p->k % p->groups) {
+    snprintf(err, cap, "output channels (-k %lld) are not divisible by the group count (-g %lld)",
+             (long long)p->k, (long long)p->groups);
+    return -1;
+  }
+  if (p->dtype != TC_F32 && p->dtype != TC_F16) {
+    snprintf(err, cap, "unsupported data type %s for a convolution: expected f32 or f16",
+             tc_dtype_name(p->dtype));
+    return -1;
+  }
+  if (parse_layout(p->in_layout, 0, d->in_order, err, cap) ||
+      parse_layout(p->fil_layout, 1, d->fil_order, err, cap) ||
+      parse_layout(p->out_layout, 2, d->out_order, err, cap))
+    return -1;
+  /* output size: (in + pads - dilated filter) / stride + 1 */
+  const char *axis[2] = {"height", "width"};
+  int64_t in_sz[2] = {p->h, p->w}, fil[2] = {p->y, p->x}, dil[2] = {p->dil_h, p->dil_w};
+  int64_t pl[2] = {p->pad_h_l, p->pad_w_l}, pr[2] = {p->pad_h_r, p->pad_w_r};
+  int64_t st[2] = {p->stride_h, p->stride_w}, outsz[2];
+  for (int i = 0; i < 2; i++) {
+    int64_t span = dil[i] * (fil[i] - 1) + 1; /* both < 2^31: fits */
+    int64_t padded = in_sz[i] + pl[i] + pr[i];
+    if (padded < span) {
+      snprintf(err, cap, "output %s would be %lld: the padded input %s %lld (%lld + %lld + %lld) "
+               "is smaller than the dilated filter %s %lld", axis[i],
+               (long long)(tc_conv_floor_div(padded - span, st[i]) + 1),
+               axis[i], (long long)padded, (long long)in_sz[i], (long long)pl[i],
+               (long long)pr[i], axis[i], (long long)span);
+      return -1;
+    }
+    outsz[i] = (padded - span) / st[i] + 1;
+  }
+  d->ho = outsz[0];
+  d->wo = outsz[1];
+  d->g = p->groups;
+  d->cg = p->c / p->groups;
+  d->kg = p->k / p->groups;
+  int64_t ie[4] = {p->n, p->c, p->h, p->w}, fe[4] = {p->k, d->cg, p->y, p->x};
+  int64_t oe[4] = {p->n, p->k, d->ho, d->wo};
+  memcpy(d->in_ext, ie, sizeof ie);
+  memcpy(d->fil_ext, fe, sizeof fe);
+  memcpy(d->out_ext, oe, sizeof oe);
+  const char *tname[3] = {"input", "filter", "output"};
+  const int64_t *exts[3] = {ie, fe, oe};
+  for (int i = 0; i < 3; i++) {
+    if (prod4(exts[i]) < 0) {
+      snprintf(err, cap, "the %s tensor is too large (%lld x %lld x %lld x %lld elements)",
+               tname[i], (long long)exts[i][0], (long long)exts[i][1], (long long)exts[i][2],
+               (long long)exts[i][3]);
+      return -1;
+    }
+  }
+  strides_from_order(d->in_ext, d->in_order, d->in_stride);
+  strides_from_order(d->fil_ext, d->fil_order, d->fil_stride);
+  strides_from_order(d->out_ext, d->out_order, d->out_stride);
+  return 0;
+}
+
+int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, char *err, size_t cap) {
+  tc_conv_geom d;
+  if (tc_conv_geom_make(p, &d, err, cap)) return -1;
+  if (ho) *ho = d.ho;
+  if (wo) *wo = d.wo;
+  return 0;
+}
+
+static int64_t elems_or_zero(const tc_conv_problem *p, int which) {
+  tc_conv_geom d;
+  char err[8];
+  if (tc_conv_geom_make(p, &d, err, sizeof err)) return 0;
+  const int64_t *e = which == 0 ? d.in_ext : which == 1 ? d.fil_ext : d.out_ext;
+  return e[0] * e[1] * e[2] * e[3];
+}
+
+int64_t tc_conv_input_elems(const tc_conv_problem *p) { return elems_or_zero(p, 0); }
+int64_t tc_conv_filter_elems(const tc_conv_problem *p) { return elems_or_zero(p, 1); }
+int64_t tc_conv_output_elems(const tc_conv_problem *p) { return elems_or_zero(p, 2); }
+
+static void layout_text(const char *s, int kind, char out[9]) {
+  int order[4];
+  char err[8];
+  if (parse_layout(s, kind, order, err, sizeof err) == 0) {
+    for (int i = 0; i < 4; i++) out[i] = canon[kind][order[i]];
+    out[4] = 0;
+  } else {
+    snprintf(out, 9, "%.8s", s);
+  }
+}
+
+void tc_conv_problem_string(const tc_conv_problem *p, tc_str *out) {
+  if (!p || !out) return;
+  char il[9], fl[9], ol[9];
+  layout_text(p->in_layout, 0, il);
+  layout_text(p->fil_layout, 1, fl);
+  layout_text(p->out_layout, 2, ol);
+  tc_str_printf(out, "conv2d -F %d -n %lld -c %lld -H %lld -W %lld -k %lld -y %lld -x %lld",
+                (int)p->dir, (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w,
+                (long long)p->k, (long long)p->y, (long long)p->x);
+  if (p->pad_h_l == p->pad_h_r && p->pad_w_l == p->pad_w_r)
+    tc_str_printf(out, " -p %lld -q %lld", (long long)p->pad_h_l, (long long)p->pad_w_l);
+  else
+    tc_str_printf(out, " --pad_h_l %lld --pad_h_r %lld --pad_w_l %lld --pad_w_r %lld",
+                  (long long)p->pad_h_l, (long long)p->pad_h_r, (long long)p->pad_w_l,
+                  (long long)p->pad_w_r);
+  tc_str_printf(out, " -u %lld -v %lld -l %lld -j %lld -g %lld -t %s --in_layout %s "
+                "--fil_layout %s --out_layout %s", (long long)p->stride_h,
+                (long long)p->stride_w, (long long)p->dil_h, (long long)p->dil_w,
+                (long long)p->groups, tc_dtype_name(p->dtype), il, fl, ol);
+}
+
+/* ---- plans ----------------------------------------------------------- */
+
+/* A trivial kernel that zeroes `elems` elements of a buffer of 32- or
+ * 16-bit elements (grid-stride loop, 256 threads a block). */
+static void zero_kernel(tc_target target, tc_dtype t, int64_t elems, tc_gemm_kernel *k) {
+  tc_str s;
+  tc_str_init(&s);
+  int half = tc_dtype_size(t) == 2;
+  snprintf(k->name, sizeof k->name, "tilec_conv_zero");
+  if (target == TC_TARGET_OPENCL) {
+    tc_str_printf(&s,
+        "/* tilec: zero-init of the %lld-element input gradient (elements no\n"
+        " * backward-data GEMM writes must read 0). */\n"
+        "__kernel void tilec_conv_zero(__global %s *p) {\n"
+        "  for (ulong i = get_global_id(0); i < %lldUL; i += get_global_size(0))\n"
+        "    p[i] = 0;\n"
+        "}\n", (long long)elems, half ? "ushort" : "uint", (long long)elems);
+  } else {
+    tc_str_printf(&s,
+        "/* tilec: zero-init of the %lld-element input gradient (elements no\n"
+        " * backward-data GEMM writes must read 0). */\n"
+        "extern \"C\" __global__ void tilec_conv_zero(%s *p) {\n"
+        "  for (unsigned long long i = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "       i < %lldULL; i += (unsigned long long)gridDim.x * blockDim.x)\n"
+        "    p[i] = 0;\n"
+        "}\n", (long long)elems, half ? "unsigned short" : "unsigned int", (long long)elems);
+  }
+  k->source = tc_str_take(&s);
+  int64_t blocks = (elems + 255) / 256;
+  if (blocks > 65535) blocks = 65535;
+  k->grid[0] = (size_t)blocks;
+  k->grid[1] = k->grid[2] = 1;
+  k->block[0] = 256;
+  k->block[1] = k->block[2] = 1;
+  k->smem_bytes = 0;
+}
+
+void tc_conv_plan_free(tc_conv_plan *plan) {
+  if (!plan) return;
+  for (int i = 0; i < plan->nsteps; i++) {
+    if (plan->steps[i].gemm_m == 0) free(plan->steps[i].kernel.source);
+    else tc_gemm_kernel_free(&plan->steps[i].kernel);
+  }
+  free(plan->steps);
+  free(plan);
+}
+
+tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *params,
+                            tc_target target, tc_conv_plan **out, char *err, size_t cap) {
+  if (cap) err[0] = 0;
+  if (!out) {
+    snprintf(err, cap, "tc_conv_plan_make: NULL output plan pointer");
+    return TC_ERR_ARGUMENT;
+  }
+  *out = NULL;
+  tc_conv_gemm *gemms = NULL;
+  int ngemms = 0, zero = 0;
+  if (tc_conv_lower(p, &gemms, &ngemms, &zero, err, cap)) return TC_ERR_ARGUMENT;
+  tc_conv_plan *plan = tc_xcalloc(1, sizeof *plan);
+  plan->problem = *p;
+  plan->target = target;
+  plan->steps = tc_xcalloc((size_t)(ngemms + zero) + 1, sizeof *plan->steps);
+  tc_status st = TC_OK;
+  if (zero) {
+    tc_conv_step *s = &plan->steps[plan->nsteps++];
+    zero_kernel(target, p->dtype, tc_conv_input_elems(p), &s->kernel);
+    s->args[0] = tc_conv_written_buf(p->dir);
+    s->nargs = 1;
+  }
+  for (int i = 0; i < ngemms && st == TC_OK; i++) {
+    tc_conv_gemm *g = &gemms[i];
+    tc_gemm_problem pb;
+    memset(&pb, 0, sizeof pb);
+    pb.a = g->a;
+    pb.b = g->b;
+    pb.c = g->c;
+    pb.a_dtype = pb.b_dtype = pb.c_dtype = p->dtype;
+    pb.accumulate = 0;
+    pb.alpha = 1.0f;
+    tc_gemm_shape shape = tc_gemm_problem_shape(&pb);
+    tc_gemm_params gp;
+    char why[256] = "";
+    if (params) {
+      gp = *params;
+      if (tc_gemm_params_derive(&gp, &shape, why, sizeof why)) {
+        char pc[64];
+        tc_gemm_params_format(params, pc, sizeof pc);
+        snprintf(err, cap, "perf config %s does not fit the %s GEMM (G %lld, M %lld, N %lld, "
+                 "K %lld): %s", pc, g->name, (long long)g->g, (long long)g->m, (long long)g->n,
+                 (long long)g->k, why);
+        st = TC_ERR_ARGUMENT;
+        break;
+      }
+    } else if (tc_gemm_params_default(&shape, &gp, why, sizeof why)) {
+      snprintf(err, cap, "no GEMM parameters for the %s GEMM (G %lld, M %lld, N %lld, K %lld): %s",
+               g->name, (long long)g->g, (long long)g->m, (long long)g->n, (long long)g->k, why);
+      st = TC_ERR_ARGUMENT;
+      break;
+    }
+    tc_conv_step *s = &plan->steps[plan->nsteps];
+    char kname[64];
+    snprintf(kname, sizeof kname, "tilec_conv_%s", g->name);
+    st = tc_gemm_generate(&pb, &gp, target, kname, &s->kernel, err, cap);
+    if (st != TC_OK) break;
+    plan->nsteps++;
+    s->args[0] = g->abuf;
+    s->args[1] = g->bbuf;
+    s->args[2] = g->cbuf;
+    s->nargs = 3;
+    s->gemm_g = g->g;
+    s->gemm_m = g->m;
+    s->gemm_n = g->n;
+    s->gemm_k = g->k;
+    s->params = gp;
+    if (i == 0) plan->params = gp;
+  }
+  tc_conv_gemms_free(gemms, ngemms);
+  if (st != TC_OK) {
+    tc_conv_plan_free(plan);
+    return st;
+  }
+  *out = plan;
+  return TC_OK;
+}
+
+/* ---- running --------------------------------------------------------- */
+
+tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, void *fil,
+                      void *out, double *ms, char *err, size_t cap) {
+  if (cap) err[0] = 0;
+  if (ms) *ms = 0;
+  if (!plan) {
+    snprintf(err, cap, "tc_conv_run: no plan (NULL)");
+    return TC_ERR_ARGUMENT;
+  }
+  const tc_conv_problem *p = &plan->problem;
+  void *host[3] = {in, fil, out};
+  size_t bytes[3] = {
+    (size_t)tc_conv_input_elems(p) * tc_dtype_size(p->dtype),
+    (size_t)tc_conv_filter_elems(p) * tc_dtype_size(p->dtype),
+    (size_t)tc_conv_output_elems(p) * tc_dtype_size(p->dtype),
+  };
+  for (int i = 0; i < 3; i++) {
+    if (!host[i]) {
+      snprintf(err, cap, "tc_conv_run: the %s buffer is NULL", kind_name[i]);
+      return TC_ERR_ARGUMENT;
+    }
+  }
+  if (plan->target == TC_TARGET_HIP) {
+    snprintf(err, cap, "tc_conv_run: running HIP kernels is not supported in this build");
+    return TC_ERR_UNSUPPORTED;
+  }
+  tc_conv_buf written = tc_conv_written_buf(p->dir);
+  tc_str e;
+  tc_str_init(&e);
+  tc_cl *cl = NULL;
+  tc_status st = TC_OK;
+  if (plan->target == TC_TARGET_OPENCL) st = tc_cl_open(device, &cl, &e);
+  /* Each step copies its buffers in and the written one back (the
+   * runtime's model); steps are run in order on the same host buffers,
+   * so a later step sees what earlier ones wrote. */
+  for (int i = 0; st == TC_OK && i < plan->nsteps; i++) {
+    const tc_conv_step *s = &plan->steps[i];
+    tc_rt_buffer bufs[3];
+    for (int a = 0; a < s->nargs; a++) {
+      bufs[a].host = host[s->args[a]];
+      bufs[a].bytes = bytes[s->args[a]];
+      bufs[a].copy_back = s->args[a] == written;
+    }
+    tc_launch l;
+    memset(&l, 0, sizeof l);
+    for (int d = 0; d < 3; d++) {
+      l.grid[d] = s->kernel.grid[d];
+      l.block[d] = s->kernel.block[d];
+    }
+    double t = 0;
+    if (plan->target == TC_TARGET_OPENCL)
+      st = tc_cl_run(cl, s->kernel.source, s->kernel.name, bufs, s->nargs, &l, &t, &e);
+    else
+      st = tc_cuda_run(s->kernel.source, s->kernel.name, device, bufs, s->nargs, &l, &t, &e);
+    if (ms) *ms += t;
+    if (st != TC_OK) {
+      tc_str m;
+      tc_str_init(&m);
+      tc_str_printf(&m, "step %d of %d (%s): %s", i + 1, plan->nsteps, s->kernel.name,
+                    tc_str_cstr(&e));
+      tc_str_free(&e);
+      e = m;
+    }
+  }
+  if (st != TC_OK) snprintf(err, cap, "%s", tc_str_cstr(&e));
+  if (cl) tc_cl_close(cl);
+  tc_str_free(&e);
+  return st;
+}

@@ -1,0 +1,127 @@
+/* conv.h - 2-D convolution as implicit GEMM (seed 004): forward,
+ * backward-data and backward-weight, each lowered to one or more gridwise
+ * GEMMs over coordinate-transform views of the tensors in memory. */
+#ifndef TC_CONV_H
+#define TC_CONV_H
+
+#include "gemm.h"
+
+typedef enum tc_conv_dir {
+  TC_CONV_FWD = 1,
+  TC_CONV_BWD_DATA = 2,
+  TC_CONV_BWD_WEIGHT = 4
+} tc_conv_dir;
+
+/* MIOpenDriver's conventions: input [N, C, H, W], filter [K, C/G, Y, X],
+ * output [N, K, Ho, Wo], in the layouts given by the layout strings
+ * ("NCHW", "KCYX", "NKHW", or "NHWC", "KYXC", "NHWK"). */
+typedef struct tc_conv_problem {
+  tc_conv_dir dir;
+  int64_t n, c, h, w, k, y, x;
+  int64_t pad_h_l, pad_h_r, pad_w_l, pad_w_r;
+  int64_t stride_h, stride_w, dil_h, dil_w;
+  int64_t groups;
+  tc_dtype dtype;              /* f32 or f16; accumulation is f32 */
+  char in_layout[8], fil_layout[8], out_layout[8];
+} tc_conv_problem;
+
+/* Fills defaults: stride 1, dilation 1, groups 1, NCHW/KCYX/NKHW, f32. */
+void tc_conv_problem_init(tc_conv_problem *p);
+/* Checks the problem (positive sizes, channels divisible by groups, a
+ * non-negative output size, known layouts) and computes Ho, Wo.  Returns 0
+ * or -1 with one clear line in err. */
+int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, char *err, size_t cap);
+/* Element counts of the three tensors. */
+int64_t tc_conv_input_elems(const tc_conv_problem *p);
+int64_t tc_conv_filter_elems(const tc_conv_problem *p);
+int64_t tc_conv_output_elems(const tc_conv_problem *p);
+/* MIOpenDriver-style problem string used as the perf-database key, e.g.
+ * "conv2d -F 1 -n 2 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1
+ * -l 1 -j 1 -g 1 -t f32 --in_layout NCHW --fil_layout KCYX --out_layout
+ * NKHW" (padding written as --pad_h_l .. when asymmetric). */
+void tc_conv_problem_string(const tc_conv_problem *p, tc_str *out);
+
+/* Which of the three conv buffers a kernel parameter is. */
+typedef enum tc_conv_buf { TC_BUF_INPUT, TC_BUF_FILTER, TC_BUF_OUTPUT } tc_conv_buf;
+
+typedef struct tc_conv_step {
+  tc_gemm_kernel kernel;       /* or a zero-init kernel (gemm fields unused) */
+  tc_conv_buf args[3];         /* buffers bound to the kernel's parameters */
+  int nargs;
+  int64_t gemm_m, gemm_n, gemm_k, gemm_g; /* 0 for a zero-init kernel */
+  tc_gemm_params params;       /* this GEMM's parameters (zero for zero-init) */
+} tc_conv_step;
+
+/* A plan: kernels to launch in order (backward-data with stride > 1 needs
+ * several GEMMs and possibly a zero-init kernel). */
+typedef struct tc_conv_plan {
+  tc_conv_problem problem;
+  tc_gemm_params params;       /* the parameters every GEMM uses when they
+                                  were given; else the first GEMM's (each
+                                  step has its own in steps[i].params) */
+  tc_conv_step *steps;
+  int nsteps;
+  tc_target target;            /* the target the kernels were generated for */
+} tc_conv_plan;
+
+/* Plans the convolution for target.  params NULL: the heuristic's choice
+ * for each GEMM; otherwise these parameters (derived and checked against
+ * each GEMM's shape; a violated rule is an error naming it). */
+tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *params,
+                            tc_target target, tc_conv_plan **out, char *err, size_t cap);
+void tc_conv_plan_free(tc_conv_plan *plan);
+
+/* Runs a plan on an OpenCL device (or CUDA) with host buffers in the
+ * problem's layouts: in, fil, out as the direction reads/writes them
+ * (forward writes out; backward-data writes in; backward-weight writes
+ * fil).  *ms gets the summed kernel time. */
+tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, void *fil,
+                      void *out, double *ms, char *err, size_t cap);
+
+/* Plain C reference, accumulating in double, for verification: reads the
+ * two tensors the direction reads and writes the third (as tc_conv_run). */
+void tc_conv_reference(const tc_conv_problem *p, void *in, void *fil, void *out);
+
+/* ---- additions (conv owner) ---- */
+
+/* "fwd", "bwd-data", "bwd-weight" (and "?" for anything else). */
+const char *tc_conv_dir_name(tc_conv_dir dir);
+/* The buffer a direction writes: OUTPUT, INPUT or FILTER. */
+tc_conv_buf tc_conv_written_buf(tc_conv_dir dir);
+
+/* One GEMM of a convolution's lowering, before any kernel exists: the
+ * three coordinate-transform views over the conv tensors (upper dims
+ * [G,K,M], [G,K,N], [G,M,N]), the buffers they read, and the sizes. */
+typedef struct tc_conv_gemm {
+  tc_view *a, *b, *c;          /* owned */
+  tc_conv_buf abuf, bbuf, cbuf;
+  int64_t g, m, n, k;
+  char name[48];               /* "fwd", "bwd_data_y1_x0", "bwd_weight" */
+} tc_conv_gemm;
+
+/* Lowers a problem to its GEMMs (see docs/conv.md for every transform).
+ * *zero_init is set when some element of the written tensor is written by
+ * no GEMM (backward-data only) and the tensor must be zeroed first.
+ * *ngemms may be 0 (backward-data where no input element gets any
+ * contribution: only the zero-init).  Returns 0 or -1 + err. */
+int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
+                  int *zero_init, char *err, size_t cap);
+void tc_conv_gemms_free(tc_conv_gemm *gemms, int ngemms);
+
+/* Verifies the tensor the direction writes, as tc_conv_run left it in the
+ * buffers, against the double-precision reference computed from the two
+ * it reads.  An element passes when |got - want| <= bound, where K is the
+ * number of products summed (C/G*Y*X forward, K/G*Y*X backward-data,
+ * N*Ho*Wo backward-weight), u = 2^-24, S the sum of |products| and
+ * gamma = (K+1)u / (1 - (K+1)u):
+ *   f32: bound = gamma * S + (K+1) * 2^-149
+ *   f16: that, plus 2^-11 * (|want| + that) + 2^-25 (the final rounding)
+ * i.e. the worst-case error of an f32 accumulation in any order (see
+ * docs/conv.md).  Returns the number of failing elements (0: pass) or -1
+ * for a bad problem; *worst (may be NULL) gets the largest
+ * |got - want| / bound seen; msg gets a one-line summary naming the first
+ * failing element. */
+int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil,
+                       const void *out, double *worst, char *msg, size_t cap);
+
+#endif

@@ -1,0 +1,633 @@
+/* gemm.c - the gridwise GEMM kernel generator (seed 004, non-XDLOPS).
+ *
+ * C[g][m][n] = alpha * sum_k A[g][k][m] * B[g][k][n] (+ C[g][m][n]).  The
+ * emitted kernel, everything target-specific coming from the dialect:
+ *
+ *   Grid: 1-D, G * ceil(M/MPB) * ceil(N/NPB) blocks of BLOCK_SIZE threads;
+ *   block id b -> g = b / (nm*nn), m tile = b / nn % nm, n tile = b % nn
+ *   (nm, nn: tiles along M and N), so neighbouring blocks share A's tile.
+ *
+ *   Views: copies of A, B, C padded (tc_view_pad) at the end of K, M, N to
+ *   multiples of KPB, MPB, NPB; tc_view_index gives each element's offset
+ *   and validity predicate, and an invalid element reads as 0 (A, B) or is
+ *   not written (C).
+ *
+ *   Blockwise copy global -> registers: thread t of the A copy cluster
+ *   (a_cluster_k x a_cluster_m, the read dimension varying fastest) loads
+ *   its slice_k x slice_m sub-block of the KPB x MPB tile into a_copy[],
+ *   converting to f32 with the dialect's load.  Registers -> shared: the
+ *   slice goes to a_lds[buf + k*MPB + m] (LDS in [K][M] layout, f32), buf 0
+ *   for the even buffer and KPB*MPB for the odd one.  Same for B.
+ *
+ *   Blockwise GEMM: thread t's C tile is 2x2 sub-tiles of MPT x NPT at
+ *   rows m_thr + r*MPB/2, columns n_thr + s*NPB/2, where (level-1 cluster
+ *   outer, level-0 inner, N fastest)
+ *     m_thr = (t / (ML0*NL0*NL1)) * MPT*ML0 + (t / NL0 % ML0) * MPT
+ *     n_thr = (t / (ML0*NL0) % NL1) * NPT*NL0 + (t % NL0) * NPT.
+ *   The k loop over the LDS tile is the seed's pipelined 2x2 version: read
+ *   A0 B0 B1 A1, C00 C01, then per k: read A0, C10, read B0, C11, read B1,
+ *   read A1, C00, C01; finally C10 C11.  Accumulation is f32 in c_acc.
+ *
+ *   The double-buffered K loop, with nk = ceil(K/KPB) tiles:
+ *     prologue: tile 0 -> registers -> even
+ *     (nk-1)/2 times: barrier; load next tile; gemm even; store to odd;
+ *                     barrier; load next tile; gemm odd; store to even
+ *     tail: barrier; nk odd (one tile left): gemm even
+ *                    nk even (two left): load the last tile; gemm even;
+ *                    store to odd; barrier; gemm odd
+ *   The seed writes the loop count as K / (2*KPB) and decides the tail at
+ *   run time from K % (2*KPB); here K is known when generating, so the
+ *   main loop runs only over the pairs that have a following tile to load
+ *   ((nk-1)/2, as CK's gridwise GEMM) and the tail is emitted for the one
+ *   case that occurs.
+ *
+ *   Threadwise copy C: each accumulator, times alpha, plus the old C in
+ *   accumulate mode, converted to C's dtype by the dialect's store. */
+#include "gemm.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codegen/dialect.h"
+
+typedef struct gen {
+  const tc_dialect *d;
+  const tc_gemm_problem *pb;
+  const tc_gemm_params *p;
+  tc_gemm_shape s;
+  int64_t nm, nn, nk;
+  tc_view *a, *b, *c; /* padded copies */
+  tc_epool *pool;
+  const tc_expr *g_id, *m_blk, *n_blk, *k_tile, *a_k0, *a_m0, *b_k0, *b_n0, *m_thr, *n_thr;
+  tc_str *o;
+  char *err;
+  size_t cap;
+} gen;
+
+static tc_status fail(gen *G, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static tc_status fail(gen *G, tc_status st, const char *fmt, ...) {
+  if (G->err && G->cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(G->err, G->cap, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+static int is_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
+
+static int valid_name(const char *n) {
+  size_t len = strlen(n);
+  if (len == 0 || len >= 64) return 0;
+  for (size_t i = 0; i < len; i++) {
+    char ch = n[i];
+    int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || ch == '_' ||
+             (i > 0 && ch >= '0' && ch <= '9');
+    if (!ok) return 0;
+  }
+  return 1;
+}
+
+tc_gemm_shape tc_gemm_problem_shape(const tc_gemm_problem *pb) {
+  tc_gemm_shape s;
+  memset(&s, 0, sizeof s);
+  s.a_vec_k = s.a_vec_m = s.b_vec_k = s.b_vec_n = s.c_vec_n = 1;
+  if (!pb) return s;
+  s.dtype = pb->a_dtype;
+  if (pb->a && pb->a->nupper == 3) {
+    s.g = tc_view_extent(pb->a, 0);
+    s.k = tc_view_extent(pb->a, 1);
+    s.m = tc_view_extent(pb->a, 2);
+    int eb = (int)tc_dtype_size(pb->a_dtype);
+    s.a_vec_k = tc_view_vector_width(pb->a, 1, eb, 16);
+    s.a_vec_m = tc_view_vector_width(pb->a, 2, eb, 16);
+  }
+  if (pb->b && pb->b->nupper == 3) {
+    s.n = tc_view_extent(pb->b, 2);
+    int eb = (int)tc_dtype_size(pb->b_dtype);
+    s.b_vec_k = tc_view_vector_width(pb->b, 1, eb, 16);
+    s.b_vec_n = tc_view_vector_width(pb->b, 2, eb, 16);
+  }
+  if (pb->c && pb->c->nupper == 3)
+    s.c_vec_n = tc_view_vector_width(pb->c, 2, (int)tc_dtype_size(pb->c_dtype), 16);
+  if (s.a_vec_k < 1) s.a_vec_k = 1;
+  if (s.a_vec_m < 1) s.a_vec_m = 1;
+  if (s.b_vec_k < 1) s.b_vec_k = 1;
+  if (s.b_vec_n < 1) s.b_vec_n = 1;
+  if (s.c_vec_n < 1) s.c_vec_n = 1;
+  return s;
+}
+
+void tc_gemm_kernel_free(tc_gemm_kernel *k) {
+  if (!k) return;
+  free(k->source);
+  k->source = NULL;
+}
+
+/* ---- checking the problem --------------------------------------------- */
+
+static tc_status check_problem(gen *G) {
+  const tc_gemm_problem *pb = G->pb;
+  const tc_view *v[3] = {pb->a, pb->b, pb->c};
+  const char *names[3] = {"A", "B", "C"};
+  const char *dims[3] = {"[G, K, M]", "[G, K, N]", "[G, M, N]"};
+  for (int i = 0; i < 3; i++) {
+    if (!v[i]) return fail(G, TC_ERR_ARGUMENT, "GEMM: the view of %s is missing", names[i]);
+    if (v[i]->nupper != 3)
+      return fail(G, TC_ERR_ARGUMENT, "GEMM: the view of %s must have 3 upper dims %s (has %d)",
+                  names[i], dims[i], v[i]->nupper);
+    for (int j = 0; j < 3; j++)
+      if (tc_view_extent(v[i], j) < 1)
+        return fail(G, TC_ERR_ARGUMENT, "GEMM: %s's upper dim %d has extent %lld", names[i], j,
+                    (long long)tc_view_extent(v[i], j));
+  }
+  int64_t g = tc_view_extent(pb->a, 0), k = tc_view_extent(pb->a, 1), m = tc_view_extent(pb->a, 2);
+  int64_t n = tc_view_extent(pb->b, 2);
+  if (tc_view_extent(pb->b, 0) != g || tc_view_extent(pb->c, 0) != g)
+    return fail(G, TC_ERR_ARGUMENT, "GEMM: G differs between A (%lld), B (%lld) and C (%lld)",
+                (long long)g, (long long)tc_view_extent(pb->b, 0),
+                (long long)tc_view_extent(pb->c, 0));
+  if (tc_view_extent(pb->b, 1) != k)
+    return fail(G, TC_ERR_ARGUMENT, "GEMM: K differs between A (%lld) and B (%lld)", (long long)k,
+                (long long)tc_view_extent(pb->b, 1));
+  if (tc_view_extent(pb->c, 1) != m)
+    return fail(G, TC_ERR_ARGUMENT, "GEMM: M differs between A (%lld) and C (%lld)", (long long)m,
+                (long long)tc_view_extent(pb->c, 1));
+  if (tc_view_extent(pb->c, 2) != n)
+    return fail(G, TC_ERR_ARGUMENT, "GEMM: N differs between B (%lld) and C (%lld)", (long long)n,
+                (long long)tc_view_extent(pb->c, 2));
+  tc_dtype dt[3] = {pb->a_dtype, pb->b_dtype, pb->c_dtype};
+  for (int i = 0; i < 3; i++)
+    if (!is_float(dt[i]))
+      return fail(G, TC_ERR_UNSUPPORTED, "GEMM: %s has dtype %s; only f32, f16 and bf16 are supported",
+                  names[i], tc_dtype_name(dt[i]));
+  if (!isfinite(pb->alpha))
+    return fail(G, TC_ERR_ARGUMENT, "GEMM: alpha must be finite (got %g)", (double)pb->alpha);
+  return TC_OK;
+}
+
+/* ---- printing helpers ------------------------------------------------- */
+
+static void line(gen *G, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void line(gen *G, int depth, const char *fmt, ...) {
+  tc_str_indent(G->o, depth);
+  va_list ap;
+  va_start(ap, fmt);
+  tc_str_vprintf(G->o, fmt, ap);
+  va_end(ap);
+  tc_str_cat(G->o, "\n");
+}
+
+static void pragma_unroll(gen *G, int depth) {
+  if (G->d->unroll_pragma && *G->d->unroll_pragma) line(G, depth, "%s", G->d->unroll_pragma);
+}
+
+/* "const int name = <e>;" */
+static void def_var(gen *G, int depth, const char *name, const tc_expr *e) {
+  tc_str_indent(G->o, depth);
+  tc_str_printf(G->o, "const int %s = ", name);
+  tc_e_print_c(G->o, G->pool, tc_simplify(G->pool, e));
+  tc_str_cat(G->o, ";\n");
+}
+
+/* The offset and validity of upper coordinates (g, x, y) of view v;
+ * fails when the offsets may not fit the kernels' int arithmetic. */
+static tc_status index_of(gen *G, const tc_view *v, const char *what, const tc_expr *x,
+                          const tc_expr *y, const tc_expr **off, const tc_expr **valid) {
+  const tc_expr *up[3] = {G->g_id, x, y};
+  tc_view_index(v, G->pool, up, off, valid);
+  if ((*off)->hi > INT_MAX || (*off)->lo < INT_MIN)
+    return fail(G, TC_ERR_UNSUPPORTED,
+                "GEMM: element offsets of %s range over [%lld, %lld], beyond 32-bit int indexing",
+                what, (long long)(*off)->lo, (long long)(*off)->hi);
+  return TC_OK;
+}
+
+/* ---- the blockwise copies --------------------------------------------- */
+
+/* Global -> registers for operand A (is_b 0) or B (1), tile k_tile (a C
+ * variable already defined in the enclosing scope). */
+static tc_status emit_load(gen *G, int is_b, int depth) {
+  const tc_gemm_params *p = G->p;
+  tc_epool *P = G->pool;
+  int kpb = p->k_per_block, ext = is_b ? p->n_per_block : p->m_per_block;
+  int slice_k = kpb / (is_b ? p->b_cluster_k : p->a_cluster_k);
+  int slice_x = ext / (is_b ? p->b_cluster_n : p->a_cluster_m);
+  const tc_view *v = is_b ? G->b : G->a;
+  tc_dtype dt = is_b ? G->pb->b_dtype : G->pb->a_dtype;
+  const char *reg = is_b ? "b_copy" : "a_copy", *buf = is_b ? "B" : "A";
+  const tc_expr *k0 = is_b ? G->b_k0 : G->a_k0, *x0 = is_b ? G->b_n0 : G->a_m0;
+  const tc_expr *blk = is_b ? G->n_blk : G->m_blk;
+  tc_str idx, ld;
+  tc_str_init(&idx);
+  tc_str_init(&ld);
+  tc_status st = TC_OK;
+  for (int i = 0; i < slice_k && st == TC_OK; i++)
+    for (int j = 0; j < slice_x && st == TC_OK; j++) {
+      const tc_expr *k = tc_e_addc(P, tc_e_add(P, tc_e_mulc(P, G->k_tile, kpb), k0), i);
+      const tc_expr *x = tc_e_addc(P, tc_e_add(P, tc_e_mulc(P, blk, ext), x0), j);
+      const tc_expr *off, *valid;
+      st = index_of(G, v, buf, k, x, &off, &valid);
+      if (st != TC_OK) break;
+      tc_str_clear(&idx);
+      tc_str_clear(&ld);
+      tc_e_print_c(&idx, P, off);
+      G->d->load(&ld, dt, TC_MEM_GLOBAL, buf, tc_str_cstr(&idx));
+      tc_str_indent(G->o, depth);
+      tc_str_printf(G->o, "%s[%d] = ", reg, i * slice_x + j);
+      if (tc_e_is_const(valid, 1)) {
+        tc_str_printf(G->o, "%s;\n", tc_str_cstr(&ld));
+      } else if (tc_e_is_const(valid, 0)) {
+        tc_str_cat(G->o, "0.0f;\n");
+      } else {
+        tc_str_cat(G->o, "(");
+        tc_e_print_c(G->o, P, valid);
+        tc_str_printf(G->o, ") ? %s : 0.0f;\n", tc_str_cstr(&ld));
+      }
+    }
+  tc_str_free(&idx);
+  tc_str_free(&ld);
+  return st;
+}
+
+/* "{ const int k_tile = <text>; <loads of A and B> }" */
+static tc_status emit_load_tile(gen *G, int depth, const char *k_tile_text) {
+  line(G, depth, "{ /* blockwise copy of tile k_tile: global -> registers */");
+  line(G, depth + 1, "const int k_tile = %s;", k_tile_text);
+  tc_status st = emit_load(G, 0, depth + 1);
+  if (st == TC_OK) st = emit_load(G, 1, depth + 1);
+  line(G, depth, "}");
+  return st;
+}
+
+/* Registers -> shared buffer `odd` (0 even, 1 odd). */
+static void emit_store(gen *G, int odd, int depth) {
+  const tc_gemm_params *p = G->p;
+  for (int is_b = 0; is_b < 2; is_b++) {
+    int kpb = p->k_per_block, ext = is_b ? p->n_per_block : p->m_per_block;
+    int slice_k = kpb / (is_b ? p->b_cluster_k : p->a_cluster_k);
+    int slice_x = ext / (is_b ? p->b_cluster_n : p->a_cluster_m);
+    const char *lds = is_b ? "b_lds" : "a_lds", *reg = is_b ? "b_copy" : "a_copy";
+    const char *k0 = is_b ? "b_k0" : "a_k0", *x0 = is_b ? "b_n0" : "a_m0";
+    int base = odd ? kpb * ext : 0;
+    for (int i = 0; i < slice_k; i++)
+      for (int j = 0; j < slice_x; j++)
+        line(G, depth, "%s[%d + (%s + %d) * %d + %s + %d] = %s[%d];", lds, base, k0, i, ext, x0, j,
+             reg, i * slice_x + j);
+  }
+}
+
+/* ---- the blockwise GEMM ----------------------------------------------- */
+
+static void emit_read(gen *G, int depth, int is_b, int half, int base, const char *kk) {
+  const tc_gemm_params *p = G->p;
+  int per = is_b ? p->n_per_thread : p->m_per_thread;
+  int ext = is_b ? p->n_per_block : p->m_per_block;
+  pragma_unroll(G, depth);
+  line(G, depth, "for (int i = 0; i < %d; ++i) %s[%d + i] = %s[%d + %s * %d + %s + %d + i];", per,
+       is_b ? "b_sub" : "a_sub", half * per, is_b ? "b_lds" : "a_lds", base, kk, ext,
+       is_b ? "n_thr" : "m_thr", half * (ext / 2));
+}
+
+/* C_rs += transpose(A_sub_r) * B_sub_s */
+static void emit_sub_gemm(gen *G, int depth, int r, int s) {
+  const tc_gemm_params *p = G->p;
+  int mpt = p->m_per_thread, npt = p->n_per_thread;
+  pragma_unroll(G, depth);
+  line(G, depth, "for (int i = 0; i < %d; ++i) {", mpt);
+  pragma_unroll(G, depth + 1);
+  line(G, depth + 1, "for (int j = 0; j < %d; ++j)", npt);
+  line(G, depth + 2, "c_acc[(%d + i) * %d + %d + j] += a_sub[%d + i] * b_sub[%d + j];", r * mpt,
+       2 * npt, s * npt, r * mpt, s * npt);
+  line(G, depth, "}");
+}
+
+/* The pipelined 2x2 blockwise GEMM on shared buffer `odd`. */
+static void emit_block_gemm(gen *G, int odd, int depth) {
+  const tc_gemm_params *p = G->p;
+  int kpb = p->k_per_block;
+  int abase = odd ? kpb * p->m_per_block : 0, bbase = odd ? kpb * p->n_per_block : 0;
+  line(G, depth, "{ /* blockwise GEMM on the %s buffers */", odd ? "odd" : "even");
+  int d1 = depth + 1;
+  emit_read(G, d1, 0, 0, abase, "0");
+  emit_read(G, d1, 1, 0, bbase, "0");
+  emit_read(G, d1, 1, 1, bbase, "0");
+  emit_read(G, d1, 0, 1, abase, "0");
+  emit_sub_gemm(G, d1, 0, 0);
+  emit_sub_gemm(G, d1, 0, 1);
+  if (kpb > 1) {
+    pragma_unroll(G, d1);
+    line(G, d1, "for (int kk = 1; kk < %d; ++kk) {", kpb);
+    int d2 = d1 + 1;
+    emit_read(G, d2, 0, 0, abase, "kk");
+    emit_sub_gemm(G, d2, 1, 0);
+    emit_read(G, d2, 1, 0, bbase, "kk");
+    emit_sub_gemm(G, d2, 1, 1);
+    emit_read(G, d2, 1, 1, bbase, "kk");
+    emit_read(G, d2, 0, 1, abase, "kk");
+    emit_sub_gemm(G, d2, 0, 0);
+    emit_sub_gemm(G, d2, 0, 1);
+    line(G, d1, "}");
+  }
+  emit_sub_gemm(G, d1, 1, 0);
+  emit_sub_gemm(G, d1, 1, 1);
+  line(G, depth, "}");
+}
+
+/* ---- the threadwise copy of C ----------------------------------------- */
+
+static tc_status emit_c_store(gen *G, int depth) {
+  const tc_gemm_params *p = G->p;
+  tc_epool *P = G->pool;
+  int mpt = p->m_per_thread, npt = p->n_per_thread;
+  char alpha[64];
+  snprintf(alpha, sizeof alpha, "%.9g", (double)G->pb->alpha);
+  tc_str idx, ld, val;
+  tc_str_init(&idx);
+  tc_str_init(&ld);
+  tc_str_init(&val);
+  tc_status st = TC_OK;
+  line(G, depth, "/* threadwise copy: registers -> C */");
+  for (int r = 0; r < 2 && st == TC_OK; r++)
+    for (int i = 0; i < mpt && st == TC_OK; i++)
+      for (int s = 0; s < 2 && st == TC_OK; s++)
+        for (int j = 0; j < npt && st == TC_OK; j++) {
+          int row = r * mpt + i, col = s * npt + j;
+          const tc_expr *m = tc_e_addc(
+              P, tc_e_add(P, tc_e_mulc(P, G->m_blk, p->m_per_block), G->m_thr),
+              r * (p->m_per_block / 2) + i);
+          const tc_expr *n = tc_e_addc(
+              P, tc_e_add(P, tc_e_mulc(P, G->n_blk, p->n_per_block), G->n_thr),
+              s * (p->n_per_block / 2) + j);
+          const tc_expr *off, *valid;
+          st = index_of(G, G->c, "C", m, n, &off, &valid);
+          if (st != TC_OK) break;
+          if (tc_e_is_const(valid, 0)) continue;
+          tc_str_clear(&idx);
+          tc_str_clear(&ld);
+          tc_str_clear(&val);
+          tc_e_print_c(&idx, P, off);
+          if (G->pb->alpha == 1.0f)
+            tc_str_printf(&val, "c_acc[%d]", row * 2 * npt + col);
+          else
+            tc_str_printf(&val, "(float)%s * c_acc[%d]", alpha, row * 2 * npt + col);
+          if (G->pb->accumulate) {
+            G->d->load(&ld, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx));
+            tc_str_printf(&val, " + %s", tc_str_cstr(&ld));
+          }
+          tc_str_indent(G->o, depth);
+          if (!tc_e_is_const(valid, 1)) {
+            tc_str_cat(G->o, "if (");
+            tc_e_print_c(G->o, P, valid);
+            tc_str_cat(G->o, ") ");
+          }
+          G->d->store(G->o, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx),
+                      tc_str_cstr(&val));
+          tc_str_cat(G->o, "\n");
+        }
+  tc_str_free(&idx);
+  tc_str_free(&ld);
+  tc_str_free(&val);
+  return st;
+}
+
+/* ---- the kernel ------------------------------------------------------- */
+
+static void describe_view(gen *G, const char *what, const tc_view *v) {
+  tc_str t;
+  tc_str_init(&t);
+  tc_view_describe(v, &t);
+  const char *c = tc_str_cstr(&t);
+  line(G, 0, " * %s:", what);
+  while (*c) {
+    const char *e = strchr(c, '\n');
+    size_t len = e ? (size_t)(e - c) : strlen(c);
+    tc_str_cat(G->o, " *   ");
+    /* never let the text close the comment */
+    for (size_t i = 0; i < len; i++) {
+      char ch[2] = {c[i], 0};
+      if (c[i] == '*' && i + 1 < len && c[i + 1] == '/') ch[0] = '_';
+      tc_str_cat(G->o, ch);
+    }
+    tc_str_cat(G->o, "\n");
+    c += len + (e != NULL);
+  }
+  tc_str_free(&t);
+}
+
+static tc_status emit_kernel(gen *G, const char *name) {
+  const tc_gemm_params *p = G->p;
+  const tc_dialect *d = G->d;
+  tc_epool *P = G->pool;
+  int bs = p->block_size, mpb = p->m_per_block, npb = p->n_per_block, kpb = p->k_per_block;
+  int mpt = p->m_per_thread, npt = p->n_per_thread;
+  int ml0 = p->m_level0, nl0 = p->n_level0, nl1 = p->n_level1;
+  int64_t nblocks = G->s.g * G->nm * G->nn;
+  char cfg[96];
+  tc_gemm_params_format(p, cfg, sizeof cfg);
+
+  tc_str_printf(G->o, "/* generated by tilec %s for %s */\n", TILEC_VERSION, d->name);
+  tc_str_cat(G->o, "#ifndef TC_PRELUDE\n#define TC_PRELUDE\n");
+  tc_str_cat(G->o, d->prelude);
+  tc_str_cat(G->o, "#endif\n\n");
+  line(G, 0, "/* gridwise GEMM (seed 004): C[g][m][n] %s %s sum_k A[g][k][m] * B[g][k][n]",
+       G->pb->accumulate ? "+=" : "=", "alpha *");
+  line(G, 0, " * G=%lld M=%lld N=%lld K=%lld, A %s, B %s, C %s, alpha %.9g, f32 accumulation",
+       (long long)G->s.g, (long long)G->s.m, (long long)G->s.n, (long long)G->s.k,
+       tc_dtype_name(G->pb->a_dtype), tc_dtype_name(G->pb->b_dtype),
+       tc_dtype_name(G->pb->c_dtype), (double)G->pb->alpha);
+  line(G, 0, " * perf config %s: levels m %dx%d n %dx%d; A copy cluster k%d x m%d (read along %s,"
+             " %d per read); B copy cluster k%d x n%d (read along %s, %d per read)",
+       cfg, p->m_level0, p->m_level1, p->n_level0, p->n_level1, p->a_cluster_k, p->a_cluster_m,
+       p->a_read_dim == TC_GEMM_READ_K ? "K" : "M", p->a_src_per_read, p->b_cluster_k,
+       p->b_cluster_n, p->b_read_dim == TC_GEMM_READ_K ? "K" : "N", p->b_src_per_read);
+  line(G, 0, " * grid %lld blocks (G * %lld m tiles * %lld n tiles), %d threads; %lld K tiles: "
+             "%lld main-loop iterations, tail with %s tile%s",
+       (long long)nblocks, (long long)G->nm, (long long)G->nn, bs, (long long)G->nk,
+       (long long)((G->nk - 1) / 2), G->nk % 2 ? "one" : "two", G->nk % 2 ? "" : "s");
+  describe_view(G, "A (padded)", G->a);
+  describe_view(G, "B (padded)", G->b);
+  describe_view(G, "C (padded)", G->c);
+  line(G, 0, " */");
+
+  d->kernel_begin(G->o, name, bs);
+  d->buffer_param(G->o, G->pb->a_dtype, "A", 0, 1);
+  d->buffer_param(G->o, G->pb->b_dtype, "B", 0, 0);
+  d->buffer_param(G->o, G->pb->c_dtype, "C", 1, 0);
+  tc_str_cat(G->o, ") {\n");
+  tc_str_cat(G->o, d->index_defs);
+  d->shared_array(G->o, TC_F32, "a_lds", 2 * (int64_t)kpb * mpb, 1);
+  d->shared_array(G->o, TC_F32, "b_lds", 2 * (int64_t)kpb * npb, 1);
+
+  /* block and thread coordinates */
+  const tc_expr *bid = tc_e_var(P, "bidx", 0, nblocks - 1);
+  const tc_expr *tid = tc_e_var(P, "tid", 0, bs - 1);
+  line(G, 1, "const int tid = tidx;");
+  def_var(G, 1, "g_id", tc_e_divc(P, bid, G->nm * G->nn));
+  def_var(G, 1, "m_blk", tc_e_modc(P, tc_e_divc(P, bid, G->nn), G->nm));
+  def_var(G, 1, "n_blk", tc_e_modc(P, bid, G->nn));
+  /* blockwise-GEMM position of the thread's C tile */
+  const tc_expr *mthr = tc_e_add(P, tc_e_mulc(P, tc_e_divc(P, tid, ml0 * nl0 * nl1), mpt * ml0),
+                                 tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tid, nl0), ml0), mpt));
+  const tc_expr *nthr =
+      tc_e_add(P, tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tid, ml0 * nl0), nl1), npt * nl0),
+               tc_e_mulc(P, tc_e_modc(P, tid, nl0), npt));
+  def_var(G, 1, "m_thr", mthr);
+  def_var(G, 1, "n_thr", nthr);
+  /* blockwise-copy positions: the read dimension varies fastest */
+  for (int is_b = 0; is_b < 2; is_b++) {
+    int ck = is_b ? p->b_cluster_k : p->a_cluster_k, cx = is_b ? p->b_cluster_n : p->a_cluster_m;
+    int ext = is_b ? npb : mpb;
+    int along_k = (is_b ? p->b_read_dim : p->a_read_dim) == TC_GEMM_READ_K;
+    const tc_expr *pk = along_k ? tc_e_modc(P, tid, ck) : tc_e_divc(P, tid, cx);
+    const tc_expr *px = along_k ? tc_e_divc(P, tid, ck) : tc_e_modc(P, tid, cx);
+    def_var(G, 1, is_b ? "b_k0" : "a_k0", tc_e_mulc(P, pk, kpb / ck));
+    def_var(G, 1, is_b ? "b_n0" : "a_m0", tc_e_mulc(P, px, ext / cx));
+  }
+  /* the same quantities as variables for the index expressions */
+  G->g_id = tc_e_var(P, "g_id", 0, G->s.g - 1);
+  G->m_blk = tc_e_var(P, "m_blk", 0, G->nm - 1);
+  G->n_blk = tc_e_var(P, "n_blk", 0, G->nn - 1);
+  G->k_tile = tc_e_var(P, "k_tile", 0, G->nk - 1);
+  G->m_thr = tc_e_var(P, "m_thr", 0, mpb / 2 - mpt);
+  G->n_thr = tc_e_var(P, "n_thr", 0, npb / 2 - npt);
+  G->a_k0 = tc_e_var(P, "a_k0", 0, kpb - kpb / p->a_cluster_k);
+  G->a_m0 = tc_e_var(P, "a_m0", 0, mpb - mpb / p->a_cluster_m);
+  G->b_k0 = tc_e_var(P, "b_k0", 0, kpb - kpb / p->b_cluster_k);
+  G->b_n0 = tc_e_var(P, "b_n0", 0, npb - npb / p->b_cluster_n);
+
+  int acopy = kpb * mpb / bs, bcopy = kpb * npb / bs;
+  line(G, 1, "float a_copy[%d], b_copy[%d];  /* blockwise-copy registers */", acopy, bcopy);
+  line(G, 1, "float a_sub[%d], b_sub[%d];  /* 2x2 pipeline operands */", 2 * mpt, 2 * npt);
+  line(G, 1, "float c_acc[%d];  /* [%d][%d] accumulators */", 4 * mpt * npt, 2 * mpt, 2 * npt);
+  pragma_unroll(G, 1);
+  line(G, 1, "for (int i = 0; i < %d; ++i) c_acc[i] = 0.0f;", 4 * mpt * npt);
+
+  line(G, 1, "/* prologue: tile 0 -> registers -> even buffers */");
+  tc_status st = emit_load_tile(G, 1, "0");
+  if (st != TC_OK) return st;
+  emit_store(G, 0, 1);
+
+  int64_t iters = (G->nk - 1) / 2;
+  line(G, 1, "/* double-buffered main loop: %lld iterations of two K tiles */", (long long)iters);
+  if (iters > 0) {
+    line(G, 1, "for (int iter = 0; iter < %lld; ++iter) {", (long long)iters);
+    line(G, 2, "%s", d->barrier);
+    st = emit_load_tile(G, 2, "2 * iter + 1");
+    if (st != TC_OK) return st;
+    emit_block_gemm(G, 0, 2);
+    emit_store(G, 1, 2);
+    line(G, 2, "%s", d->barrier);
+    st = emit_load_tile(G, 2, "2 * iter + 2");
+    if (st != TC_OK) return st;
+    emit_block_gemm(G, 1, 2);
+    emit_store(G, 0, 2);
+    line(G, 1, "}");
+  }
+  line(G, 1, "/* loop tail: %s */",
+       G->nk % 2 ? "one tile left (in the even buffers)"
+                 : "two tiles left (even buffers, and the last tile still in global memory)");
+  line(G, 1, "%s", d->barrier);
+  if (G->nk % 2) {
+    emit_block_gemm(G, 0, 1);
+  } else {
+    char last[32];
+    snprintf(last, sizeof last, "%lld", (long long)(G->nk - 1));
+    st = emit_load_tile(G, 1, last);
+    if (st != TC_OK) return st;
+    emit_block_gemm(G, 0, 1);
+    emit_store(G, 1, 1);
+    line(G, 1, "%s", d->barrier);
+    emit_block_gemm(G, 1, 1);
+  }
+  st = emit_c_store(G, 1);
+  if (st != TC_OK) return st;
+  tc_str_cat(G->o, "}\n");
+  return TC_OK;
+}
+
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* Copies v and pads upper dims 1 and 2 at the end to the given extents. */
+static tc_status pad_view(gen *G, const tc_view *v, const char *what, int64_t e1, int64_t e2,
+                          tc_view **out) {
+  tc_view *c = tc_view_copy(v);
+  if (!c) return fail(G, TC_ERR_ARGUMENT, "GEMM: cannot copy the view of %s", what);
+  int64_t ext[2] = {e1, e2};
+  for (int i = 0; i < 2; i++) {
+    int64_t cur = tc_view_extent(c, i + 1);
+    if (cur < ext[i] && tc_view_pad(c, i + 1, 0, ext[i] - cur)) {
+      tc_status st = fail(G, TC_ERR_ARGUMENT, "GEMM: padding %s: %s", what, c->err);
+      tc_view_free(c);
+      return st;
+    }
+  }
+  *out = c;
+  return TC_OK;
+}
+
+tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, tc_target target,
+                           const char *name, tc_gemm_kernel *out, char *err, size_t cap) {
+  gen G;
+  memset(&G, 0, sizeof G);
+  G.err = err, G.cap = cap;
+  if (err && cap) err[0] = 0;
+  if (!out) return fail(&G, TC_ERR_ARGUMENT, "GEMM: no output kernel");
+  memset(out, 0, sizeof *out);
+  if (!pb || !p) return fail(&G, TC_ERR_ARGUMENT, "GEMM: no problem or no parameters");
+  if (!name) name = "tilec_gemm";
+  if (!valid_name(name))
+    return fail(&G, TC_ERR_ARGUMENT,
+                "GEMM: kernel name \"%.80s\" must be a C identifier of 1 to 63 characters", name);
+  switch (target) {
+    case TC_TARGET_OPENCL: G.d = &tc_dialect_opencl; break;
+    case TC_TARGET_CUDA: G.d = &tc_dialect_cuda; break;
+    default:
+      return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: no %s dialect yet (OpenCL and CUDA only)",
+                  tc_target_name(target));
+  }
+  G.pb = pb, G.p = p;
+  tc_status st = check_problem(&G);
+  if (st != TC_OK) return st;
+  G.s = tc_gemm_problem_shape(pb);
+  char why[512];
+  if (tc_gemm_params_check(p, &G.s, why, sizeof why))
+    return fail(&G, TC_ERR_ARGUMENT, "GEMM: invalid parameters: %s", why);
+  G.nm = ceil_div(G.s.m, p->m_per_block);
+  G.nn = ceil_div(G.s.n, p->n_per_block);
+  G.nk = ceil_div(G.s.k, p->k_per_block);
+  if (G.s.g > INT_MAX / G.nm / G.nn)
+    return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: %lld * %lld * %lld blocks exceed the grid limit %d",
+                (long long)G.s.g, (long long)G.nm, (long long)G.nn, INT_MAX);
+  if (G.nk > INT_MAX / p->k_per_block)
+    return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: K = %lld is too large", (long long)G.s.k);
+  st = pad_view(&G, pb->a, "A", G.nk * p->k_per_block, G.nm * p->m_per_block, &G.a);
+  if (st == TC_OK) st = pad_view(&G, pb->b, "B", G.nk * p->k_per_block, G.nn * p->n_per_block, &G.b);
+  if (st == TC_OK) st = pad_view(&G, pb->c, "C", G.nm * p->m_per_block, G.nn * p->n_per_block, &G.c);
+  tc_str src;
+  tc_str_init(&src);
+  if (st == TC_OK) {
+    G.pool = tc_epool_new();
+    G.o = &src;
+    st = emit_kernel(&G, name);
+    tc_epool_free(G.pool);
+  }
+  if (G.a) tc_view_free(G.a);
+  if (G.b) tc_view_free(G.b);
+  if (G.c) tc_view_free(G.c);
+  if (st != TC_OK) {
+    tc_str_free(&src);
+    return st;
+  }
+  out->source = tc_str_take(&src);
+  snprintf(out->name, sizeof out->name, "%s", name);
+  out->grid[0] = (size_t)(G.s.g * G.nm * G.nn), out->grid[1] = out->grid[2] = 1;
+  out->block[0] = (size_t)p->block_size, out->block[1] = out->block[2] = 1;
+  out->smem_bytes = tc_gemm_lds_bytes(p);
+  return TC_OK;
+}

@@ -1,0 +1,49 @@
+/* gemm.h - the gridwise GEMM kernel generator (seed 004).
+ *
+ * C[g][m][n] = sum_k A[g][k][m] * B[g][k][n] (or C += ...), where A, B and
+ * C are views (coord.h) whose upper dims are [G, K, M], [G, K, N] and
+ * [G, M, N]: any tensor reachable through coordinate transforms, such as a
+ * convolution's input seen as [G, gemmK, gemmN].  The kernel is the
+ * seed's pipeline: blockwise copies global -> registers -> shared memory
+ * (LDS), a blockwise GEMM from shared memory into per-thread register tiles
+ * arranged by level-0/level-1 thread clusters, the double-buffered K loop
+ * with even/odd buffers, barriers and loop tail, and a threadwise copy of
+ * C to global memory.  When M, N or K are not multiples of the tile, the
+ * views are padded with Pad transforms and the padding reads as zero. */
+#ifndef TC_GEMM_H
+#define TC_GEMM_H
+
+#include "../base/base.h"
+#include "../layout/coord.h"
+#include "../tune/params.h"
+
+typedef struct tc_gemm_kernel {
+  char *source;             /* the kernel source (owned) */
+  char name[64];
+  size_t grid[3], block[3];
+  int64_t smem_bytes;
+  /* parameter order of the kernel: A's buffer, B's buffer, C's buffer.
+   * grid is 1-D: G * ceil(M/MPB) * ceil(N/NPB) blocks; block is
+   * {block_size, 1, 1}.  smem_bytes is shared memory the kernel declares
+   * statically (launch with no dynamic shared memory). */
+} tc_gemm_kernel;
+
+typedef struct tc_gemm_problem {
+  const tc_view *a, *b, *c; /* upper dims [G,K,M], [G,K,N], [G,M,N] */
+  tc_dtype a_dtype, b_dtype, c_dtype; /* accumulation is always f32 */
+  int accumulate;           /* 1: C += A*B (C is read), 0: C = A*B */
+  float alpha;              /* C = alpha * A*B (+ C) ; 1 normally */
+} tc_gemm_problem;
+
+/* Generates the kernel for target (OpenCL or CUDA; HIP later) with the
+ * given parameters (which must already be derived and valid for the
+ * problem's shape).  Returns TC_OK, or an error with err filled. */
+tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, tc_target target,
+                           const char *name, tc_gemm_kernel *out, char *err, size_t cap);
+void tc_gemm_kernel_free(tc_gemm_kernel *k);
+
+/* The shape of a problem (extents of the views' upper dims, dtype, and
+ * vector widths from tc_view_vector_width). */
+tc_gemm_shape tc_gemm_problem_shape(const tc_gemm_problem *pb);
+
+#endif

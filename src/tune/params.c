@@ -1,0 +1,478 @@
+/* params.c - the tunable parameters of the gridwise GEMM (seed 004, the
+ * rules for non-XDLOPS kernels): deriving the dependent parameters from
+ * the six tuned ones, checking every rule, perf-config strings, and the
+ * heuristic's ordered candidate list.
+ *
+ * Derivation (tc_gemm_params_derive), for the tuned BS, MPB, NPB, KPB,
+ * MPT, NPT:
+ *
+ *   Thread clusters of the blockwise GEMM.  Each thread owns a 2x2 grid of
+ *   MPT x NPT sub-tiles of C (the 2x2 pipeline), so along M the block
+ *   needs MPB / (2 * MPT) threads = m_level0 * m_level1.  We split that
+ *   count as level0 = gcd(count, 4) (4 where possible, the inner cluster of
+ *   4x4 = 16 neighbouring threads) and level1 = count / level0.  Same for N.
+ *   Rule: MPT * m_level0 * m_level1 * 2 == MPB, NPT * ... == NPB, and
+ *   BS == m_level0 * m_level1 * n_level0 * n_level1.
+ *
+ *   Blockwise copies.  The A tile is KPB x MPB elements copied by BS
+ *   threads, every thread the same slice_k x slice_m sub-block, so
+ *   KPB * MPB must be a multiple of BS; cluster lengths a_cluster_k =
+ *   KPB / slice_k, a_cluster_m = MPB / slice_m (their product is BS).  The
+ *   read dimension is M when the view allows reads along M at least as wide
+ *   as along K (ties, e.g. unknown widths, go to M), else K.  The slice
+ *   length along the read dimension is the largest divisor of the
+ *   per-thread count that is at most the vector width there (and gives a
+ *   valid slice); failing that the smallest valid one above it, and
+ *   failing that the other dimension is tried.  src_per_read is the
+ *   largest power of two dividing both that slice length and the vector
+ *   width; dst_per_write (the LDS write along M, LDS being [K][M]) is the
+ *   largest power of two dividing slice_m, at most 4.  Same for B with N.
+ *   The seed's example 256,128,128,16,4,4 with unknown vector widths gives
+ *   levels 4/4/4/4 and A/B clusters K=2 x M=128 with 1-element reads,
+ *   exactly the seed's values.
+ *
+ *   c_per_write is the largest power of two dividing NPT that the view of
+ *   C allows along N. */
+#include "params.h"
+
+#include "../base/base.h"
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_TUNED 65536   /* bound on every tuned value (keeps products in int) */
+#define MAX_BLOCK 1024    /* threads per block on every target */
+#define MAX_LDS 65536     /* bytes of shared memory per block */
+#define MAX_DST_WRITE 4   /* widest LDS write (f32 elements, 16 bytes) */
+#define MAX_REGS 256      /* accumulators per thread, and elements per thread per copy */
+
+static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t cap, const char *fmt, ...) {
+  if (err && cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, cap, fmt, ap);
+    va_end(ap);
+  }
+  return -1;
+}
+
+static int gcd(int a, int b) {
+  while (b) {
+    int t = a % b;
+    a = b, b = t;
+  }
+  return a;
+}
+
+/* Largest power of two dividing v (v > 0). */
+static int pow2_part(int v) { return v & -v; }
+
+/* Largest power of two dividing both a and b, b <= 0 meaning "unknown"
+ * (treated as 1). */
+static int common_pow2(int a, int b) {
+  if (b < 1) b = 1;
+  int x = pow2_part(a), y = pow2_part(b);
+  return x < y ? x : y;
+}
+
+static const char *const tuned_names[6] = {"block_size",  "m_per_block",  "n_per_block",
+                                           "k_per_block", "m_per_thread", "n_per_thread"};
+
+static int tuned_value(const tc_gemm_params *p, int i) {
+  switch (i) {
+    case 0: return p->block_size;
+    case 1: return p->m_per_block;
+    case 2: return p->n_per_block;
+    case 3: return p->k_per_block;
+    case 4: return p->m_per_thread;
+    default: return p->n_per_thread;
+  }
+}
+
+static int check_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+  for (int i = 0; i < 6; i++) {
+    int v = tuned_value(p, i);
+    if (v < 1 || v > MAX_TUNED)
+      return fail(err, cap, "%s must be between 1 and %d (got %d)", tuned_names[i], MAX_TUNED, v);
+  }
+  if (p->block_size > MAX_BLOCK)
+    return fail(err, cap, "block_size must be at most %d threads (got %d)", MAX_BLOCK,
+                p->block_size);
+  return 0;
+}
+
+int64_t tc_gemm_lds_bytes(const tc_gemm_params *p) {
+  return 2 * (int64_t)p->k_per_block * ((int64_t)p->m_per_block + p->n_per_block) * 4;
+}
+
+static int vec_of(const tc_gemm_shape *s, int which) {
+  if (!s) return 1;
+  int v = 1;
+  switch (which) {
+    case 0: v = s->a_vec_k; break;
+    case 1: v = s->a_vec_m; break;
+    case 2: v = s->b_vec_k; break;
+    case 3: v = s->b_vec_n; break;
+    default: v = s->c_vec_n; break;
+  }
+  return v < 1 ? 1 : v;
+}
+
+/* Checks one blockwise copy (A: mn = "m", B: mn = "n").  ext_mn is M or N
+ * per block; vk, vmn the shape's vector widths along K and M/N. */
+static int check_copy(char op, const char *mn, int bs, int kpb, int ext_mn, int ck, int cmn,
+                      int read_dim, int per_read, int per_write, int vk, int vmn, char *err,
+                      size_t cap) {
+  char lo = op == 'A' ? 'a' : 'b';
+  if (ck < 1 || cmn < 1)
+    return fail(err, cap, "%c_cluster_k and %c_cluster_%s must be positive (got %d, %d)", lo,
+                lo, mn, ck, cmn);
+  if ((int64_t)ck * cmn != bs)
+    return fail(err, cap, "%c_cluster_k * %c_cluster_%s must equal block_size (%d*%d = %lld != %d)",
+                lo, lo, mn, ck, cmn, (long long)ck * cmn, bs);
+  if (kpb % ck)
+    return fail(err, cap, "k_per_block must be a multiple of %c_cluster_k (%d %% %d != 0)", lo,
+                kpb, ck);
+  if (ext_mn % cmn)
+    return fail(err, cap, "%s_per_block must be a multiple of %c_cluster_%s (%d %% %d != 0)", mn,
+                lo, mn, ext_mn, cmn);
+  int slice_k = kpb / ck, slice_mn = ext_mn / cmn;
+  if ((int64_t)slice_k * slice_mn > MAX_REGS)
+    return fail(err, cap,
+                "each thread would copy %lld elements of %c per tile (k_per_block * %s_per_block / "
+                "block_size); at most %d",
+                (long long)slice_k * slice_mn, op, mn, MAX_REGS);
+  if (read_dim != TC_GEMM_READ_K && read_dim != TC_GEMM_READ_MN)
+    return fail(err, cap, "%c_read_dim must be TC_GEMM_READ_K or TC_GEMM_READ_MN (got %d)",
+                lo, read_dim);
+  int along = read_dim == TC_GEMM_READ_K ? slice_k : slice_mn;
+  int vec = read_dim == TC_GEMM_READ_K ? vk : vmn;
+  const char *dname = read_dim == TC_GEMM_READ_K ? "K" : (op == 'A' ? "M" : "N");
+  if (per_read < 1 || along % per_read)
+    return fail(err, cap,
+                "%c_src_per_read must divide the thread's %c slice along %s (slice %d, got %d)",
+                lo, op, dname, along, per_read);
+  if (per_read > vec)
+    return fail(err, cap,
+                "%c_src_per_read %d exceeds the widest legal vector read of %c along %s (%d)",
+                lo, per_read, op, dname, vec);
+  if (per_write < 1 || slice_mn % per_write || per_write > MAX_DST_WRITE)
+    return fail(err, cap,
+                "%c_dst_per_write must divide the thread's %c slice along %s (slice %d) and be at "
+                "most %d (got %d)",
+                lo, op, op == 'A' ? "M" : "N", slice_mn, MAX_DST_WRITE, per_write);
+  return 0;
+}
+
+int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (check_tuned(p, err, cap)) return -1;
+  if (p->m_level0 < 1 || p->m_level1 < 1 || p->n_level0 < 1 || p->n_level1 < 1)
+    return fail(err, cap,
+                "m_level0, m_level1, n_level0 and n_level1 must be positive (got %d, %d, %d, %d)",
+                p->m_level0, p->m_level1, p->n_level0, p->n_level1);
+  if ((int64_t)p->m_per_thread * p->m_level0 * p->m_level1 * 2 != p->m_per_block)
+    return fail(err, cap,
+                "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block (%d*%d*%d*2 != %d)",
+                p->m_per_thread, p->m_level0, p->m_level1, p->m_per_block);
+  if ((int64_t)p->n_per_thread * p->n_level0 * p->n_level1 * 2 != p->n_per_block)
+    return fail(err, cap,
+                "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block (%d*%d*%d*2 != %d)",
+                p->n_per_thread, p->n_level0, p->n_level1, p->n_per_block);
+  int64_t acc = 4 * (int64_t)p->m_per_thread * p->n_per_thread;
+  if (acc > MAX_REGS)
+    return fail(err, cap,
+                "4 * m_per_thread * n_per_thread accumulators per thread must be at most %d (got "
+                "%lld)",
+                MAX_REGS, (long long)acc);
+  int64_t threads = (int64_t)p->m_level0 * p->m_level1 * p->n_level0 * p->n_level1;
+  if (threads != p->block_size)
+    return fail(err, cap,
+                "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 (%d*%d*%d*%d = "
+                "%lld != %d)",
+                p->m_level0, p->m_level1, p->n_level0, p->n_level1, (long long)threads,
+                p->block_size);
+  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
+                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
+                 vec_of(s, 0), vec_of(s, 1), err, cap))
+    return -1;
+  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
+                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
+                 vec_of(s, 2), vec_of(s, 3), err, cap))
+    return -1;
+  if (p->c_per_write < 1 || p->n_per_thread % p->c_per_write || p->c_per_write > vec_of(s, 4))
+    return fail(err, cap,
+                "c_per_write must divide n_per_thread (%d) and be at most the widest legal vector "
+                "write of C along N (%d) (got %d)",
+                p->n_per_thread, vec_of(s, 4), p->c_per_write);
+  int64_t lds = tc_gemm_lds_bytes(p);
+  if (lds > MAX_LDS)
+    return fail(err, cap,
+                "shared memory 2 * k_per_block * (m_per_block + n_per_block) * 4 = %lld bytes "
+                "exceeds %d",
+                (long long)lds, MAX_LDS);
+  return 0;
+}
+
+/* Splits a cluster count into level0 * level1 (see the top of the file). */
+static void split_levels(int count, int *l0, int *l1) {
+  *l0 = gcd(count, 4);
+  *l1 = count / *l0;
+}
+
+/* Chooses the slice of one blockwise copy along read dimension `dim`
+ * (extent ext_d per block, vector width vec; the other dimension has
+ * extent ext_o).  Returns the slice length along dim, or 0 if none. */
+static int pick_slice(int per_thread, int ext_d, int ext_o, int vec) {
+  int best_below = 0, best_above = 0;
+  for (int w = 1; w <= per_thread; w++) {
+    if (per_thread % w || ext_d % w || ext_o % (per_thread / w)) continue;
+    if (w <= vec) best_below = w;                        /* largest at most vec */
+    else if (!best_above) best_above = w;                /* smallest above vec */
+  }
+  return best_below ? best_below : best_above;
+}
+
+/* Derives one blockwise copy; op 'A' or 'B'.  Returns 0 or -1 + err. */
+static int derive_copy(char op, int bs, int kpb, int ext_mn, int vk, int vmn, int *ck, int *cmn,
+                       int *read_dim, int *per_read, int *per_write, char *err, size_t cap) {
+  const char *mn = op == 'A' ? "m" : "n";
+  int64_t elems = (int64_t)kpb * ext_mn;
+  if (elems % bs)
+    return fail(err, cap,
+                "k_per_block * %s_per_block must be a multiple of block_size for the %c copy (every "
+                "thread copies the same slice): %d*%d = %lld is not a multiple of %d",
+                mn, op, kpb, ext_mn, (long long)elems, bs);
+  if (elems / bs > MAX_REGS)
+    return fail(err, cap,
+                "each thread would copy %lld elements of %c per tile (k_per_block * %s_per_block / "
+                "block_size); at most %d",
+                (long long)(elems / bs), op, mn, MAX_REGS);
+  int per_thread = (int)(elems / bs);
+  int first = vmn >= vk ? TC_GEMM_READ_MN : TC_GEMM_READ_K;
+  for (int t = 0; t < 2; t++) {
+    int dim = t == 0 ? first : (first == TC_GEMM_READ_MN ? TC_GEMM_READ_K : TC_GEMM_READ_MN);
+    int ext_d = dim == TC_GEMM_READ_K ? kpb : ext_mn, ext_o = dim == TC_GEMM_READ_K ? ext_mn : kpb;
+    int vec = dim == TC_GEMM_READ_K ? vk : vmn;
+    int w = pick_slice(per_thread, ext_d, ext_o, vec);
+    if (!w) continue;
+    int slice_k = dim == TC_GEMM_READ_K ? w : per_thread / w;
+    int slice_mn = per_thread / slice_k;
+    *ck = kpb / slice_k;
+    *cmn = ext_mn / slice_mn;
+    *read_dim = dim;
+    *per_read = common_pow2(w, vec);
+    *per_write = pow2_part(slice_mn) < MAX_DST_WRITE ? pow2_part(slice_mn) : MAX_DST_WRITE;
+    return 0;
+  }
+  return fail(err, cap,
+              "no %c copy cluster: the %d elements per thread (k_per_block * %s_per_block / "
+              "block_size) cannot form a slice_k x slice_%s block with slice_k dividing "
+              "k_per_block %d and slice_%s dividing %s_per_block %d",
+              op, per_thread, mn, mn, kpb, mn, mn, ext_mn);
+}
+
+int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (check_tuned(p, err, cap)) return -1;
+  tc_gemm_params q = *p;
+  if (q.m_per_block % (2 * q.m_per_thread))
+    return fail(err, cap,
+                "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block: m_per_block %d is "
+                "not a multiple of m_per_thread*2 = %d",
+                q.m_per_block, 2 * q.m_per_thread);
+  if (q.n_per_block % (2 * q.n_per_thread))
+    return fail(err, cap,
+                "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block: n_per_block %d is "
+                "not a multiple of n_per_thread*2 = %d",
+                q.n_per_block, 2 * q.n_per_thread);
+  int mc = q.m_per_block / (2 * q.m_per_thread), nc = q.n_per_block / (2 * q.n_per_thread);
+  split_levels(mc, &q.m_level0, &q.m_level1);
+  split_levels(nc, &q.n_level0, &q.n_level1);
+  if ((int64_t)mc * nc != q.block_size)
+    return fail(err, cap,
+                "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 = (m_per_block / "
+                "(2*m_per_thread)) * (n_per_block / (2*n_per_thread)) = %d*%d = %lld (got %d)",
+                mc, nc, (long long)mc * nc, q.block_size);
+  if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
+                  &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
+                  &q.a_dst_per_write, err, cap))
+    return -1;
+  if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
+                  &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
+                  &q.b_dst_per_write, err, cap))
+    return -1;
+  q.c_per_write = common_pow2(q.n_per_thread, vec_of(s, 4));
+  if (tc_gemm_params_check(&q, s, err, cap)) return -1;
+  *p = q;
+  return 0;
+}
+
+/* ---- perf-config strings ---------------------------------------------- */
+
+int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+  if (!text) return fail(err, cap, "perf-config: no text");
+  int vals[6];
+  const char *c = text;
+  int n = 0;
+  for (;;) {
+    const char *start = c;
+    while (*c == ' ' || *c == '\t') c++;
+    const char *digits = c;
+    long long v = 0;
+    int nd = 0;
+    while (*c >= '0' && *c <= '9') {
+      if (v <= MAX_TUNED) v = v * 10 + (*c - '0');
+      c++, nd++;
+    }
+    while (*c == ' ' || *c == '\t') c++;
+    if (n == 6)
+      return fail(err, cap,
+                  "perf-config \"%s\": too many fields, expected 6 (BS,MPB,NPB,KPB,MPT,NPT)", text);
+    if (nd == 0 || (*c != ',' && *c != 0)) {
+      const char *end = start;
+      while (*end && *end != ',') end++;
+      return fail(err, cap,
+                  "perf-config \"%s\": field %d (%s) is not a positive integer: \"%.*s\"", text,
+                  n + 1, tuned_names[n], (int)(end - start), start);
+    }
+    if (v < 1 || v > MAX_TUNED)
+      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d: \"%.*s\"",
+                  text, n + 1, tuned_names[n], MAX_TUNED, nd, digits);
+    vals[n++] = (int)v;
+    if (*c == 0) break;
+    c++; /* the comma */
+  }
+  if (n != 6)
+    return fail(err, cap,
+                "perf-config \"%s\": expected 6 comma-separated fields (BS,MPB,NPB,KPB,MPT,NPT), "
+                "got %d",
+                text, n);
+  memset(p, 0, sizeof *p);
+  p->block_size = vals[0];
+  p->m_per_block = vals[1];
+  p->n_per_block = vals[2];
+  p->k_per_block = vals[3];
+  p->m_per_thread = vals[4];
+  p->n_per_thread = vals[5];
+  return 0;
+}
+
+void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
+  if (!buf || !cap) return;
+  snprintf(buf, cap, "%d,%d,%d,%d,%d,%d", p->block_size, p->m_per_block, p->n_per_block,
+           p->k_per_block, p->m_per_thread, p->n_per_thread);
+}
+
+/* ---- candidates and the heuristic ------------------------------------- */
+
+static int64_t ceil_to(int64_t v, int64_t f) { return (v + f - 1) / f * f; }
+
+static int64_t sat_mul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return INT64_MAX;
+  return r;
+}
+
+int64_t tc_gemm_padded_flops(const tc_gemm_shape *s, const tc_gemm_params *p) {
+  int64_t mp = ceil_to(s->m, p->m_per_block), np = ceil_to(s->n, p->n_per_block),
+          kp = ceil_to(s->k, p->k_per_block);
+  int64_t padded = sat_mul(sat_mul(mp, np), kp), real = sat_mul(sat_mul(s->m, s->n), s->k);
+  if (padded == INT64_MAX) return INT64_MAX;
+  return sat_mul(sat_mul(2, s->g), padded - real);
+}
+
+int64_t tc_gemm_num_blocks(const tc_gemm_shape *s, const tc_gemm_params *p) {
+  int64_t bm = (s->m + p->m_per_block - 1) / p->m_per_block;
+  int64_t bn = (s->n + p->n_per_block - 1) / p->n_per_block;
+  return sat_mul(sat_mul(s->g, bm), bn);
+}
+
+/* Blocks that count as "enough" to fill a device (about two per compute
+ * unit of a large GPU); below it the heuristic prefers more blocks. */
+#define TC_GEMM_ENOUGH_BLOCKS 64
+
+typedef struct cand {
+  tc_gemm_params p;
+  int64_t waste, blocks;
+} cand;
+
+#define CMP(a, b) \
+  if ((a) != (b)) return (a) < (b) ? -1 : 1
+
+/* The heuristic's order (see params.h and tc_gemm_candidates). */
+static int cand_cmp(const void *x, const void *y) {
+  const cand *a = x, *b = y;
+  CMP(a->waste, b->waste);                                    /* 1: least padding */
+  int ea = a->blocks >= TC_GEMM_ENOUGH_BLOCKS, eb = b->blocks >= TC_GEMM_ENOUGH_BLOCKS;
+  CMP(eb, ea);                                                /* 2: enough blocks first */
+  if (ea) {                                                   /* 3a: big: larger tiles */
+    CMP((int64_t)b->p.m_per_block * b->p.n_per_block, (int64_t)a->p.m_per_block * a->p.n_per_block);
+  } else {                                                    /* 3b: small: more blocks */
+    CMP(b->blocks, a->blocks);
+  }
+  CMP(b->p.k_per_block, a->p.k_per_block);                    /* 4: fewer K iterations */
+  CMP(b->p.m_per_thread * b->p.n_per_thread,                  /* 5: more work per thread */
+      a->p.m_per_thread * a->p.n_per_thread);
+  CMP(b->p.block_size, a->p.block_size);                      /* 6: determinism */
+  CMP(b->p.m_per_block, a->p.m_per_block);
+  CMP(b->p.n_per_block, a->p.n_per_block);
+  CMP(b->p.m_per_thread, a->p.m_per_thread);
+  CMP(b->p.n_per_thread, a->p.n_per_thread);
+  return 0;
+}
+
+static int shape_ok(const tc_gemm_shape *s) {
+  return s && s->g >= 1 && s->m >= 1 && s->n >= 1 && s->k >= 1;
+}
+
+int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
+  static const int mnpb[] = {32, 64, 128}, kpb[] = {4, 8, 16}, pt[] = {2, 4};
+  *out = NULL;
+  if (!shape_ok(s)) return 0;
+  cand *c = tc_xmalloc(3 * 3 * 3 * 2 * 2 * sizeof *c);
+  int n = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 3; k++)
+        for (int a = 0; a < 2; a++)
+          for (int b = 0; b < 2; b++) {
+            tc_gemm_params p;
+            memset(&p, 0, sizeof p);
+            p.m_per_block = mnpb[i], p.n_per_block = mnpb[j], p.k_per_block = kpb[k];
+            p.m_per_thread = pt[a], p.n_per_thread = pt[b];
+            p.block_size = (p.m_per_block / (2 * p.m_per_thread)) *
+                           (p.n_per_block / (2 * p.n_per_thread));
+            if (p.block_size < 64 || p.block_size > 256) continue;
+            if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
+            c[n].p = p;
+            c[n].waste = tc_gemm_padded_flops(s, &p);
+            c[n].blocks = tc_gemm_num_blocks(s, &p);
+            n++;
+          }
+  qsort(c, (size_t)n, sizeof *c, cand_cmp);
+  tc_gemm_params *r = tc_xmalloc((size_t)(n ? n : 1) * sizeof *r);
+  for (int i = 0; i < n; i++) r[i] = c[i].p;
+  free(c);
+  *out = r;
+  return n;
+}
+
+int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
+  if (!shape_ok(s))
+    return fail(err, cap, "GEMM shape must have G, M, N, K >= 1 (got G=%lld M=%lld N=%lld K=%lld)",
+                s ? (long long)s->g : 0LL, s ? (long long)s->m : 0LL, s ? (long long)s->n : 0LL,
+                s ? (long long)s->k : 0LL);
+  tc_gemm_params *c = NULL;
+  int n = tc_gemm_candidates(s, &c);
+  if (n == 0) {
+    free(c);
+    return fail(err, cap, "no valid GEMM parameter set for G=%lld M=%lld N=%lld K=%lld",
+                (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
+  }
+  *p = c[0];
+  free(c);
+  return 0;
+}

@@ -1,0 +1,94 @@
+/* params.h - the tunable parameters of the gridwise GEMM (seed 004, the
+ * non-XDLOPS rules), their derivation and constraints, the perf-config
+ * string, and the candidate list the heuristic and the tuner walk. */
+#ifndef TC_PARAMS_H
+#define TC_PARAMS_H
+
+#include <stdint.h>
+
+#include "tilec/tilec.h"
+
+typedef struct tc_gemm_params {
+  /* tuned */
+  int block_size;
+  int m_per_block, n_per_block, k_per_block;
+  int m_per_thread, n_per_thread;  /* the per-thread sub-C tile (M/N_PER_THREAD_SUB_C) */
+  /* derived (tc_gemm_params_derive fills them) */
+  int m_level0, n_level0, m_level1, n_level1;
+  int a_cluster_k, a_cluster_m;    /* blockwise copy of A: threads along K and M */
+  int b_cluster_k, b_cluster_n;
+  int a_src_per_read, a_dst_per_write;
+  int b_src_per_read, b_dst_per_write;
+  int c_per_write;
+  /* derived (additions): the dimension the blockwise copies read along,
+   * TC_GEMM_READ_K or TC_GEMM_READ_MN (M for A, N for B).  The copy's
+   * threads are arranged with this dimension varying fastest, and each
+   * thread's slice holds a_src_per_read consecutive elements along it. */
+  int a_read_dim, b_read_dim;
+} tc_gemm_params;
+
+#define TC_GEMM_READ_K 1
+#define TC_GEMM_READ_MN 2
+
+/* The GEMM a problem needs: C[g][m][n] (+)= sum_k A[g][k][m] * B[g][k][n]. */
+typedef struct tc_gemm_shape {
+  int64_t g, m, n, k;
+  tc_dtype dtype;            /* A and B element type; accumulation is f32 */
+  /* widest legal vector reads along K or M for A, K or N for B (from
+   * tc_view_vector_width), used to derive data-per-read; 1 if unknown */
+  int a_vec_k, a_vec_m, b_vec_k, b_vec_n, c_vec_n;
+} tc_gemm_shape;
+
+/* Fills (overwrites) every derived field from the tuned ones and the
+ * shape's vector widths (s may be NULL: widths 1), then checks every rule
+ * (tc_gemm_params_check); *p is unchanged on failure.
+ * Returns 0, or -1 with a message naming the violated rule in err, e.g.
+ * "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block: m_per_block
+ * 100 is not a multiple of m_per_thread*2 = 8" (the check's form of it:
+ * "... must equal m_per_block (4*4*4*2 != 64)"). */
+int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+
+/* Checks a fully specified parameter set (tuned and derived fields as
+ * given, nothing is derived) against every rule; the shape (may be NULL)
+ * bounds the vector widths.  Returns 0, or -1 with the violated rule in
+ * err.  tc_gemm_params_derive ends with this check. */
+int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+
+/* The FLOPs spent on padding: 2*G*(Mp*Np*Kp - M*N*K) where Mp, Np, Kp are
+ * M, N, K rounded up to multiples of m/n/k_per_block (saturates at
+ * INT64_MAX).  The heuristic's first sort key. */
+int64_t tc_gemm_padded_flops(const tc_gemm_shape *s, const tc_gemm_params *p);
+/* Blocks of the launch: G * ceil(M/MPB) * ceil(N/NPB). */
+int64_t tc_gemm_num_blocks(const tc_gemm_shape *s, const tc_gemm_params *p);
+/* Shared memory of the kernel: even + odd buffers of A [KPB][MPB] and B
+ * [KPB][NPB], held as f32: 2 * KPB * (MPB + NPB) * 4 bytes. */
+int64_t tc_gemm_lds_bytes(const tc_gemm_params *p);
+
+/* perf-config strings: "BS,MPB,NPB,KPB,MPT,NPT" (block size, M/N/K per
+ * block, M/N per thread), as rocMLIR's non-accelerated perf configs. */
+int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
+void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap);
+
+/* Every valid parameter set for the shape, best-first by the heuristic:
+ * fewest padded FLOPs first (the work done on padding when M, N, K are not
+ * multiples of the tile), then larger tiles.  Returns the count; *out is
+ * allocated (caller frees).
+ *
+ * The space: MPB, NPB in {32, 64, 128}, KPB in {4, 8, 16}, MPT, NPT in
+ * {2, 4}, block_size = (MPB/(2*MPT)) * (NPB/(2*NPT)) kept when in
+ * [64, 256] and every rule holds (derived fields filled).  The order, a
+ * total one (deterministic):
+ *   1. tc_gemm_padded_flops ascending;
+ *   2. sets giving at least 64 blocks (tc_gemm_num_blocks) before the
+ *      others;
+ *   3. among sets with enough blocks, larger MPB*NPB first (more work per
+ *      block); among the others, more blocks first;
+ *   4. larger KPB first (fewer K iterations and barriers);
+ *   5. larger MPT*NPT first (more reuse per thread);
+ *   6. then block_size, MPB, NPB, MPT, NPT, each larger first. */
+int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
+
+/* The heuristic's choice: the first candidate.  Returns 0 or -1 + err. */
+int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+
+#endif

@@ -1,0 +1,119 @@
+/* tuner.h - picks the fastest gridwise-GEMM perf config for a problem by
+ * running the candidates, and remembers it in the perf database.
+ *
+ * The candidates are tc_gemm_candidates of the problem's GEMM shape, best
+ * first by the heuristic, capped at max_candidates (the heuristic's own
+ * choice is always among them).  Each one is planned, compiled, run once
+ * and checked against a reference (a candidate whose result is wrong is
+ * skipped, never chosen), then run `reps` more times; its time is the
+ * median.  A candidate that fails to plan, compile, run or check is
+ * skipped with a note given to the progress callback.  The winner is
+ * stored in the perf DB (when one is given) under the problem string, the
+ * target and the device name, MIOpen-style, so the next call can reuse it
+ * (tc_tune_lookup). */
+#ifndef TC_TUNER_H
+#define TC_TUNER_H
+
+#include <stddef.h>
+
+#include "tilec/tilec.h"
+#include "../ops/conv.h"
+#include "../ops/gemm.h"
+#include "../runtime/runtime.h"
+#include "params.h"
+#include "perfdb.h"
+
+#define TC_TUNE_DEFAULT_MAX 16
+#define TC_TUNE_DEFAULT_REPS 3
+#define TC_TUNE_DEFAULT_ARCH "sm_90a"
+
+/* One candidate done (timed or skipped). */
+typedef struct tc_tune_event {
+  int index, total;          /* 1-based candidate number, and how many are tried */
+  const char *perf_config;   /* "BS,MPB,NPB,KPB,MPT,NPT" */
+  int ok;                    /* 1: timed; 0: skipped (see note) */
+  double ms;                 /* the median time, when ok */
+  const char *note;          /* why it was skipped ("" when ok) */
+} tc_tune_event;
+
+typedef void (*tc_tune_progress)(void *ctx, const tc_tune_event *ev);
+
+typedef struct tc_tune_options {
+  tc_target target;          /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
+  const char *device;        /* OpenCL device selector; NULL: the default */
+  const char *arch;          /* CUDA architecture; NULL: TC_TUNE_DEFAULT_ARCH */
+  int max_candidates;        /* 0: TC_TUNE_DEFAULT_MAX */
+  int reps;                  /* timed runs per candidate; 0: TC_TUNE_DEFAULT_REPS */
+  tc_tune_progress progress; /* may be NULL */
+  void *progress_ctx;
+  tc_perfdb *db;             /* store the winner here; NULL: not stored */
+  const char *key;           /* the problem string to store it under */
+} tc_tune_options;
+
+typedef struct tc_tune_result {
+  tc_gemm_params best;       /* tuned fields (and, for a GEMM, derived ones) */
+  char best_config[64];
+  double best_ms;
+  int candidates;            /* valid candidates for the shape */
+  int tried;                 /* how many were tried (<= max_candidates) */
+  int skipped;               /* of those, how many failed */
+  char device[256];          /* the device name the DB key uses */
+  int stored;                /* 1: written to the DB */
+  char store_err[512];       /* why not, when a DB was given and writing failed */
+} tc_tune_result;
+
+/* Tunes a convolution.  Inputs are filled with pseudo-random values and
+ * every candidate's result is checked with tc_conv_verify.  Returns TC_OK
+ * with *r filled, or an error (no device, the problem is invalid, no
+ * candidate ran correctly) with err set. */
+tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tune_result *r,
+                       char *err, size_t cap);
+
+/* Tunes a GEMM whose A, B, C buffers are bufs[0..2] (host data and sizes;
+ * they are not modified).  When want is not NULL, every candidate's C
+ * (bufs[2].bytes / size of c_dtype elements) is checked against want +-
+ * bound (tc_tune_check). */
+tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3], const double *want,
+                       const double *bound, const tc_tune_options *o, tc_tune_result *r,
+                       char *err, size_t cap);
+
+/* The perf DB entry of (key, target, device_name), parsed into the tuned
+ * fields of *p (derive them against the shape before use).  1 found, 0 no
+ * entry, -1 a DB error or an entry that does not parse (err says which). */
+int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char *device_name,
+                   tc_gemm_params *p, tc_perfdb_entry *e, char *err, size_t cap);
+
+/* The name of the device a run with (target, device selector) uses, as the
+ * DB key spells it: "platform / device" for OpenCL, the CUDA device 0 name
+ * for CUDA.  TC_OK, or TC_ERR_NO_DEVICE / TC_ERR_UNSUPPORTED with err. */
+tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, size_t bufcap,
+                              char *err, size_t cap);
+
+/* ---- checking results (the rule of tc_conv_verify) ---- */
+
+/* The largest |got - want| an element may have when it is a sum of
+ * `terms` products accumulated in f32 in any order, the absolute values of
+ * the products summing to abs_sum: gamma * abs_sum + (terms+1) * 2^-149
+ * with gamma = (terms+1)u / (1 - (terms+1)u), u = 2^-24; for an f16
+ * result also its final rounding, 2^-11 * (|want| + that) + 2^-25. */
+double tc_tune_bound(double abs_sum, double want, int64_t terms, tc_dtype t);
+
+/* The reference of `tilec gemm`: C[g][m][n] = sum_k A[g][m][k] * B[g][k][n]
+ * with every matrix row-major, A stored [G][K][M] when trans_a and B
+ * stored [G][N][K] when trans_b, elements of type t, summed in double.
+ * want and bound get G*M*N values each (bound by tc_tune_bound). */
+void tc_tune_gemm_reference(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+                            tc_dtype t, const void *a, const void *b, double *want, double *bound);
+
+/* Compares n elements of got (type t) with want +- bound.  Returns how
+ * many are out of bound (NaN always is); *max_abs gets the largest
+ * |got - want| (INFINITY for NaN), *worst the largest error / bound, and
+ * msg a one-line summary naming the first failing element. */
+int64_t tc_tune_check(const void *got, tc_dtype t, const double *want, const double *bound,
+                      size_t n, double *max_abs, double *worst, char *msg, size_t cap);
+
+/* Fills n elements of type t with pseudo-random values in [-1, 1) from
+ * *seed (updated), or with NaN when seed is NULL. */
+void tc_tune_fill(void *buf, size_t n, tc_dtype t, uint64_t *seed);
+
+#endif

@@ -1,0 +1,293 @@
+#!/usr/bin/env bash
+# cli_conv_test.sh - tests `tilec conv2d` and `tilec gemm` through the real
+# binary ($TILEC, default build/tilec): -V 1 verification in every
+# direction, layouts, groups, f16; gemm with transposes and groups; the
+# usage and problem errors (one line, non-zero exit); --emit, --json,
+# --time; --tune storing its winner in the perf DB ($TILEC_PERFDB in a
+# temporary directory) and the next run using it.  Ends with
+# "N passed, N failed, N skipped"; exits non-zero if any check failed.
+set -u
+TILEC=${TILEC:-build/tilec}
+passed=0 failed=0 skipped=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# keep the user's perf DB out of it
+export TILEC_PERFDB="$tmp/db/perfdb.sqlite"
+
+ok()   { passed=$((passed + 1)); echo "  ok   $1"; }
+bad()  { failed=$((failed + 1)); echo "  FAIL $1"; shift; for l in "$@"; do echo "       $l"; done; }
+skip() { skipped=$((skipped + 1)); echo "  skip $1 ($2)"; }
+
+# run ARGS...: runs tilec, leaving stdout in $out, stderr in $err, status in $rc
+run() {
+  "$TILEC" "$@" >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+}
+show() { echo "stdout: $(head -c 1500 "$tmp/out")" "stderr: $(head -c 1500 "$tmp/err")"; }
+
+expect_rc() {
+  if [ "$rc" -eq "$2" ]; then ok "$1: exit $2"; else
+    bad "$1: exit $2" "got exit $rc" "stdout: $(head -c 1500 "$tmp/out")" "stderr: $(head -c 1500 "$tmp/err")"
+  fi
+}
+expect_out() {
+  local text=$out
+  [ "${3:-stdout}" = stderr ] && text=$err
+  if printf '%s\n' "$text" | grep -Eq -- "$2"; then ok "$1"; else
+    bad "$1" "no line matches /$2/ in ${3:-stdout}:" "$(printf '%s\n' "$text" | head -n 30)"
+  fi
+}
+# expect_one_line NAME REGEX: the last run failed (exit != 0) with exactly
+# one line on stderr matching REGEX, and nothing on stdout
+expect_one_line() {
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -ne 0 ] && [ "$lines" -eq 1 ] && [ ! -s "$tmp/out" ] && printf '%s\n' "$err" | grep -Eq -- "$2"; then
+    ok "$1: exit $rc, one line"
+  else
+    bad "$1: non-zero exit, one line matching /$2/" "exit $rc, $lines stderr line(s)" "stdout: $(head -c 800 "$tmp/out")" "stderr: $(head -c 800 "$tmp/err")"
+  fi
+}
+# verify_pass NAME ARGS...: the command with -V 1 prints verify: PASS, exits 0
+verify_pass() {
+  local name=$1
+  shift
+  run "$@" -V 1
+  if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | grep -q '^verify: PASS'; then ok "$name: verify: PASS"; else
+    bad "$name: verify: PASS, exit 0" "exit $rc" "stdout: $(head -c 1500 "$tmp/out")" "stderr: $(head -c 1500 "$tmp/err")"
+  fi
+}
+
+if [ ! -x "$TILEC" ]; then
+  echo "  FAIL $TILEC is not an executable (build it with make)"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
+echo "-- help"
+run --help
+expect_out "tilec --help lists conv2d" '^  conv2d '
+expect_out "tilec --help lists gemm" '^  gemm '
+expect_out "tilec --help names TILEC_PERFDB" 'TILEC_PERFDB'
+for c in conv2d gemm; do
+  run $c --help
+  expect_rc "$c --help" 0
+  expect_out "$c --help shows its usage" "^usage: tilec $c"
+  for w in --perf-config --tune --time --emit --json --target -V; do
+    expect_out "$c --help mentions $w" "$w"
+  done
+  run help $c
+  expect_rc "tilec help $c" 0
+done
+run conv2d --help
+for w in -F -n -c -H -W -k -y -x -p -q -u -v -l -j -g --in_layout --fil_layout --out_layout --pad_h_l; do
+  expect_out "conv2d --help mentions $w" "^  $w[ ,]"
+done
+expect_out "conv2d --help mentions --pad_w_r" '--pad_w_r'
+
+
+echo "-- conv2d -V 1, forward"
+verify_pass "fwd 3x3 pad 1" conv2d -n 2 -c 4 -H 8 -W 8 -k 8 -y 3 -x 3 -p 1 -q 1
+expect_out "fwd: names the heuristic" '^perf config: [0-9]+(,[0-9]+){5} \(heuristic'
+expect_out "fwd: prints the problem string" '^problem: conv2d -F 1 -n 2 -c 4 -H 8 -W 8 -k 8 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -t f32'
+verify_pass "fwd stride 2, dilation 2, groups 2" conv2d -n 1 -c 4 -H 11 -W 9 -k 6 -y 3 -x 2 -u 2 -v 1 -l 2 -j 1 -g 2
+verify_pass "fwd asymmetric padding" conv2d -n 1 -c 3 -H 7 -W 6 -k 5 -y 3 -x 3 --pad_h_l 2 --pad_h_r 0 --pad_w_l 0 --pad_w_r 1
+expect_out "asymmetric padding in the problem string" '--pad_h_l 2 --pad_h_r 0 --pad_w_l 0 --pad_w_r 1'
+verify_pass "fwd NHWC/KYXC/NHWK f16" conv2d -n 2 -c 8 -H 6 -W 5 -k 4 -y 3 -x 3 -p 1 -q 1 -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK
+verify_pass "fwd 1x1" conv2d -F 1 -n 3 -c 16 -H 4 -W 4 -k 8 -y 1 -x 1
+
+echo "-- conv2d -V 1, backward data"
+verify_pass "bwd-data 3x3 pad 1" conv2d -F 2 -n 2 -c 4 -H 8 -W 8 -k 6 -y 3 -x 3 -p 1 -q 1
+verify_pass "bwd-data stride 2 (several GEMMs)" conv2d -F 2 -n 1 -c 4 -H 9 -W 7 -k 6 -y 3 -x 2 -u 2 -v 2 -p 1
+verify_pass "bwd-data 1x1 stride 2 (zero-init)" conv2d -F 2 -n 1 -c 4 -H 6 -W 6 -k 4 -y 1 -x 1 -u 2 -v 2
+expect_out "bwd-data 1x1 stride 2 plans a zero-init kernel" '^plan: 2 kernels: tilec_conv_zero'
+verify_pass "bwd-data groups, NHWC f16" conv2d -F 2 -n 1 -c 4 -H 5 -W 5 -k 4 -g 2 -t f16 --in_layout NHWC --out_layout NHWK
+
+echo "-- conv2d -V 1, backward weight"
+verify_pass "bwd-weight 3x3 pad 1" conv2d -F 4 -n 2 -c 4 -H 8 -W 8 -k 6 -y 3 -x 3 -p 1 -q 1
+verify_pass "bwd-weight stride 2 dilation 2" conv2d -F 4 -n 2 -c 3 -H 9 -W 9 -k 4 -y 2 -x 3 -u 2 -v 2 -l 2 -j 1
+verify_pass "bwd-weight groups KYXC" conv2d -F 4 -n 1 -c 6 -H 5 -W 5 -k 6 -g 3 --fil_layout KYXC
+
+echo "-- gemm -V 1"
+verify_pass "gemm 33x20x17" gemm -M 33 -N 20 -K 17
+expect_out "gemm: problem string" '^problem: gemm -g 1 -M 33 -N 20 -K 17 --transA 0 --transB 0 -t f32$'
+verify_pass "gemm transA" gemm -M 40 -N 24 -K 16 --transA 1
+verify_pass "gemm transB" gemm -M 40 -N 24 -K 16 --transB 1
+verify_pass "gemm transA transB, 3 groups" gemm -M 16 -N 36 -K 20 --transA 1 --transB 1 -g 3
+verify_pass "gemm f16" gemm -M 64 -N 64 -K 48 -t f16
+verify_pass "gemm --perf-config" gemm -M 64 -N 64 -K 32 --perf-config 64,32,32,8,2,2
+expect_out "gemm --perf-config is named as the source" '^perf config: 64,32,32,8,2,2 \(--perf-config\)'
+
+echo "-- usage errors (exit 2, one line)"
+run conv2d --frobnicate
+expect_rc "conv2d unknown flag" 2
+expect_one_line "conv2d unknown flag" "unknown option '--frobnicate'"
+run gemm -M 4 -N 4 -K 4 --bogus
+expect_rc "gemm unknown flag" 2
+expect_one_line "gemm unknown flag" "unknown option '--bogus'"
+run conv2d -n
+expect_rc "conv2d -n without a value" 2
+expect_one_line "conv2d -n without a value" 'needs a value'
+run conv2d -n two
+expect_rc "conv2d -n two" 2
+expect_one_line "conv2d -n two" "integer"
+run conv2d -F 3
+expect_rc "conv2d -F 3" 2
+expect_one_line "conv2d -F 3" '-F must be 1'
+run conv2d -t f64
+expect_rc "conv2d -t f64" 2
+expect_one_line "conv2d -t f64" "unknown data type 'f64'"
+run conv2d --in_layout NCXW
+expect_rc "conv2d bad layout" 2
+expect_one_line "conv2d bad layout" "bad input layout 'NCXW'"
+run gemm -M 4 -N 4
+expect_rc "gemm without -K" 2
+expect_one_line "gemm without -K" '-K'
+run gemm -M 0 -N 4 -K 4
+expect_rc "gemm -M 0" 2
+expect_one_line "gemm -M 0" '-M must be'
+run gemm -M 4 -N 4 -K 4 --transA 2
+expect_rc "gemm --transA 2" 2
+expect_one_line "gemm --transA 2" 'transA'
+run conv2d --tune --perf-config 64,32,32,4,2,2
+expect_rc "--tune with --perf-config" 2
+expect_one_line "--tune with --perf-config" 'exclude'
+run conv2d --target cuda --device pocl
+expect_rc "--device with --target cuda" 2
+expect_one_line "--device with --target cuda" 'OpenCL device'
+
+echo "-- impossible problems (non-zero, one line)"
+run conv2d -n 1 -c 4 -H 2 -W 8 -k 4 -y 5 -x 3
+expect_rc "negative output height" 2
+expect_one_line "negative output height" 'output height would be -2'
+run conv2d -n 1 -c 6 -H 8 -W 8 -k 8 -g 4
+expect_rc "c % g != 0" 2
+expect_one_line "c % g != 0" 'not divisible by the group count'
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 6 -g 4
+expect_rc "k % g != 0" 2
+expect_one_line "k % g != 0" 'output channels'
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 -p -1
+expect_rc "negative padding" 2
+expect_one_line "negative padding" '-p must not be negative'
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 -u 0
+expect_rc "stride 0" 2
+expect_one_line "stride 0" 'stride'
+
+echo "-- --perf-config"
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --perf-config 64,32,32
+expect_rc "perf config with 3 fields" 2
+expect_one_line "perf config with 3 fields" '6 comma-separated fields'
+run gemm -M 32 -N 32 -K 32 --perf-config 64,32,32,4,2,3 -V 1
+expect_rc "gemm perf config breaking a rule" 2
+expect_out "gemm: the rule is named" 'n_per_thread .* must equal n_per_block' stderr
+n=$(wc -l <"$tmp/err")
+if [ "$n" -eq 1 ]; then ok "gemm rule: one line"; else bad "gemm rule: one line" "$n lines: $err"; fi
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --perf-config 64,32,32,4,2,3
+expect_rc "conv perf config breaking a rule" 2
+expect_out "conv: the rule is named" 'n_per_thread .* must equal n_per_block' stderr
+n=$(wc -l <"$tmp/err")
+if [ "$n" -eq 1 ]; then ok "conv rule: one line"; else bad "conv rule: one line" "$n lines: $err"; fi
+verify_pass "conv with a valid --perf-config" conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --perf-config 64,32,32,8,2,2
+expect_out "conv --perf-config is named as the source" '^perf config: 64,32,32,8,2,2 \(--perf-config\)'
+
+echo "-- --target"
+run conv2d --target hip
+expect_rc "--target hip" 1
+expect_out "--target hip: not available yet" 'hip is not available yet' stderr
+run gemm -M 4 -N 4 -K 4 --target hip
+expect_rc "gemm --target hip" 1
+run conv2d --target vulkan
+expect_rc "--target vulkan" 2
+
+echo "-- --emit"
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --emit "$tmp/fwd.cl"
+expect_rc "conv2d --emit" 0
+if grep -q '__kernel' "$tmp/fwd.cl" 2>/dev/null; then ok "--emit file has __kernel"; else bad "--emit file has __kernel" "$(head -c 400 "$tmp/fwd.cl" 2>&1)"; fi
+if grep -q 'kernel 1 of 1: tilec_conv_fwd' "$tmp/fwd.cl"; then ok "--emit header names the kernel"; else bad "--emit header names the kernel"; fi
+if printf '%s\n' "$out" | grep -q '^ran:'; then bad "--emit alone runs nothing" "$out"; else ok "--emit alone runs nothing"; fi
+run conv2d -F 2 -n 1 -c 4 -H 9 -W 7 -k 6 -y 3 -x 2 -u 2 -v 2 -p 1 --emit "$tmp/bwd.cl" -V 1
+expect_rc "bwd-data --emit -V 1" 0
+n=$(grep -c '^__kernel' "$tmp/bwd.cl")
+k=$(grep -c '^/\* ---- kernel [0-9]* of ' "$tmp/bwd.cl")
+if [ "$n" -ge 2 ] && [ "$n" = "$k" ]; then ok "--emit: $n kernels, each with a header"; else bad "--emit: several kernels with headers" "$n kernels, $k headers"; fi
+run gemm -M 8 -N 8 -K 8 --emit "$tmp/gemm.cl"
+expect_rc "gemm --emit" 0
+if grep -q '__kernel' "$tmp/gemm.cl"; then ok "gemm --emit file has __kernel"; else bad "gemm --emit file has __kernel"; fi
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --emit "$tmp/no/such/dir/k.cl"
+expect_rc "--emit into a missing directory" 1
+
+echo "-- --json"
+if command -v python3 >/dev/null 2>&1; then
+  run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 -V 1 --time --json
+  expect_rc "conv2d --json" 0
+  if python3 -m json.tool "$tmp/out" >/dev/null 2>&1; then ok "conv2d --json parses"; else bad "conv2d --json parses" "$out"; fi
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verify"]["result"]=="PASS" and d["time"]["ms"]>0 and d["problem"]["ho"]==6 and d["perf_config"]' "$tmp/out" 2>/dev/null; then
+    ok "conv2d --json fields"; else bad "conv2d --json fields" "$out"; fi
+  run gemm -M 16 -N 16 -K 16 -V 1 --json
+  expect_rc "gemm --json" 0
+  if python3 -m json.tool "$tmp/out" >/dev/null 2>&1; then ok "gemm --json parses"; else bad "gemm --json parses" "$out"; fi
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); assert d["verify"]["result"]=="PASS" and d["problem"]["m"]==16' "$tmp/out" 2>/dev/null; then
+    ok "gemm --json fields"; else bad "gemm --json fields" "$out"; fi
+else
+  skip "--json" "no python3"
+fi
+
+echo "-- --time"
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --time -i 3
+expect_rc "conv2d --time" 0
+expect_out "conv2d --time prints ms and GFLOP/s" '^time: [0-9.]+ ms \(median of 3 runs\), [0-9.]+ GFLOP/s$'
+run gemm -M 32 -N 32 -K 32 --time
+expect_out "gemm --time prints ms and GFLOP/s" '^time: [0-9.]+ ms \(median of 5 runs\), [0-9.]+ GFLOP/s$'
+
+echo "-- --tune and the perf DB"
+problem="-n 1 -c 4 -H 8 -W 8 -k 8 -y 3 -x 3 -p 1 -q 1"
+run conv2d $problem -V 1
+expect_out "before tuning: the heuristic" '^perf config: .*\(heuristic'
+if [ -e "$TILEC_PERFDB" ]; then bad "a run without --tune creates no perf DB"; else ok "a run without --tune creates no perf DB"; fi
+run conv2d $problem --tune --tune-max 3 -V 1
+expect_rc "conv2d --tune" 0
+expect_out "--tune shows progress" '^tuning 1/[0-9]+ [0-9,]+: ' stderr
+expect_out "--tune shows progress 3/3" '^tuning 3/3 ' stderr
+expect_out "--tune prints the winner" '^perf config: [0-9,]+ \(tuned: fastest of 3 tried, .* stored in the perf DB '
+expect_out "--tune result verifies" '^verify: PASS'
+tuned=$(printf '%s\n' "$out" | sed -nE 's/^perf config: ([0-9,]+) .*/\1/p')
+if [ -s "$TILEC_PERFDB" ]; then ok "the perf DB file exists"; else bad "the perf DB file exists" "$TILEC_PERFDB"; fi
+run conv2d $problem -V 1
+expect_rc "second run" 0
+expect_out "second run uses the perf DB" "^perf config: $tuned \(from the perf DB "
+expect_out "second run verifies" '^verify: PASS'
+run conv2d $problem -F 2 -V 1
+expect_out "another problem: still the heuristic" '^perf config: .*\(heuristic'
+run gemm -M 48 -N 40 -K 24 --tune --tune-max 2
+expect_rc "gemm --tune" 0
+gtuned=$(printf '%s\n' "$out" | sed -nE 's/^perf config: ([0-9,]+) .*/\1/p')
+run gemm -M 48 -N 40 -K 24 -V 1
+expect_out "gemm second run uses the perf DB" "^perf config: $gtuned \(from the perf DB "
+expect_out "gemm second run verifies" '^verify: PASS'
+TILEC_PERFDB="$tmp/none/perfdb.sqlite" run conv2d $problem -V 1
+expect_rc "a perf DB that does not exist yet" 0
+expect_out "no perf DB: the heuristic" '^perf config: .*\(heuristic'
+if [ -z "$err" ] && [ ! -e "$tmp/none" ]; then ok "no perf DB: no warning, nothing created"; else bad "no perf DB: no warning, nothing created" "$err"; fi
+touch "$tmp/blocker"
+TILEC_PERFDB="$tmp/blocker/perfdb.sqlite" run conv2d $problem --tune --tune-max 2 -V 1
+expect_rc "--tune with an unopenable perf DB still tunes" 0
+n=$(grep -c 'warning' "$tmp/err")
+if [ "$n" = 1 ]; then ok "unopenable perf DB: one warning"; else bad "unopenable perf DB: one warning" "$n warnings: $err"; fi
+expect_out "unopenable perf DB: named" "cannot create the perf DB directory $tmp/blocker" stderr
+expect_out "unopenable perf DB: not stored" 'not stored'
+
+echo "-- CUDA (compile only)"
+if "$TILEC" version | grep -q '^NVRTC: not found'; then
+  skip "conv2d --target cuda --emit" "NVRTC not found"
+else
+  run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --target cuda --emit "$tmp/k.cu"
+  expect_rc "conv2d --target cuda --emit" 0
+  expect_out "compiled with NVRTC" '^compiled with NVRTC for sm_90a'
+  if grep -q '__global__' "$tmp/k.cu"; then ok "cuda --emit has __global__"; else bad "cuda --emit has __global__"; fi
+fi
+
+echo
+echo "$passed passed, $failed failed, $skipped skipped"
+[ $failed -eq 0 ]

@@ -1,0 +1,538 @@
+/* cmd_conv.c - `tilec conv2d`: a 2-D convolution (forward, backward-data
+ * or backward-weight) as implicit GEMM, with MIOpenDriver's flags.
+ *
+ * It checks the problem, picks the perf config (--perf-config, --tune,
+ * the perf DB entry of the problem on this device, or the heuristic, and
+ * says which), plans the kernels (src/ops/conv.h), optionally writes their
+ * sources (--emit), runs them on pseudo-random inputs, and with -V 1
+ * verifies the result against the double-precision reference
+ * (tc_conv_verify).  --time prints the median kernel time and GFLOP/s,
+ * --json one JSON object instead of the text.  See docs/conv_cli.md. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec/tilec.h"
+#include "../src/base/base.h"
+#include "../src/ops/conv.h"
+#include "../src/runtime/runtime.h"
+#include "../src/tune/perfdb.h"
+#include "../src/tune/tuner.h"
+#include "cli.h"
+#include "op_cli.h"
+
+/* Largest tensor the command allocates, in elements. */
+#define CONV_MAX_ELEMS ((int64_t)1 << 31)
+
+static void conv_usage(FILE *out) {
+  fputs("usage: tilec conv2d [-F 1|2|4] [-n N] [-c C] [-H H] [-W W] [-k K] [-y Y] [-x X]\n"
+        "                    [-p PH] [-q PW] [-u SH] [-v SW] [-l DH] [-j DW] [-g G]\n"
+        "                    [--in_layout L] [--fil_layout L] [--out_layout L]\n"
+        "                    [--pad_h_l P] [--pad_h_r P] [--pad_w_l P] [--pad_w_r P]\n"
+        "                    [-t f32|f16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
+        "                    [--time [-i N]] [--emit FILE] [--json]\n"
+        "                    [--target opencl|cuda] [--device SEL] [--arch ARCH]\n"
+        "\n"
+        "runs a 2-D convolution as implicit GEMM, in MIOpenDriver's conventions:\n"
+        "input [N, C, H, W], filter [K, C/G, Y, X], output [N, K, Ho, Wo].\n"
+        "\n"
+        "  -F 1|2|4                1 forward (default), 2 backward data, 4 backward weight\n"
+        "  -n, --batchsize N       batch size (default 100)\n"
+        "  -c, --in_channels C     input channels (default 3)\n"
+        "  -H, --in_h H            input height (default 32)\n"
+        "  -W, --in_w W            input width (default 32)\n"
+        "  -k, --out_channels K    output channels (default 32)\n"
+        "  -y, --fil_h Y           filter height (default 3)\n"
+        "  -x, --fil_w X           filter width (default 3)\n"
+        "  -p, --pad_h PH          padding of the height, both sides (default 0)\n"
+        "  -q, --pad_w PW          padding of the width, both sides (default 0)\n"
+        "  --pad_h_l, --pad_h_r, --pad_w_l, --pad_w_r P\n"
+        "                          asymmetric padding (each overrides -p / -q on its side)\n"
+        "  -u, --conv_stride_h SH  stride of the height (default 1)\n"
+        "  -v, --conv_stride_w SW  stride of the width (default 1)\n"
+        "  -l, --dilation_h DH     dilation of the height (default 1)\n"
+        "  -j, --dilation_w DW     dilation of the width (default 1)\n"
+        "  -g, --group_count G     groups; C and K must be multiples of G (default 1)\n"
+        "  --in_layout NCHW|NHWC   memory layout of the input (default NCHW)\n"
+        "  --fil_layout KCYX|KYXC  memory layout of the filter (default KCYX)\n"
+        "  --out_layout NKHW|NHWK  memory layout of the output (default NKHW)\n",
+        out);
+  op_common_usage(out);
+}
+
+/* ---- the problem's flags -------------------------------------------------- */
+
+typedef struct conv_flag {
+  const char *flag, *alias;
+  int64_t *dst;
+} conv_flag;
+
+static int set_layout(op_opts *o, const char *flag, const char *v, char dst[8]) {
+  size_t n = strlen(v);
+  if (n == 0 || n >= 8) return op_invalid(o, "bad %s '%s': expected a 4-letter layout such as NCHW", flag, v);
+  for (size_t i = 0; i <= n; i++) dst[i] = (char)(v[i] >= 'a' && v[i] <= 'z' ? v[i] - 'a' + 'A' : v[i]);
+  return CLI_OK;
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+typedef struct conv_report {
+  const char *source;        /* where the perf config came from */
+  char source_detail[600];
+  char config[64];
+  char device[256];
+  int ran, verified, pass, timed;
+  double first_ms, worst, ms, gflops;
+  int64_t bad;
+  char verify_msg[512];
+  int tuned;
+  tc_tune_result tune;
+  const char *db_path;
+} conv_report;
+
+static void json_problem(tc_str *j, const tc_conv_problem *p, const char *key, int64_t ho, int64_t wo) {
+  tc_str_cat(j, "\"problem\": {\"string\": ");
+  op_json_str(j, key);
+  tc_str_cat(j, ", \"direction\": ");
+  op_json_str(j, tc_conv_dir_name(p->dir));
+  tc_str_printf(j, ", \"F\": %d", (int)p->dir);
+  struct { const char *name; int64_t v; } f[] = {
+      {"n", p->n}, {"c", p->c}, {"h", p->h}, {"w", p->w}, {"k", p->k}, {"y", p->y}, {"x", p->x},
+      {"pad_h_l", p->pad_h_l}, {"pad_h_r", p->pad_h_r}, {"pad_w_l", p->pad_w_l},
+      {"pad_w_r", p->pad_w_r}, {"stride_h", p->stride_h}, {"stride_w", p->stride_w},
+      {"dilation_h", p->dil_h}, {"dilation_w", p->dil_w}, {"groups", p->groups},
+      {"ho", ho}, {"wo", wo}};
+  for (size_t i = 0; i < sizeof f / sizeof *f; i++)
+    tc_str_printf(j, ", \"%s\": %lld", f[i].name, (long long)f[i].v);
+  tc_str_cat(j, ", \"dtype\": ");
+  op_json_str(j, tc_dtype_name(p->dtype));
+  tc_str_cat(j, ", \"in_layout\": ");
+  op_json_str(j, p->in_layout);
+  tc_str_cat(j, ", \"fil_layout\": ");
+  op_json_str(j, p->fil_layout);
+  tc_str_cat(j, ", \"out_layout\": ");
+  op_json_str(j, p->out_layout);
+  tc_str_cat(j, "}");
+}
+
+static const char *buf_name(tc_conv_buf b) {
+  return b == TC_BUF_INPUT ? "input" : b == TC_BUF_FILTER ? "filter" : "output";
+}
+
+static void json_kernels(tc_str *j, const tc_conv_plan *plan) {
+  tc_str_cat(j, "\"kernels\": [");
+  for (int i = 0; i < plan->nsteps; i++) {
+    const tc_conv_step *s = &plan->steps[i];
+    tc_str_cat(j, i ? ", {\"name\": " : "{\"name\": ");
+    op_json_str(j, s->kernel.name);
+    tc_str_printf(j, ", \"grid\": [%zu, %zu, %zu], \"block\": [%zu, %zu, %zu], \"smem_bytes\": %lld",
+                  s->kernel.grid[0], s->kernel.grid[1], s->kernel.grid[2], s->kernel.block[0],
+                  s->kernel.block[1], s->kernel.block[2], (long long)s->kernel.smem_bytes);
+    tc_str_cat(j, ", \"args\": [");
+    for (int a = 0; a < s->nargs; a++) {
+      if (a) tc_str_cat(j, ", ");
+      op_json_str(j, buf_name(s->args[a]));
+    }
+    tc_str_cat(j, "]");
+    if (s->gemm_m > 0) {
+      char pc[64];
+      tc_gemm_params_format(&s->params, pc, sizeof pc);
+      tc_str_printf(j, ", \"gemm\": {\"g\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld}, \"perf_config\": ",
+                    (long long)s->gemm_g, (long long)s->gemm_m, (long long)s->gemm_n,
+                    (long long)s->gemm_k);
+      op_json_str(j, pc);
+    } else {
+      tc_str_cat(j, ", \"gemm\": null");
+    }
+    tc_str_cat(j, "}");
+  }
+  tc_str_cat(j, "]");
+}
+
+static void print_json(const op_opts *o, const tc_conv_problem *p, const char *key, int64_t ho,
+                       int64_t wo, const tc_conv_plan *plan, const conv_report *r, int ok) {
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_cat(&j, "{\"command\": \"conv2d\", ");
+  json_problem(&j, p, key, ho, wo);
+  tc_str_printf(&j, ", \"target\": \"%s\", \"device\": ", tc_target_name(o->target));
+  if (r->device[0]) op_json_str(&j, r->device); else tc_str_cat(&j, "null");
+  tc_str_cat(&j, ", \"perf_config\": ");
+  op_json_str(&j, r->config);
+  tc_str_cat(&j, ", \"perf_config_source\": ");
+  op_json_str(&j, r->source);
+  tc_str_cat(&j, ", ");
+  json_kernels(&j, plan);
+  tc_str_printf(&j, ", \"ran\": %s, \"verify\": ", r->ran ? "true" : "false");
+  if (r->verified) {
+    tc_str_printf(&j, "{\"result\": \"%s\", \"max_error_over_bound\": ", r->pass ? "PASS" : "FAIL");
+    op_json_num(&j, r->worst);
+    tc_str_printf(&j, ", \"bad_elements\": %lld, \"message\": ", (long long)r->bad);
+    op_json_str(&j, r->verify_msg);
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_cat(&j, ", \"time\": ");
+  if (r->timed) {
+    tc_str_cat(&j, "{\"ms\": ");
+    op_json_num(&j, r->ms);
+    tc_str_printf(&j, ", \"runs\": %d, \"gflops\": ", o->iters);
+    op_json_num(&j, r->gflops);
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_cat(&j, ", \"tune\": ");
+  if (r->tuned) {
+    tc_str_printf(&j, "{\"candidates\": %d, \"tried\": %d, \"skipped\": %d, \"best_ms\": ",
+                  r->tune.candidates, r->tune.tried, r->tune.skipped);
+    op_json_num(&j, r->tune.best_ms);
+    tc_str_printf(&j, ", \"stored\": %s, \"perfdb\": ", r->tune.stored ? "true" : "false");
+    if (r->db_path) op_json_str(&j, r->db_path); else tc_str_cat(&j, "null");
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_printf(&j, ", \"ok\": %s}\n", ok ? "true" : "false");
+  fputs(tc_str_cstr(&j), stdout);
+  fflush(stdout);
+  tc_str_free(&j);
+}
+
+/* ---- the command ------------------------------------------------------------ */
+
+int cmd_conv(int argc, char **argv) {
+  op_opts o;
+  op_opts_init(&o, "conv2d");
+  tc_conv_problem p;
+  tc_conv_problem_init(&p);
+  /* side[]: --pad_h_l .. --pad_w_r, INT64_MIN when not given */
+  int64_t dir = 1, pad_h = 0, pad_w = 0, side[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
+  conv_flag flags[] = {
+      {"-F", "--forw", &dir},           {"-n", "--batchsize", &p.n},
+      {"-c", "--in_channels", &p.c},    {"-H", "--in_h", &p.h},
+      {"-W", "--in_w", &p.w},           {"-k", "--out_channels", &p.k},
+      {"-y", "--fil_h", &p.y},          {"-x", "--fil_w", &p.x},
+      {"-p", "--pad_h", &pad_h},        {"-q", "--pad_w", &pad_w},
+      {"-u", "--conv_stride_h", &p.stride_h}, {"-v", "--conv_stride_w", &p.stride_w},
+      {"-l", "--dilation_h", &p.dil_h}, {"-j", "--dilation_w", &p.dil_w},
+      {"-g", "--group_count", &p.groups},
+      {"--pad_h_l", NULL, &side[0]},    {"--pad_h_r", NULL, &side[1]},
+      {"--pad_w_l", NULL, &side[2]},    {"--pad_w_r", NULL, &side[3]},
+  };
+  const int nflags = (int)(sizeof flags / sizeof *flags);
+
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    int rc = CLI_OK;
+    if (cli_is_help(a)) {
+      conv_usage(stdout);
+      return CLI_OK;
+    }
+    if (op_common_option(&o, argc, argv, &i, &rc)) {
+      if (rc != CLI_OK) return rc;
+      continue;
+    }
+    int matched = 0;
+    for (int f = 0; f < nflags && !matched; f++) {
+      const char *name = flags[f].flag;
+      if (!(v = op_value(&o, argc, argv, &i, name, &rc)) && rc == CLI_OK && flags[f].alias)
+        v = op_value(&o, argc, argv, &i, name = flags[f].alias, &rc);
+      if (rc != CLI_OK) return rc;
+      if (!v) continue;
+      matched = 1;
+      if ((rc = op_parse_int(&o, name, v, INT64_MIN, INT64_MAX, flags[f].dst)) != CLI_OK) return rc;
+    }
+    if (matched) continue;
+    const char *lname[3] = {"--in_layout", "--fil_layout", "--out_layout"};
+    char *ldst[3] = {p.in_layout, p.fil_layout, p.out_layout};
+    for (int l = 0; l < 3 && !matched; l++) {
+      if (!(v = op_value(&o, argc, argv, &i, lname[l], &rc))) {
+        if (rc != CLI_OK) return rc;
+        continue;
+      }
+      matched = 1;
+      if ((rc = set_layout(&o, lname[l], v, ldst[l])) != CLI_OK) return rc;
+    }
+    if (matched) continue;
+    if (a[0] == '-') return op_usage_error(&o, "unknown option '%s'", a);
+    return op_usage_error(&o, "unexpected argument '%s'", a);
+  }
+  int rc = op_opts_check(&o);
+  if (rc != CLI_OK) return rc;
+  if (dir != 1 && dir != 2 && dir != 4)
+    return op_usage_error(&o, "-F must be 1 (forward), 2 (backward data) or 4 (backward weight), "
+                              "got %lld", (long long)dir);
+  p.dir = (tc_conv_dir)dir;
+  p.dtype = o.dtype;
+  if (pad_h < 0 || pad_w < 0)
+    return op_invalid(&o, "%s must not be negative (got %lld)", pad_h < 0 ? "-p" : "-q",
+                      (long long)(pad_h < 0 ? pad_h : pad_w));
+  p.pad_h_l = side[0] != INT64_MIN ? side[0] : pad_h;
+  p.pad_h_r = side[1] != INT64_MIN ? side[1] : pad_h;
+  p.pad_w_l = side[2] != INT64_MIN ? side[2] : pad_w;
+  p.pad_w_r = side[3] != INT64_MIN ? side[3] : pad_w;
+
+  char why[2048] = "";
+  int64_t ho = 0, wo = 0;
+  if (tc_conv_check(&p, &ho, &wo, why, sizeof why) != 0) return op_invalid(&o, "%s", why);
+  int64_t elems[3] = {tc_conv_input_elems(&p), tc_conv_filter_elems(&p), tc_conv_output_elems(&p)};
+  for (int t = 0; t < 3; t++)
+    if (elems[t] > CONV_MAX_ELEMS)
+      return op_invalid(&o, "the %s tensor would have %lld elements; tilec conv2d handles at most "
+                            "2^31", buf_name((tc_conv_buf)t), (long long)elems[t]);
+
+  tc_str key;
+  tc_str_init(&key);
+  tc_conv_problem_string(&p, &key);
+
+  tc_gemm_params prm;
+  memset(&prm, 0, sizeof prm);
+  if (o.perf_config && tc_gemm_params_parse(o.perf_config, &prm, why, sizeof why) != 0) {
+    tc_str_free(&key);
+    return op_invalid(&o, "bad --perf-config '%s': %s", o.perf_config, why);
+  }
+
+  conv_report r;
+  memset(&r, 0, sizeof r);
+  int runs = op_runs(&o);
+  const char *arch = o.arch ? o.arch : TC_TUNE_DEFAULT_ARCH;
+  /* tc_conv_run's device: the OpenCL selector, or the CUDA architecture */
+  const char *run_device = o.target == TC_TARGET_CUDA ? arch : o.device;
+  int have_dev = tc_tune_device_name(o.target, o.device, r.device, sizeof r.device, why,
+                                     sizeof why) == TC_OK;
+  tc_perfdb *db = NULL;
+  tc_conv_plan *plan = NULL;
+  void *buf[3] = {NULL, NULL, NULL};
+  int ok = 0;
+  rc = CLI_FAIL;
+  if (!have_dev && runs) {
+    op_fail(&o, "%s", why);
+    goto out;
+  }
+  if (!o.json) {
+    printf("problem: %s\n", tc_str_cstr(&key));
+    printf("direction: %s, output %lld x %lld x %lld x %lld (Ho %lld, Wo %lld)\n",
+           tc_conv_dir_name(p.dir), (long long)p.n, (long long)p.k, (long long)ho, (long long)wo,
+           (long long)ho, (long long)wo);
+    if (have_dev)
+      printf("device: %s %s\n", tc_target_name(o.target), r.device);
+    else
+      printf("device: %s, none (%s)\n", tc_target_name(o.target), why);
+    fflush(stdout);
+  }
+
+  /* ---- the perf config ---- */
+  const tc_gemm_params *use = NULL;
+  r.source = "heuristic";
+  if (o.perf_config) {
+    use = &prm;
+    r.source = "option";
+    snprintf(r.source_detail, sizeof r.source_detail, "--perf-config");
+  } else if (o.tune) {
+    db = op_perfdb_open(&o, 1);
+    r.db_path = db ? tc_perfdb_path(db) : NULL;
+    tc_tune_options to;
+    memset(&to, 0, sizeof to);
+    to.target = o.target, to.device = o.device, to.arch = o.arch;
+    to.max_candidates = o.tune_max;
+    to.progress = op_tune_progress, to.progress_ctx = &o;
+    to.db = db, to.key = tc_str_cstr(&key);
+    fprintf(stderr, "tuning %s on %s (at most %d candidates)\n", tc_str_cstr(&key), r.device,
+            o.tune_max ? o.tune_max : TC_TUNE_DEFAULT_MAX);
+    fflush(stderr);
+    tc_status st = tc_tune_conv(&p, &to, &r.tune, why, sizeof why);
+    if (st != TC_OK) {
+      op_fail(&o, "tuning failed: %s", why);
+      goto out;
+    }
+    r.tuned = 1;
+    prm = r.tune.best;
+    use = &prm;
+    r.source = "tuned";
+    if (db && !r.tune.stored)
+      fprintf(stderr, "tilec conv2d: warning: %s; the tuning result is not stored\n", r.tune.store_err);
+    snprintf(r.source_detail, sizeof r.source_detail, "tuned: fastest of %d tried, %.4f ms; %s%s",
+             r.tune.tried, r.tune.best_ms, r.tune.stored ? "stored in the perf DB " : "not stored",
+             r.tune.stored ? r.db_path : "");
+  } else if (have_dev) {
+    db = op_perfdb_open(&o, 0);
+    if (db) {
+      tc_perfdb_entry e;
+      int found = tc_tune_lookup(db, tc_str_cstr(&key), o.target, r.device, &prm, &e, why, sizeof why);
+      if (found == 1) {
+        use = &prm;
+        r.source = "perfdb";
+        r.db_path = tc_perfdb_path(db);
+        snprintf(r.source_detail, sizeof r.source_detail, "from the perf DB %s; tuned to %.4f ms by tilec %s",
+                 r.db_path, e.ms, e.version);
+      } else if (found < 0) {
+        fprintf(stderr, "tilec conv2d: warning: %s; using the heuristic\n", why);
+      }
+    }
+  }
+  tc_status st = tc_conv_plan_make(&p, use, o.target, &plan, why, sizeof why);
+  if (st != TC_OK && use && strcmp(r.source, "perfdb") == 0) {
+    fprintf(stderr, "tilec conv2d: warning: the perf DB entry does not fit: %s; using the heuristic\n", why);
+    use = NULL;
+    r.source = "heuristic";
+    st = tc_conv_plan_make(&p, NULL, o.target, &plan, why, sizeof why);
+  }
+  if (st != TC_OK) {
+    if (strcmp(r.source, "option") == 0 && st == TC_ERR_ARGUMENT)
+      rc = op_invalid(&o, "--perf-config %s: %s", o.perf_config, why);
+    else
+      op_fail(&o, "cannot plan the convolution (%s): %s", tc_status_name(st), why);
+    goto out;
+  }
+  tc_gemm_params_format(use ? use : &plan->params, r.config, sizeof r.config);
+  int ngemms = 0;
+  for (int i = 0; i < plan->nsteps; i++) ngemms += plan->steps[i].gemm_m > 0;
+  if (strcmp(r.source, "heuristic") == 0)
+    snprintf(r.source_detail, sizeof r.source_detail, "heuristic%s",
+             ngemms > 1 ? "; that of the first GEMM, each has its own" : "");
+  if (!o.json) {
+    printf("perf config: %s (%s)\n", r.config, r.source_detail);
+    printf("plan: %d kernel%s:", plan->nsteps, plan->nsteps == 1 ? "" : "s");
+    for (int i = 0; i < plan->nsteps; i++) {
+      const tc_conv_step *s = &plan->steps[i];
+      if (s->gemm_m > 0)
+        printf(" %s (GEMM G %lld M %lld N %lld K %lld)%s", s->kernel.name, (long long)s->gemm_g,
+               (long long)s->gemm_m, (long long)s->gemm_n, (long long)s->gemm_k,
+               i + 1 < plan->nsteps ? "," : "");
+      else
+        printf(" %s%s", s->kernel.name, i + 1 < plan->nsteps ? "," : "");
+    }
+    printf("\n");
+    fflush(stdout);
+  }
+
+  /* ---- --emit ---- */
+  if (o.emit) {
+    tc_str text;
+    tc_str_init(&text);
+    tc_str_printf(&text, "/* tilec conv2d: %s\n * perf config %s (%s); %d kernel%s for %s, run in this order */\n\n",
+                  tc_str_cstr(&key), r.config, r.source, plan->nsteps, plan->nsteps == 1 ? "" : "s",
+                  tc_target_name(o.target));
+    for (int i = 0; i < plan->nsteps; i++) {
+      const tc_conv_step *s = &plan->steps[i];
+      char extra[512];
+      if (s->gemm_m > 0) {
+        char pc[64];
+        tc_gemm_params_format(&s->params, pc, sizeof pc);
+        snprintf(extra, sizeof extra, "GEMM G %lld, M %lld, N %lld, K %lld; perf config %s\narguments: %s, %s, %s",
+                 (long long)s->gemm_g, (long long)s->gemm_m, (long long)s->gemm_n,
+                 (long long)s->gemm_k, pc, buf_name(s->args[0]), buf_name(s->args[1]),
+                 buf_name(s->args[2]));
+      } else {
+        snprintf(extra, sizeof extra, "zero-initializes the %s\narguments: %s", buf_name(s->args[0]),
+                 buf_name(s->args[0]));
+      }
+      op_emit_kernel(&text, i + 1, plan->nsteps, &s->kernel, extra);
+    }
+    int wrc = op_write_file(&o, o.emit, tc_str_cstr(&text));
+    tc_str_free(&text);
+    if (wrc != CLI_OK) goto out;
+    if (!o.json) printf("emit: %d kernel%s written to %s\n", plan->nsteps, plan->nsteps == 1 ? "" : "s", o.emit);
+  }
+
+  /* ---- run ---- */
+  if (!runs) {
+    if (o.target == TC_TARGET_CUDA) {
+      /* no device needed: check the sources with NVRTC where it exists */
+      for (int i = 0; i < plan->nsteps; i++) {
+        char *ptx = NULL;
+        tc_str e;
+        tc_str_init(&e);
+        tc_status cs = tc_cuda_compile(plan->steps[i].kernel.source, arch, &ptx, &e);
+        free(ptx);
+        if (cs == TC_ERR_UNSUPPORTED) {
+          if (!o.json) printf("not compiled: %s\n", tc_str_cstr(&e));
+          tc_str_free(&e);
+          break;
+        }
+        if (cs != TC_OK) {
+          op_fail(&o, "%s does not compile with NVRTC: %s", plan->steps[i].kernel.name, tc_str_cstr(&e));
+          tc_str_free(&e);
+          goto out;
+        }
+        tc_str_free(&e);
+        if (!o.json && i + 1 == plan->nsteps) printf("compiled with NVRTC for %s\n", arch);
+      }
+    }
+    ok = 1;
+    rc = CLI_OK;
+    goto out;
+  }
+  tc_conv_buf wb = tc_conv_written_buf(p.dir);
+  size_t esize = tc_dtype_size(p.dtype);
+  uint64_t seed = 0x5eed0c0471ull;
+  for (int t = 0; t < 3; t++) {
+    buf[t] = calloc((size_t)elems[t] ? (size_t)elems[t] : 1, esize);
+    if (!buf[t]) {
+      op_fail(&o, "cannot allocate %lld bytes for the %s", (long long)elems[t] * (long long)esize,
+              buf_name((tc_conv_buf)t));
+      goto out;
+    }
+    /* the tensors read get values in [-1, 1); the one written NaN, so an
+     * element no kernel writes cannot pass */
+    tc_tune_fill(buf[t], (size_t)elems[t], p.dtype, (tc_conv_buf)t == wb ? NULL : &seed);
+  }
+  st = tc_conv_run(plan, run_device, buf[0], buf[1], buf[2], &r.first_ms, why, sizeof why);
+  if (st != TC_OK) {
+    op_fail(&o, "the kernels failed (%s): %s", tc_status_name(st), why);
+    goto out;
+  }
+  r.ran = 1;
+  if (o.verify) {
+    r.verified = 1;
+    r.bad = tc_conv_verify(&p, buf[0], buf[1], buf[2], &r.worst, r.verify_msg, sizeof r.verify_msg);
+    r.pass = r.bad == 0;
+  }
+  if (o.time) {
+    double *t = tc_xcalloc((size_t)o.iters, sizeof *t);
+    for (int i = 0; i < o.iters && st == TC_OK; i++)
+      st = tc_conv_run(plan, run_device, buf[0], buf[1], buf[2], &t[i], why, sizeof why);
+    if (st != TC_OK) {
+      free(t);
+      op_fail(&o, "the kernels failed (%s): %s", tc_status_name(st), why);
+      goto out;
+    }
+    for (int a = 1; a < o.iters; a++) /* insertion sort for the median */
+      for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
+        double x = t[b];
+        t[b] = t[b - 1], t[b - 1] = x;
+      }
+    r.ms = o.iters % 2 ? t[o.iters / 2] : 0.5 * (t[o.iters / 2 - 1] + t[o.iters / 2]);
+    free(t);
+    double flops = 2.0 * (double)p.n * (double)p.k * (double)(p.c / p.groups) * (double)p.y *
+                   (double)p.x * (double)ho * (double)wo;
+    r.gflops = r.ms > 0 ? flops / (r.ms * 1e6) : NAN;
+    r.timed = 1;
+  }
+  if (!o.json) {
+    if (r.timed)
+      printf("time: %.4f ms (median of %d run%s), %.2f GFLOP/s\n", r.ms, o.iters,
+             o.iters == 1 ? "" : "s", r.gflops);
+    else
+      printf("ran: ok (first run %.4f ms, warm-up included; --time gives the median)\n", r.first_ms);
+    if (r.verified && r.pass)
+      printf("verify: PASS (max error %.3g of the bound; %lld elements)\n", r.worst,
+             (long long)elems[tc_conv_written_buf(p.dir)]);
+    else if (r.verified)
+      printf("verify: FAIL (max error %.3g of the bound; %s)\n", r.worst, r.verify_msg);
+    fflush(stdout);
+  }
+  ok = !r.verified || r.pass;
+  rc = ok ? CLI_OK : CLI_FAIL;
+
+out:
+  if (o.json && plan) print_json(&o, &p, tc_str_cstr(&key), ho, wo, plan, &r, ok);
+  for (int t = 0; t < 3; t++) free(buf[t]);
+  tc_conv_plan_free(plan);
+  tc_perfdb_close(db);
+  tc_str_free(&key);
+  return rc;
+}

@@ -1,0 +1,375 @@
+/* cmd_layout.c - `tilec layout`: a tile's memory layout in numbers and as a
+ * picture, and CuTe's layout algebra on the command line.
+ *
+ *   tilec layout LAYOUT [options]       summary (size, cosize, bijective,
+ *                                       bank conflicts), --svg, --json
+ *   tilec layout --tv RxC TVLAYOUT      who owns each element of a fragment
+ *   tilec layout --eval EXPR            evaluate a layout-algebra expression
+ *
+ * Exit 0 on success, 1 when the layout is well formed but not defined (a
+ * composition whose divisibility conditions fail, a transform the axis
+ * graph refuses) or the SVG cannot be written, 2 on usage errors, including
+ * malformed layouts (the message gives the column). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/base/base.h"
+#include "../src/layout/cute.h"
+#include "../src/layout/picture.h"
+#include "cli.h"
+
+static void layout_usage(FILE *out) {
+  fputs("usage: tilec layout LAYOUT [--elem-bytes E] [--access row|col] [--vec V] [--warp K]\n"
+        "                           [--svg FILE] [--view logical|address] [--grid] [--json]\n"
+        "       tilec layout --tv RxC TVLAYOUT [--svg FILE] [--json]\n"
+        "       tilec layout --eval EXPR [--json]\n"
+        "\n"
+        "prints a 2-D tile's layout: size, cosize, whether it is a bijection, and the\n"
+        "shared-memory bank conflicts of a warp's accesses; draws it as SVG.\n"
+        "\n"
+        "LAYOUT (quote it; several arguments are joined with spaces):\n"
+        "  (8,64):(64,1)                          CuTe shape:stride; mode 0 = rows\n"
+        "  Swizzle<3,3,3> o (8,64):(64,1)         a swizzled CuTe layout\n"
+        "  [8,64] split(1,8) xor(0,1) merge(1,2)  tilec transforms on the logical\n"
+        "                                         dimensions; the final axes give the\n"
+        "                                         allocation order (row-major)\n"
+        "  transforms: split(a,f) split_outer(a,f) merge(a,b) xor(x,y)\n"
+        "              swizzle(a,B,M,S) reorder(p0,p1,..) pad(a,left,right)\n"
+        "\n"
+        "  --elem-bytes E         element size: 1, 2, 4 (default), 8 or 16 bytes\n"
+        "  --access row|col       a warp's 32 threads take consecutive vectors row by row\n"
+        "                         (default) or column by column\n"
+        "  --vec V                elements per thread, along a row (default 1)\n"
+        "  --warp K               the access outlined in the SVG (default: the worst)\n"
+        "  --svg FILE             write an SVG picture (cells coloured by bank)\n"
+        "  --view logical|address SVG grid of the tile (default) or of memory in\n"
+        "                         128-byte rows\n"
+        "  --grid                 also print the offsets as a table\n"
+        "  --json                 print a JSON object instead of text\n"
+        "  --tv RxC               TVLAYOUT maps (thread, value) to an element of an RxC\n"
+        "                         tile in column-major order (CuTe's mma/ldmatrix form)\n"
+        "  --eval EXPR            evaluate CuTe layout algebra, e.g.\n"
+        "                         'complement((2,2):(1,6), 24)' -> (3,2):(2,12); functions:\n"
+        "                         coalesce composition complement logical_divide\n"
+        "                         logical_product left_inverse right_inverse make_layout\n"
+        "                         size cosize rank depth, A o B, L(i), Swizzle<B,M,S>(x)\n"
+        "\n"
+        "exit status: 0 ok; 1 not defined (e.g. a composition's divisibility fails) or\n"
+        "the SVG cannot be written; 2 usage error or malformed layout (with its column)\n"
+        "see docs/layout.md\n",
+        out);
+}
+
+static void json_str(tc_str *o, const char *s) {
+  tc_str_cat(o, "\"");
+  for (; *s; s++) {
+    unsigned char c = (unsigned char)*s;
+    if (c == '"' || c == '\\') tc_str_printf(o, "\\%c", c);
+    else if (c == '\n') tc_str_cat(o, "\\n");
+    else if (c < 0x20) tc_str_printf(o, "\\u%04x", c);
+    else tc_str_catn(o, s, 1);
+  }
+  tc_str_cat(o, "\"");
+}
+
+/* Reports a parse or evaluation error; returns the exit status. */
+static int report_error(const char *text, const tc_cute_error *e, int json) {
+  tc_str s;
+  tc_str_init(&s);
+  tc_cute_error_format(&s, text, e);
+  fprintf(stderr, "tilec layout: %s\n", tc_str_cstr(&s));
+  if (json) {
+    tc_str j;
+    tc_str_init(&j);
+    tc_str_cat(&j, "{\"error\": ");
+    json_str(&j, e->msg);
+    tc_str_printf(&j, ", \"column\": %d, \"input\": ", e->column);
+    json_str(&j, text);
+    tc_str_printf(&j, ", \"kind\": \"%s\"}\n", e->code == TC_CUTE_EUNDEF ? "undefined" : "syntax");
+    fputs(tc_str_cstr(&j), stdout);
+    tc_str_free(&j);
+  }
+  tc_str_free(&s);
+  return e->code == TC_CUTE_EUNDEF ? CLI_FAIL : CLI_USAGE;
+}
+
+static int do_eval(const char *expr, int json) {
+  tc_cute_value v;
+  tc_cute_error e;
+  if (tc_cute_eval_expr(expr, &v, &e)) return report_error(expr, &e, json);
+  tc_str s;
+  tc_str_init(&s);
+  tc_cute_value_print(&s, &v);
+  if (!json) {
+    printf("%s\n", tc_str_cstr(&s));
+  } else {
+    tc_str j;
+    tc_str_init(&j);
+    tc_str_cat(&j, "{\"expr\": ");
+    json_str(&j, expr);
+    tc_str_printf(&j, ", \"kind\": \"%s\", \"result\": ", tc_cute_kind_name(v.kind));
+    json_str(&j, tc_str_cstr(&s));
+    if (v.kind == TC_CV_INT) tc_str_printf(&j, ", \"value\": %lld", (long long)v.i);
+    if ((v.kind == TC_CV_LAYOUT || v.kind == TC_CV_SWLAYOUT) && !v.l.tiler) {
+      tc_str_printf(&j, ", \"size\": %lld, \"rank\": %d, \"depth\": %d", (long long)tc_cute_size(&v.l),
+                    tc_cute_rank(&v.l), tc_cute_depth(&v.l));
+      if (v.kind == TC_CV_LAYOUT) tc_str_printf(&j, ", \"cosize\": %lld", (long long)tc_cute_cosize(&v.l));
+    }
+    tc_str_cat(&j, "}\n");
+    fputs(tc_str_cstr(&j), stdout);
+    tc_str_free(&j);
+  }
+  tc_str_free(&s);
+  tc_cute_value_free(&v);
+  return CLI_OK;
+}
+
+static void print_grid(const tc_tile *t) {
+  int w = 1;
+  for (int64_t v = t->cosize; v >= 10; v /= 10) w++;
+  for (int64_t r = 0; r < t->rows; r++) {
+    for (int64_t c = 0; c < t->cols; c++)
+      printf("%s%*lld", c ? " " : "", w, (long long)t->off[r * t->cols + c]);
+    printf("\n");
+  }
+}
+
+static void why_not_bijective(const tc_tile *t, char *buf, size_t cap) {
+  if (t->bijective) snprintf(buf, cap, "yes");
+  else if (!t->injective) snprintf(buf, cap, "no (not injective: elements share offsets)");
+  else snprintf(buf, cap, "no (injective, but size %lld < cosize %lld: gaps)", (long long)t->size, (long long)t->cosize);
+}
+
+static int write_file(const char *path, const char *data) {
+  FILE *f = fopen(path, "w");
+  if (!f) {
+    fprintf(stderr, "tilec layout: cannot write %s: %s\n", path, strerror(errno));
+    return CLI_FAIL;
+  }
+  size_t n = strlen(data);
+  int bad = fwrite(data, 1, n, f) != n;
+  bad |= fclose(f) != 0;
+  if (bad) {
+    fprintf(stderr, "tilec layout: cannot write %s\n", path);
+    return CLI_FAIL;
+  }
+  return CLI_OK;
+}
+
+static int parse_pos_int(const char *s, const char *opt, long long lo, long long hi, long long *v) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (errno || end == s || *end || x < lo || x > hi)
+    return cli_usage_error("%s needs an integer from %lld to %lld, got '%s'", opt, lo, hi, s);
+  *v = x;
+  return CLI_OK;
+}
+
+int cmd_layout(int argc, char **argv) {
+  const char *eval = NULL, *svg = NULL, *tvdim = NULL;
+  long long elem = 4, vec = 1, warp = -1;
+  int json = 0, grid = 0, view_addr = 0, access_col = 0, rc;
+  tc_str text;
+  tc_str_init(&text);
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v;
+    int err;
+    if (cli_is_help(a)) {
+      layout_usage(stdout);
+      tc_str_free(&text);
+      return CLI_OK;
+    }
+#define OPT(name) ((v = cli_option_value(argc, argv, &i, name, &err)) != NULL || err)
+    if (OPT("--eval")) {
+      if (err) goto usage;
+      eval = v;
+    } else if (OPT("--svg")) {
+      if (err) goto usage;
+      svg = v;
+    } else if (OPT("--tv")) {
+      if (err) goto usage;
+      tvdim = v;
+    } else if (OPT("--elem-bytes")) {
+      if (err || parse_pos_int(v, "--elem-bytes", 1, 16, &elem)) goto usage;
+      if (elem != 1 && elem != 2 && elem != 4 && elem != 8 && elem != 16) {
+        cli_usage_error("--elem-bytes must be 1, 2, 4, 8 or 16, got %lld", elem);
+        goto usage;
+      }
+    } else if (OPT("--vec")) {
+      if (err || parse_pos_int(v, "--vec", 1, 64, &vec)) goto usage;
+    } else if (OPT("--warp")) {
+      if (err || parse_pos_int(v, "--warp", 0, 1LL << 40, &warp)) goto usage;
+    } else if (OPT("--access")) {
+      if (err) goto usage;
+      if (strcmp(v, "row") && strcmp(v, "col") && strcmp(v, "column")) {
+        cli_usage_error("--access must be row or col, got '%s'", v);
+        goto usage;
+      }
+      access_col = strcmp(v, "row") != 0;
+    } else if (OPT("--view")) {
+      if (err) goto usage;
+      if (strcmp(v, "logical") && strcmp(v, "address")) {
+        cli_usage_error("--view must be logical or address, got '%s'", v);
+        goto usage;
+      }
+      view_addr = strcmp(v, "address") == 0;
+    } else if (!strcmp(a, "--json")) {
+      json = 1;
+    } else if (!strcmp(a, "--grid")) {
+      grid = 1;
+    } else if (a[0] == '-' && a[1] == '-') {
+      cli_usage_error("unknown option '%s' for `tilec layout`", a);
+      goto usage;
+    } else {
+      if (text.len) tc_str_cat(&text, " ");
+      tc_str_cat(&text, a);
+    }
+#undef OPT
+  }
+
+  if (eval) {
+    if (text.len) {
+      cli_usage_error("--eval takes the expression as its value; unexpected argument '%s'", tc_str_cstr(&text));
+      goto usage;
+    }
+    tc_str_free(&text);
+    return do_eval(eval, json);
+  }
+  if (!text.len) {
+    cli_usage_error("`tilec layout` needs a LAYOUT, e.g. '(8,64):(64,1)'");
+    goto usage;
+  }
+
+  const char *src = tc_str_cstr(&text);
+  tc_tile t;
+  tc_cute_error e;
+  if (tvdim) {
+    long long r = 0, c = 0;
+    char x = 0, extra = 0;
+    if (sscanf(tvdim, "%lld%c%lld%c", &r, &x, &c, &extra) != 3 || (x != 'x' && x != 'X') || r < 1 || c < 1) {
+      cli_usage_error("--tv needs ROWSxCOLS, e.g. 16x16, got '%s'", tvdim);
+      goto usage;
+    }
+    rc = tc_tile_parse_tv(src, r, c, &t, &e);
+  } else {
+    rc = tc_tile_parse(src, &t, &e);
+  }
+  if (rc) {
+    rc = report_error(src, &e, json);
+    tc_str_free(&text);
+    return rc;
+  }
+
+  tc_bank_opts o = {(int)elem, access_col ? TC_ACCESS_COL : TC_ACCESS_ROW, (int)vec};
+  tc_bank_report br;
+  memset(&br, 0, sizeof br);
+  bool banks = t.form != TC_TILE_TV;
+  char msg[256];
+  if (banks && tc_bank_analyze(&t, &o, &br, msg, sizeof msg)) {
+    cli_usage_error("%s", msg);
+    rc = CLI_USAGE;
+    goto done;
+  }
+  if (banks && warp >= br.accesses) {
+    cli_usage_error("--warp %lld: the tile has accesses 0..%lld", warp, (long long)br.accesses - 1);
+    rc = CLI_USAGE;
+    goto done;
+  }
+  if (warp < 0) warp = br.worst;
+
+  char bij[160];
+  why_not_bijective(&t, bij, sizeof bij);
+  const char *form = t.form == TC_TILE_CUTE ? "cute" : t.form == TC_TILE_XFORM ? "transforms" : "tv";
+  if (json) {
+    tc_str j;
+    tc_str_init(&j);
+    tc_str_cat(&j, "{\"layout\": ");
+    json_str(&j, src);
+    tc_str_printf(&j, ", \"notation\": \"%s\"", form);
+    if (t.canon) tc_str_cat(&j, ", \"canonical\": "), json_str(&j, t.canon);
+    if (t.expr) {
+      tc_str_cat(&j, ", \"offset_expr\": "), json_str(&j, t.expr);
+      tc_str_cat(&j, ", \"indices\": "), json_str(&j, t.vars);
+    }
+    tc_str_printf(&j, ", \"rows\": %lld, \"cols\": %lld, \"size\": %lld", (long long)t.rows, (long long)t.cols,
+                  (long long)t.size);
+    if (t.form == TC_TILE_TV) {
+      tc_str_printf(&j,
+                    ", \"threads\": %lld, \"values\": %lld, \"duplicates\": %lld, \"missing\": %lld, "
+                    "\"outside\": %lld, \"bijective\": %s",
+                    (long long)t.threads, (long long)t.values, (long long)t.dup, (long long)t.missing,
+                    (long long)t.outside, t.bijective ? "true" : "false");
+    } else {
+      tc_str_printf(&j,
+                    ", \"cosize\": %lld, \"allocation\": %lld, \"injective\": %s, \"bijective\": %s, "
+                    "\"elem_bytes\": %d, \"access\": {\"pattern\": \"%s\", \"vec\": %d, \"threads\": 32, "
+                    "\"accesses\": %lld, \"max_ways\": %lld, \"worst_access\": %lld, \"wavefronts\": %lld, "
+                    "\"ideal_wavefronts\": %lld, \"conflicts\": %lld, \"noncontiguous_accesses\": %lld, "
+                    "\"ways\": [",
+                    (long long)t.cosize, (long long)t.alloc, t.injective ? "true" : "false",
+                    t.bijective ? "true" : "false", o.elem_bytes, access_col ? "col" : "row", o.vec,
+                    (long long)br.accesses, (long long)br.max_ways, (long long)br.worst, (long long)br.wavefronts,
+                    (long long)br.ideal, (long long)br.conflicts, (long long)br.noncontig);
+      for (int64_t k = 0; k < br.accesses; k++) tc_str_printf(&j, "%s%d", k ? ", " : "", (int)br.ways[k]);
+      tc_str_cat(&j, "]}");
+    }
+    if (svg) tc_str_cat(&j, ", \"svg\": "), json_str(&j, svg);
+    tc_str_cat(&j, "}\n");
+    fputs(tc_str_cstr(&j), stdout);
+    tc_str_free(&j);
+  } else {
+    printf("layout: %s\n", src);
+    if (t.canon && strcmp(t.canon, src) != 0) printf("evaluates to: %s\n", t.canon);
+    if (t.expr) printf("offset(%s) = %s\n", t.vars, t.expr);
+    printf("tile: %lld x %lld (rows x columns)\n", (long long)t.rows, (long long)t.cols);
+    printf("size: %lld\n", (long long)t.size);
+    if (t.form == TC_TILE_TV) {
+      printf("threads: %lld, values per thread: %lld\n", (long long)t.threads, (long long)t.values);
+      printf("each element owned once: %s", t.bijective ? "yes\n" : "no");
+      if (!t.bijective)
+        printf(" (%lld owned twice, %lld unowned, %lld (thread, value) pairs outside the tile)\n", (long long)t.dup,
+               (long long)t.missing, (long long)t.outside);
+    } else {
+      printf("cosize: %lld\n", (long long)t.cosize);
+      if (t.form == TC_TILE_XFORM) printf("allocation: %lld elements\n", (long long)t.alloc);
+      printf("bijective: %s\n", bij);
+      printf("access: %s, 32 threads x %d element%s of %d bytes, %lld accesses\n", access_col ? "col" : "row", o.vec,
+             o.vec == 1 ? "" : "s", o.elem_bytes, (long long)br.accesses);
+      printf("bank conflicts: %lld-way max per access%s\n", (long long)br.max_ways,
+             br.max_ways <= 1 ? " (conflict-free)" : "");
+      printf("wavefronts: %lld (ideal %lld, %lld extra)\n", (long long)br.wavefronts, (long long)br.ideal,
+             (long long)br.conflicts);
+      if (br.noncontig)
+        printf("note: %lld accesses have thread vectors that are not contiguous in memory\n", (long long)br.noncontig);
+      if (grid) print_grid(&t);
+    }
+  }
+
+  rc = CLI_OK;
+  if (svg) {
+    tc_str pic;
+    tc_str_init(&pic);
+    char title[400];
+    snprintf(title, sizeof title, "tilec layout %s", src);
+    if (tc_tile_svg(&pic, &t, &o, banks ? &br : NULL, warp, view_addr ? TC_VIEW_ADDRESS : TC_VIEW_LOGICAL, title, msg,
+                    sizeof msg)) {
+      cli_usage_error("%s", msg);
+      rc = CLI_USAGE;
+    } else {
+      rc = write_file(svg, tc_str_cstr(&pic));
+      if (rc == CLI_OK && !json) printf("svg: %s\n", svg);
+    }
+    tc_str_free(&pic);
+  }
+done:
+  tc_bank_report_free(&br);
+  tc_tile_free(&t);
+  tc_str_free(&text);
+  return rc;
+usage:
+  tc_str_free(&text);
+  return CLI_USAGE;
+}

@@ -1,0 +1,280 @@
+/* op_cli.c - the pieces `tilec conv2d` and `tilec gemm` share (op_cli.h). */
+#include "op_cli.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+void op_opts_init(op_opts *o, const char *cmd) {
+  memset(o, 0, sizeof *o);
+  o->cmd = cmd;
+  o->iters = OP_DEFAULT_ITERS;
+  o->target = TC_TARGET_OPENCL;
+  o->dtype = TC_F32;
+}
+
+int op_usage_error(const op_opts *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tilec %s: ", o->cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "; run `tilec %s --help`\n", o->cmd);
+  va_end(ap);
+  return CLI_USAGE;
+}
+
+int op_invalid(const op_opts *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tilec %s: ", o->cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return CLI_USAGE;
+}
+
+int op_fail(const op_opts *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "tilec %s: ", o->cmd);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return CLI_FAIL;
+}
+
+int op_parse_int(const op_opts *o, const char *flag, const char *v, int64_t min, int64_t max,
+                 int64_t *out) {
+  char *end = NULL;
+  errno = 0;
+  long long x = strtoll(v, &end, 10);
+  if (!*v || *end || errno == ERANGE)
+    return op_usage_error(o, "%s needs an integer, got '%s'", flag, v);
+  if (x < min || x > max) {
+    if (max == INT64_MAX)
+      return op_usage_error(o, "%s must be at least %lld (got %lld)", flag, (long long)min, x);
+    return op_usage_error(o, "%s must be between %lld and %lld (got %lld)", flag, (long long)min,
+                          (long long)max, x);
+  }
+  *out = x;
+  return CLI_OK;
+}
+
+const char *op_value(op_opts *o, int argc, char **argv, int *i, const char *name, int *rc) {
+  const char *a = argv[*i];
+  size_t n = strlen(name);
+  if (strncmp(a, name, n) != 0) return NULL;
+  if (a[n] == '=') return a + n + 1;
+  if (a[n] != 0) return NULL;
+  if (*i + 1 >= argc) {
+    *rc = op_usage_error(o, "option %s needs a value", name);
+    return NULL;
+  }
+  *i += 1;
+  return argv[*i];
+}
+
+int op_common_option(op_opts *o, int argc, char **argv, int *i, int *rc) {
+  const char *a = argv[*i], *v;
+  int64_t x;
+  *rc = CLI_OK;
+  if (strcmp(a, "--tune") == 0) return o->tune = 1, 1;
+  if (strcmp(a, "--time") == 0) return o->time = 1, 1;
+  if (strcmp(a, "--json") == 0) return o->json = 1, 1;
+#define VALUE(name) ((v = op_value(o, argc, argv, i, name, rc)) != NULL || *rc != CLI_OK)
+  if (VALUE("-V") || VALUE("--verify")) {
+    if (*rc == CLI_OK && (*rc = op_parse_int(o, a, v, 0, 1, &x)) == CLI_OK) o->verify = (int)x;
+    return 1;
+  }
+  if (VALUE("-t") || VALUE("--dtype")) {
+    if (*rc != CLI_OK) return 1;
+    if (strcmp(v, "f32") == 0 || strcmp(v, "fp32") == 0)
+      o->dtype = TC_F32;
+    else if (strcmp(v, "f16") == 0 || strcmp(v, "fp16") == 0)
+      o->dtype = TC_F16;
+    else
+      *rc = op_usage_error(o, "unknown data type '%s' for -t (f32 or f16)", v);
+    return 1;
+  }
+  if (VALUE("--perf-config") || VALUE("--perf_config")) {
+    if (*rc == CLI_OK) o->perf_config = v;
+    return 1;
+  }
+  if (VALUE("--tune-max")) {
+    if (*rc == CLI_OK && (*rc = op_parse_int(o, "--tune-max", v, 1, 100000, &x)) == CLI_OK)
+      o->tune_max = (int)x;
+    return 1;
+  }
+  if (VALUE("-i") || VALUE("--iter")) {
+    if (*rc == CLI_OK && (*rc = op_parse_int(o, "-i", v, 1, 100000, &x)) == CLI_OK) o->iters = (int)x;
+    return 1;
+  }
+  if (VALUE("--emit")) {
+    if (*rc == CLI_OK) {
+      if (!*v) *rc = op_usage_error(o, "--emit needs a file name");
+      o->emit = v;
+    }
+    return 1;
+  }
+  if (VALUE("--device")) {
+    if (*rc == CLI_OK) o->device = v;
+    return 1;
+  }
+  if (VALUE("--arch")) {
+    if (*rc == CLI_OK) o->arch = v;
+    return 1;
+  }
+  if (VALUE("--target")) {
+    if (*rc == CLI_OK) o->target_arg = v;
+    return 1;
+  }
+#undef VALUE
+  return 0;
+}
+
+void op_common_usage(FILE *out) {
+  fputs("  -t f32|f16              data type (default f32; accumulation is always f32)\n"
+        "  -V 0|1                  1: verify against the plain C reference and print\n"
+        "                          `verify: PASS` or `verify: FAIL` with the max error\n"
+        "                          (default 0)\n"
+        "  --perf-config STRING    the GEMM tunables \"BS,MPB,NPB,KPB,MPT,NPT\" (block size,\n"
+        "                          M/N/K per block, M/N per thread); one that breaks a rule\n"
+        "                          is an error naming the rule (exit 2)\n"
+        "  --tune                  time the candidate perf configs (progress on stderr),\n"
+        "                          store the fastest in the perf DB and use it\n"
+        "  --tune-max N            try at most N candidates, best first by the heuristic\n"
+        "                          (default 16)\n"
+        "  --time                  print the kernel time (median of -i runs) and GFLOP/s\n"
+        "  -i N                    timed runs for --time (default 5)\n"
+        "  --emit FILE             write the kernel source(s) to FILE (a comment header\n"
+        "                          before each); alone (without -V 1, --time, --tune) it\n"
+        "                          only generates the kernels and runs nothing\n"
+        "  --json                  print one JSON object on stdout instead of the text\n"
+        "  --target opencl|cuda    opencl (default) or cuda (NVRTC + the CUDA driver);\n"
+        "                          hip is not available yet\n"
+        "  --device SEL            OpenCL device: \"P:D\" or a name substring (e.g. pocl);\n"
+        "                          default $TILEC_OPENCL_DEVICE, then PoCL, then the first\n"
+        "  --arch ARCH             CUDA architecture for --target cuda (default sm_90a)\n"
+        "\n"
+        "Without --tune or --perf-config the perf config comes from the perf DB entry of\n"
+        "the problem on this device when there is one, else from the heuristic; the\n"
+        "output says which.  The perf DB is $TILEC_PERFDB, else\n"
+        "$XDG_DATA_HOME/tilec/perfdb.sqlite, else ~/.local/share/tilec/perfdb.sqlite.\n"
+        "\n"
+        "exit status: 0 success (with -V 1: verify PASS); 1 no device, a kernel failed to\n"
+        "compile or run, verify FAIL, --target hip; 2 a bad option or value, an\n"
+        "impossible problem, or a perf config that breaks a rule\n",
+        out);
+}
+
+int op_opts_check(op_opts *o) {
+  if (o->target_arg) {
+    if (strcmp(o->target_arg, "opencl") == 0)
+      o->target = TC_TARGET_OPENCL;
+    else if (strcmp(o->target_arg, "cuda") == 0)
+      o->target = TC_TARGET_CUDA;
+    else if (strcmp(o->target_arg, "hip") == 0)
+      return op_fail(o, "--target hip is not available yet (the AMD HIP target is still to come); "
+                        "use --target opencl or cuda");
+    else
+      return op_usage_error(o, "unknown target '%s' (opencl or cuda)", o->target_arg);
+  }
+  if (o->target == TC_TARGET_CUDA && o->device)
+    return op_usage_error(o, "--device selects an OpenCL device; --target cuda uses CUDA device 0");
+  if (o->target != TC_TARGET_CUDA && o->arch) return op_usage_error(o, "--arch applies to --target cuda only");
+  if (o->tune && o->perf_config)
+    return op_usage_error(o, "--tune and --perf-config exclude each other");
+  if (o->tune_max && !o->tune) return op_usage_error(o, "--tune-max applies to --tune only");
+  return CLI_OK;
+}
+
+int op_runs(const op_opts *o) { return !o->emit || o->verify || o->time || o->tune; }
+
+tc_perfdb *op_perfdb_open(op_opts *o, int create) {
+  tc_perfdb *db = NULL;
+  char err[1024];
+  int rc = tc_perfdb_open(NULL, create, &db, err, sizeof err);
+  if (rc == 1) return db;
+  if (rc < 0 && !o->warned_db) {
+    fprintf(stderr, "tilec %s: warning: %s; %s\n", o->cmd, err,
+            create ? "the tuning result is not stored" : "the perf DB is not used");
+    fflush(stderr);
+    o->warned_db = 1;
+  }
+  return NULL;
+}
+
+void op_tune_progress(void *ctx, const tc_tune_event *ev) {
+  (void)ctx;
+  if (ev->ok) {
+    fprintf(stderr, "tuning %d/%d %s: %.4f ms\n", ev->index, ev->total, ev->perf_config, ev->ms);
+  } else {
+    const char *n = ev->note && *ev->note ? ev->note : "failed";
+    fprintf(stderr, "tuning %d/%d %s: skipped: %.*s\n", ev->index, ev->total, ev->perf_config,
+            (int)strcspn(n, "\n"), n);
+  }
+  fflush(stderr);
+}
+
+void op_emit_kernel(tc_str *out, int index, int count, const tc_gemm_kernel *k, const char *extra) {
+  tc_str_printf(out, "/* ---- kernel %d of %d: %s\n", index, count, k->name);
+  tc_str_printf(out, " * launch: grid [%zu, %zu, %zu] of blocks [%zu, %zu, %zu], shared memory %lld bytes\n",
+                k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+                (long long)k->smem_bytes);
+  for (const char *p = extra ? extra : ""; *p;) {
+    size_t len = strcspn(p, "\n");
+    tc_str_cat(out, " * ");
+    /* never close the comment early */
+    for (size_t i = 0; i < len; i++) {
+      if (p[i] == '*' && i + 1 < len && p[i + 1] == '/')
+        tc_str_cat(out, "* ");
+      else
+        tc_str_catn(out, p + i, 1);
+    }
+    tc_str_cat(out, "\n");
+    p += len;
+    if (*p == '\n') p++;
+  }
+  tc_str_cat(out, " */\n");
+  tc_str_cat(out, k->source ? k->source : "");
+  if (out->len && out->buf[out->len - 1] != '\n') tc_str_cat(out, "\n");
+  tc_str_cat(out, "\n");
+}
+
+int op_write_file(const op_opts *o, const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  if (!f) return op_fail(o, "cannot write %s: %s", path, strerror(errno));
+  size_t n = strlen(text);
+  int bad = fwrite(text, 1, n, f) != n;
+  if (fclose(f) != 0) bad = 1;
+  if (bad) return op_fail(o, "cannot write %s: %s", path, strerror(errno));
+  return CLI_OK;
+}
+
+void op_json_str(tc_str *j, const char *s) {
+  tc_str_cat(j, "\"");
+  for (const unsigned char *p = (const unsigned char *)(s ? s : ""); *p; p++) {
+    if (*p == '"' || *p == '\\')
+      tc_str_printf(j, "\\%c", *p);
+    else if (*p == '\n')
+      tc_str_cat(j, "\\n");
+    else if (*p == '\t')
+      tc_str_cat(j, "\\t");
+    else if (*p < 0x20)
+      tc_str_printf(j, "\\u%04x", *p);
+    else
+      tc_str_catn(j, (const char *)p, 1);
+  }
+  tc_str_cat(j, "\"");
+}
+
+void op_json_num(tc_str *j, double v) {
+  if (isnan(v) || isinf(v))
+    tc_str_cat(j, "null");
+  else
+    tc_str_printf(j, "%.6g", v);
+}

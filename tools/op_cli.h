@@ -1,0 +1,87 @@
+/* op_cli.h - what `tilec conv2d` (cmd_conv.c) and `tilec gemm`
+ * (cmd_gemm.c) share: the options common to both (-V, -t, --perf-config,
+ * --tune, --time, --emit, --json, --device, --target ...), integer
+ * arguments, the perf DB with its one warning, tuning progress, the
+ * --emit file and a small JSON writer. */
+#ifndef TILEC_OP_CLI_H
+#define TILEC_OP_CLI_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tilec/tilec.h"
+#include "../src/base/base.h"
+#include "../src/tune/tuner.h"
+
+typedef struct op_opts {
+  const char *cmd;         /* "conv2d" or "gemm", for messages */
+  int verify;              /* -V 1 */
+  int time;                /* --time */
+  int iters;               /* -i N: timed runs for --time */
+  int tune;                /* --tune */
+  int tune_max;            /* --tune-max N */
+  int json;                /* --json */
+  const char *perf_config; /* --perf-config STRING */
+  const char *emit;        /* --emit FILE */
+  const char *device;      /* --device SEL */
+  const char *arch;        /* --arch ARCH */
+  const char *target_arg;  /* --target as given */
+  tc_target target;
+  tc_dtype dtype;          /* -t */
+  int warned_db;           /* the perf DB warning was printed */
+} op_opts;
+
+#define OP_DEFAULT_ITERS 5
+
+void op_opts_init(op_opts *o, const char *cmd);
+
+/* Prints "tilec CMD: <message>; run `tilec CMD --help`" on stderr (one
+ * line) and returns CLI_USAGE. */
+int op_usage_error(const op_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "tilec CMD: <message>" on stderr and returns CLI_USAGE (an
+ * impossible problem, a perf config that breaks a rule). */
+int op_invalid(const op_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Prints "tilec CMD: <message>" on stderr and returns CLI_FAIL. */
+int op_fail(const op_opts *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Parses an integer option value in [min, max]; CLI_OK, or CLI_USAGE
+ * after a message naming the flag. */
+int op_parse_int(const op_opts *o, const char *flag, const char *v, int64_t min, int64_t max,
+                 int64_t *out);
+
+/* The value of option `name` at argv[*i] ("NAME VALUE" or "NAME=VALUE"),
+ * advancing *i; NULL when argv[*i] is not this option; NULL with
+ * *rc = CLI_USAGE (after a message) when the value is missing. */
+const char *op_value(op_opts *o, int argc, char **argv, int *i, const char *name, int *rc);
+/* Tries the common options at argv[*i].  Returns 1 when argv[*i] was one
+ * of them (advancing *i past a value), 0 when it is not, and sets *rc to
+ * CLI_USAGE after a message on a bad value. */
+int op_common_option(op_opts *o, int argc, char **argv, int *i, int *rc);
+/* The usage lines of the common options. */
+void op_common_usage(FILE *out);
+/* Checks the combination once all options are read (target, --device
+ * with cuda, --tune with --perf-config ...).  CLI_OK, CLI_USAGE, or
+ * CLI_FAIL for --target hip. */
+int op_opts_check(op_opts *o);
+/* Whether the kernels run: not when --emit is given without -V 1,
+ * --time or --tune. */
+int op_runs(const op_opts *o);
+
+/* Opens the perf DB (create: for storing).  On a failure prints one
+ * warning (once per process) and returns NULL; without create, a missing
+ * file is NULL without a warning. */
+tc_perfdb *op_perfdb_open(op_opts *o, int create);
+
+/* The tuner's progress callback: "tuning 7/16 BS,..: 1.234 ms" on stderr. */
+void op_tune_progress(void *ctx, const tc_tune_event *ev);
+
+/* --emit: one kernel's header comment and source appended to out. */
+void op_emit_kernel(tc_str *out, int index, int count, const tc_gemm_kernel *k, const char *extra);
+/* Writes text to path; CLI_OK or CLI_FAIL after a message. */
+int op_write_file(const op_opts *o, const char *path, const char *text);
+
+/* JSON pieces appended to a builder. */
+void op_json_str(tc_str *j, const char *s);
+void op_json_num(tc_str *j, double v); /* null for NaN/inf */
+
+#endif
