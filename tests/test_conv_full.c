@@ -4,13 +4,17 @@
  * tests/conv_test_util.h, each planned with the heuristic's parameters,
  * run on the OpenCL device and verified against the double-precision
  * reference with the sound bound of tc_conv_verify.  Prints one line per
- * run (kernel time, wall time, worst error as a fraction of the bound). */
+ * run (kernel time, wall time, worst error as a fraction of the bound).
+ * Runs only with TILEC_CHECK_FULL=1 in the environment (the Makefile's
+ * tests/test_*.c wildcard also builds it into `make test`, where it
+ * skips). */
 #include "test.h"
 #include "conv_test_util.h"
 
 static double worst_seen;
 
 static void run_all(const conv_case *cases, size_t n) {
+  if (!getenv("TILEC_CHECK_FULL")) TC_SKIP("the full set runs with TILEC_CHECK_FULL=1 (make check-full)");
   tc_str devs;
   tc_str_init(&devs);
   int have = tc_cl_list_devices(&devs) > 0;
