@@ -11,6 +11,9 @@
 #   man-db              man -l, to check that docs/tilec.1 renders without warnings
 #   python3             scripts/gen_api_docs.py, which checks that docs/api.md is
 #                       up to date (tests/tutorial_test.sh)
+#   hipcc libamdhip64-dev rocm-device-libs
+#                       Debian's ROCm 5.2: hipcc compiles the HIP target's kernels
+#                       for gfx90a and gfx940 (tests/test_hip.c; no AMD GPU needed)
 # Idempotent: checks each package with `dpkg -s` first and does nothing when
 # all are installed.  Runs apt-get update, then apt-get install -y the
 # missing ones, with sudo unless already root.  On a system without dpkg it
@@ -18,7 +21,7 @@
 # is found, `tilec demo --target cuda` compiles the examples with it.)
 set -eu
 
-PACKAGES="build-essential pocl-opencl-icd ocl-icd-opencl-dev clinfo libsqlite3-dev pkg-config man-db python3"
+PACKAGES="build-essential pocl-opencl-icd ocl-icd-opencl-dev clinfo libsqlite3-dev pkg-config man-db python3 hipcc libamdhip64-dev rocm-device-libs"
 
 # The Python binding's tests (tests/python_test.sh) need numpy and pytest:
 # installed with pip only when python3 exists and cannot import them; where

@@ -193,13 +193,51 @@ verify_pass "conv with a valid --perf-config" conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --
 expect_out "conv --perf-config is named as the source" '^perf config: 64,32,32,8,2,2 \(--perf-config\)'
 
 echo "-- --target"
-run conv2d --target hip
-expect_rc "--target hip" 1
-expect_out "--target hip: not available yet" 'hip is not available yet' stderr
-run gemm -M 4 -N 4 -K 4 --target hip
-expect_rc "gemm --target hip" 1
 run conv2d --target vulkan
 expect_rc "--target vulkan" 2
+
+echo "-- --target hip (compiled with hipcc where it exists; there is no AMD GPU to run on)"
+have_hipcc=0
+{ command -v hipcc >/dev/null 2>&1 || [ -x /opt/rocm/bin/hipcc ]; } && have_hipcc=1
+have_amd=0
+[ -e /dev/kfd ] && have_amd=1
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --target hip --emit "$tmp/fwd.hip"
+expect_rc "conv2d --target hip --emit" 0
+if grep -q 'extern "C" __global__' "$tmp/fwd.hip" 2>/dev/null; then ok "--emit file is HIP"; else bad "--emit file is HIP" "$(head -c 400 "$tmp/fwd.hip" 2>&1)"; fi
+expect_out "conv2d --target hip: the device line" '^device: hip, none \((no AMD GPU|an AMD GPU is present)'
+if [ $have_hipcc = 1 ] && [ $have_amd = 0 ]; then
+  expect_out "conv2d --target hip: compiled, cannot run" '^compiled for gfx90a \(hipcc\); no AMD GPU: cannot run$'
+elif [ $have_hipcc = 0 ]; then
+  expect_out "conv2d --target hip: hipcc missing" '^not compiled: hipcc not found'
+else
+  skip "conv2d --target hip: compiled, cannot run" "an AMD GPU is present"
+fi
+run gemm -M 64 -N 64 -K 64 -t f16 --target hip --arch gfx940 --emit "$tmp/g.hip"
+expect_rc "gemm -t f16 --target hip --arch gfx940" 0
+expect_out "gemm -t f16 --target hip: XDLOPS by default" '^perf config: xdlops:.*\(heuristic, XDLOPS \(MFMA\)\)'
+if grep -q '__builtin_amdgcn_mfma_f32_' "$tmp/g.hip" 2>/dev/null; then ok "gemm --target hip: MFMA builtins"; else bad "gemm --target hip: MFMA builtins" "$(head -c 400 "$tmp/g.hip" 2>&1)"; fi
+[ $have_hipcc = 1 ] && expect_out "gemm --target hip: compiled for gfx940" '^compiled for gfx940 \(hipcc\)'
+run gemm -M 4 -N 4 -K 4 --target hip --arch gfx942
+expect_rc "gemm --target hip --arch gfx942 (emitted; Debian's hipcc cannot compile it)" 0
+expect_out "gemm --target hip --arch gfx942: says so" '^(not compiled: .*gfx942|compiled for gfx942)'
+run gemm -M 4 -N 4 -K 4 --target hip -V 1
+expect_rc "gemm --target hip -V 1" 1
+expect_out "gemm --target hip -V 1: cannot run" '^tilec gemm: -V 1 needs the kernels to run: --target hip cannot run them here' stderr
+run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --target hip --time
+expect_rc "conv2d --target hip --time" 1
+run gemm -M 4 -N 4 -K 4 --target hip --tune
+expect_rc "gemm --target hip --tune" 1
+expect_out "gemm --target hip --tune: says why" '^tilec gemm: --tune times the kernels on the device' stderr
+run gemm -M 4 -N 4 -K 4 --target hip --device pocl
+expect_rc "gemm --target hip --device" 2
+run gemm -M 4 -N 4 -K 4 --target hip --arch sm_90a
+expect_rc "gemm --target hip --arch sm_90a" 2
+run gemm -M 4 -N 4 -K 4 --target hip --json
+expect_rc "gemm --target hip --json" 0
+expect_out "gemm --target hip --json: one object" '^\{"command": "gemm".*"target": "hip".*"ran": false'
+verify_pass "gemm XDLOPS (MFMA emulated on OpenCL)" gemm -M 70 -N 50 -K 40 -t f16 --perf-config xdlops:64,64,16,32,32
+expect_out "gemm XDLOPS: the perf config" '^perf config: xdlops:64,64,16,32,32,32 \(--perf-config\)'
+verify_pass "conv2d XDLOPS (MFMA emulated on OpenCL)" conv2d -n 2 -c 8 -H 6 -W 6 -k 16 -t f16 --perf-config xdlops:32,32,16,16,16
 
 echo "-- --emit"
 run conv2d -n 1 -c 4 -H 8 -W 8 -k 8 --emit "$tmp/fwd.cl"
@@ -277,6 +315,63 @@ n=$(grep -c 'warning' "$tmp/err")
 if [ "$n" = 1 ]; then ok "unopenable perf DB: one warning"; else bad "unopenable perf DB: one warning" "$n warnings: $err"; fi
 expect_out "unopenable perf DB: named" "cannot create the perf DB directory $tmp/blocker" stderr
 expect_out "unopenable perf DB: not stored" 'not stored'
+
+echo "-- gemm --kernel tile (the tile IR and its passes)"
+run gemm --help
+for w in --kernel --passes --no-aggregate --moe --tokens --valid --smem-limit; do
+  expect_out "gemm --help mentions $w" "$w"
+done
+verify_pass "tile gemm" gemm --kernel tile -M 64 -N 48 -K 128 --passes
+expect_out "tile: the kernel line" '^kernel: tilec_tile_gemm \(tile IR\), grid \[4, 1, 1\] of blocks \[256, 1, 1\], shared memory 18432 bytes'
+expect_out "--passes: aggregate-load applied, chunks=1" '^  aggregate-load: applied: hoisted the loads of A \(32x128 f32.*chunks=1'
+expect_out "--passes: dce applied" '^  dce: applied: removed'
+verify_pass "tile gemm --no-aggregate" gemm --kernel tile -M 64 -N 48 -K 128 --passes --no-aggregate
+expect_out "--no-aggregate: not applied, says why" '^  aggregate-load: not applied: disabled \(--no-aggregate\)'
+expect_out "--no-aggregate: dce has nothing to do" '^  dce: not applied: nothing to remove'
+verify_pass "tile MoE gather" gemm --kernel tile -M 64 -N 32 -K 64 --moe --tokens 40 --valid 29 --tile-block 16,32,16 --passes
+expect_out "MoE: the problem names the gather" '^problem: gemm --kernel tile .* --moe --tokens 40 --valid 29'
+expect_out "MoE: masked rows read zero" '^  aggregate-load: applied: .*rows masked by the M mask read 0'
+verify_pass "tile gemm chunked" gemm --kernel tile -M 32 -N 32 -K 256 --smem-limit 12288 --passes
+expect_out "chunked: chunks=4" '^  aggregate-load: applied: A \(32x256 f32, 32768 bytes\) does not fit .*chunks=4'
+verify_pass "tile gemm, dynamic K" gemm --kernel tile -M 32 -N 32 -K 64 --dynamic-k --passes
+expect_out "dynamic K: not applied, why" '^  aggregate-load: not applied: K is not a compile-time constant'
+verify_pass "tile gemm, K % BK != 0" gemm --kernel tile -M 32 -N 32 -K 40 --passes
+expect_out "mask on K: not applied, why" '^  aggregate-load: not applied: the load of A is masked along K'
+verify_pass "tile gemm, k-first address" gemm --kernel tile -M 32 -N 32 -K 64 --a-form k-first --passes
+expect_out "k-first: not applied, why" '^  aggregate-load: not applied: A.s address adds the K offsets before the M offsets'
+verify_pass "tile gemm, f16, transposed" gemm --kernel tile -M 40 -N 24 -K 48 -t f16 --transA 1 --transB 1 --tile-block 16,8,16
+run gemm --kernel tile -M 32 -N 32 -K 64 --passes --emit "$tmp/tile.cl"
+expect_rc "tile --emit" 0
+if grep -q 'aggregate-load: applied' "$tmp/tile.cl" && grep -q '^__kernel void tilec_tile_gemm' "$tmp/tile.cl"; then
+  ok "tile --emit: the kernel with its pass reports"; else bad "tile --emit: the kernel with its pass reports" "$(head -c 600 "$tmp/tile.cl")"; fi
+run gemm --kernel tile -M 32 -N 32 -K 64 --print-ir
+expect_out "--print-ir shows the shared buffer" 'ttg.local_alloc .* -> !ttg.memdesc<32x64xf32, #shared>'
+if command -v python3 >/dev/null 2>&1; then
+  run gemm --kernel tile -M 32 -N 32 -K 64 -V 1 --json --no-aggregate
+  if python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); p={x["name"]: x for x in d["passes"]}; assert d["kernel"]=="tile" and d["verify"]["result"]=="PASS" and not p["aggregate-load"]["applied"] and "no-aggregate" in p["aggregate-load"]["detail"]' "$tmp/out" 2>/dev/null; then
+    ok "tile --json: passes"; else bad "tile --json: passes" "$out"; fi
+else
+  skip "tile --json" "no python3"
+fi
+run gemm -M 16 -N 16 -K 16 --passes
+expect_rc "--passes without --kernel tile" 2
+expect_one_line "--passes without --kernel tile" '--passes applies to --kernel tile'
+run gemm --kernel tile -M 16 -N 16 -K 16 --tokens 8
+expect_rc "--tokens without --moe" 2
+expect_one_line "--tokens without --moe" '--tokens applies to --moe only'
+run gemm --kernel tile -M 16 -N 16 -K 16 --moe --tokens 8 --valid 9
+expect_rc "--valid > --tokens" 2
+expect_one_line "--valid > --tokens" 'valid <= tokens'
+run gemm --kernel warp -M 16 -N 16 -K 16
+expect_rc "--kernel warp" 2
+expect_one_line "--kernel warp" "unknown kernel 'warp'"
+if "$TILEC" version | grep -q '^NVRTC: not found'; then
+  skip "tile --target cuda --emit" "NVRTC not found"
+else
+  run gemm --kernel tile -M 64 -N 32 -K 64 --moe --tokens 40 --valid 29 --target cuda --emit "$tmp/tile.cu" --passes
+  expect_rc "tile MoE --target cuda --emit" 0
+  expect_out "tile MoE: compiled with NVRTC" '^compiled with NVRTC for sm_90a'
+fi
 
 echo "-- CUDA (compile only)"
 if "$TILEC" version | grep -q '^NVRTC: not found'; then

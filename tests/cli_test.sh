@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_test.sh - tests the real `tilec` binary ($TILEC, default build/tilec):
-# help, version, devices, demo (OpenCL and CUDA compile-only), and the
-# usage errors.  Ends with "N passed, N failed, N skipped"; exits non-zero
-# if any check failed.
+# help, version, devices (and their --json, which must parse with python3
+# -m json.tool, as must conv2d/gemm/layout --json), demo (OpenCL and CUDA
+# compile-only), and the usage errors.  Ends with "N passed, N failed, N
+# skipped"; exits non-zero if any check failed.
 set -u
 TILEC=${TILEC:-build/tilec}
 passed=0 failed=0 skipped=0
@@ -10,6 +11,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 # the kernel cache of every tilec run here lives under $tmp (never ~/.cache)
 export TILEC_CACHE_DIR="$tmp/cache"
+# and the perf DB of conv2d/gemm too (never ~/.local/share)
+export TILEC_PERFDB="$tmp/perfdb.sqlite"
 
 ok()   { passed=$((passed + 1)); echo "  ok   $1"; }
 bad()  { failed=$((failed + 1)); echo "  FAIL $1"; shift; for l in "$@"; do echo "       $l"; done; }
@@ -83,6 +86,48 @@ expect_rc "tilec devices" 0
 expect_out "devices lists PoCL" 'Portable Computing Language|pthread'
 expect_out "devices marks the default device" '^\* [0-9]+:[0-9]+ .*\[default\]$'
 expect_out "devices reports CUDA" '^  CUDA driver: '
+
+echo "-- devices --json, version --json"
+# json_check NAME PYTHON-ASSERTION: the last run's stdout is valid JSON
+# (python3 -m json.tool) and the assertion holds for it as d
+json_check() {
+  if ! command -v python3 >/dev/null 2>&1; then skip "$1" "no python3"; return; fi
+  if python3 -m json.tool "$tmp/out" >/dev/null 2>&1; then ok "$1: valid JSON"; else
+    bad "$1: valid JSON" "$(head -c 2000 "$tmp/out")"; return
+  fi
+  if python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert $2" "$tmp/out" 2>"$tmp/py.err"; then
+    ok "$1: fields"; else bad "$1: fields" "$2" "$(head -c 2000 "$tmp/out")" "$(tail -n 3 "$tmp/py.err")"
+  fi
+}
+run devices --json
+expect_rc "devices --json" 0
+json_check "devices --json" 'd["command"] == "devices" and len(d["opencl"]["devices"]) >= 1 and sum(x["default"] for x in d["opencl"]["devices"]) == 1 and all(set(x) >= {"index", "platform", "name", "type", "compute_units", "local_mem_bytes", "default"} for x in d["opencl"]["devices"]) and d["opencl"]["default"] is not None and set(d["cuda"]) >= {"nvrtc", "driver", "device"}'
+json_check "devices --json: HIP state" 'set(d["hip"]) >= {"hipcc", "archs", "device"} and isinstance(d["hip"]["archs"], list) and (d["hip"]["hipcc"]["available"] or d["hip"]["hipcc"]["reason"]) and (d["hip"]["device"]["available"] or d["hip"]["device"]["reason"])'
+json_check "devices --json: PoCL is there, indices as \`tilec devices\`" 'any("Portable Computing Language" == x["platform"] and x["index"] == "%d:%d" % (x["platform_index"], x["device_index"]) for x in d["opencl"]["devices"])'
+json_check "devices --json: CUDA state agrees with the text" "(d['cuda']['nvrtc']['version'] is not None) == bool($have_nvrtc) and d['cuda']['device']['available'] == bool($have_cuda_device) and (d['cuda']['device']['available'] or d['cuda']['device']['reason'])"
+TILEC_OPENCL_DEVICE=no-such-device run devices --json
+expect_rc "devices --json, TILEC_OPENCL_DEVICE with no match" 0
+json_check "devices --json: no default, and why" 'd["opencl"]["default"] is None and "no-such-device" in d["opencl"]["default_reason"] and d["opencl"]["TILEC_OPENCL_DEVICE"] == "no-such-device"'
+run version --json
+expect_rc "version --json" 0
+json_check "version --json" 'd["tilec"] == "0.1.0" and "Portable Computing Language" in d["opencl"]["platforms"] and "nvrtc" in d["cuda"] and "hipcc" in d["hip"]'
+run devices --json --frobnicate
+expect_rc "devices --json --frobnicate" 2
+run devices
+if printf '%s\n' "$out" | grep -q '^{'; then bad "devices without --json prints text" "$out"; else ok "devices without --json prints text"; fi
+
+echo "-- conv2d --json, gemm --json"
+run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 -y 3 -x 3 -p 1 -q 1 -V 1 --json
+expect_rc "conv2d --json" 0
+json_check "conv2d --json" 'd["command"] == "conv2d" and d["verify"]["result"] == "PASS" and d["ok"] is True'
+run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --emit "$tmp/conv.cl" --json
+expect_rc "conv2d --emit --json (nothing runs)" 0
+json_check "conv2d --emit --json" 'd["ran"] is False and len(d["kernels"]) == 1'
+run gemm -M 8 -N 8 -K 8 -V 1 --json
+expect_rc "gemm --json" 0
+json_check "gemm --json" 'd["command"] == "gemm" and d["verify"]["result"] == "PASS"'
+run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --perf-config 64,100,32,4,2,2 --json
+expect_rc "conv2d --json with a perf config that breaks a rule" 2
 
 echo "-- demo (OpenCL)"
 run demo

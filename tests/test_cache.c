@@ -545,7 +545,7 @@ static void test_stats_and_clear(void) {
   TC_CHECK(tc_cache_clear(&removed) == TC_OK, "clearing a missing directory is fine");
   TC_CHECK_EQ_INT(removed, 0);
   for (int i = 0; i < 3; i++) {
-    char name[8];
+    char name[16];
     snprintf(name, sizeof name, "k%d", i);
     TC_CHECK(compile_base(name, NULL) == 0, "%s", name);
   }

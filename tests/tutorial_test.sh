@@ -3,9 +3,14 @@
 #
 #  - every ```c block of docs/tutorial.md is a whole program: it is
 #    compiled against the build tree ($BUILD/libtilec.a, -Iinclude, the
-#    libraries the Makefile links with), run, and must exit 0; each
-#    `// expect: TEXT` comment in it names a text that its output must
-#    contain (a fixed string, compared as is);
+#    libraries the Makefile links with), run (in a scratch directory of
+#    its own), and must exit 0; each `// expect: TEXT` comment in it names
+#    a text that its output must contain (a fixed string, compared as is);
+#  - every ```sh block with a line that starts with `tilec ` is a shell
+#    session: it is run by bash -e in a scratch directory, `tilec` being
+#    $TILEC (else $BUILD/tilec), and must exit 0; its `# expect: TEXT`
+#    comments are checked against its output (stdout and stderr) the same
+#    way;
 #  - the tutorial's cc line for the build tree names the libraries the
 #    Makefile links libtilec with;
 #  - docs/api.md is what scripts/gen_api_docs.py makes from
@@ -25,6 +30,8 @@ passed=0 failed=0 skipped=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TILEC_CACHE_DIR="$tmp/cache"
+# a program or session that uses the default perf DB never touches ~/.local
+export TILEC_PERFDB="$tmp/perfdb.sqlite"
 
 ok()   { passed=$((passed + 1)); echo "  ok   $1"; }
 bad()  { failed=$((failed + 1)); echo "  FAIL $1"; shift; for l in "$@"; do printf '%s\n' "$l" | sed 's/^/       /'; done; }
@@ -92,7 +99,8 @@ for i in $(seq 1 "$count"); do
     continue
   fi
   ok "$name compiles"
-  "${runner[@]}" "$tmp/prog_$i" >"$tmp/out_$i" 2>&1
+  mkdir -p "$tmp/run_$i"
+  (cd "$tmp/run_$i" && "${runner[@]}" "$tmp/prog_$i") >"$tmp/out_$i" 2>&1
   rc=$?
   if [ $rc -eq 0 ]; then ok "$name exits 0"; else
     bad "$name exits 0" "exit status $rc; output:" "$(head -n 40 "$tmp/out_$i")"
@@ -106,6 +114,43 @@ for i in $(seq 1 "$count"); do
   done < <(sed -n 's|.*// expect: \(.*\)$|\1|p' "$src" | sed 's/[[:space:]]*$//')
   [ $nexp -eq 0 ] && echo "       ($name has no // expect: lines)"
 done
+
+echo "-- the shell sessions in $TUTORIAL"
+awk -v dir="$tmp" '
+  /^## / { section = substr($0, 4) }
+  /^```sh[ \t]*$/ { n++; inside = 1; file = dir "/sh_" n ".sh";
+                    printf "line %d (%s)\n", NR + 1, section > (dir "/sh_" n ".where");
+                    printf "" > file; next }
+  /^```/ && inside { inside = 0; close(file); next }
+  inside { print > file }
+  END { print n + 0 > (dir "/sh_count") }
+' "$TUTORIAL"
+tilec_bin=${TILEC:-$BUILD/tilec}
+case $tilec_bin in /*) ;; *) tilec_bin=$root/$tilec_bin ;; esac
+sessions=0
+for i in $(seq 1 "$(cat "$tmp/sh_count")"); do
+  src=$tmp/sh_$i.sh
+  grep -q '^tilec ' "$src" || continue
+  sessions=$((sessions + 1))
+  name="shell session at $(cat "$tmp/sh_$i.where")"
+  if [ ! -x "$tilec_bin" ]; then skip "$name" "$tilec_bin is not built"; continue; fi
+  mkdir -p "$tmp/sh_run_$i"
+  # shellcheck disable=SC2016
+  (cd "$tmp/sh_run_$i" && TILEC_BIN=$tilec_bin "${runner[@]}" bash -e -c \
+     'tilec() { "$TILEC_BIN" "$@"; }; . "$1"' tutorial-session "$src") >"$tmp/sh_out_$i" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then ok "$name exits 0"; else
+    bad "$name exits 0" "exit status $rc; output:" "$(head -n 40 "$tmp/sh_out_$i")"
+  fi
+  while IFS= read -r want; do
+    if grep -Fq -- "$want" "$tmp/sh_out_$i"; then ok "$name prints: $want"; else
+      bad "$name prints: $want" "output:" "$(head -n 60 "$tmp/sh_out_$i")"
+    fi
+  done < <(sed -n 's|^# expect: \(.*\)$|\1|p' "$src" | sed 's/[[:space:]]*$//')
+done
+if [ $sessions -ge 1 ]; then ok "$TUTORIAL has $sessions shell session(s) to run"; else
+  bad "$TUTORIAL has a shell session (a \`\`\`sh block running tilec)" "found none"
+fi
 
 echo "-- docs/api.md"
 if command -v python3 >/dev/null 2>&1; then

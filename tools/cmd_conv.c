@@ -32,7 +32,7 @@ static void conv_usage(FILE *out) {
         "                    [--pad_h_l P] [--pad_h_r P] [--pad_w_l P] [--pad_w_r P]\n"
         "                    [-t f32|f16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
         "                    [--time [-i N]] [--emit FILE] [--json]\n"
-        "                    [--target opencl|cuda] [--device SEL] [--arch ARCH]\n"
+        "                    [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "\n"
         "runs a 2-D convolution as implicit GEMM, in MIOpenDriver's conventions:\n"
         "input [N, C, H, W], filter [K, C/G, Y, X], output [N, K, Ho, Wo].\n"
@@ -297,12 +297,15 @@ int cmd_conv(int argc, char **argv) {
 
   conv_report r;
   memset(&r, 0, sizeof r);
-  int runs = op_runs(&o);
+  /* --target hip: generated and compiled, never run (op_hip_finish) */
+  int hip = o.target == TC_TARGET_HIP;
+  int runs = hip ? 0 : op_runs(&o);
   const char *arch = o.arch ? o.arch : TC_TUNE_DEFAULT_ARCH;
   /* tc_conv_run's device: the OpenCL selector, or the CUDA architecture */
   const char *run_device = o.target == TC_TARGET_CUDA ? arch : o.device;
-  int have_dev = tc_tune_device_name(o.target, o.device, r.device, sizeof r.device, why,
-                                     sizeof why) == TC_OK;
+  int have_dev = hip ? op_hip_device(why, sizeof why)
+                     : tc_tune_device_name(o.target, o.device, r.device, sizeof r.device, why,
+                                           sizeof why) == TC_OK;
   tc_perfdb *db = NULL;
   tc_conv_plan *plan = NULL;
   void *buf[3] = {NULL, NULL, NULL};
@@ -439,6 +442,17 @@ int cmd_conv(int argc, char **argv) {
   }
 
   /* ---- run ---- */
+  if (hip) {
+    const char **srcs = tc_xcalloc((size_t)plan->nsteps + 1, sizeof *srcs);
+    const char **names = tc_xcalloc((size_t)plan->nsteps + 1, sizeof *names);
+    for (int i = 0; i < plan->nsteps; i++)
+      srcs[i] = plan->steps[i].kernel.source, names[i] = plan->steps[i].kernel.name;
+    rc = op_hip_finish(&o, srcs, names, plan->nsteps);
+    ok = rc == CLI_OK;
+    free(srcs);
+    free(names);
+    goto out;
+  }
   if (!runs) {
     if (o.target == TC_TARGET_CUDA) {
       /* no device needed: check the sources with NVRTC where it exists */

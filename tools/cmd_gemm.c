@@ -23,6 +23,7 @@
 #include "../src/tune/tuner.h"
 #include "cli.h"
 #include "op_cli.h"
+#include "gemm_tile.h"
 
 /* Largest matrix the command allocates, in elements. */
 #define GEMM_MAX_ELEMS ((int64_t)1 << 31)
@@ -31,7 +32,8 @@ static void gemm_usage(FILE *out) {
   fputs("usage: tilec gemm -M M -N N -K K [--transA 0|1] [--transB 0|1] [-g G]\n"
         "                  [-t f32|f16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
         "                  [--time [-i N]] [--emit FILE] [--json]\n"
-        "                  [--target opencl|cuda] [--device SEL] [--arch ARCH]\n"
+        "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
+        "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
         "\n"
         "runs C[M,N] = A[M,K] * B[K,N], G times (one per group), with the gridwise GEMM\n"
         "kernel.  Every matrix is row-major.\n"
@@ -42,6 +44,7 @@ static void gemm_usage(FILE *out) {
         "  -g G                    groups: G independent GEMMs, each matrix stored [G][..]\n"
         "                          (default 1)\n",
         out);
+  gemm_tile_usage(out);
   op_common_usage(out);
 }
 
@@ -158,6 +161,8 @@ int cmd_gemm(int argc, char **argv) {
   op_opts_init(&o, "gemm");
   int64_t m = 0, n = 0, k = 0, g = 1;
   int ta = 0, tb = 0;
+  gemm_tile_opts tile;
+  gemm_tile_opts_init(&tile);
   struct { const char *flag, *alias; int64_t *dst; } sizes[] = {
       {"-M", "-m", &m}, {"-N", "-n", &n}, {"-K", "-k", &k}, {"-g", "--groups", &g}};
 
@@ -169,6 +174,10 @@ int cmd_gemm(int argc, char **argv) {
       return CLI_OK;
     }
     if (op_common_option(&o, argc, argv, &i, &rc)) {
+      if (rc != CLI_OK) return rc;
+      continue;
+    }
+    if (gemm_tile_option(&o, &tile, argc, argv, &i, &rc)) {
       if (rc != CLI_OK) return rc;
       continue;
     }
@@ -199,6 +208,8 @@ int cmd_gemm(int argc, char **argv) {
   int rc = op_opts_check(&o);
   if (rc != CLI_OK) return rc;
   if (!m || !n || !k) return op_usage_error(&o, "-M, -N and -K are required");
+  if (tile.tile) return gemm_tile_run(&o, &tile, g, m, n, k, ta, tb);
+  if (tile.first) return op_usage_error(&o, "%s applies to --kernel tile", tile.first);
   double ea = (double)g * (double)m * (double)k, eb = (double)g * (double)k * (double)n,
          ec = (double)g * (double)m * (double)n;
   if (ea > (double)GEMM_MAX_ELEMS || eb > (double)GEMM_MAX_ELEMS || ec > (double)GEMM_MAX_ELEMS)
@@ -252,9 +263,12 @@ int cmd_gemm(int argc, char **argv) {
   pb.alpha = 1.0f;
   tc_gemm_shape shape = tc_gemm_problem_shape(&pb);
 
-  int runs = op_runs(&o);
-  int have_dev = tc_tune_device_name(o.target, o.device, r.device, sizeof r.device, why,
-                                     sizeof why) == TC_OK;
+  /* --target hip: generated and compiled, never run (op_hip_finish) */
+  int hip = o.target == TC_TARGET_HIP;
+  int runs = hip ? 0 : op_runs(&o);
+  int have_dev = hip ? op_hip_device(why, sizeof why)
+                     : tc_tune_device_name(o.target, o.device, r.device, sizeof r.device, why,
+                                           sizeof why) == TC_OK;
   if (!have_dev && runs) {
     op_fail(&o, "%s", why);
     goto out;
@@ -343,8 +357,10 @@ int cmd_gemm(int argc, char **argv) {
     }
   }
   if (strcmp(r.source, "heuristic") == 0) {
-    snprintf(r.source_detail, sizeof r.source_detail, "heuristic");
-    if (tc_gemm_params_default(&shape, &prm, why, sizeof why) != 0) {
+    /* HIP with 16-bit inputs: the XDLOPS (MFMA) kernel */
+    int xdl = hip && (o.dtype == TC_F16 || o.dtype == TC_BF16);
+    snprintf(r.source_detail, sizeof r.source_detail, "heuristic%s", xdl ? ", XDLOPS (MFMA)" : "");
+    if ((xdl ? tc_gemm_xdlops_default : tc_gemm_params_default)(&shape, &prm, why, sizeof why) != 0) {
       op_fail(&o, "no valid perf config for this GEMM: %s", why);
       goto out;
     }
@@ -387,6 +403,12 @@ int cmd_gemm(int argc, char **argv) {
   }
 
   /* ---- run ---- */
+  if (hip) {
+    const char *src = kern.source, *kname = kern.name;
+    rc = op_hip_finish(&o, &src, &kname, 1);
+    ok = rc == CLI_OK;
+    goto out;
+  }
   if (!runs) {
     if (o.target == TC_TARGET_CUDA) {
       char *ptx = NULL;

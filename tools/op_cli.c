@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "../src/runtime/runtime.h"
 
 void op_opts_init(op_opts *o, const char *cmd) {
   memset(o, 0, sizeof *o);
@@ -154,19 +155,28 @@ void op_common_usage(FILE *out) {
         "                          before each); alone (without -V 1, --time, --tune) it\n"
         "                          only generates the kernels and runs nothing\n"
         "  --json                  print one JSON object on stdout instead of the text\n"
-        "  --target opencl|cuda    opencl (default) or cuda (NVRTC + the CUDA driver);\n"
-        "                          hip is not available yet\n"
+        "  --target opencl|cuda|hip  opencl (default), cuda (NVRTC + the CUDA driver) or\n"
+        "                          hip (AMD: the kernels are compiled with hipcc, not run;\n"
+        "                          -V 1 and --time then fail: no AMD GPU)\n"
         "  --device SEL            OpenCL device: \"P:D\" or a name substring (e.g. pocl);\n"
         "                          default $TILEC_OPENCL_DEVICE, then PoCL, then the first\n"
-        "  --arch ARCH             CUDA architecture for --target cuda (default sm_90a)\n"
+        "  --arch ARCH             CUDA architecture for --target cuda (default sm_90a), or\n"
+        "                          AMD one for --target hip (default gfx90a; gfx940; gfx942\n"
+        "                          and gfx950 are emitted but Debian's hipcc cannot compile\n"
+        "                          them)\n"
         "\n"
         "Without --tune or --perf-config the perf config comes from the perf DB entry of\n"
         "the problem on this device when there is one, else from the heuristic; the\n"
         "output says which.  The perf DB is $TILEC_PERFDB, else\n"
         "$XDG_DATA_HOME/tilec/perfdb.sqlite, else ~/.local/share/tilec/perfdb.sqlite.\n"
         "\n"
-        "exit status: 0 success (with -V 1: verify PASS); 1 no device, a kernel failed to\n"
-        "compile or run, verify FAIL, --target hip; 2 a bad option or value, an\n"
+        "XDLOPS (MFMA) kernels for f16: --perf-config xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA]\n"
+        "(M/N/K per block, M/N per wave, MFMA 32 or 16); --target hip uses them by\n"
+        "default for gemm -t f16; on opencl the MFMA is emulated.\n"
+        "\n"
+        "exit status: 0 success (with -V 1: verify PASS; --target hip: compiled, or\n"
+        "hipcc missing); 1 no device, a kernel failed to compile or run, verify FAIL,\n"
+        "-V 1 / --time / --tune with --target hip; 2 a bad option or value, an\n"
         "impossible problem, or a perf config that breaks a rule\n",
         out);
 }
@@ -178,17 +188,78 @@ int op_opts_check(op_opts *o) {
     else if (strcmp(o->target_arg, "cuda") == 0)
       o->target = TC_TARGET_CUDA;
     else if (strcmp(o->target_arg, "hip") == 0)
-      return op_fail(o, "--target hip is not available yet (the AMD HIP target is still to come); "
-                        "use --target opencl or cuda");
+      o->target = TC_TARGET_HIP;
     else
-      return op_usage_error(o, "unknown target '%s' (opencl or cuda)", o->target_arg);
+      return op_usage_error(o, "unknown target '%s' (opencl, cuda or hip)", o->target_arg);
   }
   if (o->target == TC_TARGET_CUDA && o->device)
     return op_usage_error(o, "--device selects an OpenCL device; --target cuda uses CUDA device 0");
-  if (o->target != TC_TARGET_CUDA && o->arch) return op_usage_error(o, "--arch applies to --target cuda only");
+  if (o->target == TC_TARGET_HIP && o->device)
+    return op_usage_error(o, "--device selects an OpenCL device; --target hip has none");
+  if (o->target == TC_TARGET_OPENCL && o->arch)
+    return op_usage_error(o, "--arch applies to --target cuda and hip only");
+  if (o->target == TC_TARGET_HIP && o->arch && strncmp(o->arch, "gfx", 3) != 0)
+    return op_usage_error(o, "--arch for --target hip is an AMD GPU architecture (gfx90a, gfx940, "
+                             "gfx942, gfx950), got '%s'", o->arch);
   if (o->tune && o->perf_config)
     return op_usage_error(o, "--tune and --perf-config exclude each other");
   if (o->tune_max && !o->tune) return op_usage_error(o, "--tune-max applies to --tune only");
+  if (o->target == TC_TARGET_HIP && o->tune) {
+    tc_str m;
+    tc_str_init(&m);
+    if (tc_hip_available(&m)) tc_str_cat(&m, "running HIP kernels is not implemented yet");
+    int rc = op_fail(o, "--tune times the kernels on the device; --target hip cannot run them: %s",
+                     tc_str_cstr(&m));
+    tc_str_free(&m);
+    return rc;
+  }
+  return CLI_OK;
+}
+
+int op_hip_device(char *why, size_t cap) {
+  tc_str m;
+  tc_str_init(&m);
+  if (tc_hip_available(&m))
+    snprintf(why, cap, "an AMD GPU is present, but running HIP kernels is not implemented yet");
+  else
+    snprintf(why, cap, "%s", tc_str_cstr(&m));
+  tc_str_free(&m);
+  return 0;
+}
+
+int op_hip_finish(op_opts *o, const char *const *sources, const char *const *names, int n) {
+  const char *arch = o->arch ? o->arch : TC_HIP_DEFAULT_ARCH;
+  int compiled = 1;
+  for (int i = 0; i < n; i++) {
+    tc_str e;
+    tc_str_init(&e);
+    tc_status st = tc_hip_compile(sources[i], arch, NULL, NULL, &e);
+    if (st == TC_ERR_UNSUPPORTED) {
+      /* no hipcc, or it does not know the arch: the source is still there */
+      if (!o->json) printf("not compiled: %s\n", tc_str_cstr(&e));
+      tc_str_free(&e);
+      compiled = 0;
+      break;
+    }
+    if (st != TC_OK) {
+      int rc = op_fail(o, "%s does not compile with hipcc for %s (%s): %s", names[i], arch,
+                       tc_status_name(st), tc_str_cstr(&e));
+      tc_str_free(&e);
+      return rc;
+    }
+    tc_str_free(&e);
+  }
+  char why[512];
+  op_hip_device(why, sizeof why);
+  const char *state = strncmp(why, "no AMD GPU", 10) == 0 ? "no AMD GPU" : why;
+  if (!o->json) {
+    if (compiled) printf("compiled for %s (hipcc); %s: cannot run\n", arch, state);
+    else printf("%s: cannot run\n", state);
+    fflush(stdout);
+  }
+  if (o->verify || o->time || o->tune)
+    return op_fail(o, "%s needs the kernels to run: --target hip cannot run them here (%s)",
+                   o->verify ? "-V 1" : o->time ? "--time" : "--tune", why);
   return CLI_OK;
 }
 

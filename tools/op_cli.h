@@ -60,12 +60,22 @@ int op_common_option(op_opts *o, int argc, char **argv, int *i, int *rc);
 /* The usage lines of the common options. */
 void op_common_usage(FILE *out);
 /* Checks the combination once all options are read (target, --device
- * with cuda, --tune with --perf-config ...).  CLI_OK, CLI_USAGE, or
- * CLI_FAIL for --target hip. */
+ * with cuda or hip, --tune with --perf-config ...).  CLI_OK, CLI_USAGE, or
+ * CLI_FAIL for --tune with --target hip (nothing can run). */
 int op_opts_check(op_opts *o);
 /* Whether the kernels run: not when --emit is given without -V 1,
- * --time or --tune. */
+ * --time or --tune (and never for --target hip: op_hip_finish). */
 int op_runs(const op_opts *o);
+/* --target hip: fills why with "no AMD GPU: ..." (or that launching is not
+ * implemented where there is one) and returns 0: HIP kernels never run. */
+int op_hip_device(char *why, size_t cap);
+/* --target hip, after the kernels were generated (and --emit written):
+ * compiles each source with hipcc for --arch (default gfx90a) and prints
+ * "compiled for ARCH (hipcc); no AMD GPU: ...: cannot run" (or "not
+ * compiled: ..." where hipcc is missing or does not know the arch).
+ * Returns CLI_OK, or CLI_FAIL when a source does not compile or -V 1 /
+ * --time asked for a run. */
+int op_hip_finish(op_opts *o, const char *const *sources, const char *const *names, int n);
 
 /* Opens the perf DB (create: for storing).  On a failure prints one
  * warning (once per process) and returns NULL; without create, a missing

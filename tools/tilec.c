@@ -15,6 +15,7 @@
 #include "../src/base/base.h"
 #include "../src/runtime/runtime.h"
 #include "cli.h"
+#include "op_cli.h"
 
 /* ---- usage ------------------------------------------------------------- */
 
@@ -27,8 +28,11 @@ void cli_usage(FILE *out) {
       "commands:\n"
       "  demo      compile, run and verify the example kernels\n"
       "  devices   list the OpenCL platforms and devices (marking the default one)\n"
-      "            and whether CUDA (NVRTC, driver, device) is available\n"
-      "  version   print the version and the state of OpenCL, NVRTC and the CUDA driver\n"
+      "            and whether CUDA (NVRTC, driver, device) and HIP (hipcc, the AMD\n"
+      "            archs it compiles for, an AMD GPU) are available; --json\n"
+      "            prints one JSON object instead\n"
+      "  version   print the version and the state of OpenCL, NVRTC, the CUDA driver\n"
+      "            and hipcc (--json: as one JSON object)\n"
       "  cache     the on-disk kernel cache: `cache stats [--json]`, `cache clear`,\n"
       "            `cache path` (see `tilec cache --help`)\n"
       "  layout    a tile's memory layout: size, cosize, bijective, bank conflicts,\n"
@@ -105,12 +109,18 @@ const char *cli_option_value(int argc, char **argv, int *i, const char *name, in
   return argv[*i];
 }
 
-/* Rejects arguments to commands that take none (other than --help). */
-static int no_arguments(const char *cmd, int argc, char **argv, int *help) {
+/* Rejects arguments to commands that take none (other than --help, and
+ * --json where json is not NULL). */
+static int no_arguments(const char *cmd, int argc, char **argv, int *help, int *json) {
   *help = 0;
+  if (json) *json = 0;
   for (int i = 1; i < argc; i++) {
     if (cli_is_help(argv[i])) {
       *help = 1;
+      continue;
+    }
+    if (json && strcmp(argv[i], "--json") == 0) {
+      *json = 1;
       continue;
     }
     if (argv[i][0] == '-') return cli_usage_error("unknown option '%s' for `tilec %s`", argv[i], cmd);
@@ -169,16 +179,318 @@ static void print_opencl_state(void) {
   free(ps);
 }
 
+/* ---- --json of version and devices --------------------------------------- */
+
+/* A platform's string (CL_PLATFORM_NAME ...) into buf ("?" on failure). */
+static void platform_info(cl_platform_id p, cl_platform_info what, char *buf, size_t cap) {
+  if (clGetPlatformInfo(p, what, cap - 1, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
+  buf[cap - 1] = 0;
+}
+
+/* The OpenCL platforms, NULL (and *n 0) with a reason in why when there
+ * are none or they cannot be listed. */
+static cl_platform_id *cl_platforms(cl_uint *n, char *why, size_t cap) {
+  *n = 0;
+  why[0] = 0;
+  cl_uint np = 0;
+  cl_int e = clGetPlatformIDs(0, NULL, &np);
+  if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
+    snprintf(why, cap, "no OpenCL platform found (install pocl-opencl-icd)");
+    return NULL;
+  }
+  cl_platform_id *ps = e == CL_SUCCESS ? calloc(np, sizeof *ps) : NULL;
+  if (e == CL_SUCCESS && ps) e = clGetPlatformIDs(np, ps, NULL);
+  if (e != CL_SUCCESS || !ps) {
+    snprintf(why, cap, "clGetPlatformIDs failed: %s (%d)", tc_cl_error_name(e), (int)e);
+    free(ps);
+    return NULL;
+  }
+  *n = np;
+  return ps;
+}
+
+/* "cuda": NVRTC, the driver and device 0, from tc_cuda_describe. */
+static void json_cuda(tc_str *j) {
+  tc_str d;
+  tc_str_init(&d);
+  tc_cuda_describe(&d);
+  const char *text = tc_str_cstr(&d);
+  char line[1024];
+  int maj = 0, min = 0;
+  tc_str_cat(j, "\"cuda\": {\"nvrtc\": {");
+  if (tc_cuda_nvrtc_version(&maj, &min) && find_line(text, "CUDA compiler: NVRTC ", line, sizeof line)) {
+    /* "12.4 (/usr/local/cuda/lib64/libnvrtc.so)" */
+    char *open = strchr(line, '(');
+    char *close = open ? strrchr(open, ')') : NULL;
+    tc_str_printf(j, "\"available\": true, \"version\": \"%d.%d\", \"library\": ", maj, min);
+    if (open && close) {
+      *close = 0;
+      op_json_str(j, open + 1);
+    } else {
+      tc_str_cat(j, "null");
+    }
+    tc_str_cat(j, ", \"reason\": null}");
+  } else {
+    tc_str_cat(j, "\"available\": false, \"version\": null, \"library\": null, \"reason\": ");
+    if (!find_line(text, "CUDA compiler: unavailable: ", line, sizeof line)) snprintf(line, sizeof line, "not found");
+    op_json_str(j, line);
+    tc_str_cat(j, "}");
+  }
+  tc_str why;
+  tc_str_init(&why);
+  int avail = tc_cuda_available(&why);
+  int dmaj = 0, dmin = 0, ndev = 0;
+  int have_line = find_line(text, "CUDA driver: ", line, sizeof line);
+  int parsed = have_line && sscanf(line, "%d.%d, %d device", &dmaj, &dmin, &ndev) == 3;
+  tc_str_printf(j, ", \"driver\": {\"available\": %s, \"version\": ", parsed ? "true" : "false");
+  if (parsed)
+    tc_str_printf(j, "\"%d.%d\", \"devices\": %d, \"reason\": null}", dmaj, dmin, ndev);
+  else {
+    tc_str_cat(j, "null, \"devices\": 0, \"reason\": ");
+    op_json_str(j, have_line ? line : avail ? "unknown" : tc_str_cstr(&why));
+    tc_str_cat(j, "}");
+  }
+  tc_str_printf(j, ", \"device\": {\"available\": %s, ", avail ? "true" : "false");
+  char dev[512];
+  if (avail && find_line(text, "CUDA device 0: ", dev, sizeof dev)) {
+    /* "NVIDIA H100 80GB HBM3 (sm_90)" */
+    char *open = strrchr(dev, '(');
+    char *close = open ? strrchr(open, ')') : NULL;
+    char arch[32] = "";
+    if (open && close && open > dev) {
+      snprintf(arch, sizeof arch, "%.*s", (int)(close - open - 1), open + 1);
+      *open = 0;
+      if (open > dev && open[-1] == ' ') open[-1] = 0;
+    }
+    tc_str_cat(j, "\"index\": 0, \"name\": ");
+    op_json_str(j, dev);
+    tc_str_cat(j, ", \"arch\": ");
+    if (arch[0]) op_json_str(j, arch); else tc_str_cat(j, "null");
+    tc_str_cat(j, ", \"reason\": null}");
+  } else {
+    tc_str_cat(j, "\"index\": null, \"name\": null, \"arch\": null, \"reason\": ");
+    op_json_str(j, avail ? "unknown" : tc_str_cstr(&why));
+    tc_str_cat(j, "}");
+  }
+  tc_str_cat(j, "}");
+  tc_str_free(&why);
+  tc_str_free(&d);
+}
+
+/* "hip": hipcc, the archs it compiles for (with_archs: from
+ * tc_hip_describe, which tries each; else null) and the AMD GPU. */
+static void json_hip(tc_str *j, int with_archs) {
+  char hipcc[4096], ver[64];
+  tc_str_cat(j, "\"hip\": {\"hipcc\": {");
+  if (tc_hip_find_hipcc(hipcc, sizeof hipcc)) {
+    tc_str_cat(j, "\"available\": true, \"version\": ");
+    if (tc_hip_hipcc_version(ver, sizeof ver)) op_json_str(j, ver); else tc_str_cat(j, "null");
+    tc_str_cat(j, ", \"path\": ");
+    op_json_str(j, hipcc);
+    tc_str_cat(j, ", \"reason\": null}");
+  } else {
+    tc_str_cat(j, "\"available\": false, \"version\": null, \"path\": null, \"reason\": "
+                  "\"hipcc not found (apt-get install hipcc libamdhip64-dev rocm-device-libs)\"}");
+  }
+  tc_str_cat(j, ", \"archs\": ");
+  char line[1024];
+  tc_str d;
+  tc_str_init(&d);
+  if (with_archs) tc_hip_describe(&d);
+  if (with_archs && find_line(tc_str_cstr(&d), "HIP archs: compiles for ", line, sizeof line)) {
+    /* "gfx90a, gfx940; not supported by this hipcc: ..." */
+    line[strcspn(line, ";")] = 0;
+    tc_str_cat(j, "[");
+    int n = 0;
+    for (char *p = line; *p;) {
+      size_t len = strcspn(p, ", ");
+      if (len && !(len == 4 && strncmp(p, "none", 4) == 0)) {
+        char arch[64];
+        snprintf(arch, sizeof arch, "%.*s", (int)len, p);
+        if (n++) tc_str_cat(j, ", ");
+        op_json_str(j, arch);
+      }
+      p += len;
+      p += strspn(p, ", ");
+    }
+    tc_str_cat(j, "]");
+  } else {
+    tc_str_cat(j, with_archs ? "[]" : "null");
+  }
+  tc_str_free(&d);
+  tc_str m;
+  tc_str_init(&m);
+  int avail = tc_hip_available(&m);
+  tc_str_printf(j, ", \"device\": {\"available\": %s, \"reason\": ", avail ? "true" : "false");
+  if (avail) tc_str_cat(j, "null"); else op_json_str(j, tc_str_cstr(&m));
+  tc_str_cat(j, "}}");
+  tc_str_free(&m);
+}
+
+static int print_json_and_free(tc_str *j) {
+  tc_str_cat(j, "}\n");
+  fputs(tc_str_cstr(j), stdout);
+  fflush(stdout);
+  tc_str_free(j);
+  return CLI_OK;
+}
+
+static int print_version_json(void) {
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_cat(&j, "{\"command\": \"version\", \"tilec\": ");
+  op_json_str(&j, TILEC_VERSION);
+  char why[512];
+  cl_uint np = 0;
+  cl_platform_id *ps = cl_platforms(&np, why, sizeof why);
+  tc_str_cat(&j, ", \"opencl\": {\"platforms\": [");
+  for (cl_uint p = 0; p < np; p++) {
+    char name[256];
+    platform_info(ps[p], CL_PLATFORM_NAME, name, sizeof name);
+    if (p) tc_str_cat(&j, ", ");
+    op_json_str(&j, name);
+  }
+  tc_str_cat(&j, "], \"reason\": ");
+  if (why[0]) op_json_str(&j, why); else tc_str_cat(&j, "null");
+  tc_str_cat(&j, "}, ");
+  free(ps);
+  json_cuda(&j);
+  tc_str_cat(&j, ", ");
+  json_hip(&j, 0);
+  return print_json_and_free(&j);
+}
+
+static const char *cl_type_name(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (t & CL_DEVICE_TYPE_CPU) return "CPU";
+  if (t & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+  return "other";
+}
+
+static int print_devices_json(void) {
+  /* the default device: what tc_cl_open picks without a selector */
+  tc_str err;
+  tc_str_init(&err);
+  tc_cl *cl = NULL;
+  char *def = NULL;
+  if (tc_cl_open(NULL, &cl, &err) == TC_OK) {
+    def = tc_xstrdup(tc_cl_device_name(cl));
+    tc_cl_close(cl);
+  }
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_cat(&j, "{\"command\": \"devices\", \"opencl\": {\"platforms\": [");
+  char why[512];
+  cl_uint np = 0;
+  cl_platform_id *ps = cl_platforms(&np, why, sizeof why);
+  tc_str devs;
+  tc_str_init(&devs);
+  int ndevs = 0, marked = 0;
+  for (cl_uint p = 0; p < np; p++) {
+    char pname[256], vendor[256], version[256];
+    platform_info(ps[p], CL_PLATFORM_NAME, pname, sizeof pname);
+    platform_info(ps[p], CL_PLATFORM_VENDOR, vendor, sizeof vendor);
+    platform_info(ps[p], CL_PLATFORM_VERSION, version, sizeof version);
+    cl_uint nd = 0;
+    cl_device_id *ds = NULL;
+    if (clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS) nd = 0;
+    if (nd) {
+      ds = calloc(nd, sizeof *ds);
+      if (!ds || clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, nd, ds, NULL) != CL_SUCCESS) nd = 0;
+    }
+    tc_str_printf(&j, "%s{\"index\": %u, \"name\": ", p ? ", " : "", (unsigned)p);
+    op_json_str(&j, pname);
+    tc_str_cat(&j, ", \"vendor\": ");
+    op_json_str(&j, vendor);
+    tc_str_cat(&j, ", \"version\": ");
+    op_json_str(&j, version);
+    tc_str_printf(&j, ", \"devices\": %u}", (unsigned)nd);
+    for (cl_uint d = 0; d < nd; d++) {
+      char dname[256] = "?";
+      cl_device_type t = 0;
+      cl_uint cus = 0;
+      cl_ulong lmem = 0, gmem = 0;
+      if (clGetDeviceInfo(ds[d], CL_DEVICE_NAME, sizeof dname - 1, dname, NULL) != CL_SUCCESS)
+        snprintf(dname, sizeof dname, "?");
+      dname[sizeof dname - 1] = 0;
+      clGetDeviceInfo(ds[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+      clGetDeviceInfo(ds[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+      clGetDeviceInfo(ds[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL);
+      clGetDeviceInfo(ds[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
+      /* the default is the first device whose "platform / device" is def */
+      char full[600];
+      snprintf(full, sizeof full, "%s / %s", pname, dname);
+      int is_def = def && !marked && strcmp(full, def) == 0;
+      if (is_def) marked = 1;
+      tc_str_printf(&devs, "%s{\"index\": \"%u:%u\", \"platform_index\": %u, \"device_index\": %u, "
+                    "\"platform\": ", ndevs ? ", " : "", (unsigned)p, (unsigned)d, (unsigned)p,
+                    (unsigned)d);
+      op_json_str(&devs, pname);
+      tc_str_cat(&devs, ", \"name\": ");
+      op_json_str(&devs, dname);
+      tc_str_printf(&devs, ", \"type\": \"%s\", \"compute_units\": %u, \"local_mem_bytes\": %llu, "
+                    "\"global_mem_bytes\": %llu, \"default\": %s}", cl_type_name(t), (unsigned)cus,
+                    (unsigned long long)lmem, (unsigned long long)gmem, is_def ? "true" : "false");
+      ndevs++;
+    }
+    free(ds);
+  }
+  free(ps);
+  tc_str_cat(&j, "], \"devices\": [");
+  tc_str_cat(&j, tc_str_cstr(&devs));
+  tc_str_cat(&j, "], \"default\": ");
+  if (def) op_json_str(&j, def); else tc_str_cat(&j, "null");
+  tc_str_cat(&j, ", \"default_reason\": ");
+  if (def) tc_str_cat(&j, "null"); else op_json_str(&j, tc_str_cstr(&err));
+  const char *env = getenv("TILEC_OPENCL_DEVICE");
+  tc_str_cat(&j, ", \"TILEC_OPENCL_DEVICE\": ");
+  if (env && *env) op_json_str(&j, env); else tc_str_cat(&j, "null");
+  tc_str_cat(&j, ", \"reason\": ");
+  if (why[0]) op_json_str(&j, why); else tc_str_cat(&j, "null");
+  tc_str_cat(&j, "}, ");
+  json_cuda(&j);
+  tc_str_cat(&j, ", ");
+  json_hip(&j, 1);
+  tc_str_free(&devs);
+  tc_str_free(&err);
+  free(def);
+  return print_json_and_free(&j);
+}
+
+/* `tilec version`'s HIP lines: hipcc and the AMD GPU (no arch probing;
+ * `tilec devices` lists the archs hipcc compiles for). */
+static void print_hip_state(void) {
+  char hipcc[4096], ver[64];
+  if (tc_hip_find_hipcc(hipcc, sizeof hipcc)) {
+    int known = tc_hip_hipcc_version(ver, sizeof ver);
+    printf("hipcc: HIP %s (%s)%s\n", known ? ver : "version unknown", hipcc,
+           known && strncmp(ver, "5.", 2) == 0
+               ? "; compiles for gfx90a and gfx940, not gfx942 or gfx950 (kernels are still "
+                 "emitted for them)"
+               : "");
+  } else {
+    printf("hipcc: not found (apt-get install hipcc libamdhip64-dev rocm-device-libs)\n");
+  }
+  tc_str m;
+  tc_str_init(&m);
+  if (tc_hip_available(&m))
+    printf("HIP device: AMD GPU present (running HIP kernels is not implemented yet)\n");
+  else
+    printf("HIP device: %s\n", tc_str_cstr(&m));
+  tc_str_free(&m);
+}
+
 static int cmd_version(int argc, char **argv) {
-  int help;
-  int rc = no_arguments("version", argc, argv, &help);
+  int help, json;
+  int rc = no_arguments("version", argc, argv, &help, &json);
   if (rc) return rc;
   if (help) {
-    printf("usage: tilec version\n"
-           "prints the version and one line each for the OpenCL ICD loader, NVRTC and the\n"
-           "CUDA driver\n");
+    printf("usage: tilec version [--json]\n"
+           "prints the version and one line each for the OpenCL ICD loader, NVRTC, the\n"
+           "CUDA driver, hipcc and the AMD GPU; --json prints them as one JSON object\n");
     return CLI_OK;
   }
+  if (json) return print_version_json();
   printf("tilec %s\n", TILEC_VERSION);
   print_opencl_state();
 
@@ -202,6 +514,7 @@ static int cmd_version(int argc, char **argv) {
   char dev[512];
   if (find_line(text, "CUDA device 0: ", dev, sizeof dev)) printf("CUDA device 0: %s\n", dev);
   tc_str_free(&cuda);
+  print_hip_state();
   return CLI_OK;
 }
 
@@ -218,15 +531,18 @@ static int line_names(const char *line, size_t len, const char *name) {
 }
 
 static int cmd_devices(int argc, char **argv) {
-  int help;
-  int rc = no_arguments("devices", argc, argv, &help);
+  int help, json;
+  int rc = no_arguments("devices", argc, argv, &help, &json);
   if (rc) return rc;
   if (help) {
-    printf("usage: tilec devices\n"
+    printf("usage: tilec devices [--json]\n"
            "lists the OpenCL platforms and devices (\"P:D\" indices for --device and\n"
-           "$TILEC_OPENCL_DEVICE; '*' marks the default device) and CUDA availability\n");
+           "$TILEC_OPENCL_DEVICE; '*' marks the default device), CUDA availability and\n"
+           "HIP's (hipcc, the AMD archs it compiles for, the AMD GPU);\n"
+           "--json prints them as one JSON object\n");
     return CLI_OK;
   }
+  if (json) return print_devices_json();
 
   /* The default device: what tc_cl_open picks without a selector. */
   tc_str err;
@@ -276,6 +592,19 @@ static int cmd_devices(int argc, char **argv) {
     p = end ? end + 1 : p + len;
   }
   tc_str_free(&cuda);
+
+  /* HIP: hipcc, the archs it compiles for, the AMD GPU */
+  tc_str hip;
+  tc_str_init(&hip);
+  tc_hip_describe(&hip);
+  printf("\nHIP:\n");
+  for (const char *p = tc_str_cstr(&hip); *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    printf("  %.*s\n", (int)len, p);
+    p = end ? end + 1 : p + len;
+  }
+  tc_str_free(&hip);
   tc_str_free(&list);
   tc_str_free(&err);
   free(def);

@@ -180,6 +180,150 @@ tc_status tc_propagate_transforms(tc_tensor *ref);
 /* Copies ref's parallel types to the mapped loop axes of all tensors. */
 tc_status tc_parallelize_all_like(tc_tensor *ref);
 
+/* ---- axes, abstract tensors and alternate domains ------------------------ */
+
+/* Every axis of a fusion has an id (an int >= 0, unique in the fusion).
+ * The loop and allocation domains of a tensor are lists of axes of its own
+ * axis graph: the axes made from its logical domain by splits, merges,
+ * swizzles and resizes.  The two domains may lie on different branches of
+ * that graph (seed 000: the ldmatrix loop domain comes from the warp tile,
+ * the shared-memory buffer is laid out by the bulk-copy swizzle); indexing
+ * walks from the loop domain through the logical domain to the allocation
+ * domain. */
+
+/* The id of loop (allocation) axis pos; -1 when out of range.  Without an
+ * allocation domain of its own, a tensor's allocation domain is its loop
+ * domain. */
+int tc_tensor_loop_axis(const tc_tensor *t, int pos);
+int tc_tensor_nalloc(const tc_tensor *t);
+int tc_tensor_alloc_axis(const tc_tensor *t, int pos);
+
+/* Replace t's loop (allocation) domain by the n axes given by id.  They
+ * must be axes of t's graph, each named once, that together determine
+ * every logical axis and none of which is determined by the others (so
+ * every element is visited, or stored, exactly once); an allocation axis
+ * must also be computable from the logical domain, and t must not be in
+ * global memory (laid out row-major by its logical domain).  The inline
+ * position is clamped to the new loop rank. */
+tc_status tc_set_loop_domain(tc_tensor *t, int n, const int *axes);
+tc_status tc_set_alloc_domain(tc_tensor *t, int n, const int *axes);
+
+/* nvFuser's AbstractTensor: a list of axes scheduled with split, merge and
+ * reorder without changing any tensor; tc_set_loop_domain(t,
+ * tc_abstract_tensor_rank(a), tc_abstract_tensor_axes(a)) installs the
+ * result.  tc_abstract_tensor_new starts from t's loop domain.  Errors go
+ * to the fusion's message (tc_fusion_error).  Positions count from the
+ * end when negative, as for tensors. */
+typedef struct tc_abstract_tensor tc_abstract_tensor;
+tc_abstract_tensor *tc_abstract_tensor_new(const tc_tensor *t);
+tc_abstract_tensor *tc_abstract_tensor_copy(const tc_abstract_tensor *a);
+void tc_abstract_tensor_free(tc_abstract_tensor *a);
+int tc_abstract_tensor_rank(const tc_abstract_tensor *a);
+const int *tc_abstract_tensor_axes(const tc_abstract_tensor *a);
+/* The id (extent) of axis pos; -1 when out of range. */
+int tc_abstract_tensor_axis(const tc_abstract_tensor *a, int pos);
+int64_t tc_abstract_tensor_extent(const tc_abstract_tensor *a, int pos);
+/* As tc_split, tc_merge and tc_reorder.  Merge takes any two axes (as
+ * nvFuser's): the result sits where the first of the two in the list was. */
+tc_status tc_abstract_split(tc_abstract_tensor *a, int axis, int64_t factor, int inner_split);
+tc_status tc_abstract_merge(tc_abstract_tensor *a, int outer, int inner);
+tc_status tc_abstract_reorder(tc_abstract_tensor *a, int n, const int *old_pos, const int *new_pos);
+
+/* The swizzle of a bulk tensor copy (TMA) between global and shared
+ * memory: each row of a box is this many bytes and its 16-byte chunks are
+ * XORed with the row within each group of 8 rows (CuTe's Swizzle<3,4,3>,
+ * <2,4,3> and <1,4,3> on byte offsets for 128, 64 and 32 bytes). */
+typedef enum tc_tma_swizzle {
+  TC_TMA_SWIZZLE_NONE = 0,
+  TC_TMA_SWIZZLE_32B = 32,
+  TC_TMA_SWIZZLE_64B = 64,
+  TC_TMA_SWIZZLE_128B = 128
+} tc_tma_swizzle;
+/* The widest swizzle whose row divides t's innermost loop extent in bytes
+ * (nvFuser's tmaSwizzleSharedMemory). */
+tc_tma_swizzle tc_tma_swizzle_for(const tc_tensor *t);
+/* Schedules t's last two loop axes [rows, cols] as swizzled boxes (seed
+ * 000's step 4, nvFuser's scheduleTMALoadForMma): they become [cols / C,
+ * rows / 8, S / 16, 128 / S, S / 16 (the XORed chunk), 16 / elem] with
+ * S = swizzle bytes and C = S / elem (one swizzled row), and, unless t is
+ * in global memory, the allocation domain becomes this loop domain.  Needs
+ * serial box axes, cols a multiple of C and rows a multiple of 8.
+ * TC_TMA_SWIZZLE_NONE leaves the loop domain alone. */
+tc_status tc_schedule_tma_swizzle(tc_tensor *t, tc_tma_swizzle sw);
+
+/* ---- shared-memory layouts: AMD swizzles, reshape + swizzle, the swap ---- */
+
+/* Triton's swizzled shared layout on loop axes `row` and `col`: rows keep
+ * their place and columns move in chunks of vec elements, col' = ((col /
+ * vec) ^ phase) * vec + col % vec with phase = (row / per_phase) %
+ * max_phase.  Built from split, XOR and merge, so it shows in the
+ * allocation domain
+ * like any other transform (tc_set_alloc_to_loop).  vec = 8, per_phase = 1
+ * and max_phase = 8 on 64 columns is CuTe's Swizzle<3,3,3>.  Needs cols a
+ * multiple of vec, rows a multiple of per_phase, rows / per_phase at most
+ * or a multiple of max_phase, and cols / vec a multiple of the power of
+ * two the phases span (so the map stays a bijection).  One phase (max_phase
+ * 1, or rows <= per_phase) is the identity and changes nothing. */
+tc_status tc_swizzle_amd(tc_tensor *t, int row, int col, int vec, int per_phase, int max_phase);
+/* AMD's matrix-core (MFMA) LDS swizzle (TileLang's
+ * makeMatrixCoreSwizzleLayout): tc_swizzle_amd with per_phase = max(1,
+ * (32 * 32 / bits) / C) and max_phase = max(1, min(16 / per_phase, C /
+ * vec)), for elements of `bits` bits (t's dtype) and C = the extent of
+ * `col`.  vec = 0 takes 64 / bits (TileLang's vecSize with kPack = 1). */
+tc_status tc_swizzle_matrix_core(tc_tensor *t, int row, int col, int vec);
+
+/* A layout - the map from a tensor's logical coordinates to its
+ * allocation domain (for a tensor in global memory, or without an
+ * allocation domain of its own in on-chip memory, the logical or the loop
+ * domain) - split into a pure reshape R (its splits and merges, the order
+ * of its axes, with every swizzle taken out) and a swizzle that permutes
+ * the columns (the last logical coordinate) within each row (the other
+ * coordinates): F(row, col) = R(row, s_row(col)).  Seed 003's
+ * [256, 64] -> [row / 8, (row % 8) * 64 + S(row, col)] is
+ * R = [row / 8, (row % 8) * 64 + col] and s_row = S. */
+typedef struct tc_layout_parts {
+  int nalloc;            /* rank of the allocation domain */
+  int64_t extents[16];   /* its extents, outermost first (the first 16) */
+  int64_t rows, cols;    /* logical rows (all extents but the last) and columns */
+  int nswizzles;         /* XOR / CuTe swizzles in the layout; 0: a pure reshape */
+  int64_t grain;         /* the swizzles move aligned runs of this many columns
+                            as a unit (cols when there is no swizzle) */
+  int padded;            /* 1: some positions hold no element (a resize that
+                            grows, a split that does not divide) */
+} tc_layout_parts;
+/* Fills *parts.  TC_ERR_SCHEDULE, with the reason in tc_fusion_error, when
+ * no such split exists: a swizzle that mixes rows (rewrites a coordinate
+ * other than the last), or a map that is not a bijection onto its
+ * positions (a crop, a view transform, an allocation axis that the others
+ * already determine or that misses elements). */
+tc_status tc_layout_split(const tc_tensor *t, tc_layout_parts *parts);
+/* For the element at logical `coords`: its allocation coordinates under the
+ * layout (alloc_coords) and under the reshape part alone (reshape_coords),
+ * nalloc each, and s_row(col) (swizzled_col).  Any output may be NULL. */
+tc_status tc_layout_eval(const tc_tensor *t, const int64_t *coords, int64_t *alloc_coords,
+                         int64_t *reshape_coords, int64_t *swizzled_col);
+
+/* Seed 003's swizzle swap, for a copy t = set(g) or cast(g) from global
+ * memory into shared memory whose layout (allocation domain) swizzles:
+ * the copy stops storing through the swizzle (scattered addresses) and
+ * iterates the allocated axes in order instead, n elements per lane on
+ * t's TIDx lanes, so lane i writes positions i * n .. i * n + n - 1 (plus
+ * a multiple of lanes * n) and reads global memory at the swizzled column.
+ * Shared memory ends up holding the same values.  The loop axes left of
+ * t's inline position and its block axes stay; the rest of its loop domain
+ * becomes [rest, TIDx (the copy's TIDx extent), n (vectorized when the n
+ * elements are contiguous in global memory too)].  n = 0 takes the most
+ * elements up to 16 bytes that stay contiguous on both sides.
+ * TC_ERR_SCHEDULE when the swap does not apply: t is not such a copy, its
+ * layout has no reshape + swizzle split (tc_layout_split) or no swizzle,
+ * or the copy binds lanes to anything but one TIDx axis.  A copy that
+ * already stores in allocation order is left alone.  tc_compile applies
+ * the swap by itself for TC_TARGET_HIP wherever it is legal, to the kernel
+ * only (the fusion's schedule is left as it was);
+ * TILEC_SWIZZLE_SWAP=0 (or off, no, false) in the environment turns that
+ * off.  See docs/swizzle_swap.md. */
+tc_status tc_swizzle_swap(tc_tensor *t, int n);
+
 /* ---- compiling and running -------------------------------------------- */
 
 typedef struct tc_compile_options {
@@ -266,6 +410,226 @@ uint16_t tc_f32_to_f16(float f);
 float tc_f16_to_f32(uint16_t h);
 uint16_t tc_f32_to_bf16(float f);
 float tc_bf16_to_f32(uint16_t h);
+
+/* ---- convolutions and GEMMs ---------------------------------------------- */
+
+/* tilec's own convolution and GEMM kernels, ready to use: describe a
+ * problem, plan it for a target (its kernels are generated with a perf
+ * config, the tunables "BS,MPB,NPB,KPB,MPT,NPT" of the gridwise GEMM: block
+ * size, M/N/K per block, M/N per thread), tune it, run it on host buffers
+ * and verify the result.  `tilec conv2d` and `tilec gemm` are built on the
+ * same code and share the perf database: a problem tuned by one is found
+ * by the other.  A convolution is an implicit GEMM: one or more GEMM
+ * kernels over coordinate-transform views of its tensors (docs/conv.md).
+ *
+ * Errors follow the rest of the API: the calls return a tc_status and the
+ * object keeps a one-line message (tc_conv2d_error, tc_gemm_error).
+ * Problem errors name the `tilec conv2d` flag of the field ("input
+ * channels (-c 6) are not divisible by the group count (-g 4)").  An
+ * object is not thread-safe; use one per thread. */
+
+/* Where a convolution or GEMM is planned and run.  All zero is the
+ * default: OpenCL on the default device and the perf DB the environment
+ * names.  Strings are copied. */
+typedef struct tc_op_options {
+  tc_target target;    /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
+  const char *device;  /* the OpenCL device as for tc_kernel_run; NULL: the default */
+  const char *arch;    /* the CUDA architecture; NULL: "sm_90a" */
+  const char *perfdb;  /* the perf DB file; NULL: $TILEC_PERFDB, else
+                          $XDG_DATA_HOME/tilec/perfdb.sqlite, else
+                          $HOME/.local/share/tilec/perfdb.sqlite; "": none */
+} tc_op_options;
+
+/* One candidate perf config tried by tc_conv2d_tune or tc_gemm_tune. */
+typedef struct tc_op_tune_event {
+  int index, total;          /* 1-based candidate number, and how many are tried */
+  const char *perf_config;   /* "BS,MPB,NPB,KPB,MPT,NPT" */
+  int ok;                    /* 1: timed; 0: skipped (see note) */
+  double ms;                 /* its median time, when ok */
+  const char *note;          /* why it was skipped ("" when ok) */
+} tc_op_tune_event;
+typedef void (*tc_op_tune_callback)(void *ctx, const tc_op_tune_event *ev);
+
+/* How to tune.  All zero: the defaults. */
+typedef struct tc_op_tune_options {
+  int max_candidates;            /* try at most this many, best first by the
+                                    heuristic (whose own choice is always
+                                    tried); 0: 16 */
+  int reps;                      /* timed runs per candidate, the median
+                                    counts; 0: 3 */
+  int no_store;                  /* 1: do not write the winner to the perf DB */
+  tc_op_tune_callback progress;  /* called after each candidate; may be NULL */
+  void *progress_ctx;
+} tc_op_tune_options;
+
+/* What tuning found. */
+typedef struct tc_op_tune_result {
+  char perf_config[64];  /* the fastest candidate */
+  double ms;             /* its median time */
+  int candidates;        /* valid perf configs for the problem */
+  int tried, skipped;    /* candidates tried, and how many of those failed */
+  int stored;            /* 1: the winner was written to the perf DB */
+  char perfdb[4096];     /* that file ("" when not stored) */
+} tc_op_tune_result;
+
+/* ---- 2-D convolution -------------------------------------------------------- */
+
+typedef enum tc_conv2d_direction {
+  TC_CONV2D_FORWARD = 1,         /* writes the output from input and filter */
+  TC_CONV2D_BACKWARD_DATA = 2,   /* writes the input (its gradient) from output and filter */
+  TC_CONV2D_BACKWARD_WEIGHT = 4  /* writes the filter (its gradient) from input and output */
+} tc_conv2d_direction;
+
+/* A 2-D convolution in MIOpen's conventions: input [N, C, H, W], filter
+ * [K, C/groups, Y, X], output [N, K, Ho, Wo] where
+ * Ho = (H + pad_top + pad_bottom - dilation_h * (Y - 1) - 1) / stride_h + 1
+ * and Wo likewise.  A layout string gives the order of a tensor's dims in
+ * memory, outermost first: any order of its four letters (NHWC, KYXC,
+ * NHWK ...).  The direction says which tensor is written; the other two
+ * are read. */
+typedef struct tc_conv2d_desc {
+  tc_conv2d_direction direction;
+  int64_t n, c, h, w;            /* batch, input channels, input height, width */
+  int64_t k, y, x;               /* output channels, filter height, width */
+  int64_t pad_top, pad_bottom;   /* zero padding of each side (asymmetric allowed) */
+  int64_t pad_left, pad_right;
+  int64_t stride_h, stride_w;
+  int64_t dilation_h, dilation_w;
+  int64_t groups;                /* C and K must be multiples of it */
+  tc_dtype dtype;                /* TC_F32 or TC_F16; accumulation is f32 */
+  const char *in_layout;         /* NULL: "NCHW" */
+  const char *fil_layout;        /* NULL: "KCYX" */
+  const char *out_layout;        /* NULL: "NKHW" */
+} tc_conv2d_desc;
+
+typedef enum tc_conv2d_tensor {
+  TC_CONV2D_INPUT, TC_CONV2D_FILTER, TC_CONV2D_OUTPUT
+} tc_conv2d_tensor;
+
+typedef struct tc_conv2d tc_conv2d;
+
+/* Fills d with a forward f32 convolution of one 1 x 1 image with one
+ * channel and a 1 x 1 filter: stride, dilation and groups 1, no padding,
+ * the default layouts.  Set the fields that differ. */
+void tc_conv2d_desc_init(tc_conv2d_desc *d);
+/* A convolution of description d with options opt (NULL: defaults); both
+ * are copied.  It never fails: a description that is not valid is
+ * reported by the calls that need it (tc_conv2d_plan, tc_conv2d_run ...). */
+tc_conv2d *tc_conv2d_new(const tc_conv2d_desc *d, const tc_op_options *opt);
+void tc_conv2d_free(tc_conv2d *c);
+/* The last error message of a call on this convolution ("" when none). */
+const char *tc_conv2d_error(const tc_conv2d *c);
+/* The problem as `tilec conv2d` flags, which is also its perf-DB key:
+ * "conv2d -F 1 -n 2 -c 64 -H 14 -W 14 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1
+ * -l 1 -j 1 -g 1 -t f32 --in_layout NCHW --fil_layout KCYX --out_layout
+ * NKHW". */
+const char *tc_conv2d_problem_string(const tc_conv2d *c);
+/* The output height and width; TC_ERR_ARGUMENT for a description that is
+ * not valid. */
+tc_status tc_conv2d_output_size(tc_conv2d *c, int64_t *ho, int64_t *wo);
+/* Elements of a tensor: its host buffer holds this many elements of the
+ * dtype.  -1 for a description that is not valid. */
+int64_t tc_conv2d_elems(tc_conv2d *c, tc_conv2d_tensor t);
+
+/* Checks the description and generates the kernels for the target.
+ * perf_config: "BS,MPB,NPB,KPB,MPT,NPT", or NULL for the perf DB entry of
+ * this problem on this device when there is one (tuned earlier by
+ * tc_conv2d_tune or `tilec conv2d --tune`), else the heuristic's choice.
+ * A perf config that breaks a rule of a GEMM of the problem is
+ * TC_ERR_ARGUMENT naming the rule; a perf DB entry that does not fit (or
+ * a perf DB that cannot be read) falls back to the heuristic, and
+ * tc_conv2d_perf_config_detail says so.  On failure the earlier plan, if
+ * any, is kept. */
+tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config);
+/* Times the candidate perf configs on the device (each one is also run
+ * once and verified; a wrong one is never chosen), stores the fastest in
+ * the perf DB under the problem string, the target and the device name
+ * (unless t->no_store or the options' perfdb is ""), and plans the
+ * convolution with it.  t may be NULL (the defaults), r too.  A perf DB
+ * that cannot be written is no error: r->stored is 0 and
+ * tc_conv2d_perf_config_detail says why.  TC_ERR_NO_DEVICE without a
+ * device. */
+tc_status tc_conv2d_tune(tc_conv2d *c, const tc_op_tune_options *t, tc_op_tune_result *r);
+/* Runs the kernels on the device (planning first, as tc_conv2d_plan(c,
+ * NULL), when not planned yet).  in, fil, out are host buffers in the
+ * description's layouts and dtype (tc_conv2d_elems elements each); the
+ * direction's written tensor gets the result, the other two are only read.
+ * *ms (may be NULL) gets the kernel time in milliseconds. */
+tc_status tc_conv2d_run(tc_conv2d *c, void *in, void *fil, void *out, double *ms);
+/* Checks the written tensor against a reference computed in double from
+ * the two tensors read.  An element passes when its error is within the
+ * worst case of an f32 accumulation in any order (see docs/conv.md).
+ * Returns the number of elements that fail (0: all pass; then
+ * tc_conv2d_error is "") with the first one described in tc_conv2d_error,
+ * or -1 for a description that is not valid.  *worst (may be NULL) gets
+ * the largest error as a fraction of its bound. */
+int64_t tc_conv2d_verify(tc_conv2d *c, const void *in, const void *fil, const void *out,
+                         double *worst);
+/* Computes the written tensor on the host (summed in double, rounded to
+ * the dtype) from the two tensors read, as tc_conv2d_run would. */
+tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out);
+
+/* The perf config of the plan ("" before one is made).  When the
+ * heuristic chose it for a problem of several GEMMs (backward data with a
+ * stride > 1), each GEMM has its own and this is the first one's. */
+const char *tc_conv2d_perf_config(const tc_conv2d *c);
+/* Where it came from: "option" (given to tc_conv2d_plan), "perfdb",
+ * "tuned" or "heuristic" ("" before a plan). */
+const char *tc_conv2d_perf_config_source(const tc_conv2d *c);
+/* The same in a sentence for people, with the perf DB file and the tuned
+ * time, and any warning (e.g. an unreadable perf DB). */
+const char *tc_conv2d_perf_config_detail(const tc_conv2d *c);
+/* The kernels of the plan, launched in order i = 0, 1, ... (0 before a
+ * plan).  Backward data with a stride > 1 has several GEMM kernels and
+ * may start with one that zeroes the input. */
+int tc_conv2d_num_kernels(const tc_conv2d *c);
+/* NULL for an index out of range. */
+const char *tc_conv2d_kernel_name(const tc_conv2d *c, int i);
+const char *tc_conv2d_kernel_source(const tc_conv2d *c, int i);
+/* Kernel i's launch (1-D grid of blocks; static shared memory only) and
+ * the tensors bound to its parameters, in order; returns how many (0 for
+ * an index out of range). */
+int tc_conv2d_kernel_launch(const tc_conv2d *c, int i, int64_t grid[3], int64_t block[3],
+                            tc_conv2d_tensor args[3]);
+
+/* ---- GEMM ------------------------------------------------------------------- */
+
+/* C[M, N] = A[M, K] * B[K, N], batch times (matrices stored one after the
+ * other), every matrix row-major. */
+typedef struct tc_gemm_desc {
+  int64_t m, n, k;
+  int64_t batch;       /* independent GEMMs, each matrix stored [batch][..]; >= 1 */
+  int trans_a;         /* 1: A is stored [K, M] (0: [M, K]) */
+  int trans_b;         /* 1: B is stored [N, K] (0: [K, N]) */
+  tc_dtype dtype;      /* TC_F32 or TC_F16; accumulation is f32 */
+} tc_gemm_desc;
+
+typedef struct tc_gemm tc_gemm;
+
+/* Fills d with a 1 x 1 x 1 f32 GEMM, batch 1, nothing transposed. */
+void tc_gemm_desc_init(tc_gemm_desc *d);
+/* As tc_conv2d_new: never fails; the description is checked later. */
+tc_gemm *tc_gemm_new(const tc_gemm_desc *d, const tc_op_options *opt);
+void tc_gemm_free(tc_gemm *g);
+const char *tc_gemm_error(const tc_gemm *g);
+/* "gemm -g 1 -M 64 -N 64 -K 64 --transA 0 --transB 0 -t f32": the perf-DB
+ * key `tilec gemm` uses too. */
+const char *tc_gemm_problem_string(const tc_gemm *g);
+/* As tc_conv2d_plan, tc_conv2d_tune, tc_conv2d_run and tc_conv2d_verify.
+ * a and b are only read; c gets the result. */
+tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config);
+tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_result *r);
+tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double *ms);
+int64_t tc_gemm_verify(tc_gemm *g, const void *a, const void *b, const void *c, double *worst);
+/* As the tc_conv2d_ accessors; a GEMM has one kernel, whose parameters
+ * are A, B, C. */
+const char *tc_gemm_perf_config(const tc_gemm *g);
+const char *tc_gemm_perf_config_source(const tc_gemm *g);
+const char *tc_gemm_perf_config_detail(const tc_gemm *g);
+const char *tc_gemm_kernel_name(const tc_gemm *g);
+const char *tc_gemm_kernel_source(const tc_gemm *g);
+/* 0 before a plan, else 1 with the launch filled. */
+int tc_gemm_kernel_launch(const tc_gemm *g, int64_t grid[3], int64_t block[3]);
 
 #ifdef __cplusplus
 }

@@ -13,12 +13,17 @@ A ctypes binding over libtilec.so (no compiler needed to install it)::
     k = f.compile()                     # OpenCL (PoCL on the CPU by default)
     out = k.run(x, y, z)                # NumPy in, NumPy out
 
+and tilec's own convolution kernels on NumPy arrays::
+
+    y = tilec.conv2d(x, w, stride=1, padding=1)   # NCHW; float32 or float16
+
 See docs/python.md in the tilec source tree.
 """
 
 from ._errors import LibraryNotFound, Status, TilecError
 from ._core import (DType, Fusion, Kernel, Launch, LdstType, MemType, ParallelType,
                     SwizzleType, Target, Tensor, bf16_bits_to_f32, f32_to_bf16_bits)
+from ._conv import conv2d, conv2d_backward_data, conv2d_backward_weight
 from . import _lib
 
 __version__ = "0.1.0"
@@ -56,4 +61,5 @@ __all__ = [
     "Serial", "BIDx", "BIDy", "BIDz", "TIDx", "TIDy", "TIDz", "DIDx", "DIDy", "DIDz",
     "Vectorize", "Unroll", "global_mem", "shared", "local", "tensor_mem", "SWIZZLE_XOR",
     "f32_to_bf16_bits", "bf16_bits_to_f32", "library", "library_path",
+    "conv2d", "conv2d_backward_data", "conv2d_backward_weight",
 ]

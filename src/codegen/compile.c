@@ -6,6 +6,7 @@
 
 #include "../runtime/cache.h"
 #include "../runtime/runtime.h"
+#include "../sched/sched.h"
 #include "dialect.h"
 
 struct tc_kernel {
@@ -27,11 +28,24 @@ struct tc_kernel {
   char *ptx;             /* CUDA: PTX made by (or cached for) ptx_tag */
   char ptx_tag[32];      /* "nvrtc-13.0" */
   int ptx_from_cache;
+  char *hip_co;          /* HIP: the code object hipcc made (not cached) */
+  size_t hip_co_bytes;
 };
+
+/* The default arch of a target. */
+static const char *default_arch(tc_target t) {
+  return t == TC_TARGET_HIP ? TC_HIP_DEFAULT_ARCH : "sm_80";
+}
 
 static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, const char *name,
                                     char key[33]);
 static void kernel_to_cache(const tc_kernel *k);
+
+/* Does tc_compile apply tc_swizzle_swap by itself?  For HIP, unless
+ * TILEC_SWIZZLE_SWAP=0 says no. */
+static bool swizzle_swap_on(const tc_compile_options *o) {
+  return o->target == TC_TARGET_HIP && tc_swizzle_swap_env_enabled();
+}
 
 static bool valid_name(const char *s) {
   if (!s || !*s || strlen(s) > 60) return false;
@@ -68,9 +82,10 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   switch (o.target) {
     case TC_TARGET_OPENCL: d = &tc_dialect_opencl; break;
     case TC_TARGET_CUDA: d = &tc_dialect_cuda; break;
+    case TC_TARGET_HIP: d = &tc_dialect_hip; break;
     default:
-      *status = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: target %s has no dialect in this build yet",
-                        tc_target_name(o.target));
+      *status = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: target %s (%d) has no dialect in this build",
+                        tc_target_name(o.target), (int)o.target);
       return NULL;
   }
   char key[33] = "";
@@ -80,14 +95,33 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     return hit;
   }
   tc_kir *k;
+  /* HIP: the swizzle swap (seed 003) wherever it is legal, undone after
+   * lowering so that the caller's schedule stays as it was */
+  tc_swap_undo *undo = NULL;
+  if (swizzle_swap_on(&o)) tc_swizzle_swap_auto(f, &undo);
   *status = tc_lower(f, o.target, o.arch, &k);
+  tc_swizzle_swap_restore(f, undo);
   if (*status) return NULL;
-  if (o.target == TC_TARGET_CUDA && k->tmem_columns > 0) {
+  if (o.target == TC_TARGET_HIP && k->tmem_columns > 0) {
     tc_kir_free(k);
     *status = tc_fail(f, TC_ERR_UNSUPPORTED,
-                      "compile: tensor memory (tcgen05) code for CUDA is not supported yet; it runs "
-                      "emulated on the OpenCL target");
+                      "compile: tensor memory is an NVIDIA Blackwell (tcgen05) feature; AMD GPUs "
+                      "(target hip) have none");
     return NULL;
+  }
+  if (o.target == TC_TARGET_HIP) {
+    /* LDS per work-group: 64 KiB on CDNA 2 / 3, 160 KiB on gfx950 */
+    const char *arch = o.arch ? o.arch : TC_HIP_DEFAULT_ARCH;
+    int64_t lds = strncmp(arch, "gfx950", 6) == 0 ? 163840 : 65536;
+    if (k->smem_bytes > lds) {
+      int64_t need = k->smem_bytes;
+      tc_kir_free(k);
+      *status = tc_fail(f, TC_ERR_LOWER,
+                        "compile: the kernel needs %lld bytes of shared memory (LDS); %s has at "
+                        "most %lld per work-group",
+                        (long long)need, arch, (long long)lds);
+      return NULL;
+    }
   }
   tc_kernel *kn = tc_xcalloc(1, sizeof *kn);
   tc_str src;
@@ -96,7 +130,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   kn->source = tc_str_take(&src);
   snprintf(kn->name, sizeof kn->name, "%s", name);
   kn->target = o.target;
-  snprintf(kn->arch, sizeof kn->arch, "%s", o.arch ? o.arch : "sm_80");
+  snprintf(kn->arch, sizeof kn->arch, "%s", o.arch ? o.arch : default_arch(o.target));
   kn->smem = k->smem_bytes;
   kn->tmem_cols = k->tmem_columns;
   memcpy(kn->grid, k->grid, sizeof kn->grid);
@@ -129,6 +163,13 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   key[0] = 0;
   if (!tc_cache_enabled()) return NULL;
   tc_cache_key(f, o->target, o->arch, name, key);
+  if (o->target == TC_TARGET_HIP) { /* the automatic swizzle swap changes the kernel */
+    tc_hasher h;
+    tc_hasher_init(&h);
+    tc_hasher_str(&h, key);
+    tc_hasher_str(&h, swizzle_swap_on(o) ? "swizzle-swap 1" : "swizzle-swap off");
+    tc_hasher_hex(&h, key);
+  }
   tc_cache_entry e;
   if (!tc_cache_load(key, &e)) {
     tc_cache_count(TC_CACHE_MISS);
@@ -152,7 +193,7 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   kn->source = e.source, e.source = NULL;
   snprintf(kn->name, sizeof kn->name, "%s", e.name);
   kn->target = e.target;
-  snprintf(kn->arch, sizeof kn->arch, "%s", o->arch ? o->arch : "sm_80");
+  snprintf(kn->arch, sizeof kn->arch, "%s", o->arch ? o->arch : default_arch(o->target));
   kn->smem = e.smem;
   kn->tmem_cols = e.tmem_cols;
   memcpy(kn->grid, e.grid, sizeof kn->grid);
@@ -225,6 +266,7 @@ void tc_kernel_free(tc_kernel *k) {
   if (!k) return;
   if (k->cl) tc_cl_close(k->cl);
   free(k->source), free(k->param_bytes), free(k->param_is_output), free(k->ptx);
+  free(k->hip_co);
   free(k);
 }
 
@@ -266,6 +308,11 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device) {
   } else if (k->target == TC_TARGET_OPENCL) {
     st = open_cl(k, device, &err);
     if (!st) st = tc_cl_build(k->cl, k->source, &err);
+  } else if (k->target == TC_TARGET_HIP) {
+    /* hipcc --genco for the kernel's arch; needs no GPU */
+    free(k->hip_co);
+    k->hip_co = NULL, k->hip_co_bytes = 0;
+    st = tc_hip_compile(k->source, k->arch, &k->hip_co, &k->hip_co_bytes, &err);
   } else {
     st = TC_ERR_UNSUPPORTED;
     tc_str_printf(&err, "building %s kernels is not supported in this build", tc_target_name(k->target));
@@ -306,6 +353,8 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     if (!tc_cuda_available(&err)) st = TC_ERR_NO_DEVICE;
     else if (!(st = cuda_ptx(k, &err)))
       st = tc_cuda_run_ptx(k->ptx, k->name, k->arch, bufs, k->nparams, &l, ms, &err);
+  } else if (k->target == TC_TARGET_HIP) {
+    st = tc_hip_run(k->source, k->name, k->arch, bufs, k->nparams, &l, ms, &err);
   } else {
     st = TC_ERR_UNSUPPORTED;
     tc_str_printf(&err, "running %s kernels is not supported in this build", tc_target_name(k->target));

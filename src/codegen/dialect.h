@@ -42,10 +42,67 @@ typedef struct tc_dialect {
   void (*kernel_begin)(tc_str *o, const char *name, int64_t threads);
   void (*buffer_param)(tc_str *o, tc_dtype t, const char *name, int is_output, int first);
   void (*shared_array)(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth);
+  /* ---- additions (HIP) ---- */
+  /* Threads of a wavefront where the generators rely on it (64 for HIP);
+   * 0 where they do not (OpenCL emulates 64-lane waves, CUDA). */
+  int wave_size;
+  /* Global loads of the generators through buffer resources (NULL where
+   * the target has none; plain `load` is used then).  buffer_setup
+   * declares, at indentation depth, the resource of global buffer
+   * parameter `name` covering `bytes` bytes (at most INT32_MAX);
+   * buffer_load reads element idx through it, as the compute type (like
+   * load) or, when raw, as the stored bits (the storage type). */
+  void (*buffer_setup)(tc_str *o, tc_dtype t, const char *name, int64_t bytes, int depth);
+  void (*buffer_load)(tc_str *o, tc_dtype t, const char *name, const char *idx, int raw);
+  /* MFMA (AMD matrix cores) for the XDLOPS GEMM (src/ops/gemm_mfma.c);
+   * NULL where the target has none (CUDA).  `kind` is TC_MFMA_32X32X8 or
+   * TC_MFMA_16X16X16 (src/tune/params.h).  mfma_prelude (types, helpers)
+   * is printed once before the kernel.  The kernel defines `tc_wave` and
+   * `tc_lane` (tid / 64, tid % 64) before mfma_decls, which declares the
+   * fragments a_frag[na][4], b_frag[nb][4] (16-bit storage bits) and the
+   * accumulators c_acc[nacc][n] (f32, n = 16 or 4) for `waves` waves,
+   * plus mfma_smem(waves) bytes of shared memory of its own.  mfma prints
+   * one wave-wide acc += a * b with fragments of dtype `in` (f16 or
+   * bf16): AMD's builtin for HIP; for OpenCL an emulation with the same
+   * lane layouts (docs/amd.md). */
+  const char *mfma_prelude;
+  void (*mfma_decls)(tc_str *o, int kind, int na, int nb, int nacc, int waves, int depth);
+  int64_t (*mfma_smem)(int waves);
+  void (*mfma)(tc_str *o, int kind, tc_dtype in, const char *a, const char *b, const char *acc,
+               int depth);
+  /* ---- tensor memory (src/lower/tmem.c); NULL where the target has none.
+   * Printed only for kernels that use it (tc_kir.tmem_columns > 0):
+   * tmem_prelude (helpers, once per translation unit); tmem_setup, after
+   * the buffers, allocates every tensor-memory tc_kalloc (CUDA:
+   * tcgen05.alloc by warp 0 into a shared-memory slot, then
+   * relinquish_alloc_permit; OpenCL: one 128-lane x 512-column local array
+   * of 32-bit words) and defines tc_tmem_<tensor>, its address (lane << 16
+   * | column); tmem_teardown frees it at the end of the kernel
+   * (tcgen05.dealloc by warp 0); tmem_barrier replaces barrier (tcgen05
+   * fences around it); tmem_access prints one warp-collective tcgen05.st
+   * (is_load 0) of `words` 32-bit registers tc_tr[0 .. words) to the
+   * address `addr` (an int expression, relative to allocation a), or
+   * tcgen05.ld into them, and waits for it to complete; f32_bits and
+   * bits_f32 name the bit casts between float and unsigned int. */
+  const char *tmem_prelude;
+  void (*tmem_setup)(tc_str *o, const tc_kir *k);
+  void (*tmem_teardown)(tc_str *o, const tc_kir *k);
+  const char *tmem_barrier;
+  void (*tmem_access)(tc_str *o, const tc_kalloc *a, int is_load, int words, const char *addr,
+                      int depth);
+  const char *f32_bits, *bits_f32;
 } tc_dialect;
 
 extern const tc_dialect tc_dialect_opencl;
 extern const tc_dialect tc_dialect_cuda;
+extern const tc_dialect tc_dialect_hip;
+
+/* The OpenCL dialect's MFMA emulation (mfma_emu.c). */
+extern const char tc_cl_mfma_prelude[];
+void tc_cl_mfma_decls(tc_str *o, int kind, int na, int nb, int nacc, int waves, int depth);
+int64_t tc_cl_mfma_smem(int waves);
+void tc_cl_mfma(tc_str *o, int kind, tc_dtype in, const char *a, const char *b, const char *acc,
+                int depth);
 
 /* The storage C type of a dtype in memory (16-bit floats are stored as
  * unsigned short bit patterns). */

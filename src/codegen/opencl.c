@@ -52,12 +52,50 @@ static void cl_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t cou
 
 static void cl_alloc(tc_str *o, const tc_kalloc *a, int depth) {
   tc_str_indent(o, depth);
-  tc_str_printf(o, "%s%s %s[%lld];", space(a->t->mem), tc_storage_type(a->t->dtype), a->t->name,
+  if (a->t->mem == TC_MEM_TENSOR) { /* in the emulated tensor memory (cl_tmem_setup) */
+    tc_str_printf(o, "/* %s: tensor memory, %lld lanes x %lld columns (tc_tmem_%s) */\n", a->t->name,
+                  (long long)a->lanes, (long long)a->columns, a->t->name);
+    return;
+  }
+  tc_str_printf(o, "%s%s %s[%lld];\n", space(a->t->mem), tc_storage_type(a->t->dtype), a->t->name,
                 (long long)a->elems);
-  if (a->t->mem == TC_MEM_TENSOR)
-    tc_str_printf(o, "  /* tensor memory: %lld lanes x %lld columns */", (long long)a->lanes,
-                  (long long)a->columns);
-  tc_str_cat(o, "\n");
+}
+
+/* ---- tensor memory, emulated ----------------------------------------------
+ * One local array of 128 lanes x 512 columns of 32-bit words stands for the
+ * CTA's tensor memory, addressed as tcgen05 addresses it (lane << 16 |
+ * column); an access moves `n` words between a thread's registers and
+ * lane (address lane + lane id), columns (address column) .. + n - 1,
+ * which is what tcgen05.st/ld .32x32b.x<n> does for each thread of a warp
+ * (lane id = linear thread id % 32).  The masks keep a wrong address
+ * inside the array (lowering has checked that none is). */
+static const char cl_tmem_prelude[] =
+    "static void tc_tmem_st(__local uint *tm, uint taddr, int laneid, const uint *r, int n) {\n"
+    "  uint lane = ((taddr >> 16) + (uint)laneid) & 127u, col = taddr & 0xffffu;\n"
+    "  for (int j = 0; j < n; j++) tm[lane * 512u + ((col + (uint)j) & 511u)] = r[j];\n"
+    "}\n"
+    "static void tc_tmem_ld(__local const uint *tm, uint taddr, int laneid, uint *r, int n) {\n"
+    "  uint lane = ((taddr >> 16) + (uint)laneid) & 127u, col = taddr & 0xffffu;\n"
+    "  for (int j = 0; j < n; j++) r[j] = tm[lane * 512u + ((col + (uint)j) & 511u)];\n"
+    "}\n";
+
+static void cl_tmem_setup(tc_str *o, const tc_kir *k) {
+  tc_str_cat(o, "  __local uint tc_tmem[128 * 512];  /* emulated tensor memory: 128 lanes x 512 columns */\n");
+  tc_str_printf(o, "  const int tc_laneid = (tidx + %lld * (tidy + %lld * tidz)) %% 32;\n",
+                (long long)k->block[0], (long long)k->block[1]);
+  for (int i = 0; i < k->nallocs; i++) {
+    const tc_kalloc *a = &k->allocs[i];
+    if (a->t->mem != TC_MEM_TENSOR) continue;
+    tc_str_printf(o, "  const uint tc_tmem_%s = %lldu;  /* tcgen05.alloc of %lld columns */\n",
+                  a->t->name, (long long)a->tmem_col, (long long)a->columns);
+  }
+}
+
+static void cl_tmem_access(tc_str *o, const tc_kalloc *a, int is_load, int words, const char *addr,
+                           int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "tc_tmem_%s(tc_tmem, tc_tmem_%s + (uint)(%s), tc_laneid, tc_tr, %d);  /* tcgen05.%s.sync.aligned.32x32b.x%d.b32 */\n",
+                is_load ? "ld" : "st", a->t->name, addr, words, is_load ? "ld" : "st", words);
 }
 
 static void cl_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx) {
@@ -97,4 +135,14 @@ const tc_dialect tc_dialect_opencl = {
     .kernel_begin = cl_kernel_begin,
     .buffer_param = cl_buffer_param,
     .shared_array = cl_shared_array,
+    .tmem_prelude = cl_tmem_prelude,
+    .tmem_setup = cl_tmem_setup,
+    .tmem_access = cl_tmem_access,
+    .f32_bits = "as_uint",
+    .bits_f32 = "as_float",
+    /* MFMA: emulated (mfma_emu.c) */
+    .mfma_prelude = tc_cl_mfma_prelude,
+    .mfma_decls = tc_cl_mfma_decls,
+    .mfma_smem = tc_cl_mfma_smem,
+    .mfma = tc_cl_mfma,
 };

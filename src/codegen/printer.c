@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "dialect.h"
+#include "../lower/tmem.h"
 
 const char *tc_storage_type(tc_dtype t) {
   switch (t) {
@@ -110,16 +111,106 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_free(&v), tc_str_free(&idx);
 }
 
-static void print_barrier(tc_str *o, const tc_dialect *d, int depth) {
+static void print_barrier(tc_str *o, const tc_dialect *d, const tc_kir *k, int depth) {
   tc_str_indent(o, depth);
-  tc_str_cat(o, d->barrier);
+  tc_str_cat(o, k->tmem_columns > 0 && d->tmem_barrier ? d->tmem_barrier : d->barrier);
   tc_str_cat(o, "\n");
 }
 
+/* The 32-bit pattern of storage value v of dtype t, and back. */
+static void to_bits(tc_str *o, const tc_dialect *d, tc_dtype t, const char *v) {
+  switch (t) {
+    case TC_F32: tc_str_printf(o, "%s(%s)", d->f32_bits, v); break;
+    case TC_I8: tc_str_printf(o, "(unsigned)(unsigned char)(%s)", v); break;
+    default: tc_str_printf(o, "(unsigned)(%s)", v); break;
+  }
+}
+
+static void from_bits(tc_str *o, const tc_dialect *d, tc_dtype t, const char *w) {
+  switch (t) {
+    case TC_F32: tc_str_printf(o, "%s(%s)", d->bits_f32, w); break;
+    case TC_I32: tc_str_printf(o, "(int)(%s)", w); break;
+    case TC_I8: tc_str_printf(o, "(signed char)(unsigned char)(%s)", w); break;
+    default: tc_str_printf(o, "(unsigned short)(%s)", w); break;
+  }
+}
+
+/* A statement lowered to a tensor-memory access (tmem.c): its registers
+ * are packed into (or unpacked from) 32-bit words tc_tr[], moved by one
+ * warp-collective tcgen05.st / tcgen05.ld, element by element over the
+ * vectorized loop the statement sits in. */
+static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  const tc_op *op = s->op;
+  bool ld = s->tmem == TC_TMEM_LD;
+  const tc_tensor *tm = ld ? op->in[0] : op->out, *reg = ld ? op->out : op->in[0];
+  const tc_kalloc *a = &k->allocs[s->tmem_alloc];
+  int size = (int)tc_dtype_size(tm->dtype), per = 4 / size, bits = 8 * size;
+  const char *v = s->tmem_vec ? tc_e_var_name(k->pool, (int)s->tmem_vec->var->val) : NULL;
+  tc_str idx, addr, elem, word, x;
+  tc_str_init(&idx), tc_str_init(&addr), tc_str_init(&elem), tc_str_init(&word), tc_str_init(&x);
+  expr(&idx, k, ld ? s->out_index : s->in_index[0]);
+  expr(&addr, k, s->tmem_addr);
+  tc_str_printf(&elem, "%s[%s]", reg->name, tc_str_cstr(&idx));
+  if (!v) tc_str_cat(&word, "tc_tr[0]");
+  else if (per == 1) tc_str_printf(&word, "tc_tr[%s]", v);
+  else tc_str_printf(&word, "tc_tr[%s / %d]", v, per);
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "{  /* %s = %s: tcgen05.%s .32x32b.x%d (%s) */\n", op->out->name, op->in[0]->name,
+                ld ? "ld" : "st", s->tmem_words, tm->name);
+  int in = depth + 1;
+  bool guarded = !tc_e_is_const(s->pred, 1);
+  if (guarded) {
+    tc_str_indent(o, in);
+    tc_str_cat(o, "if (");
+    expr(o, k, s->pred);
+    tc_str_cat(o, ") {\n");
+    in++;
+  }
+  tc_str_indent(o, in);
+  tc_str_printf(o, "unsigned tc_tr[%d]%s;\n", s->tmem_words, !ld && per > 1 ? " = {0}" : "");
+  if (ld) d->tmem_access(o, a, 1, s->tmem_words, tc_str_cstr(&addr), in);
+  if (v) {
+    tc_str_indent(o, in);
+    tc_str_printf(o, "%s\n", d->unroll_pragma);
+    tc_str_indent(o, in);
+    tc_str_printf(o, "for (int %s = 0; %s < %d; ++%s) {  /* vectorize */\n", v, v, s->tmem_elems, v);
+  }
+  tc_str_indent(o, v ? in + 1 : in);
+  if (ld) {
+    if (per > 1) tc_str_printf(&x, "%s >> (%d * (%s %% %d))", tc_str_cstr(&word), bits, v, per);
+    else tc_str_cat(&x, tc_str_cstr(&word));
+    tc_str_printf(o, "%s = ", tc_str_cstr(&elem));
+    from_bits(o, d, tm->dtype, tc_str_cstr(&x));
+    tc_str_cat(o, ";\n");
+  } else {
+    tc_str_printf(o, "%s %s ", tc_str_cstr(&word), per > 1 ? "|=" : "=");
+    to_bits(o, d, tm->dtype, tc_str_cstr(&elem));
+    if (per > 1) tc_str_printf(o, " << (%d * (%s %% %d))", bits, v, per);
+    tc_str_cat(o, ";\n");
+  }
+  if (v) {
+    tc_str_indent(o, in);
+    tc_str_cat(o, "}\n");
+  }
+  if (!ld) d->tmem_access(o, a, 0, s->tmem_words, tc_str_cstr(&addr), in);
+  if (guarded) {
+    tc_str_indent(o, depth + 1);
+    tc_str_cat(o, "}\n");
+  }
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+  tc_str_free(&idx), tc_str_free(&addr), tc_str_free(&elem), tc_str_free(&word), tc_str_free(&x);
+}
+
 static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth) {
-  if (n->sync_before) print_barrier(o, d, depth);
+  if (n->sync_before) print_barrier(o, d, k, depth);
   if (n->kind == TC_K_STMT) {
-    print_stmt(o, d, k, n, depth);
+    if (n->tmem) print_tmem(o, d, k, n, depth);
+    else print_stmt(o, d, k, n, depth);
+    return;
+  }
+  if (n->nbody == 1 && n->body[0]->kind == TC_K_STMT && n->body[0]->tmem && n->body[0]->tmem_vec == n) {
+    print_tmem(o, d, k, n->body[0], depth); /* the vector loop is the access */
     return;
   }
   const char *v = k->pool ? tc_e_var_name(k->pool, (int)n->var->val) : "i";
@@ -132,7 +223,7 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   if (n->ptype != TC_SERIAL) tc_str_printf(o, "  /* %s */", tc_ptype_name(n->ptype));
   tc_str_cat(o, "\n");
   for (int i = 0; i < n->nbody; i++) print_node(o, d, k, n->body[i], depth + 1);
-  if (n->sync_end) print_barrier(o, d, depth + 1);
+  if (n->sync_end) print_barrier(o, d, k, depth + 1);
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");
 }
@@ -142,12 +233,21 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   /* guarded, so that several kernels can share one translation unit */
   tc_str_cat(o, "#ifndef TC_PRELUDE\n#define TC_PRELUDE\n");
   tc_str_cat(o, d->prelude);
-  tc_str_cat(o, "#endif\n\n");
+  tc_str_cat(o, "#endif\n");
+  bool tmem = k->tmem_columns > 0 && d->tmem_setup;
+  if (tmem && d->tmem_prelude) {
+    tc_str_cat(o, "#ifndef TC_TMEM_PRELUDE\n#define TC_TMEM_PRELUDE\n");
+    tc_str_cat(o, d->tmem_prelude);
+    tc_str_cat(o, "#endif\n");
+  }
+  tc_str_cat(o, "\n");
   d->kernel_open(o, k, name);
   for (int i = 0; i < k->nparams; i++) d->param(o, k->params[i], i >= k->f->ninputs, i == 0);
   tc_str_cat(o, ") {\n");
   tc_str_cat(o, d->index_defs);
   for (int i = 0; i < k->nallocs; i++) d->alloc(o, &k->allocs[i], 1);
+  if (tmem) d->tmem_setup(o, k);
   for (int i = 0; i < k->root->nbody; i++) print_node(o, d, k, k->root->body[i], 1);
+  if (tmem && d->tmem_teardown) d->tmem_teardown(o, k);
   tc_str_cat(o, "}\n");
 }

@@ -90,7 +90,7 @@ void tc_tensor_loop_str(const tc_tensor *t, tc_str *out);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 1
+#define TC_CODEGEN_FORMAT 2
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

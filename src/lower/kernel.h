@@ -28,6 +28,17 @@ typedef struct tc_knode {
   /* barriers */
   int sync_before;         /* emit a block barrier before this node */
   int sync_end;            /* LOOP: emit a barrier at the end of the body */
+  /* STMT reading or writing tensor memory (src/lower/tmem.c): one
+   * warp-collective tcgen05.st (tmem == TC_TMEM_ST, registers in[0] ->
+   * tensor memory out) or tcgen05.ld (TC_TMEM_LD) of shape 32x32b for the
+   * whole VECTORIZE loop tmem_vec it sits in (NULL: a single element) */
+  int tmem;                /* TC_TMEM_NONE / _ST / _LD (tmem.h) */
+  int tmem_words;          /* 32-bit registers per thread: the .x<N> */
+  int tmem_elems;          /* elements per thread (the vector width) */
+  int tmem_alloc;          /* index of the tensor's tc_kalloc */
+  struct tc_knode *tmem_vec;
+  const tc_expr *tmem_addr; /* (warp's first lane << 16) + first column,
+                               relative to the allocation's address */
 } tc_knode;
 
 typedef struct tc_kalloc {
@@ -35,6 +46,9 @@ typedef struct tc_kalloc {
   int64_t elems;           /* elements allocated (per block / per thread) */
   int64_t offset;          /* shared: byte offset in the block's shared memory */
   int64_t lanes, columns;  /* tensor memory: lanes and 32-bit columns */
+  int64_t tmem_col;        /* tensor memory: first column in the OpenCL emulation */
+  int tmem_slot;           /* tensor memory: order of allocation (CUDA: the
+                              shared-memory slot tcgen05.alloc writes) */
 } tc_kalloc;
 
 typedef struct tc_kir {

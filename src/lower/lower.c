@@ -13,9 +13,7 @@
 
 #include "../sched/sched.h"
 #include "kernel.h"
-
-#define TC_TMEM_LANES 128
-#define TC_TMEM_COLUMNS 512
+#include "tmem.h"
 
 typedef struct lctx {
   tc_fusion *f;
@@ -390,6 +388,41 @@ static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const
   return st;
 }
 
+/* Whether every loop axis of t is made from t's allocation axes (t
+ * iterates its allocation in order, as a copy does after tc_swizzle_swap). */
+static bool loop_from_alloc(const tc_dgraph *g, const tc_tensor *t) {
+  const int *ax;
+  int na = alloc_domain(t, &ax);
+  char *from = tc_xcalloc((size_t)g->naxes + 1, 1);
+  for (int j = 0; j < na; j++) from[ax[j]] = 1;
+  for (int i = 0; i < g->nxf; i++) {
+    const tc_xform *x = &g->xf[i];
+    bool all = tc_xf_has_forward(x->kind);
+    for (int k = 0; k < x->nin && all; k++) all = from[x->in[k]] != 0;
+    if (all)
+      for (int k = 0; k < x->nout; k++) from[x->out[k]] = 1;
+  }
+  bool all = true;
+  for (int i = 0; i < t->nloop; i++) all &= from[t->loop[i]] != 0;
+  free(from);
+  return all;
+}
+
+/* The element index of t from the values the walk from its loop domain
+ * gave its allocation axes; NULL when an allocated axis has none. */
+static const tc_expr *index_from_walk(lctx *c, const tc_tensor *t, const tc_expr **vals) {
+  tc_epool *p = c->k->pool;
+  const int *ax;
+  int na = alloc_domain(t, &ax);
+  const tc_expr *idx = tc_e_const(p, 0);
+  for (int j = 0; j < na; j++) {
+    if (!axis_allocated(c->g, t, ax[j])) continue;
+    if (!vals[ax[j]]) return NULL;
+    idx = tc_e_add(p, tc_e_mulc(p, idx, c->g->axes[ax[j]].extent), vals[ax[j]]);
+  }
+  return tc_simplify(p, idx);
+}
+
 static tc_status stmt_indices(lctx *c, tc_knode *s) {
   tc_kir *k = c->k;
   tc_epool *p = k->pool;
@@ -421,10 +454,18 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
       break;
     }
   }
+  /* A shared tensor that iterates its own allocation (tc_swizzle_swap)
+   * stores at the position its loop indices name: index it by the walk's
+   * values of the allocation axes, not back through the logical domain,
+   * which would run the layout's swizzle backward and forward again. */
+  const tc_expr *direct = NULL;
+  if (!st && t->mem == TC_MEM_SHARED && t->alloc_set && loop_from_alloc(g, t))
+    direct = index_from_walk(c, t, vals);
   free(vals);
   if (st) return st;
   s->pred = tc_simplify(p, pred);
   st = index_of(c, t, lv, &s->out_index);
+  if (!st && direct) s->out_index = direct;
   for (int i = 0; i < s->op->nin && !st; i++) {
     const tc_expr *in_lv[16];
     for (int j = 0; j < t->nlogical; j++) in_lv[tc_op_in_axis(s->op, j)] = lv[j];
@@ -461,7 +502,6 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
 /* ---- driver ------------------------------------------------------------ */
 
 tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **out) {
-  (void)arch;
   tc_clear_error(f);
   *out = NULL;
   if (f->noutputs == 0) return tc_fail(f, TC_ERR_ARGUMENT, "compile: the fusion has no outputs (tc_add_output)");
@@ -492,11 +532,13 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
     }
   }
   tc_knode **stmt_of = tc_xcalloc((size_t)n + 1, sizeof *stmt_of);
+  if (!st) st = tc_tmem_check_target(f, target, arch);
   if (!st) st = launch_config(&c, order, n);
   if (!st) st = allocate(&c, order, n);
   if (!st) st = build_loops(&c, order, n, stmt_of);
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
   if (!st) place_barriers(&c, order, n, stmt_of);
+  if (!st) st = tc_tmem_lower(c.k);
   if (!st) {
     c.k->params = tc_xmalloc((size_t)(f->ninputs + f->noutputs + 1) * sizeof(tc_tensor *));
     for (int i = 0; i < f->ninputs; i++) c.k->params[c.k->nparams++] = f->inputs[i];

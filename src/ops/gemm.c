@@ -1,4 +1,5 @@
-/* gemm.c - the gridwise GEMM kernel generator (seed 004, non-XDLOPS).
+/* gemm.c - the gridwise GEMM kernel generator (seed 004; the XDLOPS
+ * blockwise GEMM, on MFMA, is in gemm_mfma.c and described there).
  *
  * C[g][m][n] = alpha * sum_k A[g][k][m] * B[g][k][n] (+ C[g][m][n]).  The
  * emitted kernel, everything target-specific coming from the dialect:
@@ -53,20 +54,9 @@
 #include <string.h>
 
 #include "../codegen/dialect.h"
+#include "gemm_gen.h"
 
-typedef struct gen {
-  const tc_dialect *d;
-  const tc_gemm_problem *pb;
-  const tc_gemm_params *p;
-  tc_gemm_shape s;
-  int64_t nm, nn, nk;
-  tc_view *a, *b, *c; /* padded copies */
-  tc_epool *pool;
-  const tc_expr *g_id, *m_blk, *n_blk, *k_tile, *a_k0, *a_m0, *b_k0, *b_n0, *m_thr, *n_thr;
-  tc_str *o;
-  char *err;
-  size_t cap;
-} gen;
+typedef tc_gemm_gen gen; /* gemm_gen.h */
 
 static tc_status fail(gen *G, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static tc_status fail(gen *G, tc_status st, const char *fmt, ...) {
@@ -208,6 +198,11 @@ static tc_status index_of(gen *G, const tc_view *v, const char *what, const tc_e
   return TC_OK;
 }
 
+tc_status tc_gemm_gen_index(tc_gemm_gen *G, const tc_view *v, const char *what, const tc_expr *x,
+                            const tc_expr *y, const tc_expr **off, const tc_expr **valid) {
+  return index_of(G, v, what, x, y, off, valid);
+}
+
 /* ---- the blockwise copies --------------------------------------------- */
 
 /* Global -> registers for operand A (is_b 0) or B (1), tile k_tile (a C
@@ -237,17 +232,26 @@ static tc_status emit_load(gen *G, int is_b, int depth) {
       tc_str_clear(&idx);
       tc_str_clear(&ld);
       tc_e_print_c(&idx, P, off);
-      G->d->load(&ld, dt, TC_MEM_GLOBAL, buf, tc_str_cstr(&idx));
+      /* through the dialect's buffer loads where it has them (HIP);
+       * XDLOPS kernels copy the stored 16-bit values as they are (the
+       * MFMA takes them), the others convert to f32 */
+      if (G->d->buffer_load && (is_b ? G->b_bytes : G->a_bytes) > 0)
+        G->d->buffer_load(&ld, dt, buf, tc_str_cstr(&idx), G->xdl);
+      else if (G->xdl)
+        tc_str_printf(&ld, "%s[%s]", buf, tc_str_cstr(&idx));
+      else
+        G->d->load(&ld, dt, TC_MEM_GLOBAL, buf, tc_str_cstr(&idx));
+      const char *zero = G->xdl ? "0" : "0.0f";
       tc_str_indent(G->o, depth);
       tc_str_printf(G->o, "%s[%d] = ", reg, i * slice_x + j);
       if (tc_e_is_const(valid, 1)) {
         tc_str_printf(G->o, "%s;\n", tc_str_cstr(&ld));
       } else if (tc_e_is_const(valid, 0)) {
-        tc_str_cat(G->o, "0.0f;\n");
+        tc_str_printf(G->o, "%s;\n", zero);
       } else {
         tc_str_cat(G->o, "(");
         tc_e_print_c(G->o, P, valid);
-        tc_str_printf(G->o, ") ? %s : 0.0f;\n", tc_str_cstr(&ld));
+        tc_str_printf(G->o, ") ? %s : %s;\n", tc_str_cstr(&ld), zero);
       }
     }
   tc_str_free(&idx);
@@ -309,6 +313,10 @@ static void emit_sub_gemm(gen *G, int depth, int r, int s) {
 
 /* The pipelined 2x2 blockwise GEMM on shared buffer `odd`. */
 static void emit_block_gemm(gen *G, int odd, int depth) {
+  if (G->xdl) {
+    tc_mfma_emit_block_gemm(G, odd, depth);
+    return;
+  }
   const tc_gemm_params *p = G->p;
   int kpb = p->k_per_block;
   int abase = odd ? kpb * p->m_per_block : 0, bbase = odd ? kpb * p->n_per_block : 0;
@@ -342,6 +350,7 @@ static void emit_block_gemm(gen *G, int odd, int depth) {
 /* ---- the threadwise copy of C ----------------------------------------- */
 
 static tc_status emit_c_store(gen *G, int depth) {
+  if (G->xdl) return tc_mfma_emit_c_store(G, depth);
   const tc_gemm_params *p = G->p;
   tc_epool *P = G->pool;
   int mpt = p->m_per_thread, npt = p->n_per_thread;
@@ -441,11 +450,20 @@ static tc_status emit_kernel(gen *G, const char *name) {
        (long long)G->s.g, (long long)G->s.m, (long long)G->s.n, (long long)G->s.k,
        tc_dtype_name(G->pb->a_dtype), tc_dtype_name(G->pb->b_dtype),
        tc_dtype_name(G->pb->c_dtype), (double)G->pb->alpha);
-  line(G, 0, " * perf config %s: levels m %dx%d n %dx%d; A copy cluster k%d x m%d (read along %s,"
-             " %d per read); B copy cluster k%d x n%d (read along %s, %d per read)",
-       cfg, p->m_level0, p->m_level1, p->n_level0, p->n_level1, p->a_cluster_k, p->a_cluster_m,
-       p->a_read_dim == TC_GEMM_READ_K ? "K" : "M", p->a_src_per_read, p->b_cluster_k,
-       p->b_cluster_n, p->b_read_dim == TC_GEMM_READ_K ? "K" : "N", p->b_src_per_read);
+  if (G->xdl)
+    line(G, 0, " * perf config %s (XDLOPS): %d x %d waves of %d x %d, MFMA %s; A copy cluster k%d"
+               " x m%d (read along %s, %d per read); B copy cluster k%d x n%d (read along %s, %d "
+               "per read)",
+         cfg, p->waves_m, p->waves_n, p->m_per_wave, p->n_per_wave,
+         p->mfma == TC_MFMA_32X32X8 ? "32x32x8" : "16x16x16", p->a_cluster_k, p->a_cluster_m,
+         p->a_read_dim == TC_GEMM_READ_K ? "K" : "M", p->a_src_per_read, p->b_cluster_k,
+         p->b_cluster_n, p->b_read_dim == TC_GEMM_READ_K ? "K" : "N", p->b_src_per_read);
+  else
+    line(G, 0, " * perf config %s: levels m %dx%d n %dx%d; A copy cluster k%d x m%d (read along "
+               "%s, %d per read); B copy cluster k%d x n%d (read along %s, %d per read)",
+         cfg, p->m_level0, p->m_level1, p->n_level0, p->n_level1, p->a_cluster_k, p->a_cluster_m,
+         p->a_read_dim == TC_GEMM_READ_K ? "K" : "M", p->a_src_per_read, p->b_cluster_k,
+         p->b_cluster_n, p->b_read_dim == TC_GEMM_READ_K ? "K" : "N", p->b_src_per_read);
   line(G, 0, " * grid %lld blocks (G * %lld m tiles * %lld n tiles), %d threads; %lld K tiles: "
              "%lld main-loop iterations, tail with %s tile%s",
        (long long)nblocks, (long long)G->nm, (long long)G->nn, bs, (long long)G->nk,
@@ -454,6 +472,7 @@ static tc_status emit_kernel(gen *G, const char *name) {
   describe_view(G, "B (padded)", G->b);
   describe_view(G, "C (padded)", G->c);
   line(G, 0, " */");
+  if (G->xdl) tc_mfma_emit_prelude(G);
 
   d->kernel_begin(G->o, name, bs);
   d->buffer_param(G->o, G->pb->a_dtype, "A", 0, 1);
@@ -461,8 +480,11 @@ static tc_status emit_kernel(gen *G, const char *name) {
   d->buffer_param(G->o, G->pb->c_dtype, "C", 1, 0);
   tc_str_cat(G->o, ") {\n");
   tc_str_cat(G->o, d->index_defs);
-  d->shared_array(G->o, TC_F32, "a_lds", 2 * (int64_t)kpb * mpb, 1);
-  d->shared_array(G->o, TC_F32, "b_lds", 2 * (int64_t)kpb * npb, 1);
+  /* LDS holds f32 (XDLOPS: the 16-bit inputs as stored) */
+  d->shared_array(G->o, G->xdl ? G->pb->a_dtype : TC_F32, "a_lds", 2 * (int64_t)kpb * mpb, 1);
+  d->shared_array(G->o, G->xdl ? G->pb->b_dtype : TC_F32, "b_lds", 2 * (int64_t)kpb * npb, 1);
+  if (G->a_bytes > 0) d->buffer_setup(G->o, G->pb->a_dtype, "A", G->a_bytes, 1);
+  if (G->b_bytes > 0) d->buffer_setup(G->o, G->pb->b_dtype, "B", G->b_bytes, 1);
 
   /* block and thread coordinates */
   const tc_expr *bid = tc_e_var(P, "bidx", 0, nblocks - 1);
@@ -471,14 +493,18 @@ static tc_status emit_kernel(gen *G, const char *name) {
   def_var(G, 1, "g_id", tc_e_divc(P, bid, G->nm * G->nn));
   def_var(G, 1, "m_blk", tc_e_modc(P, tc_e_divc(P, bid, G->nn), G->nm));
   def_var(G, 1, "n_blk", tc_e_modc(P, bid, G->nn));
-  /* blockwise-GEMM position of the thread's C tile */
-  const tc_expr *mthr = tc_e_add(P, tc_e_mulc(P, tc_e_divc(P, tid, ml0 * nl0 * nl1), mpt * ml0),
-                                 tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tid, nl0), ml0), mpt));
-  const tc_expr *nthr =
-      tc_e_add(P, tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tid, ml0 * nl0), nl1), npt * nl0),
-               tc_e_mulc(P, tc_e_modc(P, tid, nl0), npt));
-  def_var(G, 1, "m_thr", mthr);
-  def_var(G, 1, "n_thr", nthr);
+  /* blockwise-GEMM position of the thread's C tile (XDLOPS: of the
+   * wave's, in tc_mfma_emit_setup) */
+  if (!G->xdl) {
+    const tc_expr *mthr =
+        tc_e_add(P, tc_e_mulc(P, tc_e_divc(P, tid, ml0 * nl0 * nl1), mpt * ml0),
+                 tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tid, nl0), ml0), mpt));
+    const tc_expr *nthr =
+        tc_e_add(P, tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tid, ml0 * nl0), nl1), npt * nl0),
+                 tc_e_mulc(P, tc_e_modc(P, tid, nl0), npt));
+    def_var(G, 1, "m_thr", mthr);
+    def_var(G, 1, "n_thr", nthr);
+  }
   /* blockwise-copy positions: the read dimension varies fastest */
   for (int is_b = 0; is_b < 2; is_b++) {
     int ck = is_b ? p->b_cluster_k : p->a_cluster_k, cx = is_b ? p->b_cluster_n : p->a_cluster_m;
@@ -502,11 +528,18 @@ static tc_status emit_kernel(gen *G, const char *name) {
   G->b_n0 = tc_e_var(P, "b_n0", 0, npb - npb / p->b_cluster_n);
 
   int acopy = kpb * mpb / bs, bcopy = kpb * npb / bs;
-  line(G, 1, "float a_copy[%d], b_copy[%d];  /* blockwise-copy registers */", acopy, bcopy);
-  line(G, 1, "float a_sub[%d], b_sub[%d];  /* 2x2 pipeline operands */", 2 * mpt, 2 * npt);
-  line(G, 1, "float c_acc[%d];  /* [%d][%d] accumulators */", 4 * mpt * npt, 2 * mpt, 2 * npt);
-  pragma_unroll(G, 1);
-  line(G, 1, "for (int i = 0; i < %d; ++i) c_acc[i] = 0.0f;", 4 * mpt * npt);
+  if (G->xdl) {
+    line(G, 1, "%s a_copy[%d];  /* blockwise-copy registers (stored bits) */",
+         tc_storage_type(G->pb->a_dtype), acopy);
+    line(G, 1, "%s b_copy[%d];", tc_storage_type(G->pb->b_dtype), bcopy);
+    tc_mfma_emit_setup(G, 1);
+  } else {
+    line(G, 1, "float a_copy[%d], b_copy[%d];  /* blockwise-copy registers */", acopy, bcopy);
+    line(G, 1, "float a_sub[%d], b_sub[%d];  /* 2x2 pipeline operands */", 2 * mpt, 2 * npt);
+    line(G, 1, "float c_acc[%d];  /* [%d][%d] accumulators */", 4 * mpt * npt, 2 * mpt, 2 * npt);
+    pragma_unroll(G, 1);
+    line(G, 1, "for (int i = 0; i < %d; ++i) c_acc[i] = 0.0f;", 4 * mpt * npt);
+  }
 
   line(G, 1, "/* prologue: tile 0 -> registers -> even buffers */");
   tc_status st = emit_load_tile(G, 1, "0");
@@ -553,6 +586,20 @@ static tc_status emit_kernel(gen *G, const char *name) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* The bytes a buffer resource for the (padded) view v must cover: one past
+ * the largest element offset any coordinate of [G, e1, e2] may give, by
+ * range analysis; 0 (plain loads) when an offset may be negative or the
+ * bytes exceed INT32_MAX (a buffer load's 32-bit byte offset). */
+static int64_t buffer_bytes(gen *G, const tc_view *v, tc_dtype t, int64_t e1, int64_t e2) {
+  const tc_expr *up[3] = {tc_e_var(G->pool, "g_id", 0, G->s.g - 1),
+                          tc_e_var(G->pool, "x", 0, e1 - 1), tc_e_var(G->pool, "y", 0, e2 - 1)};
+  const tc_expr *off, *valid;
+  tc_view_index(v, G->pool, up, &off, &valid);
+  int64_t es = (int64_t)tc_dtype_size(t);
+  if (off->lo < 0 || off->hi >= INT32_MAX / es) return 0;
+  return (off->hi + 1) * es;
+}
+
 /* Copies v and pads upper dims 1 and 2 at the end to the given extents. */
 static tc_status pad_view(gen *G, const tc_view *v, const char *what, int64_t e1, int64_t e2,
                           tc_view **out) {
@@ -587,13 +634,23 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   switch (target) {
     case TC_TARGET_OPENCL: G.d = &tc_dialect_opencl; break;
     case TC_TARGET_CUDA: G.d = &tc_dialect_cuda; break;
+    case TC_TARGET_HIP: G.d = &tc_dialect_hip; break;
     default:
-      return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: no %s dialect yet (OpenCL and CUDA only)",
-                  tc_target_name(target));
+      return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: unknown target %d (OpenCL, CUDA and HIP only)",
+                  (int)target);
   }
   G.pb = pb, G.p = p;
   tc_status st = check_problem(&G);
   if (st != TC_OK) return st;
+  G.xdl = tc_gemm_params_is_xdlops(p);
+  if (G.xdl && !G.d->mfma)
+    return fail(&G, TC_ERR_UNSUPPORTED,
+                "GEMM: XDLOPS (MFMA) kernels are for AMD GPUs: target hip, or opencl (emulated); "
+                "not %s", tc_target_name(target));
+  if (G.xdl && (pb->a_dtype != pb->b_dtype || (pb->a_dtype != TC_F16 && pb->a_dtype != TC_BF16)))
+    return fail(&G, TC_ERR_UNSUPPORTED,
+                "GEMM: XDLOPS (MFMA) kernels need A and B both f16 or both bf16 (got %s and %s)",
+                tc_dtype_name(pb->a_dtype), tc_dtype_name(pb->b_dtype));
   G.s = tc_gemm_problem_shape(pb);
   char why[512];
   if (tc_gemm_params_check(p, &G.s, why, sizeof why))
@@ -613,6 +670,10 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   tc_str_init(&src);
   if (st == TC_OK) {
     G.pool = tc_epool_new();
+    if (G.d->buffer_setup && G.d->buffer_load) {
+      G.a_bytes = buffer_bytes(&G, G.a, pb->a_dtype, G.nk * p->k_per_block, G.nm * p->m_per_block);
+      G.b_bytes = buffer_bytes(&G, G.b, pb->b_dtype, G.nk * p->k_per_block, G.nn * p->n_per_block);
+    }
     G.o = &src;
     st = emit_kernel(&G, name);
     tc_epool_free(G.pool);
@@ -628,6 +689,6 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   snprintf(out->name, sizeof out->name, "%s", name);
   out->grid[0] = (size_t)(G.s.g * G.nm * G.nn), out->grid[1] = out->grid[2] = 1;
   out->block[0] = (size_t)p->block_size, out->block[1] = out->block[2] = 1;
-  out->smem_bytes = tc_gemm_lds_bytes(p);
+  out->smem_bytes = tc_gemm_lds_bytes(p) + (G.xdl ? tc_mfma_extra_smem(G.d, p) : 0);
   return TC_OK;
 }

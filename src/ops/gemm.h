@@ -35,9 +35,14 @@ typedef struct tc_gemm_problem {
   float alpha;              /* C = alpha * A*B (+ C) ; 1 normally */
 } tc_gemm_problem;
 
-/* Generates the kernel for target (OpenCL or CUDA; HIP later) with the
- * given parameters (which must already be derived and valid for the
- * problem's shape).  Returns TC_OK, or an error with err filled. */
+/* Generates the kernel for target (OpenCL, CUDA or HIP) with the given
+ * parameters (which must already be derived and valid for the problem's
+ * shape).  XDLOPS parameters (tc_gemm_params_is_xdlops) select the MFMA
+ * blockwise GEMM (gemm_mfma.c): f16 or bf16 A and B, target HIP (AMD's
+ * MFMA builtins) or OpenCL (the MFMA emulated with the same lane
+ * layouts); smem_bytes then includes the emulation's scratch.  On HIP, A
+ * and B are read with buffer loads.  Returns TC_OK, or an error with err
+ * filled. */
 tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, tc_target target,
                            const char *name, tc_gemm_kernel *out, char *err, size_t cap);
 void tc_gemm_kernel_free(tc_gemm_kernel *k);

@@ -87,4 +87,31 @@ tc_status tc_cuda_run_ptx(const char *ptx, const char *kernel_name,
  * NVRTC cannot be loaded. */
 int tc_cuda_nvrtc_version(int *major, int *minor);
 
+/* ---- HIP (AMD GPUs; hip.c) ---- */
+#define TC_HIP_DEFAULT_ARCH "gfx90a"
+/* The hipcc tilec uses: the first in $PATH, else /opt/rocm/bin/hipcc.
+ * Returns 1 with its path, 0 when there is none. */
+int tc_hip_find_hipcc(char *path, size_t cap);
+/* hipcc's "HIP version: ..." ("5.2.21153-0"); 0 when unknown. */
+int tc_hip_hipcc_version(char *buf, size_t cap);
+/* Compiles HIP source to a code object for arch (an --offload-arch:
+ * "gfx90a", "gfx940"; NULL = TC_HIP_DEFAULT_ARCH) with `hipcc --genco`;
+ * *co (caller frees; co may be NULL) gets its bytes.  TC_ERR_UNSUPPORTED
+ * when there is no hipcc or it does not know the arch (Debian 12's ROCm
+ * 5.2: gfx942, gfx950), TC_ERR_COMPILE with hipcc's log when the source
+ * does not compile.  Needs no GPU. */
+tc_status tc_hip_compile(const char *source, const char *arch, char **co, size_t *co_bytes,
+                         tc_str *err);
+/* Is there an AMD GPU?  On no, msg gets "no AMD GPU: ...". */
+int tc_hip_available(tc_str *msg);
+/* hipcc (version, path, the archs it compiles for) and the AMD GPU state,
+ * for `tilec devices` ("HIP compiler: ...", "HIP archs: ...", "HIP device:
+ * ..." lines). */
+void tc_hip_describe(tc_str *out);
+/* TC_ERR_NO_DEVICE with "no AMD GPU: ..." where there is none; where
+ * there is one, TC_ERR_UNSUPPORTED (launching is not implemented yet). */
+tc_status tc_hip_run(const char *source, const char *kernel_name, const char *arch,
+                     tc_rt_buffer *bufs, int nbufs, const tc_launch *launch, double *ms,
+                     tc_str *err);
+
 #endif

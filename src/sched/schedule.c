@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "../ir/fusion.h"
+#include "abstract_tensor.h"
 #include "sched.h"
 
 static tc_status fail_t(const tc_tensor *t, tc_status s, const char *call, const char *fmt, ...)
@@ -102,37 +103,13 @@ tc_status tc_reorder(tc_tensor *t, int n, const int *old_pos, const int *new_pos
   if (st) return st;
   if (n < 0 || (n > 0 && (!old_pos || !new_pos)))
     return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "bad arguments: %d pairs", n);
-  int m = t->nloop;
-  int *dst = tc_xmalloc((size_t)m * sizeof(int)), *taken = tc_xcalloc((size_t)m, sizeof(int));
-  int *placed = tc_xcalloc((size_t)m, sizeof(int));
-  for (int i = 0; i < m; i++) dst[i] = -1;
-  for (int i = 0; i < n; i++) {
-    int o = tc_norm_axis(old_pos[i], m), p = tc_norm_axis(new_pos[i], m);
-    if (o < 0 || p < 0) {
-      free(dst), free(taken), free(placed);
-      return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "%s has no loop axis %d; it has %d", t->name,
-                    o < 0 ? old_pos[i] : new_pos[i], m);
-    }
-    if (dst[o] >= 0 || taken[p]) {
-      int twice = dst[o] >= 0 ? o : p;
-      free(dst), free(taken), free(placed);
-      return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "%s axis %d is named twice in the reorder",
-                    t->name, twice);
-    }
-    dst[o] = p, taken[p] = 1;
-  }
-  int *loop = tc_xmalloc((size_t)m * sizeof(int));
-  for (int i = 0; i < m; i++)
-    if (dst[i] >= 0) loop[dst[i]] = t->loop[i], placed[dst[i]] = 1;
-  int k = 0;
-  for (int i = 0; i < m; i++) {
-    if (dst[i] >= 0) continue;
-    while (placed[k]) k++;
-    loop[k] = t->loop[i], placed[k] = 1;
-  }
-  free(t->loop);
-  t->loop = loop;
-  free(dst), free(taken), free(placed);
+  int bad = 0, rc = tc_reorder_list(t->loop, t->nloop, n, old_pos, new_pos, &bad);
+  if (rc == -1)
+    return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "%s has no loop axis %d; it has %d", t->name, bad,
+                  t->nloop);
+  if (rc == -2)
+    return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "%s axis %d is named twice in the reorder",
+                  t->name, bad);
   return TC_OK;
 }
 
@@ -186,11 +163,18 @@ bool tc_ptype_is_device(tc_ptype p) { return p >= TC_DIDX && p <= TC_DIDZ; }
 
 tc_status tc_check_vector_width(const tc_tensor *t, int axis, int64_t extent) {
   int64_t bytes = extent * (int64_t)tc_dtype_size(t->dtype);
-  if ((extent & (extent - 1)) != 0 || extent > 16 || bytes > 16)
+  /* a tensor-memory store or load (tcgen05.st/ld .x1 ... .x128) moves up
+   * to 128 32-bit words per thread */
+  bool tmem = t->mem == TC_MEM_TENSOR ||
+              (t->def && t->def->nin == 1 && t->def->in[0]->mem == TC_MEM_TENSOR);
+  int64_t max = tmem ? 512 : 16;
+  if (extent < 1 || (extent & (extent - 1)) != 0 || extent > max || bytes > max)
     return fail_t(t, TC_ERR_SCHEDULE, "tc_parallelize",
                   "%s axis %d has extent %lld: a vectorized axis needs a power-of-two extent with "
-                  "at most 16 bytes per vector (%lld bytes of %s here)",
-                  t->name, axis, (long long)extent, (long long)bytes, tc_dtype_name(t->dtype));
+                  "at most %lld bytes per vector%s (%lld bytes of %s here)",
+                  t->name, axis, (long long)extent, (long long)max,
+                  tmem ? " (128 32-bit words: tcgen05 .x128)" : "", (long long)bytes,
+                  tc_dtype_name(t->dtype));
   return TC_OK;
 }
 
@@ -513,5 +497,97 @@ tc_status tc_parallelize_all_like(tc_tensor *ref) {
         if (ra->sig == ta->sig && ra->extent == ta->extent) ta->ptype = ra->ptype;
       }
   }
+  return TC_OK;
+}
+
+/* ---- loop and allocation domains from axes of the tensor's graph ------- */
+
+int tc_tensor_loop_axis(const tc_tensor *t, int pos) {
+  int a = tc_norm_axis(pos, t->nloop);
+  return a < 0 ? -1 : t->loop[a];
+}
+
+int tc_tensor_nalloc(const tc_tensor *t) { return t->alloc_set ? t->nalloc : t->nloop; }
+
+int tc_tensor_alloc_axis(const tc_tensor *t, int pos) {
+  const int *ax = t->alloc_set ? t->alloc : t->loop;
+  int a = tc_norm_axis(pos, tc_tensor_nalloc(t));
+  return a < 0 ? -1 : ax[a];
+}
+
+/* Checks that axes[0..n) can be a domain of t: axes of t's own graph (made
+ * from its logical domain), each once, that together determine every
+ * logical axis (so the walk from them reaches the logical domain) and none
+ * of which is determined by the others (which would visit or store an
+ * element more than once).  With from_logical, each axis must also be
+ * computable forward from the logical domain (an allocation domain is
+ * indexed that way). */
+static tc_status check_domain(const tc_tensor *t, int n, const int *axes, bool from_logical,
+                              const char *call) {
+  const tc_dgraph *g = &t->f->g;
+  if (n < 1 || n > 64 || !axes)
+    return fail_t(t, TC_ERR_ARGUMENT, call, "a domain needs 1 to 64 axes, got %d%s", n,
+                  n >= 1 && !axes ? " and no array" : "");
+  char *is_of = tc_xcalloc((size_t)g->naxes + 1, 1);
+  tc_axes_derived_from(g, t->logical, t->nlogical, is_of);
+  tc_status st = TC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    if (axes[i] < 0 || axes[i] >= g->naxes)
+      st = fail_t(t, TC_ERR_ARGUMENT, call, "entry %d: %d is not an axis of the fusion", i, axes[i]);
+    else if (!is_of[axes[i]])
+      st = fail_t(t, TC_ERR_SCHEDULE, call,
+                  "entry %d (axis %d) is not an axis of %s: it does not derive from %s's logical "
+                  "domain (schedule an abstract tensor made from %s)",
+                  i, axes[i], t->name, t->name, t->name);
+    for (int j = 0; j < i && !st; j++)
+      if (axes[j] == axes[i])
+        st = fail_t(t, TC_ERR_ARGUMENT, call, "entries %d and %d are the same axis", j, i);
+  }
+  free(is_of);
+  if (st) return st;
+  char b[64];
+  if (!tc_axes_determine(g, axes, n, -1, t->logical, t->nlogical))
+    return fail_t(t, TC_ERR_SCHEDULE, call,
+                  "the %d axes do not determine all of %s's logical axes (an axis of the domain is "
+                  "missing, e.g. one output of a split)", n, t->name);
+  for (int i = 0; i < n; i++) {
+    if (from_logical && !tc_axes_determine(g, t->logical, t->nlogical, -1, &axes[i], 1))
+      return fail_t(t, TC_ERR_SCHEDULE, call,
+                    "entry %d (%s) cannot be computed from %s's logical domain", i,
+                    tc_axis_describe(g, axes[i], b, sizeof b), t->name);
+    if (tc_axes_determine(g, axes, n, i, &axes[i], 1))
+      return fail_t(t, TC_ERR_SCHEDULE, call,
+                    "entry %d (%s) is determined by the other entries, so the domain would cover "
+                    "elements more than once", i, tc_axis_describe(g, axes[i], b, sizeof b));
+  }
+  return TC_OK;
+}
+
+tc_status tc_set_loop_domain(tc_tensor *t, int n, const int *axes) {
+  tc_status st = check_computed(t, "tc_set_loop_domain");
+  if (st) return st;
+  st = check_domain(t, n, axes, false, "tc_set_loop_domain");
+  if (st) return st;
+  free(t->loop);
+  t->loop = tc_xmalloc((size_t)n * sizeof(int));
+  memcpy(t->loop, axes, (size_t)n * sizeof(int));
+  t->nloop = n;
+  if (t->ca_pos > n) t->ca_pos = n;
+  return TC_OK;
+}
+
+tc_status tc_set_alloc_domain(tc_tensor *t, int n, const int *axes) {
+  tc_status st = check_computed(t, "tc_set_alloc_domain");
+  if (st) return st;
+  if (t->mem == TC_MEM_GLOBAL)
+    return fail_t(t, TC_ERR_SCHEDULE, "tc_set_alloc_domain",
+                  "%s is in global memory, which is laid out row-major by its logical domain", t->name);
+  st = check_domain(t, n, axes, true, "tc_set_alloc_domain");
+  if (st) return st;
+  free(t->alloc);
+  t->alloc = tc_xmalloc((size_t)n * sizeof(int));
+  memcpy(t->alloc, axes, (size_t)n * sizeof(int));
+  t->nalloc = n;
+  t->alloc_set = true;
   return TC_OK;
 }

@@ -1,7 +1,8 @@
 /* params.c - the tunable parameters of the gridwise GEMM (seed 004, the
  * rules for non-XDLOPS kernels): deriving the dependent parameters from
  * the six tuned ones, checking every rule, perf-config strings, and the
- * heuristic's ordered candidate list.
+ * heuristic's ordered candidate list.  The XDLOPS (MFMA) rules are at the
+ * end of the file (derive_xdlops, check_xdlops; docs/amd.md).
  *
  * Derivation (tc_gemm_params_derive), for the tuned BS, MPB, NPB, KPB,
  * MPT, NPT:
@@ -105,8 +106,13 @@ static int check_tuned(const tc_gemm_params *p, char *err, size_t cap) {
   return 0;
 }
 
+int tc_gemm_params_is_xdlops(const tc_gemm_params *p) {
+  return p && (p->m_per_wave > 0 || p->n_per_wave > 0);
+}
+
 int64_t tc_gemm_lds_bytes(const tc_gemm_params *p) {
-  return 2 * (int64_t)p->k_per_block * ((int64_t)p->m_per_block + p->n_per_block) * 4;
+  int64_t elem = tc_gemm_params_is_xdlops(p) ? 2 : 4;
+  return 2 * (int64_t)p->k_per_block * ((int64_t)p->m_per_block + p->n_per_block) * elem;
 }
 
 static int vec_of(const tc_gemm_shape *s, int which) {
@@ -168,7 +174,10 @@ static int check_copy(char op, const char *mn, int bs, int kpb, int ext_mn, int 
   return 0;
 }
 
+static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+
 int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_xdlops(p)) return check_xdlops(p, s, err, cap);
   if (check_tuned(p, err, cap)) return -1;
   if (p->m_level0 < 1 || p->m_level1 < 1 || p->n_level0 < 1 || p->n_level1 < 1)
     return fail(err, cap,
@@ -275,7 +284,10 @@ static int derive_copy(char op, int bs, int kpb, int ext_mn, int vk, int vmn, in
               op, per_thread, mn, mn, kpb, mn, mn, ext_mn);
 }
 
+static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+
 int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_xdlops(p)) return derive_xdlops(p, s, err, cap);
   if (check_tuned(p, err, cap)) return -1;
   tc_gemm_params q = *p;
   if (q.m_per_block % (2 * q.m_per_thread))
@@ -312,8 +324,11 @@ int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, 
 
 /* ---- perf-config strings ---------------------------------------------- */
 
+static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t cap);
+
 int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
   if (!text) return fail(err, cap, "perf-config: no text");
+  if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
   int vals[6];
   const char *c = text;
   int n = 0;
@@ -362,6 +377,16 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
 
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
   if (!buf || !cap) return;
+  if (tc_gemm_params_is_xdlops(p)) {
+    int mfma = p->mfma == TC_MFMA_32X32X8 ? 32 : p->mfma == TC_MFMA_16X16X16 ? 16 : 0;
+    if (mfma)
+      snprintf(buf, cap, "xdlops:%d,%d,%d,%d,%d,%d", p->m_per_block, p->n_per_block,
+               p->k_per_block, p->m_per_wave, p->n_per_wave, mfma);
+    else /* not derived yet */
+      snprintf(buf, cap, "xdlops:%d,%d,%d,%d,%d", p->m_per_block, p->n_per_block, p->k_per_block,
+               p->m_per_wave, p->n_per_wave);
+    return;
+  }
   snprintf(buf, cap, "%d,%d,%d,%d,%d,%d", p->block_size, p->m_per_block, p->n_per_block,
            p->k_per_block, p->m_per_thread, p->n_per_thread);
 }
@@ -470,6 +495,256 @@ int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err,
   if (n == 0) {
     free(c);
     return fail(err, cap, "no valid GEMM parameter set for G=%lld M=%lld N=%lld K=%lld",
+                (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
+  }
+  *p = c[0];
+  free(c);
+  return 0;
+}
+
+/* ---- XDLOPS (MFMA) kernels -------------------------------------------- */
+
+/* The MFMA tile of an instruction: m x n x k (0 for an unknown one). */
+static void mfma_tile(int mfma, int *m, int *n, int *k) {
+  *m = *n = *k = 0;
+  if (mfma == TC_MFMA_32X32X8) *m = *n = 32, *k = 8;
+  else if (mfma == TC_MFMA_16X16X16) *m = *n = 16, *k = 16;
+}
+
+static const char *const xdl_names[5] = {"m_per_block", "n_per_block", "k_per_block",
+                                         "m_per_wave", "n_per_wave"};
+
+static int check_xdl_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+  int v[5] = {p->m_per_block, p->n_per_block, p->k_per_block, p->m_per_wave, p->n_per_wave};
+  for (int i = 0; i < 5; i++)
+    if (v[i] < 1 || v[i] > MAX_TUNED)
+      return fail(err, cap, "%s must be between 1 and %d (got %d)", xdl_names[i], MAX_TUNED, v[i]);
+  if (p->m_per_block % p->m_per_wave)
+    return fail(err, cap,
+                "m_per_block / m_per_wave is the number of waves along M: m_per_block %d is not a "
+                "multiple of m_per_wave %d",
+                p->m_per_block, p->m_per_wave);
+  if (p->n_per_block % p->n_per_wave)
+    return fail(err, cap,
+                "n_per_block / n_per_wave is the number of waves along N: n_per_block %d is not a "
+                "multiple of n_per_wave %d",
+                p->n_per_block, p->n_per_wave);
+  int64_t waves = (int64_t)(p->m_per_block / p->m_per_wave) * (p->n_per_block / p->n_per_wave);
+  if (waves * TC_WAVE_SIZE > MAX_BLOCK)
+    return fail(err, cap,
+                "waves along M * waves along N * wavefront size (64) = block_size must be at most "
+                "%d (%d*%d*64 = %lld)",
+                MAX_BLOCK, p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave,
+                (long long)waves * TC_WAVE_SIZE);
+  return 0;
+}
+
+static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (check_xdl_tuned(p, err, cap)) return -1;
+  if (s && s->dtype != TC_F16 && s->dtype != TC_BF16)
+    return fail(err, cap, "XDLOPS (MFMA) kernels need f16 or bf16 A and B (got %s)",
+                tc_dtype_name(s->dtype));
+  int mm, mn, mk;
+  mfma_tile(p->mfma, &mm, &mn, &mk);
+  if (!mm)
+    return fail(err, cap, "mfma must be TC_MFMA_32X32X8 or TC_MFMA_16X16X16 (got %d)", p->mfma);
+  if (p->m_per_wave % mm || p->n_per_wave % mn)
+    return fail(err, cap,
+                "m_per_wave and n_per_wave must be multiples of the MFMA tile %dx%d (got %d, %d)",
+                mm, mn, p->m_per_wave, p->n_per_wave);
+  if (p->k_per_block % mk)
+    return fail(err, cap, "k_per_block must be a multiple of the MFMA's K %d (got %d)", mk,
+                p->k_per_block);
+  if (p->waves_m != p->m_per_block / p->m_per_wave || p->waves_n != p->n_per_block / p->n_per_wave)
+    return fail(err, cap,
+                "waves_m and waves_n must be m_per_block / m_per_wave and n_per_block / n_per_wave "
+                "(%d, %d; got %d, %d)",
+                p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave, p->waves_m,
+                p->waves_n);
+  if (p->block_size != p->waves_m * p->waves_n * TC_WAVE_SIZE)
+    return fail(err, cap,
+                "block_size must equal waves along M * waves along N * wavefront size (%d*%d*64 = "
+                "%d != %d)",
+                p->waves_m, p->waves_n, p->waves_m * p->waves_n * TC_WAVE_SIZE, p->block_size);
+  int64_t acc = (int64_t)p->m_per_wave * p->n_per_wave / TC_WAVE_SIZE;
+  if (acc > MAX_REGS)
+    return fail(err, cap,
+                "m_per_wave * n_per_wave / 64 accumulators per lane must be at most %d (got %lld)",
+                MAX_REGS, (long long)acc);
+  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
+                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
+                 vec_of(s, 0), vec_of(s, 1), err, cap))
+    return -1;
+  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
+                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
+                 vec_of(s, 2), vec_of(s, 3), err, cap))
+    return -1;
+  if (p->c_per_write != 1)
+    return fail(err, cap, "c_per_write of an XDLOPS kernel is fixed at 1 (got %d)",
+                p->c_per_write);
+  int64_t lds = tc_gemm_lds_bytes(p);
+  if (lds > MAX_LDS)
+    return fail(err, cap,
+                "shared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 = %lld bytes "
+                "exceeds %d",
+                (long long)lds, MAX_LDS);
+  return 0;
+}
+
+static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (check_xdl_tuned(p, err, cap)) return -1;
+  tc_gemm_params q;
+  memset(&q, 0, sizeof q);
+  q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
+  q.m_per_wave = p->m_per_wave, q.n_per_wave = p->n_per_wave, q.mfma = p->mfma;
+  if (!q.mfma) {
+    if (q.m_per_wave % 32 == 0 && q.n_per_wave % 32 == 0 && q.k_per_block % 8 == 0)
+      q.mfma = TC_MFMA_32X32X8;
+    else if (q.m_per_wave % 16 == 0 && q.n_per_wave % 16 == 0 && q.k_per_block % 16 == 0)
+      q.mfma = TC_MFMA_16X16X16;
+    else
+      return fail(err, cap,
+                  "no MFMA instruction fits: 32x32x8 needs m_per_wave and n_per_wave multiples of "
+                  "32 and k_per_block of 8, 16x16x16 multiples of 16 and k_per_block of 16 (got "
+                  "%d, %d, %d)",
+                  q.m_per_wave, q.n_per_wave, q.k_per_block);
+  }
+  q.waves_m = q.m_per_block / q.m_per_wave;
+  q.waves_n = q.n_per_block / q.n_per_wave;
+  q.block_size = q.waves_m * q.waves_n * TC_WAVE_SIZE;
+  if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
+                  &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
+                  &q.a_dst_per_write, err, cap))
+    return -1;
+  if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
+                  &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
+                  &q.b_dst_per_write, err, cap))
+    return -1;
+  q.c_per_write = 1;
+  if (check_xdlops(&q, s, err, cap)) return -1;
+  *p = q;
+  return 0;
+}
+
+static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+  static const char *const names[6] = {"m_per_block", "n_per_block", "k_per_block",
+                                       "m_per_wave",  "n_per_wave",  "mfma"};
+  int vals[6] = {0};
+  int n = 0;
+  const char *c = text + 7;
+  for (;;) {
+    const char *start = c;
+    while (*c == ' ' || *c == '\t') c++;
+    long long v = 0;
+    int nd = 0;
+    while (*c >= '0' && *c <= '9') {
+      if (v <= MAX_TUNED) v = v * 10 + (*c - '0');
+      c++, nd++;
+    }
+    while (*c == ' ' || *c == '\t') c++;
+    if (n == 6)
+      return fail(err, cap,
+                  "perf-config \"%s\": too many fields, expected 5 or 6 after xdlops: "
+                  "(MPB,NPB,KPB,MPW,NPW[,MFMA])", text);
+    if (nd == 0 || (*c != ',' && *c != 0)) {
+      const char *end = start;
+      while (*end && *end != ',') end++;
+      return fail(err, cap, "perf-config \"%s\": field %d (%s) is not a positive integer: \"%.*s\"",
+                  text, n + 1, names[n], (int)(end - start), start);
+    }
+    if (v < 1 || v > MAX_TUNED)
+      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d", text,
+                  n + 1, names[n], MAX_TUNED);
+    vals[n++] = (int)v;
+    if (*c == 0) break;
+    c++;
+  }
+  if (n < 5)
+    return fail(err, cap,
+                "perf-config \"%s\": expected 5 or 6 comma-separated fields after xdlops: "
+                "(MPB,NPB,KPB,MPW,NPW[,MFMA]), got %d", text, n);
+  if (n == 6 && vals[5] != 32 && vals[5] != 16)
+    return fail(err, cap,
+                "perf-config \"%s\": field 6 (mfma) must be 32 (32x32x8) or 16 (16x16x16), got %d",
+                text, vals[5]);
+  memset(p, 0, sizeof *p);
+  p->m_per_block = vals[0];
+  p->n_per_block = vals[1];
+  p->k_per_block = vals[2];
+  p->m_per_wave = vals[3];
+  p->n_per_wave = vals[4];
+  p->mfma = n == 6 ? (vals[5] == 32 ? TC_MFMA_32X32X8 : TC_MFMA_16X16X16) : 0;
+  return 0;
+}
+
+/* The XDLOPS candidates' order: rules 1-4 of cand_cmp, then larger
+ * m_per_wave * n_per_wave (fewer waves, more reuse per wave), 32x32x8
+ * before 16x16x16, then MPB, NPB, MPW, NPW larger first. */
+static int xdl_cmp(const void *x, const void *y) {
+  const cand *a = x, *b = y;
+  CMP(a->waste, b->waste);
+  int ea = a->blocks >= TC_GEMM_ENOUGH_BLOCKS, eb = b->blocks >= TC_GEMM_ENOUGH_BLOCKS;
+  CMP(eb, ea);
+  if (ea) {
+    CMP((int64_t)b->p.m_per_block * b->p.n_per_block, (int64_t)a->p.m_per_block * a->p.n_per_block);
+  } else {
+    CMP(b->blocks, a->blocks);
+  }
+  CMP(b->p.k_per_block, a->p.k_per_block);
+  CMP(b->p.m_per_wave * b->p.n_per_wave, a->p.m_per_wave * a->p.n_per_wave);
+  CMP(a->p.mfma, b->p.mfma);
+  CMP(b->p.m_per_block, a->p.m_per_block);
+  CMP(b->p.n_per_block, a->p.n_per_block);
+  CMP(b->p.m_per_wave, a->p.m_per_wave);
+  CMP(b->p.n_per_wave, a->p.n_per_wave);
+  return 0;
+}
+
+int tc_gemm_xdlops_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
+  static const int mnpb[] = {32, 64, 128}, kpb[] = {16, 32}, pw[] = {16, 32, 64};
+  static const int kinds[] = {TC_MFMA_32X32X8, TC_MFMA_16X16X16};
+  *out = NULL;
+  if (!shape_ok(s) || (s->dtype != TC_F16 && s->dtype != TC_BF16)) return 0;
+  cand *c = tc_xmalloc(3 * 3 * 2 * 3 * 3 * 2 * sizeof *c);
+  int n = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 2; k++)
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 3; b++)
+            for (int t = 0; t < 2; t++) {
+              tc_gemm_params p;
+              memset(&p, 0, sizeof p);
+              p.m_per_block = mnpb[i], p.n_per_block = mnpb[j], p.k_per_block = kpb[k];
+              p.m_per_wave = pw[a], p.n_per_wave = pw[b], p.mfma = kinds[t];
+              if (p.m_per_block % p.m_per_wave || p.n_per_block % p.n_per_wave) continue;
+              int waves = (p.m_per_block / p.m_per_wave) * (p.n_per_block / p.n_per_wave);
+              if (waves > 4) continue;
+              if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
+              c[n].p = p;
+              c[n].waste = tc_gemm_padded_flops(s, &p);
+              c[n].blocks = tc_gemm_num_blocks(s, &p);
+              n++;
+            }
+  qsort(c, (size_t)n, sizeof *c, xdl_cmp);
+  tc_gemm_params *r = tc_xmalloc((size_t)(n ? n : 1) * sizeof *r);
+  for (int i = 0; i < n; i++) r[i] = c[i].p;
+  free(c);
+  *out = r;
+  return n;
+}
+
+int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
+  if (!shape_ok(s))
+    return fail(err, cap, "GEMM shape must have G, M, N, K >= 1");
+  if (s->dtype != TC_F16 && s->dtype != TC_BF16)
+    return fail(err, cap, "XDLOPS (MFMA) kernels need f16 or bf16 A and B (got %s)",
+                tc_dtype_name(s->dtype));
+  tc_gemm_params *c = NULL;
+  int n = tc_gemm_xdlops_candidates(s, &c);
+  if (n == 0) {
+    free(c);
+    return fail(err, cap, "no valid XDLOPS parameter set for G=%lld M=%lld N=%lld K=%lld",
                 (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
   }
   *p = c[0];

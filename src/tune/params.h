@@ -1,6 +1,7 @@
 /* params.h - the tunable parameters of the gridwise GEMM (seed 004, the
- * non-XDLOPS rules), their derivation and constraints, the perf-config
- * string, and the candidate list the heuristic and the tuner walk. */
+ * non-XDLOPS rules, and the XDLOPS rules of the MFMA kernel), their
+ * derivation and constraints, the perf-config string, and the candidate
+ * lists the heuristic and the tuner walk. */
 #ifndef TC_PARAMS_H
 #define TC_PARAMS_H
 
@@ -25,10 +26,31 @@ typedef struct tc_gemm_params {
    * threads are arranged with this dimension varying fastest, and each
    * thread's slice holds a_src_per_read consecutive elements along it. */
   int a_read_dim, b_read_dim;
+  /* XDLOPS (MFMA) kernels: seed 004's "rules for XDLOPs kernels"
+   * (additions).  m_per_wave > 0 selects the MFMA blockwise GEMM
+   * (src/ops/gemm_mfma.c) for f16/bf16 A and B.  Tuned: m/n/k_per_block,
+   * m_per_wave, n_per_wave, and mfma (0: derive).  Derived: waves_m =
+   * m_per_block / m_per_wave, waves_n likewise, block_size = waves_m *
+   * waves_n * 64 (the wave size), the blockwise copies as for non-XDLOPS
+   * kernels, c_per_write = 1 (the seed: "fixed at 1 for now").  The
+   * per-thread and cluster fields (m_per_thread .. n_level1) are 0. */
+  int m_per_wave, n_per_wave;
+  int mfma;                        /* TC_MFMA_32X32X8 or TC_MFMA_16X16X16 */
+  int waves_m, waves_n;
 } tc_gemm_params;
 
 #define TC_GEMM_READ_K 1
 #define TC_GEMM_READ_MN 2
+
+/* The MFMA instruction of an XDLOPS kernel (f32 accumulation; f16 or bf16
+ * inputs as the problem's dtype): v_mfma_f32_32x32x8{f16,bf16_1k} or
+ * v_mfma_f32_16x16x16{f16,bf16_1k}. */
+#define TC_MFMA_32X32X8 1
+#define TC_MFMA_16X16X16 2
+#define TC_WAVE_SIZE 64
+
+/* Whether p describes an XDLOPS (MFMA) kernel. */
+int tc_gemm_params_is_xdlops(const tc_gemm_params *p);
 
 /* The GEMM a problem needs: C[g][m][n] (+)= sum_k A[g][k][m] * B[g][k][n]. */
 typedef struct tc_gemm_shape {
@@ -61,11 +83,15 @@ int64_t tc_gemm_padded_flops(const tc_gemm_shape *s, const tc_gemm_params *p);
 /* Blocks of the launch: G * ceil(M/MPB) * ceil(N/NPB). */
 int64_t tc_gemm_num_blocks(const tc_gemm_shape *s, const tc_gemm_params *p);
 /* Shared memory of the kernel: even + odd buffers of A [KPB][MPB] and B
- * [KPB][NPB], held as f32: 2 * KPB * (MPB + NPB) * 4 bytes. */
+ * [KPB][NPB], held as f32: 2 * KPB * (MPB + NPB) * 4 bytes (XDLOPS: held
+ * as the 16-bit inputs, 2 * KPB * (MPB + NPB) * 2 bytes). */
 int64_t tc_gemm_lds_bytes(const tc_gemm_params *p);
 
 /* perf-config strings: "BS,MPB,NPB,KPB,MPT,NPT" (block size, M/N/K per
- * block, M/N per thread), as rocMLIR's non-accelerated perf configs. */
+ * block, M/N per thread), as rocMLIR's non-accelerated perf configs.
+ * XDLOPS (MFMA) kernels: "xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA]" (M/N/K per
+ * block, M/N per wave, MFMA 32 for 32x32x8 or 16 for 16x16x16; without
+ * it the instruction is derived); formatted with the MFMA field. */
 int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap);
 
@@ -90,5 +116,14 @@ int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
 
 /* The heuristic's choice: the first candidate.  Returns 0 or -1 + err. */
 int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+
+/* XDLOPS (MFMA) candidates for an f16/bf16 shape, best-first by the same
+ * order (its rules 1-4, then larger m/n_per_wave, then 32x32x8 before
+ * 16x16x16).  The space: MPB, NPB in {32, 64, 128}, KPB in {16, 32}, MPW,
+ * NPW in {16, 32, 64} dividing them, 1 to 4 waves.  0 (and *out NULL)
+ * when the dtype is not f16 or bf16. */
+int tc_gemm_xdlops_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
+/* The first XDLOPS candidate.  Returns 0 or -1 + err. */
+int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
 
 #endif

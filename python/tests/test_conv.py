@@ -1,0 +1,175 @@
+"""tilec.conv2d and its backward directions (the tc_conv2d_ C API) against a
+NumPy reference summed in float64: padding (asymmetric too), stride,
+dilation, groups, NHWC, float16, a given perf config, and the errors."""
+import numpy as np
+import pytest
+
+import tilec
+
+
+@pytest.fixture(autouse=True)
+def private_perfdb(tmp_path, monkeypatch):
+    """Never read or write the user's perf DB."""
+    monkeypatch.setenv("TILEC_PERFDB", str(tmp_path / "perfdb.sqlite"))
+
+
+def _pads(padding):
+    if isinstance(padding, int):
+        return (padding, padding), (padding, padding)
+    ph, pw = padding
+    ph = (ph, ph) if isinstance(ph, int) else tuple(ph)
+    pw = (pw, pw) if isinstance(pw, int) else tuple(pw)
+    return ph, pw
+
+
+def _geometry(xshape, wshape, stride, padding, dilation):
+    (pt, pb), (pl, pr) = _pads(padding)
+    sh, sw = stride
+    dh, dw = dilation
+    _, _, h, w = xshape
+    _, _, y, x = wshape
+    ho = (h + pt + pb - dh * (y - 1) - 1) // sh + 1
+    wo = (w + pl + pr - dw * (x - 1) - 1) // sw + 1
+    return (pt, pb, pl, pr), ho, wo
+
+
+def _windows(y, x, stride, dilation, ho, wo):
+    """For each filter tap, the slices of the padded input it meets."""
+    for yy in range(y):
+        for xx in range(x):
+            hs = slice(yy * dilation[0], yy * dilation[0] + stride[0] * (ho - 1) + 1, stride[0])
+            ws = slice(xx * dilation[1], xx * dilation[1] + stride[1] * (wo - 1) + 1, stride[1])
+            yield yy, xx, hs, ws
+
+
+def ref_forward(x, w, stride, padding, dilation, groups):
+    """NCHW / KCYX, float64."""
+    x, w = x.astype(np.float64), w.astype(np.float64)
+    (pt, pb, pl, pr), ho, wo = _geometry(x.shape, w.shape, stride, padding, dilation)
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    n, k, cg = x.shape[0], w.shape[0], w.shape[1]
+    kg = k // groups
+    out = np.zeros((n, k, ho, wo))
+    for g in range(groups):
+        xs, ks = slice(g * cg, (g + 1) * cg), slice(g * kg, (g + 1) * kg)
+        for yy, xx, hs, ws in _windows(w.shape[2], w.shape[3], stride, dilation, ho, wo):
+            out[:, ks] += np.einsum("nchw,kc->nkhw", xp[:, xs, hs, ws], w[ks, :, yy, xx])
+    return out
+
+
+def ref_backward_data(xshape, w, dy, stride, padding, dilation, groups):
+    w, dy = w.astype(np.float64), dy.astype(np.float64)
+    (pt, pb, pl, pr), ho, wo = _geometry(xshape, w.shape, stride, padding, dilation)
+    n, c, h, wd = xshape
+    k, cg = w.shape[0], w.shape[1]
+    kg = k // groups
+    dxp = np.zeros((n, c, h + pt + pb, wd + pl + pr))
+    for g in range(groups):
+        xs, ks = slice(g * cg, (g + 1) * cg), slice(g * kg, (g + 1) * kg)
+        for yy, xx, hs, ws in _windows(w.shape[2], w.shape[3], stride, dilation, ho, wo):
+            dxp[:, xs, hs, ws] += np.einsum("nkhw,kc->nchw", dy[:, ks], w[ks, :, yy, xx])
+    return dxp[:, :, pt:pt + h, pl:pl + wd]
+
+
+def ref_backward_weight(x, wshape, dy, stride, padding, dilation, groups):
+    x, dy = x.astype(np.float64), dy.astype(np.float64)
+    (pt, pb, pl, pr), ho, wo = _geometry(x.shape, wshape, stride, padding, dilation)
+    xp = np.pad(x, ((0, 0), (0, 0), (pt, pb), (pl, pr)))
+    k, cg = wshape[0], wshape[1]
+    kg = k // groups
+    dw = np.zeros(wshape)
+    for g in range(groups):
+        xs, ks = slice(g * cg, (g + 1) * cg), slice(g * kg, (g + 1) * kg)
+        for yy, xx, hs, ws in _windows(wshape[2], wshape[3], stride, dilation, ho, wo):
+            dw[ks, :, yy, xx] += np.einsum("nchw,nkhw->kc", xp[:, xs, hs, ws], dy[:, ks])
+    return dw
+
+
+def _rand(rng, shape, dtype=np.float32):
+    return rng.uniform(-1, 1, size=shape).astype(dtype)
+
+
+CASES = [
+    # (N, C, H, W), (K, C/G, Y, X), stride, padding, dilation, groups
+    ((2, 3, 8, 8), (4, 3, 3, 3), (1, 1), 1, (1, 1), 1),
+    ((1, 4, 9, 7), (6, 2, 3, 2), (2, 1), ((1, 0), (0, 2)), (1, 2), 2),
+    ((2, 8, 6, 6), (8, 8, 1, 1), (1, 1), 0, (1, 1), 1),
+]
+
+
+@pytest.mark.parametrize("xshape,wshape,stride,padding,dilation,groups", CASES)
+def test_forward(rng, xshape, wshape, stride, padding, dilation, groups):
+    x, w = _rand(rng, xshape), _rand(rng, wshape)
+    out = tilec.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups)
+    want = ref_forward(x, w, stride, padding, dilation, groups)
+    assert out.dtype == np.float32 and out.shape == want.shape
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("xshape,wshape,stride,padding,dilation,groups", CASES[1:2])
+def test_backward_data(rng, xshape, wshape, stride, padding, dilation, groups):
+    w = _rand(rng, wshape)
+    _, ho, wo = _geometry(xshape, wshape, stride, padding, dilation)
+    dy = _rand(rng, (xshape[0], wshape[0], ho, wo))
+    dx = tilec.conv2d_backward_data(xshape, w, dy, stride=stride, padding=padding,
+                                    dilation=dilation, groups=groups)
+    want = ref_backward_data(xshape, w, dy, stride, padding, dilation, groups)
+    assert dx.shape == tuple(xshape)
+    np.testing.assert_allclose(dx, want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("xshape,wshape,stride,padding,dilation,groups", CASES[1:2])
+def test_backward_weight(rng, xshape, wshape, stride, padding, dilation, groups):
+    x = _rand(rng, xshape)
+    _, ho, wo = _geometry(xshape, wshape, stride, padding, dilation)
+    dy = _rand(rng, (xshape[0], wshape[0], ho, wo))
+    dw = tilec.conv2d_backward_weight(x, wshape, dy, stride=stride, padding=padding,
+                                      dilation=dilation, groups=groups)
+    want = ref_backward_weight(x, wshape, dy, stride, padding, dilation, groups)
+    assert dw.shape == tuple(wshape)
+    np.testing.assert_allclose(dw, want, rtol=1e-5, atol=1e-5)
+
+
+def test_nhwc_matches_nchw(rng):
+    x, w = _rand(rng, (2, 4, 7, 7)), _rand(rng, (8, 4, 3, 3))
+    want = ref_forward(x, w, (2, 2), 1, (1, 1), 1)
+    out = tilec.conv2d(x.transpose(0, 2, 3, 1), w.transpose(0, 2, 3, 1), stride=2, padding=1,
+                       layout="NHWC")
+    assert out.shape == (2, 4, 4, 8)
+    np.testing.assert_allclose(out.transpose(0, 3, 1, 2), want, rtol=1e-5, atol=1e-5)
+
+
+def test_float16(rng):
+    x, w = _rand(rng, (1, 8, 6, 6), np.float16), _rand(rng, (4, 8, 3, 3), np.float16)
+    out = tilec.conv2d(x, w, padding=1)
+    assert out.dtype == np.float16
+    want = ref_forward(x, w, (1, 1), 1, (1, 1), 1)
+    np.testing.assert_allclose(out.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
+def test_perf_config(rng):
+    x, w = _rand(rng, (1, 4, 8, 8)), _rand(rng, (8, 4, 3, 3))
+    out = tilec.conv2d(x, w, padding=1, perf_config="64,32,32,4,2,2")
+    np.testing.assert_allclose(out, ref_forward(x, w, (1, 1), 1, (1, 1), 1), rtol=1e-5, atol=1e-5)
+    with pytest.raises(tilec.TilecError) as e:
+        tilec.conv2d(x, w, padding=1, perf_config="64,100,32,4,2,2")
+    assert e.value.status == tilec.Status.ERR_ARGUMENT
+    assert "does not fit" in e.value.message
+
+
+def test_errors(rng):
+    x = _rand(rng, (1, 4, 3, 3))
+    with pytest.raises(tilec.TilecError) as e:  # the filter is larger than the padded input
+        tilec.conv2d(x, _rand(rng, (2, 4, 5, 5)))
+    assert e.value.status == tilec.Status.ERR_ARGUMENT
+    assert "smaller than the dilated filter" in e.value.message
+    with pytest.raises(ValueError, match="groups"):
+        tilec.conv2d(x, _rand(rng, (2, 3, 1, 1)))
+    with pytest.raises(ValueError, match="float32 or float16"):
+        tilec.conv2d(x.astype(np.float64), _rand(rng, (2, 4, 1, 1)).astype(np.float64))
+    with pytest.raises(ValueError, match="layout"):
+        tilec.conv2d(x, _rand(rng, (2, 4, 1, 1)), layout="CHWN")
+    with pytest.raises(ValueError, match="different dtypes"):
+        tilec.conv2d(x, _rand(rng, (2, 4, 1, 1), np.float16))
+    with pytest.raises(ValueError, match="shape"):
+        tilec.conv2d_backward_data((1, 4, 3, 3), _rand(rng, (2, 4, 1, 1)), _rand(rng, (1, 2, 2, 2)))

@@ -1,0 +1,187 @@
+/* hip.c - the HIP C++ dialect (AMD GPUs: gfx90a, gfx940, gfx942, gfx950).
+ *
+ * Compiled with hipcc (clang) for an --offload-arch; the kernels need no
+ * header beyond <hip/hip_runtime.h>.  As in the CUDA dialect, shared
+ * memory (LDS) of lowered kernels is one dynamic buffer carved at the byte
+ * offsets lowering assigned, and 16-bit floats are stored as unsigned
+ * short: f16 converts through _Float16 (round-to-nearest-even), bf16 by
+ * bit manipulation as in the OpenCL dialect.  The wavefront is 64 lanes.
+ *
+ * Additions the GEMM generators use:
+ *   - buffer loads: global loads through a buffer resource (V#) with the
+ *     LLVM intrinsic llvm.amdgcn.raw.buffer.load.{i16,f32} (buffer_load_ushort /
+ *     buffer_load_dword); the resource is base address, num_records =
+ *     the bytes the kernel may read (reads past it return 0) and the
+ *     third-dword config 0x00020000 (DATA_FORMAT 32, as gfx9 / CDNA
+ *     expects for raw buffer accesses);
+ *   - MFMA: __builtin_amdgcn_mfma_f32_32x32x8{f16,bf16_1k} and
+ *     __builtin_amdgcn_mfma_f32_16x16x16{f16,bf16_1k} on fragments of
+ *     4 x 16 bits (short4, bit-cast to _Float16 x4 for f16) and f32 x16 /
+ *     f32 x4 accumulators.  The lane layouts are in docs/amd.md. */
+#include "dialect.h"
+
+#include "../tune/params.h"
+
+static const char hip_prelude[] =
+    "#include <hip/hip_runtime.h>\n"
+    "#define TC_DEV __device__ __forceinline__\n"
+    "TC_DEV int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
+    "TC_DEV int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
+    "TC_DEV int tc_min(int a, int b) { return a < b ? a : b; }\n"
+    "TC_DEV int tc_max(int a, int b) { return a > b ? a : b; }\n"
+    "TC_DEV int tc_iabs(int a) { return a < 0 ? -a : a; }\n"
+    "TC_DEV int tc_idiv(int a, int b) { return b == 0 ? 0 : a / b; }\n"
+    "TC_DEV float tc_f16_to_f32(unsigned short h) { return (float)__builtin_bit_cast(_Float16, h); }\n"
+    "TC_DEV unsigned short tc_f32_to_f16(float f) { return __builtin_bit_cast(unsigned short, (_Float16)f); }\n"
+    "TC_DEV float tc_bf16_to_f32(unsigned short h) { return __builtin_bit_cast(float, ((unsigned)h) << 16); }\n"
+    "TC_DEV unsigned short tc_f32_to_bf16(float f) {\n"
+    "  unsigned u = __builtin_bit_cast(unsigned, f);\n"
+    "  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);\n"
+    "  u += 0x7fffu + ((u >> 16) & 1u);\n"
+    "  return (unsigned short)(u >> 16);\n"
+    "}\n"
+    "/* buffer loads: a V# resource and llvm.amdgcn.raw.buffer.load */\n"
+    "typedef int tc_i32x4 __attribute__((ext_vector_type(4)));\n"
+    "__device__ short tc_raw_buffer_load_i16(tc_i32x4 rsrc, int voffset, int soffset, int aux) __asm(\"llvm.amdgcn.raw.buffer.load.i16\");\n"
+    "__device__ float tc_raw_buffer_load_f32(tc_i32x4 rsrc, int voffset, int soffset, int aux) __asm(\"llvm.amdgcn.raw.buffer.load.f32\");\n"
+    "TC_DEV tc_i32x4 tc_make_rsrc(const void *p, unsigned bytes) {\n"
+    "  unsigned long long a = (unsigned long long)p;\n"
+    "  tc_i32x4 r;\n"
+    "  r[0] = (int)(unsigned)a;\n"
+    "  r[1] = (int)(unsigned)((a >> 32) & 0xffffu); /* stride 0 */\n"
+    "  r[2] = (int)bytes;                           /* num_records */\n"
+    "  r[3] = 0x00020000;                           /* DATA_FORMAT 32 */\n"
+    "  return r;\n"
+    "}\n";
+
+static const char hip_mfma_prelude[] =
+    "typedef short tc_s16x4 __attribute__((ext_vector_type(4)));\n"
+    "typedef _Float16 tc_f16x4 __attribute__((ext_vector_type(4)));\n"
+    "typedef float tc_f32x4 __attribute__((ext_vector_type(4)));\n"
+    "typedef float tc_f32x16 __attribute__((ext_vector_type(16)));\n";
+
+static void hip_kernel_begin(tc_str *o, const char *name, int64_t threads) {
+  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", (long long)threads,
+                name);
+}
+
+static void hip_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
+  hip_kernel_begin(o, name, k->block[0] * k->block[1] * k->block[2]);
+}
+
+static void hip_buffer_param(tc_str *o, tc_dtype t, const char *name, int is_output, int first) {
+  tc_str_printf(o, "%s%s%s* __restrict__ %s", first ? "" : ", ", is_output ? "" : "const ",
+                tc_storage_type(t), name);
+}
+
+static void hip_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
+  hip_buffer_param(o, t->dtype, t->name, is_output, first);
+}
+
+static void hip_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "__shared__ %s %s[%lld];\n", tc_storage_type(t), name, (long long)count);
+}
+
+static void hip_alloc(tc_str *o, const tc_kalloc *a, int depth) {
+  const char *ty = tc_storage_type(a->t->dtype);
+  tc_str_indent(o, depth);
+  if (a->t->mem == TC_MEM_SHARED)
+    tc_str_printf(o, "%s* %s = reinterpret_cast<%s*>(tc_smem + %lld);  /* LDS, %lld elements */\n",
+                  ty, a->t->name, ty, (long long)a->offset, (long long)a->elems);
+  else
+    tc_str_printf(o, "%s %s[%lld];\n", ty, a->t->name, (long long)a->elems);
+}
+
+static void hip_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx) {
+  switch (t) {
+    case TC_F16: tc_str_printf(o, "tc_f16_to_f32(%s[%s])", name, idx); break;
+    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", name, idx); break;
+    case TC_I8: tc_str_printf(o, "(int)%s[%s]", name, idx); break;
+    default: tc_str_printf(o, "%s[%s]", name, idx); break;
+  }
+}
+
+static void hip_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
+                      const char *v) {
+  switch (t) {
+    case TC_F16: tc_str_printf(o, "%s[%s] = tc_f32_to_f16(%s);", name, idx, v); break;
+    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", name, idx, v); break;
+    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", name, idx, v); break;
+    default: tc_str_printf(o, "%s[%s] = %s;", name, idx, v); break;
+  }
+}
+
+static void hip_buffer_setup(tc_str *o, tc_dtype t, const char *name, int64_t bytes, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "const tc_i32x4 %s_rsrc = tc_make_rsrc(%s, %lldu);  /* buffer loads of %s */\n",
+                name, name, (long long)bytes, name);
+}
+
+static void hip_buffer_load(tc_str *o, tc_dtype t, const char *name, const char *idx, int raw) {
+  switch (t) {
+    case TC_F16: case TC_BF16:
+      if (!raw) tc_str_cat(o, t == TC_F16 ? "tc_f16_to_f32(" : "tc_bf16_to_f32(");
+      tc_str_printf(o, "(unsigned short)tc_raw_buffer_load_i16(%s_rsrc, (%s) * 2, 0, 0)", name, idx);
+      if (!raw) tc_str_cat(o, ")");
+      break;
+    case TC_F32:
+      tc_str_printf(o, "tc_raw_buffer_load_f32(%s_rsrc, (%s) * 4, 0, 0)", name, idx);
+      break;
+    default: /* the generators load only floats; integers go through plain loads */
+      hip_load(o, t, TC_MEM_GLOBAL, name, idx);
+      break;
+  }
+}
+
+static void hip_mfma_decls(tc_str *o, int kind, int na, int nb, int nacc, int waves, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "tc_s16x4 a_frag[%d], b_frag[%d];  /* MFMA operand fragments */\n", na, nb);
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "%s c_acc[%d];  /* MFMA accumulators */\n",
+                kind == TC_MFMA_32X32X8 ? "tc_f32x16" : "tc_f32x4", nacc);
+}
+
+static int64_t hip_mfma_smem(int waves) { return 0; }
+
+static void hip_mfma(tc_str *o, int kind, tc_dtype in, const char *a, const char *b,
+                     const char *acc, int depth) {
+  const char *shape = kind == TC_MFMA_32X32X8 ? "32x32x8" : "16x16x16";
+  tc_str_indent(o, depth);
+  if (in == TC_BF16)
+    tc_str_printf(o, "%s = __builtin_amdgcn_mfma_f32_%sbf16_1k(%s, %s, %s, 0, 0, 0);\n", acc,
+                  shape, a, b, acc);
+  else
+    tc_str_printf(o,
+                  "%s = __builtin_amdgcn_mfma_f32_%sf16(__builtin_bit_cast(tc_f16x4, %s), "
+                  "__builtin_bit_cast(tc_f16x4, %s), %s, 0, 0, 0);\n",
+                  acc, shape, a, b, acc);
+}
+
+const tc_dialect tc_dialect_hip = {
+    .name = "HIP C++",
+    .prelude = hip_prelude,
+    .kernel_open = hip_kernel_open,
+    .param = hip_param,
+    .index_defs =
+        "  extern __shared__ __attribute__((aligned(16))) unsigned char tc_smem[];\n"
+        "  const int bidx = blockIdx.x, bidy = blockIdx.y, bidz = blockIdx.z;\n"
+        "  const int tidx = threadIdx.x, tidy = threadIdx.y, tidz = threadIdx.z;\n",
+    .alloc = hip_alloc,
+    .barrier = "__syncthreads();",
+    .unroll_pragma = "#pragma unroll",
+    .load = hip_load,
+    .store = hip_store,
+    .fexp = "expf", .flog = "logf", .fsqrt = "sqrtf", .ftanh = "tanhf",
+    .fabs_ = "fabsf", .fmax_ = "fmaxf", .fmin_ = "fminf",
+    .kernel_begin = hip_kernel_begin,
+    .buffer_param = hip_buffer_param,
+    .shared_array = hip_shared_array,
+    .wave_size = 64,
+    .buffer_setup = hip_buffer_setup,
+    .buffer_load = hip_buffer_load,
+    .mfma_prelude = hip_mfma_prelude,
+    .mfma_decls = hip_mfma_decls,
+    .mfma_smem = hip_mfma_smem,
+    .mfma = hip_mfma,
+};

@@ -1,0 +1,59 @@
+/* gemm_gen.h - internal: the state of one gridwise GEMM kernel being
+ * generated, shared by gemm.c (the kernel, the blockwise copies, the FMA
+ * blockwise GEMM) and gemm_mfma.c (the MFMA blockwise GEMM of XDLOPS
+ * kernels).  Not installed. */
+#ifndef TC_GEMM_GEN_H
+#define TC_GEMM_GEN_H
+
+#include "../codegen/dialect.h"
+#include "gemm.h"
+
+typedef struct tc_gemm_gen {
+  const tc_dialect *d;
+  const tc_gemm_problem *pb;
+  const tc_gemm_params *p;
+  tc_gemm_shape s;
+  int64_t nm, nn, nk;
+  tc_view *a, *b, *c; /* padded copies */
+  tc_epool *pool;
+  const tc_expr *g_id, *m_blk, *n_blk, *k_tile, *a_k0, *a_m0, *b_k0, *b_n0, *m_thr, *n_thr;
+  tc_str *o;
+  char *err;
+  size_t cap;
+  /* additions (HIP) */
+  int xdl;                  /* the MFMA blockwise GEMM (tc_gemm_params_is_xdlops) */
+  int64_t a_bytes, b_bytes; /* > 0: A / B read with the dialect's buffer loads, the
+                               resource covering that many bytes */
+} tc_gemm_gen;
+
+/* The offset and validity of upper coordinates (g_id, x, y) of view v
+ * (gemm.c's index_of); fails with a message when offsets may overflow int. */
+tc_status tc_gemm_gen_index(tc_gemm_gen *G, const tc_view *v, const char *what, const tc_expr *x,
+                            const tc_expr *y, const tc_expr **off, const tc_expr **valid);
+
+/* ---- gemm_mfma.c ---- */
+
+/* The generator's MFMA lane layouts (kind TC_MFMA_*): item `item` of lane
+ * `lane` of an A fragment is A[ab_row][ab_k] (of a B fragment
+ * B[ab_k][ab_row]); accumulator item `item` is C[c_row][c_col]. */
+void tc_mfma_layout(int kind, int lane, int item, int *ab_row, int *ab_k, int *c_row, int *c_col);
+/* Tests only: 0 normally; 1, 2, 3 make the generator print a wrong A
+ * fragment layout (K groups swapped), C layout (rows within a group of 4
+ * reversed) or B fragment layout (columns shifted), which the OpenCL
+ * emulation must expose as wrong results. */
+extern int tc_mfma_test_fault;
+
+/* Bytes of shared memory the dialect's MFMA support adds (the OpenCL
+ * emulation's scratch). */
+int64_t tc_mfma_extra_smem(const tc_dialect *d, const tc_gemm_params *p);
+/* Prints the dialect's MFMA prelude (guarded by TC_MFMA_PRELUDE). */
+void tc_mfma_emit_prelude(tc_gemm_gen *G);
+/* Defines tc_wave, tc_lane, the wave's position and the lane-layout
+ * variables; declares fragments and accumulators and zeroes these. */
+void tc_mfma_emit_setup(tc_gemm_gen *G, int depth);
+/* The blockwise GEMM on shared buffer `odd` (0 even, 1 odd). */
+void tc_mfma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth);
+/* The threadwise copy of the accumulators to C. */
+tc_status tc_mfma_emit_c_store(tc_gemm_gen *G, int depth);
+
+#endif

@@ -1,0 +1,708 @@
+/* test_hip.c - the HIP target (AMD GPUs) and the XDLOPS (MFMA) GEMM.
+ *
+ *   - the generator's MFMA lane layouts against AMD's definitions
+ *     (32x32x8 and 16x16x16; both bijections);
+ *   - XDLOPS GEMMs (f16 and bf16 inputs, f32 accumulation) on OpenCL,
+ *     where the dialect emulates each MFMA from the lanes' fragments, vs
+ *     a plain C reference: both instructions, several waves and MFMA
+ *     tiles per wave, M/N/K not multiples of the tile, G > 1, transposed
+ *     operands, f16/bf16 C, accumulate and alpha;
+ *   - wrong lane layouts (injected into the generator) give wrong
+ *     results on the emulation;
+ *   - XDLOPS parameters: perf-config strings, derivation, rules;
+ *   - the HIP sources (MFMA builtins, buffer loads, LDS, barriers), and
+ *     hipcc --genco for gfx90a and gfx940 of: the FMA GEMM, the MFMA GEMMs
+ *     (bf16 32x32x8, f16 16x16x16), conv plans' kernels and example
+ *     fusions through tc_compile(TC_TARGET_HIP) + tc_kernel_build;
+ *     gfx942 is emitted (and compiled where hipcc knows it);
+ *   - running without an AMD GPU says "no AMD GPU: ...".
+ * The hipcc parts are skipped (TC_SKIP) where hipcc is absent. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "demo/examples.h"
+#include "ops/conv.h"
+#include "ops/gemm.h"
+#include "ops/gemm_gen.h"
+#include "runtime/runtime.h"
+#include "test.h"
+
+static tc_cl *cl;
+static int have_hipcc;
+static char hipcc_path[4096];
+
+static int has(const char *s, const char *part) { return s && strstr(s, part) != NULL; }
+
+/* ---- lane layouts --------------------------------------------------------- */
+
+static void check_layout(int kind) {
+  int m = kind == TC_MFMA_32X32X8 ? 32 : 16, k = kind == TC_MFMA_32X32X8 ? 8 : 16;
+  int nacc = m * m / 64;
+  static int seen_ab[32 * 16], seen_c[32 * 32];
+  memset(seen_ab, 0, sizeof seen_ab);
+  memset(seen_c, 0, sizeof seen_c);
+  for (int lane = 0; lane < 64; lane++) {
+    for (int i = 0; i < 4; i++) {
+      int r, kk, cr, cc;
+      tc_mfma_layout(kind, lane, i, &r, &kk, &cr, &cc);
+      /* AMD: A[i][k] is item k % 4 of lane i + m * (k / 4) (B[k][j] likewise) */
+      TC_CHECK(r >= 0 && r < m && kk >= 0 && kk < k, "%d: lane %d item %d -> A[%d][%d]", m, lane,
+               i, r, kk);
+      if (r < 0 || r >= m || kk < 0 || kk >= k) continue;
+      TC_CHECK(lane == r + m * (kk / 4) && i == kk % 4, "%d: A[%d][%d] in lane %d item %d", m, r,
+               kk, lane, i);
+      seen_ab[r * k + kk]++;
+    }
+    for (int v = 0; v < nacc; v++) {
+      int r, kk, cr, cc;
+      tc_mfma_layout(kind, lane, v, &r, &kk, &cr, &cc);
+      TC_CHECK(cr >= 0 && cr < m && cc >= 0 && cc < m, "%d: lane %d item %d -> C[%d][%d]", m,
+               lane, v, cr, cc);
+      if (cr < 0 || cr >= m || cc < 0 || cc >= m) continue;
+      /* AMD: 32x32: D[i][j] is item 4*(i/8) + i%4 of lane j + 32*((i/4)%2);
+       *      16x16: D[i][j] is item i%4 of lane j + 16*(i/4) */
+      if (m == 32)
+        TC_CHECK(lane == cc + 32 * ((cr / 4) % 2) && v == 4 * (cr / 8) + cr % 4,
+                 "32: C[%d][%d] in lane %d item %d", cr, cc, lane, v);
+      else
+        TC_CHECK(lane == cc + 16 * (cr / 4) && v == cr % 4, "16: C[%d][%d] in lane %d item %d", cr,
+                 cc, lane, v);
+      seen_c[cr * m + cc]++;
+    }
+  }
+  for (int i = 0; i < m * k; i++) TC_CHECK(seen_ab[i] == 1, "%d: A element %d held %d times", m, i, seen_ab[i]);
+  for (int i = 0; i < m * m; i++) TC_CHECK(seen_c[i] == 1, "%d: C element %d held %d times", m, i, seen_c[i]);
+}
+
+static void test_mfma_layouts(void) {
+  check_layout(TC_MFMA_32X32X8);
+  check_layout(TC_MFMA_16X16X16);
+}
+
+/* ---- XDLOPS GEMMs on OpenCL (emulated MFMA) --------------------------------- */
+
+typedef struct mcase {
+  const char *cfg;          /* "xdlops:..." or NULL: tc_gemm_xdlops_default */
+  int64_t g, m, n, k;
+  int a_trans, b_trans;     /* A stored [G][M][K], B stored [G][N][K] */
+  tc_dtype ab, c;
+  int accumulate;
+  float alpha;
+} mcase;
+
+static uint32_t rng = 777;
+static float frand(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void put(void *buf, tc_dtype t, int64_t i, float v) {
+  if (t == TC_F32) ((float *)buf)[i] = v;
+  else if (t == TC_F16) ((uint16_t *)buf)[i] = tc_f32_to_f16(v);
+  else ((uint16_t *)buf)[i] = tc_f32_to_bf16(v);
+}
+
+static float get(const void *buf, tc_dtype t, int64_t i) {
+  if (t == TC_F32) return ((const float *)buf)[i];
+  if (t == TC_F16) return tc_f16_to_f32(((const uint16_t *)buf)[i]);
+  return tc_bf16_to_f32(((const uint16_t *)buf)[i]);
+}
+
+#define EXTRA 3 /* NaN elements after every row of A and B, a sentinel after C's */
+
+/* An operand [G][K][X]: stored [G][K][X + EXTRA] or (trans) [G][X][K +
+ * EXTRA], NaN outside the tensor. */
+static tc_view *operand(int64_t g, int64_t k, int64_t x, int trans, tc_dtype t, void **buf,
+                        int64_t *elems, int64_t st[3]) {
+  int64_t ext[3] = {g, k, x};
+  int64_t rows = trans ? x : k, ld = (trans ? k : x) + EXTRA;
+  st[0] = rows * ld;
+  st[1] = trans ? 1 : ld;
+  st[2] = trans ? ld : 1;
+  *elems = g * rows * ld;
+  *buf = malloc((size_t)*elems * tc_dtype_size(t));
+  for (int64_t i = 0; i < *elems; i++) put(*buf, t, i, NAN);
+  for (int64_t a = 0; a < g; a++)
+    for (int64_t b = 0; b < k; b++)
+      for (int64_t c = 0; c < x; c++) put(*buf, t, a * st[0] + b * st[1] + c * st[2], frand());
+  return tc_view_new(3, ext, st, NULL);
+}
+
+/* Generates (target, with the params) the GEMM of a case; 0 on failure. */
+static int make_problem(const mcase *tc, tc_gemm_problem *pb, void *buf[3], int64_t n[3],
+                        int64_t sa[3], int64_t sb[3]) {
+  tc_view *va = operand(tc->g, tc->k, tc->m, tc->a_trans, tc->ab, &buf[0], &n[0], sa);
+  tc_view *vb = operand(tc->g, tc->k, tc->n, tc->b_trans, tc->ab, &buf[1], &n[1], sb);
+  int64_t ldc = tc->n + EXTRA;
+  int64_t cext[3] = {tc->g, tc->m, tc->n}, cst[3] = {tc->m * ldc, ldc, 1};
+  tc_view *vc = tc_view_new(3, cext, cst, NULL);
+  n[2] = tc->g * tc->m * ldc;
+  buf[2] = malloc((size_t)n[2] * tc_dtype_size(tc->c));
+  for (int64_t i = 0; i < n[2]; i++) put(buf[2], tc->c, i, 1234.5f);
+  for (int64_t g = 0; g < tc->g; g++)
+    for (int64_t m = 0; m < tc->m; m++)
+      for (int64_t x = 0; x < tc->n; x++) put(buf[2], tc->c, g * cst[0] + m * ldc + x, frand());
+  tc_gemm_problem p = {va, vb, vc, tc->ab, tc->ab, tc->c, tc->accumulate, tc->alpha};
+  *pb = p;
+  return va && vb && vc;
+}
+
+static int params_of(const mcase *tc, const tc_gemm_problem *pb, tc_gemm_params *p, char *err,
+                     size_t cap) {
+  tc_gemm_shape s = tc_gemm_problem_shape(pb);
+  if (!tc->cfg) return tc_gemm_xdlops_default(&s, p, err, cap) == 0;
+  return tc_gemm_params_parse(tc->cfg, p, err, cap) == 0 &&
+         tc_gemm_params_derive(p, &s, err, cap) == 0;
+}
+
+/* Runs a case on OpenCL; returns the number of wrong elements of C (or
+ * written outside C), -1 when it could not run (a check failed). */
+static int64_t run_mfma(const mcase *tc, int report) {
+  tc_gemm_problem pb;
+  void *buf[3];
+  int64_t n[3], sa[3], sb[3];
+  make_problem(tc, &pb, buf, n, sa, sb);
+  size_t cbytes = (size_t)n[2] * tc_dtype_size(tc->c);
+  void *c0 = malloc(cbytes);
+  memcpy(c0, buf[2], cbytes);
+  tc_gemm_params p;
+  char err[512] = "", cfg[64] = "?";
+  int64_t bad = -1;
+  tc_gemm_kernel k;
+  memset(&k, 0, sizeof k);
+  int ok = params_of(tc, &pb, &p, err, sizeof err);
+  TC_CHECK(ok, "%s: %s", tc->cfg ? tc->cfg : "default", err);
+  if (ok) {
+    tc_gemm_params_format(&p, cfg, sizeof cfg);
+    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "gemm_mfma", &k, err, sizeof err);
+    TC_CHECK(st == TC_OK, "%s: generate: %s", cfg, err);
+    ok = st == TC_OK;
+  }
+  if (ok) {
+    TC_CHECK(has(k.source, "tc_mfma_emu("), "%s: no emulated MFMA in the source", cfg);
+    TC_CHECK_EQ_INT(k.block[0], p.waves_m * p.waves_n * 64);
+    /* LDS tiles of 16-bit values, plus the emulation's scratch */
+    TC_CHECK_EQ_INT(k.smem_bytes, 2 * p.k_per_block * (p.m_per_block + p.n_per_block) * 2 +
+                                      p.waves_m * p.waves_n * 2048);
+    tc_rt_buffer bufs[3] = {{buf[0], (size_t)n[0] * tc_dtype_size(tc->ab), 0},
+                            {buf[1], (size_t)n[1] * tc_dtype_size(tc->ab), 0},
+                            {buf[2], cbytes, 1}};
+    tc_launch L = {{k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, 0};
+    tc_str e;
+    tc_str_init(&e);
+    tc_status st = tc_cl_run(cl, k.source, k.name, bufs, 3, &L, NULL, &e);
+    TC_CHECK(st == TC_OK, "%s: run: %s", cfg, tc_str_cstr(&e));
+    tc_str_free(&e);
+    ok = st == TC_OK;
+  }
+  if (ok) {
+    bad = 0;
+    int64_t ldc = tc->n + EXTRA;
+    for (int64_t g = 0; g < tc->g; g++)
+      for (int64_t m = 0; m < tc->m; m++) {
+        for (int64_t x = 0; x < tc->n; x++) {
+          double acc = 0, mag = 0;
+          for (int64_t kk = 0; kk < tc->k; kk++) {
+            double a = get(buf[0], tc->ab, g * sa[0] + kk * sa[1] + m * sa[2]);
+            double b = get(buf[1], tc->ab, g * sb[0] + kk * sb[1] + x * sb[2]);
+            acc += a * b, mag += fabs(a * b);
+          }
+          int64_t ic = g * tc->m * ldc + m * ldc + x;
+          double want = tc->alpha * acc + (tc->accumulate ? get(c0, tc->c, ic) : 0.0);
+          double got = get(buf[2], tc->c, ic);
+          double rel = tc->c == TC_F32 ? 1e-6 : tc->c == TC_F16 ? 1e-3 : 8e-3;
+          double tol = 1e-5 * (1 + mag) + rel * fabs(want) + 1e-6;
+          if (!(fabs(got - want) <= tol)) {
+            if (report && bad < 4)
+              TC_CHECK(0, "%s G%lld M%lld N%lld K%lld: C[%lld][%lld][%lld] = %g, expected %g", cfg,
+                       (long long)tc->g, (long long)tc->m, (long long)tc->n, (long long)tc->k,
+                       (long long)g, (long long)m, (long long)x, got, want);
+            bad++;
+          }
+        }
+        for (int64_t x = tc->n; x < ldc; x++) {
+          int64_t ic = g * tc->m * ldc + m * ldc + x;
+          if (get(buf[2], tc->c, ic) != get(c0, tc->c, ic)) {
+            if (report && bad < 4) TC_CHECK(0, "%s: store outside C at %lld", cfg, (long long)ic);
+            bad++;
+          }
+        }
+      }
+  }
+  tc_gemm_kernel_free(&k);
+  for (int i = 0; i < 3; i++) free(buf[i]);
+  free(c0);
+  tc_view_free((tc_view *)pb.a);
+  tc_view_free((tc_view *)pb.b);
+  tc_view_free((tc_view *)pb.c);
+  return bad;
+}
+
+static void test_mfma_gemm_opencl(void) {
+  if (!cl) TC_SKIP("no OpenCL device");
+  static const mcase cases[] = {
+      /* bf16 32x32x8, 2 x 2 waves, one MFMA tile each, even loop tail */
+      {"xdlops:64,64,16,32,32", 1, 64, 64, 64, 0, 0, TC_BF16, TC_F32, 0, 1.0f},
+      /* f16 16x16x16, 2 x 2 MFMA tiles per wave, K = 3 tiles (odd tail) */
+      {"xdlops:64,64,32,32,32,16", 1, 64, 64, 96, 0, 0, TC_F16, TC_F32, 0, 1.0f},
+      /* ragged M, N, K; G = 2; A transposed; bf16 C; C += 0.5 * A * B */
+      {"xdlops:64,64,16,32,32", 2, 50, 70, 40, 1, 0, TC_BF16, TC_BF16, 1, 0.5f},
+      /* 2 x 1 MFMA tiles per wave of 64 x 32, B transposed, f16 C */
+      {"xdlops:128,64,16,64,32", 1, 128, 64, 32, 0, 1, TC_F16, TC_F16, 0, 1.0f},
+      /* bf16 16x16x16, one wave; K < one tile */
+      {"xdlops:32,32,16,32,32,16", 1, 40, 24, 10, 1, 1, TC_BF16, TC_F32, 0, 1.0f},
+      /* the heuristic's XDLOPS choice */
+      {NULL, 1, 96, 80, 48, 0, 0, TC_F16, TC_F32, 0, 1.0f},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int64_t bad = run_mfma(&cases[i], 1);
+    TC_CHECK(bad == 0, "case %zu: %lld wrong elements", i, (long long)bad);
+  }
+}
+
+/* A wrong lane layout computes wrong results on the emulation. */
+static void test_mfma_wrong_layouts(void) {
+  if (!cl) TC_SKIP("no OpenCL device");
+  static const mcase c32 = {"xdlops:32,32,8,32,32", 1, 32, 32, 16, 0, 0, TC_BF16, TC_F32, 0, 1};
+  static const mcase c16 = {"xdlops:16,16,16,16,16", 1, 16, 16, 16, 0, 0, TC_F16, TC_F32, 0, 1};
+  for (int fault = 1; fault <= 3; fault++)
+    for (int which = 0; which < 2; which++) {
+      tc_mfma_test_fault = fault;
+      int64_t bad = run_mfma(which ? &c16 : &c32, 0);
+      tc_mfma_test_fault = 0;
+      TC_CHECK(bad > 0, "fault %d (%s): the wrong layout verified (%lld wrong)", fault,
+               which ? "16x16x16" : "32x32x8", (long long)bad);
+    }
+  /* and the right ones pass */
+  TC_CHECK(run_mfma(&c32, 1) == 0, "32x32x8");
+  TC_CHECK(run_mfma(&c16, 1) == 0, "16x16x16");
+}
+
+/* ---- XDLOPS parameters ------------------------------------------------------ */
+
+static tc_gemm_shape shape16(int64_t m, int64_t n, int64_t k, tc_dtype t) {
+  tc_gemm_shape s;
+  memset(&s, 0, sizeof s);
+  s.g = 1, s.m = m, s.n = n, s.k = k, s.dtype = t;
+  s.a_vec_k = s.a_vec_m = s.b_vec_k = s.b_vec_n = s.c_vec_n = 1;
+  return s;
+}
+
+static void test_xdlops_params(void) {
+  char err[512], buf[64];
+  tc_gemm_params p;
+  tc_gemm_shape s = shape16(128, 128, 64, TC_F16);
+  /* the seed's example: 128,128,16 with 64 x 64 waves: 2 x 2 waves, 256 threads */
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:128,128,16,64,64", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_is_xdlops(&p), "not XDLOPS");
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK_EQ_INT(p.block_size, 256);
+  TC_CHECK_EQ_INT(p.waves_m, 2);
+  TC_CHECK_EQ_INT(p.waves_n, 2);
+  TC_CHECK_EQ_INT(p.mfma, TC_MFMA_32X32X8);
+  TC_CHECK_EQ_INT(p.a_cluster_k * p.a_cluster_m, 256);
+  TC_CHECK_EQ_INT(p.c_per_write, 1);
+  TC_CHECK_EQ_INT(tc_gemm_lds_bytes(&p), 2 * 16 * 256 * 2);
+  tc_gemm_params_format(&p, buf, sizeof buf);
+  TC_CHECK(strcmp(buf, "xdlops:128,128,16,64,64,32") == 0, "formatted %s", buf);
+  tc_gemm_params q;
+  TC_CHECK(tc_gemm_params_parse(buf, &q, err, sizeof err) == 0, "%s", err);
+  TC_CHECK_EQ_INT(q.mfma, TC_MFMA_32X32X8);
+  /* 16x16x16 when 32 does not divide the wave tile */
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,32,16,32,16", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK_EQ_INT(p.mfma, TC_MFMA_16X16X16);
+  TC_CHECK_EQ_INT(p.block_size, 256); /* 2 x 2 waves */
+  /* rules */
+  static const struct {
+    const char *cfg;
+    tc_dtype t;
+    const char *msg;
+  } bad[] = {
+      {"xdlops:64,64,16,48,32", TC_F16, "is not a multiple of m_per_wave 48"},
+      {"xdlops:64,64,4,32,32", TC_F16, "no MFMA instruction fits"},
+      {"xdlops:64,64,8,32,32,16", TC_F16, "k_per_block must be a multiple of the MFMA's K 16"},
+      {"xdlops:256,256,16,32,32", TC_F16, "block_size must be at most 1024"},
+      {"xdlops:64,64,16,32,32", TC_F32, "need f16 or bf16 A and B (got f32)"},
+      {"xdlops:128,128,128,64,64", TC_BF16, "exceeds 65536"},
+      {"xdlops:256,256,16,256,256", TC_F16, "accumulators per lane must be at most 256"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    tc_gemm_shape t = shape16(256, 256, 256, bad[i].t);
+    err[0] = 0;
+    int rc = tc_gemm_params_parse(bad[i].cfg, &p, err, sizeof err);
+    if (rc == 0) rc = tc_gemm_params_derive(&p, &t, err, sizeof err);
+    TC_CHECK(rc == -1 && has(err, bad[i].msg), "%s: \"%s\" lacks \"%s\"", bad[i].cfg, err,
+             bad[i].msg);
+  }
+  static const struct {
+    const char *text, *msg;
+  } unparsable[] = {
+      {"xdlops:64,64,16,32", "expected 5 or 6"},
+      {"xdlops:64,64,16,32,32,8", "must be 32 (32x32x8) or 16 (16x16x16)"},
+      {"xdlops:64,64,16,32,32,32,1", "too many fields"},
+      {"xdlops:64,x,16,32,32", "field 2 (n_per_block) is not a positive integer"},
+  };
+  for (size_t i = 0; i < sizeof unparsable / sizeof *unparsable; i++) {
+    err[0] = 0;
+    TC_CHECK(tc_gemm_params_parse(unparsable[i].text, &p, err, sizeof err) == -1 &&
+                 has(err, unparsable[i].msg),
+             "%s: \"%s\"", unparsable[i].text, err);
+  }
+  /* the rule check on a derived set, one field broken */
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  q = p;
+  q.block_size = 128;
+  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "block_size must equal"),
+           "%s", err);
+  q = p;
+  q.c_per_write = 2;
+  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "fixed at 1"), "%s", err);
+  /* candidates: all valid, none for f32 */
+  tc_gemm_params *c = NULL;
+  int n = tc_gemm_xdlops_candidates(&s, &c);
+  TC_CHECK(n > 10, "%d candidates", n);
+  for (int i = 0; i < n; i++) {
+    TC_CHECK(tc_gemm_params_check(&c[i], &s, err, sizeof err) == 0, "candidate %d: %s", i, err);
+    TC_CHECK(c[i].block_size >= 64 && c[i].block_size <= 256, "candidate %d: %d threads", i,
+             c[i].block_size);
+  }
+  free(c);
+  tc_gemm_shape f32 = shape16(64, 64, 64, TC_F32);
+  TC_CHECK(tc_gemm_xdlops_candidates(&f32, &c) == 0, "f32 candidates");
+  free(c);
+  TC_CHECK(tc_gemm_xdlops_default(&f32, &p, err, sizeof err) == -1 && has(err, "f16 or bf16"),
+           "%s", err);
+  /* the non-XDLOPS strings are unchanged */
+  TC_CHECK(tc_gemm_params_parse("256,128,128,16,4", &p, err, sizeof err) == -1 &&
+               has(err, "expected 6 comma-separated fields"),
+           "%s", err);
+}
+
+/* ---- HIP sources and hipcc ------------------------------------------------- */
+
+/* A row-major GEMM problem (A [M][K], B [K][N], C [M][N]) of dtype t. */
+static void gemm_views(int64_t m, int64_t n, int64_t k, tc_view **a, tc_view **b, tc_view **c) {
+  int64_t ea[3] = {1, k, m}, sa[3] = {m * k, 1, k};
+  int64_t eb[3] = {1, k, n}, sb[3] = {k * n, n, 1};
+  int64_t ec[3] = {1, m, n}, sc[3] = {m * n, n, 1};
+  *a = tc_view_new(3, ea, sa, NULL);
+  *b = tc_view_new(3, eb, sb, NULL);
+  *c = tc_view_new(3, ec, sc, NULL);
+}
+
+/* The HIP source of a GEMM (caller frees), NULL after a failed check. */
+static char *hip_gemm(const char *cfg, tc_dtype t, tc_dtype ct, const char *name) {
+  tc_view *a, *b, *c;
+  gemm_views(96, 64, 64, &a, &b, &c);
+  tc_gemm_problem pb = {a, b, c, t, t, ct, 0, 1.0f};
+  tc_gemm_shape s = tc_gemm_problem_shape(&pb);
+  tc_gemm_params p;
+  char err[512];
+  char *src = NULL;
+  int ok = tc_gemm_params_parse(cfg, &p, err, sizeof err) == 0 &&
+           tc_gemm_params_derive(&p, &s, err, sizeof err) == 0;
+  TC_CHECK(ok, "%s: %s", cfg, err);
+  tc_gemm_kernel k;
+  if (ok) {
+    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_HIP, name, &k, err, sizeof err);
+    TC_CHECK(st == TC_OK, "%s: %s", cfg, err);
+    if (st == TC_OK) {
+      src = k.source;
+      k.source = NULL;
+      TC_CHECK_EQ_INT(k.smem_bytes, tc_gemm_lds_bytes(&p)); /* no emulation scratch */
+    }
+  }
+  tc_view_free(a);
+  tc_view_free(b);
+  tc_view_free(c);
+  return src;
+}
+
+static void test_hip_sources(void) {
+  char *fma = hip_gemm("64,32,32,8,2,2", TC_F32, TC_F32, "gemm_fma");
+  char *bf = hip_gemm("xdlops:64,64,16,32,32", TC_BF16, TC_F32, "gemm_bf16");
+  char *hf = hip_gemm("xdlops:64,64,32,32,32,16", TC_F16, TC_F16, "gemm_f16");
+  TC_REQUIRE(fma && bf && hf, "generation failed");
+  TC_CHECK(has(fma, "#include <hip/hip_runtime.h>"), "no HIP header");
+  TC_CHECK(has(fma, "extern \"C\" __global__ void __launch_bounds__(64) gemm_fma("), "kernel");
+  TC_CHECK(has(fma, "__shared__ float a_lds[512];"), "LDS");
+  TC_CHECK(has(fma, "__syncthreads();"), "barrier");
+  TC_CHECK(has(fma, "tc_raw_buffer_load_f32(A_rsrc, "), "buffer loads");
+  TC_CHECK(has(bf, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a_frag[0], b_frag[0], c_acc[0], 0, 0, 0)"),
+           "bf16 MFMA");
+  TC_CHECK(has(bf, "__shared__ unsigned short a_lds[2048];"), "16-bit LDS");
+  TC_CHECK(has(bf, "tc_f32x16 c_acc[1];"), "accumulators");
+  TC_CHECK(has(bf, "(unsigned short)tc_raw_buffer_load_i16(A_rsrc, "), "raw buffer loads");
+  TC_CHECK(!has(bf, "tc_mfma_emu"), "emulation in the HIP source");
+  TC_CHECK(has(hf, "__builtin_amdgcn_mfma_f32_16x16x16f16(__builtin_bit_cast(tc_f16x4, a_frag[1]), "
+                   "__builtin_bit_cast(tc_f16x4, b_frag[1]), c_acc[3], 0, 0, 0)"),
+           "f16 MFMA");
+  TC_CHECK(has(hf, "tc_f32x4 c_acc[4];"), "accumulators");
+  TC_CHECK(has(hf, "C[") && has(hf, "tc_f32_to_f16(c_acc["), "f16 C store");
+  free(fma);
+  free(bf);
+  free(hf);
+
+  /* XDLOPS is AMD's: not for CUDA; mixed input dtypes are refused */
+  tc_view *a, *b, *c;
+  gemm_views(64, 64, 64, &a, &b, &c);
+  tc_gemm_problem pb = {a, b, c, TC_F16, TC_F16, TC_F32, 0, 1.0f};
+  tc_gemm_shape s = tc_gemm_problem_shape(&pb);
+  tc_gemm_params p;
+  char err[512];
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0 &&
+                 tc_gemm_params_derive(&p, &s, err, sizeof err) == 0,
+             "%s", err);
+  tc_gemm_kernel k;
+  TC_CHECK(tc_gemm_generate(&pb, &p, TC_TARGET_CUDA, NULL, &k, err, sizeof err) ==
+                   TC_ERR_UNSUPPORTED &&
+               has(err, "XDLOPS (MFMA) kernels are for AMD GPUs"),
+           "%s", err);
+  pb.b_dtype = TC_BF16;
+  TC_CHECK(tc_gemm_generate(&pb, &p, TC_TARGET_HIP, NULL, &k, err, sizeof err) ==
+                   TC_ERR_UNSUPPORTED &&
+               has(err, "both f16 or both bf16"),
+           "%s", err);
+  TC_CHECK(tc_gemm_generate(&pb, &p, (tc_target)42, NULL, &k, err, sizeof err) ==
+                   TC_ERR_UNSUPPORTED &&
+               has(err, "unknown target 42"),
+           "%s", err);
+  tc_view_free(a);
+  tc_view_free(b);
+  tc_view_free(c);
+}
+
+/* Does the n bytes at p contain the string s? */
+static int contains(const char *p, size_t n, const char *s) {
+  size_t len = strlen(s);
+  for (size_t i = 0; i + len <= n; i++)
+    if (memcmp(p + i, s, len) == 0) return 1;
+  return 0;
+}
+
+/* hipcc --genco of one translation unit for arch; checks it compiled to
+ * a code object for arch (an offload bundle of an amdgcn ELF). */
+static void hipcc_ok(const char *what, const char *src, const char *arch) {
+  char *co = NULL;
+  size_t n = 0;
+  tc_str e;
+  tc_str_init(&e);
+  tc_status st = tc_hip_compile(src, arch, &co, &n, &e);
+  TC_CHECK(st == TC_OK, "%s for %s: %s: %.3000s", what, arch, tc_status_name(st), tc_str_cstr(&e));
+  if (st == TC_OK) {
+    char id[64];
+    snprintf(id, sizeof id, "amdgcn-amd-amdhsa--%s", arch);
+    TC_CHECK(n > 64 && (memcmp(co, "__CLANG_OFFLOAD_BUNDLE__", 24) == 0 ||
+                        memcmp(co, "\177ELF", 4) == 0),
+             "%s: %zu bytes, neither an offload bundle nor ELF", what, n);
+    TC_CHECK(contains(co, n, id) && contains(co, n, "\177ELF"), "%s: no %s code object", what, id);
+  }
+  free(co);
+  tc_str_free(&e);
+}
+
+static void test_hipcc_gemms(void) {
+  if (!have_hipcc) TC_SKIP("hipcc not found (apt-get install hipcc libamdhip64-dev rocm-device-libs)");
+  char *fma = hip_gemm("64,32,32,8,2,2", TC_F32, TC_F32, "gemm_fma");
+  char *fma16 = hip_gemm("64,64,64,8,4,4", TC_F16, TC_F16, "gemm_fma_f16");
+  char *bf = hip_gemm("xdlops:64,64,16,32,32", TC_BF16, TC_F32, "gemm_mfma_bf16");
+  char *hf = hip_gemm("xdlops:64,64,32,32,32,16", TC_F16, TC_F16, "gemm_mfma_f16");
+  char *bf16 = hip_gemm("xdlops:128,64,32,64,32,16", TC_BF16, TC_BF16, "gemm_mfma_bf16_16");
+  TC_REQUIRE(fma && fma16 && bf && hf && bf16, "generation failed");
+  tc_str tu;
+  tc_str_init(&tu);
+  tc_str_printf(&tu, "%s\n%s\n%s\n%s\n%s\n", fma, fma16, bf, hf, bf16);
+  hipcc_ok("GEMMs (FMA f32, FMA f16, MFMA bf16 32x32x8, f16 16x16x16, bf16 16x16x16)",
+           tc_str_cstr(&tu), "gfx90a");
+  hipcc_ok("GEMMs", tc_str_cstr(&tu), "gfx940");
+  tc_str_free(&tu);
+  free(fma);
+  free(fma16);
+  free(bf);
+  free(hf);
+  free(bf16);
+}
+
+static tc_conv_plan *hip_plan(tc_conv_dir dir, tc_dtype t, const char *cfg, int stride) {
+  tc_conv_problem p;
+  tc_conv_problem_init(&p);
+  p.dir = dir;
+  p.n = 2, p.c = 8, p.h = p.w = 10, p.k = 16, p.y = p.x = 3;
+  p.pad_h_l = p.pad_h_r = p.pad_w_l = p.pad_w_r = 1;
+  p.stride_h = p.stride_w = stride;
+  p.dtype = t;
+  tc_gemm_params prm;
+  char err[512];
+  if (cfg) TC_CHECK(tc_gemm_params_parse(cfg, &prm, err, sizeof err) == 0, "%s", err);
+  tc_conv_plan *plan = NULL;
+  tc_status st = tc_conv_plan_make(&p, cfg ? &prm : NULL, TC_TARGET_HIP, &plan, err, sizeof err);
+  TC_CHECK(st == TC_OK, "conv plan: %s", err);
+  return plan;
+}
+
+static void compile_plan(const char *what, tc_conv_plan *plan, int both) {
+  if (!plan) return;
+  tc_str tu;
+  tc_str_init(&tu);
+  for (int i = 0; i < plan->nsteps; i++) tc_str_printf(&tu, "%s\n", plan->steps[i].kernel.source);
+  hipcc_ok(what, tc_str_cstr(&tu), "gfx90a");
+  if (both) hipcc_ok(what, tc_str_cstr(&tu), "gfx940");
+  tc_str_free(&tu);
+}
+
+static void test_hipcc_conv(void) {
+  if (!have_hipcc) TC_SKIP("hipcc not found");
+  /* forward, f32 (the FMA GEMM) */
+  tc_conv_plan *plan = hip_plan(TC_CONV_FWD, TC_F32, NULL, 1);
+  if (plan) {
+    TC_CHECK(plan->target == TC_TARGET_HIP && plan->nsteps >= 1, "plan");
+    TC_CHECK(has(plan->steps[0].kernel.source, "__launch_bounds__"), "not HIP");
+  }
+  compile_plan("conv fwd f32", plan, 1);
+  tc_conv_plan_free(plan);
+  /* forward, f16 with XDLOPS (MFMA) parameters */
+  plan = hip_plan(TC_CONV_FWD, TC_F16, "xdlops:32,64,16,32,32", 1);
+  if (plan) TC_CHECK(has(plan->steps[0].kernel.source, "__builtin_amdgcn_mfma_f32_32x32x8f16"), "MFMA");
+  compile_plan("conv fwd f16 XDLOPS", plan, 1);
+  tc_conv_plan_free(plan);
+  /* backward-data with stride 2: several GEMMs and the zero-init kernel */
+  plan = hip_plan(TC_CONV_BWD_DATA, TC_F32, NULL, 2);
+  compile_plan("conv bwd-data stride 2", plan, 0);
+  tc_conv_plan_free(plan);
+}
+
+/* Example fusions through tc_compile(TC_TARGET_HIP): every one prints; a
+ * few compile with hipcc (one translation unit per arch). */
+static void test_hip_examples(void) {
+  static const char *names[] = {"gsg_copy_6", "pointwise_fma", "cast_f16", "cast_bf16",
+                                "transpose_xor"};
+  tc_str tu;
+  tc_str_init(&tu);
+  for (int i = 0; i < tc_example_count(); i++) {
+    const tc_example *e = tc_example_get(i);
+    int pick = 0;
+    for (size_t j = 0; j < sizeof names / sizeof *names; j++) pick |= strcmp(e->name, names[j]) == 0;
+    tc_fusion *f = e->build();
+    tc_compile_options o = {TC_TARGET_HIP, NULL, e->name};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s: %s: %s", e->name, tc_status_name(st), tc_fusion_error(f));
+    if (k) {
+      const char *src = tc_kernel_source(k);
+      TC_CHECK(has(src, "for HIP C++") && has(src, "extern \"C\" __global__"), "%s: not HIP",
+               e->name);
+      if (pick) tc_str_printf(&tu, "%s\n", src);
+      tc_kernel_free(k);
+    }
+    tc_fusion_free(f);
+  }
+  if (!have_hipcc) {
+    tc_str_free(&tu);
+    TC_SKIP("hipcc not found (the HIP sources were generated)");
+  }
+  hipcc_ok("examples", tc_str_cstr(&tu), "gfx90a");
+  hipcc_ok("examples", tc_str_cstr(&tu), "gfx940");
+  tc_str_free(&tu);
+}
+
+/* tc_kernel_build / tc_kernel_run of a HIP kernel; gfx942 is emitted. */
+static void test_hip_kernel_api(void) {
+  const tc_example *e = tc_example_find("transpose");
+  TC_REQUIRE(e != NULL, "no transpose example");
+  tc_fusion *f = e->build();
+  tc_compile_options o = {TC_TARGET_HIP, NULL, "transpose_hip"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k != NULL, "%s", tc_fusion_error(f));
+  TC_CHECK(has(tc_kernel_source(k), "reinterpret_cast<float*>(tc_smem + "), "LDS carving");
+  if (have_hipcc) {
+    st = tc_kernel_build(k, NULL); /* hipcc for the default gfx90a */
+    TC_CHECK(st == TC_OK, "build: %s: %.2000s", tc_status_name(st), tc_kernel_error(k));
+  } else {
+    st = tc_kernel_build(k, NULL);
+    TC_CHECK(st == TC_ERR_UNSUPPORTED && has(tc_kernel_error(k), "hipcc not found"), "%s",
+             tc_kernel_error(k));
+  }
+  /* running: no AMD GPU here (or no launcher yet where there is one) */
+  void **bufs = tc_params_alloc(f, 1);
+  tc_str why;
+  tc_str_init(&why);
+  int gpu = tc_hip_available(&why);
+  st = tc_kernel_run(k, bufs, NULL, NULL);
+  if (!gpu) {
+    TC_CHECK(st == TC_ERR_NO_DEVICE, "run: %s", tc_status_name(st));
+    TC_CHECK(has(tc_kernel_error(k), "no AMD GPU: "), "message: %s", tc_kernel_error(k));
+  } else {
+    TC_CHECK(st == TC_ERR_UNSUPPORTED, "run: %s", tc_status_name(st));
+  }
+  tc_str_free(&why);
+  tc_params_free(f, bufs);
+  tc_kernel_free(k);
+  /* gfx942 (and gfx950): the source is emitted; Debian's ROCm 5.2 cannot compile it */
+  o.arch = "gfx942";
+  k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k != NULL, "gfx942: %s", tc_fusion_error(f));
+  if (have_hipcc) {
+    st = tc_kernel_build(k, NULL);
+    TC_CHECK(st == TC_OK || (st == TC_ERR_UNSUPPORTED && has(tc_kernel_error(k), "gfx942") &&
+                             has(tc_kernel_error(k), "does not support")),
+             "gfx942: %s: %s", tc_status_name(st), tc_kernel_error(k));
+  }
+  tc_kernel_free(k);
+  /* a bad arch is an argument error, not a hipcc run */
+  o.arch = "sm_90a";
+  k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k != NULL, "%s", tc_fusion_error(f));
+  st = tc_kernel_build(k, NULL);
+  TC_CHECK(st == TC_ERR_ARGUMENT && has(tc_kernel_error(k), "not an AMD GPU architecture"), "%s: %s",
+           tc_status_name(st), tc_kernel_error(k));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+static void test_hip_describe(void) {
+  tc_str d;
+  tc_str_init(&d);
+  tc_hip_describe(&d);
+  const char *t = tc_str_cstr(&d);
+  TC_CHECK(has(t, "HIP compiler: "), "%s", t);
+  TC_CHECK(has(t, "HIP device: "), "%s", t);
+  if (have_hipcc) {
+    TC_CHECK(has(t, "HIP archs: compiles for gfx90a, gfx940"), "%s", t);
+    char ver[64];
+    if (tc_hip_hipcc_version(ver, sizeof ver) && strncmp(ver, "5.", 2) == 0)
+      TC_CHECK(has(t, "not supported by this hipcc: gfx942, gfx950"), "%s", t);
+  }
+  tc_str m;
+  tc_str_init(&m);
+  if (!tc_hip_available(&m)) TC_CHECK(has(tc_str_cstr(&m), "no AMD GPU: "), "%s", tc_str_cstr(&m));
+  tc_str_free(&m);
+  tc_str_free(&d);
+}
+
+int main(void) {
+  tc_str e;
+  tc_str_init(&e);
+  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
+    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
+    cl = NULL;
+  }
+  tc_str_free(&e);
+  have_hipcc = tc_hip_find_hipcc(hipcc_path, sizeof hipcc_path);
+  TC_RUN(test_mfma_layouts);
+  TC_RUN(test_xdlops_params);
+  TC_RUN(test_mfma_gemm_opencl);
+  TC_RUN(test_mfma_wrong_layouts);
+  TC_RUN(test_hip_sources);
+  TC_RUN(test_hipcc_gemms);
+  TC_RUN(test_hipcc_conv);
+  TC_RUN(test_hip_examples);
+  TC_RUN(test_hip_kernel_api);
+  TC_RUN(test_hip_describe);
+  if (cl) tc_cl_close(cl);
+  TC_MAIN_END();
+}

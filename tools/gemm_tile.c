@@ -1,0 +1,439 @@
+/* gemm_tile.c - `tilec gemm --kernel tile` (gemm_tile.h): builds the
+ * tile-IR GEMM (src/tile/tile_gemm.h), optionally the MoE gather, runs its
+ * passes (aggregate-load, dce), prints their reports (--passes) and the IR
+ * (--print-ir), emits the kernel for the target and runs, verifies and
+ * times it like the gridwise kernel. */
+#include "gemm_tile.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../src/runtime/runtime.h"
+#include "../src/tile/passes.h"
+#include "../src/tile/tile_gemm.h"
+#include "../src/tune/tuner.h"
+#include "cli.h"
+
+void gemm_tile_opts_init(gemm_tile_opts *t) {
+  memset(t, 0, sizeof *t);
+  t->tokens = t->valid = -1;
+}
+
+void gemm_tile_usage(FILE *out) {
+  fputs("  --kernel gridwise|tile  gridwise (default): the gridwise GEMM above; tile: the\n"
+        "                          tile-IR GEMM (Triton-like, one program per C tile) and its\n"
+        "                          passes (aggregate-load, dce); the options below need it\n"
+        "  --passes                print each pass: applied, with what it did, or not\n"
+        "                          applied, with why\n"
+        "  --no-aggregate          turn the aggregate-load pass off\n"
+        "  --smem-limit BYTES      shared memory the kernel may use (default 65536); A is\n"
+        "                          loaded in chunks when it does not fit next to B's tile\n"
+        "  --moe                   MoE gather: the rows of A ([tokens, K]) are gathered\n"
+        "                          through M sorted token ids; ids >= --valid are masked\n"
+        "                          (their rows of C are 0)\n"
+        "  --tokens T              --moe: rows of A (default M)\n"
+        "  --valid V               --moe: num_valid_tokens (default T)\n"
+        "  --tile-block BM,BN,BK   the tile (default 32,32,16)\n"
+        "  --dynamic-k             K as a run-time argument (the pass then does not apply)\n"
+        "  --mask-k                mask the loads along K (automatic when BK does not divide K)\n"
+        "  --mask-m                mask A's rows >= M (instead of wrapping them)\n"
+        "  --a-form canonical|k-first|combined\n"
+        "                          how A's address is written (only canonical,\n"
+        "                          a_ptr + offs_m*stride_m + offs_k*stride_k, is hoisted)\n"
+        "  --print-ir              print the tile IR after the passes\n",
+        out);
+}
+
+static int flag(gemm_tile_opts *t, const char *name, int *dst) {
+  if (!t->first) t->first = name;
+  *dst = 1;
+  return 1;
+}
+
+int gemm_tile_option(op_opts *o, gemm_tile_opts *t, int argc, char **argv, int *i, int *rc) {
+  const char *a = argv[*i], *v;
+  *rc = CLI_OK;
+  if (strcmp(a, "--passes") == 0) return flag(t, a, &t->passes);
+  if (strcmp(a, "--print-ir") == 0) return flag(t, a, &t->print_ir);
+  if (strcmp(a, "--no-aggregate") == 0) return flag(t, a, &t->no_aggregate);
+  if (strcmp(a, "--moe") == 0) return flag(t, a, &t->moe);
+  if (strcmp(a, "--dynamic-k") == 0) return flag(t, a, &t->dynamic_k);
+  if (strcmp(a, "--mask-k") == 0) return flag(t, a, &t->mask_k);
+  if (strcmp(a, "--mask-m") == 0) return flag(t, a, &t->mask_m);
+#define VALUE(name) ((v = op_value(o, argc, argv, i, name, rc)) != NULL || *rc != CLI_OK)
+  if (VALUE("--kernel")) {
+    if (*rc != CLI_OK) return 1;
+    if (strcmp(v, "tile") == 0)
+      t->tile = 1;
+    else if (strcmp(v, "gridwise") == 0)
+      t->tile = 0;
+    else
+      *rc = op_usage_error(o, "unknown kernel '%s' (gridwise or tile)", v);
+    return 1;
+  }
+  if (VALUE("--tokens") || VALUE("--valid") || VALUE("--smem-limit")) {
+    if (*rc != CLI_OK) return 1;
+    if (!t->first) t->first = a;
+    const char *name = strncmp(a, "--tokens", 8) == 0 ? "--tokens"
+                       : strncmp(a, "--valid", 7) == 0 ? "--valid" : "--smem-limit";
+    int64_t *dst = name[2] == 't' ? &t->tokens : name[2] == 'v' ? &t->valid : &t->smem_limit;
+    *rc = op_parse_int(o, name, v, name[2] == 'v' ? 0 : 1, INT32_MAX, dst);
+    return 1;
+  }
+  if (VALUE("--tile-block")) {
+    if (*rc != CLI_OK) return 1;
+    if (!t->first) t->first = "--tile-block";
+    char extra;
+    long long b[3];
+    if (sscanf(v, "%lld,%lld,%lld%c", &b[0], &b[1], &b[2], &extra) != 3 &&
+        sscanf(v, "%lldx%lldx%lld%c", &b[0], &b[1], &b[2], &extra) != 3) {
+      *rc = op_usage_error(o, "--tile-block takes BM,BN,BK (e.g. 32,32,16), got '%s'", v);
+      return 1;
+    }
+    for (int j = 0; j < 3; j++) {
+      if (b[j] < 1 || b[j] > 256) {
+        *rc = op_usage_error(o, "--tile-block: each block size must be between 1 and 256, got '%s'", v);
+        return 1;
+      }
+      t->block[j] = b[j];
+    }
+    return 1;
+  }
+  if (VALUE("--a-form")) {
+    if (*rc != CLI_OK) return 1;
+    if (!t->first) t->first = "--a-form";
+    if (strcmp(v, "canonical") == 0)
+      t->a_form = TC_TILE_A_CANONICAL;
+    else if (strcmp(v, "k-first") == 0)
+      t->a_form = TC_TILE_A_K_FIRST;
+    else if (strcmp(v, "combined") == 0)
+      t->a_form = TC_TILE_A_COMBINED;
+    else
+      *rc = op_usage_error(o, "unknown --a-form '%s' (canonical, k-first or combined)", v);
+    return 1;
+  }
+#undef VALUE
+  return 0;
+}
+
+typedef struct tile_run {
+  char device[256];
+  int ran, verified, pass, timed;
+  double first_ms, max_abs, worst, ms, gflops;
+  int64_t bad;
+  char verify_msg[512];
+} tile_run;
+
+static void print_json(const op_opts *o, const char *key, const tc_tile_gemm_desc *d,
+                       const tc_tile_kernel *k, const tc_tile_emitted *em, const tile_run *r,
+                       int ok) {
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_cat(&j, "{\"command\": \"gemm\", \"kernel\": \"tile\", \"problem\": {\"string\": ");
+  op_json_str(&j, key);
+  tc_str_printf(&j, ", \"m\": %lld, \"n\": %lld, \"k\": %lld, \"transA\": %d, \"transB\": %d, "
+                "\"dtype\": \"%s\", \"block\": [%d, %d, %d], \"moe\": ",
+                (long long)d->m, (long long)d->n, (long long)d->k, d->trans_a, d->trans_b,
+                tc_dtype_name(d->dtype), d->block_m, d->block_n, d->block_k);
+  if (d->moe)
+    tc_str_printf(&j, "{\"tokens\": %lld, \"valid\": %lld}}", (long long)d->tokens,
+                  (long long)d->num_valid);
+  else
+    tc_str_cat(&j, "null}");
+  tc_str_printf(&j, ", \"target\": \"%s\", \"device\": ", tc_target_name(o->target));
+  if (r->device[0]) op_json_str(&j, r->device); else tc_str_cat(&j, "null");
+  tc_str_cat(&j, ", \"kernels\": [{\"name\": ");
+  op_json_str(&j, em->name);
+  tc_str_printf(&j, ", \"grid\": [%zu, %zu, %zu], \"block\": [%zu, %zu, %zu], \"smem_bytes\": %lld}]",
+                em->grid[0], em->grid[1], em->grid[2], em->block[0], em->block[1], em->block[2],
+                (long long)em->smem_bytes);
+  tc_str_cat(&j, ", \"passes\": [");
+  for (int i = 0; i < tc_tile_num_reports(k); i++) {
+    const tc_tile_report *p = tc_tile_get_report(k, i);
+    tc_str_cat(&j, i ? ", {\"name\": " : "{\"name\": ");
+    op_json_str(&j, p->pass);
+    tc_str_printf(&j, ", \"applied\": %s, \"detail\": ", p->applied ? "true" : "false");
+    op_json_str(&j, p->detail);
+    tc_str_cat(&j, "}");
+  }
+  tc_str_printf(&j, "], \"ran\": %s, \"verify\": ", r->ran ? "true" : "false");
+  if (r->verified) {
+    tc_str_printf(&j, "{\"result\": \"%s\", \"max_abs_error\": ", r->pass ? "PASS" : "FAIL");
+    op_json_num(&j, r->max_abs);
+    tc_str_cat(&j, ", \"max_error_over_bound\": ");
+    op_json_num(&j, r->worst);
+    tc_str_printf(&j, ", \"bad_elements\": %lld, \"message\": ", (long long)r->bad);
+    op_json_str(&j, r->verify_msg);
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_cat(&j, ", \"time\": ");
+  if (r->timed) {
+    tc_str_cat(&j, "{\"ms\": ");
+    op_json_num(&j, r->ms);
+    tc_str_printf(&j, ", \"runs\": %d, \"gflops\": ", o->iters);
+    op_json_num(&j, r->gflops);
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_printf(&j, ", \"ok\": %s}\n", ok ? "true" : "false");
+  fputs(tc_str_cstr(&j), stdout);
+  fflush(stdout);
+  tc_str_free(&j);
+}
+
+int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int64_t n, int64_t k,
+                  int ta, int tb) {
+  if (g != 1) return op_usage_error(o, "-g applies to the gridwise kernel (--kernel tile runs one GEMM)");
+  if (o->tune || o->perf_config)
+    return op_usage_error(o, "%s applies to the gridwise kernel, not --kernel tile",
+                          o->tune ? "--tune" : "--perf-config");
+  if (!t->moe && (t->tokens >= 0 || t->valid >= 0))
+    return op_usage_error(o, "%s applies to --moe only", t->tokens >= 0 ? "--tokens" : "--valid");
+  if (o->dtype != TC_F32 && o->dtype != TC_F16)
+    return op_usage_error(o, "--kernel tile takes -t f32 or f16");
+
+  tc_tile_gemm_desc d;
+  tc_tile_gemm_desc_init(&d, m, n, k);
+  d.trans_a = ta, d.trans_b = tb, d.dtype = o->dtype;
+  d.block_m = (int)t->block[0], d.block_n = (int)t->block[1], d.block_k = (int)t->block[2];
+  d.dynamic_k = t->dynamic_k, d.mask_k = t->mask_k, d.mask_m = t->mask_m;
+  d.a_form = (tc_tile_a_form)t->a_form;
+  d.moe = t->moe;
+  if (t->moe) d.tokens = t->tokens >= 0 ? t->tokens : 0, d.num_valid = t->valid;
+  char why[1024] = "";
+  if (tc_tile_gemm_resolve(&d, why, sizeof why) != 0) return op_invalid(o, "%s", why);
+
+  tc_str key;
+  tc_str_init(&key);
+  tc_str_printf(&key, "gemm --kernel tile -M %lld -N %lld -K %lld --transA %d --transB %d -t %s",
+                (long long)m, (long long)n, (long long)k, ta, tb, tc_dtype_name(o->dtype));
+  if (d.moe)
+    tc_str_printf(&key, " --moe --tokens %lld --valid %lld", (long long)d.tokens,
+                  (long long)d.num_valid);
+  tc_str_printf(&key, " --tile-block %d,%d,%d", d.block_m, d.block_n, d.block_k);
+
+  tile_run r;
+  memset(&r, 0, sizeof r);
+  int rc = CLI_FAIL, ok = 0, have_em = 0;
+  tc_tile_kernel *kern = NULL;
+  tc_tile_emitted em;
+  memset(&em, 0, sizeof em);
+  tc_cl *cl = NULL;
+  void *host[3] = {NULL, NULL, NULL};
+  int32_t *ids = NULL;
+  double *want = NULL, *bound = NULL;
+  tc_str e;
+  tc_str_init(&e);
+
+  kern = tc_tile_gemm_build(&d, "tilec_tile_gemm", why, sizeof why);
+  if (!kern) {
+    op_fail(o, "%s", why);
+    goto out;
+  }
+  tc_tile_pass_options po;
+  tc_tile_pass_options_default(&po);
+  po.aggregate_load = !t->no_aggregate;
+  if (t->smem_limit) po.smem_limit = t->smem_limit;
+  tc_tile_run_passes(kern, &po);
+  const tc_dialect *dl = tc_tile_dialect(o->target);
+  tc_status st = dl ? tc_tile_emit(kern, dl, &em, why, sizeof why) : TC_ERR_UNSUPPORTED;
+  if (st != TC_OK) {
+    op_fail(o, "cannot emit the tile kernel for %s (%s): %s", tc_target_name(o->target),
+            tc_status_name(st), dl ? why : "no dialect");
+    goto out;
+  }
+  have_em = 1;
+
+  int hip = o->target == TC_TARGET_HIP;
+  int runs = hip ? 0 : op_runs(o);
+  int have_dev = hip ? op_hip_device(why, sizeof why)
+                     : tc_tune_device_name(o->target, o->device, r.device, sizeof r.device, why,
+                                           sizeof why) == TC_OK;
+  if (!have_dev && runs) {
+    op_fail(o, "%s", why);
+    goto out;
+  }
+  if (!o->json) {
+    printf("problem: %s\n", tc_str_cstr(&key));
+    if (have_dev)
+      printf("device: %s %s\n", tc_target_name(o->target), r.device);
+    else
+      printf("device: %s, none (%s)\n", tc_target_name(o->target), why);
+    printf("kernel: %s (tile IR), grid [%zu, %zu, %zu] of blocks [%zu, %zu, %zu], shared memory "
+           "%lld bytes\n", em.name, em.grid[0], em.grid[1], em.grid[2], em.block[0], em.block[1],
+           em.block[2], (long long)em.smem_bytes);
+    if (t->passes) {
+      tc_str p;
+      tc_str_init(&p);
+      tc_tile_print_reports(&p, kern);
+      printf("passes:\n%s", tc_str_cstr(&p));
+      tc_str_free(&p);
+    }
+    if (t->print_ir) {
+      tc_str p;
+      tc_str_init(&p);
+      tc_tile_print(&p, kern);
+      printf("%s", tc_str_cstr(&p));
+      tc_str_free(&p);
+    }
+    fflush(stdout);
+  }
+
+  if (o->emit) {
+    tc_str text, extra;
+    tc_str_init(&text);
+    tc_str_init(&extra);
+    tc_str_printf(&text, "/* tilec gemm: %s, for %s */\n\n", tc_str_cstr(&key),
+                  tc_target_name(o->target));
+    tc_str_cat(&extra, "passes:\n");
+    tc_tile_print_reports(&extra, kern);
+    tc_str_cat(&extra, "arguments:");
+    for (int i = 0; i < em.nparams; i++) tc_str_printf(&extra, "%s %s", i ? "," : "", em.params[i].name);
+    if (em.nint_args) {
+      tc_str_cat(&extra, "; tc_args:");
+      for (int i = 0; i < em.nint_args; i++) tc_str_printf(&extra, "%s %s", i ? "," : "", em.int_args[i]);
+    }
+    tc_gemm_kernel gk;
+    memset(&gk, 0, sizeof gk);
+    gk.source = em.source;
+    snprintf(gk.name, sizeof gk.name, "%s", em.name);
+    for (int i = 0; i < 3; i++) gk.grid[i] = em.grid[i], gk.block[i] = em.block[i];
+    gk.smem_bytes = em.smem_bytes;
+    op_emit_kernel(&text, 1, 1, &gk, tc_str_cstr(&extra));
+    int wrc = op_write_file(o, o->emit, tc_str_cstr(&text));
+    tc_str_free(&text);
+    tc_str_free(&extra);
+    if (wrc != CLI_OK) goto out;
+    if (!o->json) printf("emit: 1 kernel written to %s\n", o->emit);
+  }
+
+  if (hip) {
+    const char *src = em.source, *name = em.name;
+    rc = op_hip_finish(o, &src, &name, 1);
+    ok = rc == CLI_OK;
+    goto out;
+  }
+  if (!runs) {
+    if (o->target == TC_TARGET_CUDA) {
+      char *ptx = NULL;
+      const char *arch = o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH;
+      st = tc_cuda_compile(em.source, arch, &ptx, &e);
+      free(ptx);
+      if (st == TC_ERR_UNSUPPORTED) {
+        if (!o->json) printf("not compiled: %s\n", tc_str_cstr(&e));
+      } else if (st != TC_OK) {
+        op_fail(o, "the kernel does not compile with NVRTC: %s", tc_str_cstr(&e));
+        goto out;
+      } else if (!o->json) {
+        printf("compiled with NVRTC for %s\n", arch);
+      }
+    }
+    ok = 1;
+    rc = CLI_OK;
+    goto out;
+  }
+
+  /* data, reference, run */
+  size_t es = o->dtype == TC_F16 ? 2 : 4;
+  size_t elems[3] = {tc_tile_gemm_elems(&d, 'A'), tc_tile_gemm_elems(&d, 'B'),
+                     tc_tile_gemm_elems(&d, 'C')};
+  uint64_t seed = 0x5eed0e11ull;
+  for (int i = 0; i < 3; i++) {
+    host[i] = calloc(elems[i], es);
+    if (!host[i]) {
+      op_fail(o, "cannot allocate %zu bytes for %c", elems[i] * es, "ABC"[i]);
+      goto out;
+    }
+    tc_tune_fill(host[i], elems[i], o->dtype, i < 2 ? &seed : NULL);
+  }
+  if (d.moe) {
+    ids = calloc(tc_tile_gemm_elems(&d, 'I'), sizeof *ids);
+    if (!ids) {
+      op_fail(o, "cannot allocate the token ids");
+      goto out;
+    }
+    tc_tile_gemm_ids(&d, ids);
+  }
+  if (o->verify) {
+    want = malloc(elems[2] * sizeof *want), bound = malloc(elems[2] * sizeof *bound);
+    if (!want || !bound) {
+      op_fail(o, "cannot allocate the reference of C");
+      goto out;
+    }
+    tc_tile_gemm_reference(&d, host[0], host[1], ids, want, bound);
+  }
+  if (o->target == TC_TARGET_OPENCL && (st = tc_cl_open(o->device, &cl, &e)) != TC_OK) {
+    op_fail(o, "%s", tc_str_cstr(&e));
+    goto out;
+  }
+  const char *arch = o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH;
+  tc_str_clear(&e);
+  st = tc_tile_gemm_run(o->target, cl, arch, &em, &d, host[0], host[1], host[2], ids, &r.first_ms, &e);
+  if (st != TC_OK) {
+    op_fail(o, "the kernel failed (%s): %s", tc_status_name(st), tc_str_cstr(&e));
+    goto out;
+  }
+  r.ran = 1;
+  if (o->verify) {
+    r.verified = 1;
+    r.bad = tc_tune_check(host[2], o->dtype, want, bound, elems[2], &r.max_abs, &r.worst,
+                          r.verify_msg, sizeof r.verify_msg);
+    r.pass = r.bad == 0;
+  }
+  if (o->time) {
+    double *tm = calloc((size_t)o->iters, sizeof *tm);
+    if (!tm) {
+      op_fail(o, "out of memory");
+      goto out;
+    }
+    for (int i = 0; i < o->iters && st == TC_OK; i++)
+      st = tc_tile_gemm_run(o->target, cl, arch, &em, &d, host[0], host[1], host[2], ids, &tm[i], &e);
+    if (st != TC_OK) {
+      free(tm);
+      op_fail(o, "the kernel failed (%s): %s", tc_status_name(st), tc_str_cstr(&e));
+      goto out;
+    }
+    for (int a = 1; a < o->iters; a++)
+      for (int b = a; b > 0 && tm[b] < tm[b - 1]; b--) {
+        double x = tm[b];
+        tm[b] = tm[b - 1], tm[b - 1] = x;
+      }
+    r.ms = o->iters % 2 ? tm[o->iters / 2] : 0.5 * (tm[o->iters / 2 - 1] + tm[o->iters / 2]);
+    free(tm);
+    r.gflops = r.ms > 0 ? 2.0 * (double)m * (double)n * (double)k / (r.ms * 1e6) : NAN;
+    r.timed = 1;
+  }
+  if (!o->json) {
+    if (r.timed)
+      printf("time: %.4f ms (median of %d run%s), %.2f GFLOP/s\n", r.ms, o->iters,
+             o->iters == 1 ? "" : "s", r.gflops);
+    else
+      printf("ran: ok (first run %.4f ms, warm-up included; --time gives the median)\n", r.first_ms);
+    if (r.verified && r.pass)
+      printf("verify: PASS (max error %.3g, %.3g of the bound; %zu elements)\n", r.max_abs,
+             r.worst, elems[2]);
+    else if (r.verified)
+      printf("verify: FAIL (max error %.3g, %.3g of the bound; %s)\n", r.max_abs, r.worst,
+             r.verify_msg);
+    fflush(stdout);
+  }
+  ok = !r.verified || r.pass;
+  rc = ok ? CLI_OK : CLI_FAIL;
+
+out:
+  if (o->json && have_em) print_json(o, tc_str_cstr(&key), &d, kern, &em, &r, ok);
+  tc_tile_emitted_free(&em);
+  tc_tile_kernel_free(kern);
+  tc_cl_close(cl);
+  for (int i = 0; i < 3; i++) free(host[i]);
+  free(ids);
+  free(want);
+  free(bound);
+  tc_str_free(&e);
+  tc_str_free(&key);
+  return rc;
+}
