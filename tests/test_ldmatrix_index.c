@@ -51,6 +51,7 @@
 #include "lower/kernel.h"
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+#define AT(call) TC_CHECK((call) == TC_OK, "%s failed", #call)
 
 /* The constants of LdStMatrixSet. */
 enum { CTA_M = 128, CTA_N = 256, WARP_M = 64, WARP_N = 256, TMA_N = 64, LDST_M = 16, LDST_N = 16 };
@@ -78,22 +79,22 @@ static tc_abstract_tensor *schedule_ldst_matrix(tc_tensor *tv) {
   // (GM, GN, cta_m(2), cta_n(1), m(64), n(256))
 
   // Split by TMA shared memory box
-  tc_abstract_split(abstract_tensor, -1, 64, 1);
+  AT(tc_abstract_split(abstract_tensor, -1, 64, 1));
   reorder(abstract_tensor, 2, (const int[][2]){{-2, -3}, {-3, -2}});
   // (GM, GN, cta_m(2), cta_n(1), no(4), m(64), ni(64))
 
   // Split by (16, 16) matrix for LdStMatrix.x4
-  tc_abstract_split(abstract_tensor, -2, 16, 1);
-  tc_abstract_split(abstract_tensor, -1, 16, 1);
+  AT(tc_abstract_split(abstract_tensor, -2, 16, 1));
+  AT(tc_abstract_split(abstract_tensor, -1, 16, 1));
   reorder(abstract_tensor, 2, (const int[][2]){{-2, -3}, {-3, -2}});
   // (GM, GN, cta_m(2), cta_n(1), no(4), mo(4), nio(4), mi(16), nii(16))
 
   // Split (16, 16) matrix into four (8, 8) sub-matrices
-  tc_abstract_split(abstract_tensor, -2, 8, 1);
-  tc_abstract_split(abstract_tensor, -1, 8, 1);
+  AT(tc_abstract_split(abstract_tensor, -2, 8, 1));
+  AT(tc_abstract_split(abstract_tensor, -1, 8, 1));
 
   // Each register handles two adjacent elements.
-  tc_abstract_split(abstract_tensor, -1, 2, 1);
+  AT(tc_abstract_split(abstract_tensor, -1, 2, 1));
 
   // The four (8, 8) sub-matrices are traversed in this order to follow the
   // register layout for wgmma accumulator matrix: 0 top-left, 1 bottom-left,
@@ -103,8 +104,8 @@ static tc_abstract_tensor *schedule_ldst_matrix(tc_tensor *tv) {
   // niio(2), mio(2), niiii(2))
 
   // The last three merged become one Vectorize axis of 8 values.
-  tc_abstract_merge(abstract_tensor, -2, -1);
-  tc_abstract_merge(abstract_tensor, -2, -1);
+  AT(tc_abstract_merge(abstract_tensor, -2, -1));
+  AT(tc_abstract_merge(abstract_tensor, -2, -1));
   // (GM, GN, cta_m(2), cta_n(1), no(4), mo(4), nio(4), mii(8), niiio(4), (niio
   // * mio * niiii)(8))
 
@@ -114,13 +115,13 @@ static tc_abstract_tensor *schedule_ldst_matrix(tc_tensor *tv) {
 
   // Four LdStMatrix.x4 instructions are issued simultaneously to process a
   // (64, 16) tile: merge mo, mii and niiio.
-  tc_abstract_merge(abstract_tensor, -4, -3);
-  tc_abstract_merge(abstract_tensor, -3, -2);
+  AT(tc_abstract_merge(abstract_tensor, -4, -3));
+  AT(tc_abstract_merge(abstract_tensor, -3, -2));
   // (GM, GN, cta_m(2), cta_n(1), no(4), nio(4), (mo * mii * niiio)(128), (niio
   // * mio * niiii)(8))
 
   // A single serial axis
-  tc_abstract_merge(abstract_tensor, -4, -3);
+  AT(tc_abstract_merge(abstract_tensor, -4, -3));
   return abstract_tensor;
 }
 
@@ -131,23 +132,23 @@ static tc_abstract_tensor *schedule_ldst_matrix(tc_tensor *tv) {
 static tc_abstract_tensor *schedule_ldst_matrix_address(tc_tensor *tv, int wrong_order) {
   tc_abstract_tensor *at = tc_abstract_tensor_new(tv);
   // (GM, GN, cta_m(2), cta_n(1), m(64), n(256))
-  tc_abstract_split(at, -1, 64, 1);
+  AT(tc_abstract_split(at, -1, 64, 1));
   reorder(at, 2, (const int[][2]){{-2, -3}, {-3, -2}});
-  tc_abstract_split(at, -2, 16, 1);
-  tc_abstract_split(at, -1, 16, 1);
+  AT(tc_abstract_split(at, -2, 16, 1));
+  AT(tc_abstract_split(at, -1, 16, 1));
   reorder(at, 2, (const int[][2]){{-2, -3}, {-3, -2}});
   // (GM, GN, cta_m(2), cta_n(1), no(4), mo(4), nio(4), mi(16), nii(16))
-  tc_abstract_split(at, -1, 8, 1);
+  AT(tc_abstract_split(at, -1, 8, 1));
   // (.., no(4), mo(4), nio(4), mi(16), niio(2), niii(8))
   if (!wrong_order)
     reorder(at, 4, (const int[][2]){{-4, -5}, {-5, -4}, {-2, -3}, {-3, -2}});
   else
     reorder(at, 2, (const int[][2]){{-4, -5}, {-5, -4}});
   // (.., no(4), nio(4), mo(4), niio(2), mi(16), niii(8))   [mi, niio when wrong]
-  tc_abstract_merge(at, -4, -3);
-  tc_abstract_merge(at, -3, -2);
+  AT(tc_abstract_merge(at, -4, -3));
+  AT(tc_abstract_merge(at, -3, -2));
   // (.., no(4), nio(4), (mo * niio * mi)(128), niii(8))
-  tc_abstract_merge(at, -4, -3);
+  AT(tc_abstract_merge(at, -4, -3));
   // (GM, GN, cta_m(2), cta_n(1), (no * nio)(16), (mo * niio * mi)(128), niii(8))
   return at;
 }
