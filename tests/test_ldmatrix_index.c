@@ -38,8 +38,9 @@
  *      wrong order on both sides the round trip is still the identity but
  *      property 3 fails (the registers would hold the wrong elements for
  *      any epilogue or MMA between the two).
- *   5. The fusion lowered with TC_LDST_DEFAULT semantics (element copies)
- *      at 256x512, run on PoCL: the output equals the input bit for bit. */
+ *   5. The fusion lowered at 256x512 and run on PoCL (ldmatrix/stmatrix
+ *      now emulated by src/codegen/ldst_opencl.c, the bulk copies element
+ *      copies): the output equals the input bit for bit. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

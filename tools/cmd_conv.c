@@ -77,20 +77,6 @@ static int set_layout(op_opts *o, const char *flag, const char *v, char dst[8]) 
 
 /* ---- output ---------------------------------------------------------------- */
 
-typedef struct conv_report {
-  const char *source;        /* where the perf config came from */
-  char source_detail[600];
-  char config[64];
-  char device[256];
-  int ran, verified, pass, timed;
-  double first_ms, worst, ms, gflops;
-  int64_t bad;
-  char verify_msg[512];
-  int tuned;
-  tc_tune_result tune;
-  const char *db_path;
-} conv_report;
-
 static void json_problem(tc_str *j, const tc_conv_problem *p, const char *key, int64_t ho, int64_t wo) {
   tc_str_cat(j, "\"problem\": {\"string\": ");
   op_json_str(j, key);
@@ -151,54 +137,21 @@ static void json_kernels(tc_str *j, const tc_conv_plan *plan) {
 }
 
 static void print_json(const op_opts *o, const tc_conv_problem *p, const char *key, int64_t ho,
-                       int64_t wo, const tc_conv_plan *plan, const conv_report *r, int ok) {
+                       int64_t wo, const tc_conv_plan *plan, const op_report *r, int ok) {
   tc_str j;
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"conv2d\", ");
   json_problem(&j, p, key, ho, wo);
-  tc_str_printf(&j, ", \"target\": \"%s\", \"device\": ", tc_target_name(o->target));
-  if (r->device[0]) op_json_str(&j, r->device); else tc_str_cat(&j, "null");
+  op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"perf_config\": ");
   op_json_str(&j, r->config);
   tc_str_cat(&j, ", \"perf_config_source\": ");
   op_json_str(&j, r->source);
   tc_str_cat(&j, ", ");
   json_kernels(&j, plan);
-  tc_str_printf(&j, ", \"ran\": %s, \"verify\": ", r->ran ? "true" : "false");
-  if (r->verified) {
-    tc_str_printf(&j, "{\"result\": \"%s\", \"max_error_over_bound\": ", r->pass ? "PASS" : "FAIL");
-    op_json_num(&j, r->worst);
-    tc_str_printf(&j, ", \"bad_elements\": %lld, \"message\": ", (long long)r->bad);
-    op_json_str(&j, r->verify_msg);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_cat(&j, ", \"time\": ");
-  if (r->timed) {
-    tc_str_cat(&j, "{\"ms\": ");
-    op_json_num(&j, r->ms);
-    tc_str_printf(&j, ", \"runs\": %d, \"gflops\": ", o->iters);
-    op_json_num(&j, r->gflops);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_cat(&j, ", \"tune\": ");
-  if (r->tuned) {
-    tc_str_printf(&j, "{\"candidates\": %d, \"tried\": %d, \"skipped\": %d, \"best_ms\": ",
-                  r->tune.candidates, r->tune.tried, r->tune.skipped);
-    op_json_num(&j, r->tune.best_ms);
-    tc_str_printf(&j, ", \"stored\": %s, \"perfdb\": ", r->tune.stored ? "true" : "false");
-    if (r->db_path) op_json_str(&j, r->db_path); else tc_str_cat(&j, "null");
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_printf(&j, ", \"ok\": %s}\n", ok ? "true" : "false");
-  fputs(tc_str_cstr(&j), stdout);
-  fflush(stdout);
-  tc_str_free(&j);
+  op_json_run(&j, o, r, 0);
+  op_json_tune(&j, r);
+  op_json_end(&j, ok);
 }
 
 /* ---- the command ------------------------------------------------------------ */
@@ -295,35 +248,26 @@ int cmd_conv(int argc, char **argv) {
     return op_invalid(&o, "bad --perf-config '%s': %s", o.perf_config, why);
   }
 
-  conv_report r;
+  op_report r;
   memset(&r, 0, sizeof r);
   /* --target hip: generated and compiled, never run (op_hip_finish) */
-  int hip = o.target == TC_TARGET_HIP;
-  int runs = hip ? 0 : op_runs(&o);
+  int hip = o.target == TC_TARGET_HIP, runs;
   const char *arch = o.arch ? o.arch : TC_TUNE_DEFAULT_ARCH;
   /* tc_conv_run's device: the OpenCL selector, or the CUDA architecture */
   const char *run_device = o.target == TC_TARGET_CUDA ? arch : o.device;
-  int have_dev = hip ? op_hip_device(why, sizeof why)
-                     : tc_tune_device_name(o.target, o.device, r.device, sizeof r.device, why,
-                                           sizeof why) == TC_OK;
   tc_perfdb *db = NULL;
   tc_conv_plan *plan = NULL;
   void *buf[3] = {NULL, NULL, NULL};
   int ok = 0;
   rc = CLI_FAIL;
-  if (!have_dev && runs) {
-    op_fail(&o, "%s", why);
-    goto out;
-  }
+  int have_dev = op_find_device(&o, &r, &runs, why, sizeof why);
+  if (!have_dev && runs) goto out;
   if (!o.json) {
     printf("problem: %s\n", tc_str_cstr(&key));
     printf("direction: %s, output %lld x %lld x %lld x %lld (Ho %lld, Wo %lld)\n",
            tc_conv_dir_name(p.dir), (long long)p.n, (long long)p.k, (long long)ho, (long long)wo,
            (long long)ho, (long long)wo);
-    if (have_dev)
-      printf("device: %s %s\n", tc_target_name(o.target), r.device);
-    else
-      printf("device: %s, none (%s)\n", tc_target_name(o.target), why);
+    op_print_device(&o, &r, have_dev, why);
     fflush(stdout);
   }
 
@@ -335,31 +279,16 @@ int cmd_conv(int argc, char **argv) {
     r.source = "option";
     snprintf(r.source_detail, sizeof r.source_detail, "--perf-config");
   } else if (o.tune) {
-    db = op_perfdb_open(&o, 1);
-    r.db_path = db ? tc_perfdb_path(db) : NULL;
     tc_tune_options to;
-    memset(&to, 0, sizeof to);
-    to.target = o.target, to.device = o.device, to.arch = o.arch;
-    to.max_candidates = o.tune_max;
-    to.progress = op_tune_progress, to.progress_ctx = &o;
-    to.db = db, to.key = tc_str_cstr(&key);
-    fprintf(stderr, "tuning %s on %s (at most %d candidates)\n", tc_str_cstr(&key), r.device,
-            o.tune_max ? o.tune_max : TC_TUNE_DEFAULT_MAX);
-    fflush(stderr);
+    op_tune_begin(&o, &r, &db, tc_str_cstr(&key), &to);
     tc_status st = tc_tune_conv(&p, &to, &r.tune, why, sizeof why);
     if (st != TC_OK) {
       op_fail(&o, "tuning failed: %s", why);
       goto out;
     }
-    r.tuned = 1;
     prm = r.tune.best;
     use = &prm;
-    r.source = "tuned";
-    if (db && !r.tune.stored)
-      fprintf(stderr, "tilec conv2d: warning: %s; the tuning result is not stored\n", r.tune.store_err);
-    snprintf(r.source_detail, sizeof r.source_detail, "tuned: fastest of %d tried, %.4f ms; %s%s",
-             r.tune.tried, r.tune.best_ms, r.tune.stored ? "stored in the perf DB " : "not stored",
-             r.tune.stored ? r.db_path : "");
+    op_tune_end(&o, &r, db);
   } else if (have_dev) {
     db = op_perfdb_open(&o, 0);
     if (db) {
@@ -367,10 +296,7 @@ int cmd_conv(int argc, char **argv) {
       int found = tc_tune_lookup(db, tc_str_cstr(&key), o.target, r.device, &prm, &e, why, sizeof why);
       if (found == 1) {
         use = &prm;
-        r.source = "perfdb";
-        r.db_path = tc_perfdb_path(db);
-        snprintf(r.source_detail, sizeof r.source_detail, "from the perf DB %s; tuned to %.4f ms by tilec %s",
-                 r.db_path, e.ms, e.version);
+        op_from_perfdb(&r, db, &e);
       } else if (found < 0) {
         fprintf(stderr, "tilec conv2d: warning: %s; using the heuristic\n", why);
       }
@@ -442,42 +368,22 @@ int cmd_conv(int argc, char **argv) {
   }
 
   /* ---- run ---- */
-  if (hip) {
+  if (!runs) {
+    /* --target hip: compiled with hipcc, never run; cuda: the sources are
+     * checked with NVRTC where it exists (no device needed) */
     const char **srcs = tc_xcalloc((size_t)plan->nsteps + 1, sizeof *srcs);
     const char **names = tc_xcalloc((size_t)plan->nsteps + 1, sizeof *names);
     for (int i = 0; i < plan->nsteps; i++)
       srcs[i] = plan->steps[i].kernel.source, names[i] = plan->steps[i].kernel.name;
-    rc = op_hip_finish(&o, srcs, names, plan->nsteps);
+    if (hip)
+      rc = op_hip_finish(&o, srcs, names, plan->nsteps);
+    else if (o.target == TC_TARGET_CUDA)
+      rc = op_cuda_check(&o, srcs, names, plan->nsteps);
+    else
+      rc = CLI_OK;
     ok = rc == CLI_OK;
     free(srcs);
     free(names);
-    goto out;
-  }
-  if (!runs) {
-    if (o.target == TC_TARGET_CUDA) {
-      /* no device needed: check the sources with NVRTC where it exists */
-      for (int i = 0; i < plan->nsteps; i++) {
-        char *ptx = NULL;
-        tc_str e;
-        tc_str_init(&e);
-        tc_status cs = tc_cuda_compile(plan->steps[i].kernel.source, arch, &ptx, &e);
-        free(ptx);
-        if (cs == TC_ERR_UNSUPPORTED) {
-          if (!o.json) printf("not compiled: %s\n", tc_str_cstr(&e));
-          tc_str_free(&e);
-          break;
-        }
-        if (cs != TC_OK) {
-          op_fail(&o, "%s does not compile with NVRTC: %s", plan->steps[i].kernel.name, tc_str_cstr(&e));
-          tc_str_free(&e);
-          goto out;
-        }
-        tc_str_free(&e);
-        if (!o.json && i + 1 == plan->nsteps) printf("compiled with NVRTC for %s\n", arch);
-      }
-    }
-    ok = 1;
-    rc = CLI_OK;
     goto out;
   }
   tc_conv_buf wb = tc_conv_written_buf(p.dir);
@@ -514,31 +420,14 @@ int cmd_conv(int argc, char **argv) {
       op_fail(&o, "the kernels failed (%s): %s", tc_status_name(st), why);
       goto out;
     }
-    for (int a = 1; a < o.iters; a++) /* insertion sort for the median */
-      for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
-        double x = t[b];
-        t[b] = t[b - 1], t[b - 1] = x;
-      }
-    r.ms = o.iters % 2 ? t[o.iters / 2] : 0.5 * (t[o.iters / 2 - 1] + t[o.iters / 2]);
+    r.ms = op_median(t, o.iters);
     free(t);
     double flops = 2.0 * (double)p.n * (double)p.k * (double)(p.c / p.groups) * (double)p.y *
                    (double)p.x * (double)ho * (double)wo;
     r.gflops = r.ms > 0 ? flops / (r.ms * 1e6) : NAN;
     r.timed = 1;
   }
-  if (!o.json) {
-    if (r.timed)
-      printf("time: %.4f ms (median of %d run%s), %.2f GFLOP/s\n", r.ms, o.iters,
-             o.iters == 1 ? "" : "s", r.gflops);
-    else
-      printf("ran: ok (first run %.4f ms, warm-up included; --time gives the median)\n", r.first_ms);
-    if (r.verified && r.pass)
-      printf("verify: PASS (max error %.3g of the bound; %lld elements)\n", r.worst,
-             (long long)elems[tc_conv_written_buf(p.dir)]);
-    else if (r.verified)
-      printf("verify: FAIL (max error %.3g of the bound; %s)\n", r.worst, r.verify_msg);
-    fflush(stdout);
-  }
+  if (!o.json) op_print_run(&o, &r, 0, elems[tc_conv_written_buf(p.dir)]);
   ok = !r.verified || r.pass;
   rc = ok ? CLI_OK : CLI_FAIL;
 

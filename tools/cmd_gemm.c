@@ -73,21 +73,8 @@ static tc_view *matrix_view(int64_t g, int64_t rows, int64_t cols, const char *r
   return v;
 }
 
-typedef struct gemm_report {
-  const char *source;
-  char source_detail[600];
-  char config[64];
-  char device[256];
-  int ran, verified, pass, timed, tuned;
-  double first_ms, max_abs, worst, ms, gflops;
-  int64_t bad;
-  char verify_msg[512];
-  tc_tune_result tune;
-  const char *db_path;
-} gemm_report;
-
 static void print_json(const op_opts *o, const char *key, int64_t g, int64_t m, int64_t n,
-                       int64_t k, int ta, int tb, const tc_gemm_kernel *kern, const gemm_report *r,
+                       int64_t k, int ta, int tb, const tc_gemm_kernel *kern, const op_report *r,
                        int ok) {
   tc_str j;
   tc_str_init(&j);
@@ -96,8 +83,7 @@ static void print_json(const op_opts *o, const char *key, int64_t g, int64_t m, 
   tc_str_printf(&j, ", \"g\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"transA\": %d, "
                 "\"transB\": %d, \"dtype\": \"%s\"}", (long long)g, (long long)m, (long long)n,
                 (long long)k, ta, tb, tc_dtype_name(o->dtype));
-  tc_str_printf(&j, ", \"target\": \"%s\", \"device\": ", tc_target_name(o->target));
-  if (r->device[0]) op_json_str(&j, r->device); else tc_str_cat(&j, "null");
+  op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"perf_config\": ");
   op_json_str(&j, r->config);
   tc_str_cat(&j, ", \"perf_config_source\": ");
@@ -107,43 +93,9 @@ static void print_json(const op_opts *o, const char *key, int64_t g, int64_t m, 
   tc_str_printf(&j, ", \"grid\": [%zu, %zu, %zu], \"block\": [%zu, %zu, %zu], \"smem_bytes\": %lld}]",
                 kern->grid[0], kern->grid[1], kern->grid[2], kern->block[0], kern->block[1],
                 kern->block[2], (long long)kern->smem_bytes);
-  tc_str_printf(&j, ", \"ran\": %s, \"verify\": ", r->ran ? "true" : "false");
-  if (r->verified) {
-    tc_str_printf(&j, "{\"result\": \"%s\", \"max_abs_error\": ", r->pass ? "PASS" : "FAIL");
-    op_json_num(&j, r->max_abs);
-    tc_str_cat(&j, ", \"max_error_over_bound\": ");
-    op_json_num(&j, r->worst);
-    tc_str_printf(&j, ", \"bad_elements\": %lld, \"message\": ", (long long)r->bad);
-    op_json_str(&j, r->verify_msg);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_cat(&j, ", \"time\": ");
-  if (r->timed) {
-    tc_str_cat(&j, "{\"ms\": ");
-    op_json_num(&j, r->ms);
-    tc_str_printf(&j, ", \"runs\": %d, \"gflops\": ", o->iters);
-    op_json_num(&j, r->gflops);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_cat(&j, ", \"tune\": ");
-  if (r->tuned) {
-    tc_str_printf(&j, "{\"candidates\": %d, \"tried\": %d, \"skipped\": %d, \"best_ms\": ",
-                  r->tune.candidates, r->tune.tried, r->tune.skipped);
-    op_json_num(&j, r->tune.best_ms);
-    tc_str_printf(&j, ", \"stored\": %s, \"perfdb\": ", r->tune.stored ? "true" : "false");
-    if (r->db_path) op_json_str(&j, r->db_path); else tc_str_cat(&j, "null");
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_printf(&j, ", \"ok\": %s}\n", ok ? "true" : "false");
-  fputs(tc_str_cstr(&j), stdout);
-  fflush(stdout);
-  tc_str_free(&j);
+  op_json_run(&j, o, r, 1);
+  op_json_tune(&j, r);
+  op_json_end(&j, ok);
 }
 
 /* Runs the kernel once on the device (OpenCL: cl, opened by the caller). */
@@ -223,7 +175,7 @@ int cmd_gemm(int argc, char **argv) {
                 tc_dtype_name(o.dtype));
 
   char why[2048] = "";
-  gemm_report r;
+  op_report r;
   memset(&r, 0, sizeof r);
   tc_view *va = NULL, *vb = NULL, *vc = NULL;
   tc_gemm_kernel kern;
@@ -264,21 +216,12 @@ int cmd_gemm(int argc, char **argv) {
   tc_gemm_shape shape = tc_gemm_problem_shape(&pb);
 
   /* --target hip: generated and compiled, never run (op_hip_finish) */
-  int hip = o.target == TC_TARGET_HIP;
-  int runs = hip ? 0 : op_runs(&o);
-  int have_dev = hip ? op_hip_device(why, sizeof why)
-                     : tc_tune_device_name(o.target, o.device, r.device, sizeof r.device, why,
-                                           sizeof why) == TC_OK;
-  if (!have_dev && runs) {
-    op_fail(&o, "%s", why);
-    goto out;
-  }
+  int hip = o.target == TC_TARGET_HIP, runs;
+  int have_dev = op_find_device(&o, &r, &runs, why, sizeof why);
+  if (!have_dev && runs) goto out;
   if (!o.json) {
     printf("problem: %s\n", tc_str_cstr(&key));
-    if (have_dev)
-      printf("device: %s %s\n", tc_target_name(o.target), r.device);
-    else
-      printf("device: %s, none (%s)\n", tc_target_name(o.target), why);
+    op_print_device(&o, &r, have_dev, why);
     fflush(stdout);
   }
 
@@ -319,38 +262,20 @@ int cmd_gemm(int argc, char **argv) {
       goto out;
     }
   } else if (o.tune) {
-    db = op_perfdb_open(&o, 1);
-    r.db_path = db ? tc_perfdb_path(db) : NULL;
     tc_tune_options to;
-    memset(&to, 0, sizeof to);
-    to.target = o.target, to.device = o.device, to.arch = o.arch;
-    to.max_candidates = o.tune_max;
-    to.progress = op_tune_progress, to.progress_ctx = &o;
-    to.db = db, to.key = tc_str_cstr(&key);
-    fprintf(stderr, "tuning %s on %s (at most %d candidates)\n", tc_str_cstr(&key), r.device,
-            o.tune_max ? o.tune_max : TC_TUNE_DEFAULT_MAX);
-    fflush(stderr);
+    op_tune_begin(&o, &r, &db, tc_str_cstr(&key), &to);
     tc_status st = tc_tune_gemm(&pb, bufs, want, bound, &to, &r.tune, why, sizeof why);
     if (st != TC_OK) {
       op_fail(&o, "tuning failed: %s", why);
       goto out;
     }
-    r.tuned = 1;
     prm = r.tune.best;
-    r.source = "tuned";
-    if (db && !r.tune.stored)
-      fprintf(stderr, "tilec gemm: warning: %s; the tuning result is not stored\n", r.tune.store_err);
-    snprintf(r.source_detail, sizeof r.source_detail, "tuned: fastest of %d tried, %.4f ms; %s%s",
-             r.tune.tried, r.tune.best_ms, r.tune.stored ? "stored in the perf DB " : "not stored",
-             r.tune.stored ? r.db_path : "");
+    op_tune_end(&o, &r, db);
   } else if (have_dev && (db = op_perfdb_open(&o, 0)) != NULL) {
     tc_perfdb_entry pe;
     int found = tc_tune_lookup(db, tc_str_cstr(&key), o.target, r.device, &prm, &pe, why, sizeof why);
     if (found == 1 && tc_gemm_params_derive(&prm, &shape, why, sizeof why) == 0) {
-      r.source = "perfdb";
-      r.db_path = tc_perfdb_path(db);
-      snprintf(r.source_detail, sizeof r.source_detail, "from the perf DB %s; tuned to %.4f ms by tilec %s",
-               r.db_path, pe.ms, pe.version);
+      op_from_perfdb(&r, db, &pe);
     } else if (found != 0) {
       fprintf(stderr, "tilec gemm: warning: %s%s; using the heuristic\n",
               found == 1 ? "the perf DB entry does not fit: " : "", why);
@@ -403,29 +328,12 @@ int cmd_gemm(int argc, char **argv) {
   }
 
   /* ---- run ---- */
-  if (hip) {
-    const char *src = kern.source, *kname = kern.name;
-    rc = op_hip_finish(&o, &src, &kname, 1);
-    ok = rc == CLI_OK;
-    goto out;
-  }
   if (!runs) {
-    if (o.target == TC_TARGET_CUDA) {
-      char *ptx = NULL;
-      const char *arch = o.arch ? o.arch : TC_TUNE_DEFAULT_ARCH;
-      st = tc_cuda_compile(kern.source, arch, &ptx, &e);
-      free(ptx);
-      if (st == TC_ERR_UNSUPPORTED) {
-        if (!o.json) printf("not compiled: %s\n", tc_str_cstr(&e));
-      } else if (st != TC_OK) {
-        op_fail(&o, "the kernel does not compile with NVRTC: %s", tc_str_cstr(&e));
-        goto out;
-      } else if (!o.json) {
-        printf("compiled with NVRTC for %s\n", arch);
-      }
-    }
-    ok = 1;
-    rc = CLI_OK;
+    /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
+    const char *src = kern.source, *kname = kern.name;
+    rc = hip ? op_hip_finish(&o, &src, &kname, 1)
+             : o.target == TC_TARGET_CUDA ? op_cuda_check(&o, &src, NULL, 1) : CLI_OK;
+    ok = rc == CLI_OK;
     goto out;
   }
   if (o.target == TC_TARGET_OPENCL && (st = tc_cl_open(o.device, &cl, &e)) != TC_OK) {
@@ -454,31 +362,13 @@ int cmd_gemm(int argc, char **argv) {
       op_fail(&o, "the kernel failed (%s): %s", tc_status_name(st), tc_str_cstr(&e));
       goto out;
     }
-    for (int a = 1; a < o.iters; a++)
-      for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
-        double x = t[b];
-        t[b] = t[b - 1], t[b - 1] = x;
-      }
-    r.ms = o.iters % 2 ? t[o.iters / 2] : 0.5 * (t[o.iters / 2 - 1] + t[o.iters / 2]);
+    r.ms = op_median(t, o.iters);
     free(t);
     double flops = 2.0 * (double)g * (double)m * (double)n * (double)k;
     r.gflops = r.ms > 0 ? flops / (r.ms * 1e6) : NAN;
     r.timed = 1;
   }
-  if (!o.json) {
-    if (r.timed)
-      printf("time: %.4f ms (median of %d run%s), %.2f GFLOP/s\n", r.ms, o.iters,
-             o.iters == 1 ? "" : "s", r.gflops);
-    else
-      printf("ran: ok (first run %.4f ms, warm-up included; --time gives the median)\n", r.first_ms);
-    if (r.verified && r.pass)
-      printf("verify: PASS (max error %.3g, %.3g of the bound; %zu elements)\n", r.max_abs,
-             r.worst, elems[2]);
-    else if (r.verified)
-      printf("verify: FAIL (max error %.3g, %.3g of the bound; %s)\n", r.max_abs, r.worst,
-             r.verify_msg);
-    fflush(stdout);
-  }
+  if (!o.json) op_print_run(&o, &r, 1, (int64_t)elems[2]);
   ok = !r.verified || r.pass;
   rc = ok ? CLI_OK : CLI_FAIL;
 

@@ -117,16 +117,8 @@ int gemm_tile_option(op_opts *o, gemm_tile_opts *t, int argc, char **argv, int *
   return 0;
 }
 
-typedef struct tile_run {
-  char device[256];
-  int ran, verified, pass, timed;
-  double first_ms, max_abs, worst, ms, gflops;
-  int64_t bad;
-  char verify_msg[512];
-} tile_run;
-
 static void print_json(const op_opts *o, const char *key, const tc_tile_gemm_desc *d,
-                       const tc_tile_kernel *k, const tc_tile_emitted *em, const tile_run *r,
+                       const tc_tile_kernel *k, const tc_tile_emitted *em, const op_report *r,
                        int ok) {
   tc_str j;
   tc_str_init(&j);
@@ -141,8 +133,7 @@ static void print_json(const op_opts *o, const char *key, const tc_tile_gemm_des
                   (long long)d->num_valid);
   else
     tc_str_cat(&j, "null}");
-  tc_str_printf(&j, ", \"target\": \"%s\", \"device\": ", tc_target_name(o->target));
-  if (r->device[0]) op_json_str(&j, r->device); else tc_str_cat(&j, "null");
+  op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"kernels\": [{\"name\": ");
   op_json_str(&j, em->name);
   tc_str_printf(&j, ", \"grid\": [%zu, %zu, %zu], \"block\": [%zu, %zu, %zu], \"smem_bytes\": %lld}]",
@@ -157,32 +148,9 @@ static void print_json(const op_opts *o, const char *key, const tc_tile_gemm_des
     op_json_str(&j, p->detail);
     tc_str_cat(&j, "}");
   }
-  tc_str_printf(&j, "], \"ran\": %s, \"verify\": ", r->ran ? "true" : "false");
-  if (r->verified) {
-    tc_str_printf(&j, "{\"result\": \"%s\", \"max_abs_error\": ", r->pass ? "PASS" : "FAIL");
-    op_json_num(&j, r->max_abs);
-    tc_str_cat(&j, ", \"max_error_over_bound\": ");
-    op_json_num(&j, r->worst);
-    tc_str_printf(&j, ", \"bad_elements\": %lld, \"message\": ", (long long)r->bad);
-    op_json_str(&j, r->verify_msg);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_cat(&j, ", \"time\": ");
-  if (r->timed) {
-    tc_str_cat(&j, "{\"ms\": ");
-    op_json_num(&j, r->ms);
-    tc_str_printf(&j, ", \"runs\": %d, \"gflops\": ", o->iters);
-    op_json_num(&j, r->gflops);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_printf(&j, ", \"ok\": %s}\n", ok ? "true" : "false");
-  fputs(tc_str_cstr(&j), stdout);
-  fflush(stdout);
-  tc_str_free(&j);
+  tc_str_cat(&j, "]");
+  op_json_run(&j, o, r, 1);
+  op_json_end(&j, ok);
 }
 
 int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int64_t n, int64_t k,
@@ -216,7 +184,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
                   (long long)d.num_valid);
   tc_str_printf(&key, " --tile-block %d,%d,%d", d.block_m, d.block_n, d.block_k);
 
-  tile_run r;
+  op_report r;
   memset(&r, 0, sizeof r);
   int rc = CLI_FAIL, ok = 0, have_em = 0;
   tc_tile_kernel *kern = NULL;
@@ -248,21 +216,12 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   }
   have_em = 1;
 
-  int hip = o->target == TC_TARGET_HIP;
-  int runs = hip ? 0 : op_runs(o);
-  int have_dev = hip ? op_hip_device(why, sizeof why)
-                     : tc_tune_device_name(o->target, o->device, r.device, sizeof r.device, why,
-                                           sizeof why) == TC_OK;
-  if (!have_dev && runs) {
-    op_fail(o, "%s", why);
-    goto out;
-  }
+  int hip = o->target == TC_TARGET_HIP, runs;
+  int have_dev = op_find_device(o, &r, &runs, why, sizeof why);
+  if (!have_dev && runs) goto out;
   if (!o->json) {
     printf("problem: %s\n", tc_str_cstr(&key));
-    if (have_dev)
-      printf("device: %s %s\n", tc_target_name(o->target), r.device);
-    else
-      printf("device: %s, none (%s)\n", tc_target_name(o->target), why);
+    op_print_device(o, &r, have_dev, why);
     printf("kernel: %s (tile IR), grid [%zu, %zu, %zu] of blocks [%zu, %zu, %zu], shared memory "
            "%lld bytes\n", em.name, em.grid[0], em.grid[1], em.grid[2], em.block[0], em.block[1],
            em.block[2], (long long)em.smem_bytes);
@@ -311,29 +270,12 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     if (!o->json) printf("emit: 1 kernel written to %s\n", o->emit);
   }
 
-  if (hip) {
-    const char *src = em.source, *name = em.name;
-    rc = op_hip_finish(o, &src, &name, 1);
-    ok = rc == CLI_OK;
-    goto out;
-  }
   if (!runs) {
-    if (o->target == TC_TARGET_CUDA) {
-      char *ptx = NULL;
-      const char *arch = o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH;
-      st = tc_cuda_compile(em.source, arch, &ptx, &e);
-      free(ptx);
-      if (st == TC_ERR_UNSUPPORTED) {
-        if (!o->json) printf("not compiled: %s\n", tc_str_cstr(&e));
-      } else if (st != TC_OK) {
-        op_fail(o, "the kernel does not compile with NVRTC: %s", tc_str_cstr(&e));
-        goto out;
-      } else if (!o->json) {
-        printf("compiled with NVRTC for %s\n", arch);
-      }
-    }
-    ok = 1;
-    rc = CLI_OK;
+    /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
+    const char *src = em.source, *name = em.name;
+    rc = hip ? op_hip_finish(o, &src, &name, 1)
+             : o->target == TC_TARGET_CUDA ? op_cuda_check(o, &src, NULL, 1) : CLI_OK;
+    ok = rc == CLI_OK;
     goto out;
   }
 
@@ -397,30 +339,12 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
       op_fail(o, "the kernel failed (%s): %s", tc_status_name(st), tc_str_cstr(&e));
       goto out;
     }
-    for (int a = 1; a < o->iters; a++)
-      for (int b = a; b > 0 && tm[b] < tm[b - 1]; b--) {
-        double x = tm[b];
-        tm[b] = tm[b - 1], tm[b - 1] = x;
-      }
-    r.ms = o->iters % 2 ? tm[o->iters / 2] : 0.5 * (tm[o->iters / 2 - 1] + tm[o->iters / 2]);
+    r.ms = op_median(tm, o->iters);
     free(tm);
     r.gflops = r.ms > 0 ? 2.0 * (double)m * (double)n * (double)k / (r.ms * 1e6) : NAN;
     r.timed = 1;
   }
-  if (!o->json) {
-    if (r.timed)
-      printf("time: %.4f ms (median of %d run%s), %.2f GFLOP/s\n", r.ms, o->iters,
-             o->iters == 1 ? "" : "s", r.gflops);
-    else
-      printf("ran: ok (first run %.4f ms, warm-up included; --time gives the median)\n", r.first_ms);
-    if (r.verified && r.pass)
-      printf("verify: PASS (max error %.3g, %.3g of the bound; %zu elements)\n", r.max_abs,
-             r.worst, elems[2]);
-    else if (r.verified)
-      printf("verify: FAIL (max error %.3g, %.3g of the bound; %s)\n", r.max_abs, r.worst,
-             r.verify_msg);
-    fflush(stdout);
-  }
+  if (!o->json) op_print_run(o, &r, 1, (int64_t)elems[2]);
   ok = !r.verified || r.pass;
   rc = ok ? CLI_OK : CLI_FAIL;
 

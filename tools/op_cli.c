@@ -18,12 +18,18 @@ void op_opts_init(op_opts *o, const char *cmd) {
   o->dtype = TC_F32;
 }
 
+/* "tilec CMD: <message>" on stderr, then `tail` (a format taking the
+ * command name, or a plain line end) */
+static void op_vmessage(const op_opts *o, const char *tail, const char *fmt, va_list ap) {
+  fprintf(stderr, "tilec %s: ", o->cmd);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, tail, o->cmd);
+}
+
 int op_usage_error(const op_opts *o, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "tilec %s: ", o->cmd);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "; run `tilec %s --help`\n", o->cmd);
+  op_vmessage(o, "; run `tilec %s --help`\n", fmt, ap);
   va_end(ap);
   return CLI_USAGE;
 }
@@ -31,9 +37,7 @@ int op_usage_error(const op_opts *o, const char *fmt, ...) {
 int op_invalid(const op_opts *o, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "tilec %s: ", o->cmd);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  op_vmessage(o, "\n", fmt, ap);
   va_end(ap);
   return CLI_USAGE;
 }
@@ -41,9 +45,7 @@ int op_invalid(const op_opts *o, const char *fmt, ...) {
 int op_fail(const op_opts *o, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "tilec %s: ", o->cmd);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  op_vmessage(o, "\n", fmt, ap);
   va_end(ap);
   return CLI_FAIL;
 }
@@ -291,6 +293,105 @@ void op_tune_progress(void *ctx, const tc_tune_event *ev) {
   fflush(stderr);
 }
 
+int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t cap) {
+  int hip = o->target == TC_TARGET_HIP;
+  *runs = hip ? 0 : op_runs(o);
+  int have_dev = hip ? op_hip_device(why, cap)
+                     : tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, why,
+                                           cap) == TC_OK;
+  if (!have_dev && *runs) op_fail(o, "%s", why);
+  return have_dev;
+}
+
+void op_print_device(const op_opts *o, const op_report *r, int have_dev, const char *why) {
+  if (have_dev)
+    printf("device: %s %s\n", tc_target_name(o->target), r->device);
+  else
+    printf("device: %s, none (%s)\n", tc_target_name(o->target), why);
+}
+
+void op_tune_begin(op_opts *o, op_report *r, tc_perfdb **db, const char *key, tc_tune_options *to) {
+  *db = op_perfdb_open(o, 1);
+  r->db_path = *db ? tc_perfdb_path(*db) : NULL;
+  memset(to, 0, sizeof *to);
+  to->target = o->target, to->device = o->device, to->arch = o->arch;
+  to->max_candidates = o->tune_max;
+  to->progress = op_tune_progress, to->progress_ctx = o;
+  to->db = *db, to->key = key;
+  fprintf(stderr, "tuning %s on %s (at most %d candidates)\n", key, r->device,
+          o->tune_max ? o->tune_max : TC_TUNE_DEFAULT_MAX);
+  fflush(stderr);
+}
+
+void op_tune_end(const op_opts *o, op_report *r, const tc_perfdb *db) {
+  r->tuned = 1;
+  r->source = "tuned";
+  if (db && !r->tune.stored)
+    fprintf(stderr, "tilec %s: warning: %s; the tuning result is not stored\n", o->cmd,
+            r->tune.store_err);
+  snprintf(r->source_detail, sizeof r->source_detail, "tuned: fastest of %d tried, %.4f ms; %s%s",
+           r->tune.tried, r->tune.best_ms, r->tune.stored ? "stored in the perf DB " : "not stored",
+           r->tune.stored ? r->db_path : "");
+}
+
+void op_from_perfdb(op_report *r, const tc_perfdb *db, const tc_perfdb_entry *e) {
+  r->source = "perfdb";
+  r->db_path = tc_perfdb_path(db);
+  snprintf(r->source_detail, sizeof r->source_detail,
+           "from the perf DB %s; tuned to %.4f ms by tilec %s", r->db_path, e->ms, e->version);
+}
+
+int op_cuda_check(const op_opts *o, const char *const *sources, const char *const *names, int n) {
+  const char *arch = o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH;
+  for (int i = 0; i < n; i++) {
+    char *ptx = NULL;
+    tc_str e;
+    tc_str_init(&e);
+    tc_status st = tc_cuda_compile(sources[i], arch, &ptx, &e);
+    free(ptx);
+    if (st == TC_ERR_UNSUPPORTED) {
+      if (!o->json) printf("not compiled: %s\n", tc_str_cstr(&e));
+      tc_str_free(&e);
+      break;
+    }
+    if (st != TC_OK) {
+      int rc = op_fail(o, "%s does not compile with NVRTC: %s", names ? names[i] : "the kernel",
+                       tc_str_cstr(&e));
+      tc_str_free(&e);
+      return rc;
+    }
+    tc_str_free(&e);
+    if (!o->json && i + 1 == n) printf("compiled with NVRTC for %s\n", arch);
+  }
+  return CLI_OK;
+}
+
+double op_median(double *t, int n) {
+  for (int a = 1; a < n; a++) /* insertion sort */
+    for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {
+      double x = t[b];
+      t[b] = t[b - 1], t[b - 1] = x;
+    }
+  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+}
+
+void op_print_run(const op_opts *o, const op_report *r, int with_max_abs, int64_t elems) {
+  if (r->timed)
+    printf("time: %.4f ms (median of %d run%s), %.2f GFLOP/s\n", r->ms, o->iters,
+           o->iters == 1 ? "" : "s", r->gflops);
+  else
+    printf("ran: ok (first run %.4f ms, warm-up included; --time gives the median)\n", r->first_ms);
+  if (r->verified) {
+    printf("verify: %s (max error ", r->pass ? "PASS" : "FAIL");
+    if (with_max_abs) printf("%.3g, ", r->max_abs);
+    if (r->pass)
+      printf("%.3g of the bound; %lld elements)\n", r->worst, (long long)elems);
+    else
+      printf("%.3g of the bound; %s)\n", r->worst, r->verify_msg);
+  }
+  fflush(stdout);
+}
+
 void op_emit_kernel(tc_str *out, int index, int count, const tc_gemm_kernel *k, const char *extra) {
   tc_str_printf(out, "/* ---- kernel %d of %d: %s\n", index, count, k->name);
   tc_str_printf(out, " * launch: grid [%zu, %zu, %zu] of blocks [%zu, %zu, %zu], shared memory %lld bytes\n",
@@ -348,4 +449,59 @@ void op_json_num(tc_str *j, double v) {
     tc_str_cat(j, "null");
   else
     tc_str_printf(j, "%.6g", v);
+}
+
+void op_json_device(tc_str *j, const op_opts *o, const op_report *r) {
+  tc_str_printf(j, ", \"target\": \"%s\", \"device\": ", tc_target_name(o->target));
+  if (r->device[0]) op_json_str(j, r->device); else tc_str_cat(j, "null");
+}
+
+void op_json_run(tc_str *j, const op_opts *o, const op_report *r, int with_max_abs) {
+  tc_str_printf(j, ", \"ran\": %s, \"verify\": ", r->ran ? "true" : "false");
+  if (r->verified) {
+    tc_str_printf(j, "{\"result\": \"%s\", ", r->pass ? "PASS" : "FAIL");
+    if (with_max_abs) {
+      tc_str_cat(j, "\"max_abs_error\": ");
+      op_json_num(j, r->max_abs);
+      tc_str_cat(j, ", ");
+    }
+    tc_str_cat(j, "\"max_error_over_bound\": ");
+    op_json_num(j, r->worst);
+    tc_str_printf(j, ", \"bad_elements\": %lld, \"message\": ", (long long)r->bad);
+    op_json_str(j, r->verify_msg);
+    tc_str_cat(j, "}");
+  } else {
+    tc_str_cat(j, "null");
+  }
+  tc_str_cat(j, ", \"time\": ");
+  if (r->timed) {
+    tc_str_cat(j, "{\"ms\": ");
+    op_json_num(j, r->ms);
+    tc_str_printf(j, ", \"runs\": %d, \"gflops\": ", o->iters);
+    op_json_num(j, r->gflops);
+    tc_str_cat(j, "}");
+  } else {
+    tc_str_cat(j, "null");
+  }
+}
+
+void op_json_tune(tc_str *j, const op_report *r) {
+  tc_str_cat(j, ", \"tune\": ");
+  if (r->tuned) {
+    tc_str_printf(j, "{\"candidates\": %d, \"tried\": %d, \"skipped\": %d, \"best_ms\": ",
+                  r->tune.candidates, r->tune.tried, r->tune.skipped);
+    op_json_num(j, r->tune.best_ms);
+    tc_str_printf(j, ", \"stored\": %s, \"perfdb\": ", r->tune.stored ? "true" : "false");
+    if (r->db_path) op_json_str(j, r->db_path); else tc_str_cat(j, "null");
+    tc_str_cat(j, "}");
+  } else {
+    tc_str_cat(j, "null");
+  }
+}
+
+void op_json_end(tc_str *j, int ok) {
+  tc_str_printf(j, ", \"ok\": %s}\n", ok ? "true" : "false");
+  fputs(tc_str_cstr(j), stdout);
+  fflush(stdout);
+  tc_str_free(j);
 }

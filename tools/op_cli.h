@@ -85,6 +85,51 @@ tc_perfdb *op_perfdb_open(op_opts *o, int create);
 /* The tuner's progress callback: "tuning 7/16 BS,..: 1.234 ms" on stderr. */
 void op_tune_progress(void *ctx, const tc_tune_event *ev);
 
+/* What a command found out, for its text and JSON output: where the perf
+ * config came from, the device, and the run (verify, time, tune). */
+typedef struct op_report {
+  const char *source;        /* where the perf config came from */
+  char source_detail[600];
+  char config[64];
+  char device[256];
+  int ran, verified, pass, timed, tuned;
+  double first_ms, max_abs, worst, ms, gflops;
+  int64_t bad;
+  char verify_msg[512];
+  tc_tune_result tune;
+  const char *db_path;
+} op_report;
+
+/* The device of the run into r->device (--target hip: never one; why
+ * says why).  Returns whether there is one, and sets *runs (op_runs, never
+ * for hip); without a device but with kernels to run it prints the
+ * failure (the caller then fails). */
+int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t cap);
+/* "device: TARGET NAME" or "device: TARGET, none (WHY)" on stdout. */
+void op_print_device(const op_opts *o, const op_report *r, int have_dev, const char *why);
+
+/* --tune: opens the perf DB for storing into *db (r->db_path), fills the
+ * tuner options for problem `key` and prints "tuning KEY on DEVICE ...". */
+void op_tune_begin(op_opts *o, op_report *r, tc_perfdb **db, const char *key, tc_tune_options *to);
+/* After a successful tuning into r->tune: r->tuned, r->source and its
+ * detail; warns when the result could not be stored in db. */
+void op_tune_end(const op_opts *o, op_report *r, const tc_perfdb *db);
+/* A perf DB entry e is used: r->source, r->db_path and the detail. */
+void op_from_perfdb(op_report *r, const tc_perfdb *db, const tc_perfdb_entry *e);
+
+/* --target cuda without a run: compiles each source with NVRTC for --arch
+ * where NVRTC exists ("compiled with NVRTC for ARCH", or "not compiled:
+ * ..." where it is missing).  CLI_OK, or CLI_FAIL after a message naming
+ * the kernel (names[i], or "the kernel" where names is NULL). */
+int op_cuda_check(const op_opts *o, const char *const *sources, const char *const *names, int n);
+
+/* Sorts the n > 0 times t and returns their median. */
+double op_median(double *t, int n);
+/* The text lines of a run: the time (or the first run), then the verify
+ * result with the max absolute error where with_max_abs, over `elems`
+ * elements. */
+void op_print_run(const op_opts *o, const op_report *r, int with_max_abs, int64_t elems);
+
 /* --emit: one kernel's header comment and source appended to out. */
 void op_emit_kernel(tc_str *out, int index, int count, const tc_gemm_kernel *k, const char *extra);
 /* Writes text to path; CLI_OK or CLI_FAIL after a message. */
@@ -93,5 +138,14 @@ int op_write_file(const op_opts *o, const char *path, const char *text);
 /* JSON pieces appended to a builder. */
 void op_json_str(tc_str *j, const char *s);
 void op_json_num(tc_str *j, double v); /* null for NaN/inf */
+/* ", "target": T, "device": D" (null without a device). */
+void op_json_device(tc_str *j, const op_opts *o, const op_report *r);
+/* ", "ran": .., "verify": {..} or null, "time": {..} or null" (the verify
+ * object with "max_abs_error" where with_max_abs). */
+void op_json_run(tc_str *j, const op_opts *o, const op_report *r, int with_max_abs);
+/* ", "tune": {..} or null". */
+void op_json_tune(tc_str *j, const op_report *r);
+/* Closes the object with ", "ok": ..}", prints it on stdout and frees j. */
+void op_json_end(tc_str *j, int ok);
 
 #endif

@@ -328,6 +328,13 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     snprintf(k->err, sizeof k->err, "tc_kernel_run: args is NULL; pass one host pointer per parameter");
     return TC_ERR_ARGUMENT;
   }
+  if (k->target == TC_TARGET_CUDA && k->source && strstr(k->source, "__grid_constant__ tc_tmap")) {
+    snprintf(k->err, sizeof k->err,
+             "tc_kernel_run: the kernel uses bulk tensor copies (TMA) and takes CUtensorMap "
+             "parameters, which the runtime does not encode yet (docs/ldmatrix.md); compile "
+             "for an arch below sm_90 or use TC_LDST_DEFAULT to run it");
+    return TC_ERR_UNSUPPORTED;
+  }
   tc_rt_buffer *bufs = tc_xcalloc((size_t)k->nparams + 1, sizeof *bufs);
   for (int i = 0; i < k->nparams; i++) {
     if (!args[i]) {

@@ -3,74 +3,22 @@
  * 16-bit floats are stored as unsigned short and converted with PTX cvt
  * instructions (round-to-nearest-even), so no CUDA header is needed and
  * NVRTC compiles the source as is. */
-#include "dialect.h"
+#include "cxx_common.h"
 
 static const char cu_prelude[] =
-    "#define TC_DEV __device__ __forceinline__\n"
-    "TC_DEV int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
-    "TC_DEV int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-    "TC_DEV int tc_min(int a, int b) { return a < b ? a : b; }\n"
-    "TC_DEV int tc_max(int a, int b) { return a > b ? a : b; }\n"
-    "TC_DEV int tc_iabs(int a) { return a < 0 ? -a : a; }\n"
-    "TC_DEV int tc_idiv(int a, int b) { return b == 0 ? 0 : a / b; }\n"
+    TC_CXX_PRELUDE_INT
     "TC_DEV float tc_f16_to_f32(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }\n"
     "TC_DEV unsigned short tc_f32_to_f16(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n"
     "TC_DEV float tc_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned)h) << 16); }\n"
     "TC_DEV unsigned short tc_f32_to_bf16(float f) { unsigned short h; asm(\"cvt.rn.bf16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }\n";
 
-static void cu_kernel_begin(tc_str *o, const char *name, int64_t threads) {
-  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", (long long)threads,
-                name);
-}
-
-static void cu_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
-  cu_kernel_begin(o, name, k->block[0] * k->block[1] * k->block[2]);
-}
-
-static void cu_buffer_param(tc_str *o, tc_dtype t, const char *name, int is_output, int first) {
-  tc_str_printf(o, "%s%s%s* __restrict__ %s", first ? "" : ", ", is_output ? "" : "const ",
-                tc_storage_type(t), name);
-}
-
-static void cu_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
-  cu_buffer_param(o, t->dtype, t->name, is_output, first);
-}
-
-static void cu_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth) {
-  tc_str_indent(o, depth);
-  tc_str_printf(o, "__shared__ %s %s[%lld];\n", tc_storage_type(t), name, (long long)count);
-}
-
 static void cu_alloc(tc_str *o, const tc_kalloc *a, int depth) {
-  const char *ty = tc_storage_type(a->t->dtype);
   tc_str_indent(o, depth);
-  if (a->t->mem == TC_MEM_SHARED)
-    tc_str_printf(o, "%s* %s = reinterpret_cast<%s*>(tc_smem + %lld);  /* %lld elements */\n", ty,
-                  a->t->name, ty, (long long)a->offset, (long long)a->elems);
-  else if (a->t->mem == TC_MEM_TENSOR)
+  if (a->t->mem == TC_MEM_TENSOR)
     tc_str_printf(o, "/* %s: tensor memory, %lld lanes x %lld columns (tc_tmem_%s) */\n", a->t->name,
                   (long long)a->lanes, (long long)a->columns, a->t->name);
   else
-    tc_str_printf(o, "%s %s[%lld];\n", ty, a->t->name, (long long)a->elems);
-}
-
-static void cu_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx) {
-  switch (t) {
-    case TC_F16: tc_str_printf(o, "tc_f16_to_f32(%s[%s])", name, idx); break;
-    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", name, idx); break;
-    case TC_I8: tc_str_printf(o, "(int)%s[%s]", name, idx); break;
-    default: tc_str_printf(o, "%s[%s]", name, idx); break;
-  }
-}
-
-static void cu_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
-                     const char *v) {
-  switch (t) {
-    case TC_F16: tc_str_printf(o, "%s[%s] = tc_f32_to_f16(%s);", name, idx, v); break;
-    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", name, idx, v); break;
-    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", name, idx, v); break;
-    default: tc_str_printf(o, "%s[%s] = %s;", name, idx, v); break;
-  }
+    tc_cxx_alloc_buffer(o, a, "");
 }
 
 /* ---- tensor memory: tcgen05 (sm_100a and later) ------------------------- */
@@ -184,22 +132,10 @@ static void cu_tmem_access(tc_str *o, const tc_kalloc *a, int is_load, int words
 const tc_dialect tc_dialect_cuda = {
     .name = "CUDA C++",
     .prelude = cu_prelude,
-    .kernel_open = cu_kernel_open,
-    .param = cu_param,
+    TC_CXX_DIALECT_COMMON,
     .index_defs =
-        "  extern __shared__ __align__(16) unsigned char tc_smem[];\n"
-        "  const int bidx = blockIdx.x, bidy = blockIdx.y, bidz = blockIdx.z;\n"
-        "  const int tidx = threadIdx.x, tidy = threadIdx.y, tidz = threadIdx.z;\n",
+        "  extern __shared__ __align__(1024) unsigned char tc_smem[];  /* 1024: bulk-copy swizzle patterns */\n" TC_CXX_INDEX_DEFS,
     .alloc = cu_alloc,
-    .barrier = "__syncthreads();",
-    .unroll_pragma = "#pragma unroll",
-    .load = cu_load,
-    .store = cu_store,
-    .fexp = "expf", .flog = "logf", .fsqrt = "sqrtf", .ftanh = "tanhf",
-    .fabs_ = "fabsf", .fmax_ = "fmaxf", .fmin_ = "fminf",
-    .kernel_begin = cu_kernel_begin,
-    .buffer_param = cu_buffer_param,
-    .shared_array = cu_shared_array,
     .tmem_prelude = cu_tmem_prelude,
     .tmem_setup = cu_tmem_setup,
     .tmem_teardown = cu_tmem_teardown,
@@ -207,4 +143,10 @@ const tc_dialect tc_dialect_cuda = {
     .tmem_access = cu_tmem_access,
     .f32_bits = "__float_as_uint",
     .bits_f32 = "__uint_as_float",
+    .ldsm_prelude = tc_cu_ldsm_prelude,
+    .ldsm_access = tc_cu_ldsm_access,
+    .tma_prelude = tc_cu_tma_prelude,
+    .tma_params = tc_cu_tma_params,
+    .tma_setup = tc_cu_tma_setup,
+    .tma_copy = tc_cu_tma_copy,
 };

@@ -18,19 +18,13 @@
  *     __builtin_amdgcn_mfma_f32_16x16x16{f16,bf16_1k} on fragments of
  *     4 x 16 bits (short4, bit-cast to _Float16 x4 for f16) and f32 x16 /
  *     f32 x4 accumulators.  The lane layouts are in docs/amd.md. */
-#include "dialect.h"
+#include "cxx_common.h"
 
 #include "../tune/params.h"
 
 static const char hip_prelude[] =
     "#include <hip/hip_runtime.h>\n"
-    "#define TC_DEV __device__ __forceinline__\n"
-    "TC_DEV int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
-    "TC_DEV int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-    "TC_DEV int tc_min(int a, int b) { return a < b ? a : b; }\n"
-    "TC_DEV int tc_max(int a, int b) { return a > b ? a : b; }\n"
-    "TC_DEV int tc_iabs(int a) { return a < 0 ? -a : a; }\n"
-    "TC_DEV int tc_idiv(int a, int b) { return b == 0 ? 0 : a / b; }\n"
+    TC_CXX_PRELUDE_INT
     "TC_DEV float tc_f16_to_f32(unsigned short h) { return (float)__builtin_bit_cast(_Float16, h); }\n"
     "TC_DEV unsigned short tc_f32_to_f16(float f) { return __builtin_bit_cast(unsigned short, (_Float16)f); }\n"
     "TC_DEV float tc_bf16_to_f32(unsigned short h) { return __builtin_bit_cast(float, ((unsigned)h) << 16); }\n"
@@ -60,56 +54,9 @@ static const char hip_mfma_prelude[] =
     "typedef float tc_f32x4 __attribute__((ext_vector_type(4)));\n"
     "typedef float tc_f32x16 __attribute__((ext_vector_type(16)));\n";
 
-static void hip_kernel_begin(tc_str *o, const char *name, int64_t threads) {
-  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", (long long)threads,
-                name);
-}
-
-static void hip_kernel_open(tc_str *o, const tc_kir *k, const char *name) {
-  hip_kernel_begin(o, name, k->block[0] * k->block[1] * k->block[2]);
-}
-
-static void hip_buffer_param(tc_str *o, tc_dtype t, const char *name, int is_output, int first) {
-  tc_str_printf(o, "%s%s%s* __restrict__ %s", first ? "" : ", ", is_output ? "" : "const ",
-                tc_storage_type(t), name);
-}
-
-static void hip_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
-  hip_buffer_param(o, t->dtype, t->name, is_output, first);
-}
-
-static void hip_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth) {
-  tc_str_indent(o, depth);
-  tc_str_printf(o, "__shared__ %s %s[%lld];\n", tc_storage_type(t), name, (long long)count);
-}
-
 static void hip_alloc(tc_str *o, const tc_kalloc *a, int depth) {
-  const char *ty = tc_storage_type(a->t->dtype);
   tc_str_indent(o, depth);
-  if (a->t->mem == TC_MEM_SHARED)
-    tc_str_printf(o, "%s* %s = reinterpret_cast<%s*>(tc_smem + %lld);  /* LDS, %lld elements */\n",
-                  ty, a->t->name, ty, (long long)a->offset, (long long)a->elems);
-  else
-    tc_str_printf(o, "%s %s[%lld];\n", ty, a->t->name, (long long)a->elems);
-}
-
-static void hip_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx) {
-  switch (t) {
-    case TC_F16: tc_str_printf(o, "tc_f16_to_f32(%s[%s])", name, idx); break;
-    case TC_BF16: tc_str_printf(o, "tc_bf16_to_f32(%s[%s])", name, idx); break;
-    case TC_I8: tc_str_printf(o, "(int)%s[%s]", name, idx); break;
-    default: tc_str_printf(o, "%s[%s]", name, idx); break;
-  }
-}
-
-static void hip_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
-                      const char *v) {
-  switch (t) {
-    case TC_F16: tc_str_printf(o, "%s[%s] = tc_f32_to_f16(%s);", name, idx, v); break;
-    case TC_BF16: tc_str_printf(o, "%s[%s] = tc_f32_to_bf16(%s);", name, idx, v); break;
-    case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", name, idx, v); break;
-    default: tc_str_printf(o, "%s[%s] = %s;", name, idx, v); break;
-  }
+  tc_cxx_alloc_buffer(o, a, "LDS, ");
 }
 
 static void hip_buffer_setup(tc_str *o, tc_dtype t, const char *name, int64_t bytes, int depth) {
@@ -129,7 +76,7 @@ static void hip_buffer_load(tc_str *o, tc_dtype t, const char *name, const char 
       tc_str_printf(o, "tc_raw_buffer_load_f32(%s_rsrc, (%s) * 4, 0, 0)", name, idx);
       break;
     default: /* the generators load only floats; integers go through plain loads */
-      hip_load(o, t, TC_MEM_GLOBAL, name, idx);
+      tc_cxx_load(o, t, TC_MEM_GLOBAL, name, idx);
       break;
   }
 }
@@ -161,22 +108,10 @@ static void hip_mfma(tc_str *o, int kind, tc_dtype in, const char *a, const char
 const tc_dialect tc_dialect_hip = {
     .name = "HIP C++",
     .prelude = hip_prelude,
-    .kernel_open = hip_kernel_open,
-    .param = hip_param,
+    TC_CXX_DIALECT_COMMON,
     .index_defs =
-        "  extern __shared__ __attribute__((aligned(16))) unsigned char tc_smem[];\n"
-        "  const int bidx = blockIdx.x, bidy = blockIdx.y, bidz = blockIdx.z;\n"
-        "  const int tidx = threadIdx.x, tidy = threadIdx.y, tidz = threadIdx.z;\n",
+        "  extern __shared__ __attribute__((aligned(16))) unsigned char tc_smem[];\n" TC_CXX_INDEX_DEFS,
     .alloc = hip_alloc,
-    .barrier = "__syncthreads();",
-    .unroll_pragma = "#pragma unroll",
-    .load = hip_load,
-    .store = hip_store,
-    .fexp = "expf", .flog = "logf", .fsqrt = "sqrtf", .ftanh = "tanhf",
-    .fabs_ = "fabsf", .fmax_ = "fmaxf", .fmin_ = "fminf",
-    .kernel_begin = hip_kernel_begin,
-    .buffer_param = hip_buffer_param,
-    .shared_array = hip_shared_array,
     .wave_size = 64,
     .buffer_setup = hip_buffer_setup,
     .buffer_load = hip_buffer_load,

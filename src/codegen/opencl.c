@@ -145,4 +145,8 @@ const tc_dialect tc_dialect_opencl = {
     .mfma_decls = tc_cl_mfma_decls,
     .mfma_smem = tc_cl_mfma_smem,
     .mfma = tc_cl_mfma,
+    /* ldmatrix / stmatrix: emulated (ldst_opencl.c) */
+    .ldsm_prelude = tc_cl_ldsm_prelude,
+    .ldsm_setup = tc_cl_ldsm_setup,
+    .ldsm_access = tc_cl_ldsm_access,
 };

@@ -5,6 +5,7 @@
 
 #include "dialect.h"
 #include "../lower/tmem.h"
+#include "../lower/ldst.h"
 
 const char *tc_storage_type(tc_dtype t) {
   switch (t) {
@@ -205,12 +206,24 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
 static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth) {
   if (n->sync_before) print_barrier(o, d, k, depth);
   if (n->kind == TC_K_STMT) {
-    if (n->tmem) print_tmem(o, d, k, n, depth);
+    if (n->ldsm) tc_print_ldsm(o, d, k, n, depth);
+    else if (n->tmem) print_tmem(o, d, k, n, depth);
     else print_stmt(o, d, k, n, depth);
     return;
   }
   if (n->nbody == 1 && n->body[0]->kind == TC_K_STMT && n->body[0]->tmem && n->body[0]->tmem_vec == n) {
     print_tmem(o, d, k, n->body[0], depth); /* the vector loop is the access */
+    return;
+  }
+  if (n->tma_stmt && d->tma_copy) {
+    d->tma_copy(o, k, n->tma_stmt, depth); /* the loop nest is the bulk copy */
+    if (n->sync_end) print_barrier(o, d, k, depth);
+    return;
+  }
+  if (n->nbody == 1 && n->body[0]->kind == TC_K_STMT && n->body[0]->ldsm && n->body[0]->ldsm_vec == n) {
+    if (n->body[0]->sync_before) print_barrier(o, d, k, depth);
+    tc_print_ldsm(o, d, k, n->body[0], depth); /* the vector loop is the instruction */
+    if (n->sync_end) print_barrier(o, d, k, depth);
     return;
   }
   const char *v = k->pool ? tc_e_var_name(k->pool, (int)n->var->val) : "i";
@@ -240,13 +253,26 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
     tc_str_cat(o, d->tmem_prelude);
     tc_str_cat(o, "#endif\n");
   }
+  if (k->ntma > 0 && d->tma_prelude) {
+    tc_str_cat(o, "#ifndef TC_TMA_PRELUDE\n#define TC_TMA_PRELUDE\n");
+    tc_str_cat(o, d->tma_prelude);
+    tc_str_cat(o, "#endif\n");
+  }
+  if (k->nldsm > 0 && d->ldsm_prelude) {
+    tc_str_cat(o, "#ifndef TC_LDSM_PRELUDE\n#define TC_LDSM_PRELUDE\n");
+    tc_str_cat(o, d->ldsm_prelude);
+    tc_str_cat(o, "#endif\n");
+  }
   tc_str_cat(o, "\n");
   d->kernel_open(o, k, name);
   for (int i = 0; i < k->nparams; i++) d->param(o, k->params[i], i >= k->f->ninputs, i == 0);
+  if (k->ntma > 0 && d->tma_params) d->tma_params(o, k);
   tc_str_cat(o, ") {\n");
   tc_str_cat(o, d->index_defs);
   for (int i = 0; i < k->nallocs; i++) d->alloc(o, &k->allocs[i], 1);
   if (tmem) d->tmem_setup(o, k);
+  if (k->nldsm > 0 && d->ldsm_setup) d->ldsm_setup(o, k);
+  if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);
   for (int i = 0; i < k->root->nbody; i++) print_node(o, d, k, k->root->body[i], 1);
   if (tmem && d->tmem_teardown) d->tmem_teardown(o, k);
   tc_str_cat(o, "}\n");

@@ -271,6 +271,51 @@ void tc_tensor_loop_str(const tc_tensor *t, tc_str *out) {
   tc_str_cat(out, "]");
 }
 
+tc_status tc_vfail_call(tc_fusion *f, tc_status status, const char *call, const char *context,
+                        const char *fmt, va_list ap) {
+  char msg[700];
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return tc_fail(f, status, "%s: %s (%s)", call, msg, context);
+}
+
+tc_status tc_tensor_vfail(const tc_tensor *t, tc_status status, const char *call, const char *fmt,
+                          va_list ap) {
+  tc_str d;
+  tc_str_init(&d);
+  tc_tensor_loop_str(t, &d);
+  tc_status r = tc_vfail_call(t->f, status, call, tc_str_cstr(&d), fmt, ap);
+  tc_str_free(&d);
+  return r;
+}
+
+tc_status tc_tensor_fail(const tc_tensor *t, tc_status status, const char *call, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  tc_status r = tc_tensor_vfail(t, status, call, fmt, ap);
+  va_end(ap);
+  return r;
+}
+
+tc_status tc_tensor_check_computed(const tc_tensor *t, const char *call) {
+  tc_clear_error(t->f);
+  if (t->is_input)
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                          "%s is a fusion input: the kernel does not compute it, so it has no loop "
+                          "to schedule; schedule a tensor that reads it (e.g. one made by "
+                          "tc_cache_after)",
+                          t->name);
+  return TC_OK;
+}
+
+void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n) {
+  int *alloc = tc_xmalloc((size_t)n * sizeof(int));
+  memcpy(alloc, axes, (size_t)n * sizeof(int));
+  free(t->alloc);
+  t->alloc = alloc;
+  t->nalloc = n;
+  t->alloc_set = true;
+}
+
 const char *tc_tensor_describe(const tc_tensor *t, char *buf, size_t cap) {
   tc_str s;
   tc_str_init(&s);

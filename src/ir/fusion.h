@@ -9,6 +9,7 @@
 #ifndef TC_FUSION_H
 #define TC_FUSION_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 
 #include "tilec/tilec.h"
@@ -86,11 +87,27 @@ int tc_norm_pos(int pos, int n);
 /* Describes the tensor's loop domain, e.g. "T2[iBIDx{2}, iS{4}]". */
 void tc_tensor_loop_str(const tc_tensor *t, tc_str *out);
 
+/* The error of a scheduling call: records "CALL: <message> (CONTEXT)" on
+ * f (the message cut at 699 bytes) and returns status. */
+tc_status tc_vfail_call(tc_fusion *f, tc_status status, const char *call, const char *context,
+                        const char *fmt, va_list ap);
+/* tc_vfail_call on t's fusion with t's loop domain (tc_tensor_loop_str)
+ * as the context. */
+tc_status tc_tensor_vfail(const tc_tensor *t, tc_status status, const char *call, const char *fmt,
+                          va_list ap);
+tc_status tc_tensor_fail(const tc_tensor *t, tc_status status, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Clears f's error, then fails call (TC_ERR_SCHEDULE) where t is a fusion
+ * input: only computed tensors have a loop to schedule. */
+tc_status tc_tensor_check_computed(const tc_tensor *t, const char *call);
+/* Sets t's allocation domain to axes[0..n) (a copy). */
+void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
+
 /* ---- structural hash (hash.c) ------------------------------------------ */
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 2
+#define TC_CODEGEN_FORMAT 4
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

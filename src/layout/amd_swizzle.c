@@ -112,68 +112,41 @@ int tc_dg_amd_swizzle(tc_dgraph *g, int row, int col, const tc_amd_swizzle_param
 
 /* ---- the scheduling calls ---------------------------------------------- */
 
-static tc_status fail_sw(const tc_tensor *t, tc_status s, const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static tc_status fail_sw(const tc_tensor *t, tc_status s, const char *call, const char *fmt, ...) {
-  char msg[700];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  tc_str d;
-  tc_str_init(&d);
-  tc_tensor_loop_str(t, &d);
-  tc_status r = tc_fail(t->f, s, "%s: %s (%s)", call, msg, tc_str_cstr(&d));
-  tc_str_free(&d);
-  return r;
-}
-
 static tc_status swizzle_axes(tc_tensor *t, int row, int col, const tc_amd_swizzle_params *p,
                               const char *call) {
   int r = tc_norm_axis(row, t->nloop), c = tc_norm_axis(col, t->nloop);
   if (r < 0 || c < 0)
-    return fail_sw(t, TC_ERR_ARGUMENT, call, "%s has no loop axis %d; it has %d", t->name,
-                   r < 0 ? row : col, t->nloop);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "%s has no loop axis %d; it has %d", t->name,
+                          r < 0 ? row : col, t->nloop);
   if (r == c)
-    return fail_sw(t, TC_ERR_ARGUMENT, call, "%s axis %d is both the row and the column", t->name, r);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "%s axis %d is both the row and the column", t->name, r);
   char err[512];
   int ro, co;
   if (tc_dg_amd_swizzle(&t->f->g, t->loop[r], t->loop[c], p, &ro, &co, err, sizeof err))
-    return fail_sw(t, TC_ERR_SCHEDULE, call, "%s axes %d (rows), %d (columns): %s", t->name, r, c, err);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s axes %d (rows), %d (columns): %s", t->name, r, c, err);
   t->loop[r] = ro, t->loop[c] = co;
   return TC_OK;
 }
 
-static tc_status check_schedulable(tc_tensor *t, const char *call) {
-  tc_clear_error(t->f);
-  if (t->is_input)
-    return fail_sw(t, TC_ERR_SCHEDULE, call,
-                   "%s is a fusion input: the kernel does not compute it, so it has no loop to "
-                   "schedule; schedule a tensor that reads it (e.g. one made by tc_cache_after)",
-                   t->name);
-  return TC_OK;
-}
-
 tc_status tc_swizzle_amd(tc_tensor *t, int row, int col, int vec, int per_phase, int max_phase) {
-  tc_status st = check_schedulable(t, "tc_swizzle_amd");
+  tc_status st = tc_tensor_check_computed(t, "tc_swizzle_amd");
   if (st) return st;
   tc_amd_swizzle_params p = {vec, per_phase, max_phase};
   return swizzle_axes(t, row, col, &p, "tc_swizzle_amd");
 }
 
 tc_status tc_swizzle_matrix_core(tc_tensor *t, int row, int col, int vec) {
-  tc_status st = check_schedulable(t, "tc_swizzle_matrix_core");
+  tc_status st = tc_tensor_check_computed(t, "tc_swizzle_matrix_core");
   if (st) return st;
   int c = tc_norm_axis(col, t->nloop);
   if (c < 0)
-    return fail_sw(t, TC_ERR_ARGUMENT, "tc_swizzle_matrix_core", "%s has no loop axis %d; it has %d",
-                   t->name, col, t->nloop);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_swizzle_matrix_core", "%s has no loop axis %d; it has %d",
+                          t->name, col, t->nloop);
   char err[512];
   tc_amd_swizzle_params p;
   int bits = (int)tc_dtype_size(t->dtype) * 8;
   if (tc_amd_matrix_core_params(bits, t->f->g.axes[t->loop[c]].extent, vec, &p, err, sizeof err))
-    return fail_sw(t, TC_ERR_SCHEDULE, "tc_swizzle_matrix_core", "%s (%s): %s", t->name,
-                   tc_dtype_name(t->dtype), err);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle_matrix_core", "%s (%s): %s", t->name,
+                          tc_dtype_name(t->dtype), err);
   return swizzle_axes(t, row, col, &p, "tc_swizzle_matrix_core");
 }

@@ -232,6 +232,31 @@ bool tc_xf_has_forward(tc_xform_kind kind) {
   return (int)kind >= (int)TC_XF_SPLIT && (int)kind <= (int)TC_XF_RESIZE;
 }
 
+char *tc_dg_forward_marks(const tc_dgraph *g, const int *axes, int n) {
+  char *from = tc_xcalloc((size_t)g->naxes + 1, 1);
+  for (int i = 0; i < n; i++) from[axes[i]] = 1;
+  for (int i = 0; i < g->nxf; i++) {
+    const tc_xform *x = &g->xf[i];
+    bool all = tc_xf_has_forward(x->kind);
+    for (int k = 0; k < x->nin && all; k++) all = from[x->in[k]] != 0;
+    if (all)
+      for (int k = 0; k < x->nout; k++) from[x->out[k]] = 1;
+  }
+  return from;
+}
+
+bool tc_dg_determines(tc_epool *p, const tc_dgraph *g, const int *known, int nknown, int skip,
+                      const int *targets, int ntargets) {
+  const tc_expr **vals = tc_xcalloc((size_t)g->naxes + 1, sizeof *vals);
+  for (int i = 0; i < nknown; i++)
+    if (i != skip) vals[known[i]] = tc_e_var(p, NULL, 0, g->axes[known[i]].extent - 1);
+  tc_dg_walk(p, g, vals, NULL);
+  bool all = true;
+  for (int i = 0; i < ntargets; i++) all &= vals[targets[i]] != NULL;
+  free(vals);
+  return all;
+}
+
 /* x ^ ((x & (((1 << B) - 1) << (M + S))) >> S) */
 static const tc_expr *cute_apply(tc_epool *p, const tc_xform *x, const tc_expr *v) {
   int64_t mask = (((int64_t)1 << x->b) - 1) << (x->m + x->s);

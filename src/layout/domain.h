@@ -101,6 +101,11 @@ int tc_dg_const_dim(tc_dgraph *g, int in, int64_t value, char *err, size_t errca
 /* Whether tc_xf_forward is defined for this kind (false for the four view
  * kinds). */
 bool tc_xf_has_forward(tc_xform_kind kind);
+/* Marks of the axes computed forward (through tc_xf_has_forward
+ * transforms) from axes[0..n): a tc_xcalloc'd array of g->naxes + 1
+ * chars, 1 for those axes and every axis derived from them.  The caller
+ * frees it. */
+char *tc_dg_forward_marks(const tc_dgraph *g, const int *axes, int n);
 
 /* Expressions of a transform's outputs from its inputs, and back.  `out`
  * must hold x->nout entries (up to TC_XF_MAX_OUT), `in` x->nin. */
@@ -119,6 +124,11 @@ void tc_xf_backward(tc_epool *p, const tc_dgraph *g, const tc_xform *x,
  * given a value. */
 int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals,
                const tc_expr **preds);
+/* Whether the walk (tc_dg_walk) from the axes known[0..nknown), all but
+ * known[skip] (skip < 0: none left out), gives every one of
+ * targets[0..ntargets) a value. */
+bool tc_dg_determines(tc_epool *p, const tc_dgraph *g, const int *known, int nknown, int skip,
+                      const int *targets, int ntargets);
 
 /* Text for an axis, e.g. "iS{4}", "bidx{2}", "iV{8}". */
 const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap);

@@ -155,19 +155,6 @@ bool tc_rs_contiguous(const tc_dgraph *g, int axis, int64_t n, int root) {
 
 /* ---- the split ------------------------------------------------------------ */
 
-/* Does the walk from `known` (one entry may be skipped) give `target` a value? */
-static bool determines(tc_epool *p, const tc_dgraph *g, const int *known, int nknown, int skip,
-                       const int *targets, int ntargets) {
-  const tc_expr **vals = tc_xcalloc((size_t)g->naxes + 1, sizeof *vals);
-  for (int i = 0; i < nknown; i++)
-    if (i != skip) vals[known[i]] = tc_e_var(p, NULL, 0, g->axes[known[i]].extent - 1);
-  tc_dg_walk(p, g, vals, NULL);
-  bool all = true;
-  for (int i = 0; i < ntargets; i++) all &= vals[targets[i]] != NULL;
-  free(vals);
-  return all;
-}
-
 int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int *alloc, int na,
                        tc_rs_split *out, char *err, size_t errcap) {
   memset(out, 0, sizeof *out);
@@ -178,15 +165,7 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
   out->col = logical[nl - 1];
   char b[64];
   /* every allocation axis is computed forward from the logical domain */
-  char *from = tc_xcalloc((size_t)g->naxes + 1, 1);
-  for (int i = 0; i < nl; i++) from[logical[i]] = 1;
-  for (int i = 0; i < g->nxf; i++) {
-    const tc_xform *x = &g->xf[i];
-    bool all = tc_xf_has_forward(x->kind);
-    for (int k = 0; k < x->nin && all; k++) all = from[x->in[k]] != 0;
-    if (all)
-      for (int k = 0; k < x->nout; k++) from[x->out[k]] = 1;
-  }
+  char *from = tc_dg_forward_marks(g, logical, nl);
   int bad = -1;
   for (int i = 0; i < na && bad < 0; i++)
     if (!from[alloc[i]]) bad = i;
@@ -229,14 +208,14 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
     }
   }
   tc_epool *p = rc ? NULL : tc_epool_new();
-  if (!rc && !determines(p, g, alloc, na, -1, logical, nl)) {
+  if (!rc && !tc_dg_determines(p, g, alloc, na, -1, logical, nl)) {
     rc = -1;
     snprintf(err, errcap,
              "not a bijection: the allocation axes do not determine every logical coordinate, so "
              "elements would share a place");
   }
   for (int i = 0; i < na && !rc; i++)
-    if (determines(p, g, alloc, na, i, &alloc[i], 1)) {
+    if (tc_dg_determines(p, g, alloc, na, i, &alloc[i], 1)) {
       rc = -1;
       snprintf(err, errcap,
                "not a bijection: allocation axis %d (%s) is determined by the other allocation axes, "

@@ -39,6 +39,29 @@ typedef struct tc_knode {
   struct tc_knode *tmem_vec;
   const tc_expr *tmem_addr; /* (warp's first lane << 16) + first column,
                                relative to the allocation's address */
+  /* STMT lowered to one ldmatrix.x4 (ldsm == TC_LDSM_LD, shared in[0] ->
+   * registers out) or stmatrix.x4 (TC_LDSM_ST) per vector (src/lower/
+   * ldst.c): ldsm_vec is the Vectorize(8) loop it replaces, ldsm_addr the
+   * element index in the shared tensor of the row this lane supplies */
+  int ldsm;                /* TC_LDSM_NONE / _LD / _ST (ldst.h) */
+  struct tc_knode *ldsm_vec;
+  const tc_expr *ldsm_addr;
+  /* STMT lowered to bulk tensor copies (src/lower/tma.c): tma is
+   * TC_TMA_LOAD / _STORE; tma_top is the outermost of the statement's own
+   * loops (printed as the copy), tma_nissue of them (outermost first,
+   * tma_issue[]) issue one box each, the rest are the box; the box is
+   * tma_rows x tma_cols elements with swizzle tma_swizzle bytes, at global
+   * (tma_row, tma_col) and shared element tma_smem; tma_bar is the
+   * mbarrier (loads) */
+  int tma;
+  struct tc_knode *tma_top;
+  struct tc_knode *tma_issue[8];
+  int tma_nissue;
+  int64_t tma_rows, tma_cols;
+  int tma_swizzle, tma_bar;
+  const tc_expr *tma_row, *tma_col, *tma_smem;
+  /* LOOP: the TMA statement this loop nest is printed as (or NULL) */
+  struct tc_knode *tma_stmt;
 } tc_knode;
 
 typedef struct tc_kalloc {
@@ -61,6 +84,8 @@ typedef struct tc_kir {
   const tc_expr *pvar[6];  /* bidx, bidy, bidz, tidx, tidy, tidz */
   int64_t smem_bytes;
   int64_t tmem_columns;    /* columns allocated (power of two >= 32), 0 if none */
+  int nldsm;               /* statements lowered to ldmatrix / stmatrix */
+  int ntma, ntma_bars;     /* statements lowered to bulk tensor copies; mbarriers */
   tc_tensor **params;      /* inputs then outputs */
   int nparams;
 } tc_kir;

@@ -14,6 +14,8 @@
 #include "../sched/sched.h"
 #include "kernel.h"
 #include "tmem.h"
+#include "ldst.h"
+#include "tma.h"
 
 typedef struct lctx {
   tc_fusion *f;
@@ -393,15 +395,7 @@ static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const
 static bool loop_from_alloc(const tc_dgraph *g, const tc_tensor *t) {
   const int *ax;
   int na = alloc_domain(t, &ax);
-  char *from = tc_xcalloc((size_t)g->naxes + 1, 1);
-  for (int j = 0; j < na; j++) from[ax[j]] = 1;
-  for (int i = 0; i < g->nxf; i++) {
-    const tc_xform *x = &g->xf[i];
-    bool all = tc_xf_has_forward(x->kind);
-    for (int k = 0; k < x->nin && all; k++) all = from[x->in[k]] != 0;
-    if (all)
-      for (int k = 0; k < x->nout; k++) from[x->out[k]] = 1;
-  }
+  char *from = tc_dg_forward_marks(g, ax, na);
   bool all = true;
   for (int i = 0; i < t->nloop; i++) all &= from[t->loop[i]] != 0;
   free(from);
@@ -539,6 +533,8 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
   if (!st) place_barriers(&c, order, n, stmt_of);
   if (!st) st = tc_tmem_lower(c.k);
+  if (!st) st = tc_ldst_lower(c.k, target, arch);
+  if (!st) st = tc_tma_lower(c.k, target, arch);
   if (!st) {
     c.k->params = tc_xmalloc((size_t)(f->ninputs + f->noutputs + 1) * sizeof(tc_tensor *));
     for (int i = 0; i < f->ninputs; i++) c.k->params[c.k->nparams++] = f->inputs[i];

@@ -56,6 +56,10 @@
 #include "../codegen/dialect.h"
 #include "gemm_gen.h"
 
+/* the printing helpers of gemm_gen.h, by their short names */
+#define line tc_gemm_gen_line
+#define pragma_unroll tc_gemm_gen_unroll
+
 typedef tc_gemm_gen gen; /* gemm_gen.h */
 
 static tc_status fail(gen *G, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -163,8 +167,7 @@ static tc_status check_problem(gen *G) {
 
 /* ---- printing helpers ------------------------------------------------- */
 
-static void line(gen *G, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void line(gen *G, int depth, const char *fmt, ...) {
+void tc_gemm_gen_line(gen *G, int depth, const char *fmt, ...) {
   tc_str_indent(G->o, depth);
   va_list ap;
   va_start(ap, fmt);
@@ -173,7 +176,7 @@ static void line(gen *G, int depth, const char *fmt, ...) {
   tc_str_cat(G->o, "\n");
 }
 
-static void pragma_unroll(gen *G, int depth) {
+void tc_gemm_gen_unroll(gen *G, int depth) {
   if (G->d->unroll_pragma && *G->d->unroll_pragma) line(G, depth, "%s", G->d->unroll_pragma);
 }
 
@@ -349,17 +352,43 @@ static void emit_block_gemm(gen *G, int odd, int depth) {
 
 /* ---- the threadwise copy of C ----------------------------------------- */
 
+tc_status tc_gemm_gen_store_c(gen *G, const tc_expr *m, const tc_expr *n, const char *acc,
+                              int depth) {
+  tc_epool *P = G->pool;
+  const tc_expr *off, *valid;
+  tc_status st = index_of(G, G->c, "C", m, n, &off, &valid);
+  if (st != TC_OK || tc_e_is_const(valid, 0)) return st;
+  tc_str idx, val;
+  tc_str_init(&idx);
+  tc_str_init(&val);
+  tc_e_print_c(&idx, P, off);
+  if (G->pb->alpha == 1.0f)
+    tc_str_cat(&val, acc);
+  else
+    tc_str_printf(&val, "(float)%.9g * %s", (double)G->pb->alpha, acc);
+  if (G->pb->accumulate) {
+    tc_str_cat(&val, " + ");
+    G->d->load(&val, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx));
+  }
+  tc_str_indent(G->o, depth);
+  if (!tc_e_is_const(valid, 1)) {
+    tc_str_cat(G->o, "if (");
+    tc_e_print_c(G->o, P, valid);
+    tc_str_cat(G->o, ") ");
+  }
+  G->d->store(G->o, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx), tc_str_cstr(&val));
+  tc_str_cat(G->o, "\n");
+  tc_str_free(&idx);
+  tc_str_free(&val);
+  return TC_OK;
+}
+
 static tc_status emit_c_store(gen *G, int depth) {
   if (G->xdl) return tc_mfma_emit_c_store(G, depth);
   const tc_gemm_params *p = G->p;
   tc_epool *P = G->pool;
   int mpt = p->m_per_thread, npt = p->n_per_thread;
-  char alpha[64];
-  snprintf(alpha, sizeof alpha, "%.9g", (double)G->pb->alpha);
-  tc_str idx, ld, val;
-  tc_str_init(&idx);
-  tc_str_init(&ld);
-  tc_str_init(&val);
+  char acc[32];
   tc_status st = TC_OK;
   line(G, depth, "/* threadwise copy: registers -> C */");
   for (int r = 0; r < 2 && st == TC_OK; r++)
@@ -373,35 +402,9 @@ static tc_status emit_c_store(gen *G, int depth) {
           const tc_expr *n = tc_e_addc(
               P, tc_e_add(P, tc_e_mulc(P, G->n_blk, p->n_per_block), G->n_thr),
               s * (p->n_per_block / 2) + j);
-          const tc_expr *off, *valid;
-          st = index_of(G, G->c, "C", m, n, &off, &valid);
-          if (st != TC_OK) break;
-          if (tc_e_is_const(valid, 0)) continue;
-          tc_str_clear(&idx);
-          tc_str_clear(&ld);
-          tc_str_clear(&val);
-          tc_e_print_c(&idx, P, off);
-          if (G->pb->alpha == 1.0f)
-            tc_str_printf(&val, "c_acc[%d]", row * 2 * npt + col);
-          else
-            tc_str_printf(&val, "(float)%s * c_acc[%d]", alpha, row * 2 * npt + col);
-          if (G->pb->accumulate) {
-            G->d->load(&ld, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx));
-            tc_str_printf(&val, " + %s", tc_str_cstr(&ld));
-          }
-          tc_str_indent(G->o, depth);
-          if (!tc_e_is_const(valid, 1)) {
-            tc_str_cat(G->o, "if (");
-            tc_e_print_c(G->o, P, valid);
-            tc_str_cat(G->o, ") ");
-          }
-          G->d->store(G->o, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx),
-                      tc_str_cstr(&val));
-          tc_str_cat(G->o, "\n");
+          snprintf(acc, sizeof acc, "c_acc[%d]", row * 2 * npt + col);
+          st = tc_gemm_gen_store_c(G, m, n, acc, depth);
         }
-  tc_str_free(&idx);
-  tc_str_free(&ld);
-  tc_str_free(&val);
   return st;
 }
 

@@ -31,6 +31,18 @@ typedef struct tc_gemm_gen {
 tc_status tc_gemm_gen_index(tc_gemm_gen *G, const tc_view *v, const char *what, const tc_expr *x,
                             const tc_expr *y, const tc_expr **off, const tc_expr **valid);
 
+/* One line of the kernel at indentation depth (a newline appended). */
+void tc_gemm_gen_line(tc_gemm_gen *G, int depth, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The dialect's unroll pragma on its own line, where it has one. */
+void tc_gemm_gen_unroll(tc_gemm_gen *G, int depth);
+/* The store of accumulator `acc` (e.g. "c_acc[3]") to C at upper
+ * coordinates (g_id, m, n): scaled by alpha, plus C's old value where the
+ * problem accumulates, under an if where not every thread's element is
+ * valid; nothing where none is. */
+tc_status tc_gemm_gen_store_c(tc_gemm_gen *G, const tc_expr *m, const tc_expr *n, const char *acc,
+                              int depth);
+
 /* ---- gemm_mfma.c ---- */
 
 /* The generator's MFMA lane layouts (kind TC_MFMA_*): item `item` of lane

@@ -34,6 +34,10 @@
 
 #include "gemm_gen.h"
 
+/* the printing helpers of gemm_gen.h, by their short names */
+#define line tc_gemm_gen_line
+#define unroll tc_gemm_gen_unroll
+
 int tc_mfma_test_fault;
 
 typedef struct shape {
@@ -56,21 +60,6 @@ void tc_mfma_layout(int kind, int lane, int item, int *ab_row, int *ab_k, int *c
 
 int64_t tc_mfma_extra_smem(const tc_dialect *d, const tc_gemm_params *p) {
   return d->mfma_smem ? d->mfma_smem(p->waves_m * p->waves_n) : 0;
-}
-
-static void line(tc_gemm_gen *G, int depth, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void line(tc_gemm_gen *G, int depth, const char *fmt, ...) {
-  tc_str_indent(G->o, depth);
-  va_list ap;
-  va_start(ap, fmt);
-  tc_str_vprintf(G->o, fmt, ap);
-  va_end(ap);
-  tc_str_cat(G->o, "\n");
-}
-
-static void unroll(tc_gemm_gen *G, int depth) {
-  if (G->d->unroll_pragma && *G->d->unroll_pragma) line(G, depth, "%s", G->d->unroll_pragma);
 }
 
 void tc_mfma_emit_prelude(tc_gemm_gen *G) {
@@ -155,12 +144,7 @@ tc_status tc_mfma_emit_c_store(tc_gemm_gen *G, int depth) {
   const tc_expr *wn0 = tc_e_var(P, "wave_n0", 0, p->n_per_block - p->n_per_wave);
   const tc_expr *crow = tc_e_var(P, "c_row", 0, 4 * (64 / s.n - 1));
   const tc_expr *ccol = tc_e_var(P, "c_col", 0, s.n - 1);
-  char alpha[64];
-  snprintf(alpha, sizeof alpha, "%.9g", (double)G->pb->alpha);
-  tc_str idx, ld, val;
-  tc_str_init(&idx);
-  tc_str_init(&ld);
-  tc_str_init(&val);
+  char acc[48];
   tc_status st = TC_OK;
   line(G, depth, "/* threadwise copy: accumulators -> C (MFMA %dx%d C layout) */", s.m, s.n);
   for (int r = 0; r < rm && st == TC_OK; r++)
@@ -173,34 +157,8 @@ tc_status tc_mfma_emit_c_store(tc_gemm_gen *G, int depth) {
         const tc_expr *n = tc_e_addc(
             P, tc_e_add(P, tc_e_add(P, tc_e_mulc(P, G->n_blk, p->n_per_block), wn0), ccol),
             t * s.n);
-        const tc_expr *off, *valid;
-        st = tc_gemm_gen_index(G, G->c, "C", m, n, &off, &valid);
-        if (st != TC_OK) break;
-        if (tc_e_is_const(valid, 0)) continue;
-        tc_str_clear(&idx);
-        tc_str_clear(&ld);
-        tc_str_clear(&val);
-        tc_e_print_c(&idx, P, off);
-        if (G->pb->alpha == 1.0f)
-          tc_str_printf(&val, "c_acc[%d][%d]", r * rn + t, v);
-        else
-          tc_str_printf(&val, "(float)%s * c_acc[%d][%d]", alpha, r * rn + t, v);
-        if (G->pb->accumulate) {
-          G->d->load(&ld, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx));
-          tc_str_printf(&val, " + %s", tc_str_cstr(&ld));
-        }
-        tc_str_indent(G->o, depth);
-        if (!tc_e_is_const(valid, 1)) {
-          tc_str_cat(G->o, "if (");
-          tc_e_print_c(G->o, P, valid);
-          tc_str_cat(G->o, ") ");
-        }
-        G->d->store(G->o, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx),
-                    tc_str_cstr(&val));
-        tc_str_cat(G->o, "\n");
+        snprintf(acc, sizeof acc, "c_acc[%d][%d]", r * rn + t, v);
+        st = tc_gemm_gen_store_c(G, m, n, acc, depth);
       }
-  tc_str_free(&idx);
-  tc_str_free(&ld);
-  tc_str_free(&val);
   return st;
 }

@@ -14,11 +14,6 @@ static tc_status at_fail(const tc_abstract_tensor *at, tc_status s, const char *
 
 /* The message names the call, the abstract tensor's origin and its axes. */
 static tc_status at_fail(const tc_abstract_tensor *at, tc_status s, const char *call, const char *fmt, ...) {
-  char msg[600];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   tc_str d;
   tc_str_init(&d);
   tc_str_printf(&d, "abstract %s[", at->origin);
@@ -27,7 +22,10 @@ static tc_status at_fail(const tc_abstract_tensor *at, tc_status s, const char *
     tc_str_printf(&d, "%s%s", i ? ", " : "", tc_axis_describe(&at->f->g, at->axes[i], b, sizeof b));
   }
   tc_str_cat(&d, "]");
-  tc_status r = tc_fail(at->f, s, "%s: %s (%s)", call, msg, tc_str_cstr(&d));
+  va_list ap;
+  va_start(ap, fmt);
+  tc_status r = tc_vfail_call(at->f, s, call, tc_str_cstr(&d), fmt, ap);
+  va_end(ap);
   tc_str_free(&d);
   return r;
 }

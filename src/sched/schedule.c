@@ -11,38 +11,11 @@
 #include "abstract_tensor.h"
 #include "sched.h"
 
-static tc_status fail_t(const tc_tensor *t, tc_status s, const char *call, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static tc_status fail_t(const tc_tensor *t, tc_status s, const char *call, const char *fmt, ...) {
-  char msg[700];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  tc_str d;
-  tc_str_init(&d);
-  tc_tensor_loop_str(t, &d);
-  tc_status r = tc_fail(t->f, s, "%s: %s (%s)", call, msg, tc_str_cstr(&d));
-  tc_str_free(&d);
-  return r;
-}
-
 /* Resolves and checks an axis argument of a scheduling call. */
 static int axis_arg(const tc_tensor *t, const char *call, int axis, tc_status *st) {
   int a = tc_norm_axis(axis, t->nloop);
-  if (a < 0) *st = fail_t(t, TC_ERR_ARGUMENT, call, "%s has no loop axis %d; it has %d", t->name, axis, t->nloop);
+  if (a < 0) *st = tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "%s has no loop axis %d; it has %d", t->name, axis, t->nloop);
   return a;
-}
-
-static tc_status check_computed(const tc_tensor *t, const char *call) {
-  tc_clear_error(t->f);
-  if (t->is_input)
-    return fail_t(t, TC_ERR_SCHEDULE, call,
-                  "%s is a fusion input: the kernel does not compute it, so it has no loop to "
-                  "schedule; schedule a tensor that reads it (e.g. one made by tc_cache_after)",
-                  t->name);
-  return TC_OK;
 }
 
 /* Replaces loop positions [pos, pos + nold) by the axes in repl. */
@@ -58,101 +31,101 @@ static void splice_loop(tc_tensor *t, int pos, int nold, const int *repl, int nn
 }
 
 tc_status tc_split(tc_tensor *t, int axis, int64_t factor, int inner_split) {
-  tc_status st = check_computed(t, "tc_split");
+  tc_status st = tc_tensor_check_computed(t, "tc_split");
   if (st) return st;
   int a = axis_arg(t, "tc_split", axis, &st);
   if (a < 0) return st;
   char err[256];
   int o, i;
   if (factor < 1)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_split", "%s axis %d: split factor must be at least 1, got %lld",
-                  t->name, a, (long long)factor);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_split", "%s axis %d: split factor must be at least 1, got %lld",
+                           t->name, a, (long long)factor);
   if (tc_dg_split(&t->f->g, t->loop[a], factor, inner_split, &o, &i, err, sizeof err))
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_split", "%s axis %d: %s", t->name, a, err);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_split", "%s axis %d: %s", t->name, a, err);
   int repl[2] = {o, i};
   splice_loop(t, a, 1, repl, 2);
   return TC_OK;
 }
 
 tc_status tc_merge(tc_tensor *t, int a, int b) {
-  tc_status st = check_computed(t, "tc_merge");
+  tc_status st = tc_tensor_check_computed(t, "tc_merge");
   if (st) return st;
   int x = axis_arg(t, "tc_merge", a, &st);
   if (x < 0) return st;
   int y = axis_arg(t, "tc_merge", b, &st);
   if (y < 0) return st;
   if (y != x + 1)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_merge",
-                  "%s axes %d and %d are not adjacent; merge needs the second axis right after the "
-                  "first (reorder first)", t->name, x, y);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_merge",
+                           "%s axes %d and %d are not adjacent; merge needs the second axis right after the "
+                           "first (reorder first)", t->name, x, y);
   tc_ptype px = t->f->g.axes[t->loop[x]].ptype, py = t->f->g.axes[t->loop[y]].ptype;
   if (px != TC_SERIAL || py != TC_SERIAL)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_merge",
-                  "%s axes %d and %d are parallelized (%s, %s); merge before parallelizing", t->name,
-                  x, y, tc_ptype_name(px), tc_ptype_name(py));
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_merge",
+                           "%s axes %d and %d are parallelized (%s, %s); merge before parallelizing", t->name,
+                           x, y, tc_ptype_name(px), tc_ptype_name(py));
   char err[256];
   int out;
   if (tc_dg_merge(&t->f->g, t->loop[x], t->loop[y], &out, err, sizeof err))
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_merge", "%s axis %d: %s", t->name, x, err);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_merge", "%s axis %d: %s", t->name, x, err);
   splice_loop(t, x, 2, &out, 1);
   return TC_OK;
 }
 
 tc_status tc_reorder(tc_tensor *t, int n, const int *old_pos, const int *new_pos) {
-  tc_status st = check_computed(t, "tc_reorder");
+  tc_status st = tc_tensor_check_computed(t, "tc_reorder");
   if (st) return st;
   if (n < 0 || (n > 0 && (!old_pos || !new_pos)))
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "bad arguments: %d pairs", n);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_reorder", "bad arguments: %d pairs", n);
   int bad = 0, rc = tc_reorder_list(t->loop, t->nloop, n, old_pos, new_pos, &bad);
   if (rc == -1)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "%s has no loop axis %d; it has %d", t->name, bad,
-                  t->nloop);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_reorder", "%s has no loop axis %d; it has %d", t->name, bad,
+                           t->nloop);
   if (rc == -2)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_reorder", "%s axis %d is named twice in the reorder",
-                  t->name, bad);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_reorder", "%s axis %d is named twice in the reorder",
+                           t->name, bad);
   return TC_OK;
 }
 
 tc_status tc_swizzle(tc_tensor *t, tc_swizzle_type type, int x, int y) {
-  tc_status st = check_computed(t, "tc_swizzle");
+  tc_status st = tc_tensor_check_computed(t, "tc_swizzle");
   if (st) return st;
   if (type != TC_SWIZZLE_XOR)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_swizzle", "unknown swizzle type %d", (int)type);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_swizzle", "unknown swizzle type %d", (int)type);
   int a = axis_arg(t, "tc_swizzle", x, &st);
   if (a < 0) return st;
   int b = axis_arg(t, "tc_swizzle", y, &st);
   if (b < 0) return st;
-  if (a == b) return fail_t(t, TC_ERR_ARGUMENT, "tc_swizzle", "%s axis %d swizzled with itself", t->name, a);
+  if (a == b) return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_swizzle", "%s axis %d swizzled with itself", t->name, a);
   char err[256];
   int ox, oy;
   if (tc_dg_xor(&t->f->g, t->loop[a], t->loop[b], &ox, &oy, err, sizeof err))
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_swizzle", "%s axes %d, %d: %s", t->name, a, b, err);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle", "%s axes %d, %d: %s", t->name, a, b, err);
   t->loop[a] = ox, t->loop[b] = oy;
   return TC_OK;
 }
 
 tc_status tc_swizzle_cute(tc_tensor *t, int axis, int b, int m, int s) {
-  tc_status st = check_computed(t, "tc_swizzle_cute");
+  tc_status st = tc_tensor_check_computed(t, "tc_swizzle_cute");
   if (st) return st;
   int a = axis_arg(t, "tc_swizzle_cute", axis, &st);
   if (a < 0) return st;
   char err[256];
   int out;
   if (tc_dg_cute(&t->f->g, t->loop[a], b, m, s, &out, err, sizeof err))
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_swizzle_cute", "%s axis %d: %s", t->name, a, err);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle_cute", "%s axis %d: %s", t->name, a, err);
   t->loop[a] = out;
   return TC_OK;
 }
 
 tc_status tc_resize(tc_tensor *t, int axis, int64_t left, int64_t right) {
-  tc_status st = check_computed(t, "tc_resize");
+  tc_status st = tc_tensor_check_computed(t, "tc_resize");
   if (st) return st;
   int a = axis_arg(t, "tc_resize", axis, &st);
   if (a < 0) return st;
   char err[256];
   int out;
   if (tc_dg_resize(&t->f->g, t->loop[a], left, right, &out, err, sizeof err))
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_resize", "%s axis %d: %s", t->name, a, err);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_resize", "%s axis %d: %s", t->name, a, err);
   t->loop[a] = out;
   return TC_OK;
 }
@@ -169,28 +142,28 @@ tc_status tc_check_vector_width(const tc_tensor *t, int axis, int64_t extent) {
               (t->def && t->def->nin == 1 && t->def->in[0]->mem == TC_MEM_TENSOR);
   int64_t max = tmem ? 512 : 16;
   if (extent < 1 || (extent & (extent - 1)) != 0 || extent > max || bytes > max)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_parallelize",
-                  "%s axis %d has extent %lld: a vectorized axis needs a power-of-two extent with "
-                  "at most %lld bytes per vector%s (%lld bytes of %s here)",
-                  t->name, axis, (long long)extent, (long long)max,
-                  tmem ? " (128 32-bit words: tcgen05 .x128)" : "", (long long)bytes,
-                  tc_dtype_name(t->dtype));
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_parallelize",
+                           "%s axis %d has extent %lld: a vectorized axis needs a power-of-two extent with "
+                           "at most %lld bytes per vector%s (%lld bytes of %s here)",
+                           t->name, axis, (long long)extent, (long long)max,
+                           tmem ? " (128 32-bit words: tcgen05 .x128)" : "", (long long)bytes,
+                           tc_dtype_name(t->dtype));
   return TC_OK;
 }
 
 tc_status tc_parallelize(tc_tensor *t, int axis, tc_ptype p) {
-  tc_status st = check_computed(t, "tc_parallelize");
+  tc_status st = tc_tensor_check_computed(t, "tc_parallelize");
   if (st) return st;
   int a = axis_arg(t, "tc_parallelize", axis, &st);
   if (a < 0) return st;
   if ((int)p < TC_SERIAL || p > TC_UNROLL)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_parallelize", "unknown parallel type %d", (int)p);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_parallelize", "unknown parallel type %d", (int)p);
   tc_dgraph *g = &t->f->g;
   if (p != TC_SERIAL && p != TC_UNROLL)
     for (int i = 0; i < t->nloop; i++)
       if (i != a && g->axes[t->loop[i]].ptype == p)
-        return fail_t(t, TC_ERR_SCHEDULE, "tc_parallelize", "%s axes %d and %d would both be %s",
-                      t->name, i, a, tc_ptype_name(p));
+        return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_parallelize", "%s axes %d and %d would both be %s",
+                               t->name, i, a, tc_ptype_name(p));
   if (p == TC_VECTORIZE) {
     st = tc_check_vector_width(t, a, g->axes[t->loop[a]].extent);
     if (st) return st;
@@ -202,12 +175,12 @@ tc_status tc_parallelize(tc_tensor *t, int axis, tc_ptype p) {
 tc_status tc_set_memory_type(tc_tensor *t, tc_memtype m) {
   tc_clear_error(t->f);
   if ((int)m < TC_MEM_GLOBAL || m > TC_MEM_TENSOR)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_set_memory_type", "unknown memory type %d", (int)m);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_set_memory_type", "unknown memory type %d", (int)m);
   if ((t->is_input || t->is_output) && m != TC_MEM_GLOBAL)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_set_memory_type",
-                  "%s is a fusion %s and lives in global memory; cache it (tc_cache_after / "
-                  "tc_cache_before) and place the cache in %s memory",
-                  t->name, t->is_input ? "input" : "output", tc_memtype_name(m));
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_set_memory_type",
+                           "%s is a fusion %s and lives in global memory; cache it (tc_cache_after / "
+                           "tc_cache_before) and place the cache in %s memory",
+                           t->name, t->is_input ? "input" : "output", tc_memtype_name(m));
   t->mem = m;
   return TC_OK;
 }
@@ -215,11 +188,11 @@ tc_status tc_set_memory_type(tc_tensor *t, tc_memtype m) {
 tc_status tc_set_ldst_type(tc_tensor *t, tc_ldst_type op) {
   tc_clear_error(t->f);
   if (!t->def || t->def->kind != TC_OP_SET)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_set_ldst_type",
-                  "%s is not made by a set (load/store) op, so it has no load/store instruction to choose",
-                  t->name);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_set_ldst_type",
+                           "%s is not made by a set (load/store) op, so it has no load/store instruction to choose",
+                           t->name);
   if ((int)op < TC_LDST_DEFAULT || op > TC_LDST_TMEM_STORE)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_set_ldst_type", "unknown load/store type %d", (int)op);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_set_ldst_type", "unknown load/store type %d", (int)op);
   t->def->ldst = op;
   return TC_OK;
 }
@@ -230,43 +203,43 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
   const tc_dgraph *g = &t->f->g;
   char b1[64], b2[64];
   if (pos > c->nloop)
-    return fail_t(t, TC_ERR_SCHEDULE, call,
-                  "cannot inline %s at position %d: its consumer %s has only %d loop axes", t->name,
-                  pos, c->name, c->nloop);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                           "cannot inline %s at position %d: its consumer %s has only %d loop axes", t->name,
+                           pos, c->name, c->nloop);
   for (int i = 0; i < pos; i++) {
     const tc_axis *pa = &g->axes[t->loop[i]], *ca = &g->axes[c->loop[i]];
     if (pa->sig != ca->sig || pa->extent != ca->extent)
-      return fail_t(t, TC_ERR_SCHEDULE, call,
-                    "cannot inline %s at position %d: its loop axis %d (%s) does not map to axis %d "
-                    "(%s) of its consumer %s",
-                    t->name, pos, i, tc_axis_describe(g, t->loop[i], b1, sizeof b1), i,
-                    tc_axis_describe(g, c->loop[i], b2, sizeof b2), c->name);
+      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                             "cannot inline %s at position %d: its loop axis %d (%s) does not map to axis %d "
+                             "(%s) of its consumer %s",
+                             t->name, pos, i, tc_axis_describe(g, t->loop[i], b1, sizeof b1), i,
+                             tc_axis_describe(g, c->loop[i], b2, sizeof b2), c->name);
     bool pp = pa->ptype != TC_SERIAL && pa->ptype != TC_UNROLL;
     bool cp = ca->ptype != TC_SERIAL && ca->ptype != TC_UNROLL;
     if ((pp || cp) && pa->ptype != ca->ptype)
-      return fail_t(t, TC_ERR_SCHEDULE, call,
-                    "cannot inline %s at position %d: its loop axis %d is %s but the mapped axis of "
-                    "its consumer %s is %s",
-                    t->name, pos, i, tc_ptype_name(pa->ptype), c->name, tc_ptype_name(ca->ptype));
+      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                             "cannot inline %s at position %d: its loop axis %d is %s but the mapped axis of "
+                             "its consumer %s is %s",
+                             t->name, pos, i, tc_ptype_name(pa->ptype), c->name, tc_ptype_name(ca->ptype));
     if (pa->ptype == TC_VECTORIZE)
-      return fail_t(t, TC_ERR_SCHEDULE, call,
-                    "cannot inline %s at position %d: loop axis %d is vectorized and a vectorized "
-                    "axis must stay inside its own op", t->name, pos, i);
+      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                             "cannot inline %s at position %d: loop axis %d is vectorized and a vectorized "
+                             "axis must stay inside its own op", t->name, pos, i);
   }
   return TC_OK;
 }
 
 static tc_status inline_at(tc_tensor *t, int pos, const char *call) {
-  tc_status st = check_computed(t, call);
+  tc_status st = tc_tensor_check_computed(t, call);
   if (st) return st;
   int p = tc_norm_pos(pos, t->nloop);
   if (p < 0)
-    return fail_t(t, TC_ERR_ARGUMENT, call, "position %d is outside 0..%d for %s", pos,
-                  t->nloop, t->name);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "position %d is outside 0..%d for %s", pos,
+                           t->nloop, t->name);
   tc_op *cons[64];
   int nc = tc_consumers(t->f, t, cons, 64);
   if (nc == 0 && p > 0)
-    return fail_t(t, TC_ERR_SCHEDULE, call, "%s has no consumer to inline into", t->name);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s has no consumer to inline into", t->name);
   for (int i = 0; i < nc && i < 64; i++) {
     st = tc_check_inline(t, cons[i]->out, p, call);
     if (st) return st;
@@ -284,8 +257,8 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const char *c
   tc_fusion *f = dst->f;
   tc_dgraph *g = &f->g;
   if (dst->nlogical != src->nlogical)
-    return fail_t(dst, TC_ERR_SCHEDULE, call, "%s has rank %d but %s has rank %d", dst->name,
-                  dst->nlogical, src->name, src->nlogical);
+    return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "%s has rank %d but %s has rank %d", dst->name,
+                           dst->nlogical, src->name, src->nlogical);
   int counterpart[16];
   for (int i = 0; i < src->nlogical; i++) {
     counterpart[i] = -1;
@@ -295,9 +268,9 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const char *c
       if (da->sig == sa->sig && da->extent == sa->extent) counterpart[i] = dst->logical[j];
     }
     if (counterpart[i] < 0)
-      return fail_t(dst, TC_ERR_SCHEDULE, call,
-                    "%s's logical axis %d (extent %lld) has no counterpart in %s", src->name, i,
-                    (long long)sa->extent, dst->name);
+      return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call,
+                             "%s's logical axis %d (extent %lld) has no counterpart in %s", src->name, i,
+                             (long long)sa->extent, dst->name);
   }
   int *hist = tc_xmalloc((size_t)(g->nxf + 1) * sizeof(int));
   int nh = tc_dg_history(g, src->logical, src->nlogical, src->loop, src->nloop, hist);
@@ -307,8 +280,8 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const char *c
   char err[256];
   tc_status st = TC_OK;
   if (tc_dg_replay(g, hist, nh, &map, err, sizeof err)) {
-    st = fail_t(dst, TC_ERR_SCHEDULE, call, "cannot replay %s's transforms on %s: %s", src->name,
-                dst->name, err);
+    st = tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "cannot replay %s's transforms on %s: %s", src->name,
+                         dst->name, err);
   } else {
     int *loop = tc_xmalloc((size_t)src->nloop * sizeof(int));
     for (int i = 0; i < src->nloop; i++) {
@@ -316,8 +289,8 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const char *c
       if (loop[i] < 0) {
         free(loop);
         free(hist), free(map);
-        return fail_t(dst, TC_ERR_SCHEDULE, call,
-                      "%s's loop axis %d does not derive from its logical domain", src->name, i);
+        return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call,
+                               "%s's loop axis %d does not derive from its logical domain", src->name, i);
       }
     }
     free(dst->loop);
@@ -329,17 +302,17 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const char *c
 }
 
 tc_status tc_compute_at(tc_tensor *producer, tc_tensor *consumer, int pos) {
-  tc_status st = check_computed(producer, "tc_compute_at");
+  tc_status st = tc_tensor_check_computed(producer, "tc_compute_at");
   if (st) return st;
   bool reads = false;
   for (int k = 0; consumer->def && k < consumer->def->nin; k++) reads |= consumer->def->in[k] == producer;
   if (!reads)
-    return fail_t(producer, TC_ERR_SCHEDULE, "tc_compute_at", "%s does not read %s",
-                  consumer->name, producer->name);
+    return tc_tensor_fail(producer, TC_ERR_SCHEDULE, "tc_compute_at", "%s does not read %s",
+                           consumer->name, producer->name);
   int p = tc_norm_pos(pos, consumer->nloop);
   if (p < 0)
-    return fail_t(consumer, TC_ERR_ARGUMENT, "tc_compute_at", "position %d is outside 0..%d for %s",
-                  pos, consumer->nloop, consumer->name);
+    return tc_tensor_fail(consumer, TC_ERR_ARGUMENT, "tc_compute_at", "position %d is outside 0..%d for %s",
+                           pos, consumer->nloop, consumer->name);
   /* on failure the producer keeps its old loop domain */
   int *old = tc_xmalloc((size_t)producer->nloop * sizeof(int)), nold = producer->nloop;
   memcpy(old, producer->loop, (size_t)nold * sizeof(int));
@@ -410,32 +383,28 @@ tc_status tc_inline_all_at(tc_fusion *f, int pos) {
 }
 
 tc_status tc_set_tmem_dimsep(tc_tensor *t, int pos) {
-  tc_status st = check_computed(t, "tc_set_tmem_dimsep");
+  tc_status st = tc_tensor_check_computed(t, "tc_set_tmem_dimsep");
   if (st) return st;
   if (t->mem != TC_MEM_TENSOR)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_set_tmem_dimsep",
-                  "%s is in %s memory; the dim-sep position applies to tensor memory only "
-                  "(tc_set_memory_type(t, TC_MEM_TENSOR) first)", t->name, tc_memtype_name(t->mem));
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_set_tmem_dimsep",
+                           "%s is in %s memory; the dim-sep position applies to tensor memory only "
+                           "(tc_set_memory_type(t, TC_MEM_TENSOR) first)", t->name, tc_memtype_name(t->mem));
   int n = t->alloc_set ? t->nalloc : t->nloop;
   int p = tc_norm_pos(pos, n);
   if (p < 0)
-    return fail_t(t, TC_ERR_ARGUMENT, "tc_set_tmem_dimsep",
-                  "position %d is outside 0..%d for %s's allocation domain", pos, n, t->name);
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_set_tmem_dimsep",
+                           "position %d is outside 0..%d for %s's allocation domain", pos, n, t->name);
   t->tmem_dimsep = p;
   return TC_OK;
 }
 
 tc_status tc_set_alloc_to_loop(tc_tensor *t) {
-  tc_status st = check_computed(t, "tc_set_alloc_to_loop");
+  tc_status st = tc_tensor_check_computed(t, "tc_set_alloc_to_loop");
   if (st) return st;
   if (t->mem == TC_MEM_GLOBAL)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_set_alloc_to_loop",
-                  "%s is in global memory, which is laid out row-major by its logical domain", t->name);
-  free(t->alloc);
-  t->alloc = tc_xmalloc((size_t)t->nloop * sizeof(int));
-  memcpy(t->alloc, t->loop, (size_t)t->nloop * sizeof(int));
-  t->nalloc = t->nloop;
-  t->alloc_set = true;
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_set_alloc_to_loop",
+                           "%s is in global memory, which is laid out row-major by its logical domain", t->name);
+  tc_tensor_set_alloc(t, t->loop, t->nloop);
   return TC_OK;
 }
 
@@ -457,7 +426,7 @@ tc_tensor *tc_cache_before(tc_tensor *t) {
   tc_fusion *f = t->f;
   tc_clear_error(f);
   if (t->is_input || !t->def) {
-    fail_t(t, TC_ERR_SCHEDULE, "tc_cache_before", "%s is a fusion input and has no definition to cache", t->name);
+    tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_cache_before", "%s is a fusion input and has no definition to cache", t->name);
     return NULL;
   }
   tc_tensor *c = tc_tensor_like(f, t, NULL, t->dtype);
@@ -470,7 +439,7 @@ tc_tensor *tc_cache_before(tc_tensor *t) {
 }
 
 tc_status tc_propagate_transforms(tc_tensor *ref) {
-  tc_status st = check_computed(ref, "tc_propagate_transforms");
+  tc_status st = tc_tensor_check_computed(ref, "tc_propagate_transforms");
   if (st) return st;
   tc_fusion *f = ref->f;
   for (int i = 0; i < f->ntensors; i++) {
@@ -483,7 +452,7 @@ tc_status tc_propagate_transforms(tc_tensor *ref) {
 }
 
 tc_status tc_parallelize_all_like(tc_tensor *ref) {
-  tc_status st = check_computed(ref, "tc_parallelize_all_like");
+  tc_status st = tc_tensor_check_computed(ref, "tc_parallelize_all_like");
   if (st) return st;
   tc_fusion *f = ref->f;
   tc_dgraph *g = &f->g;
@@ -526,45 +495,45 @@ static tc_status check_domain(const tc_tensor *t, int n, const int *axes, bool f
                               const char *call) {
   const tc_dgraph *g = &t->f->g;
   if (n < 1 || n > 64 || !axes)
-    return fail_t(t, TC_ERR_ARGUMENT, call, "a domain needs 1 to 64 axes, got %d%s", n,
-                  n >= 1 && !axes ? " and no array" : "");
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "a domain needs 1 to 64 axes, got %d%s", n,
+                           n >= 1 && !axes ? " and no array" : "");
   char *is_of = tc_xcalloc((size_t)g->naxes + 1, 1);
   tc_axes_derived_from(g, t->logical, t->nlogical, is_of);
   tc_status st = TC_OK;
   for (int i = 0; i < n && !st; i++) {
     if (axes[i] < 0 || axes[i] >= g->naxes)
-      st = fail_t(t, TC_ERR_ARGUMENT, call, "entry %d: %d is not an axis of the fusion", i, axes[i]);
+      st = tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "entry %d: %d is not an axis of the fusion", i, axes[i]);
     else if (!is_of[axes[i]])
-      st = fail_t(t, TC_ERR_SCHEDULE, call,
-                  "entry %d (axis %d) is not an axis of %s: it does not derive from %s's logical "
-                  "domain (schedule an abstract tensor made from %s)",
-                  i, axes[i], t->name, t->name, t->name);
+      st = tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                           "entry %d (axis %d) is not an axis of %s: it does not derive from %s's logical "
+                           "domain (schedule an abstract tensor made from %s)",
+                           i, axes[i], t->name, t->name, t->name);
     for (int j = 0; j < i && !st; j++)
       if (axes[j] == axes[i])
-        st = fail_t(t, TC_ERR_ARGUMENT, call, "entries %d and %d are the same axis", j, i);
+        st = tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "entries %d and %d are the same axis", j, i);
   }
   free(is_of);
   if (st) return st;
   char b[64];
   if (!tc_axes_determine(g, axes, n, -1, t->logical, t->nlogical))
-    return fail_t(t, TC_ERR_SCHEDULE, call,
-                  "the %d axes do not determine all of %s's logical axes (an axis of the domain is "
-                  "missing, e.g. one output of a split)", n, t->name);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                           "the %d axes do not determine all of %s's logical axes (an axis of the domain is "
+                           "missing, e.g. one output of a split)", n, t->name);
   for (int i = 0; i < n; i++) {
     if (from_logical && !tc_axes_determine(g, t->logical, t->nlogical, -1, &axes[i], 1))
-      return fail_t(t, TC_ERR_SCHEDULE, call,
-                    "entry %d (%s) cannot be computed from %s's logical domain", i,
-                    tc_axis_describe(g, axes[i], b, sizeof b), t->name);
+      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                             "entry %d (%s) cannot be computed from %s's logical domain", i,
+                             tc_axis_describe(g, axes[i], b, sizeof b), t->name);
     if (tc_axes_determine(g, axes, n, i, &axes[i], 1))
-      return fail_t(t, TC_ERR_SCHEDULE, call,
-                    "entry %d (%s) is determined by the other entries, so the domain would cover "
-                    "elements more than once", i, tc_axis_describe(g, axes[i], b, sizeof b));
+      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                             "entry %d (%s) is determined by the other entries, so the domain would cover "
+                             "elements more than once", i, tc_axis_describe(g, axes[i], b, sizeof b));
   }
   return TC_OK;
 }
 
 tc_status tc_set_loop_domain(tc_tensor *t, int n, const int *axes) {
-  tc_status st = check_computed(t, "tc_set_loop_domain");
+  tc_status st = tc_tensor_check_computed(t, "tc_set_loop_domain");
   if (st) return st;
   st = check_domain(t, n, axes, false, "tc_set_loop_domain");
   if (st) return st;
@@ -577,17 +546,13 @@ tc_status tc_set_loop_domain(tc_tensor *t, int n, const int *axes) {
 }
 
 tc_status tc_set_alloc_domain(tc_tensor *t, int n, const int *axes) {
-  tc_status st = check_computed(t, "tc_set_alloc_domain");
+  tc_status st = tc_tensor_check_computed(t, "tc_set_alloc_domain");
   if (st) return st;
   if (t->mem == TC_MEM_GLOBAL)
-    return fail_t(t, TC_ERR_SCHEDULE, "tc_set_alloc_domain",
-                  "%s is in global memory, which is laid out row-major by its logical domain", t->name);
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_set_alloc_domain",
+                           "%s is in global memory, which is laid out row-major by its logical domain", t->name);
   st = check_domain(t, n, axes, true, "tc_set_alloc_domain");
   if (st) return st;
-  free(t->alloc);
-  t->alloc = tc_xmalloc((size_t)n * sizeof(int));
-  memcpy(t->alloc, axes, (size_t)n * sizeof(int));
-  t->nalloc = n;
-  t->alloc_set = true;
+  tc_tensor_set_alloc(t, axes, n);
   return TC_OK;
 }

@@ -38,18 +38,6 @@ typedef struct swap_plan {
   bool needed;           /* the store goes through the swizzle now */
 } swap_plan;
 
-static bool walk_determines(tc_epool *p, const tc_dgraph *g, const int *known, int nknown, int skip,
-                            const int *targets, int ntargets) {
-  const tc_expr **vals = tc_xcalloc((size_t)g->naxes + 1, sizeof *vals);
-  for (int i = 0; i < nknown; i++)
-    if (i != skip) vals[known[i]] = tc_e_var(p, NULL, 0, g->axes[known[i]].extent - 1);
-  tc_dg_walk(p, g, vals, NULL);
-  bool all = true;
-  for (int i = 0; i < ntargets; i++) all &= vals[targets[i]] != NULL;
-  free(vals);
-  return all;
-}
-
 static int loop_pos(const tc_tensor *t, int axis) {
   for (int i = 0; i < t->nloop; i++)
     if (t->loop[i] == axis) return i;
@@ -141,14 +129,14 @@ static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, char *err
   tc_epool *ep = tc_epool_new();
   int rc = 0;
   char b[64];
-  if (!walk_determines(ep, g, known, nk, -1, t->logical, t->nlogical)) {
+  if (!tc_dg_determines(ep, g, known, nk, -1, t->logical, t->nlogical)) {
     rc = -1;
     snprintf(err, cap,
              "%s's allocated axes and the loop axes outside the copy do not determine every "
              "element", t->name);
   }
   for (int i = 0; i < nk && !rc; i++)
-    if (walk_determines(ep, g, known, nk, i, &known[i], 1)) {
+    if (tc_dg_determines(ep, g, known, nk, i, &known[i], 1)) {
       rc = -1;
       snprintf(err, cap,
                "%s's %s axis %s is determined by the others, so the copy in allocation order would "
@@ -177,15 +165,7 @@ static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, char *err
                   !tc_dg_is_padded(g, last);
   /* does the store go through the swizzle now?  Not when every loop axis of
    * the copy derives from the allocation axes (it already iterates them) */
-  char *from = tc_xcalloc((size_t)g->naxes + 1, 1);
-  for (int j = 0; j < na; j++) from[alloc[j]] = 1;
-  for (int i = 0; i < g->nxf; i++) {
-    const tc_xform *x = &g->xf[i];
-    bool all = tc_xf_has_forward(x->kind);
-    for (int k = 0; k < x->nin && all; k++) all = from[x->in[k]] != 0;
-    if (all)
-      for (int k = 0; k < x->nout; k++) from[x->out[k]] = 1;
-  }
+  char *from = tc_dg_forward_marks(g, alloc, na);
   for (int i = t->ca_pos; i < t->nloop; i++) {
     tc_ptype p = g->axes[t->loop[i]].ptype;
     if (!tc_ptype_is_block(p) && !tc_ptype_is_device(p) && !from[t->loop[i]]) pl->needed = true;
@@ -206,11 +186,7 @@ static int apply_swap(tc_tensor *t, const swap_plan *pl, char *err, size_t cap) 
   g->axes[x].ptype = TC_TIDX;
   if (v >= 0) g->axes[v].ptype = pl->vectorize ? TC_VECTORIZE : TC_UNROLL;
   if (!t->alloc_set) { /* the layout was the loop domain: keep it */
-    free(t->alloc);
-    t->alloc = tc_xmalloc((size_t)t->nloop * sizeof(int));
-    memcpy(t->alloc, t->loop, (size_t)t->nloop * sizeof(int));
-    t->nalloc = t->nloop;
-    t->alloc_set = true;
+    tc_tensor_set_alloc(t, t->loop, t->nloop);
   }
   int n = pl->nkeep + 2 + (v >= 0);
   int *loop = tc_xmalloc((size_t)n * sizeof(int)), k = 0;

@@ -14,16 +14,10 @@ static tc_status tma_fail(const tc_tensor *t, tc_status s, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
 static tc_status tma_fail(const tc_tensor *t, tc_status s, const char *fmt, ...) {
-  char msg[600];
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tc_status r = tc_tensor_vfail(t, s, "tc_schedule_tma_swizzle", fmt, ap);
   va_end(ap);
-  tc_str d;
-  tc_str_init(&d);
-  tc_tensor_loop_str(t, &d);
-  tc_status r = tc_fail(t->f, s, "tc_schedule_tma_swizzle: %s (%s)", msg, tc_str_cstr(&d));
-  tc_str_free(&d);
   return r;
 }
 
@@ -81,11 +75,7 @@ tc_status tc_schedule_tma_swizzle(tc_tensor *t, tc_tma_swizzle sw) {
     t->loop = loop, t->nloop = n + 4;
   }
   if (t->mem != TC_MEM_GLOBAL) {
-    free(t->alloc);
-    t->alloc = tc_xmalloc((size_t)t->nloop * sizeof(int));
-    memcpy(t->alloc, t->loop, (size_t)t->nloop * sizeof(int));
-    t->nalloc = t->nloop;
-    t->alloc_set = true;
+    tc_tensor_set_alloc(t, t->loop, t->nloop);
   }
   return TC_OK;
 }

@@ -1,0 +1,164 @@
+/* tma_cuda.c - bulk tensor (TMA) copies for the CUDA dialect (lowered by
+ * src/lower/tma.c, sm_90 and later).
+ *
+ * Every global tensor a bulk copy touches gets a kernel parameter
+ * `const __grid_constant__ tc_tmap tc_tmap_<name>`, a CUtensorMap (128
+ * bytes, 64-byte aligned) that the host encodes with
+ * cuTensorMapEncodeTiled (docs/ldmatrix.md).  A load: thread tidx == 0
+ * of each TIDy/TIDz row arms the statement's mbarrier with the bytes it
+ * will bring (arrive.expect_tx) and issues one
+ * cp.async.bulk.tensor.2d ... mbarrier::complete_tx::bytes per box; every
+ * thread then waits for the barrier's phase (try_wait.parity) and flips
+ * its parity.  A store: every thread fences its shared-memory writes
+ * into the async proxy, a block barrier, then thread tidx == 0 of each
+ * row issues one cp.async.bulk.tensor.2d global <- shared per box,
+ * commits the bulk group and waits for it. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dialect.h"
+#include "../lower/tma.h"
+
+const char tc_cu_tma_prelude[] =
+    "struct __align__(64) tc_tmap { unsigned long long opaque[16]; };  /* CUtensorMap */\n"
+    "TC_DEV unsigned tc_tma_u32(const void *p) {\n"
+    "  unsigned a;\n"
+    "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"((unsigned long long)p));\n"
+    "  return a;\n"
+    "}\n";
+
+static const tc_tensor *tma_global(const tc_knode *s) {
+  return s->tma == TC_TMA_LOAD ? s->op->in[0] : s->op->out;
+}
+
+static void collect(const tc_knode *n, const tc_knode **out, int *nout, int cap) {
+  if (n->kind == TC_K_STMT) {
+    if (n->tma && *nout < cap) out[(*nout)++] = n;
+    return;
+  }
+  for (int i = 0; i < n->nbody; i++) collect(n->body[i], out, nout, cap);
+}
+
+void tc_cu_tma_params(tc_str *o, const tc_kir *k) {
+  const tc_knode *st[64];
+  int n = 0;
+  collect(k->root, st, &n, 64);
+  for (int i = 0; i < n; i++) {
+    const tc_tensor *g = tma_global(st[i]);
+    bool dup = false;
+    for (int j = 0; j < i; j++) dup |= tma_global(st[j]) == g;
+    if (!dup) tc_str_printf(o, ", const __grid_constant__ tc_tmap tc_tmap_%s", g->name);
+  }
+}
+
+void tc_cu_tma_setup(tc_str *o, const tc_kir *k) {
+  if (k->ntma_bars == 0) return;
+  tc_str_printf(o, "  __shared__ __align__(8) unsigned long long tc_tma_bar[%d];\n", k->ntma_bars);
+  tc_str_printf(o, "  unsigned tc_tma_phase[%d] = {0};\n", k->ntma_bars);
+  tc_str_cat(o, "  if (tidx == 0 && tidy == 0 && tidz == 0) {\n");
+  for (int b = 0; b < k->ntma_bars; b++)
+    tc_str_printf(o,
+                  "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\" :: \"r\"(tc_tma_u32(&tc_tma_bar[%d])), "
+                  "\"r\"(%lld) : \"memory\");\n",
+                  b, (long long)(k->block[1] * k->block[2]));
+  tc_str_cat(o, "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n");
+  tc_str_cat(o, "  }\n  __syncthreads();\n");
+}
+
+static void open_issue_loops(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
+  for (int i = 0; i < s->tma_nissue; i++) {
+    const char *v = tc_e_var_name(k->pool, (int)s->tma_issue[i]->var->val);
+    tc_str_indent(o, depth + i);
+    tc_str_printf(o, "for (int %s = 0; %s < %lld; ++%s) {  /* one box each */\n", v, v,
+                  (long long)s->tma_issue[i]->extent, v);
+  }
+}
+
+static void close_issue_loops(tc_str *o, const tc_knode *s, int depth) {
+  for (int i = s->tma_nissue - 1; i >= 0; i--) {
+    tc_str_indent(o, depth + i);
+    tc_str_cat(o, "}\n");
+  }
+}
+
+void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
+  bool load = s->tma == TC_TMA_LOAD;
+  const tc_tensor *g = tma_global(s), *sm = load ? s->op->out : s->op->in[0];
+  int64_t boxes = 1;
+  for (int i = 0; i < s->tma_nissue; i++) boxes *= s->tma_issue[i]->extent;
+  int64_t box_bytes = s->tma_rows * s->tma_cols * (int64_t)tc_dtype_size(g->dtype);
+  tc_str row, col, sh;
+  tc_str_init(&row), tc_str_init(&col), tc_str_init(&sh);
+  tc_e_print_c(&row, k->pool, s->tma_row);
+  tc_e_print_c(&col, k->pool, s->tma_col);
+  tc_e_print_c(&sh, k->pool, s->tma_smem);
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "{  /* %s = %s: cp.async.bulk.tensor.2d, %lld box%s of %lld x %lld, %dB swizzle */\n",
+                s->op->out->name, s->op->in[0]->name, (long long)boxes, boxes == 1 ? "" : "es",
+                (long long)s->tma_rows, (long long)s->tma_cols, s->tma_swizzle);
+  int d = depth + 1;
+  if (!load) {
+    tc_str_indent(o, d);
+    tc_str_cat(o, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n");
+    tc_str_indent(o, d);
+    tc_str_cat(o, "__syncthreads();\n");
+  }
+  tc_str_indent(o, d);
+  tc_str_cat(o, "if (tidx == 0) {\n");
+  if (load) {
+    tc_str_indent(o, d + 1);
+    tc_str_cat(o, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n");
+    tc_str_indent(o, d + 1);
+    tc_str_printf(o,
+                  "asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: "
+                  "\"r\"(tc_tma_u32(&tc_tma_bar[%d])), \"r\"(%lld) : \"memory\");\n",
+                  s->tma_bar, (long long)(boxes * box_bytes));
+  }
+  open_issue_loops(o, k, s, d + 1);
+  int in = d + 1 + s->tma_nissue;
+  tc_str_indent(o, in);
+  if (load)
+    tc_str_printf(o,
+                  "asm volatile(\"cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes "
+                  "[%%0], [%%1, {%%2, %%3}], [%%4];\"\n");
+  else
+    tc_str_printf(o,
+                  "asm volatile(\"cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%%0, {%%1, %%2}], [%%3];\"\n");
+  tc_str_indent(o, in + 2);
+  if (load)
+    tc_str_printf(o,
+                  ":: \"r\"(tc_tma_u32(&%s[%s])), \"l\"((unsigned long long)&tc_tmap_%s), \"r\"(%s), \"r\"(%s), "
+                  "\"r\"(tc_tma_u32(&tc_tma_bar[%d]))\n",
+                  sm->name, tc_str_cstr(&sh), g->name, tc_str_cstr(&col), tc_str_cstr(&row), s->tma_bar);
+  else
+    tc_str_printf(o,
+                  ":: \"l\"((unsigned long long)&tc_tmap_%s), \"r\"(%s), \"r\"(%s), \"r\"(tc_tma_u32(&%s[%s]))\n",
+                  g->name, tc_str_cstr(&col), tc_str_cstr(&row), sm->name, tc_str_cstr(&sh));
+  tc_str_indent(o, in + 2);
+  tc_str_cat(o, ": \"memory\");\n");
+  close_issue_loops(o, s, d + 1);
+  if (!load) {
+    tc_str_indent(o, d + 1);
+    tc_str_cat(o, "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");\n");
+    tc_str_indent(o, d + 1);
+    tc_str_cat(o, "asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");\n");
+  }
+  tc_str_indent(o, d);
+  tc_str_cat(o, "}\n");
+  if (load) {
+    tc_str_indent(o, d);
+    tc_str_printf(o,
+                  "for (unsigned tc_done = 0; !tc_done;)  /* wait for the boxes */\n");
+    tc_str_indent(o, d + 1);
+    tc_str_printf(o,
+                  "asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; "
+                  "selp.u32 %%0, 1, 0, p; }\" : \"=r\"(tc_done) : \"r\"(tc_tma_u32(&tc_tma_bar[%d])), "
+                  "\"r\"(tc_tma_phase[%d]) : \"memory\");\n",
+                  s->tma_bar, s->tma_bar);
+    tc_str_indent(o, d);
+    tc_str_printf(o, "tc_tma_phase[%d] ^= 1u;\n", s->tma_bar);
+  }
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+  tc_str_free(&row), tc_str_free(&col), tc_str_free(&sh);
+}

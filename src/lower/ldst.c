@@ -1,0 +1,223 @@
+/* ldst.c - ldmatrix.x4 / stmatrix.x4 after allocation and indexing (see
+ * ldst.h and docs/ldmatrix.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../sched/sched.h"
+#include "ldst.h"
+
+static bool uses(const tc_expr *e, int64_t id) {
+  if (!e) return false;
+  if (e->op == TC_E_VAR) return e->val == id;
+  if (e->op == TC_E_CONST) return false;
+  return uses(e->a, id) || uses(e->b, id) || uses(e->c, id);
+}
+
+/* e with variables ids[0..n) replaced by vals[0..n) (simultaneously). */
+static const tc_expr *subst(tc_epool *p, const tc_expr *e, int n, const int64_t *ids,
+                            const tc_expr *const *vals) {
+  switch (e->op) {
+    case TC_E_CONST: return e;
+    case TC_E_VAR:
+      for (int i = 0; i < n; i++)
+        if (e->val == ids[i]) return vals[i];
+      return e;
+    case TC_E_NOT: return tc_e_not(p, subst(p, e->a, n, ids, vals));
+    case TC_E_SELECT:
+      return tc_e_select(p, subst(p, e->a, n, ids, vals), subst(p, e->b, n, ids, vals),
+                         subst(p, e->c, n, ids, vals));
+    default: return tc_e_bin(p, e->op, subst(p, e->a, n, ids, vals), subst(p, e->b, n, ids, vals));
+  }
+}
+
+/* sm_XY -> XY*10 + ..., e.g. "sm_90a" -> 90; NULL -> 80 (the default). */
+static int arch_num(const char *arch) {
+  if (!arch) return 80;
+  if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0) return 0;
+  const char *q = strchr(arch, '_') + 1;
+  int v = 0;
+  while (*q >= '0' && *q <= '9') v = v * 10 + (*q++ - '0');
+  return v;
+}
+
+typedef struct itv {
+  int64_t id;
+  int64_t vals[4];
+  int n;          /* values: 0..n-1 when !sampled, else vals[0..n) */
+  int sampled;
+} itv;
+
+/* Checks, by evaluation, that the row addresses `addr` reproduce the
+ * register side `sh` (the statement's shared index) through the fragment
+ * rule, and that rows are 16-byte aligned. */
+static tc_status check(tc_kir *k, tc_knode *s, const char *what, const tc_expr *sh,
+                       const tc_expr *addr, int64_t vid) {
+  tc_epool *p = k->pool;
+  itv iv[40];
+  int niv = 0;
+  for (tc_knode *n = s->parent; n && niv < 36; n = n->parent) {
+    if (n->kind != TC_K_LOOP || n == s->ldsm_vec || !uses(sh, n->var->val)) continue;
+    iv[niv].id = n->var->val, iv[niv].n = (int)n->extent, iv[niv].sampled = 0;
+    niv++;
+  }
+  for (int d = 0; d < 3; d++) {
+    int64_t id = k->pvar[d]->val;
+    if (k->grid[d] <= 1 || !uses(sh, id)) continue;
+    iv[niv].id = id, iv[niv].n = 2, iv[niv].sampled = 1;
+    iv[niv].vals[0] = 0, iv[niv].vals[1] = k->grid[d] - 1;
+    niv++;
+  }
+  int64_t threads = k->block[0] * k->block[1] * k->block[2];
+  double work = (double)threads * 8;
+  for (int i = 0; i < niv; i++) work *= iv[i].n;
+  if (work > (double)(1 << 21))
+    for (int i = 0; i < niv; i++) {
+      if (iv[i].sampled) continue;
+      int64_t e = iv[i].n, cand[4] = {0, 1, e / 2, e - 1};
+      int m = 0;
+      for (int c = 0; c < 4; c++) {
+        bool dup = cand[c] >= e;
+        for (int j = 0; j < m; j++) dup |= iv[i].vals[j] == cand[c];
+        if (!dup) iv[i].vals[m++] = cand[c];
+      }
+      iv[i].n = m, iv[i].sampled = 1;
+    }
+  int64_t *vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof(int64_t));
+  int64_t *rows = tc_xmalloc((size_t)threads * sizeof(int64_t));
+  int idx[40] = {0};
+  tc_status st = TC_OK;
+  for (;;) {
+    for (int i = 0; i < niv; i++) vars[iv[i].id] = iv[i].sampled ? iv[i].vals[idx[i]] : idx[i];
+    for (int64_t t = 0; t < threads && !st; t++) {
+      vars[k->pvar[3]->val] = t % k->block[0];
+      vars[k->pvar[4]->val] = t / k->block[0] % k->block[1];
+      vars[k->pvar[5]->val] = t / (k->block[0] * k->block[1]);
+      vars[vid] = 0;
+      rows[t] = tc_e_eval(addr, vars);
+    }
+    for (int64_t t = 0; t < threads && !st; t++) {
+      vars[k->pvar[3]->val] = t % k->block[0];
+      vars[k->pvar[4]->val] = t / k->block[0] % k->block[1];
+      vars[k->pvar[5]->val] = t / (k->block[0] * k->block[1]);
+      int64_t l = t % 32;
+      for (int v = 0; v < 8 && !st; v++) {
+        vars[vid] = v;
+        int64_t want = tc_e_eval(sh, vars);
+        int64_t got = rows[t - l + 8 * (v / 2) + l / 4] + 2 * (l % 4) + v % 2;
+        if (want != got)
+          st = tc_fail(k->f, TC_ERR_LOWER,
+                       "compile: the %s: the registers are not an m8n8.x4 fragment: thread %lld "
+                       "(lane %lld) vector element %d is element %lld of shared memory, but by "
+                       "the fragment rule it would be element %lld (row %lld of matrix %d, whose "
+                       "row addresses come from lanes %d..%d); schedule the register side as "
+                       "seed 000's scheduleLdStMatrix does, or use TC_LDST_DEFAULT",
+                       what, (long long)t, (long long)l, v, (long long)want, (long long)got,
+                       (long long)(l / 4), v / 2, 8 * (v / 2), 8 * (v / 2) + 7);
+      }
+    }
+    for (int64_t t = 0; t < threads && !st; t++)
+      if (rows[t] * 2 % 16 != 0)
+        st = tc_fail(k->f, TC_ERR_LOWER,
+                     "compile: the %s: thread %lld supplies the row address of element %lld, "
+                     "which is not 16-byte aligned; every 8x8 matrix row must be 16 contiguous, "
+                     "aligned bytes of shared memory",
+                     what, (long long)t, (long long)rows[t]);
+    if (st) break;
+    int i = 0;
+    while (i < niv && ++idx[i] == iv[i].n) idx[i++] = 0;
+    if (i == niv) break;
+  }
+  free(vars), free(rows);
+  return st;
+}
+
+static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char *arch) {
+  tc_fusion *f = k->f;
+  tc_op *op = s->op;
+  bool ld = op->ldst == TC_LDST_LDMATRIX;
+  const char *ins = ld ? "ldmatrix" : "stmatrix";
+  tc_tensor *out = op->out, *in = op->nin > 0 ? op->in[0] : NULL;
+  char what[128];
+  snprintf(what, sizeof what, "%s.x4 of %s = %s", ins, out->name, in ? in->name : "?");
+  if (op->kind != TC_OP_SET || op->nin != 1)
+    return tc_fail(f, TC_ERR_SCHEDULE,
+                   "compile: %s's load/store type is %s, but it is not computed by a set (a copy)",
+                   out->name, ld ? "TC_LDST_LDMATRIX" : "TC_LDST_STMATRIX");
+  tc_tensor *sm = ld ? in : out, *reg = ld ? out : in;
+  if (sm->mem != TC_MEM_SHARED || reg->mem != TC_MEM_LOCAL)
+    return tc_fail(f, TC_ERR_SCHEDULE,
+                   "compile: the %s copies %s memory to %s memory, but %s copies %s",
+                   what, tc_memtype_name(in->mem), tc_memtype_name(out->mem), ins,
+                   ld ? "shared memory to registers (local memory)"
+                      : "registers (local memory) to shared memory");
+  if (tc_dtype_size(sm->dtype) != 2 || tc_dtype_size(reg->dtype) != 2 || sm->dtype != reg->dtype)
+    return tc_fail(f, TC_ERR_SCHEDULE,
+                   "compile: the %s moves %s -> %s, but m8n8 .b16 %s moves 16-bit elements (f16 or "
+                   "bf16) of one type",
+                   what, tc_dtype_name(in->dtype), tc_dtype_name(out->dtype), ins);
+  if (target == TC_TARGET_HIP)
+    return tc_fail(f, TC_ERR_UNSUPPORTED,
+                   "compile: the %s: target %s has no %s (an NVIDIA instruction; the OpenCL target "
+                   "emulates it): use TC_LDST_DEFAULT", what, tc_target_name(target), ins);
+  if (target == TC_TARGET_CUDA && arch_num(arch) < (ld ? 75 : 90))
+    return tc_fail(f, TC_ERR_UNSUPPORTED,
+                   "compile: the %s needs arch sm_%d or later, but the arch is %s", what,
+                   ld ? 75 : 90, arch ? arch : "sm_80 (the default)");
+  tc_knode *vec = s->parent && s->parent->kind == TC_K_LOOP && s->parent->ptype == TC_VECTORIZE
+                      ? s->parent : NULL;
+  if (!vec || vec->extent != 8)
+    return tc_fail(f, TC_ERR_SCHEDULE,
+                   "compile: the %s needs an innermost Vectorize axis of 8 elements (one thread's "
+                   "share of four 8x8 matrices: 4 registers of two 16-bit elements), but %s's "
+                   "innermost loop is %s%lld",
+                   what, out->name, vec ? "Vectorize of " : "not vectorized, extent ",
+                   (long long)(vec ? vec->extent : (s->parent && s->parent->kind == TC_K_LOOP ? s->parent->extent : 1)));
+  if (vec->nbody != 1)
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: the vectorized loop of the %s holds other statements",
+                   what);
+  if (k->block[0] % 32 != 0)
+    return tc_fail(f, TC_ERR_SCHEDULE,
+                   "compile: the %s is warp-collective, but the TIDx extent %lld is not a multiple "
+                   "of 32, so a warp would span several TIDy rows or be partial",
+                   what, (long long)k->block[0]);
+  if (!tc_e_is_const(s->pred, 1))
+    return tc_fail(f, TC_ERR_SCHEDULE,
+                   "compile: the %s is predicated (a split that does not divide, or a thread "
+                   "extent below the block's); %s is warp-collective and moves whole matrices: "
+                   "make the tile divide the tensor", what, ins);
+  tc_epool *p = k->pool;
+  const tc_expr *sh = ld ? s->in_index[0] : s->out_index;
+  const tc_expr *tidx = k->pvar[3];
+  int64_t ids[2] = {tidx->val, vec->var->val};
+  const tc_expr *vals[2] = {
+      /* lane 4r of the warp, r = lane % 8 ... */
+      tc_e_add(p, tc_e_mulc(p, tc_e_divc(p, tidx, 32), 32), tc_e_mulc(p, tc_e_modc(p, tidx, 8), 4)),
+      /* ... register 2j, j = lane / 8 */
+      tc_e_mulc(p, tc_e_divc(p, tc_e_modc(p, tidx, 32), 8), 2)};
+  const tc_expr *addr = tc_simplify(p, subst(p, sh, 2, ids, vals));
+  s->ldsm_vec = vec;
+  tc_status st = check(k, s, what, sh, addr, vec->var->val);
+  if (st) return st;
+  s->ldsm = ld ? TC_LDSM_LD : TC_LDSM_ST;
+  s->ldsm_addr = addr;
+  k->nldsm++;
+  return TC_OK;
+}
+
+static tc_status lower_tree(tc_kir *k, tc_knode *n, tc_target target, const char *arch) {
+  if (n->kind == TC_K_STMT) {
+    if (n->op->ldst == TC_LDST_LDMATRIX || n->op->ldst == TC_LDST_STMATRIX)
+      return lower_stmt(k, n, target, arch);
+    return TC_OK;
+  }
+  for (int i = 0; i < n->nbody; i++) {
+    tc_status st = lower_tree(k, n->body[i], target, arch);
+    if (st) return st;
+  }
+  return TC_OK;
+}
+
+tc_status tc_ldst_lower(tc_kir *k, tc_target target, const char *arch) {
+  return lower_tree(k, k->root, target, arch);
+}
