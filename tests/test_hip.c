@@ -429,12 +429,12 @@ static void test_hip_sources(void) {
   TC_REQUIRE(fma && bf && hf, "generation failed");
   TC_CHECK(has(fma, "#include <hip/hip_runtime.h>"), "no HIP header");
   TC_CHECK(has(fma, "extern \"C\" __global__ void __launch_bounds__(64) gemm_fma("), "kernel");
-  TC_CHECK(has(fma, "__shared__ float a_lds[512];"), "LDS");
+  TC_CHECK(has(fma, "__shared__ float a_lds[512] __attribute__((aligned(16)));"), "LDS");
   TC_CHECK(has(fma, "__syncthreads();"), "barrier");
   TC_CHECK(has(fma, "tc_raw_buffer_load_f32(A_rsrc, "), "buffer loads");
   TC_CHECK(has(bf, "__builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a_frag[0], b_frag[0], c_acc[0], 0, 0, 0)"),
            "bf16 MFMA");
-  TC_CHECK(has(bf, "__shared__ unsigned short a_lds[2048];"), "16-bit LDS");
+  TC_CHECK(has(bf, "__shared__ unsigned short a_lds[2048] __attribute__((aligned(16)));"), "16-bit LDS");
   TC_CHECK(has(bf, "tc_f32x16 c_acc[1];"), "accumulators");
   TC_CHECK(has(bf, "(unsigned short)tc_raw_buffer_load_i16(A_rsrc, "), "raw buffer loads");
   TC_CHECK(!has(bf, "tc_mfma_emu"), "emulation in the HIP source");

@@ -22,7 +22,9 @@ void tc_cxx_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
 
 void tc_cxx_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth) {
   tc_str_indent(o, depth);
-  tc_str_printf(o, "__shared__ %s %s[%lld];\n", tc_storage_type(t), name, (long long)count);
+  /* 16-byte aligned for the generators' vector accesses (vec_store) */
+  tc_str_printf(o, "__shared__ %s %s[%lld] __attribute__((aligned(16)));\n", tc_storage_type(t),
+                name, (long long)count);
 }
 
 void tc_cxx_alloc_buffer(tc_str *o, const tc_kalloc *a, const char *note) {
@@ -51,4 +53,69 @@ void tc_cxx_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const c
     case TC_I8: tc_str_printf(o, "%s[%s] = (signed char)(%s);", name, idx, v); break;
     default: tc_str_printf(o, "%s[%s] = %s;", name, idx, v); break;
   }
+}
+
+/* ---- vector accesses: a reinterpret_cast to a vector type of the same
+ * bytes: float2 / float4 for f32; 16-bit floats as packed pairs in
+ * unsigned / uint2 / uint4 (element 2w in the low half of word w, the
+ * targets being little-endian). */
+
+static const char *cxx_vec_type(tc_dtype t, int n) {
+  if (t == TC_F32) return n == 2 ? "float2" : "float4";
+  return n == 2 ? "unsigned" : n == 4 ? "uint2" : "uint4";
+}
+
+void tc_cxx_vec_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx, int n,
+                     int raw, const char *valid, const char *var, int depth) {
+  const char *ty = cxx_vec_type(t, n);
+  int words = t == TC_F32 ? n : n / 2;
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "const %s %s = ", ty, var);
+  if (valid) tc_str_printf(o, "(%s) ? ", valid);
+  tc_str_printf(o, "*reinterpret_cast<const %s*>(%s + (%s))", ty, name, idx);
+  if (valid) {
+    if (words == 1) {
+      tc_str_cat(o, " : 0u");
+    } else {
+      tc_str_printf(o, " : %s{", ty);
+      for (int i = 0; i < words; i++) tc_str_printf(o, "%s%s", i ? ", " : "", t == TC_F32 ? "0.0f" : "0u");
+      tc_str_cat(o, "}");
+    }
+  }
+  tc_str_cat(o, ";\n");
+}
+
+static const char cxx_comp[4][3] = {".x", ".y", ".z", ".w"};
+
+void tc_cxx_vec_elem(tc_str *o, tc_dtype t, const char *var, int n, int i, int raw) {
+  if (t == TC_F32) {
+    tc_str_printf(o, "%s%s", var, cxx_comp[i]);
+    return;
+  }
+  if (!raw) tc_str_cat(o, t == TC_F16 ? "tc_f16_to_f32(" : "tc_bf16_to_f32(");
+  const char *comp = n == 2 ? "" : cxx_comp[i / 2];
+  if (i % 2)
+    tc_str_printf(o, "(unsigned short)(%s%s >> 16)", var, comp);
+  else
+    tc_str_printf(o, "(unsigned short)(%s%s & 0xffffu)", var, comp);
+  if (!raw) tc_str_cat(o, ")");
+}
+
+void tc_cxx_vec_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx, int n,
+                      int raw, const char *const *vals, int depth) {
+  const char *ty = cxx_vec_type(t, n);
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "*reinterpret_cast<%s*>(%s + (%s)) = ", ty, name, idx);
+  if (t == TC_F32) {
+    tc_str_printf(o, "%s{", ty);
+    for (int i = 0; i < n; i++) tc_str_printf(o, "%s%s", i ? ", " : "", vals[i]);
+    tc_str_cat(o, "};\n");
+    return;
+  }
+  const char *conv = raw ? "" : t == TC_F16 ? "tc_f32_to_f16" : "tc_f32_to_bf16";
+  if (n > 2) tc_str_printf(o, "%s{", ty);
+  for (int w = 0; w < n / 2; w++)
+    tc_str_printf(o, "%s(unsigned)(unsigned short)%s(%s) | ((unsigned)(unsigned short)%s(%s) << 16)",
+                  w ? ", " : "", conv, vals[2 * w], conv, vals[2 * w + 1]);
+  tc_str_cat(o, n > 2 ? "};\n" : ";\n");
 }

@@ -36,7 +36,9 @@
   .fexp = "expf", .flog = "logf", .fsqrt = "sqrtf", .ftanh = "tanhf",             \
   .fabs_ = "fabsf", .fmax_ = "fmaxf", .fmin_ = "fminf",                           \
   .kernel_begin = tc_cxx_kernel_begin, .buffer_param = tc_cxx_buffer_param,       \
-  .shared_array = tc_cxx_shared_array
+  .shared_array = tc_cxx_shared_array,                                          \
+  .vec_load = tc_cxx_vec_load, .vec_elem = tc_cxx_vec_elem,                       \
+  .vec_store = tc_cxx_vec_store
 
 /* tc_dialect members, the same for CUDA and HIP. */
 void tc_cxx_kernel_begin(tc_str *o, const char *name, int64_t threads);
@@ -47,6 +49,13 @@ void tc_cxx_shared_array(tc_str *o, tc_dtype t, const char *name, int64_t count,
 void tc_cxx_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx);
 void tc_cxx_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
                   const char *v);
+
+/* Vector accesses (dialect.h vec_load, vec_elem, vec_store). */
+void tc_cxx_vec_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx, int n,
+                     int raw, const char *valid, const char *var, int depth);
+void tc_cxx_vec_elem(tc_str *o, tc_dtype t, const char *var, int n, int i, int raw);
+void tc_cxx_vec_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx, int n,
+                      int raw, const char *const *vals, int depth);
 
 /* Declares a shared or local buffer (not tensor memory) at the current
  * position (the caller has indented); a shared one is carved from tc_smem,

@@ -113,6 +113,39 @@ typedef struct tc_dialect {
   void (*tma_params)(tc_str *o, const tc_kir *k);
   void (*tma_setup)(tc_str *o, const tc_kir *k);
   void (*tma_copy)(tc_str *o, const tc_kir *k, const tc_knode *s, int depth);
+  /* ---- vector accesses of the generators (src/ops/gemm.c); NULL where
+   * the target has none (the generators then access element by element).
+   * Each moves n consecutive elements (n a power of two >= 2, n times the
+   * element size at most 16 bytes) of buffer `name` (dtype t, in memory m)
+   * starting at element idx (an int expression), which the caller has
+   * proven a multiple of n: the access is aligned to n elements given a
+   * buffer aligned to 16 bytes (global buffers are; the generators'
+   * shared arrays are declared so).  vec_load declares, at indentation
+   * depth, `var` holding the elements (zeros where the C condition `valid`
+   * is false; NULL: always loaded), as floats or, when raw, as the stored
+   * bits; vec_elem prints element i of such a var as a float (or, raw,
+   * the stored bits); vec_store prints, at depth, the store of the n
+   * float expressions vals[] converted to t (raw: stored bits as they
+   * are), followed by a newline. */
+  void (*vec_load)(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx, int n,
+                   int raw, const char *valid, const char *var, int depth);
+  void (*vec_elem)(tc_str *o, tc_dtype t, const char *var, int n, int i, int raw);
+  void (*vec_store)(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx, int n,
+                    int raw, const char *const *vals, int depth);
+  /* ---- mma.sync m16n8k16 (NVIDIA tensor cores) for the mma GEMM
+   * (src/ops/gemm_mma.c); NULL where the target has none (HIP).
+   * mma_prelude is printed once before the kernel; the kernel defines
+   * tc_warp and tc_lane (tid / 32, tid % 32) and the fragments
+   * (unsigned int a_frag[..][4], b_frag[..][2], float c_acc[..][4]);
+   * mma_decls (may be NULL) declares what the dialect needs besides, for
+   * `warps` warps, taking mma_smem(warps) bytes of shared memory (NULL:
+   * none); mma prints one warp-wide acc += a * b with inputs of dtype `in`
+   * (f16 or bf16): the PTX instruction for CUDA, an emulation with the
+   * same lane layouts for OpenCL (mma_emu.c, docs/mma.md). */
+  const char *mma_prelude;
+  void (*mma_decls)(tc_str *o, int warps, int depth);
+  int64_t (*mma_smem)(int warps);
+  void (*mma)(tc_str *o, tc_dtype in, const char *a, const char *b, const char *acc, int depth);
 } tc_dialect;
 
 /* ldmatrix / stmatrix hooks of the CUDA (ldst_cuda.c) and OpenCL
@@ -139,6 +172,15 @@ void tc_cl_mfma_decls(tc_str *o, int kind, int na, int nb, int nacc, int waves, 
 int64_t tc_cl_mfma_smem(int waves);
 void tc_cl_mfma(tc_str *o, int kind, tc_dtype in, const char *a, const char *b, const char *acc,
                 int depth);
+
+/* mma.sync m16n8k16: CUDA's PTX (mma_cuda.c) and the OpenCL emulation
+ * (mma_emu.c). */
+extern const char tc_cu_mma_prelude[];
+void tc_cu_mma(tc_str *o, tc_dtype in, const char *a, const char *b, const char *acc, int depth);
+extern const char tc_cl_mma_prelude[];
+void tc_cl_mma_decls(tc_str *o, int warps, int depth);
+int64_t tc_cl_mma_smem(int warps);
+void tc_cl_mma(tc_str *o, tc_dtype in, const char *a, const char *b, const char *acc, int depth);
 
 /* The storage C type of a dtype in memory (16-bit floats are stored as
  * unsigned short bit patterns). */

@@ -117,6 +117,54 @@ static void cl_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, cons
   }
 }
 
+/* ---- vector accesses: vloadN / vstoreN (vload_halfN / vstore_halfN_rte
+ * for f16 converted to or from float; bf16 as ushortN, converted element
+ * by element) ---- */
+
+static int cl_vec_as_float(tc_dtype t, int raw) { return t == TC_F32 || (t == TC_F16 && !raw); }
+
+static void cl_vec_load(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
+                        int n, int raw, const char *valid, const char *var, int depth) {
+  const char *ty = cl_vec_as_float(t, raw) ? "float" : "ushort";
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "const %s%d %s = ", ty, n, var);
+  if (valid) tc_str_printf(o, "(%s) ? ", valid);
+  if (t == TC_F16 && !raw)
+    tc_str_printf(o, "vload_half%d(0, (%sconst half*)%s + (%s))", n, space(m), name, idx);
+  else
+    tc_str_printf(o, "vload%d(0, %s + (%s))", n, name, idx);
+  if (valid) tc_str_printf(o, " : (%s%d)(0)", ty, n);
+  tc_str_cat(o, ";\n");
+}
+
+static void cl_vec_elem(tc_str *o, tc_dtype t, const char *var, int n, int i, int raw) {
+  if (t == TC_BF16 && !raw)
+    tc_str_printf(o, "tc_bf16_to_f32(%s.s%x)", var, i);
+  else
+    tc_str_printf(o, "%s.s%x", var, i);
+}
+
+static void cl_vec_store(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx,
+                         int n, int raw, const char *const *vals, int depth) {
+  int as_float = cl_vec_as_float(t, raw);
+  tc_str_indent(o, depth);
+  if (t == TC_F16 && !raw)
+    tc_str_printf(o, "vstore_half%d_rte((float%d)(", n, n);
+  else
+    tc_str_printf(o, "vstore%d((%s%d)(", n, as_float ? "float" : "ushort", n);
+  for (int i = 0; i < n; i++) {
+    if (i) tc_str_cat(o, ", ");
+    if (t == TC_BF16 && !raw)
+      tc_str_printf(o, "tc_f32_to_bf16(%s)", vals[i]);
+    else
+      tc_str_cat(o, vals[i]);
+  }
+  if (t == TC_F16 && !raw)
+    tc_str_printf(o, "), 0, (%shalf*)%s + (%s));\n", space(m), name, idx);
+  else
+    tc_str_printf(o, "), 0, %s + (%s));\n", name, idx);
+}
+
 const tc_dialect tc_dialect_opencl = {
     .name = "OpenCL C 1.2",
     .prelude = cl_prelude,
@@ -149,4 +197,12 @@ const tc_dialect tc_dialect_opencl = {
     .ldsm_prelude = tc_cl_ldsm_prelude,
     .ldsm_setup = tc_cl_ldsm_setup,
     .ldsm_access = tc_cl_ldsm_access,
+    /* mma.sync m16n8k16: emulated (mma_emu.c) */
+    .mma_prelude = tc_cl_mma_prelude,
+    .mma_decls = tc_cl_mma_decls,
+    .mma_smem = tc_cl_mma_smem,
+    .mma = tc_cl_mma,
+    .vec_load = cl_vec_load,
+    .vec_elem = cl_vec_elem,
+    .vec_store = cl_vec_store,
 };

@@ -18,7 +18,12 @@
  *   its slice_k x slice_m sub-block of the KPB x MPB tile into a_copy[],
  *   converting to f32 with the dialect's load.  Registers -> shared: the
  *   slice goes to a_lds[buf + k*MPB + m] (LDS in [K][M] layout, f32), buf 0
- *   for the even buffer and KPB*MPB for the odd one.  Same for B.
+ *   for the even buffer and KPB*MPB for the odd one.  Same for B.  Both
+ *   move vectors where they can (issue #3): a_src_per_read elements along
+ *   the read dimension per global read and a_dst_per_write along M per
+ *   LDS write, through the dialect's vec_load / vec_store, capped by the
+ *   padded view's tc_view_vector_width (load_width, emit_store); the
+ *   threadwise copy of C writes c_per_write along N likewise.
  *
  *   Blockwise GEMM: thread t's C tile is 2x2 sub-tiles of MPT x NPT at
  *   rows m_thr + r*MPB/2, columns n_thr + s*NPB/2, where (level-1 cluster
@@ -208,8 +213,36 @@ tc_status tc_gemm_gen_index(tc_gemm_gen *G, const tc_view *v, const char *what, 
 
 /* ---- the blockwise copies --------------------------------------------- */
 
+/* The width of operand A's (is_b 0) or B's (1) vector reads from global
+ * memory: the copy's src_per_read, capped by what the padded view allows
+ * along the read dimension (tc_view_vector_width: from an upper coordinate
+ * that is a multiple of w, w consecutive upper values give w consecutive
+ * memory elements, equally valid, the first at a multiple of w); 1 (element
+ * loads) where the dialect has no vector loads or the kernel reads through
+ * buffer resources.  Every vector starts at a coordinate that is a multiple
+ * of w: along K, k_tile*KPB + k0 + i with w | slice_k | KPB, k0 a multiple
+ * of slice_k and i stepping by w; along M (N) the same with the block's
+ * extent and slice.  So the offset of its first element is a multiple of w
+ * (the analysis) and the access is aligned. */
+static int load_width(gen *G, int is_b) {
+  const tc_gemm_params *p = G->p;
+  if (!G->d->vec_load || !G->d->vec_elem || (is_b ? G->b_bytes : G->a_bytes) > 0) return 1;
+  int kpb = p->k_per_block, ext = is_b ? p->n_per_block : p->m_per_block;
+  int slice_k = kpb / (is_b ? p->b_cluster_k : p->a_cluster_k);
+  int slice_x = ext / (is_b ? p->b_cluster_n : p->a_cluster_m);
+  int along_k = (is_b ? p->b_read_dim : p->a_read_dim) == TC_GEMM_READ_K;
+  int w = is_b ? p->b_src_per_read : p->a_src_per_read;
+  int eb = (int)tc_dtype_size(is_b ? G->pb->b_dtype : G->pb->a_dtype);
+  if (w < 2 || (w & (w - 1)) || (along_k ? slice_k : slice_x) % w || w * eb > 16) return 1;
+  int vw = tc_view_vector_width(is_b ? G->b : G->a, along_k ? 1 : 2, eb, 16);
+  while (w > 1 && w > vw) w /= 2;
+  return w;
+}
+
 /* Global -> registers for operand A (is_b 0) or B (1), tile k_tile (a C
- * variable already defined in the enclosing scope). */
+ * variable already defined in the enclosing scope): element loads, or
+ * vector loads of load_width elements along the read dimension, the
+ * validity predicate of a vector (uniform over it) evaluated once. */
 static tc_status emit_load(gen *G, int is_b, int depth) {
   const tc_gemm_params *p = G->p;
   tc_epool *P = G->pool;
@@ -221,12 +254,16 @@ static tc_status emit_load(gen *G, int is_b, int depth) {
   const char *reg = is_b ? "b_copy" : "a_copy", *buf = is_b ? "B" : "A";
   const tc_expr *k0 = is_b ? G->b_k0 : G->a_k0, *x0 = is_b ? G->b_n0 : G->a_m0;
   const tc_expr *blk = is_b ? G->n_blk : G->m_blk;
-  tc_str idx, ld;
+  int w = load_width(G, is_b);
+  int along_k = (is_b ? p->b_read_dim : p->a_read_dim) == TC_GEMM_READ_K;
+  tc_str idx, ld, pred;
   tc_str_init(&idx);
   tc_str_init(&ld);
+  tc_str_init(&pred);
   tc_status st = TC_OK;
   for (int i = 0; i < slice_k && st == TC_OK; i++)
     for (int j = 0; j < slice_x && st == TC_OK; j++) {
+      if (w > 1 && (along_k ? i : j) % w) continue; /* inside a vector */
       const tc_expr *k = tc_e_addc(P, tc_e_add(P, tc_e_mulc(P, G->k_tile, kpb), k0), i);
       const tc_expr *x = tc_e_addc(P, tc_e_add(P, tc_e_mulc(P, blk, ext), x0), j);
       const tc_expr *off, *valid;
@@ -235,6 +272,29 @@ static tc_status emit_load(gen *G, int is_b, int depth) {
       tc_str_clear(&idx);
       tc_str_clear(&ld);
       tc_e_print_c(&idx, P, off);
+      const char *zero = G->xdl ? "0" : "0.0f";
+      if (w > 1) {
+        /* registers of the vector's elements: along K rows of the slice,
+         * along M (N) consecutive registers */
+        int r0 = i * slice_x + j, rstep = along_k ? slice_x : 1;
+        if (tc_e_is_const(valid, 0)) {
+          for (int e = 0; e < w; e++) line(G, depth, "%s[%d] = %s;", reg, r0 + e * rstep, zero);
+          continue;
+        }
+        tc_str_clear(&pred);
+        if (!tc_e_is_const(valid, 1)) tc_e_print_c(&pred, P, valid);
+        char var[32];
+        snprintf(var, sizeof var, "%s_v%d", reg, r0);
+        G->d->vec_load(G->o, dt, TC_MEM_GLOBAL, buf, tc_str_cstr(&idx), w, G->xdl,
+                       tc_e_is_const(valid, 1) ? NULL : tc_str_cstr(&pred), var, depth);
+        for (int e = 0; e < w; e++) {
+          tc_str_indent(G->o, depth);
+          tc_str_printf(G->o, "%s[%d] = ", reg, r0 + e * rstep);
+          G->d->vec_elem(G->o, dt, var, w, e, G->xdl);
+          tc_str_cat(G->o, ";\n");
+        }
+        continue;
+      }
       /* through the dialect's buffer loads where it has them (HIP);
        * XDLOPS kernels copy the stored 16-bit values as they are (the
        * MFMA takes them), the others convert to f32 */
@@ -244,7 +304,6 @@ static tc_status emit_load(gen *G, int is_b, int depth) {
         tc_str_printf(&ld, "%s[%s]", buf, tc_str_cstr(&idx));
       else
         G->d->load(&ld, dt, TC_MEM_GLOBAL, buf, tc_str_cstr(&idx));
-      const char *zero = G->xdl ? "0" : "0.0f";
       tc_str_indent(G->o, depth);
       tc_str_printf(G->o, "%s[%d] = ", reg, i * slice_x + j);
       if (tc_e_is_const(valid, 1)) {
@@ -259,6 +318,7 @@ static tc_status emit_load(gen *G, int is_b, int depth) {
     }
   tc_str_free(&idx);
   tc_str_free(&ld);
+  tc_str_free(&pred);
   return st;
 }
 
@@ -272,7 +332,11 @@ static tc_status emit_load_tile(gen *G, int depth, const char *k_tile_text) {
   return st;
 }
 
-/* Registers -> shared buffer `odd` (0 even, 1 odd). */
+/* Registers -> shared buffer `odd` (0 even, 1 odd): element stores, or
+ * vector stores of dst_per_write elements along M (N), contiguous in the
+ * [K][M] LDS layout.  A vector's first element, base + (k0 + i)*ext + x0 +
+ * j, is a multiple of its width w: w | slice_x | ext (the params check),
+ * base is a multiple of ext, x0 of slice_x, and j steps by w. */
 static void emit_store(gen *G, int odd, int depth) {
   const tc_gemm_params *p = G->p;
   for (int is_b = 0; is_b < 2; is_b++) {
@@ -282,10 +346,28 @@ static void emit_store(gen *G, int odd, int depth) {
     const char *lds = is_b ? "b_lds" : "a_lds", *reg = is_b ? "b_copy" : "a_copy";
     const char *k0 = is_b ? "b_k0" : "a_k0", *x0 = is_b ? "b_n0" : "a_m0";
     int base = odd ? kpb * ext : 0;
+    /* LDS holds f32 (XDLOPS: the 16-bit inputs as stored) */
+    tc_dtype lt = G->xdl ? (is_b ? G->pb->b_dtype : G->pb->a_dtype) : TC_F32;
+    int w = is_b ? p->b_dst_per_write : p->a_dst_per_write;
+    if (!G->d->vec_store || w < 2 || w > 4 || (w & (w - 1)) || slice_x % w ||
+        w * (int)tc_dtype_size(lt) > 16)
+      w = 1;
     for (int i = 0; i < slice_k; i++)
-      for (int j = 0; j < slice_x; j++)
-        line(G, depth, "%s[%d + (%s + %d) * %d + %s + %d] = %s[%d];", lds, base, k0, i, ext, x0, j,
-             reg, i * slice_x + j);
+      for (int j = 0; j < slice_x; j += w) {
+        if (w == 1) {
+          line(G, depth, "%s[%d + (%s + %d) * %d + %s + %d] = %s[%d];", lds, base, k0, i, ext, x0,
+               j, reg, i * slice_x + j);
+          continue;
+        }
+        char idx[96], vals[4][32];
+        const char *vp[4];
+        snprintf(idx, sizeof idx, "%d + (%s + %d) * %d + %s + %d", base, k0, i, ext, x0, j);
+        for (int e = 0; e < w; e++) {
+          snprintf(vals[e], sizeof vals[e], "%s[%d]", reg, i * slice_x + j + e);
+          vp[e] = vals[e];
+        }
+        G->d->vec_store(G->o, lt, TC_MEM_SHARED, lds, idx, w, G->xdl, vp, depth);
+      }
   }
 }
 
@@ -317,7 +399,8 @@ static void emit_sub_gemm(gen *G, int depth, int r, int s) {
 /* The pipelined 2x2 blockwise GEMM on shared buffer `odd`. */
 static void emit_block_gemm(gen *G, int odd, int depth) {
   if (G->xdl) {
-    tc_mfma_emit_block_gemm(G, odd, depth);
+    if (G->mma) tc_mma_emit_block_gemm(G, odd, depth); /* gemm_mma.c */
+    else tc_mfma_emit_block_gemm(G, odd, depth);
     return;
   }
   const tc_gemm_params *p = G->p;
@@ -383,18 +466,81 @@ tc_status tc_gemm_gen_store_c(gen *G, const tc_expr *m, const tc_expr *n, const 
   return TC_OK;
 }
 
+/* The width of the threadwise copy's vector stores to C along N:
+ * c_per_write capped by what the padded view of C allows along N; 1 where
+ * the dialect has no vector accesses.  A vector starts at n = n_blk*NPB +
+ * n_thr + s*NPB/2 + j, a multiple of w: w | NPT, n_thr and NPB/2 are
+ * multiples of NPT and j steps by w. */
+static int c_store_width(gen *G) {
+  const tc_gemm_params *p = G->p;
+  int w = p->c_per_write;
+  int eb = (int)tc_dtype_size(G->pb->c_dtype);
+  if (!G->d->vec_store || !G->d->vec_load || !G->d->vec_elem || w < 2 || w > 4 ||
+      (w & (w - 1)) || p->n_per_thread % w || w * eb > 16)
+    return 1;
+  int vw = tc_view_vector_width(G->c, 2, eb, 16);
+  while (w > 1 && w > vw) w /= 2;
+  return w;
+}
+
+/* The vector store of accumulators c_acc[a0 .. a0 + w) to C at (g_id, m,
+ * n .. n + w): as tc_gemm_gen_store_c, the predicate (uniform over the
+ * vector) evaluated once and the old C (accumulate mode) read as a vector. */
+static tc_status store_c_vec(gen *G, const tc_expr *m, const tc_expr *n, int a0, int w, int depth) {
+  tc_epool *P = G->pool;
+  const tc_expr *off, *valid;
+  tc_status st = index_of(G, G->c, "C", m, n, &off, &valid);
+  if (st != TC_OK || tc_e_is_const(valid, 0)) return st;
+  tc_str idx, old;
+  tc_str_init(&idx);
+  tc_str_init(&old);
+  tc_e_print_c(&idx, P, off);
+  tc_str_indent(G->o, depth);
+  if (!tc_e_is_const(valid, 1)) {
+    tc_str_cat(G->o, "if (");
+    tc_e_print_c(G->o, P, valid);
+    tc_str_cat(G->o, ") ");
+  }
+  tc_str_cat(G->o, "{\n");
+  char var[32], vals[4][160];
+  const char *vp[4];
+  snprintf(var, sizeof var, "c_old%d", a0);
+  if (G->pb->accumulate)
+    G->d->vec_load(G->o, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx), w, 0, NULL, var,
+                   depth + 1);
+  for (int e = 0; e < w; e++) {
+    tc_str_clear(&old);
+    if (G->pb->accumulate) {
+      tc_str_cat(&old, " + ");
+      G->d->vec_elem(&old, G->pb->c_dtype, var, w, e, 0);
+    }
+    if (G->pb->alpha == 1.0f)
+      snprintf(vals[e], sizeof vals[e], "c_acc[%d]%s", a0 + e, tc_str_cstr(&old));
+    else
+      snprintf(vals[e], sizeof vals[e], "(float)%.9g * c_acc[%d]%s", (double)G->pb->alpha, a0 + e,
+               tc_str_cstr(&old));
+    vp[e] = vals[e];
+  }
+  G->d->vec_store(G->o, G->pb->c_dtype, TC_MEM_GLOBAL, "C", tc_str_cstr(&idx), w, 0, vp, depth + 1);
+  line(G, depth, "}");
+  tc_str_free(&idx);
+  tc_str_free(&old);
+  return TC_OK;
+}
+
 static tc_status emit_c_store(gen *G, int depth) {
-  if (G->xdl) return tc_mfma_emit_c_store(G, depth);
+  if (G->xdl) return G->mma ? tc_mma_emit_c_store(G, depth) : tc_mfma_emit_c_store(G, depth);
   const tc_gemm_params *p = G->p;
   tc_epool *P = G->pool;
   int mpt = p->m_per_thread, npt = p->n_per_thread;
   char acc[32];
   tc_status st = TC_OK;
+  int w = c_store_width(G);
   line(G, depth, "/* threadwise copy: registers -> C */");
   for (int r = 0; r < 2 && st == TC_OK; r++)
     for (int i = 0; i < mpt && st == TC_OK; i++)
       for (int s = 0; s < 2 && st == TC_OK; s++)
-        for (int j = 0; j < npt && st == TC_OK; j++) {
+        for (int j = 0; j < npt && st == TC_OK; j += w) {
           int row = r * mpt + i, col = s * npt + j;
           const tc_expr *m = tc_e_addc(
               P, tc_e_add(P, tc_e_mulc(P, G->m_blk, p->m_per_block), G->m_thr),
@@ -402,6 +548,10 @@ static tc_status emit_c_store(gen *G, int depth) {
           const tc_expr *n = tc_e_addc(
               P, tc_e_add(P, tc_e_mulc(P, G->n_blk, p->n_per_block), G->n_thr),
               s * (p->n_per_block / 2) + j);
+          if (w > 1) {
+            st = store_c_vec(G, m, n, row * 2 * npt + col, w, depth);
+            continue;
+          }
           snprintf(acc, sizeof acc, "c_acc[%d]", row * 2 * npt + col);
           st = tc_gemm_gen_store_c(G, m, n, acc, depth);
         }
@@ -453,7 +603,14 @@ static tc_status emit_kernel(gen *G, const char *name) {
        (long long)G->s.g, (long long)G->s.m, (long long)G->s.n, (long long)G->s.k,
        tc_dtype_name(G->pb->a_dtype), tc_dtype_name(G->pb->b_dtype),
        tc_dtype_name(G->pb->c_dtype), (double)G->pb->alpha);
-  if (G->xdl)
+  if (G->mma)
+    line(G, 0, " * perf config %s (mma.sync): %d x %d warps of %d x %d, m16n8k16; A copy cluster "
+               "k%d x m%d (read along %s, %d per read); B copy cluster k%d x n%d (read along %s, "
+               "%d per read)",
+         cfg, p->waves_m, p->waves_n, p->m_per_wave, p->n_per_wave, p->a_cluster_k, p->a_cluster_m,
+         p->a_read_dim == TC_GEMM_READ_K ? "K" : "M", p->a_src_per_read, p->b_cluster_k,
+         p->b_cluster_n, p->b_read_dim == TC_GEMM_READ_K ? "K" : "N", p->b_src_per_read);
+  else if (G->xdl)
     line(G, 0, " * perf config %s (XDLOPS): %d x %d waves of %d x %d, MFMA %s; A copy cluster k%d"
                " x m%d (read along %s, %d per read); B copy cluster k%d x n%d (read along %s, %d "
                "per read)",
@@ -475,7 +632,8 @@ static tc_status emit_kernel(gen *G, const char *name) {
   describe_view(G, "B (padded)", G->b);
   describe_view(G, "C (padded)", G->c);
   line(G, 0, " */");
-  if (G->xdl) tc_mfma_emit_prelude(G);
+  if (G->mma) tc_mma_emit_prelude(G);
+  else if (G->xdl) tc_mfma_emit_prelude(G);
 
   d->kernel_begin(G->o, name, bs);
   d->buffer_param(G->o, G->pb->a_dtype, "A", 0, 1);
@@ -535,7 +693,8 @@ static tc_status emit_kernel(gen *G, const char *name) {
     line(G, 1, "%s a_copy[%d];  /* blockwise-copy registers (stored bits) */",
          tc_storage_type(G->pb->a_dtype), acopy);
     line(G, 1, "%s b_copy[%d];", tc_storage_type(G->pb->b_dtype), bcopy);
-    tc_mfma_emit_setup(G, 1);
+    if (G->mma) tc_mma_emit_setup(G, 1);
+    else tc_mfma_emit_setup(G, 1);
   } else {
     line(G, 1, "float a_copy[%d], b_copy[%d];  /* blockwise-copy registers */", acopy, bcopy);
     line(G, 1, "float a_sub[%d], b_sub[%d];  /* 2x2 pipeline operands */", 2 * mpt, 2 * npt);
@@ -646,7 +805,16 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   tc_status st = check_problem(&G);
   if (st != TC_OK) return st;
   G.xdl = tc_gemm_params_is_xdlops(p);
-  if (G.xdl && !G.d->mfma)
+  G.mma = tc_gemm_params_is_mma(p);
+  if (G.mma && !G.d->mma)
+    return fail(&G, TC_ERR_UNSUPPORTED,
+                "GEMM: mma.sync kernels are for NVIDIA GPUs: target cuda, or opencl (emulated); "
+                "not %s", tc_target_name(target));
+  if (G.mma && (pb->a_dtype != pb->b_dtype || (pb->a_dtype != TC_F16 && pb->a_dtype != TC_BF16)))
+    return fail(&G, TC_ERR_UNSUPPORTED,
+                "GEMM: mma.sync kernels need A and B both f16 or both bf16 (got %s and %s)",
+                tc_dtype_name(pb->a_dtype), tc_dtype_name(pb->b_dtype));
+  if (G.xdl && !G.mma && !G.d->mfma)
     return fail(&G, TC_ERR_UNSUPPORTED,
                 "GEMM: XDLOPS (MFMA) kernels are for AMD GPUs: target hip, or opencl (emulated); "
                 "not %s", tc_target_name(target));
@@ -692,6 +860,8 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   snprintf(out->name, sizeof out->name, "%s", name);
   out->grid[0] = (size_t)(G.s.g * G.nm * G.nn), out->grid[1] = out->grid[2] = 1;
   out->block[0] = (size_t)p->block_size, out->block[1] = out->block[2] = 1;
-  out->smem_bytes = tc_gemm_lds_bytes(p) + (G.xdl ? tc_mfma_extra_smem(G.d, p) : 0);
+  out->smem_bytes = tc_gemm_lds_bytes(p) + (G.mma   ? tc_mma_extra_smem(G.d, p)
+                                            : G.xdl ? tc_mfma_extra_smem(G.d, p)
+                                                    : 0);
   return TC_OK;
 }

@@ -24,6 +24,8 @@ typedef struct tc_gemm_gen {
   int xdl;                  /* the MFMA blockwise GEMM (tc_gemm_params_is_xdlops) */
   int64_t a_bytes, b_bytes; /* > 0: A / B read with the dialect's buffer loads, the
                                resource covering that many bytes */
+  /* additions (CUDA mma.sync) */
+  int mma; /* the mma.sync blockwise GEMM (tc_gemm_params_is_mma; xdl is set too) */
 } tc_gemm_gen;
 
 /* The offset and validity of upper coordinates (g_id, x, y) of view v
@@ -67,5 +69,24 @@ void tc_mfma_emit_setup(tc_gemm_gen *G, int depth);
 void tc_mfma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth);
 /* The threadwise copy of the accumulators to C. */
 tc_status tc_mfma_emit_c_store(tc_gemm_gen *G, int depth);
+
+/* ---- gemm_mma.c (mma.sync m16n8k16, NVIDIA; docs/mma.md) ---- */
+
+/* The generator's mma.sync m16n8k16 lane layouts: element e (0..7) of
+ * lane `lane`'s A fragment is A[*a_row][*a_k] (register e / 2, half e % 2);
+ * element e (0..3) of its B fragment is B[*b_k][*b_col]; accumulator v
+ * (0..3) is C[*c_row][*c_col]. */
+void tc_mma_layout(int lane, int e, int *a_row, int *a_k, int *b_k, int *b_col, int *c_row,
+                   int *c_col);
+/* Tests only: 0 normally; 1, 2, 3 make the generator print a wrong A
+ * fragment layout (registers a1 and a2 swapped), C layout (the two
+ * columns of a lane swapped) or B fragment layout (the halves of each
+ * register swapped), which the OpenCL emulation must expose. */
+extern int tc_mma_test_fault;
+int64_t tc_mma_extra_smem(const tc_dialect *d, const tc_gemm_params *p);
+void tc_mma_emit_prelude(tc_gemm_gen *G);
+void tc_mma_emit_setup(tc_gemm_gen *G, int depth);
+void tc_mma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth);
+tc_status tc_mma_emit_c_store(tc_gemm_gen *G, int depth);
 
 #endif

@@ -110,6 +110,8 @@ int tc_gemm_params_is_xdlops(const tc_gemm_params *p) {
   return p && (p->m_per_wave > 0 || p->n_per_wave > 0);
 }
 
+int tc_gemm_params_is_mma(const tc_gemm_params *p) { return p && p->mma > 0; }
+
 int64_t tc_gemm_lds_bytes(const tc_gemm_params *p) {
   int64_t elem = tc_gemm_params_is_xdlops(p) ? 2 : 4;
   return 2 * (int64_t)p->k_per_block * ((int64_t)p->m_per_block + p->n_per_block) * elem;
@@ -175,8 +177,10 @@ static int check_copy(char op, const char *mn, int bs, int kpb, int ext_mn, int 
 }
 
 static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 
 int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_mma(p)) return check_mma(p, s, err, cap);
   if (tc_gemm_params_is_xdlops(p)) return check_xdlops(p, s, err, cap);
   if (check_tuned(p, err, cap)) return -1;
   if (p->m_level0 < 1 || p->m_level1 < 1 || p->n_level0 < 1 || p->n_level1 < 1)
@@ -285,8 +289,10 @@ static int derive_copy(char op, int bs, int kpb, int ext_mn, int vk, int vmn, in
 }
 
 static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 
 int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_mma(p)) return derive_mma(p, s, err, cap);
   if (tc_gemm_params_is_xdlops(p)) return derive_xdlops(p, s, err, cap);
   if (check_tuned(p, err, cap)) return -1;
   tc_gemm_params q = *p;
@@ -325,10 +331,12 @@ int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, 
 /* ---- perf-config strings ---------------------------------------------- */
 
 static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t cap);
+static int parse_mma(const char *text, tc_gemm_params *p, char *err, size_t cap);
 
 int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
   if (!text) return fail(err, cap, "perf-config: no text");
   if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
+  if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err, cap);
   int vals[6];
   const char *c = text;
   int n = 0;
@@ -377,6 +385,11 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
 
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
   if (!buf || !cap) return;
+  if (tc_gemm_params_is_mma(p)) {
+    snprintf(buf, cap, "mma:%d,%d,%d,%d,%d", p->m_per_block, p->n_per_block, p->k_per_block,
+             p->m_per_wave, p->n_per_wave);
+    return;
+  }
   if (tc_gemm_params_is_xdlops(p)) {
     int mfma = p->mfma == TC_MFMA_32X32X8 ? 32 : p->mfma == TC_MFMA_16X16X16 ? 16 : 0;
     if (mfma)
@@ -749,5 +762,167 @@ int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err,
   }
   *p = c[0];
   free(c);
+  return 0;
+}
+
+/* ---- mma.sync kernels (NVIDIA tensor cores; docs/mma.md) --------------- */
+
+#define MMA_M 16
+#define MMA_N 8
+#define MMA_K 16
+
+static const char *const mma_names[5] = {"m_per_block", "n_per_block", "k_per_block",
+                                         "m_per_warp", "n_per_warp"};
+
+/* The rules on the tuned fields (named in the messages as the perf
+ * config's MPB, NPB, KPB, MPW, NPW). */
+static int check_mma_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+  int v[5] = {p->m_per_block, p->n_per_block, p->k_per_block, p->m_per_wave, p->n_per_wave};
+  for (int i = 0; i < 5; i++)
+    if (v[i] < 1 || v[i] > MAX_TUNED)
+      return fail(err, cap, "mma: %s must be between 1 and %d (got %d)", mma_names[i], MAX_TUNED,
+                  v[i]);
+  if (p->m_per_wave % MMA_M)
+    return fail(err, cap,
+                "mma: m_per_warp must be a multiple of the mma tile's M (16: m16n8k16), got %d",
+                p->m_per_wave);
+  if (p->n_per_wave % MMA_N)
+    return fail(err, cap,
+                "mma: n_per_warp must be a multiple of the mma tile's N (8: m16n8k16), got %d",
+                p->n_per_wave);
+  if (p->k_per_block % MMA_K)
+    return fail(err, cap,
+                "mma: k_per_block must be a multiple of the mma tile's K (16: m16n8k16), got %d",
+                p->k_per_block);
+  if (p->m_per_block % p->m_per_wave)
+    return fail(err, cap,
+                "mma: m_per_block / m_per_warp is the number of warps along M: m_per_block %d is "
+                "not a multiple of m_per_warp %d",
+                p->m_per_block, p->m_per_wave);
+  if (p->n_per_block % p->n_per_wave)
+    return fail(err, cap,
+                "mma: n_per_block / n_per_warp is the number of warps along N: n_per_block %d is "
+                "not a multiple of n_per_warp %d",
+                p->n_per_block, p->n_per_wave);
+  int64_t warps = (int64_t)(p->m_per_block / p->m_per_wave) * (p->n_per_block / p->n_per_wave);
+  if (warps * TC_WARP_SIZE > MAX_BLOCK)
+    return fail(err, cap,
+                "mma: warps along M * warps along N * warp size (32) = block_size must be at most "
+                "%d (%d*%d*32 = %lld)",
+                MAX_BLOCK, p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave,
+                (long long)warps * TC_WARP_SIZE);
+  int64_t acc = (int64_t)p->m_per_wave * p->n_per_wave / TC_WARP_SIZE;
+  if (acc > MAX_REGS)
+    return fail(err, cap,
+                "mma: m_per_warp * n_per_warp / 32 accumulators per lane must be at most %d (got "
+                "%lld)",
+                MAX_REGS, (long long)acc);
+  return 0;
+}
+
+static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (p->mma != TC_MMA_M16N8K16)
+    return fail(err, cap, "mma must be TC_MMA_M16N8K16 (got %d)", p->mma);
+  if (p->mfma)
+    return fail(err, cap, "an mma kernel has no MFMA instruction (mfma %d)", p->mfma);
+  if (check_mma_tuned(p, err, cap)) return -1;
+  if (s && s->dtype != TC_F16 && s->dtype != TC_BF16)
+    return fail(err, cap, "mma.sync kernels need f16 or bf16 A and B (got %s)",
+                tc_dtype_name(s->dtype));
+  if (p->waves_m != p->m_per_block / p->m_per_wave || p->waves_n != p->n_per_block / p->n_per_wave)
+    return fail(err, cap,
+                "mma: warps along M and N (waves_m, waves_n) must be m_per_block / m_per_warp and "
+                "n_per_block / n_per_warp (%d, %d; got %d, %d)",
+                p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave, p->waves_m,
+                p->waves_n);
+  if (p->block_size != p->waves_m * p->waves_n * TC_WARP_SIZE)
+    return fail(err, cap,
+                "mma: block_size must equal warps along M * warps along N * warp size (%d*%d*32 "
+                "= %d != %d)",
+                p->waves_m, p->waves_n, p->waves_m * p->waves_n * TC_WARP_SIZE, p->block_size);
+  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
+                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
+                 vec_of(s, 0), vec_of(s, 1), err, cap))
+    return -1;
+  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
+                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
+                 vec_of(s, 2), vec_of(s, 3), err, cap))
+    return -1;
+  if (p->c_per_write != 1)
+    return fail(err, cap, "c_per_write of an mma kernel is fixed at 1 (got %d)", p->c_per_write);
+  int64_t lds = tc_gemm_lds_bytes(p);
+  if (lds > MAX_LDS)
+    return fail(err, cap,
+                "mma: shared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 = %lld "
+                "bytes exceeds %d",
+                (long long)lds, MAX_LDS);
+  return 0;
+}
+
+static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (check_mma_tuned(p, err, cap)) return -1;
+  tc_gemm_params q;
+  memset(&q, 0, sizeof q);
+  q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
+  q.m_per_wave = p->m_per_wave, q.n_per_wave = p->n_per_wave, q.mma = TC_MMA_M16N8K16;
+  q.waves_m = q.m_per_block / q.m_per_wave;
+  q.waves_n = q.n_per_block / q.n_per_wave;
+  q.block_size = q.waves_m * q.waves_n * TC_WARP_SIZE;
+  if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
+                  &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
+                  &q.a_dst_per_write, err, cap))
+    return -1;
+  if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
+                  &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
+                  &q.b_dst_per_write, err, cap))
+    return -1;
+  q.c_per_write = 1;
+  if (check_mma(&q, s, err, cap)) return -1;
+  *p = q;
+  return 0;
+}
+
+static int parse_mma(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+  int vals[5] = {0};
+  int n = 0;
+  const char *c = text + 4;
+  for (;;) {
+    const char *start = c;
+    while (*c == ' ' || *c == '\t') c++;
+    long long v = 0;
+    int nd = 0;
+    while (*c >= '0' && *c <= '9') {
+      if (v <= MAX_TUNED) v = v * 10 + (*c - '0');
+      c++, nd++;
+    }
+    while (*c == ' ' || *c == '\t') c++;
+    if (n == 5)
+      return fail(err, cap,
+                  "perf-config \"%s\": too many fields, expected 5 after mma: "
+                  "(MPB,NPB,KPB,MPW,NPW)", text);
+    if (nd == 0 || (*c != ',' && *c != 0)) {
+      const char *end = start;
+      while (*end && *end != ',') end++;
+      return fail(err, cap, "perf-config \"%s\": field %d (%s) is not a positive integer: \"%.*s\"",
+                  text, n + 1, mma_names[n], (int)(end - start), start);
+    }
+    if (v < 1 || v > MAX_TUNED)
+      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d", text,
+                  n + 1, mma_names[n], MAX_TUNED);
+    vals[n++] = (int)v;
+    if (*c == 0) break;
+    c++;
+  }
+  if (n != 5)
+    return fail(err, cap,
+                "perf-config \"%s\": expected 5 comma-separated fields after mma: "
+                "(MPB,NPB,KPB,MPW,NPW), got %d", text, n);
+  memset(p, 0, sizeof *p);
+  p->m_per_block = vals[0];
+  p->n_per_block = vals[1];
+  p->k_per_block = vals[2];
+  p->m_per_wave = vals[3];
+  p->n_per_wave = vals[4];
+  p->mma = TC_MMA_M16N8K16;
   return 0;
 }

@@ -37,6 +37,13 @@ typedef struct tc_gemm_params {
   int m_per_wave, n_per_wave;
   int mfma;                        /* TC_MFMA_32X32X8 or TC_MFMA_16X16X16 */
   int waves_m, waves_n;
+  /* mma.sync kernels (NVIDIA tensor cores, additions; docs/mma.md):
+   * mma = TC_MMA_M16N8K16 selects the mma.sync blockwise GEMM
+   * (src/ops/gemm_mma.c) with m/n_per_wave the warp tile (M/N per warp of
+   * 32 lanes), waves_m/n the warps along M/N, block_size = warps * 32;
+   * mfma is 0.  Such parameters are also XDLOPS-like
+   * (tc_gemm_params_is_xdlops: the same 16-bit LDS copies). */
+  int mma;
 } tc_gemm_params;
 
 #define TC_GEMM_READ_K 1
@@ -49,8 +56,16 @@ typedef struct tc_gemm_params {
 #define TC_MFMA_16X16X16 2
 #define TC_WAVE_SIZE 64
 
-/* Whether p describes an XDLOPS (MFMA) kernel. */
+/* The mma.sync instruction of an mma kernel: m16n8k16, f16 or bf16
+ * inputs, f32 accumulation (sm_80+); warps of 32 lanes. */
+#define TC_MMA_M16N8K16 1
+#define TC_WARP_SIZE 32
+
+/* Whether p describes an XDLOPS (MFMA) kernel, or an mma.sync one (the
+ * matrix-core kernels: m_per_wave > 0). */
 int tc_gemm_params_is_xdlops(const tc_gemm_params *p);
+/* Whether p describes an mma.sync kernel (p->mma set). */
+int tc_gemm_params_is_mma(const tc_gemm_params *p);
 
 /* The GEMM a problem needs: C[g][m][n] (+)= sum_k A[g][k][m] * B[g][k][n]. */
 typedef struct tc_gemm_shape {
@@ -91,7 +106,9 @@ int64_t tc_gemm_lds_bytes(const tc_gemm_params *p);
  * block, M/N per thread), as rocMLIR's non-accelerated perf configs.
  * XDLOPS (MFMA) kernels: "xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA]" (M/N/K per
  * block, M/N per wave, MFMA 32 for 32x32x8 or 16 for 16x16x16; without
- * it the instruction is derived); formatted with the MFMA field. */
+ * it the instruction is derived); formatted with the MFMA field.
+ * mma.sync kernels (CUDA, OpenCL emulated): "mma:MPB,NPB,KPB,MPW,NPW"
+ * (M/N/K per block, M/N per warp of 32 lanes). */
 int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap);
 

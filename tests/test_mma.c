@@ -1,0 +1,443 @@
+/* test_mma.c - the mma.sync GEMM (NVIDIA tensor cores, m16n8k16, f16/bf16
+ * inputs, f32 accumulation; docs/mma.md).
+ *
+ *   - the generator's lane layouts against the PTX ISA's fragment layouts
+ *     for mma.m16n8k16 (written here independently; all bijections);
+ *   - mma parameters: perf-config strings, derivation, the rules' errors,
+ *     targets (HIP refuses mma, CUDA still refuses xdlops);
+ *   - mma GEMMs on OpenCL, where the dialect emulates each mma.sync from
+ *     the lanes' fragments, vs a plain C reference: f16 and bf16, several
+ *     warp tilings, M/N/K not multiples of the tile, G > 1, transposed
+ *     operands, f16/bf16 C, accumulate and alpha;
+ *   - wrong lane layouts (injected into the generator) give wrong results;
+ *   - the CUDA sources hold the mma.sync instruction and compile with
+ *     NVRTC for sm_80 and sm_90a (skipped where NVRTC cannot be loaded),
+ *     and not for sm_75. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ops/gemm.h"
+#include "ops/gemm_gen.h"
+#include "runtime/runtime.h"
+#include "test.h"
+
+static tc_cl *cl;
+
+static int has(const char *s, const char *part) { return s && strstr(s, part) != NULL; }
+
+/* ---- lane layouts ------------------------------------------------------ */
+
+static void test_mma_layouts(void) {
+  int seen_a[16 * 16] = {0}, seen_b[16 * 8] = {0}, seen_c[16 * 8] = {0};
+  for (int lane = 0; lane < 32; lane++) {
+    int gid = lane >> 2, tig = lane % 4; /* PTX: groupID, threadID_in_group */
+    for (int e = 0; e < 8; e++) {
+      int ar, ak, bk, bc, cr, cc;
+      tc_mma_layout(lane, e, &ar, &ak, &bk, &bc, &cr, &cc);
+      /* PTX A (.f16x2 a0..a3 holding a0..a7): row = groupID for ai with
+       * i < 2 || 4 <= i < 6, else groupID + 8; col = threadID_in_group*2 +
+       * (i & 1), + 8 for i >= 4 */
+      int want_r = (e < 2 || (e >= 4 && e < 6)) ? gid : gid + 8;
+      int want_c = tig * 2 + (e & 1) + (e >= 4 ? 8 : 0);
+      TC_CHECK(ar == want_r && ak == want_c, "A lane %d a%d: [%d][%d], PTX [%d][%d]", lane, e, ar,
+               ak, want_r, want_c);
+      if (ar >= 0 && ar < 16 && ak >= 0 && ak < 16) seen_a[ar * 16 + ak]++;
+      if (e >= 4) continue;
+      /* PTX B (b0, b1 holding b0..b3): row = threadID_in_group*2 + (i & 1),
+       * + 8 for i >= 2; col = groupID */
+      int want_bk = tig * 2 + (e & 1) + (e >= 2 ? 8 : 0);
+      TC_CHECK(bk == want_bk && bc == gid, "B lane %d b%d: [%d][%d], PTX [%d][%d]", lane, e, bk,
+               bc, want_bk, gid);
+      if (bk >= 0 && bk < 16 && bc >= 0 && bc < 8) seen_b[bk * 8 + bc]++;
+      /* PTX C/D (c0..c3): row = groupID for i < 2, else + 8; col =
+       * threadID_in_group*2 + (i & 1) */
+      int want_cr = e < 2 ? gid : gid + 8, want_cc = tig * 2 + (e & 1);
+      TC_CHECK(cr == want_cr && cc == want_cc, "C lane %d c%d: [%d][%d], PTX [%d][%d]", lane, e,
+               cr, cc, want_cr, want_cc);
+      if (cr >= 0 && cr < 16 && cc >= 0 && cc < 8) seen_c[cr * 8 + cc]++;
+    }
+  }
+  for (int i = 0; i < 256; i++) TC_CHECK(seen_a[i] == 1, "A element %d held %d times", i, seen_a[i]);
+  for (int i = 0; i < 128; i++) TC_CHECK(seen_b[i] == 1, "B element %d held %d times", i, seen_b[i]);
+  for (int i = 0; i < 128; i++) TC_CHECK(seen_c[i] == 1, "C element %d held %d times", i, seen_c[i]);
+}
+
+/* ---- parameters -------------------------------------------------------- */
+
+static tc_gemm_shape shape16(int64_t m, int64_t n, int64_t k, tc_dtype t) {
+  tc_gemm_shape s;
+  memset(&s, 0, sizeof s);
+  s.g = 1, s.m = m, s.n = n, s.k = k, s.dtype = t;
+  s.a_vec_k = s.a_vec_m = s.b_vec_k = s.b_vec_n = s.c_vec_n = 1;
+  return s;
+}
+
+static int bad_cfg(const char *cfg, tc_dtype t, const char *part) {
+  char err[512] = "";
+  tc_gemm_params p;
+  tc_gemm_shape s = shape16(128, 128, 64, t);
+  int r = tc_gemm_params_parse(cfg, &p, err, sizeof err);
+  if (r == 0) r = tc_gemm_params_derive(&p, &s, err, sizeof err);
+  TC_CHECK(r == -1 && has(err, part), "%s: %s (wanted \"%s\")", cfg, err, part);
+  return r == -1;
+}
+
+static void test_mma_params(void) {
+  char err[512], buf[64];
+  tc_gemm_params p;
+  tc_gemm_shape s = shape16(128, 128, 64, TC_BF16);
+  TC_REQUIRE(tc_gemm_params_parse("mma:128,64,32,64,32", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_is_mma(&p) && tc_gemm_params_is_xdlops(&p), "not mma");
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK_EQ_INT(p.mma, TC_MMA_M16N8K16);
+  TC_CHECK_EQ_INT(p.mfma, 0);
+  TC_CHECK_EQ_INT(p.waves_m, 2);
+  TC_CHECK_EQ_INT(p.waves_n, 2);
+  TC_CHECK_EQ_INT(p.block_size, 128);
+  TC_CHECK_EQ_INT(p.c_per_write, 1);
+  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK_EQ_INT(tc_gemm_lds_bytes(&p), 2 * 32 * (128 + 64) * 2);
+  tc_gemm_params_format(&p, buf, sizeof buf);
+  TC_CHECK(strcmp(buf, "mma:128,64,32,64,32") == 0, "format: %s", buf);
+  /* the other forms are unchanged */
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(!tc_gemm_params_is_mma(&p), "xdlops is not mma");
+  TC_REQUIRE(tc_gemm_params_parse("256,128,128,8,4,4", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(!tc_gemm_params_is_mma(&p) && !tc_gemm_params_is_xdlops(&p), "FMA");
+  /* the rules, by name */
+  bad_cfg("mma:64,64,16,24,32", TC_F16, "m_per_warp must be a multiple of the mma tile's M (16");
+  bad_cfg("mma:64,60,16,32,12", TC_F16, "n_per_warp must be a multiple of the mma tile's N (8");
+  bad_cfg("mma:64,64,8,32,32", TC_F16, "k_per_block must be a multiple of the mma tile's K (16");
+  bad_cfg("mma:96,64,16,64,32", TC_F16, "m_per_block 96 is not a multiple of m_per_warp 64");
+  bad_cfg("mma:64,96,16,32,64", TC_F16, "n_per_block 96 is not a multiple of n_per_warp 64");
+  bad_cfg("mma:256,128,16,16,8", TC_F16, "block_size must be at most 1024 (16*16*32 = 8192)");
+  bad_cfg("mma:256,256,16,256,256", TC_F16, "accumulators per lane must be at most 256");
+  bad_cfg("mma:64,64,16,32,32", TC_F32, "mma.sync kernels need f16 or bf16 A and B (got f32)");
+  bad_cfg("mma:256,256,64,64,64", TC_BF16, "shared memory");
+  bad_cfg("mma:64,64,16,32", TC_F16, "expected 5 comma-separated fields after mma:");
+  bad_cfg("mma:64,64,16,32,32,16", TC_F16, "too many fields, expected 5 after mma:");
+  bad_cfg("mma:64,x,16,32,32", TC_F16, "field 2 (n_per_block) is not a positive integer");
+  bad_cfg("mma:64,64,16,0,32", TC_F16, "field 4 (m_per_warp) must be between 1 and");
+  /* a fully specified set that breaks a derived rule */
+  TC_REQUIRE(tc_gemm_params_parse("mma:64,64,16,32,32", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  tc_gemm_params q = p;
+  q.block_size = 256;
+  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 &&
+               has(err, "block_size must equal warps along M * warps along N * warp size"),
+           "%s", err);
+  q = p, q.waves_m = 1;
+  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "warps along M and N"),
+           "%s", err);
+  q = p, q.mfma = TC_MFMA_16X16X16;
+  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "no MFMA"), "%s", err);
+}
+
+/* ---- GEMMs on OpenCL (emulated mma.sync) and CUDA sources ------------- */
+
+typedef struct mcase {
+  const char *cfg;
+  int64_t g, m, n, k;
+  int a_trans, b_trans; /* A stored [G][M][K], B stored [G][N][K] */
+  tc_dtype ab, c;
+  int accumulate;
+  float alpha;
+} mcase;
+
+static uint32_t rng = 4242;
+static float frand(void) {
+  rng = rng * 1664525u + 1013904223u;
+  return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
+}
+
+static void put(void *buf, tc_dtype t, int64_t i, float v) {
+  if (t == TC_F32) ((float *)buf)[i] = v;
+  else if (t == TC_F16) ((uint16_t *)buf)[i] = tc_f32_to_f16(v);
+  else ((uint16_t *)buf)[i] = tc_f32_to_bf16(v);
+}
+
+static float get(const void *buf, tc_dtype t, int64_t i) {
+  if (t == TC_F32) return ((const float *)buf)[i];
+  if (t == TC_F16) return tc_f16_to_f32(((const uint16_t *)buf)[i]);
+  return tc_bf16_to_f32(((const uint16_t *)buf)[i]);
+}
+
+#define EXTRA 3 /* NaN after every row of A and B, a sentinel after C's */
+
+static tc_view *operand(int64_t g, int64_t k, int64_t x, int trans, tc_dtype t, void **buf,
+                        int64_t *elems, int64_t st[3]) {
+  int64_t ext[3] = {g, k, x};
+  int64_t rows = trans ? x : k, ld = (trans ? k : x) + EXTRA;
+  st[0] = rows * ld;
+  st[1] = trans ? 1 : ld;
+  st[2] = trans ? ld : 1;
+  *elems = g * rows * ld;
+  *buf = malloc((size_t)*elems * tc_dtype_size(t));
+  for (int64_t i = 0; i < *elems; i++) put(*buf, t, i, NAN);
+  for (int64_t a = 0; a < g; a++)
+    for (int64_t b = 0; b < k; b++)
+      for (int64_t c = 0; c < x; c++) put(*buf, t, a * st[0] + b * st[1] + c * st[2], frand());
+  return tc_view_new(3, ext, st, NULL);
+}
+
+typedef struct problem {
+  tc_gemm_problem pb;
+  void *buf[3], *c0;
+  int64_t n[3], sa[3], sb[3];
+} problem;
+
+static void problem_make(const mcase *tc, problem *P) {
+  tc_view *va = operand(tc->g, tc->k, tc->m, tc->a_trans, tc->ab, &P->buf[0], &P->n[0], P->sa);
+  tc_view *vb = operand(tc->g, tc->k, tc->n, tc->b_trans, tc->ab, &P->buf[1], &P->n[1], P->sb);
+  int64_t ldc = tc->n + EXTRA;
+  int64_t cext[3] = {tc->g, tc->m, tc->n}, cst[3] = {tc->m * ldc, ldc, 1};
+  tc_view *vc = tc_view_new(3, cext, cst, NULL);
+  P->n[2] = tc->g * tc->m * ldc;
+  size_t cb = (size_t)P->n[2] * tc_dtype_size(tc->c);
+  P->buf[2] = malloc(cb);
+  for (int64_t i = 0; i < P->n[2]; i++) put(P->buf[2], tc->c, i, 1234.5f);
+  for (int64_t g = 0; g < tc->g; g++)
+    for (int64_t m = 0; m < tc->m; m++)
+      for (int64_t x = 0; x < tc->n; x++) put(P->buf[2], tc->c, g * cst[0] + m * ldc + x, frand());
+  P->c0 = malloc(cb);
+  memcpy(P->c0, P->buf[2], cb);
+  tc_gemm_problem p = {va, vb, vc, tc->ab, tc->ab, tc->c, tc->accumulate, tc->alpha};
+  P->pb = p;
+}
+
+static void problem_free(problem *P) {
+  for (int i = 0; i < 3; i++) free(P->buf[i]);
+  free(P->c0);
+  tc_view_free((tc_view *)P->pb.a);
+  tc_view_free((tc_view *)P->pb.b);
+  tc_view_free((tc_view *)P->pb.c);
+}
+
+/* Parses and derives the case's parameters and generates its kernel for
+ * target; 1 on success. */
+static int generate(const mcase *tc, const problem *P, tc_target target, tc_gemm_params *p,
+                    tc_gemm_kernel *k, char *cfg, size_t cap) {
+  char err[512] = "";
+  tc_gemm_shape s = tc_gemm_problem_shape(&P->pb);
+  snprintf(cfg, cap, "%s", tc->cfg);
+  int ok = tc_gemm_params_parse(tc->cfg, p, err, sizeof err) == 0 &&
+           tc_gemm_params_derive(p, &s, err, sizeof err) == 0;
+  TC_CHECK(ok, "%s: %s", tc->cfg, err);
+  if (!ok) return 0;
+  tc_status st = tc_gemm_generate(&P->pb, p, target, "gemm_mma", k, err, sizeof err);
+  TC_CHECK(st == TC_OK, "%s: generate: %s", cfg, err);
+  return st == TC_OK;
+}
+
+/* Runs a case on OpenCL; the number of wrong elements of C (or written
+ * outside C), -1 when it could not run (a check failed). */
+static int64_t run_mma(const mcase *tc, int report) {
+  problem P;
+  problem_make(tc, &P);
+  tc_gemm_params p;
+  tc_gemm_kernel k;
+  memset(&k, 0, sizeof k);
+  char cfg[64];
+  int64_t bad = -1;
+  int ok = generate(tc, &P, TC_TARGET_OPENCL, &p, &k, cfg, sizeof cfg);
+  if (ok) {
+    TC_CHECK(has(k.source, "tc_mma_emu("), "%s: no emulated mma in the source", cfg);
+    TC_CHECK(has(k.source, "(mma.sync)"), "%s: header", cfg);
+    TC_CHECK_EQ_INT(k.block[0], p.waves_m * p.waves_n * 32);
+    TC_CHECK_EQ_INT(k.smem_bytes, 2 * p.k_per_block * (p.m_per_block + p.n_per_block) * 2 +
+                                      p.waves_m * p.waves_n * 384 * 4);
+    size_t esz = tc_dtype_size(tc->ab);
+    tc_rt_buffer bufs[3] = {{P.buf[0], (size_t)P.n[0] * esz, 0},
+                            {P.buf[1], (size_t)P.n[1] * esz, 0},
+                            {P.buf[2], (size_t)P.n[2] * tc_dtype_size(tc->c), 1}};
+    tc_launch L = {{k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, 0};
+    tc_str e;
+    tc_str_init(&e);
+    tc_status st = tc_cl_run(cl, k.source, k.name, bufs, 3, &L, NULL, &e);
+    TC_CHECK(st == TC_OK, "%s: run: %s", cfg, tc_str_cstr(&e));
+    tc_str_free(&e);
+    ok = st == TC_OK;
+  }
+  if (ok) {
+    bad = 0;
+    int64_t ldc = tc->n + EXTRA;
+    for (int64_t g = 0; g < tc->g; g++)
+      for (int64_t m = 0; m < tc->m; m++) {
+        for (int64_t x = 0; x < tc->n; x++) {
+          double acc = 0, mag = 0;
+          for (int64_t kk = 0; kk < tc->k; kk++) {
+            double a = get(P.buf[0], tc->ab, g * P.sa[0] + kk * P.sa[1] + m * P.sa[2]);
+            double b = get(P.buf[1], tc->ab, g * P.sb[0] + kk * P.sb[1] + x * P.sb[2]);
+            acc += a * b, mag += fabs(a * b);
+          }
+          int64_t ic = g * tc->m * ldc + m * ldc + x;
+          double want = tc->alpha * acc + (tc->accumulate ? get(P.c0, tc->c, ic) : 0.0);
+          double got = get(P.buf[2], tc->c, ic);
+          double rel = tc->c == TC_F32 ? 1e-6 : tc->c == TC_F16 ? 1e-3 : 8e-3;
+          double tol = 1e-5 * (1 + mag) + rel * fabs(want) + 1e-6;
+          if (!(fabs(got - want) <= tol)) {
+            if (report && bad < 4)
+              TC_CHECK(0, "%s G%lld M%lld N%lld K%lld: C[%lld][%lld][%lld] = %g, expected %g", cfg,
+                       (long long)tc->g, (long long)tc->m, (long long)tc->n, (long long)tc->k,
+                       (long long)g, (long long)m, (long long)x, got, want);
+            bad++;
+          }
+        }
+        for (int64_t x = tc->n; x < ldc; x++) {
+          int64_t ic = g * tc->m * ldc + m * ldc + x;
+          if (get(P.buf[2], tc->c, ic) != get(P.c0, tc->c, ic)) {
+            if (report && bad < 4) TC_CHECK(0, "%s: store outside C at %lld", cfg, (long long)ic);
+            bad++;
+          }
+        }
+      }
+  }
+  tc_gemm_kernel_free(&k);
+  problem_free(&P);
+  return bad;
+}
+
+static const mcase gemm_cases[] = {
+    /* bf16, 2 x 2 warps of 32 x 32 (2 x 4 mma tiles each), K = 4 tiles (even tail) */
+    {"mma:64,64,16,32,32", 1, 64, 64, 64, 0, 0, TC_BF16, TC_F32, 0, 1.0f},
+    /* f16, one warp of 16 x 8 (one mma tile), K = 3 tiles (odd tail) */
+    {"mma:16,8,16,16,8", 1, 16, 8, 48, 0, 0, TC_F16, TC_F32, 0, 1.0f},
+    /* ragged M, N, K; G = 2; A transposed; bf16 C; C += 0.5 * A * B; KPB 32 */
+    {"mma:64,32,32,32,16", 2, 50, 70, 40, 1, 0, TC_BF16, TC_BF16, 1, 0.5f},
+    /* f16, 4 x 1 warps of 16 x 64 (1 x 8 tiles), B transposed, f16 C */
+    {"mma:64,64,16,16,64", 1, 100, 64, 36, 0, 1, TC_F16, TC_F16, 0, 1.0f},
+    /* bf16, 1 x 4 warps of 64 x 8 (4 x 1 tiles); K < one tile; both transposed */
+    {"mma:64,32,16,64,8", 1, 40, 24, 10, 1, 1, TC_BF16, TC_F32, 0, 1.0f},
+    /* f16, 2 x 2 warps of 64 x 32, 128 threads, ragged everything */
+    {"mma:128,64,32,64,32", 1, 130, 66, 70, 0, 0, TC_F16, TC_F32, 0, 1.0f},
+};
+
+static void test_mma_gemm_opencl(void) {
+  if (!cl) TC_SKIP("no OpenCL device");
+  for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++) {
+    int64_t bad = run_mma(&gemm_cases[i], 1);
+    TC_CHECK(bad == 0, "case %zu (%s): %lld wrong elements", i, gemm_cases[i].cfg, (long long)bad);
+  }
+}
+
+/* A wrong lane layout computes wrong results on the emulation. */
+static void test_mma_wrong_layouts(void) {
+  if (!cl) TC_SKIP("no OpenCL device");
+  static const mcase c1 = {"mma:32,16,16,16,8", 1, 32, 16, 32, 0, 0, TC_BF16, TC_F32, 0, 1};
+  static const mcase c2 = {"mma:32,32,32,32,16", 1, 32, 32, 32, 0, 0, TC_F16, TC_F32, 0, 1};
+  for (int fault = 1; fault <= 3; fault++)
+    for (int which = 0; which < 2; which++) {
+      tc_mma_test_fault = fault;
+      int64_t bad = run_mma(which ? &c2 : &c1, 0);
+      tc_mma_test_fault = 0;
+      TC_CHECK(bad > 0, "fault %d (%s): the wrong layout verified (%lld wrong)", fault,
+               which ? c2.cfg : c1.cfg, (long long)bad);
+    }
+  TC_CHECK(run_mma(&c1, 1) == 0, "%s", c1.cfg);
+  TC_CHECK(run_mma(&c2, 1) == 0, "%s", c2.cfg);
+}
+
+/* Targets: mma is CUDA's (and OpenCL's emulation), not HIP's; xdlops
+ * stays AMD's. */
+static void test_mma_targets(void) {
+  problem P;
+  problem_make(&gemm_cases[0], &P);
+  tc_gemm_params p;
+  char err[512] = "";
+  tc_gemm_shape s = tc_gemm_problem_shape(&P.pb);
+  TC_REQUIRE(tc_gemm_params_parse("mma:64,64,16,32,32", &p, err, sizeof err) == 0 &&
+                 tc_gemm_params_derive(&p, &s, err, sizeof err) == 0,
+             "%s", err);
+  tc_gemm_kernel k;
+  tc_status st = tc_gemm_generate(&P.pb, &p, TC_TARGET_HIP, "g", &k, err, sizeof err);
+  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(err, "mma.sync kernels are for NVIDIA GPUs"), "%s",
+           err);
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0 &&
+                 tc_gemm_params_derive(&p, &s, err, sizeof err) == 0,
+             "%s", err);
+  st = tc_gemm_generate(&P.pb, &p, TC_TARGET_CUDA, "g", &k, err, sizeof err);
+  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(err, "XDLOPS (MFMA) kernels are for AMD GPUs"), "%s",
+           err);
+  problem_free(&P);
+}
+
+static int nvrtc_loads(tc_str *why) {
+  char *ptx = NULL;
+  tc_status st = tc_cuda_compile("extern \"C\" __global__ void k() {}", "sm_80", &ptx, why);
+  free(ptx);
+  return st != TC_ERR_UNSUPPORTED;
+}
+
+/* The CUDA sources: the instruction, the fragments from LDS; NVRTC. */
+static void test_mma_cuda(void) {
+  tc_str why;
+  tc_str_init(&why);
+  int nvrtc = nvrtc_loads(&why);
+  if (!nvrtc) printf("  (%s)\n", tc_str_cstr(&why));
+  tc_str_free(&why);
+  for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++) {
+    const mcase *tc = &gemm_cases[i];
+    problem P;
+    problem_make(tc, &P);
+    tc_gemm_params p;
+    tc_gemm_kernel k;
+    memset(&k, 0, sizeof k);
+    char cfg[64];
+    if (generate(tc, &P, TC_TARGET_CUDA, &p, &k, cfg, sizeof cfg)) {
+      const char *want = tc->ab == TC_BF16 ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
+                                           : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
+      TC_CHECK(has(k.source, want), "%s: no %s", cfg, want);
+      TC_CHECK(has(k.source, tc->ab == TC_BF16 ? "tc_mma_bf16(c_acc[" : "tc_mma_f16(c_acc["),
+               "%s: no mma call", cfg);
+      TC_CHECK(!has(k.source, "tc_mma_emu"), "%s: emulation in CUDA", cfg);
+      TC_CHECK_EQ_INT(k.block[0], p.waves_m * p.waves_n * 32);
+      TC_CHECK_EQ_INT(k.smem_bytes, 2 * p.k_per_block * (p.m_per_block + p.n_per_block) * 2);
+      static const char *const archs[] = {"sm_80", "sm_90a"};
+      for (int a = 0; a < 2 && nvrtc; a++) {
+        char *ptx = NULL;
+        tc_str err;
+        tc_str_init(&err);
+        tc_status st = tc_cuda_compile(k.source, archs[a], &ptx, &err);
+        TC_CHECK(st == TC_OK, "%s %s: %.3000s", cfg, archs[a], tc_str_cstr(&err));
+        if (st == TC_OK)
+          TC_CHECK(has(ptx, "mma.sync.aligned.m16n8k16.row.col.f32"), "%s %s: no mma in the PTX",
+                   cfg, archs[a]);
+        free(ptx);
+        tc_str_free(&err);
+      }
+      if (nvrtc && i == 0) { /* before sm_80: a clear error */
+        char *ptx = NULL;
+        tc_str err;
+        tc_str_init(&err);
+        tc_status st = tc_cuda_compile(k.source, "sm_75", &ptx, &err);
+        TC_CHECK(st != TC_OK && has(tc_str_cstr(&err), "needs sm_80 or newer"), "sm_75: %s: %.500s",
+                 tc_status_name(st), tc_str_cstr(&err));
+        free(ptx);
+        tc_str_free(&err);
+      }
+    }
+    tc_gemm_kernel_free(&k);
+    problem_free(&P);
+  }
+  if (!nvrtc) TC_SKIP("NVRTC cannot be loaded (the CUDA sources were generated)");
+}
+
+int main(void) {
+  tc_str e;
+  tc_str_init(&e);
+  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
+    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
+    cl = NULL;
+  }
+  tc_str_free(&e);
+  TC_RUN(test_mma_layouts);
+  TC_RUN(test_mma_params);
+  TC_RUN(test_mma_targets);
+  TC_RUN(test_mma_gemm_opencl);
+  TC_RUN(test_mma_wrong_layouts);
+  TC_RUN(test_mma_cuda);
+  if (cl) tc_cl_close(cl);
+  TC_MAIN_END();
+}
