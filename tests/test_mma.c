@@ -165,11 +165,14 @@ static float get(const void *buf, tc_dtype t, int64_t i) {
 }
 
 #define EXTRA 3 /* NaN after every row of A and B, a sentinel after C's */
+/* elements after every row of A and B (NaN): EXTRA, or 8 in the cp.async
+ * tests, which need rows whose starts are aligned vectors */
+static int64_t ab_extra = EXTRA;
 
 static tc_view *operand(int64_t g, int64_t k, int64_t x, int trans, tc_dtype t, void **buf,
                         int64_t *elems, int64_t st[3]) {
   int64_t ext[3] = {g, k, x};
-  int64_t rows = trans ? x : k, ld = (trans ? k : x) + EXTRA;
+  int64_t rows = trans ? x : k, ld = (trans ? k : x) + ab_extra;
   st[0] = rows * ld;
   st[1] = trans ? 1 : ld;
   st[2] = trans ? ld : 1;
@@ -424,6 +427,127 @@ static void test_mma_cuda(void) {
   if (!nvrtc) TC_SKIP("NVRTC cannot be loaded (the CUDA sources were generated)");
 }
 
+/* cp.async: the global -> LDS copies of contiguous, aligned 16-bit vectors
+ * (read along M or N) go straight to LDS, cp.async.ca.shared.global on CUDA
+ * and a plain copy with the same indices on OpenCL; the others stay on the
+ * register path.  Rows padded by 8 elements: widths 8, 4 and 2 (16, 8 and
+ * 4 bytes) as the row length allows; NaN after the rows and ragged M, N, K
+ * exercise the zero-filled (src-size 0) copies. */
+static const mcase async_cases[] = {
+    /* 16-byte copies of A and B, even tail */
+    {"mma:64,64,16,32,32", 1, 64, 64, 64, 0, 0, TC_BF16, TC_F32, 0, 1.0f},
+    /* A transposed (read along K: registers); B rows of 78: 4-byte copies */
+    {"mma:64,32,32,32,16", 2, 50, 70, 40, 1, 0, TC_BF16, TC_BF16, 1, 0.5f},
+    /* rows of 108 (A, 8-byte copies) and 74 (B, 4-byte), odd tail */
+    {"mma:128,64,32,64,32", 1, 100, 66, 70, 0, 0, TC_F16, TC_F32, 0, 1.0f},
+    /* one warp, K < one tile (every copy past K zero-filled) */
+    {"mma:16,8,16,16,8", 1, 16, 8, 10, 0, 0, TC_F16, TC_F16, 0, 1.0f},
+};
+
+/* The copy lines of a kernel ("tc_cp_async<n>(&..." statements). */
+static void copy_lines(const char *src, tc_str *out) {
+  for (const char *c = src; c && *c;) {
+    const char *e = strchr(c, '\n');
+    size_t len = e ? (size_t)(e - c) : strlen(c);
+    const char *t = c;
+    while (t < c + len && *t == ' ') t++;
+    if (!strncmp(t, "tc_cp_async", 11) && memchr(t, '&', (size_t)(c + len - t))) {
+      tc_str_printf(out, "%.*s\n", (int)(c + len - t), t);
+    }
+    c += len + (e != NULL);
+  }
+}
+
+static void test_mma_cp_async(void) {
+  tc_str why;
+  tc_str_init(&why);
+  int nvrtc = nvrtc_loads(&why);
+  tc_str_free(&why);
+  ab_extra = 8;
+  for (size_t i = 0; i < sizeof async_cases / sizeof *async_cases; i++) {
+    const mcase *tc = &async_cases[i];
+    problem P;
+    problem_make(tc, &P);
+    tc_gemm_params p;
+    tc_gemm_kernel kc, ko;
+    memset(&kc, 0, sizeof kc);
+    memset(&ko, 0, sizeof ko);
+    char cfg[64];
+    if (generate(tc, &P, TC_TARGET_CUDA, &p, &kc, cfg, sizeof cfg) &&
+        generate(tc, &P, TC_TARGET_OPENCL, &p, &ko, cfg, sizeof cfg)) {
+      TC_CHECK(has(kc.source, "cp.async.ca.shared.global [%0], [%1], 16, %2;") &&
+                   has(kc.source, "cp.async.commit_group;") &&
+                   has(kc.source, "cp.async.wait_group 0;"),
+               "%s: no cp.async in the CUDA source", cfg);
+      TC_CHECK(has(kc.source, "tc_cp_async_commit();") && has(kc.source, "tc_cp_async_wait_all();"),
+               "%s: no commit / wait", cfg);
+      TC_CHECK(has(kc.source, "asynchronous (cp.async)"), "%s: header", cfg);
+      /* the emulation copies with the same indices */
+      tc_str lc, lo;
+      tc_str_init(&lc);
+      tc_str_init(&lo);
+      copy_lines(kc.source, &lc);
+      copy_lines(ko.source, &lo);
+      TC_CHECK(lc.len > 0 && !strcmp(tc_str_cstr(&lc), tc_str_cstr(&lo)),
+               "%s: the CUDA and OpenCL copies differ", cfg);
+      /* the widths; case 3's copies past K are predicated (src-size 0) */
+      static const char *const widths[] = {"tc_cp_async16(&", "tc_cp_async4(&b", "tc_cp_async8(&a",
+                                           " : 0);"};
+      TC_CHECK(has(tc_str_cstr(&lc), widths[i]), "%s: no %s", cfg, widths[i]);
+      if (i == 1)
+        TC_CHECK(has(kc.source, "A through registers") && has(kc.source, "a_copy["),
+                 "%s: A read along K must stay on the register path", cfg);
+      if (i == 2) TC_CHECK(has(tc_str_cstr(&lc), "tc_cp_async4(&b"), "%s: B copies", cfg);
+      tc_str_free(&lc);
+      tc_str_free(&lo);
+      static const char *const archs[] = {"sm_80", "sm_90a"};
+      for (int a = 0; a < 2 && nvrtc; a++) {
+        char *ptx = NULL;
+        tc_str err;
+        tc_str_init(&err);
+        tc_status st = tc_cuda_compile(kc.source, archs[a], &ptx, &err);
+        TC_CHECK(st == TC_OK, "%s %s: %.3000s", cfg, archs[a], tc_str_cstr(&err));
+        if (st == TC_OK)
+          TC_CHECK(has(ptx, "cp.async.ca.shared.global") && has(ptx, "cp.async.wait_group") &&
+                       has(ptx, "mma.sync.aligned.m16n8k16"),
+                   "%s %s: no cp.async in the PTX", cfg, archs[a]);
+        free(ptx);
+        tc_str_free(&err);
+      }
+    }
+    tc_gemm_kernel_free(&kc);
+    tc_gemm_kernel_free(&ko);
+    problem_free(&P);
+    if (cl) {
+      int64_t bad = run_mma(tc, 1);
+      TC_CHECK(bad == 0, "cp.async case %zu (%s): %lld wrong elements", i, tc->cfg,
+               (long long)bad);
+    }
+  }
+  ab_extra = EXTRA;
+  if (!cl) TC_SKIP("no OpenCL device (the sources were checked)");
+  if (!nvrtc) TC_SKIP("NVRTC cannot be loaded (the CUDA sources were generated)");
+}
+
+/* The mma heuristic: candidates for f16/bf16 only, each a valid mma set. */
+static void test_mma_candidates(void) {
+  tc_gemm_shape s = shape16(100, 70, 50, TC_BF16), f = shape16(100, 70, 50, TC_F32);
+  tc_gemm_params *c = NULL, p;
+  char err[256] = "";
+  int n = tc_gemm_mma_candidates(&s, &c);
+  TC_CHECK(n > 0, "no mma candidates");
+  for (int i = 0; i < n; i++)
+    TC_CHECK(tc_gemm_params_is_mma(&c[i]) && tc_gemm_params_check(&c[i], &s, err, sizeof err) == 0,
+             "candidate %d: %s", i, err);
+  TC_CHECK(tc_gemm_mma_default(&s, &p, err, sizeof err) == 0 && n > 0 &&
+               !memcmp(&p, &c[0], sizeof p),
+           "default: %s", err);
+  free(c);
+  TC_CHECK(tc_gemm_mma_candidates(&f, &c) == 0 && !c, "f32 candidates");
+  TC_CHECK(tc_gemm_mma_default(&f, &p, err, sizeof err) != 0 && has(err, "f16 or bf16"), "%s",
+           err);
+}
+
 int main(void) {
   tc_str e;
   tc_str_init(&e);
@@ -438,6 +562,8 @@ int main(void) {
   TC_RUN(test_mma_gemm_opencl);
   TC_RUN(test_mma_wrong_layouts);
   TC_RUN(test_mma_cuda);
+  TC_RUN(test_mma_cp_async);
+  TC_RUN(test_mma_candidates);
   if (cl) tc_cl_close(cl);
   TC_MAIN_END();
 }

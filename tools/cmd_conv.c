@@ -30,7 +30,7 @@ static void conv_usage(FILE *out) {
         "                    [-p PH] [-q PW] [-u SH] [-v SW] [-l DH] [-j DW] [-g G]\n"
         "                    [--in_layout L] [--fil_layout L] [--out_layout L]\n"
         "                    [--pad_h_l P] [--pad_h_r P] [--pad_w_l P] [--pad_w_r P]\n"
-        "                    [-t f32|f16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
+        "                    [-t f32|f16|bf16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
         "                    [--time [-i N]] [--emit FILE] [--json]\n"
         "                    [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "\n"

@@ -30,7 +30,7 @@
 
 static void gemm_usage(FILE *out) {
   fputs("usage: tilec gemm -M M -N N -K K [--transA 0|1] [--transB 0|1] [-g G]\n"
-        "                  [-t f32|f16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
+        "                  [-t f32|f16|bf16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
         "                  [--time [-i N]] [--emit FILE] [--json]\n"
         "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
@@ -282,10 +282,14 @@ int cmd_gemm(int argc, char **argv) {
     }
   }
   if (strcmp(r.source, "heuristic") == 0) {
-    /* HIP with 16-bit inputs: the XDLOPS (MFMA) kernel */
-    int xdl = hip && (o.dtype == TC_F16 || o.dtype == TC_BF16);
-    snprintf(r.source_detail, sizeof r.source_detail, "heuristic%s", xdl ? ", XDLOPS (MFMA)" : "");
-    if ((xdl ? tc_gemm_xdlops_default : tc_gemm_params_default)(&shape, &prm, why, sizeof why) != 0) {
+    /* 16-bit inputs: HIP the XDLOPS (MFMA) kernel, CUDA the mma.sync one */
+    int x16 = o.dtype == TC_F16 || o.dtype == TC_BF16;
+    int xdl = hip && x16, mma = o.target == TC_TARGET_CUDA && x16;
+    snprintf(r.source_detail, sizeof r.source_detail, "heuristic%s",
+             xdl ? ", XDLOPS (MFMA)" : mma ? ", mma.sync" : "");
+    if ((xdl   ? tc_gemm_xdlops_default
+         : mma ? tc_gemm_mma_default
+               : tc_gemm_params_default)(&shape, &prm, why, sizeof why) != 0) {
       op_fail(&o, "no valid perf config for this GEMM: %s", why);
       goto out;
     }

@@ -99,8 +99,10 @@ int op_common_option(op_opts *o, int argc, char **argv, int *i, int *rc) {
       o->dtype = TC_F32;
     else if (strcmp(v, "f16") == 0 || strcmp(v, "fp16") == 0)
       o->dtype = TC_F16;
+    else if (strcmp(v, "bf16") == 0)
+      o->dtype = TC_BF16;
     else
-      *rc = op_usage_error(o, "unknown data type '%s' for -t (f32 or f16)", v);
+      *rc = op_usage_error(o, "unknown data type '%s' for -t (f32, f16 or bf16)", v);
     return 1;
   }
   if (VALUE("--perf-config") || VALUE("--perf_config")) {
@@ -140,7 +142,7 @@ int op_common_option(op_opts *o, int argc, char **argv, int *i, int *rc) {
 }
 
 void op_common_usage(FILE *out) {
-  fputs("  -t f32|f16              data type (default f32; accumulation is always f32)\n"
+  fputs("  -t f32|f16|bf16         data type (default f32; accumulation is always f32)\n"
         "  -V 0|1                  1: verify against the plain C reference and print\n"
         "                          `verify: PASS` or `verify: FAIL` with the max error\n"
         "                          (default 0)\n"
@@ -172,9 +174,12 @@ void op_common_usage(FILE *out) {
         "output says which.  The perf DB is $TILEC_PERFDB, else\n"
         "$XDG_DATA_HOME/tilec/perfdb.sqlite, else ~/.local/share/tilec/perfdb.sqlite.\n"
         "\n"
-        "XDLOPS (MFMA) kernels for f16: --perf-config xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA]\n"
+        "XDLOPS (MFMA) kernels for f16/bf16: --perf-config xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA]\n"
         "(M/N/K per block, M/N per wave, MFMA 32 or 16); --target hip uses them by\n"
-        "default for gemm -t f16; on opencl the MFMA is emulated.\n"
+        "default for gemm -t f16|bf16; on opencl the MFMA is emulated.\n"
+        "mma.sync kernels (NVIDIA tensor cores, sm_80+) for f16/bf16: --perf-config\n"
+        "mma:MPB,NPB,KPB,MPW,NPW (M/N/K per block, M/N per warp); --target cuda uses\n"
+        "them by default for gemm -t f16|bf16; on opencl the mma.sync is emulated.\n"
         "\n"
         "exit status: 0 success (with -V 1: verify PASS; --target hip: compiled, or\n"
         "hipcc missing); 1 no device, a kernel failed to compile or run, verify FAIL,\n"

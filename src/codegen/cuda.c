@@ -152,4 +152,11 @@ const tc_dialect tc_dialect_cuda = {
     /* mma.sync m16n8k16 (mma_cuda.c) */
     .mma_prelude = tc_cu_mma_prelude,
     .mma = tc_cu_mma,
+    /* wgmma m64nNk16, sm_90a (wgmma_cuda.c) */
+    .wgmma_prelude = tc_cu_wgmma_prelude,
+    .wgmma_addr = tc_cu_wgmma_addr,
+    .wgmma_begin = tc_cu_wgmma_begin,
+    .wgmma_end = tc_cu_wgmma_end,
+    .wgmma_store_fence = tc_cu_wgmma_store_fence,
+    .wgmma = tc_cu_wgmma,
 };

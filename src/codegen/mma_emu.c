@@ -59,7 +59,18 @@ const char tc_cl_mma_prelude[] =
     "    c[v] += s;\n"
     "  }\n"
     "  barrier(CLK_LOCAL_MEM_FENCE);\n"
-    "}\n";
+    "}\n"
+    "/* CUDA's cp.async global -> shared (the mma GEMM's blockwise copies), as a\n"
+    " * plain copy of n 16-bit elements; src_bytes 0 copies zeros */\n"
+    "static void tc_cp_async_emu(__local ushort *dst, __global const ushort *src, int n,\n"
+    "                            int src_bytes) {\n"
+    "  for (int i = 0; i < n; i++) dst[i] = 2 * i < src_bytes ? src[i] : (ushort)0;\n"
+    "}\n"
+    "#define tc_cp_async4(d, s, b) tc_cp_async_emu(d, s, 2, b)\n"
+    "#define tc_cp_async8(d, s, b) tc_cp_async_emu(d, s, 4, b)\n"
+    "#define tc_cp_async16(d, s, b) tc_cp_async_emu(d, s, 8, b)\n"
+    "#define tc_cp_async_commit()\n"
+    "#define tc_cp_async_wait_all()\n";
 
 /* scratch: 32 lanes x (8 A + 4 B) values, f32, per warp */
 #define SCRATCH_FLOATS 384

@@ -202,6 +202,10 @@ const tc_dialect tc_dialect_opencl = {
     .mma_decls = tc_cl_mma_decls,
     .mma_smem = tc_cl_mma_smem,
     .mma = tc_cl_mma,
+    /* wgmma m64nNk16: emulated (wgmma_emu.c) */
+    .wgmma_prelude = tc_cl_wgmma_prelude,
+    .wgmma_addr = tc_cl_wgmma_addr,
+    .wgmma = tc_cl_wgmma,
     .vec_load = cl_vec_load,
     .vec_elem = cl_vec_elem,
     .vec_store = cl_vec_store,

@@ -322,12 +322,89 @@ static tc_status emit_load(gen *G, int is_b, int depth) {
   return st;
 }
 
-/* "{ const int k_tile = <text>; <loads of A and B> }" */
-static tc_status emit_load_tile(gen *G, int depth, const char *k_tile_text) {
-  line(G, depth, "{ /* blockwise copy of tile k_tile: global -> registers */");
+/* mma kernels: the width (2, 4 or 8 elements: 4, 8 or 16 bytes) of
+ * operand A's (is_b 0) or B's (1) asynchronous copies global -> LDS
+ * (cp.async on CUDA, docs/mma.md), or 0 where the copy goes through
+ * registers.  Only where it is a straight move of contiguous, aligned
+ * 16-bit vectors: read along M (N), the dimension contiguous in LDS
+ * [K][M]; src_per_read w a power of two dividing slice_m, capped by the
+ * padded view's tc_view_vector_width along M as in load_width (so a
+ * vector's global offset is a multiple of w and its predicate uniform);
+ * its LDS index, base + (a_k0 + i) * MPB + a_m0 + j, is a multiple of w
+ * (emit_store).  Independent of the dialect, so the OpenCL emulation
+ * copies with the same indices. */
+static int async_width(gen *G, int is_b) {
+  const tc_gemm_params *p = G->p;
+  /* not for wgmma kernels: their LDS layout is not [K][M] (gemm_wgmma.c) */
+  if (!G->mma || G->wgmma || (is_b ? p->b_read_dim : p->a_read_dim) == TC_GEMM_READ_K) return 0;
+  int ext = is_b ? p->n_per_block : p->m_per_block;
+  int slice_x = ext / (is_b ? p->b_cluster_n : p->a_cluster_m);
+  int w = is_b ? p->b_src_per_read : p->a_src_per_read;
+  int eb = (int)tc_dtype_size(is_b ? G->pb->b_dtype : G->pb->a_dtype);
+  if (eb != 2 || w < 2 || (w & (w - 1)) || slice_x % w || w * eb > 16) return 0;
+  int vw = tc_view_vector_width(is_b ? G->b : G->a, 2, eb, 16);
+  while (w > 1 && w > vw) w /= 2;
+  return w >= 2 ? w : 0;
+}
+
+/* Global -> shared buffer `odd` for operand A (is_b 0) or B (1) by
+ * asynchronous copies of async_width elements: tc_cp_async{4,8,16}(dst,
+ * src, src_bytes), from the mma prelude (CUDA: cp.async.ca.shared.global
+ * with src-size, which zero-fills the bytes past src_bytes; OpenCL: a
+ * plain copy); an invalid vector copies 0 bytes, i.e. zeros. */
+static tc_status emit_async(gen *G, int is_b, int odd, int depth) {
+  const tc_gemm_params *p = G->p;
+  tc_epool *P = G->pool;
+  int kpb = p->k_per_block, ext = is_b ? p->n_per_block : p->m_per_block;
+  int slice_k = kpb / (is_b ? p->b_cluster_k : p->a_cluster_k);
+  int slice_x = ext / (is_b ? p->b_cluster_n : p->a_cluster_m);
+  const tc_view *v = is_b ? G->b : G->a;
+  const char *buf = is_b ? "B" : "A", *lds = is_b ? "b_lds" : "a_lds";
+  const char *k0s = is_b ? "b_k0" : "a_k0", *x0s = is_b ? "b_n0" : "a_m0";
+  const tc_expr *k0 = is_b ? G->b_k0 : G->a_k0, *x0 = is_b ? G->b_n0 : G->a_m0;
+  const tc_expr *blk = is_b ? G->n_blk : G->m_blk;
+  int w = async_width(G, is_b), bytes = 2 * w, base = odd ? kpb * ext : 0;
+  tc_status st = TC_OK;
+  for (int i = 0; i < slice_k && st == TC_OK; i++)
+    for (int j = 0; j < slice_x && st == TC_OK; j += w) {
+      const tc_expr *k = tc_e_addc(P, tc_e_add(P, tc_e_mulc(P, G->k_tile, kpb), k0), i);
+      const tc_expr *x = tc_e_addc(P, tc_e_add(P, tc_e_mulc(P, blk, ext), x0), j);
+      const tc_expr *off, *valid;
+      st = index_of(G, v, buf, k, x, &off, &valid);
+      if (st != TC_OK) break;
+      tc_str_indent(G->o, depth);
+      tc_str_printf(G->o, "tc_cp_async%d(&%s[%d + (%s + %d) * %d + %s + %d], ", bytes, lds, base,
+                    k0s, i, ext, x0s, j);
+      if (tc_e_is_const(valid, 0)) {
+        tc_str_printf(G->o, "%s, 0);\n", buf);
+      } else if (tc_e_is_const(valid, 1)) {
+        tc_str_printf(G->o, "%s + ", buf);
+        tc_e_print_c(G->o, P, off);
+        tc_str_printf(G->o, ", %d);\n", bytes);
+      } else {
+        tc_str_printf(G->o, "%s + ((", buf);
+        tc_e_print_c(G->o, P, valid);
+        tc_str_cat(G->o, ") ? ");
+        tc_e_print_c(G->o, P, off);
+        tc_str_cat(G->o, " : 0), (");
+        tc_e_print_c(G->o, P, valid);
+        tc_str_printf(G->o, ") ? %d : 0);\n", bytes);
+      }
+    }
+  return st;
+}
+
+/* "{ const int k_tile = <text>; <loads of A and B> }"; operands copied
+ * asynchronously (async_width) go straight to shared buffer `odd`, the
+ * one the following emit_store fills, as one commit group. */
+static tc_status emit_load_tile(gen *G, int depth, const char *k_tile_text, int odd) {
+  int aa = async_width(G, 0) > 0, ab = async_width(G, 1) > 0;
+  line(G, depth, "{ /* blockwise copy of tile k_tile: global -> %s */",
+       aa && ab ? "shared (async)" : aa || ab ? "registers, shared (async)" : "registers");
   line(G, depth + 1, "const int k_tile = %s;", k_tile_text);
-  tc_status st = emit_load(G, 0, depth + 1);
-  if (st == TC_OK) st = emit_load(G, 1, depth + 1);
+  tc_status st = aa ? emit_async(G, 0, odd, depth + 1) : emit_load(G, 0, depth + 1);
+  if (st == TC_OK) st = ab ? emit_async(G, 1, odd, depth + 1) : emit_load(G, 1, depth + 1);
+  if (aa || ab) line(G, depth + 1, "tc_cp_async_commit();");
   line(G, depth, "}");
   return st;
 }
@@ -338,8 +415,16 @@ static tc_status emit_load_tile(gen *G, int depth, const char *k_tile_text) {
  * j, is a multiple of its width w: w | slice_x | ext (the params check),
  * base is a multiple of ext, x0 of slice_x, and j steps by w. */
 static void emit_store(gen *G, int odd, int depth) {
+  if (G->wgmma) { /* the wgmma core-matrix layout (gemm_wgmma.c) */
+    tc_wgmma_emit_store(G, odd, depth);
+    return;
+  }
   const tc_gemm_params *p = G->p;
+  /* the asynchronous copies into this buffer complete before the barrier
+   * that publishes it */
+  if (async_width(G, 0) || async_width(G, 1)) line(G, depth, "tc_cp_async_wait_all();");
   for (int is_b = 0; is_b < 2; is_b++) {
+    if (async_width(G, is_b)) continue;
     int kpb = p->k_per_block, ext = is_b ? p->n_per_block : p->m_per_block;
     int slice_k = kpb / (is_b ? p->b_cluster_k : p->a_cluster_k);
     int slice_x = ext / (is_b ? p->b_cluster_n : p->a_cluster_m);
@@ -399,7 +484,8 @@ static void emit_sub_gemm(gen *G, int depth, int r, int s) {
 /* The pipelined 2x2 blockwise GEMM on shared buffer `odd`. */
 static void emit_block_gemm(gen *G, int odd, int depth) {
   if (G->xdl) {
-    if (G->mma) tc_mma_emit_block_gemm(G, odd, depth); /* gemm_mma.c */
+    if (G->wgmma) tc_wgmma_emit_block_gemm(G, odd, depth); /* gemm_wgmma.c */
+    else if (G->mma) tc_mma_emit_block_gemm(G, odd, depth); /* gemm_mma.c */
     else tc_mfma_emit_block_gemm(G, odd, depth);
     return;
   }
@@ -529,6 +615,7 @@ static tc_status store_c_vec(gen *G, const tc_expr *m, const tc_expr *n, int a0,
 }
 
 static tc_status emit_c_store(gen *G, int depth) {
+  if (G->wgmma) return tc_wgmma_emit_c_store(G, depth);
   if (G->xdl) return G->mma ? tc_mma_emit_c_store(G, depth) : tc_mfma_emit_c_store(G, depth);
   const tc_gemm_params *p = G->p;
   tc_epool *P = G->pool;
@@ -603,7 +690,11 @@ static tc_status emit_kernel(gen *G, const char *name) {
        (long long)G->s.g, (long long)G->s.m, (long long)G->s.n, (long long)G->s.k,
        tc_dtype_name(G->pb->a_dtype), tc_dtype_name(G->pb->b_dtype),
        tc_dtype_name(G->pb->c_dtype), (double)G->pb->alpha);
-  if (G->mma)
+  if (G->wgmma)
+    line(G, 0, " * perf config %s (wgmma, sm_90a): %d warp groups of 64 x %d, m64n%dk16, A and B "
+               "from shared memory (K-major core matrices, no swizzle)",
+         cfg, p->waves_m, p->n_per_block, p->n_per_block);
+  else if (G->mma)
     line(G, 0, " * perf config %s (mma.sync): %d x %d warps of %d x %d, m16n8k16; A copy cluster "
                "k%d x m%d (read along %s, %d per read); B copy cluster k%d x n%d (read along %s, "
                "%d per read)",
@@ -624,6 +715,10 @@ static tc_status emit_kernel(gen *G, const char *name) {
          cfg, p->m_level0, p->m_level1, p->n_level0, p->n_level1, p->a_cluster_k, p->a_cluster_m,
          p->a_read_dim == TC_GEMM_READ_K ? "K" : "M", p->a_src_per_read, p->b_cluster_k,
          p->b_cluster_n, p->b_read_dim == TC_GEMM_READ_K ? "K" : "N", p->b_src_per_read);
+  if (G->mma)
+    line(G, 0, " * global -> shared: A %s, B %s",
+         async_width(G, 0) ? "asynchronous (cp.async)" : "through registers",
+         async_width(G, 1) ? "asynchronous (cp.async)" : "through registers");
   line(G, 0, " * grid %lld blocks (G * %lld m tiles * %lld n tiles), %d threads; %lld K tiles: "
              "%lld main-loop iterations, tail with %s tile%s",
        (long long)nblocks, (long long)G->nm, (long long)G->nn, bs, (long long)G->nk,
@@ -632,7 +727,8 @@ static tc_status emit_kernel(gen *G, const char *name) {
   describe_view(G, "B (padded)", G->b);
   describe_view(G, "C (padded)", G->c);
   line(G, 0, " */");
-  if (G->mma) tc_mma_emit_prelude(G);
+  if (G->wgmma) tc_wgmma_emit_prelude(G);
+  else if (G->mma) tc_mma_emit_prelude(G);
   else if (G->xdl) tc_mfma_emit_prelude(G);
 
   d->kernel_begin(G->o, name, bs);
@@ -690,10 +786,12 @@ static tc_status emit_kernel(gen *G, const char *name) {
 
   int acopy = kpb * mpb / bs, bcopy = kpb * npb / bs;
   if (G->xdl) {
-    line(G, 1, "%s a_copy[%d];  /* blockwise-copy registers (stored bits) */",
-         tc_storage_type(G->pb->a_dtype), acopy);
-    line(G, 1, "%s b_copy[%d];", tc_storage_type(G->pb->b_dtype), bcopy);
-    if (G->mma) tc_mma_emit_setup(G, 1);
+    if (!async_width(G, 0))
+      line(G, 1, "%s a_copy[%d];  /* blockwise-copy registers (stored bits) */",
+           tc_storage_type(G->pb->a_dtype), acopy);
+    if (!async_width(G, 1)) line(G, 1, "%s b_copy[%d];", tc_storage_type(G->pb->b_dtype), bcopy);
+    if (G->wgmma) tc_wgmma_emit_setup(G, 1);
+    else if (G->mma) tc_mma_emit_setup(G, 1);
     else tc_mfma_emit_setup(G, 1);
   } else {
     line(G, 1, "float a_copy[%d], b_copy[%d];  /* blockwise-copy registers */", acopy, bcopy);
@@ -704,7 +802,7 @@ static tc_status emit_kernel(gen *G, const char *name) {
   }
 
   line(G, 1, "/* prologue: tile 0 -> registers -> even buffers */");
-  tc_status st = emit_load_tile(G, 1, "0");
+  tc_status st = emit_load_tile(G, 1, "0", 0);
   if (st != TC_OK) return st;
   emit_store(G, 0, 1);
 
@@ -713,12 +811,12 @@ static tc_status emit_kernel(gen *G, const char *name) {
   if (iters > 0) {
     line(G, 1, "for (int iter = 0; iter < %lld; ++iter) {", (long long)iters);
     line(G, 2, "%s", d->barrier);
-    st = emit_load_tile(G, 2, "2 * iter + 1");
+    st = emit_load_tile(G, 2, "2 * iter + 1", 1);
     if (st != TC_OK) return st;
     emit_block_gemm(G, 0, 2);
     emit_store(G, 1, 2);
     line(G, 2, "%s", d->barrier);
-    st = emit_load_tile(G, 2, "2 * iter + 2");
+    st = emit_load_tile(G, 2, "2 * iter + 2", 0);
     if (st != TC_OK) return st;
     emit_block_gemm(G, 1, 2);
     emit_store(G, 0, 2);
@@ -733,7 +831,7 @@ static tc_status emit_kernel(gen *G, const char *name) {
   } else {
     char last[32];
     snprintf(last, sizeof last, "%lld", (long long)(G->nk - 1));
-    st = emit_load_tile(G, 1, last);
+    st = emit_load_tile(G, 1, last, 1);
     if (st != TC_OK) return st;
     emit_block_gemm(G, 0, 1);
     emit_store(G, 1, 1);
@@ -806,6 +904,11 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   if (st != TC_OK) return st;
   G.xdl = tc_gemm_params_is_xdlops(p);
   G.mma = tc_gemm_params_is_mma(p);
+  G.wgmma = tc_gemm_params_is_wgmma(p);
+  if (G.wgmma && !G.d->wgmma)
+    return fail(&G, TC_ERR_UNSUPPORTED,
+                "GEMM: wgmma kernels are for NVIDIA sm_90a: target cuda, or opencl (emulated); "
+                "not %s", tc_target_name(target));
   if (G.mma && !G.d->mma)
     return fail(&G, TC_ERR_UNSUPPORTED,
                 "GEMM: mma.sync kernels are for NVIDIA GPUs: target cuda, or opencl (emulated); "
@@ -860,7 +963,8 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   snprintf(out->name, sizeof out->name, "%s", name);
   out->grid[0] = (size_t)(G.s.g * G.nm * G.nn), out->grid[1] = out->grid[2] = 1;
   out->block[0] = (size_t)p->block_size, out->block[1] = out->block[2] = 1;
-  out->smem_bytes = tc_gemm_lds_bytes(p) + (G.mma   ? tc_mma_extra_smem(G.d, p)
+  out->smem_bytes = tc_gemm_lds_bytes(p) + (G.wgmma ? 0
+                                            : G.mma ? tc_mma_extra_smem(G.d, p)
                                             : G.xdl ? tc_mfma_extra_smem(G.d, p)
                                                     : 0);
   return TC_OK;

@@ -26,6 +26,8 @@ typedef struct tc_gemm_gen {
                                resource covering that many bytes */
   /* additions (CUDA mma.sync) */
   int mma; /* the mma.sync blockwise GEMM (tc_gemm_params_is_mma; xdl is set too) */
+  /* additions (sm_90a wgmma) */
+  int wgmma; /* the wgmma blockwise GEMM (tc_gemm_params_is_wgmma; mma and xdl are set too) */
 } tc_gemm_gen;
 
 /* The offset and validity of upper coordinates (g_id, x, y) of view v
@@ -88,5 +90,20 @@ void tc_mma_emit_prelude(tc_gemm_gen *G);
 void tc_mma_emit_setup(tc_gemm_gen *G, int depth);
 void tc_mma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth);
 tc_status tc_mma_emit_c_store(tc_gemm_gen *G, int depth);
+
+/* ---- gemm_wgmma.c (wgmma m64nNk16, sm_90a; docs/wgmma.md) ---- */
+
+/* The generator's wgmma accumulator layout: value j of thread t (0..127)
+ * of a warp group is D[*row][*col] of its 64 x N tile. */
+void tc_wgmma_d_layout(int t, int j, int *row, int *col);
+/* Tests only: 0 normally; 1 writes the shared tiles with each core matrix
+ * transposed, 2 swaps LBO and SBO in the descriptors, 3 swaps rows g and
+ * g + 8 of the C store; the OpenCL emulation must expose each. */
+extern int tc_wgmma_test_fault;
+void tc_wgmma_emit_prelude(tc_gemm_gen *G);
+void tc_wgmma_emit_setup(tc_gemm_gen *G, int depth);
+void tc_wgmma_emit_store(tc_gemm_gen *G, int odd, int depth);
+void tc_wgmma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth);
+tc_status tc_wgmma_emit_c_store(tc_gemm_gen *G, int depth);
 
 #endif

@@ -177,9 +177,15 @@ static int check_copy(char op, const char *mn, int bs, int kpb, int ext_mn, int 
 }
 
 static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
+                                 size_t cap);
+static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err,
+                                  size_t cap);
+static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
 static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 
 int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_check(p, s, err, cap);
   if (tc_gemm_params_is_mma(p)) return check_mma(p, s, err, cap);
   if (tc_gemm_params_is_xdlops(p)) return check_xdlops(p, s, err, cap);
   if (check_tuned(p, err, cap)) return -1;
@@ -292,6 +298,7 @@ static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, s
 static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 
 int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_derive(p, s, err, cap);
   if (tc_gemm_params_is_mma(p)) return derive_mma(p, s, err, cap);
   if (tc_gemm_params_is_xdlops(p)) return derive_xdlops(p, s, err, cap);
   if (check_tuned(p, err, cap)) return -1;
@@ -337,6 +344,7 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
   if (!text) return fail(err, cap, "perf-config: no text");
   if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
   if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err, cap);
+  if (strncmp(text, "wgmma:", 6) == 0) return tc_wgmma_params_parse(text, p, err, cap);
   int vals[6];
   const char *c = text;
   int n = 0;
@@ -385,6 +393,10 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
 
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
   if (!buf || !cap) return;
+  if (tc_gemm_params_is_wgmma(p)) {
+    snprintf(buf, cap, "wgmma:%d,%d,%d", p->m_per_block, p->n_per_block, p->k_per_block);
+    return;
+  }
   if (tc_gemm_params_is_mma(p)) {
     snprintf(buf, cap, "mma:%d,%d,%d,%d,%d", p->m_per_block, p->n_per_block, p->k_per_block,
              p->m_per_wave, p->n_per_wave);
@@ -924,5 +936,189 @@ static int parse_mma(const char *text, tc_gemm_params *p, char *err, size_t cap)
   p->m_per_wave = vals[3];
   p->n_per_wave = vals[4];
   p->mma = TC_MMA_M16N8K16;
+  return 0;
+}
+
+/* ---- wgmma kernels (sm_90a warp groups; docs/wgmma.md) ----------------- */
+
+int tc_gemm_params_is_wgmma(const tc_gemm_params *p) {
+  return p && p->mma == TC_MMA_WGMMA_M64NNK16;
+}
+
+static const char *const wgmma_names[3] = {"m_per_block", "n_per_block", "k_per_block"};
+
+static int check_wgmma_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+  int v[3] = {p->m_per_block, p->n_per_block, p->k_per_block};
+  for (int i = 0; i < 3; i++)
+    if (v[i] < 1 || v[i] > MAX_TUNED)
+      return fail(err, cap, "wgmma: %s must be between 1 and %d (got %d)", wgmma_names[i],
+                  MAX_TUNED, v[i]);
+  if (p->m_per_block % 64)
+    return fail(err, cap,
+                "wgmma: m_per_block must be a multiple of 64 (one warp group per 64 rows: "
+                "m64nNk16), got %d", p->m_per_block);
+  if (p->m_per_block / 64 * 128 > MAX_BLOCK)
+    return fail(err, cap, "wgmma: m_per_block / 64 warp groups of 128 threads must be at most %d "
+                "threads (got %d)", MAX_BLOCK, p->m_per_block / 64 * 128);
+  if (p->n_per_block % 8 || p->n_per_block > 256)
+    return fail(err, cap, "wgmma: n_per_block is the instruction's N: a multiple of 8 up to 256 "
+                "(got %d)", p->n_per_block);
+  if (p->k_per_block % 16)
+    return fail(err, cap, "wgmma: k_per_block must be a multiple of the instruction's K (16), "
+                "got %d", p->k_per_block);
+  return 0;
+}
+
+static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
+                                 size_t cap) {
+  if (p->mfma) return fail(err, cap, "a wgmma kernel has no MFMA instruction (mfma %d)", p->mfma);
+  if (check_wgmma_tuned(p, err, cap)) return -1;
+  if (s && s->dtype != TC_F16 && s->dtype != TC_BF16)
+    return fail(err, cap, "wgmma kernels need f16 or bf16 A and B (got %s)",
+                tc_dtype_name(s->dtype));
+  if (p->m_per_wave != 64 || p->n_per_wave != p->n_per_block || p->waves_m != p->m_per_block / 64 ||
+      p->waves_n != 1)
+    return fail(err, cap, "wgmma: m_per_wave, n_per_wave, waves_m, waves_n must be 64, "
+                "n_per_block, m_per_block / 64, 1 (got %d, %d, %d, %d)", p->m_per_wave,
+                p->n_per_wave, p->waves_m, p->waves_n);
+  if (p->block_size != p->waves_m * 128)
+    return fail(err, cap, "wgmma: block_size must be warp groups * 128 (%d != %d)",
+                p->waves_m * 128, p->block_size);
+  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
+                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
+                 vec_of(s, 0), vec_of(s, 1), err, cap))
+    return -1;
+  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
+                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
+                 vec_of(s, 2), vec_of(s, 3), err, cap))
+    return -1;
+  if (p->c_per_write != 1)
+    return fail(err, cap, "c_per_write of a wgmma kernel is fixed at 1 (got %d)", p->c_per_write);
+  int64_t lds = tc_gemm_lds_bytes(p);
+  if (lds > MAX_LDS)
+    return fail(err, cap, "wgmma: shared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 "
+                "= %lld bytes exceeds %d", (long long)lds, MAX_LDS);
+  return 0;
+}
+
+static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err,
+                                  size_t cap) {
+  if (check_wgmma_tuned(p, err, cap)) return -1;
+  tc_gemm_params q;
+  memset(&q, 0, sizeof q);
+  q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
+  q.mma = TC_MMA_WGMMA_M64NNK16;
+  q.m_per_wave = 64, q.n_per_wave = q.n_per_block;
+  q.waves_m = q.m_per_block / 64, q.waves_n = 1;
+  q.block_size = q.waves_m * 128;
+  if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
+                  &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
+                  &q.a_dst_per_write, err, cap))
+    return -1;
+  if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
+                  &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
+                  &q.b_dst_per_write, err, cap))
+    return -1;
+  q.c_per_write = 1;
+  if (tc_wgmma_params_check(&q, s, err, cap)) return -1;
+  *p = q;
+  return 0;
+}
+
+static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+  /* The wgmma path compiles for sm_90a, but its OpenCL emulation does not
+   * verify yet (docs/wgmma.md), so nothing checks its layouts: it is only
+   * generated on request. */
+  const char *on = getenv("TILEC_EXPERIMENTAL_WGMMA");
+  if (!on || strcmp(on, "1") != 0)
+    return fail(err, cap,
+                "wgmma: kernels are experimental and unverified (their OpenCL emulation does not "
+                "match the reference yet); set TILEC_EXPERIMENTAL_WGMMA=1 to generate them anyway");
+  int vals[3] = {0}, n = 0;
+  const char *c = text + 6;
+  for (;;) {
+    while (*c == ' ' || *c == '\t') c++;
+    long long v = 0;
+    int nd = 0;
+    while (*c >= '0' && *c <= '9') {
+      if (v <= MAX_TUNED) v = v * 10 + (*c - '0');
+      c++, nd++;
+    }
+    while (*c == ' ' || *c == '\t') c++;
+    if (n == 3)
+      return fail(err, cap, "perf-config \"%s\": too many fields, expected 3 after wgmma: "
+                  "(MPB,NPB,KPB)", text);
+    if (nd == 0 || (*c != ',' && *c != 0))
+      return fail(err, cap, "perf-config \"%s\": field %d (%s) is not a positive integer", text,
+                  n + 1, wgmma_names[n]);
+    if (v < 1 || v > MAX_TUNED)
+      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d", text,
+                  n + 1, wgmma_names[n], MAX_TUNED);
+    vals[n++] = (int)v;
+    if (*c == 0) break;
+    c++;
+  }
+  if (n != 3)
+    return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after wgmma: "
+                "(MPB,NPB,KPB), got %d", text, n);
+  memset(p, 0, sizeof *p);
+  p->m_per_block = vals[0];
+  p->n_per_block = vals[1];
+  p->k_per_block = vals[2];
+  p->m_per_wave = 64;
+  p->n_per_wave = vals[1];
+  p->mma = TC_MMA_WGMMA_M64NNK16;
+  return 0;
+}
+
+/* mma candidates: the XDLOPS space's order (xdl_cmp; mfma is 0 for all)
+ * over MPB, NPB in {32, 64, 128}, KPB in {16, 32}, MPW in {16, 32, 64},
+ * NPW in {8, 16, 32, 64} dividing them, 1 to 4 warps. */
+int tc_gemm_mma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
+  static const int mnpb[] = {32, 64, 128}, kpb[] = {16, 32}, mpw[] = {16, 32, 64},
+                   npw[] = {8, 16, 32, 64};
+  *out = NULL;
+  if (!shape_ok(s) || (s->dtype != TC_F16 && s->dtype != TC_BF16)) return 0;
+  cand *c = tc_xmalloc(3 * 3 * 2 * 3 * 4 * sizeof *c);
+  int n = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++)
+      for (int k = 0; k < 2; k++)
+        for (int a = 0; a < 3; a++)
+          for (int b = 0; b < 4; b++) {
+            tc_gemm_params p;
+            memset(&p, 0, sizeof p);
+            p.m_per_block = mnpb[i], p.n_per_block = mnpb[j], p.k_per_block = kpb[k];
+            p.m_per_wave = mpw[a], p.n_per_wave = npw[b], p.mma = TC_MMA_M16N8K16;
+            if (p.m_per_block % p.m_per_wave || p.n_per_block % p.n_per_wave) continue;
+            if ((p.m_per_block / p.m_per_wave) * (p.n_per_block / p.n_per_wave) > 4) continue;
+            if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
+            c[n].p = p;
+            c[n].waste = tc_gemm_padded_flops(s, &p);
+            c[n].blocks = tc_gemm_num_blocks(s, &p);
+            n++;
+          }
+  qsort(c, (size_t)n, sizeof *c, xdl_cmp);
+  tc_gemm_params *r = tc_xmalloc((size_t)(n ? n : 1) * sizeof *r);
+  for (int i = 0; i < n; i++) r[i] = c[i].p;
+  free(c);
+  *out = r;
+  return n;
+}
+
+int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
+  if (!shape_ok(s)) return fail(err, cap, "GEMM shape must have G, M, N, K >= 1");
+  if (s->dtype != TC_F16 && s->dtype != TC_BF16)
+    return fail(err, cap, "mma.sync kernels need f16 or bf16 A and B (got %s)",
+                tc_dtype_name(s->dtype));
+  tc_gemm_params *c = NULL;
+  int n = tc_gemm_mma_candidates(s, &c);
+  if (n == 0) {
+    free(c);
+    return fail(err, cap, "no valid mma parameter set for G=%lld M=%lld N=%lld K=%lld",
+                (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
+  }
+  *p = c[0];
+  free(c);
   return 0;
 }

@@ -66,6 +66,13 @@ typedef struct tc_gemm_params {
 int tc_gemm_params_is_xdlops(const tc_gemm_params *p);
 /* Whether p describes an mma.sync kernel (p->mma set). */
 int tc_gemm_params_is_mma(const tc_gemm_params *p);
+/* wgmma kernels (sm_90a, docs/wgmma.md): mma = TC_MMA_WGMMA_M64NNK16,
+ * perf config "wgmma:MPB,NPB,KPB": MPB / 64 warp groups of 128 threads
+ * along M, each computing 64 x NPB with wgmma m64n<NPB>k16 (m_per_wave 64,
+ * n_per_wave NPB, waves_m = MPB / 64 warp groups, waves_n 1).  They are
+ * also mma kernels (tc_gemm_params_is_mma) and XDLOPS-like. */
+#define TC_MMA_WGMMA_M64NNK16 2
+int tc_gemm_params_is_wgmma(const tc_gemm_params *p);
 
 /* The GEMM a problem needs: C[g][m][n] (+)= sum_k A[g][k][m] * B[g][k][n]. */
 typedef struct tc_gemm_shape {
@@ -142,5 +149,13 @@ int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err,
 int tc_gemm_xdlops_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
 /* The first XDLOPS candidate.  Returns 0 or -1 + err. */
 int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+/* mma.sync candidates (docs/mma.md) for an f16/bf16 shape, in the XDLOPS
+ * order: MPB, NPB in {32, 64, 128}, KPB in {16, 32}, MPW in {16, 32, 64},
+ * NPW in {8, 16, 32, 64} dividing them, 1 to 4 warps.  0 (and *out NULL)
+ * when the dtype is not f16 or bf16. */
+int tc_gemm_mma_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
+/* The first mma candidate (the CLI's heuristic for f16/bf16 on CUDA).
+ * Returns 0 or -1 + err. */
+int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
 
 #endif

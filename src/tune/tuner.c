@@ -28,6 +28,7 @@ double tc_tune_bound(double abs_sum, double want, int64_t terms, tc_dtype t) {
   double gamma = kk * u < 0.5 ? kk * u / (1 - kk * u) : INFINITY;
   double bound = gamma * abs_sum + kk * ldexp(1.0, -149);
   if (t == TC_F16) bound += ldexp(1.0, -11) * (fabs(want) + bound) + ldexp(1.0, -25);
+  if (t == TC_BF16) bound += ldexp(1.0, -8) * (fabs(want) + bound) + ldexp(1.0, -134);
   return bound;
 }
 

@@ -1,0 +1,70 @@
+/* wgmma_cuda.c - the CUDA dialect's wgmma (sm_90a warp-group MMA) for the
+ * wgmma GEMM (src/ops/gemm_wgmma.c, docs/wgmma.md):
+ *
+ *   wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16}
+ *
+ * with A and B in shared memory through 64-bit matrix descriptors (PTX ISA,
+ * "Matrix Descriptor Format"): bits 0-13 start address >> 4, 16-29 leading
+ * dimension byte offset >> 4, 32-45 stride dimension byte offset >> 4,
+ * 49-51 base offset (0), 62-63 swizzle mode (0: none / interleave, the
+ * mode used here).  Around the instructions of one blockwise GEMM:
+ * wgmma.fence before, wgmma.commit_group + wgmma.wait_group 0 after; the
+ * threads' generic stores into the shared tiles are ordered before the
+ * async proxy's reads by fence.proxy.async.shared::cta (then the barrier). */
+#include "dialect.h"
+
+const char tc_cu_wgmma_prelude[] =
+    "/* wgmma m64nNk16, f32 accumulation, A and B from shared memory (tilec wgmma_cuda.c) */\n"
+    "#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ != 900 || !defined(__CUDA_ARCH_FEAT_SM90_ALL))\n"
+    "#error \"tilec: wgmma.mma_async needs sm_90a (compile with -arch sm_90a)\"\n"
+    "#endif\n"
+    "static __device__ __forceinline__ unsigned tc_wgmma_smem_u32(const void *p) {\n"
+    "  unsigned a;\n"
+    "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"((unsigned long long)p));\n"
+    "  return a;\n"
+    "}\n"
+    "/* matrix descriptor: start, LBO, SBO in bytes; base offset 0; swizzle mode 0 (none) */\n"
+    "static __device__ __forceinline__ unsigned long long tc_wgmma_desc(unsigned addr, unsigned lbo,\n"
+    "                                                                   unsigned sbo) {\n"
+    "  return (unsigned long long)((addr & 0x3FFFFu) >> 4) |\n"
+    "         ((unsigned long long)((lbo >> 4) & 0x3FFFu) << 16) |\n"
+    "         ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32);\n"
+    "}\n";
+
+void tc_cu_wgmma_addr(tc_str *o, const char *lds, const char *off) {
+  tc_str_printf(o, "tc_wgmma_smem_u32(%s + (%s))", lds, off);
+}
+
+const char tc_cu_wgmma_begin[] = "asm volatile(\"wgmma.fence.sync.aligned;\" ::: \"memory\");";
+const char tc_cu_wgmma_end[] =
+    "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned 0;\" ::: "
+    "\"memory\");";
+const char tc_cu_wgmma_store_fence[] =
+    "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
+
+/* One asm statement: the N/2 accumulators "+f", the descriptors "l", and
+ * scale-d (a predicate, 1: D = A * B + D); scale-a/b 1, both K-major
+ * (imm-trans-a/b 0). */
+void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
+                 const char *lds_b, const char *db, const char *acc, int depth) {
+  (void)lds_a, (void)lds_b;
+  const char *t = in == TC_BF16 ? "bf16" : "f16";
+  int nr = n / 2;
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %%%d, 0;\\n\\t", nr + 2);
+  tc_str_printf(o, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, t, t);
+  for (int i = 0; i < nr; i++) tc_str_printf(o, "%s%%%d", i ? ", " : "", i);
+  tc_str_printf(o, "}, %%%d, %%%d, p, 1, 1, 0, 0;\\n\\t}\"\n", nr, nr + 1);
+  tc_str_indent(o, depth + 2);
+  tc_str_cat(o, ":");
+  for (int i = 0; i < nr; i++) {
+    if (i && i % 8 == 0) {
+      tc_str_cat(o, "\n");
+      tc_str_indent(o, depth + 2);
+    }
+    tc_str_printf(o, "%s \"+f\"(%s[%d])", i ? "," : "", acc, i);
+  }
+  tc_str_cat(o, "\n");
+  tc_str_indent(o, depth + 2);
+  tc_str_printf(o, ": \"l\"(%s), \"l\"(%s), \"r\"(1) : \"memory\");\n", da, db);
+}

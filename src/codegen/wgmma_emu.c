@@ -1,0 +1,64 @@
+/* wgmma_emu.c - the OpenCL dialect's emulation of NVIDIA's sm_90a
+ * wgmma.mma_async.sync.aligned.m64nNk16.f32.{f16,bf16}.{f16,bf16} with A
+ * and B in shared memory (docs/wgmma.md).
+ *
+ * Each thread of the warp group (128 threads, t = tid % 128) computes its
+ * own N/2 accumulators, reading A and B from the shared tiles through the
+ * matrix descriptors as the hardware addresses them, so a kernel whose
+ * shared-memory layout and descriptors disagree computes wrong results:
+ *
+ *   descriptor d: start = (d & 0x3fff) << 4, LBO = ((d >> 16) & 0x3fff) << 4,
+ *   SBO = ((d >> 32) & 0x3fff) << 4, swizzle mode d >> 62 (only 0, no
+ *   swizzle, is modelled; any other mode gives NaN);
+ *   K-major, no swizzle (PTX ISA canonical layout ((8,m),(T,2k)) :
+ *   ((1T,SBO),(1,LBO)), T = 8 16-bit elements): element (row r, k) of the
+ *   64 x 16 A (N x 16 B) is at byte start + (r / 8) * SBO + (r % 8) * 16 +
+ *   (k / 8) * LBO + (k % 8) * 2;
+ *   D fragment (PTX ISA "WGMMA .m64nNk16 register fragment layout for
+ *   accumulator matrix D"; CUTLASS CLayout_64xN): value j of thread t is
+ *   D[16 (t / 32) + g + 8 ((j / 2) % 2)][8 (j / 4) + 2 tq + j % 2], g = (t %
+ *   32) / 4, tq = t % 4.
+ *
+ * The descriptors' addresses are byte offsets from the start of the shared
+ * array passed with them (the generator's wgmma_addr hook).  Nothing is
+ * shared between threads, so no barrier is needed. */
+#include "dialect.h"
+
+const char tc_cl_wgmma_prelude[] =
+    "/* wgmma m64nNk16 emulation (tilec wgmma_emu.c): one warp group's D += A * B */\n"
+    "static ulong tc_wgmma_desc(uint addr, uint lbo, uint sbo) {\n"
+    "  return (ulong)((addr & 0x3FFFFu) >> 4) | ((ulong)((lbo >> 4) & 0x3FFFu) << 16) |\n"
+    "         ((ulong)((sbo >> 4) & 0x3FFFu) << 32);\n"
+    "}\n"
+    "static float tc_wgmma_in(__local const ushort *s, ulong d, int r, int k, int bf16) {\n"
+    "  const uint start = (uint)(d & 0x3fff) << 4, lbo = (uint)((d >> 16) & 0x3fff) << 4;\n"
+    "  const uint sbo = (uint)((d >> 32) & 0x3fff) << 4;\n"
+    "  if ((d >> 62) != 0) return NAN; /* only swizzle mode 0 is modelled */\n"
+    "  const uint byte = start + (uint)(r / 8) * sbo + (uint)(r % 8) * 16 + (uint)(k / 8) * lbo +\n"
+    "                    (uint)(k % 8) * 2;\n"
+    "  ushort v = s[byte / 2];\n"
+    "  return bf16 ? tc_bf16_to_f32(v) : vload_half(0, (const half *)&v);\n"
+    "}\n"
+    "static void tc_wgmma_emu(__local const ushort *sa, ulong da, __local const ushort *sb, ulong db,\n"
+    "                         int bf16, int n, int t, float *d) {\n"
+    "  const int w = t / 32, g = (t % 32) / 4, tq = t % 4;\n"
+    "  for (int j = 0; j < n / 2; j++) {\n"
+    "    const int row = 16 * w + g + 8 * ((j / 2) % 2), col = 8 * (j / 4) + 2 * tq + j % 2;\n"
+    "    float s = 0.0f;\n"
+    "    for (int k = 0; k < 16; k++)\n"
+    "      s += tc_wgmma_in(sa, da, row, k, bf16) * tc_wgmma_in(sb, db, col, k, bf16);\n"
+    "    d[j] += s;\n"
+    "  }\n"
+    "}\n";
+
+void tc_cl_wgmma_addr(tc_str *o, const char *lds, const char *off) {
+  (void)lds;
+  tc_str_printf(o, "(uint)((%s) * 2)", off);
+}
+
+void tc_cl_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
+                 const char *lds_b, const char *db, const char *acc, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "tc_wgmma_emu(%s, %s, %s, %s, %d, %d, tid %% 128, %s);\n", lds_a, da, lds_b, db,
+                in == TC_BF16, n, acc);
+}
