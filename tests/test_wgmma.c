@@ -264,9 +264,6 @@ static const mcase gemm_cases[] = {
 };
 
 static void test_wgmma_gemm_opencl(void) {
-  /* UNFINISHED (docs/wgmma.md, "Not done"): the emulated GEMMs still give wrong
-   * results on PoCL; skipped until that is found.  TILEC_WGMMA_OPENCL=1 runs them. */
-  if (!getenv("TILEC_WGMMA_OPENCL")) TC_SKIP("wgmma OpenCL emulation unfinished (TILEC_WGMMA_OPENCL=1 runs it)");
   if (!cl) TC_SKIP("no OpenCL device");
   for (size_t i = 0; i < sizeof gemm_cases / sizeof *gemm_cases; i++) {
     int64_t bad = run_wgmma(&gemm_cases[i], 1);
@@ -275,9 +272,6 @@ static void test_wgmma_gemm_opencl(void) {
 }
 
 static void test_wgmma_wrong_layouts(void) {
-  /* UNFINISHED (docs/wgmma.md, "Not done"): the emulated GEMMs still give wrong
-   * results on PoCL; skipped until that is found.  TILEC_WGMMA_OPENCL=1 runs them. */
-  if (!getenv("TILEC_WGMMA_OPENCL")) TC_SKIP("wgmma OpenCL emulation unfinished (TILEC_WGMMA_OPENCL=1 runs it)");
   if (!cl) TC_SKIP("no OpenCL device");
   static const mcase c1 = {"wgmma:64,64,16", 1, 64, 64, 32, 0, 0, TC_F16, TC_F32, 0, 1};
   for (int fault = 1; fault <= 3; fault++) {

@@ -21,16 +21,22 @@
  *
  * The descriptors' addresses are byte offsets from the start of the shared
  * array passed with them (the generator's wgmma_addr hook).  Nothing is
- * shared between threads, so no barrier is needed. */
+ * shared between threads, so no barrier is needed.
+ *
+ * The helpers are always_inline: PoCL (pthread device) miscompiles a static
+ * helper that it leaves out of line when it takes the kernel's two __local
+ * tiles: called twice (even and odd buffers), tc_wgmma_emu was not inlined
+ * and added nothing (f16 gave zeros; a printf inside it crashed the kernel),
+ * although the same code inlined, or with external linkage, verifies. */
 #include "dialect.h"
 
 const char tc_cl_wgmma_prelude[] =
     "/* wgmma m64nNk16 emulation (tilec wgmma_emu.c): one warp group's D += A * B */\n"
-    "static ulong tc_wgmma_desc(uint addr, uint lbo, uint sbo) {\n"
+    "static __attribute__((always_inline)) ulong tc_wgmma_desc(uint addr, uint lbo, uint sbo) {\n"
     "  return (ulong)((addr & 0x3FFFFu) >> 4) | ((ulong)((lbo >> 4) & 0x3FFFu) << 16) |\n"
     "         ((ulong)((sbo >> 4) & 0x3FFFu) << 32);\n"
     "}\n"
-    "static float tc_wgmma_in(__local const ushort *s, ulong d, int r, int k, int bf16) {\n"
+    "static __attribute__((always_inline)) float tc_wgmma_in(__local const ushort *s, ulong d, int r, int k, int bf16) {\n"
     "  const uint start = (uint)(d & 0x3fff) << 4, lbo = (uint)((d >> 16) & 0x3fff) << 4;\n"
     "  const uint sbo = (uint)((d >> 32) & 0x3fff) << 4;\n"
     "  if ((d >> 62) != 0) return NAN; /* only swizzle mode 0 is modelled */\n"
@@ -39,8 +45,9 @@ const char tc_cl_wgmma_prelude[] =
     "  ushort v = s[byte / 2];\n"
     "  return bf16 ? tc_bf16_to_f32(v) : vload_half(0, (const half *)&v);\n"
     "}\n"
-    "static void tc_wgmma_emu(__local const ushort *sa, ulong da, __local const ushort *sb, ulong db,\n"
-    "                         int bf16, int n, int t, float *d) {\n"
+    "static __attribute__((always_inline)) void tc_wgmma_emu(__local const ushort *sa, ulong da,\n"
+    "                                                      __local const ushort *sb, ulong db,\n"
+    "                                                      int bf16, int n, int t, float *d) {\n"
     "  const int w = t / 32, g = (t % 32) / 4, tq = t % 4;\n"
     "  for (int j = 0; j < n / 2; j++) {\n"
     "    const int row = 16 * w + g + 8 * ((j / 2) % 2), col = 8 * (j / 4) + 2 * tq + j % 2;\n"
