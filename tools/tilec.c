@@ -75,7 +75,7 @@ void cli_usage(FILE *out) {
       "                         ~/.local/share/tilec/perfdb.sqlite)\n"
       "  TILEC_SWIZZLE_SWAP     0 stops HIP compiles from swapping LDS swizzles to the\n"
       "                         global-load side (docs/swizzle_swap.md)\n"
-      "  TILEC_EXPERIMENTAL_WGMMA  1 allows the unverified wgmma: perf configs\n"
+      "  TILEC_EXPERIMENTAL_WGMMA  1 allows the experimental wgmma: perf configs\n"
       "\n"
       "exit status: 0 success; 1 a kernel failed to compile or verify, or no device;\n"
       "2 a usage error (unknown command, option or example name)\n",

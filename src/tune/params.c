@@ -1026,14 +1026,15 @@ static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, cha
 }
 
 static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
-  /* The wgmma path compiles for sm_90a, but its OpenCL emulation does not
-   * verify yet (docs/wgmma.md), so nothing checks its layouts: it is only
-   * generated on request. */
+  /* The wgmma path compiles for sm_90a and verifies in the OpenCL emulation,
+   * but its async-proxy ordering (fences, wgmma.fence/commit/wait) is not
+   * something the emulation can check and no sm_90a GPU has run it yet
+   * (docs/wgmma.md): it is only generated on request. */
   const char *on = getenv("TILEC_EXPERIMENTAL_WGMMA");
   if (!on || strcmp(on, "1") != 0)
     return fail(err, cap,
-                "wgmma: kernels are experimental and unverified (their OpenCL emulation does not "
-                "match the reference yet); set TILEC_EXPERIMENTAL_WGMMA=1 to generate them anyway");
+                "wgmma: kernels are experimental (verified only in the OpenCL emulation, never run "
+                "on an sm_90a GPU); set TILEC_EXPERIMENTAL_WGMMA=1 to generate them anyway");
   int vals[3] = {0}, n = 0;
   const char *c = text + 6;
   for (;;) {
