@@ -47,7 +47,7 @@ int tc_perfdb_default_path(char *buf, size_t cap) {
   if (cap) buf[0] = 0;
   if (env && *env)
     n = snprintf(buf, cap, "%s", env);
-  else if (xdg && *xdg)
+  else if (xdg && xdg[0] == '/') /* the XDG spec: relative paths are ignored */
     n = snprintf(buf, cap, "%s/tilec/perfdb.sqlite", xdg);
   else if (home && *home)
     n = snprintf(buf, cap, "%s/.local/share/tilec/perfdb.sqlite", home);
