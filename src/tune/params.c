@@ -340,13 +340,13 @@ int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, 
 static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t cap);
 static int parse_mma(const char *text, tc_gemm_params *p, char *err, size_t cap);
 
-int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
-  if (!text) return fail(err, cap, "perf-config: no text");
-  if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
-  if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err, cap);
-  if (strncmp(text, "wgmma:", 6) == 0) return tc_wgmma_params_parse(text, p, err, cap);
-  int vals[6];
-  const char *c = text;
+/* Reads up to maxn comma-separated positive integers from body (a
+ * perf-config string `text`, after its "form:" prefix) into vals; names
+ * name the fields in messages and `expect` says what was expected ("6
+ * (BS,MPB,NPB,KPB,MPT,NPT)").  Returns the number read, or -1 with err. */
+static int parse_fields(const char *text, const char *body, const char *const *names, int maxn,
+                        const char *expect, int *vals, char *err, size_t cap) {
+  const char *c = body;
   int n = 0;
   for (;;) {
     const char *start = c;
@@ -359,23 +359,31 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
       c++, nd++;
     }
     while (*c == ' ' || *c == '\t') c++;
-    if (n == 6)
-      return fail(err, cap,
-                  "perf-config \"%s\": too many fields, expected 6 (BS,MPB,NPB,KPB,MPT,NPT)", text);
+    if (n == maxn) return fail(err, cap, "perf-config \"%s\": too many fields, expected %s", text, expect);
     if (nd == 0 || (*c != ',' && *c != 0)) {
       const char *end = start;
       while (*end && *end != ',') end++;
       return fail(err, cap,
                   "perf-config \"%s\": field %d (%s) is not a positive integer: \"%.*s\"", text,
-                  n + 1, tuned_names[n], (int)(end - start), start);
+                  n + 1, names[n], (int)(end - start), start);
     }
     if (v < 1 || v > MAX_TUNED)
       return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d: \"%.*s\"",
-                  text, n + 1, tuned_names[n], MAX_TUNED, nd, digits);
+                  text, n + 1, names[n], MAX_TUNED, nd, digits);
     vals[n++] = (int)v;
-    if (*c == 0) break;
+    if (*c == 0) return n;
     c++; /* the comma */
   }
+}
+
+int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+  if (!text) return fail(err, cap, "perf-config: no text");
+  if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
+  if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err, cap);
+  if (strncmp(text, "wgmma:", 6) == 0) return tc_wgmma_params_parse(text, p, err, cap);
+  int vals[6];
+  int n = parse_fields(text, text, tuned_names, 6, "6 (BS,MPB,NPB,KPB,MPT,NPT)", vals, err, cap);
+  if (n < 0) return -1;
   if (n != 6)
     return fail(err, cap,
                 "perf-config \"%s\": expected 6 comma-separated fields (BS,MPB,NPB,KPB,MPT,NPT), "
@@ -655,35 +663,9 @@ static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t c
   static const char *const names[6] = {"m_per_block", "n_per_block", "k_per_block",
                                        "m_per_wave",  "n_per_wave",  "mfma"};
   int vals[6] = {0};
-  int n = 0;
-  const char *c = text + 7;
-  for (;;) {
-    const char *start = c;
-    while (*c == ' ' || *c == '\t') c++;
-    long long v = 0;
-    int nd = 0;
-    while (*c >= '0' && *c <= '9') {
-      if (v <= MAX_TUNED) v = v * 10 + (*c - '0');
-      c++, nd++;
-    }
-    while (*c == ' ' || *c == '\t') c++;
-    if (n == 6)
-      return fail(err, cap,
-                  "perf-config \"%s\": too many fields, expected 5 or 6 after xdlops: "
-                  "(MPB,NPB,KPB,MPW,NPW[,MFMA])", text);
-    if (nd == 0 || (*c != ',' && *c != 0)) {
-      const char *end = start;
-      while (*end && *end != ',') end++;
-      return fail(err, cap, "perf-config \"%s\": field %d (%s) is not a positive integer: \"%.*s\"",
-                  text, n + 1, names[n], (int)(end - start), start);
-    }
-    if (v < 1 || v > MAX_TUNED)
-      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d", text,
-                  n + 1, names[n], MAX_TUNED);
-    vals[n++] = (int)v;
-    if (*c == 0) break;
-    c++;
-  }
+  int n = parse_fields(text, text + 7, names, 6, "5 or 6 after xdlops: (MPB,NPB,KPB,MPW,NPW[,MFMA])",
+                       vals, err, cap);
+  if (n < 0) return -1;
   if (n < 5)
     return fail(err, cap,
                 "perf-config \"%s\": expected 5 or 6 comma-separated fields after xdlops: "
@@ -896,35 +878,9 @@ static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size
 
 static int parse_mma(const char *text, tc_gemm_params *p, char *err, size_t cap) {
   int vals[5] = {0};
-  int n = 0;
-  const char *c = text + 4;
-  for (;;) {
-    const char *start = c;
-    while (*c == ' ' || *c == '\t') c++;
-    long long v = 0;
-    int nd = 0;
-    while (*c >= '0' && *c <= '9') {
-      if (v <= MAX_TUNED) v = v * 10 + (*c - '0');
-      c++, nd++;
-    }
-    while (*c == ' ' || *c == '\t') c++;
-    if (n == 5)
-      return fail(err, cap,
-                  "perf-config \"%s\": too many fields, expected 5 after mma: "
-                  "(MPB,NPB,KPB,MPW,NPW)", text);
-    if (nd == 0 || (*c != ',' && *c != 0)) {
-      const char *end = start;
-      while (*end && *end != ',') end++;
-      return fail(err, cap, "perf-config \"%s\": field %d (%s) is not a positive integer: \"%.*s\"",
-                  text, n + 1, mma_names[n], (int)(end - start), start);
-    }
-    if (v < 1 || v > MAX_TUNED)
-      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d", text,
-                  n + 1, mma_names[n], MAX_TUNED);
-    vals[n++] = (int)v;
-    if (*c == 0) break;
-    c++;
-  }
+  int n = parse_fields(text, text + 4, mma_names, 5, "5 after mma: (MPB,NPB,KPB,MPW,NPW)", vals, err,
+                       cap);
+  if (n < 0) return -1;
   if (n != 5)
     return fail(err, cap,
                 "perf-config \"%s\": expected 5 comma-separated fields after mma: "
@@ -1035,30 +991,9 @@ static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, char *err,
     return fail(err, cap,
                 "wgmma: kernels are experimental (verified only in the OpenCL emulation, never run "
                 "on an sm_90a GPU); set TILEC_EXPERIMENTAL_WGMMA=1 to generate them anyway");
-  int vals[3] = {0}, n = 0;
-  const char *c = text + 6;
-  for (;;) {
-    while (*c == ' ' || *c == '\t') c++;
-    long long v = 0;
-    int nd = 0;
-    while (*c >= '0' && *c <= '9') {
-      if (v <= MAX_TUNED) v = v * 10 + (*c - '0');
-      c++, nd++;
-    }
-    while (*c == ' ' || *c == '\t') c++;
-    if (n == 3)
-      return fail(err, cap, "perf-config \"%s\": too many fields, expected 3 after wgmma: "
-                  "(MPB,NPB,KPB)", text);
-    if (nd == 0 || (*c != ',' && *c != 0))
-      return fail(err, cap, "perf-config \"%s\": field %d (%s) is not a positive integer", text,
-                  n + 1, wgmma_names[n]);
-    if (v < 1 || v > MAX_TUNED)
-      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d", text,
-                  n + 1, wgmma_names[n], MAX_TUNED);
-    vals[n++] = (int)v;
-    if (*c == 0) break;
-    c++;
-  }
+  int vals[3] = {0};
+  int n = parse_fields(text, text + 6, wgmma_names, 3, "3 after wgmma: (MPB,NPB,KPB)", vals, err, cap);
+  if (n < 0) return -1;
   if (n != 3)
     return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after wgmma: "
                 "(MPB,NPB,KPB), got %d", text, n);
