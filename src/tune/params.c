@@ -294,6 +294,24 @@ static int derive_copy(char op, int bs, int kpb, int ext_mn, int vk, int vmn, in
               op, per_thread, mn, mn, kpb, mn, mn, ext_mn);
 }
 
+/* The wave-based kernels (xdlops:, mma:, wgmma:): the block is waves_m *
+ * waves_n waves of `lanes` threads; the A and B copies are derived from it
+ * and C is written one element at a time. */
+static int derive_wave_copies(tc_gemm_params *q, const tc_gemm_shape *s, int lanes, char *err,
+                              size_t cap) {
+  q->block_size = q->waves_m * q->waves_n * lanes;
+  if (derive_copy('A', q->block_size, q->k_per_block, q->m_per_block, vec_of(s, 0), vec_of(s, 1),
+                  &q->a_cluster_k, &q->a_cluster_m, &q->a_read_dim, &q->a_src_per_read,
+                  &q->a_dst_per_write, err, cap))
+    return -1;
+  if (derive_copy('B', q->block_size, q->k_per_block, q->n_per_block, vec_of(s, 2), vec_of(s, 3),
+                  &q->b_cluster_k, &q->b_cluster_n, &q->b_read_dim, &q->b_src_per_read,
+                  &q->b_dst_per_write, err, cap))
+    return -1;
+  q->c_per_write = 1;
+  return 0;
+}
+
 static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 
@@ -644,16 +662,7 @@ static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, s
   }
   q.waves_m = q.m_per_block / q.m_per_wave;
   q.waves_n = q.n_per_block / q.n_per_wave;
-  q.block_size = q.waves_m * q.waves_n * TC_WAVE_SIZE;
-  if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
-                  &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
-                  &q.a_dst_per_write, err, cap))
-    return -1;
-  if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
-                  &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
-                  &q.b_dst_per_write, err, cap))
-    return -1;
-  q.c_per_write = 1;
+  if (derive_wave_copies(&q, s, TC_WAVE_SIZE, err, cap)) return -1;
   if (check_xdlops(&q, s, err, cap)) return -1;
   *p = q;
   return 0;
@@ -861,16 +870,7 @@ static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size
   q.m_per_wave = p->m_per_wave, q.n_per_wave = p->n_per_wave, q.mma = TC_MMA_M16N8K16;
   q.waves_m = q.m_per_block / q.m_per_wave;
   q.waves_n = q.n_per_block / q.n_per_wave;
-  q.block_size = q.waves_m * q.waves_n * TC_WARP_SIZE;
-  if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
-                  &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
-                  &q.a_dst_per_write, err, cap))
-    return -1;
-  if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
-                  &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
-                  &q.b_dst_per_write, err, cap))
-    return -1;
-  q.c_per_write = 1;
+  if (derive_wave_copies(&q, s, TC_WARP_SIZE, err, cap)) return -1;
   if (check_mma(&q, s, err, cap)) return -1;
   *p = q;
   return 0;
@@ -965,17 +965,8 @@ static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, cha
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
   q.mma = TC_MMA_WGMMA_M64NNK16;
   q.m_per_wave = 64, q.n_per_wave = q.n_per_block;
-  q.waves_m = q.m_per_block / 64, q.waves_n = 1;
-  q.block_size = q.waves_m * 128;
-  if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
-                  &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
-                  &q.a_dst_per_write, err, cap))
-    return -1;
-  if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
-                  &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
-                  &q.b_dst_per_write, err, cap))
-    return -1;
-  q.c_per_write = 1;
+  q.waves_m = q.m_per_block / 64, q.waves_n = 1; /* warp groups of 128 threads */
+  if (derive_wave_copies(&q, s, 128, err, cap)) return -1;
   if (tc_wgmma_params_check(&q, s, err, cap)) return -1;
   *p = q;
   return 0;
