@@ -29,6 +29,9 @@
 #include "runtime/runtime.h"
 #include "test.h"
 
+#define GEMM_TEST_SEED 777
+#include "gemm_test_util.h"
+
 static tc_cl *cl;
 static int have_hipcc;
 static char hipcc_path[4096];
@@ -83,163 +86,23 @@ static void test_mfma_layouts(void) {
 
 /* ---- XDLOPS GEMMs on OpenCL (emulated MFMA) --------------------------------- */
 
-typedef struct mcase {
-  const char *cfg;          /* "xdlops:..." or NULL: tc_gemm_xdlops_default */
-  int64_t g, m, n, k;
-  int a_trans, b_trans;     /* A stored [G][M][K], B stored [G][N][K] */
-  tc_dtype ab, c;
-  int accumulate;
-  float alpha;
-} mcase;
+/* cases with a NULL cfg take tc_gemm_xdlops_default; cases are named by
+ * their formatted params */
+static const gemm_harness mfma_harness = {"gemm_mfma", tc_gemm_xdlops_default, 1};
 
-static uint32_t rng = 777;
-static float frand(void) {
-  rng = rng * 1664525u + 1013904223u;
-  return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
-
-static void put(void *buf, tc_dtype t, int64_t i, float v) {
-  if (t == TC_F32) ((float *)buf)[i] = v;
-  else if (t == TC_F16) ((uint16_t *)buf)[i] = tc_f32_to_f16(v);
-  else ((uint16_t *)buf)[i] = tc_f32_to_bf16(v);
-}
-
-static float get(const void *buf, tc_dtype t, int64_t i) {
-  if (t == TC_F32) return ((const float *)buf)[i];
-  if (t == TC_F16) return tc_f16_to_f32(((const uint16_t *)buf)[i]);
-  return tc_bf16_to_f32(((const uint16_t *)buf)[i]);
-}
-
-#define EXTRA 3 /* NaN elements after every row of A and B, a sentinel after C's */
-
-/* An operand [G][K][X]: stored [G][K][X + EXTRA] or (trans) [G][X][K +
- * EXTRA], NaN outside the tensor. */
-static tc_view *operand(int64_t g, int64_t k, int64_t x, int trans, tc_dtype t, void **buf,
-                        int64_t *elems, int64_t st[3]) {
-  int64_t ext[3] = {g, k, x};
-  int64_t rows = trans ? x : k, ld = (trans ? k : x) + EXTRA;
-  st[0] = rows * ld;
-  st[1] = trans ? 1 : ld;
-  st[2] = trans ? ld : 1;
-  *elems = g * rows * ld;
-  *buf = malloc((size_t)*elems * tc_dtype_size(t));
-  for (int64_t i = 0; i < *elems; i++) put(*buf, t, i, NAN);
-  for (int64_t a = 0; a < g; a++)
-    for (int64_t b = 0; b < k; b++)
-      for (int64_t c = 0; c < x; c++) put(*buf, t, a * st[0] + b * st[1] + c * st[2], frand());
-  return tc_view_new(3, ext, st, NULL);
-}
-
-/* Generates (target, with the params) the GEMM of a case; 0 on failure. */
-static int make_problem(const mcase *tc, tc_gemm_problem *pb, void *buf[3], int64_t n[3],
-                        int64_t sa[3], int64_t sb[3]) {
-  tc_view *va = operand(tc->g, tc->k, tc->m, tc->a_trans, tc->ab, &buf[0], &n[0], sa);
-  tc_view *vb = operand(tc->g, tc->k, tc->n, tc->b_trans, tc->ab, &buf[1], &n[1], sb);
-  int64_t ldc = tc->n + EXTRA;
-  int64_t cext[3] = {tc->g, tc->m, tc->n}, cst[3] = {tc->m * ldc, ldc, 1};
-  tc_view *vc = tc_view_new(3, cext, cst, NULL);
-  n[2] = tc->g * tc->m * ldc;
-  buf[2] = malloc((size_t)n[2] * tc_dtype_size(tc->c));
-  for (int64_t i = 0; i < n[2]; i++) put(buf[2], tc->c, i, 1234.5f);
-  for (int64_t g = 0; g < tc->g; g++)
-    for (int64_t m = 0; m < tc->m; m++)
-      for (int64_t x = 0; x < tc->n; x++) put(buf[2], tc->c, g * cst[0] + m * ldc + x, frand());
-  tc_gemm_problem p = {va, vb, vc, tc->ab, tc->ab, tc->c, tc->accumulate, tc->alpha};
-  *pb = p;
-  return va && vb && vc;
-}
-
-static int params_of(const mcase *tc, const tc_gemm_problem *pb, tc_gemm_params *p, char *err,
-                     size_t cap) {
-  tc_gemm_shape s = tc_gemm_problem_shape(pb);
-  if (!tc->cfg) return tc_gemm_xdlops_default(&s, p, err, cap) == 0;
-  return tc_gemm_params_parse(tc->cfg, p, err, cap) == 0 &&
-         tc_gemm_params_derive(p, &s, err, cap) == 0;
+static void check_mfma_cl(const tc_gemm_kernel *k, const tc_gemm_params *p, const char *cfg) {
+  TC_CHECK(has(k->source, "tc_mfma_emu("), "%s: no emulated MFMA in the source", cfg);
+  TC_CHECK_EQ_INT(k->block[0], p->waves_m * p->waves_n * 64);
+  /* LDS tiles of 16-bit values, plus the emulation's scratch */
+  TC_CHECK_EQ_INT(k->smem_bytes, 2 * p->k_per_block * (p->m_per_block + p->n_per_block) * 2 +
+                                     p->waves_m * p->waves_n * 2048);
 }
 
 /* Runs a case on OpenCL; returns the number of wrong elements of C (or
  * written outside C), -1 when it could not run (a check failed). */
 static int64_t run_mfma(const mcase *tc, int report) {
-  tc_gemm_problem pb;
-  void *buf[3];
-  int64_t n[3], sa[3], sb[3];
-  make_problem(tc, &pb, buf, n, sa, sb);
-  size_t cbytes = (size_t)n[2] * tc_dtype_size(tc->c);
-  void *c0 = malloc(cbytes);
-  memcpy(c0, buf[2], cbytes);
-  tc_gemm_params p;
-  char err[512] = "", cfg[64] = "?";
-  int64_t bad = -1;
-  tc_gemm_kernel k;
-  memset(&k, 0, sizeof k);
-  int ok = params_of(tc, &pb, &p, err, sizeof err);
-  TC_CHECK(ok, "%s: %s", tc->cfg ? tc->cfg : "default", err);
-  if (ok) {
-    tc_gemm_params_format(&p, cfg, sizeof cfg);
-    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "gemm_mfma", &k, err, sizeof err);
-    TC_CHECK(st == TC_OK, "%s: generate: %s", cfg, err);
-    ok = st == TC_OK;
-  }
-  if (ok) {
-    TC_CHECK(has(k.source, "tc_mfma_emu("), "%s: no emulated MFMA in the source", cfg);
-    TC_CHECK_EQ_INT(k.block[0], p.waves_m * p.waves_n * 64);
-    /* LDS tiles of 16-bit values, plus the emulation's scratch */
-    TC_CHECK_EQ_INT(k.smem_bytes, 2 * p.k_per_block * (p.m_per_block + p.n_per_block) * 2 +
-                                      p.waves_m * p.waves_n * 2048);
-    tc_rt_buffer bufs[3] = {{buf[0], (size_t)n[0] * tc_dtype_size(tc->ab), 0},
-                            {buf[1], (size_t)n[1] * tc_dtype_size(tc->ab), 0},
-                            {buf[2], cbytes, 1}};
-    tc_launch L = {{k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, 0};
-    tc_str e;
-    tc_str_init(&e);
-    tc_status st = tc_cl_run(cl, k.source, k.name, bufs, 3, &L, NULL, &e);
-    TC_CHECK(st == TC_OK, "%s: run: %s", cfg, tc_str_cstr(&e));
-    tc_str_free(&e);
-    ok = st == TC_OK;
-  }
-  if (ok) {
-    bad = 0;
-    int64_t ldc = tc->n + EXTRA;
-    for (int64_t g = 0; g < tc->g; g++)
-      for (int64_t m = 0; m < tc->m; m++) {
-        for (int64_t x = 0; x < tc->n; x++) {
-          double acc = 0, mag = 0;
-          for (int64_t kk = 0; kk < tc->k; kk++) {
-            double a = get(buf[0], tc->ab, g * sa[0] + kk * sa[1] + m * sa[2]);
-            double b = get(buf[1], tc->ab, g * sb[0] + kk * sb[1] + x * sb[2]);
-            acc += a * b, mag += fabs(a * b);
-          }
-          int64_t ic = g * tc->m * ldc + m * ldc + x;
-          double want = tc->alpha * acc + (tc->accumulate ? get(c0, tc->c, ic) : 0.0);
-          double got = get(buf[2], tc->c, ic);
-          double rel = tc->c == TC_F32 ? 1e-6 : tc->c == TC_F16 ? 1e-3 : 8e-3;
-          double tol = 1e-5 * (1 + mag) + rel * fabs(want) + 1e-6;
-          if (!(fabs(got - want) <= tol)) {
-            if (report && bad < 4)
-              TC_CHECK(0, "%s G%lld M%lld N%lld K%lld: C[%lld][%lld][%lld] = %g, expected %g", cfg,
-                       (long long)tc->g, (long long)tc->m, (long long)tc->n, (long long)tc->k,
-                       (long long)g, (long long)m, (long long)x, got, want);
-            bad++;
-          }
-        }
-        for (int64_t x = tc->n; x < ldc; x++) {
-          int64_t ic = g * tc->m * ldc + m * ldc + x;
-          if (get(buf[2], tc->c, ic) != get(c0, tc->c, ic)) {
-            if (report && bad < 4) TC_CHECK(0, "%s: store outside C at %lld", cfg, (long long)ic);
-            bad++;
-          }
-        }
-      }
-  }
-  tc_gemm_kernel_free(&k);
-  for (int i = 0; i < 3; i++) free(buf[i]);
-  free(c0);
-  tc_view_free((tc_view *)pb.a);
-  tc_view_free((tc_view *)pb.b);
-  tc_view_free((tc_view *)pb.c);
-  return bad;
+  return gemm_run_cl(cl, &mfma_harness, tc, report, check_mfma_cl);
 }
-
 static void test_mfma_gemm_opencl(void) {
   if (!cl) TC_SKIP("no OpenCL device");
   static const mcase cases[] = {

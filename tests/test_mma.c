@@ -23,6 +23,9 @@
 #include "runtime/runtime.h"
 #include "test.h"
 
+#define GEMM_TEST_SEED 4242
+#include "gemm_test_util.h"
+
 static tc_cl *cl;
 
 static int has(const char *s, const char *part) { return s && strstr(s, part) != NULL; }
@@ -137,171 +140,21 @@ static void test_mma_params(void) {
 
 /* ---- GEMMs on OpenCL (emulated mma.sync) and CUDA sources ------------- */
 
-typedef struct mcase {
-  const char *cfg;
-  int64_t g, m, n, k;
-  int a_trans, b_trans; /* A stored [G][M][K], B stored [G][N][K] */
-  tc_dtype ab, c;
-  int accumulate;
-  float alpha;
-} mcase;
+static const gemm_harness mma_harness = {"gemm_mma", NULL, 0};
 
-static uint32_t rng = 4242;
-static float frand(void) {
-  rng = rng * 1664525u + 1013904223u;
-  return (float)((rng >> 8) & 0xffff) / 32768.0f - 1.0f;
-}
-
-static void put(void *buf, tc_dtype t, int64_t i, float v) {
-  if (t == TC_F32) ((float *)buf)[i] = v;
-  else if (t == TC_F16) ((uint16_t *)buf)[i] = tc_f32_to_f16(v);
-  else ((uint16_t *)buf)[i] = tc_f32_to_bf16(v);
-}
-
-static float get(const void *buf, tc_dtype t, int64_t i) {
-  if (t == TC_F32) return ((const float *)buf)[i];
-  if (t == TC_F16) return tc_f16_to_f32(((const uint16_t *)buf)[i]);
-  return tc_bf16_to_f32(((const uint16_t *)buf)[i]);
-}
-
-#define EXTRA 3 /* NaN after every row of A and B, a sentinel after C's */
-/* elements after every row of A and B (NaN): EXTRA, or 8 in the cp.async
- * tests, which need rows whose starts are aligned vectors */
-static int64_t ab_extra = EXTRA;
-
-static tc_view *operand(int64_t g, int64_t k, int64_t x, int trans, tc_dtype t, void **buf,
-                        int64_t *elems, int64_t st[3]) {
-  int64_t ext[3] = {g, k, x};
-  int64_t rows = trans ? x : k, ld = (trans ? k : x) + ab_extra;
-  st[0] = rows * ld;
-  st[1] = trans ? 1 : ld;
-  st[2] = trans ? ld : 1;
-  *elems = g * rows * ld;
-  *buf = malloc((size_t)*elems * tc_dtype_size(t));
-  for (int64_t i = 0; i < *elems; i++) put(*buf, t, i, NAN);
-  for (int64_t a = 0; a < g; a++)
-    for (int64_t b = 0; b < k; b++)
-      for (int64_t c = 0; c < x; c++) put(*buf, t, a * st[0] + b * st[1] + c * st[2], frand());
-  return tc_view_new(3, ext, st, NULL);
-}
-
-typedef struct problem {
-  tc_gemm_problem pb;
-  void *buf[3], *c0;
-  int64_t n[3], sa[3], sb[3];
-} problem;
-
-static void problem_make(const mcase *tc, problem *P) {
-  tc_view *va = operand(tc->g, tc->k, tc->m, tc->a_trans, tc->ab, &P->buf[0], &P->n[0], P->sa);
-  tc_view *vb = operand(tc->g, tc->k, tc->n, tc->b_trans, tc->ab, &P->buf[1], &P->n[1], P->sb);
-  int64_t ldc = tc->n + EXTRA;
-  int64_t cext[3] = {tc->g, tc->m, tc->n}, cst[3] = {tc->m * ldc, ldc, 1};
-  tc_view *vc = tc_view_new(3, cext, cst, NULL);
-  P->n[2] = tc->g * tc->m * ldc;
-  size_t cb = (size_t)P->n[2] * tc_dtype_size(tc->c);
-  P->buf[2] = malloc(cb);
-  for (int64_t i = 0; i < P->n[2]; i++) put(P->buf[2], tc->c, i, 1234.5f);
-  for (int64_t g = 0; g < tc->g; g++)
-    for (int64_t m = 0; m < tc->m; m++)
-      for (int64_t x = 0; x < tc->n; x++) put(P->buf[2], tc->c, g * cst[0] + m * ldc + x, frand());
-  P->c0 = malloc(cb);
-  memcpy(P->c0, P->buf[2], cb);
-  tc_gemm_problem p = {va, vb, vc, tc->ab, tc->ab, tc->c, tc->accumulate, tc->alpha};
-  P->pb = p;
-}
-
-static void problem_free(problem *P) {
-  for (int i = 0; i < 3; i++) free(P->buf[i]);
-  free(P->c0);
-  tc_view_free((tc_view *)P->pb.a);
-  tc_view_free((tc_view *)P->pb.b);
-  tc_view_free((tc_view *)P->pb.c);
-}
-
-/* Parses and derives the case's parameters and generates its kernel for
- * target; 1 on success. */
-static int generate(const mcase *tc, const problem *P, tc_target target, tc_gemm_params *p,
-                    tc_gemm_kernel *k, char *cfg, size_t cap) {
-  char err[512] = "";
-  tc_gemm_shape s = tc_gemm_problem_shape(&P->pb);
-  snprintf(cfg, cap, "%s", tc->cfg);
-  int ok = tc_gemm_params_parse(tc->cfg, p, err, sizeof err) == 0 &&
-           tc_gemm_params_derive(p, &s, err, sizeof err) == 0;
-  TC_CHECK(ok, "%s: %s", tc->cfg, err);
-  if (!ok) return 0;
-  tc_status st = tc_gemm_generate(&P->pb, p, target, "gemm_mma", k, err, sizeof err);
-  TC_CHECK(st == TC_OK, "%s: generate: %s", cfg, err);
-  return st == TC_OK;
+static void check_mma_cl(const tc_gemm_kernel *k, const tc_gemm_params *p, const char *cfg) {
+  TC_CHECK(has(k->source, "tc_mma_emu("), "%s: no emulated mma in the source", cfg);
+  TC_CHECK(has(k->source, "(mma.sync)"), "%s: header", cfg);
+  TC_CHECK_EQ_INT(k->block[0], p->waves_m * p->waves_n * 32);
+  TC_CHECK_EQ_INT(k->smem_bytes, 2 * p->k_per_block * (p->m_per_block + p->n_per_block) * 2 +
+                                     p->waves_m * p->waves_n * 384 * 4);
 }
 
 /* Runs a case on OpenCL; the number of wrong elements of C (or written
  * outside C), -1 when it could not run (a check failed). */
 static int64_t run_mma(const mcase *tc, int report) {
-  problem P;
-  problem_make(tc, &P);
-  tc_gemm_params p;
-  tc_gemm_kernel k;
-  memset(&k, 0, sizeof k);
-  char cfg[64];
-  int64_t bad = -1;
-  int ok = generate(tc, &P, TC_TARGET_OPENCL, &p, &k, cfg, sizeof cfg);
-  if (ok) {
-    TC_CHECK(has(k.source, "tc_mma_emu("), "%s: no emulated mma in the source", cfg);
-    TC_CHECK(has(k.source, "(mma.sync)"), "%s: header", cfg);
-    TC_CHECK_EQ_INT(k.block[0], p.waves_m * p.waves_n * 32);
-    TC_CHECK_EQ_INT(k.smem_bytes, 2 * p.k_per_block * (p.m_per_block + p.n_per_block) * 2 +
-                                      p.waves_m * p.waves_n * 384 * 4);
-    size_t esz = tc_dtype_size(tc->ab);
-    tc_rt_buffer bufs[3] = {{P.buf[0], (size_t)P.n[0] * esz, 0},
-                            {P.buf[1], (size_t)P.n[1] * esz, 0},
-                            {P.buf[2], (size_t)P.n[2] * tc_dtype_size(tc->c), 1}};
-    tc_launch L = {{k.grid[0], k.grid[1], k.grid[2]}, {k.block[0], k.block[1], k.block[2]}, 0};
-    tc_str e;
-    tc_str_init(&e);
-    tc_status st = tc_cl_run(cl, k.source, k.name, bufs, 3, &L, NULL, &e);
-    TC_CHECK(st == TC_OK, "%s: run: %s", cfg, tc_str_cstr(&e));
-    tc_str_free(&e);
-    ok = st == TC_OK;
-  }
-  if (ok) {
-    bad = 0;
-    int64_t ldc = tc->n + EXTRA;
-    for (int64_t g = 0; g < tc->g; g++)
-      for (int64_t m = 0; m < tc->m; m++) {
-        for (int64_t x = 0; x < tc->n; x++) {
-          double acc = 0, mag = 0;
-          for (int64_t kk = 0; kk < tc->k; kk++) {
-            double a = get(P.buf[0], tc->ab, g * P.sa[0] + kk * P.sa[1] + m * P.sa[2]);
-            double b = get(P.buf[1], tc->ab, g * P.sb[0] + kk * P.sb[1] + x * P.sb[2]);
-            acc += a * b, mag += fabs(a * b);
-          }
-          int64_t ic = g * tc->m * ldc + m * ldc + x;
-          double want = tc->alpha * acc + (tc->accumulate ? get(P.c0, tc->c, ic) : 0.0);
-          double got = get(P.buf[2], tc->c, ic);
-          double rel = tc->c == TC_F32 ? 1e-6 : tc->c == TC_F16 ? 1e-3 : 8e-3;
-          double tol = 1e-5 * (1 + mag) + rel * fabs(want) + 1e-6;
-          if (!(fabs(got - want) <= tol)) {
-            if (report && bad < 4)
-              TC_CHECK(0, "%s G%lld M%lld N%lld K%lld: C[%lld][%lld][%lld] = %g, expected %g", cfg,
-                       (long long)tc->g, (long long)tc->m, (long long)tc->n, (long long)tc->k,
-                       (long long)g, (long long)m, (long long)x, got, want);
-            bad++;
-          }
-        }
-        for (int64_t x = tc->n; x < ldc; x++) {
-          int64_t ic = g * tc->m * ldc + m * ldc + x;
-          if (get(P.buf[2], tc->c, ic) != get(P.c0, tc->c, ic)) {
-            if (report && bad < 4) TC_CHECK(0, "%s: store outside C at %lld", cfg, (long long)ic);
-            bad++;
-          }
-        }
-      }
-  }
-  tc_gemm_kernel_free(&k);
-  problem_free(&P);
-  return bad;
+  return gemm_run_cl(cl, &mma_harness, tc, report, check_mma_cl);
 }
-
 static const mcase gemm_cases[] = {
     /* bf16, 2 x 2 warps of 32 x 32 (2 x 4 mma tiles each), K = 4 tiles (even tail) */
     {"mma:64,64,16,32,32", 1, 64, 64, 64, 0, 0, TC_BF16, TC_F32, 0, 1.0f},
@@ -388,7 +241,7 @@ static void test_mma_cuda(void) {
     tc_gemm_kernel k;
     memset(&k, 0, sizeof k);
     char cfg[64];
-    if (generate(tc, &P, TC_TARGET_CUDA, &p, &k, cfg, sizeof cfg)) {
+    if (generate(&mma_harness, tc, &P, TC_TARGET_CUDA, &p, &k, cfg, sizeof cfg)) {
       const char *want = tc->ab == TC_BF16 ? "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"
                                            : "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32";
       TC_CHECK(has(k.source, want), "%s: no %s", cfg, want);
@@ -463,7 +316,7 @@ static void test_mma_cp_async(void) {
   tc_str_init(&why);
   int nvrtc = nvrtc_loads(&why);
   tc_str_free(&why);
-  ab_extra = 8;
+  gemm_ab_extra = 8;
   for (size_t i = 0; i < sizeof async_cases / sizeof *async_cases; i++) {
     const mcase *tc = &async_cases[i];
     problem P;
@@ -473,8 +326,8 @@ static void test_mma_cp_async(void) {
     memset(&kc, 0, sizeof kc);
     memset(&ko, 0, sizeof ko);
     char cfg[64];
-    if (generate(tc, &P, TC_TARGET_CUDA, &p, &kc, cfg, sizeof cfg) &&
-        generate(tc, &P, TC_TARGET_OPENCL, &p, &ko, cfg, sizeof cfg)) {
+    if (generate(&mma_harness, tc, &P, TC_TARGET_CUDA, &p, &kc, cfg, sizeof cfg) &&
+        generate(&mma_harness, tc, &P, TC_TARGET_OPENCL, &p, &ko, cfg, sizeof cfg)) {
       TC_CHECK(has(kc.source, "cp.async.ca.shared.global [%0], [%1], 16, %2;") &&
                    has(kc.source, "cp.async.commit_group;") &&
                    has(kc.source, "cp.async.wait_group 0;"),
@@ -524,7 +377,7 @@ static void test_mma_cp_async(void) {
                (long long)bad);
     }
   }
-  ab_extra = EXTRA;
+  gemm_ab_extra = GEMM_EXTRA;
   if (!cl) TC_SKIP("no OpenCL device (the sources were checked)");
   if (!nvrtc) TC_SKIP("NVRTC cannot be loaded (the CUDA sources were generated)");
 }
