@@ -9,6 +9,7 @@
 #define TC_RUNTIME_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "tilec/tilec.h"
 #include "../base/base.h"
@@ -21,10 +22,30 @@ typedef struct tc_rt_buffer {
   int copy_back;
 } tc_rt_buffer;
 
+/* One CUtensorMap kernel argument of a kernel that uses bulk tensor
+ * copies (TMA, sm_90+): the CUDA runtime encodes it with
+ * cuTensorMapEncodeTiled over the device copy of buffer `buffer` and
+ * passes it by value (128 bytes) after the buffers, in the order of the
+ * launch's tmaps[].  Dimension 0 is the innermost (contiguous) one.
+ * Interleave none, L2 promotion 128B, out-of-bounds elements read as zero
+ * (and are not written by stores).  OpenCL ignores tensor maps: its
+ * emulation reads the buffers directly. */
+typedef struct tc_rt_tmap {
+  int buffer;          /* index into the launch's buffers */
+  tc_dtype dtype;      /* element type (f32, f16, bf16, i32, i8) */
+  int rank;            /* 1 .. 5 */
+  uint64_t dims[5];    /* tensor extents, innermost first */
+  uint64_t strides[5]; /* byte strides of dims 1 .. rank-1 (strides[0] unused) */
+  uint32_t box[5];     /* box extents, innermost first */
+  int swizzle;         /* 0 (none), 32, 64 or 128 bytes */
+} tc_rt_tmap;
+
 typedef struct tc_launch {
   size_t grid[3];   /* number of blocks (work-groups) per dimension */
   size_t block[3];  /* threads (work-items) per block per dimension */
   size_t dyn_smem;  /* dynamic shared memory bytes (CUDA) */
+  const tc_rt_tmap *tmaps; /* CUDA: tensor-map arguments after the buffers (may be NULL) */
+  int ntmaps;
 } tc_launch;
 
 /* ---- OpenCL ---- */
