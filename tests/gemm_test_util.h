@@ -64,6 +64,9 @@ static GEMM_U float get(const void *buf, tc_dtype t, int64_t i) {
 /* elements after every row of A and B (NaN): GEMM_EXTRA, or 8 in test_mma's
  * cp.async tests, which need rows whose starts are aligned vectors */
 static int64_t gemm_ab_extra = GEMM_EXTRA;
+/* elements after every row of C (the sentinel): GEMM_EXTRA, or 8 in
+ * test_gemm_tma's tests, whose tensor maps need 16-byte row strides */
+static int64_t gemm_c_extra = GEMM_EXTRA;
 
 /* An operand [G][K][X]: stored [G][K][X + gemm_ab_extra] or (trans)
  * [G][X][K + gemm_ab_extra], NaN outside the tensor. */
@@ -94,7 +97,7 @@ typedef struct problem {
 static GEMM_U void problem_make(const mcase *tc, problem *P) {
   tc_view *va = operand(tc->g, tc->k, tc->m, tc->a_trans, tc->ab, &P->buf[0], &P->n[0], P->sa);
   tc_view *vb = operand(tc->g, tc->k, tc->n, tc->b_trans, tc->ab, &P->buf[1], &P->n[1], P->sb);
-  int64_t ldc = tc->n + GEMM_EXTRA;
+  int64_t ldc = tc->n + gemm_c_extra;
   int64_t cext[3] = {tc->g, tc->m, tc->n}, cst[3] = {tc->m * ldc, ldc, 1};
   tc_view *vc = tc_view_new(3, cext, cst, NULL);
   P->n[2] = tc->g * tc->m * ldc;
@@ -155,7 +158,8 @@ static GEMM_U int gemm_launch_cl(tc_cl *cl, const mcase *tc, problem *P, const t
   tc_rt_buffer bufs[3] = {{P->buf[0], (size_t)P->n[0] * esz, 0},
                           {P->buf[1], (size_t)P->n[1] * esz, 0},
                           {P->buf[2], (size_t)P->n[2] * tc_dtype_size(tc->c), 1}};
-  tc_launch L = {{k->grid[0], k->grid[1], k->grid[2]}, {k->block[0], k->block[1], k->block[2]}, 0};
+  tc_launch L;
+  tc_gemm_kernel_launch_config(k, &L);
   tc_str e;
   tc_str_init(&e);
   tc_status st = tc_cl_run(cl, k->source, k->name, bufs, 3, &L, NULL, &e);
@@ -171,7 +175,7 @@ static GEMM_U int gemm_launch_cl(tc_cl *cl, const mcase *tc, problem *P, const t
  * few fail a check when report. */
 static GEMM_U int64_t gemm_verify(const mcase *tc, const problem *P, const char *cfg, int report) {
   int64_t bad = 0;
-  int64_t ldc = tc->n + GEMM_EXTRA;
+  int64_t ldc = tc->n + gemm_c_extra;
   for (int64_t g = 0; g < tc->g; g++)
     for (int64_t m = 0; m < tc->m; m++) {
       for (int64_t x = 0; x < tc->n; x++) {

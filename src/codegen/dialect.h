@@ -149,18 +149,21 @@ typedef struct tc_dialect {
   /* ---- wgmma m64nNk16 (sm_90a warp groups) for the wgmma GEMM
    * (src/ops/gemm_wgmma.c, docs/wgmma.md); NULL where the target has none.
    * wgmma_prelude once before the kernel (defines tc_wgmma_desc(addr, lbo,
-   * sbo)); wgmma_addr prints the descriptor address (u32 bytes) of element
+   * sbo, mode), mode the descriptor's swizzle field: 0 none, 1 128B);
+   * wgmma_addr prints the descriptor address (u32 bytes) of element
    * `off` of shared array `lds`; wgmma_begin / wgmma_end are the
    * statements before and after one blockwise GEMM's instructions (NULL:
    * none), wgmma_store_fence the one after the threads' shared stores;
    * wgmma prints one warp-group-wide acc[0 .. n/2) += A * B with the
-   * descriptors da, db (expressions) over the shared arrays lds_a, lds_b:
-   * the PTX for CUDA (wgmma_cuda.c), an emulation for OpenCL (wgmma_emu.c). */
+   * descriptors da, db (expressions) over the shared arrays lds_a, lds_b,
+   * trans_a / trans_b 1 for an M- / N-major operand (imm-trans-a/b): the
+   * PTX for CUDA (wgmma_cuda.c), an emulation for OpenCL (wgmma_emu.c). */
   const char *wgmma_prelude;
   void (*wgmma_addr)(tc_str *o, const char *lds, const char *off);
   const char *wgmma_begin, *wgmma_end, *wgmma_store_fence;
   void (*wgmma)(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
-                const char *lds_b, const char *db, const char *acc, int depth);
+                const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
+                 int depth);
 } tc_dialect;
 
 /* ldmatrix / stmatrix hooks of the CUDA (ldst_cuda.c) and OpenCL
@@ -203,11 +206,13 @@ extern const char tc_cu_wgmma_prelude[], tc_cu_wgmma_begin[], tc_cu_wgmma_end[],
     tc_cu_wgmma_store_fence[];
 void tc_cu_wgmma_addr(tc_str *o, const char *lds, const char *off);
 void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
-                 const char *lds_b, const char *db, const char *acc, int depth);
+                 const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
+                 int depth);
 extern const char tc_cl_wgmma_prelude[];
 void tc_cl_wgmma_addr(tc_str *o, const char *lds, const char *off);
 void tc_cl_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
-                 const char *lds_b, const char *db, const char *acc, int depth);
+                 const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
+                 int depth);
 
 /* The storage C type of a dtype in memory (16-bit floats are stored as
  * unsigned short bit patterns). */

@@ -23,12 +23,12 @@ const char tc_cu_wgmma_prelude[] =
     "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"((unsigned long long)p));\n"
     "  return a;\n"
     "}\n"
-    "/* matrix descriptor: start, LBO, SBO in bytes; base offset 0; swizzle mode 0 (none) */\n"
+    "/* matrix descriptor: start, LBO, SBO in bytes; base offset 0; swizzle mode (0 none, 1 128B) */\n"
     "static __device__ __forceinline__ unsigned long long tc_wgmma_desc(unsigned addr, unsigned lbo,\n"
-    "                                                                   unsigned sbo) {\n"
+    "                                                                   unsigned sbo, unsigned mode) {\n"
     "  return (unsigned long long)((addr & 0x3FFFFu) >> 4) |\n"
     "         ((unsigned long long)((lbo >> 4) & 0x3FFFu) << 16) |\n"
-    "         ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32);\n"
+    "         ((unsigned long long)((sbo >> 4) & 0x3FFFu) << 32) | ((unsigned long long)(mode & 3u) << 62);\n"
     "}\n";
 
 void tc_cu_wgmma_addr(tc_str *o, const char *lds, const char *off) {
@@ -43,10 +43,11 @@ const char tc_cu_wgmma_store_fence[] =
     "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
 
 /* One asm statement: the N/2 accumulators "+f", the descriptors "l", and
- * scale-d (a predicate, 1: D = A * B + D); scale-a/b 1, both K-major
- * (imm-trans-a/b 0). */
+ * scale-d (a predicate, 1: D = A * B + D); scale-a/b 1; imm-trans-a/b
+ * trans_a, trans_b (0 K-major, 1 M- / N-major). */
 void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
-                 const char *lds_b, const char *db, const char *acc, int depth) {
+                 const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
+                 int depth) {
   (void)lds_a, (void)lds_b;
   const char *t = in == TC_BF16 ? "bf16" : "f16";
   int nr = n / 2;
@@ -54,7 +55,8 @@ void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *d
   tc_str_printf(o, "asm volatile(\"{\\n\\t.reg .pred p;\\n\\tsetp.ne.b32 p, %%%d, 0;\\n\\t", nr + 2);
   tc_str_printf(o, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s {", n, t, t);
   for (int i = 0; i < nr; i++) tc_str_printf(o, "%s%%%d", i ? ", " : "", i);
-  tc_str_printf(o, "}, %%%d, %%%d, p, 1, 1, 0, 0;\\n\\t}\"\n", nr, nr + 1);
+  tc_str_printf(o, "}, %%%d, %%%d, p, 1, 1, %d, %d;\\n\\t}\"\n", nr, nr + 1, trans_a != 0,
+                trans_b != 0);
   tc_str_indent(o, depth + 2);
   tc_str_cat(o, ":");
   for (int i = 0; i < nr; i++) {

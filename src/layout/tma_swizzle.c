@@ -3,6 +3,7 @@
 #include "tma_swizzle.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 int tc_tma_swizzle_box(tc_dgraph *g, int rows, int cols, int swizzle_bytes, int elem_bytes,
                        int *out, char *err, size_t errcap) {
@@ -43,4 +44,37 @@ int tc_tma_swizzle_box(tc_dgraph *g, int rows, int cols, int swizzle_bytes, int 
   out[TC_TMA_BOX_CHUNK] = xc;
   out[TC_TMA_BOX_ELEM] = elem;
   return 0;
+}
+
+const tc_expr *tc_tma_swizzle_offset(tc_epool *p, int64_t rows, int swizzle_bytes, int elem_bytes,
+                                     const tc_expr *r, const tc_expr *c, char *err, size_t errcap) {
+  if (elem_bytes < 1 || swizzle_bytes < elem_bytes) {
+    snprintf(err, errcap, "bad element size %d for a %d-byte swizzle", elem_bytes, swizzle_bytes);
+    return NULL;
+  }
+  tc_dgraph g;
+  tc_dg_init(&g);
+  int ar = tc_dg_root(&g, rows, 0), ac = tc_dg_root(&g, swizzle_bytes / elem_bytes, 1);
+  int box[TC_TMA_BOX_NAXES];
+  const tc_expr *off = NULL;
+  if (tc_tma_swizzle_box(&g, ar, ac, swizzle_bytes, elem_bytes, box, err, errcap) == 0) {
+    const tc_expr **v = tc_xcalloc((size_t)g.naxes, sizeof *v);
+    v[ar] = r, v[ac] = c;
+    tc_dg_walk(p, &g, v, NULL);
+    off = tc_e_const(p, 0);
+    int64_t stride = 1;
+    for (int k = TC_TMA_BOX_NAXES - 1; k >= 0 && off; k--) {
+      if (!v[box[k]]) {
+        snprintf(err, errcap, "the swizzled box axes are not reached from (row, column)");
+        off = NULL;
+        break;
+      }
+      off = tc_e_add(p, off, tc_e_mulc(p, v[box[k]], stride));
+      stride *= g.axes[box[k]].extent;
+    }
+    free(v);
+    if (off) off = tc_simplify(p, off);
+  }
+  tc_dg_free(&g);
+  return off;
 }

@@ -34,4 +34,12 @@ enum { TC_TMA_BOX_ROW_O, TC_TMA_BOX_M_IO, TC_TMA_BOX_M_II, TC_TMA_BOX_CHUNK, TC_
 int tc_tma_swizzle_box(tc_dgraph *g, int rows, int cols, int swizzle_bytes, int elem_bytes,
                        int *out, char *err, size_t errcap);
 
+/* The element offset, inside a box of [rows, swizzle_bytes / elem_bytes]
+ * elements laid out by tc_tma_swizzle_box, of box element (r, c): the
+ * graph built and walked from (r, c), the result axes read row-major in
+ * allocation order (simplified; r and c expressions in pool p).  NULL,
+ * with a reason in err, when the box breaks a rule of tc_tma_swizzle_box. */
+const tc_expr *tc_tma_swizzle_offset(tc_epool *p, int64_t rows, int swizzle_bytes, int elem_bytes,
+                                     const tc_expr *r, const tc_expr *c, char *err, size_t errcap);
+
 #endif

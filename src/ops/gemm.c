@@ -92,6 +92,37 @@ static int valid_name(const char *n) {
   return 1;
 }
 
+/* Whether view v (3 upper dims) is a dense strided array: every element
+ * valid and the offset affine in the coordinates (only +, - and * by
+ * constants); then its element strides, read off the offsets of the
+ * unit coordinates. */
+static int plain_strides(const tc_view *v, int64_t stride[3]) {
+  if (!v || v->nupper != 3) return 0;
+  tc_epool *P = tc_epool_new();
+  const tc_expr *up[3];
+  for (int d = 0; d < 3; d++) {
+    int64_t e = tc_view_extent(v, d);
+    up[d] = tc_e_var(P, d == 0 ? "g" : d == 1 ? "x" : "y", 0, e > 0 ? e - 1 : 0);
+  }
+  const tc_expr *off = NULL, *valid = NULL;
+  tc_view_index(v, P, up, &off, &valid);
+  int ok = off && valid && tc_e_is_const(valid, 1);
+  for (int op = TC_E_DIV; ok && op < TC_E_NUM_OPS; op++)
+    if (op != TC_E_SUB && op != TC_E_MUL && tc_e_count_op(off, (tc_eop)op)) ok = 0;
+  if (ok) {
+    int64_t vars[3] = {0, 0, 0};
+    int64_t base = tc_e_eval(off, vars);
+    for (int d = 0; d < 3; d++) {
+      int64_t unit[3] = {0, 0, 0};
+      unit[d] = 1;
+      stride[d] = tc_e_eval(off, unit) - base;
+    }
+    ok = base == 0;
+  }
+  tc_epool_free(P);
+  return ok;
+}
+
 tc_gemm_shape tc_gemm_problem_shape(const tc_gemm_problem *pb) {
   tc_gemm_shape s;
   memset(&s, 0, sizeof s);
@@ -119,6 +150,10 @@ tc_gemm_shape tc_gemm_problem_shape(const tc_gemm_problem *pb) {
   if (s.b_vec_k < 1) s.b_vec_k = 1;
   if (s.b_vec_n < 1) s.b_vec_n = 1;
   if (s.c_vec_n < 1) s.c_vec_n = 1;
+  s.c_dtype = pb->c_dtype;
+  s.accumulate = pb->accumulate;
+  s.plain = plain_strides(pb->a, s.a_stride) && plain_strides(pb->b, s.b_stride) &&
+            plain_strides(pb->c, s.c_stride);
   return s;
 }
 
@@ -126,6 +161,14 @@ void tc_gemm_kernel_free(tc_gemm_kernel *k) {
   if (!k) return;
   free(k->source);
   k->source = NULL;
+}
+
+void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l) {
+  memset(l, 0, sizeof *l);
+  for (int d = 0; d < 3; d++) l->grid[d] = k->grid[d], l->block[d] = k->block[d];
+  l->dyn_smem = k->dyn_smem ? (size_t)k->smem_bytes : 0;
+  l->tmaps = k->ntmaps ? k->tmaps : NULL;
+  l->ntmaps = k->ntmaps;
 }
 
 /* ---- checking the problem --------------------------------------------- */
@@ -891,6 +934,7 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   if (!valid_name(name))
     return fail(&G, TC_ERR_ARGUMENT,
                 "GEMM: kernel name \"%.80s\" must be a C identifier of 1 to 63 characters", name);
+  if (tc_gemm_params_is_tma(p)) return tc_gemm_tma_generate(pb, p, target, name, out, err, cap);
   switch (target) {
     case TC_TARGET_OPENCL: G.d = &tc_dialect_opencl; break;
     case TC_TARGET_CUDA: G.d = &tc_dialect_cuda; break;

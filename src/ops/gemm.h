@@ -15,6 +15,7 @@
 
 #include "../base/base.h"
 #include "../layout/coord.h"
+#include "../runtime/runtime.h"
 #include "../tune/params.h"
 
 typedef struct tc_gemm_kernel {
@@ -26,7 +27,17 @@ typedef struct tc_gemm_kernel {
    * grid is 1-D: G * ceil(M/MPB) * ceil(N/NPB) blocks; block is
    * {block_size, 1, 1}.  smem_bytes is shared memory the kernel declares
    * statically (launch with no dynamic shared memory). */
+  /* additions (the TMA kernel, gemm_tma.c): on CUDA, smem_bytes is
+   * dynamic shared memory (dyn_smem = 1: pass it at launch) and the
+   * kernel takes ntmaps tensor maps after the buffers (tmaps[]). */
+  int dyn_smem;
+  tc_rt_tmap tmaps[3];
+  int ntmaps;
 } tc_gemm_kernel;
+
+/* The launch of kernel k (grid, block, dynamic shared memory, tensor
+ * maps): every launch of a generated GEMM goes through this. */
+void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l);
 
 typedef struct tc_gemm_problem {
   const tc_view *a, *b, *c; /* upper dims [G,K,M], [G,K,N], [G,M,N] */
@@ -46,6 +57,12 @@ typedef struct tc_gemm_problem {
 tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, tc_target target,
                            const char *name, tc_gemm_kernel *out, char *err, size_t cap);
 void tc_gemm_kernel_free(tc_gemm_kernel *k);
+
+/* gemm_tma.c: the TMA + wgmma kernel (tc_gemm_params_is_tma), called by
+ * tc_gemm_generate for such parameters (target CUDA, or OpenCL emulated). */
+tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *p,
+                               tc_target target, const char *name, tc_gemm_kernel *out, char *err,
+                               size_t cap);
 
 /* The shape of a problem (extents of the views' upper dims, dtype, and
  * vector widths from tc_view_vector_width). */

@@ -175,13 +175,13 @@ void tc_wgmma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth) {
     G->d->wgmma_addr(&ba, "b_lds", tc_str_cstr(&bo));
     line(G, d1, "{ /* K step %d: A at (m = tc_wg * 64, k = %d), B at (n = 0, k = %d) */", ks,
          16 * ks, 16 * ks);
-    line(G, d1 + 1, "const %s tc_da = tc_wgmma_desc(%s, %lldu, %lldu);",
+    line(G, d1 + 1, "const %s tc_da = tc_wgmma_desc(%s, %lldu, %lldu, 0u);",
          G->d->wgmma_begin ? "unsigned long long" : "ulong", tc_str_cstr(&aa), (long long)a_lbo,
          (long long)a_sbo);
-    line(G, d1 + 1, "const %s tc_db = tc_wgmma_desc(%s, %lldu, %lldu);",
+    line(G, d1 + 1, "const %s tc_db = tc_wgmma_desc(%s, %lldu, %lldu, 0u);",
          G->d->wgmma_begin ? "unsigned long long" : "ulong", tc_str_cstr(&ba), (long long)b_lbo,
          (long long)b_sbo);
-    G->d->wgmma(G->o, G->pb->a_dtype, npb, "a_lds", "tc_da", "b_lds", "tc_db", "c_acc", d1 + 1);
+    G->d->wgmma(G->o, G->pb->a_dtype, npb, "a_lds", "tc_da", "b_lds", "tc_db", 0, 0, "c_acc", d1 + 1);
     line(G, d1, "}");
   }
   if (G->d->wgmma_end) line(G, d1, "%s", G->d->wgmma_end);

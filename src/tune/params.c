@@ -113,6 +113,7 @@ int tc_gemm_params_is_xdlops(const tc_gemm_params *p) {
 int tc_gemm_params_is_mma(const tc_gemm_params *p) { return p && p->mma > 0; }
 
 int64_t tc_gemm_lds_bytes(const tc_gemm_params *p) {
+  if (tc_gemm_params_is_tma(p)) return tc_gemm_tma_smem_bytes(p);
   int64_t elem = tc_gemm_params_is_xdlops(p) ? 2 : 4;
   return 2 * (int64_t)p->k_per_block * ((int64_t)p->m_per_block + p->n_per_block) * elem;
 }
@@ -183,8 +184,12 @@ static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, cha
                                   size_t cap);
 static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
 static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
 
 int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_tma(p)) return tma_check(p, s, err, cap);
   if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_check(p, s, err, cap);
   if (tc_gemm_params_is_mma(p)) return check_mma(p, s, err, cap);
   if (tc_gemm_params_is_xdlops(p)) return check_xdlops(p, s, err, cap);
@@ -316,6 +321,7 @@ static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, s
 static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 
 int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tc_gemm_params_is_tma(p)) return tma_derive(p, s, err, cap);
   if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_derive(p, s, err, cap);
   if (tc_gemm_params_is_mma(p)) return derive_mma(p, s, err, cap);
   if (tc_gemm_params_is_xdlops(p)) return derive_xdlops(p, s, err, cap);
@@ -399,6 +405,7 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
   if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
   if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err, cap);
   if (strncmp(text, "wgmma:", 6) == 0) return tc_wgmma_params_parse(text, p, err, cap);
+  if (strncmp(text, "tma:", 4) == 0) return tma_parse(text, p, err, cap);
   int vals[6];
   int n = parse_fields(text, text, tuned_names, 6, "6 (BS,MPB,NPB,KPB,MPT,NPT)", vals, err, cap);
   if (n < 0) return -1;
@@ -419,6 +426,10 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
 
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
   if (!buf || !cap) return;
+  if (tc_gemm_params_is_tma(p)) {
+    snprintf(buf, cap, "tma:%d,%d,%d", p->m_per_block, p->n_per_block, p->tma_stages);
+    return;
+  }
   if (tc_gemm_params_is_wgmma(p)) {
     snprintf(buf, cap, "wgmma:%d,%d,%d", p->m_per_block, p->n_per_block, p->k_per_block);
     return;
@@ -1044,6 +1055,161 @@ int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, si
     free(c);
     return fail(err, cap, "no valid mma parameter set for G=%lld M=%lld N=%lld K=%lld",
                 (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
+  }
+  *p = c[0];
+  free(c);
+  return 0;
+}
+
+/* ---- TMA + wgmma kernels (sm_90a; src/ops/gemm_tma.c, docs/hopper_gemm.md) ---- */
+
+int tc_gemm_params_is_tma(const tc_gemm_params *p) { return p && p->tma_stages > 0; }
+
+int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p) {
+  return (int64_t)p->tma_stages * ((int64_t)p->m_per_block + p->n_per_block) * 128 + 1024;
+}
+
+static const char *const tma_names[3] = {"m_per_block", "n_per_block", "stages"};
+
+/* The rules of the tuned fields (MPB, NPB, stages). */
+static int tma_check_tuned(int mpb, int npb, int stages, char *err, size_t cap) {
+  if (mpb < 64 || mpb > 256 || mpb % 64)
+    return fail(err, cap, "tma: m_per_block must be 64, 128, 192 or 256 (one consumer warp group "
+                "of 128 threads per 64 rows, wgmma m64nNk16), got %d", mpb);
+  if (npb < 64 || npb > 256 || npb % 64)
+    return fail(err, cap, "tma: n_per_block must be a multiple of 64 up to 256 (the wgmma N, and "
+                "64-column boxes of the 128-byte swizzle), got %d", npb);
+  if (stages < 2 || stages > 8)
+    return fail(err, cap, "tma: stages must be between 2 and 8, got %d", stages);
+  tc_gemm_params q;
+  memset(&q, 0, sizeof q);
+  q.m_per_block = mpb, q.n_per_block = npb, q.tma_stages = stages;
+  int64_t smem = tc_gemm_tma_smem_bytes(&q);
+  if (smem > TC_TMA_MAX_SMEM)
+    return fail(err, cap, "tma: shared memory stages * (m_per_block + n_per_block) * 128 + 1024 = "
+                "%lld bytes exceeds the %d bytes of an sm_90 block", (long long)smem,
+                TC_TMA_MAX_SMEM);
+  return 0;
+}
+
+int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap) {
+  if (!s) return fail(err, cap, "tma: no shape");
+  if (s->dtype != TC_F16 && s->dtype != TC_BF16)
+    return fail(err, cap, "tma kernels need f16 or bf16 A and B (got %s)", tc_dtype_name(s->dtype));
+  if (s->c_dtype != s->dtype)
+    return fail(err, cap, "tma kernels store C as A's type with stmatrix (C %s, A %s)",
+                tc_dtype_name(s->c_dtype), tc_dtype_name(s->dtype));
+  if (s->accumulate) return fail(err, cap, "tma kernels do not read C (C += A * B)");
+  if (!s->plain)
+    return fail(err, cap, "tma kernels need plain matrices (no padding, slicing or merged "
+                "coordinates: a tensor map describes a strided box)");
+  const int64_t *st[3] = {s->a_stride, s->b_stride, s->c_stride};
+  const char *nm[3] = {"A", "B", "C"};
+  for (int t = 0; t < 3; t++) {
+    /* one unit-stride dimension (the box's inner one), the others multiples
+     * of 16 bytes (8 elements) as tensor maps require */
+    int inner = t < 2 ? (st[t][1] == 1 ? 1 : st[t][2] == 1 ? 2 : -1) : (st[t][2] == 1 ? 2 : -1);
+    if (inner < 0)
+      return fail(err, cap, "tma: %s must be contiguous along %s (strides %lld, %lld, %lld)", nm[t],
+                  t < 2 ? "K or its M/N dimension" : "N", (long long)st[t][0], (long long)st[t][1],
+                  (long long)st[t][2]);
+    for (int d = 0; d < 3; d++) {
+      int64_t ext = d == 0 ? s->g : t == 2 ? (d == 1 ? s->m : s->n) : d == 1 ? s->k
+                                                                  : t == 0 ? s->m : s->n;
+      if (d == inner || ext == 1) continue;
+      if (st[t][d] % 8)
+        return fail(err, cap, "tma: the row stride of %s must be a multiple of 16 bytes (8 "
+                    "elements), got %lld elements", nm[t], (long long)st[t][d]);
+    }
+  }
+  return 0;
+}
+
+static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (tma_check_tuned(p->m_per_block, p->n_per_block, p->tma_stages, err, cap)) return -1;
+  if (p->k_per_block != 64 || p->waves_m != p->m_per_block / 64 || p->block_size != p->waves_m * 128)
+    return fail(err, cap, "tma: k_per_block, waves_m, block_size must be 64, m_per_block / 64, "
+                "waves_m * 128 (got %d, %d, %d)", p->k_per_block, p->waves_m, p->block_size);
+  if (p->m_per_thread || p->n_per_thread || p->m_per_wave || p->n_per_wave || p->mfma || p->mma)
+    return fail(err, cap, "tma: the FMA, XDLOPS and mma fields must be 0");
+  if (s && s->m && tc_gemm_tma_supported(s, err, cap)) return -1;
+  return 0;
+}
+
+static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  tc_gemm_params q;
+  memset(&q, 0, sizeof q);
+  q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.tma_stages = p->tma_stages;
+  q.k_per_block = 64;
+  q.waves_m = q.m_per_block / 64;
+  q.block_size = q.waves_m * 128;
+  if (tma_check(&q, s, err, cap)) return -1;
+  *p = q;
+  return 0;
+}
+
+static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+  int vals[3] = {0};
+  int n = parse_fields(text, text + 4, tma_names, 3, "3 after tma: (MPB,NPB,STAGES)", vals, err,
+                       cap);
+  if (n < 0) return -1;
+  if (n != 3)
+    return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after tma: "
+                "(MPB,NPB,STAGES), got %d", text, n);
+  memset(p, 0, sizeof *p);
+  p->m_per_block = vals[0], p->n_per_block = vals[1], p->tma_stages = vals[2];
+  p->k_per_block = 64;
+  return 0;
+}
+
+/* TMA candidates: MPB in {64, 128, 256}, NPB in {64, 128, 256}, the most
+ * stages that fit (at most 6) and two fewer; the XDLOPS order, then more
+ * stages first. */
+static int tma_cmp(const void *x, const void *y) {
+  const cand *a = x, *b = y;
+  int c = xdl_cmp(x, y);
+  if (c) return c;
+  CMP(b->p.tma_stages, a->p.tma_stages);
+  return 0;
+}
+
+int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
+  static const int mpb[] = {64, 128, 256}, npb[] = {64, 128, 256};
+  *out = NULL;
+  if (!shape_ok(s) || tc_gemm_tma_supported(s, NULL, 0)) return 0;
+  cand *c = tc_xmalloc(3 * 3 * 2 * sizeof *c);
+  int n = 0;
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 3; j++) {
+      int most = 6;
+      while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, NULL, 0)) most--;
+      for (int st = most; st >= 2 && st >= most - 2; st -= 2) {
+        tc_gemm_params q;
+        memset(&q, 0, sizeof q);
+        q.m_per_block = mpb[i], q.n_per_block = npb[j], q.tma_stages = st;
+        if (tma_derive(&q, s, NULL, 0)) continue;
+        c[n].p = q;
+        c[n].waste = tc_gemm_padded_flops(s, &q);
+        c[n].blocks = tc_gemm_num_blocks(s, &q);
+        n++;
+      }
+    }
+  qsort(c, (size_t)n, sizeof *c, tma_cmp);
+  if (n) {
+    *out = tc_xmalloc((size_t)n * sizeof **out);
+    for (int i = 0; i < n; i++) (*out)[i] = c[i].p;
+  }
+  free(c);
+  return n;
+}
+
+int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
+  if (tc_gemm_tma_supported(s, err, cap)) return -1;
+  tc_gemm_params *c = NULL;
+  int n = tc_gemm_tma_candidates(s, &c);
+  if (n < 1) {
+    free(c);
+    return fail(err, cap, "tma: no valid parameter set for this shape");
   }
   *p = c[0];
   free(c);

@@ -44,6 +44,13 @@ typedef struct tc_gemm_params {
    * mfma is 0.  Such parameters are also XDLOPS-like
    * (tc_gemm_params_is_xdlops: the same 16-bit LDS copies). */
   int mma;
+  /* The TMA + wgmma GEMM for sm_90a (additions; src/ops/gemm_tma.c,
+   * docs/hopper_gemm.md): tma_stages > 0 selects it, with that many
+   * shared-memory stages in the ring; m/n_per_block the C tile, k_per_block
+   * 64 (one 128-byte swizzle row of 16-bit elements), waves_m = m_per_block
+   * / 64 consumer warp groups, block_size = waves_m * 128.  Every other
+   * field is 0 (such parameters are neither XDLOPS nor mma ones). */
+  int tma_stages;
 } tc_gemm_params;
 
 #define TC_GEMM_READ_K 1
@@ -73,6 +80,12 @@ int tc_gemm_params_is_mma(const tc_gemm_params *p);
  * also mma kernels (tc_gemm_params_is_mma) and XDLOPS-like. */
 #define TC_MMA_WGMMA_M64NNK16 2
 int tc_gemm_params_is_wgmma(const tc_gemm_params *p);
+/* TMA + wgmma kernels (sm_90a; docs/hopper_gemm.md): perf config
+ * "tma:MPB,NPB,STAGES" (C tile MPB x NPB, MPB in {64, 128, 192, 256}, NPB a
+ * multiple of 64 up to 256, 2 to 8 stages of A [MPB][64] and B [NPB][64]
+ * tiles, at most TC_TMA_MAX_SMEM bytes of shared memory in all). */
+int tc_gemm_params_is_tma(const tc_gemm_params *p);
+#define TC_TMA_MAX_SMEM 232448 /* sm_90's opt-in shared memory per block (227 KiB) */
 
 /* The GEMM a problem needs: C[g][m][n] (+)= sum_k A[g][k][m] * B[g][k][n]. */
 typedef struct tc_gemm_shape {
@@ -81,7 +94,29 @@ typedef struct tc_gemm_shape {
   /* widest legal vector reads along K or M for A, K or N for B (from
    * tc_view_vector_width), used to derive data-per-read; 1 if unknown */
   int a_vec_k, a_vec_m, b_vec_k, b_vec_n, c_vec_n;
+  /* additions (the TMA kernel): plain = 1 when A, B and C are dense
+   * matrices (every element valid, offset linear in the coordinates);
+   * then the element strides of A along [G, K, M], B along [G, K, N] and
+   * C along [G, M, N].  c_dtype and accumulate as in the problem. */
+  int plain;
+  int64_t a_stride[3], b_stride[3], c_stride[3];
+  tc_dtype c_dtype;
+  int accumulate;
 } tc_gemm_shape;
+
+/* Shared memory of a TMA kernel: the ring, stages * (MPB + NPB) * 128
+ * bytes (the C tile reuses it), plus 1024 bytes to align it to the
+ * 128-byte swizzle's 1024-byte period. */
+int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p);
+/* Whether the TMA kernel can compute the shape: 0, or -1 with the reason
+ * (plain matrices, f16/bf16 A, B and C, no accumulation, rows a multiple
+ * of 16 bytes, K or M/N contiguous). */
+int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap);
+/* The TMA candidates for a shape, best first (fewest padded FLOPs, then
+ * enough blocks, then larger tiles, then more stages: the XDLOPS order), and
+ * the first of them (0, or -1 + err when the shape is not supported). */
+int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
+int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
 
 /* Fills (overwrites) every derived field from the tuned ones and the
  * shape's vector widths (s may be NULL: widths 1), then checks every rule

@@ -1,0 +1,509 @@
+/* gemm_tma.c - the bf16/f16 GEMM for Hopper (sm_90a) built from tilec's
+ * data-movement pieces: bulk tensor copies (TMA) into a multi-stage ring
+ * of 128-byte-swizzled shared tiles, wgmma reading them through matrix
+ * descriptors into f32 accumulators, and an epilogue of stmatrix into a
+ * swizzled C tile written back by TMA stores (docs/hopper_gemm.md).
+ *
+ * Parameters "tma:MPB,NPB,STAGES" (src/tune/params.c): a block computes a
+ * MPB x NPB tile of C with MPB / 64 warp groups of 128 threads (warp
+ * group w owns rows 64w .. 64w + 63 and every column: one wgmma
+ * m64n<NPB>k16 per 16-wide K step); K advances 64 elements (128 bytes, one
+ * swizzle row) per stage.
+ *
+ * Shared memory: STAGES stages of [A tile | B tile], A MPB x 64 and B NPB
+ * x 64 elements, 128 bytes per tile row.  An operand contiguous along K
+ * (K-major) is one box [rows][64 of K]; one contiguous along M / N
+ * (M/N-major) is rows / 64 boxes [64 of K][64 of M/N], 8 KiB apart.  Each
+ * box is laid out as the bulk copy writes it with the 128-byte swizzle:
+ * the layout comes from the transforms of src/layout/tma_swizzle.c
+ * (tc_tma_swizzle_offset), which the OpenCL emulation of the copies and
+ * the stmatrix addresses print; the CUDA copies get the same layout from
+ * the hardware.  wgmma descriptors (PTX ISA canonical layouts, 128B
+ * swizzle, mode 1): K-major LBO 16 (unused), SBO 1024 (8 rows of 128
+ * bytes), +32 bytes per K step; M/N-major LBO 8192 (the next 64 of M/N),
+ * SBO 1024 (8 K rows), +2048 bytes per K step, imm-trans 1.
+ *
+ * The pipeline (one barrier per stage, armed with the stage's bytes):
+ *   prologue: thread 0 issues the copies of K tiles 0 .. STAGES-1;
+ *   for kt: wait for stage kt % STAGES (parity (kt / STAGES) & 1); the
+ *     warp groups' 4 wgmmas; commit, wait for them; a block barrier (every
+ *     warp group is done with the stage); thread 0 refills the stage with
+ *     K tile kt + STAGES.
+ * Epilogue: each warp packs its accumulators (times alpha) to 16 bits and
+ * writes them with stmatrix.x4 (the wgmma D fragment is the m8n8 fragment
+ * of four matrices) into the C tile - NPB / 64 boxes [MPB][64] in the
+ * same swizzled layout, over the ring - then a proxy fence, a barrier and
+ * thread 0's TMA stores (the copy engine drops rows and columns past M
+ * and N; loads past the edges read zeros, so ragged shapes need no
+ * predicates in the kernel).
+ *
+ * OpenCL (the emulation, to verify on PoCL): the same kernel with each
+ * copy done by the whole work-group through the printed layout (zeros
+ * outside the matrix, no stores outside), barriers for the mbarrier
+ * waits, and the wgmma / stmatrix emulations of wgmma_emu.c and
+ * ldst_opencl.c, which address shared memory as the hardware does. */
+#include <ctype.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../codegen/dialect.h"
+#include "../layout/tma_swizzle.h"
+#include "gemm.h"
+
+typedef struct operand {
+  char name;          /* 'A', 'B' or 'C' */
+  int kmajor;         /* A, B: contiguous along K (else along M / N); C: 1 (N contiguous) */
+  int64_t rows;       /* MPB (A), NPB (B): the tile's extent along M / N */
+  int64_t tile_off;   /* byte offset of the tile inside a stage */
+  int nboxes;
+  int64_t box_rows;   /* box = box_rows x 64 elements (64 along the contiguous dim) */
+  int64_t box_bytes;
+  int64_t dim_in, dim_out;    /* matrix extents along the box's inner / outer dims */
+  int64_t str_out, str_g;     /* element strides of the outer dim and of G */
+} operand;
+
+typedef struct hgen {
+  const tc_dialect *d;
+  int cuda;
+  tc_str *o;
+  tc_epool *P;
+  const tc_gemm_problem *pb;
+  const tc_gemm_params *p;
+  tc_gemm_shape s;
+  int64_t nm, nn, nk, stage_bytes, threads;
+  int rank; /* tensor-map rank: 3 with a batch, else 2 */
+  operand a, b, c;
+  char *err;
+  size_t cap;
+} hgen;
+
+static tc_status hfail(hgen *H, tc_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static tc_status hfail(hgen *H, tc_status st, const char *fmt, ...) {
+  if (H->err && H->cap) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(H->err, H->cap, fmt, ap);
+    va_end(ap);
+  }
+  return st;
+}
+
+static void ln(hgen *H, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void ln(hgen *H, int depth, const char *fmt, ...) {
+  tc_str_indent(H->o, depth);
+  va_list ap;
+  va_start(ap, fmt);
+  tc_str_vprintf(H->o, fmt, ap);
+  va_end(ap);
+  tc_str_cat(H->o, "\n");
+}
+
+/* The element offset inside a box of rows x 64 of element (r, c), printed. */
+static tc_status box_offset(hgen *H, int64_t rows, const tc_expr *r, const tc_expr *c, tc_str *out) {
+  char why[256];
+  const tc_expr *e = tc_tma_swizzle_offset(H->P, rows, 128, 2, r, c, why, sizeof why);
+  if (!e) return hfail(H, TC_ERR_ARGUMENT, "GEMM (tma): the swizzled box: %s", why);
+  tc_e_print_c(out, H->P, e);
+  return TC_OK;
+}
+
+/* Operand A or B of the problem (strides of [G, K, X]). */
+static void operand_init(hgen *H, operand *op, char name, const int64_t *st, int64_t x_ext,
+                         int64_t rows, int64_t tile_off) {
+  memset(op, 0, sizeof *op);
+  op->name = name;
+  op->kmajor = st[1] == 1;
+  op->rows = rows;
+  op->tile_off = tile_off;
+  op->box_rows = op->kmajor ? rows : 64;
+  op->nboxes = op->kmajor ? 1 : (int)(rows / 64);
+  op->box_bytes = op->box_rows * 128;
+  op->dim_in = op->kmajor ? H->s.k : x_ext;
+  op->dim_out = op->kmajor ? x_ext : H->s.k;
+  op->str_out = op->kmajor ? st[2] : st[1];
+  op->str_g = st[0];
+}
+
+static void tmap_of(hgen *H, const operand *op, int buffer, tc_rt_tmap *t) {
+  memset(t, 0, sizeof *t);
+  t->buffer = buffer;
+  t->dtype = H->s.dtype;
+  t->rank = H->rank;
+  t->dims[0] = (uint64_t)op->dim_in, t->dims[1] = (uint64_t)op->dim_out, t->dims[2] = (uint64_t)H->s.g;
+  t->strides[1] = (uint64_t)op->str_out * 2, t->strides[2] = (uint64_t)op->str_g * 2;
+  t->box[0] = 64, t->box[1] = (uint32_t)op->box_rows, t->box[2] = 1;
+  t->swizzle = 128;
+}
+
+/* Box j's coordinates (inner, outer) for K tile `kt` (a C expression). */
+static void box_coords(const operand *op, int j, const char *kt, const char *x0, char *in,
+                       char *out, size_t cap) {
+  if (op->kmajor) {
+    snprintf(in, cap, "(%s) * 64", kt);
+    snprintf(out, cap, "%s", x0);
+  } else {
+    snprintf(in, cap, "%s + %d", x0, 64 * j);
+    snprintf(out, cap, "(%s) * 64", kt);
+  }
+}
+
+/* The copies of K tile `kt` into stage `stage` (C expressions), at depth. */
+static tc_status emit_load(hgen *H, const char *stage, const char *kt, int depth) {
+  const operand *ops[2] = {&H->a, &H->b};
+  const char *x0[2] = {"tc_m0", "tc_n0"};
+  char in[96], out[96];
+  if (H->cuda) {
+    ln(H, depth, "if (tid == 0) {");
+    ln(H, depth + 1,
+       "asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: "
+       "\"r\"(tc_tma_u32(&tc_bar[%s])), \"r\"(%lld) : \"memory\");",
+       stage, (long long)H->stage_bytes);
+    for (int o = 0; o < 2; o++)
+      for (int j = 0; j < ops[o]->nboxes; j++) {
+        box_coords(ops[o], j, kt, x0[o], in, out, sizeof in);
+        ln(H, depth + 1,
+           "asm volatile(\"cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::"
+           "bytes [%%0], [%%1, {%%2, %%3%s}], [%%4];\"",
+           H->rank, H->rank == 3 ? ", %5" : "");
+        ln(H, depth + 3,
+           ":: \"r\"(tc_tma_u32(tc_sm + (%s) * %lld + %lld)), \"l\"((unsigned long long)&tc_tm_%c), "
+           "\"r\"(%s), \"r\"(%s), \"r\"(tc_bar_u32(&tc_bar[%s]))%s : \"memory\");",
+           stage, (long long)H->stage_bytes, (long long)(ops[o]->tile_off + j * ops[o]->box_bytes),
+           tolower(ops[o]->name), in, out, stage, H->rank == 3 ? ", \"r\"(tc_g)" : "");
+      }
+    ln(H, depth, "}");
+    return TC_OK;
+  }
+  /* OpenCL: the work-group copies each box through the swizzled layout */
+  const tc_expr *r = tc_e_var(H->P, "tc_r", 0, 255), *c = tc_e_var(H->P, "tc_c", 0, 63);
+  for (int o = 0; o < 2; o++) {
+    const operand *op = ops[o];
+    tc_str off;
+    tc_str_init(&off);
+    tc_status st = box_offset(H, op->box_rows, r, c, &off);
+    if (st != TC_OK) {
+      tc_str_free(&off);
+      return st;
+    }
+    for (int j = 0; j < op->nboxes; j++) {
+      box_coords(op, j, kt, x0[o], in, out, sizeof in);
+      ln(H, depth, "for (int tc_e = tid; tc_e < %lld; tc_e += %lld) {  /* %c box %d: TMA emulated */",
+         (long long)(op->box_rows * 64), (long long)H->threads, op->name, j);
+      ln(H, depth + 1, "const int tc_r = tc_e / 64, tc_c = tc_e %% 64;");
+      ln(H, depth + 1, "const int tc_gi = %s + tc_c, tc_go = %s + tc_r;", in, out);
+      ln(H, depth + 1,
+         "tc_sm16[((%s) * %lld + %lld) / 2 + %s] = (tc_gi < %lld && tc_go < %lld) ? %c[(long)tc_g * "
+         "%lld + (long)tc_go * %lld + tc_gi] : (ushort)0;",
+         stage, (long long)H->stage_bytes, (long long)(op->tile_off + j * op->box_bytes),
+         tc_str_cstr(&off), (long long)op->dim_in, (long long)op->dim_out, op->name,
+         (long long)op->str_g, (long long)op->str_out);
+      ln(H, depth, "}");
+    }
+    tc_str_free(&off);
+  }
+  return TC_OK;
+}
+
+/* Waits until stage `stage`'s copies have landed (parity `ph`). */
+static void emit_wait(hgen *H, const char *stage, const char *ph, int depth) {
+  if (!H->cuda) {
+    ln(H, depth, "%s  /* the stage's mbarrier: the copies above are done */", H->d->barrier);
+    return;
+  }
+  ln(H, depth, "for (unsigned tc_done = 0; !tc_done;)");
+  ln(H, depth + 1,
+     "asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; "
+     "selp.u32 %%0, 1, 0, p; }\" : \"=r\"(tc_done) : \"r\"(tc_bar_u32(&tc_bar[%s])), \"r\"(%s) : "
+     "\"memory\");",
+     stage, ph);
+}
+
+/* The warp groups' wgmmas on stage `stage`. */
+static void emit_mma(hgen *H, const char *stage, int depth) {
+  const tc_dialect *d = H->d;
+  int npb = H->p->n_per_block;
+  const char *ulong_t = H->cuda ? "unsigned long long" : "ulong";
+  ln(H, depth, "{ /* 4 x wgmma m64n%dk16 per warp group on the stage */", npb);
+  if (d->wgmma_begin) ln(H, depth + 1, "%s", d->wgmma_begin);
+  for (int ks = 0; ks < 4; ks++) {
+    const operand *ops[2] = {&H->a, &H->b};
+    tc_str addr[2];
+    int64_t lbo[2], sbo[2];
+    for (int o = 0; o < 2; o++) {
+      const operand *op = ops[o];
+      tc_str off;
+      tc_str_init(&off);
+      tc_str_init(&addr[o]);
+      /* element offset of the descriptor's start: the warp group's 64 rows
+       * (A only) and K step ks */
+      int64_t fixed = op->tile_off / 2 + (op->kmajor ? 16 * ks : 16 * 64 * ks);
+      if (o == 0)
+        tc_str_printf(&off, "(%s) * %lld + %lld + tc_wg * %lld", stage,
+                      (long long)(H->stage_bytes / 2), (long long)fixed,
+                      (long long)(op->kmajor ? 64 * 64 : op->box_bytes / 2));
+      else
+        tc_str_printf(&off, "(%s) * %lld + %lld", stage, (long long)(H->stage_bytes / 2),
+                      (long long)fixed);
+      d->wgmma_addr(&addr[o], "tc_sm16", tc_str_cstr(&off));
+      tc_str_free(&off);
+      lbo[o] = op->kmajor ? 16 : op->box_bytes;
+      sbo[o] = 1024;
+    }
+    ln(H, depth + 1, "{");
+    ln(H, depth + 2, "const %s tc_da = tc_wgmma_desc(%s, %lldu, %lldu, 1u);", ulong_t,
+       tc_str_cstr(&addr[0]), (long long)lbo[0], (long long)sbo[0]);
+    ln(H, depth + 2, "const %s tc_db = tc_wgmma_desc(%s, %lldu, %lldu, 1u);", ulong_t,
+       tc_str_cstr(&addr[1]), (long long)lbo[1], (long long)sbo[1]);
+    d->wgmma(H->o, H->s.dtype, npb, "tc_sm16", "tc_da", "tc_sm16", "tc_db", !H->a.kmajor,
+             !H->b.kmajor, "c_acc", depth + 2);
+    ln(H, depth + 1, "}");
+    tc_str_free(&addr[0]);
+    tc_str_free(&addr[1]);
+  }
+  if (d->wgmma_end) ln(H, depth + 1, "%s", d->wgmma_end);
+  ln(H, depth, "}");
+}
+
+/* Accumulators -> 16-bit C tile in shared memory (stmatrix.x4 per 16
+ * columns), then the C boxes -> global. */
+static tc_status emit_epilogue(hgen *H, int depth) {
+  const tc_dialect *d = H->d;
+  int mpb = H->p->m_per_block, npb = H->p->n_per_block;
+  tc_epool *P = H->P;
+  ln(H, depth, "/* epilogue: stmatrix.x4 of the accumulators into the swizzled C tile, then TMA "
+               "stores */");
+  ln(H, depth, "const int tc_lane = tid %% 32;");
+  /* row and column (inside 16 x 16) of the matrix row this lane addresses:
+   * lane l gives row l % 8 of matrix l / 8, matrices ordered (rows 0-7,
+   * cols 0-7), (rows 8-15, cols 0-7), (rows 0-7, cols 8-15), (rows 8-15,
+   * cols 8-15) - the order of the D fragment's register pairs */
+  const tc_expr *row = tc_e_add(
+      P, tc_e_add(P, tc_e_mulc(P, tc_e_var(P, "tc_wg", 0, mpb / 64 - 1), 64),
+                  tc_e_mulc(P, tc_e_var(P, "tc_wgw", 0, 3), 16)),
+      tc_e_add(P, tc_e_modc(P, tc_e_var(P, "tc_lane", 0, 31), 8),
+               tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tc_e_var(P, "tc_lane", 0, 31), 8), 2), 8)));
+  for (int jg = 0; jg < npb / 16; jg++) {
+    const tc_expr *col = tc_e_addc(
+        P, tc_e_mulc(P, tc_e_divc(P, tc_e_var(P, "tc_lane", 0, 31), 16), 8), 16 * (jg % 4));
+    tc_str off, addr;
+    tc_str_init(&off);
+    tc_str_init(&addr);
+    tc_status st = box_offset(H, mpb, row, col, &off);
+    if (st != TC_OK) {
+      tc_str_free(&off);
+      tc_str_free(&addr);
+      return st;
+    }
+    tc_str_printf(&addr, "%lld + %s", (long long)(jg / 4) * mpb * 64, tc_str_cstr(&off));
+    ln(H, depth, "{ /* columns %d .. %d */", 16 * jg, 16 * jg + 15);
+    for (int i = 0; i < 4; i++)
+      ln(H, depth + 1, "tc_lr[%d] = tc_pack2(c_acc[%d] * tc_alpha, c_acc[%d] * tc_alpha);", i,
+         8 * jg + 2 * i, 8 * jg + 2 * i + 1);
+    d->ldsm_access(H->o, 0, "tc_sm16", tc_str_cstr(&addr), depth + 1);
+    ln(H, depth, "}");
+    tc_str_free(&off);
+    tc_str_free(&addr);
+  }
+  const operand *c = &H->c;
+  if (H->cuda) {
+    ln(H, depth, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+    ln(H, depth, "__syncthreads();");
+    ln(H, depth, "if (tid == 0) {");
+    for (int j = 0; j < c->nboxes; j++) {
+      ln(H, depth + 1,
+         "asm volatile(\"cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%0, {%%1, %%2%s}], "
+         "[%%3];\"",
+         H->rank, H->rank == 3 ? ", %4" : "");
+      ln(H, depth + 3,
+         ":: \"l\"((unsigned long long)&tc_tm_c), \"r\"(tc_n0 + %d), \"r\"(tc_m0), "
+         "\"r\"(tc_tma_u32(tc_sm + %lld))%s : \"memory\");",
+         64 * j, (long long)(j * c->box_bytes), H->rank == 3 ? ", \"r\"(tc_g)" : "");
+    }
+    ln(H, depth + 1, "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
+    ln(H, depth + 1, "asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");");
+    ln(H, depth, "}");
+    return TC_OK;
+  }
+  ln(H, depth, "%s", d->barrier);
+  tc_str off;
+  tc_str_init(&off);
+  tc_status st = box_offset(H, mpb, tc_e_var(P, "tc_r", 0, 255), tc_e_var(P, "tc_c", 0, 63), &off);
+  for (int j = 0; j < c->nboxes && st == TC_OK; j++) {
+    ln(H, depth, "for (int tc_e = tid; tc_e < %lld; tc_e += %lld) {  /* C box %d: TMA store emulated */",
+       (long long)(c->box_rows * 64), (long long)H->threads, j);
+    ln(H, depth + 1, "const int tc_r = tc_e / 64, tc_c = tc_e %% 64;");
+    ln(H, depth + 1, "const int tc_gi = tc_n0 + %d + tc_c, tc_go = tc_m0 + tc_r;", 64 * j);
+    ln(H, depth + 1,
+       "if (tc_gi < %lld && tc_go < %lld) C[(long)tc_g * %lld + (long)tc_go * %lld + tc_gi] = "
+       "tc_sm16[%lld + %s];",
+       (long long)c->dim_in, (long long)c->dim_out, (long long)c->str_g, (long long)c->str_out,
+       (long long)(j * c->box_bytes / 2), tc_str_cstr(&off));
+    ln(H, depth, "}");
+  }
+  tc_str_free(&off);
+  return st;
+}
+
+static tc_status emit(hgen *H, const char *name) {
+  const tc_dialect *d = H->d;
+  const tc_gemm_params *p = H->p;
+  int mpb = p->m_per_block, npb = p->n_per_block, S = p->tma_stages;
+  char cfg[64];
+  tc_gemm_params_format(p, cfg, sizeof cfg);
+  tc_str_printf(H->o, "/* generated by tilec %s for %s */\n", TILEC_VERSION, d->name);
+  tc_str_cat(H->o, "#ifndef TC_PRELUDE\n#define TC_PRELUDE\n");
+  tc_str_cat(H->o, d->prelude);
+  tc_str_cat(H->o, "#endif\n");
+  tc_str_cat(H->o, "#ifndef TC_WGMMA_PRELUDE\n#define TC_WGMMA_PRELUDE\n");
+  tc_str_cat(H->o, d->wgmma_prelude);
+  tc_str_cat(H->o, "#endif\n");
+  tc_str_cat(H->o, d->ldsm_prelude);
+  if (H->cuda) {
+    tc_str_cat(H->o, tc_cu_tma_prelude);
+    tc_str_cat(H->o,
+               "TC_DEV unsigned tc_bar_u32(const unsigned long long *b) { return tc_tma_u32(b); }\n");
+  }
+  ln(H, 0, "%s unsigned tc_pack2(float lo, float hi) {", H->cuda ? "TC_DEV" : "static");
+  ln(H, 1, "return (unsigned)%s(lo) | ((unsigned)%s(hi) << 16);",
+     H->s.dtype == TC_BF16 ? "tc_f32_to_bf16" : "tc_f32_to_f16",
+     H->s.dtype == TC_BF16 ? "tc_f32_to_bf16" : "tc_f32_to_f16");
+  ln(H, 0, "}");
+  tc_str_cat(H->o, "\n");
+  ln(H, 0, "/* TMA + wgmma GEMM (sm_90a): C[g][m][n] = alpha * sum_k A[g][k][m] * B[g][k][n]");
+  ln(H, 0, " * G=%lld M=%lld N=%lld K=%lld, %s, alpha %.9g, f32 accumulation; perf config %s:",
+     (long long)H->s.g, (long long)H->s.m, (long long)H->s.n, (long long)H->s.k,
+     tc_dtype_name(H->s.dtype), (double)H->pb->alpha, cfg);
+  ln(H, 0, " * %d warp groups of 64 x %d, %d stages of A %s and B %s tiles (128B swizzle) */",
+     mpb / 64, npb, S, H->a.kmajor ? "K-major" : "M-major", H->b.kmajor ? "K-major" : "N-major");
+  d->kernel_begin(H->o, name, H->threads);
+  d->buffer_param(H->o, H->s.dtype, "A", 0, 1);
+  d->buffer_param(H->o, H->s.dtype, "B", 0, 0);
+  d->buffer_param(H->o, H->s.dtype, "C", 1, 0);
+  if (H->cuda)
+    tc_str_cat(H->o, ", const __grid_constant__ tc_tmap tc_tm_a, const __grid_constant__ tc_tmap "
+                     "tc_tm_b, const __grid_constant__ tc_tmap tc_tm_c");
+  tc_str_cat(H->o, ") {\n");
+  if (H->cuda) {
+    ln(H, 1, "const int tid = (int)threadIdx.x, tc_bid = (int)blockIdx.x;");
+    ln(H, 1, "extern __shared__ __align__(1024) unsigned char tc_dsm[];");
+    ln(H, 1, "/* the 128-byte swizzle repeats every 1024 bytes: align the ring to that */");
+    ln(H, 1, "unsigned char *tc_sm = tc_dsm + ((1024u - (tc_tma_u32(tc_dsm) & 1023u)) & 1023u);");
+    ln(H, 1, "unsigned short *tc_sm16 = (unsigned short *)tc_sm;");
+    ln(H, 1, "__shared__ __align__(8) unsigned long long tc_bar[%d];", S);
+    ln(H, 1, "unsigned tc_lr[4];");
+    ln(H, 1, "if (tid == 0) {");
+    ln(H, 2, "for (int s = 0; s < %d; ++s)", S);
+    ln(H, 3, "asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\" :: "
+             "\"r\"(tc_bar_u32(&tc_bar[s])) : \"memory\");");
+    ln(H, 2, "asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
+    ln(H, 1, "}");
+    ln(H, 1, "__syncthreads();");
+  } else {
+    ln(H, 1, "const int tid = (int)get_local_id(0), tc_bid = (int)get_group_id(0);");
+    ln(H, 1, "__local ushort tc_sm16[%lld];  /* the ring (and the C tile) */",
+       (long long)(S * H->stage_bytes / 2));
+    ln(H, 1, "__local int tc_ldsm_rows[%lld];  /* stmatrix: published row addresses */",
+       (long long)H->threads);
+    ln(H, 1, "const int tc_ldsm_tid = tid;");
+    ln(H, 1, "uint tc_lr[4];");
+  }
+  ln(H, 1, "const int tc_g = tc_bid / %lld, tc_m0 = tc_bid / %lld %% %lld * %d, tc_n0 = tc_bid %% %lld "
+           "* %d;",
+     (long long)(H->nm * H->nn), (long long)H->nn, (long long)H->nm, mpb, (long long)H->nn, npb);
+  ln(H, 1, "const int tc_wg = tid / 128, tc_wgw = (tid / 32) %% 4;");
+  ln(H, 1, "const float tc_alpha = (float)%.9g;", (double)H->pb->alpha);
+  ln(H, 1, "float c_acc[%d];  /* wgmma D: c_acc[j] is row 16*tc_wgw + g + 8*((j/2)%%2), column "
+           "8*(j/4) + 2*(lane%%4) + j%%2 of the warp group's 64 rows */", npb / 2);
+  if (d->unroll_pragma) ln(H, 1, "%s", d->unroll_pragma);
+  ln(H, 1, "for (int j = 0; j < %d; ++j) c_acc[j] = 0.0f;", npb / 2);
+  tc_status st = TC_OK;
+  int64_t pro = H->nk < S ? H->nk : S;
+  ln(H, 1, "/* prologue: K tiles 0 .. %lld into the stages */", (long long)pro - 1);
+  for (int64_t s = 0; s < pro && st == TC_OK; s++) {
+    char sv[24];
+    snprintf(sv, sizeof sv, "%lld", (long long)s);
+    st = emit_load(H, sv, sv, 1);
+  }
+  ln(H, 1, "for (int kt = 0; kt < %lld; ++kt) {", (long long)H->nk);
+  ln(H, 2, "const int tc_st = kt %% %d;", S);
+  char ph[48], next[32];
+  snprintf(ph, sizeof ph, "(unsigned)((kt / %d) & 1)", S);
+  snprintf(next, sizeof next, "kt + %d", S);
+  emit_wait(H, "tc_st", ph, 2);
+  emit_mma(H, "tc_st", 2);
+  ln(H, 2, "%s  /* every warp group is done with the stage */", d->barrier);
+  ln(H, 2, "if (kt + %d < %lld) {", S, (long long)H->nk);
+  if (st == TC_OK) st = emit_load(H, "tc_st", next, 3);
+  ln(H, 2, "}");
+  ln(H, 1, "}");
+  if (st == TC_OK) st = emit_epilogue(H, 1);
+  ln(H, 0, "}");
+  return st;
+}
+
+tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *p,
+                               tc_target target, const char *name, tc_gemm_kernel *out, char *err,
+                               size_t cap) {
+  hgen H;
+  memset(&H, 0, sizeof H);
+  H.err = err, H.cap = cap;
+  H.pb = pb, H.p = p;
+  if (target == TC_TARGET_CUDA)
+    H.d = &tc_dialect_cuda, H.cuda = 1;
+  else if (target == TC_TARGET_OPENCL)
+    H.d = &tc_dialect_opencl;
+  else
+    return hfail(&H, TC_ERR_UNSUPPORTED,
+                 "GEMM: tma kernels are for NVIDIA sm_90a: target cuda, or opencl (emulated); not %s",
+                 tc_target_name(target));
+  if (!pb->a || !pb->b || !pb->c || pb->a->nupper != 3 || pb->b->nupper != 3 || pb->c->nupper != 3)
+    return hfail(&H, TC_ERR_ARGUMENT, "GEMM: A, B and C must be views with 3 upper dims");
+  H.s = tc_gemm_problem_shape(pb);
+  char why[512];
+  if (pb->a_dtype != pb->b_dtype)
+    return hfail(&H, TC_ERR_UNSUPPORTED, "GEMM: tma kernels need A and B of one type (got %s and %s)",
+                 tc_dtype_name(pb->a_dtype), tc_dtype_name(pb->b_dtype));
+  if (tc_gemm_params_check(p, &H.s, why, sizeof why))
+    return hfail(&H, TC_ERR_ARGUMENT, "GEMM: invalid parameters: %s", why);
+  int mpb = p->m_per_block, npb = p->n_per_block;
+  H.nm = (H.s.m + mpb - 1) / mpb, H.nn = (H.s.n + npb - 1) / npb, H.nk = (H.s.k + 63) / 64;
+  if (H.s.g * H.nm * H.nn > 0x7fffffff || H.s.k > 0x7fffffff - 64)
+    return hfail(&H, TC_ERR_UNSUPPORTED, "GEMM: the problem is too large for one launch");
+  H.threads = mpb / 64 * 128;
+  H.stage_bytes = (int64_t)(mpb + npb) * 128;
+  H.rank = H.s.g > 1 ? 3 : 2;
+  operand_init(&H, &H.a, 'A', H.s.a_stride, H.s.m, mpb, 0);
+  operand_init(&H, &H.b, 'B', H.s.b_stride, H.s.n, npb, (int64_t)mpb * 128);
+  memset(&H.c, 0, sizeof H.c);
+  H.c.name = 'C', H.c.kmajor = 1, H.c.rows = mpb, H.c.box_rows = mpb, H.c.nboxes = npb / 64;
+  H.c.box_bytes = (int64_t)mpb * 128;
+  H.c.dim_in = H.s.n, H.c.dim_out = H.s.m, H.c.str_out = H.s.c_stride[1], H.c.str_g = H.s.c_stride[0];
+  tc_str src;
+  tc_str_init(&src);
+  H.o = &src;
+  H.P = tc_epool_new();
+  tc_status st = emit(&H, name);
+  tc_epool_free(H.P);
+  if (st != TC_OK) {
+    tc_str_free(&src);
+    return st;
+  }
+  out->source = tc_str_take(&src);
+  snprintf(out->name, sizeof out->name, "%s", name);
+  out->grid[0] = (size_t)(H.s.g * H.nm * H.nn), out->grid[1] = out->grid[2] = 1;
+  out->block[0] = (size_t)H.threads, out->block[1] = out->block[2] = 1;
+  out->smem_bytes = tc_gemm_tma_smem_bytes(p);
+  if (H.cuda) {
+    out->dyn_smem = 1;
+    out->ntmaps = 3;
+    tmap_of(&H, &H.a, 0, &out->tmaps[0]);
+    tmap_of(&H, &H.b, 1, &out->tmaps[1]);
+    tmap_of(&H, &H.c, 2, &out->tmaps[2]);
+  } else {
+    out->smem_bytes -= 1024; /* no alignment slack in the emulation */
+  }
+  return TC_OK;
+}
