@@ -168,6 +168,14 @@ static GEMM_U int gemm_launch_cl(tc_cl *cl, const mcase *tc, problem *P, const t
   return st == TC_OK;
 }
 
+/* Whether NVRTC can be loaded here (why gets the reason when not). */
+static GEMM_U int nvrtc_loads(tc_str *why) {
+  char *ptx = NULL;
+  tc_status st = tc_cuda_compile("extern \"C\" __global__ void k() {}", "sm_80", &ptx, why);
+  free(ptx);
+  return st != TC_ERR_UNSUPPORTED;
+}
+
 /* ---- reference ---------------------------------------------------------- */
 
 /* The problem's C against a plain C GEMM over A, B and the C before the

@@ -219,13 +219,6 @@ static void test_mma_targets(void) {
   problem_free(&P);
 }
 
-static int nvrtc_loads(tc_str *why) {
-  char *ptx = NULL;
-  tc_status st = tc_cuda_compile("extern \"C\" __global__ void k() {}", "sm_80", &ptx, why);
-  free(ptx);
-  return st != TC_ERR_UNSUPPORTED;
-}
-
 /* The CUDA sources: the instruction, the fragments from LDS; NVRTC. */
 static void test_mma_cuda(void) {
   tc_str why;

@@ -151,13 +151,6 @@ static void test_wgmma_targets(void) {
   problem_free(&P);
 }
 
-static int nvrtc_loads(tc_str *why) {
-  char *ptx = NULL;
-  tc_status st = tc_cuda_compile("extern \"C\" __global__ void k() {}", "sm_80", &ptx, why);
-  free(ptx);
-  return st != TC_ERR_UNSUPPORTED;
-}
-
 static void test_wgmma_cuda(void) {
   tc_str why;
   tc_str_init(&why);

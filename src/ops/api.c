@@ -798,22 +798,12 @@ tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double 
     bufs[i].bytes = gemm_elems(g, i) * esize;
     bufs[i].copy_back = i == 2;
   }
-  tc_launch l;
-  memset(&l, 0, sizeof l);
-  for (int d = 0; d < 3; d++) l.grid[d] = g->kern.grid[d], l.block[d] = g->kern.block[d];
   tc_str e;
   tc_str_init(&e);
-  tc_status st;
-  if (g->o.target == TC_TARGET_OPENCL) {
-    st = g->cl ? TC_OK : tc_cl_open(g->o.device, &g->cl, &e);
-    if (st == TC_OK) st = tc_cl_run(g->cl, g->kern.source, g->kern.name, bufs, 3, &l, ms, &e);
-  } else if (g->o.target == TC_TARGET_CUDA) {
-    st = tc_cuda_run(g->kern.source, g->kern.name, arch_of(&g->o), bufs, 3, &l, ms, &e);
-  } else {
-    tc_str_printf(&e, "running %s kernels is not supported in this build",
-                  tc_target_name(g->o.target));
-    st = TC_ERR_UNSUPPORTED;
-  }
+  tc_status st = TC_OK;
+  if (g->o.target == TC_TARGET_OPENCL && !g->cl) st = tc_cl_open(g->o.device, &g->cl, &e);
+  if (st == TC_OK)
+    st = tc_gemm_kernel_run(&g->kern, g->o.target, g->cl, arch_of(&g->o), bufs, 3, ms, &e);
   if (st != TC_OK)
     set_error(&g->o, "%s: %s", fn, tc_str_cstr(&e));
   else

@@ -454,17 +454,8 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
       bufs[a].bytes = bytes[s->args[a]];
       bufs[a].copy_back = s->args[a] == written;
     }
-    tc_launch l;
-    memset(&l, 0, sizeof l);
-    for (int d = 0; d < 3; d++) {
-      l.grid[d] = s->kernel.grid[d];
-      l.block[d] = s->kernel.block[d];
-    }
     double t = 0;
-    if (plan->target == TC_TARGET_OPENCL)
-      st = tc_cl_run(cl, s->kernel.source, s->kernel.name, bufs, s->nargs, &l, &t, &e);
-    else
-      st = tc_cuda_run(s->kernel.source, s->kernel.name, device, bufs, s->nargs, &l, &t, &e);
+    st = tc_gemm_kernel_run(&s->kernel, plan->target, cl, device, bufs, s->nargs, &t, &e);
     if (ms) *ms += t;
     if (st != TC_OK) {
       tc_str m;

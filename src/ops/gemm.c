@@ -60,6 +60,7 @@
 
 #include "../codegen/dialect.h"
 #include "gemm_gen.h"
+#include "../tune/tuner.h"
 
 /* the printing helpers of gemm_gen.h, by their short names */
 #define line tc_gemm_gen_line
@@ -169,6 +170,17 @@ void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l) {
   l->dyn_smem = k->dyn_smem ? (size_t)k->smem_bytes : 0;
   l->tmaps = k->ntmaps ? k->tmaps : NULL;
   l->ntmaps = k->ntmaps;
+}
+
+tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *cl,
+                             const char *arch, tc_rt_buffer *b, int nb, double *ms, tc_str *e) {
+  tc_launch l;
+  tc_gemm_kernel_launch_config(k, &l);
+  if (target == TC_TARGET_OPENCL) return tc_cl_run(cl, k->source, k->name, b, nb, &l, ms, e);
+  if (target == TC_TARGET_CUDA)
+    return tc_cuda_run(k->source, k->name, arch ? arch : TC_TUNE_DEFAULT_ARCH, b, nb, &l, ms, e);
+  tc_str_printf(e, "running %s kernels is not supported in this build", tc_target_name(target));
+  return TC_ERR_UNSUPPORTED;
 }
 
 /* ---- checking the problem --------------------------------------------- */

@@ -38,6 +38,12 @@ typedef struct tc_gemm_kernel {
 /* The launch of kernel k (grid, block, dynamic shared memory, tensor
  * maps): every launch of a generated GEMM goes through this. */
 void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l);
+/* Runs kernel k once over buffers b[0 .. nb) on target: OpenCL on cl
+ * (opened by the caller), CUDA for arch (NULL: sm_90a, TC_TUNE_DEFAULT_ARCH)
+ * with the launch above; other targets fail with TC_ERR_UNSUPPORTED.  *ms
+ * (may be NULL) gets the kernel time. */
+tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *cl,
+                             const char *arch, tc_rt_buffer *b, int nb, double *ms, tc_str *e);
 
 typedef struct tc_gemm_problem {
   const tc_view *a, *b, *c; /* upper dims [G,K,M], [G,K,N], [G,M,N] */
@@ -63,6 +69,10 @@ void tc_gemm_kernel_free(tc_gemm_kernel *k);
 tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *p,
                                tc_target target, const char *name, tc_gemm_kernel *out, char *err,
                                size_t cap);
+/* Tests only: 0 normally; 1 prints the wgmma descriptors without the
+ * 128-byte swizzle mode, 2 swaps the second and third stmatrix matrices;
+ * the OpenCL emulation must expose each as wrong results. */
+extern int tc_gemm_tma_test_fault;
 
 /* The shape of a problem (extents of the views' upper dims, dtype, and
  * vector widths from tc_view_vector_width). */

@@ -52,6 +52,8 @@
 #include "../layout/tma_swizzle.h"
 #include "gemm.h"
 
+int tc_gemm_tma_test_fault;
+
 typedef struct operand {
   char name;          /* 'A', 'B' or 'C' */
   int kmajor;         /* A, B: contiguous along K (else along M / N); C: 1 (N contiguous) */
@@ -253,10 +255,11 @@ static void emit_mma(hgen *H, const char *stage, int depth) {
       sbo[o] = 1024;
     }
     ln(H, depth + 1, "{");
-    ln(H, depth + 2, "const %s tc_da = tc_wgmma_desc(%s, %lldu, %lldu, 1u);", ulong_t,
-       tc_str_cstr(&addr[0]), (long long)lbo[0], (long long)sbo[0]);
-    ln(H, depth + 2, "const %s tc_db = tc_wgmma_desc(%s, %lldu, %lldu, 1u);", ulong_t,
-       tc_str_cstr(&addr[1]), (long long)lbo[1], (long long)sbo[1]);
+    int mode = tc_gemm_tma_test_fault == 1 ? 0 : 1; /* 1: 128-byte swizzle */
+    ln(H, depth + 2, "const %s tc_da = tc_wgmma_desc(%s, %lldu, %lldu, %du);", ulong_t,
+       tc_str_cstr(&addr[0]), (long long)lbo[0], (long long)sbo[0], mode);
+    ln(H, depth + 2, "const %s tc_db = tc_wgmma_desc(%s, %lldu, %lldu, %du);", ulong_t,
+       tc_str_cstr(&addr[1]), (long long)lbo[1], (long long)sbo[1], mode);
     d->wgmma(H->o, H->s.dtype, npb, "tc_sm16", "tc_da", "tc_sm16", "tc_db", !H->a.kmajor,
              !H->b.kmajor, "c_acc", depth + 2);
     ln(H, depth + 1, "}");
@@ -299,9 +302,11 @@ static tc_status emit_epilogue(hgen *H, int depth) {
     }
     tc_str_printf(&addr, "%lld + %s", (long long)(jg / 4) * mpb * 64, tc_str_cstr(&off));
     ln(H, depth, "{ /* columns %d .. %d */", 16 * jg, 16 * jg + 15);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 4; i++) {
+      int src = tc_gemm_tma_test_fault == 2 && (i == 1 || i == 2) ? 3 - i : i;
       ln(H, depth + 1, "tc_lr[%d] = tc_pack2(c_acc[%d] * tc_alpha, c_acc[%d] * tc_alpha);", i,
-         8 * jg + 2 * i, 8 * jg + 2 * i + 1);
+         8 * jg + 2 * src, 8 * jg + 2 * src + 1);
+    }
     d->ldsm_access(H->o, 0, "tc_sm16", tc_str_cstr(&addr), depth + 1);
     ln(H, depth, "}");
     tc_str_free(&off);
@@ -366,10 +371,17 @@ static tc_status emit(hgen *H, const char *name) {
     tc_str_cat(H->o,
                "TC_DEV unsigned tc_bar_u32(const unsigned long long *b) { return tc_tma_u32(b); }\n");
   }
+  /* two floats as the 16-bit pair of one stmatrix register (low half first) */
   ln(H, 0, "%s unsigned tc_pack2(float lo, float hi) {", H->cuda ? "TC_DEV" : "static");
-  ln(H, 1, "return (unsigned)%s(lo) | ((unsigned)%s(hi) << 16);",
-     H->s.dtype == TC_BF16 ? "tc_f32_to_bf16" : "tc_f32_to_f16",
-     H->s.dtype == TC_BF16 ? "tc_f32_to_bf16" : "tc_f32_to_f16");
+  if (H->s.dtype == TC_BF16 || H->cuda) {
+    const char *cv = H->s.dtype == TC_BF16 ? "tc_f32_to_bf16" : "tc_f32_to_f16";
+    ln(H, 1, "return (unsigned)%s(lo) | ((unsigned)%s(hi) << 16);", cv, cv);
+  } else {
+    ln(H, 1, "ushort l, h;");
+    ln(H, 1, "vstore_half_rte(lo, 0, (half *)&l);");
+    ln(H, 1, "vstore_half_rte(hi, 0, (half *)&h);");
+    ln(H, 1, "return (uint)l | ((uint)h << 16);");
+  }
   ln(H, 0, "}");
   tc_str_cat(H->o, "\n");
   ln(H, 0, "/* TMA + wgmma GEMM (sm_90a): C[g][m][n] = alpha * sum_k A[g][k][m] * B[g][k][n]");
@@ -413,6 +425,7 @@ static tc_status emit(hgen *H, const char *name) {
   ln(H, 1, "const int tc_g = tc_bid / %lld, tc_m0 = tc_bid / %lld %% %lld * %d, tc_n0 = tc_bid %% %lld "
            "* %d;",
      (long long)(H->nm * H->nn), (long long)H->nn, (long long)H->nm, mpb, (long long)H->nn, npb);
+  ln(H, 1, "(void)tc_g;");
   ln(H, 1, "const int tc_wg = tid / 128, tc_wgw = (tid / 32) %% 4;");
   ln(H, 1, "const float tc_alpha = (float)%.9g;", (double)H->pb->alpha);
   ln(H, 1, "float c_acc[%d];  /* wgmma D: c_acc[j] is row 16*tc_wgw + g + 8*((j/2)%%2), column "

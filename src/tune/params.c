@@ -1089,6 +1089,12 @@ static int tma_check_tuned(int mpb, int npb, int stages, char *err, size_t cap) 
     return fail(err, cap, "tma: shared memory stages * (m_per_block + n_per_block) * 128 + 1024 = "
                 "%lld bytes exceeds the %d bytes of an sm_90 block", (long long)smem,
                 TC_TMA_MAX_SMEM);
+  /* the accumulators (NPB / 2 per thread) and about 48 other registers
+   * must fit what a thread of the block may have */
+  int threads = mpb / 64 * 128, regs = 65536 / threads < 255 ? 65536 / threads : 255;
+  if (npb / 2 + 48 > regs)
+    return fail(err, cap, "tma: n_per_block / 2 = %d accumulators + 48 registers per thread exceed "
+                "the %d registers a thread of a %d-thread block has", npb / 2, regs, threads);
   return 0;
 }
 

@@ -347,12 +347,7 @@ typedef struct gemm_ctx {
 
 static tc_status gemm_launch(gemm_ctx *g, const tc_gemm_kernel *k, tc_rt_buffer *b, double *ms,
                              tc_str *e) {
-  tc_launch l;
-  memset(&l, 0, sizeof l);
-  for (int d = 0; d < 3; d++) l.grid[d] = k->grid[d], l.block[d] = k->block[d];
-  if (g->o->target == TC_TARGET_OPENCL) return tc_cl_run(g->cl, k->source, k->name, b, 3, &l, ms, e);
-  return tc_cuda_run(k->source, k->name, g->o->arch ? g->o->arch : TC_TUNE_DEFAULT_ARCH, b, 3, &l,
-                     ms, e);
+  return tc_gemm_kernel_run(k, g->o->target, g->cl, g->o->arch, b, 3, ms, e);
 }
 
 static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *median, char *note,
