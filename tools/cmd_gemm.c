@@ -101,7 +101,7 @@ static void print_json(const op_opts *o, const char *key, int64_t g, int64_t m, 
 /* Runs the kernel once on the device (OpenCL: cl, opened by the caller). */
 static tc_status launch(const op_opts *o, tc_cl *cl, const tc_gemm_kernel *k, tc_rt_buffer *b,
                         double *ms, tc_str *e) {
-  tc_launch l;
+  tc_launch l = {{0}};
   memset(&l, 0, sizeof l);
   for (int d = 0; d < 3; d++) l.grid[d] = k->grid[d], l.block[d] = k->block[d];
   if (o->target == TC_TARGET_OPENCL) return tc_cl_run(cl, k->source, k->name, b, 3, &l, ms, e);

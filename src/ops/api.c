@@ -798,7 +798,7 @@ tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double 
     bufs[i].bytes = gemm_elems(g, i) * esize;
     bufs[i].copy_back = i == 2;
   }
-  tc_launch l;
+  tc_launch l = {{0}};
   memset(&l, 0, sizeof l);
   for (int d = 0; d < 3; d++) l.grid[d] = g->kern.grid[d], l.block[d] = g->kern.block[d];
   tc_str e;

@@ -454,7 +454,7 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
       bufs[a].bytes = bytes[s->args[a]];
       bufs[a].copy_back = s->args[a] == written;
     }
-    tc_launch l;
+    tc_launch l = {{0}};
     memset(&l, 0, sizeof l);
     for (int d = 0; d < 3; d++) {
       l.grid[d] = s->kernel.grid[d];

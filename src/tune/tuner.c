@@ -347,7 +347,7 @@ typedef struct gemm_ctx {
 
 static tc_status gemm_launch(gemm_ctx *g, const tc_gemm_kernel *k, tc_rt_buffer *b, double *ms,
                              tc_str *e) {
-  tc_launch l;
+  tc_launch l = {{0}};
   memset(&l, 0, sizeof l);
   for (int d = 0; d < 3; d++) l.grid[d] = k->grid[d], l.block[d] = k->block[d];
   if (g->o->target == TC_TARGET_OPENCL) return tc_cl_run(g->cl, k->source, k->name, b, 3, &l, ms, e);
