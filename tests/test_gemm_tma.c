@@ -247,6 +247,13 @@ static void test_cuda(void) {
                    tm[2].dims[1] == (uint64_t)tc->m && tm[2].strides[1] == (uint64_t)(ldc * 2) &&
                    tm[2].box[0] == 64 && tm[2].box[1] == (uint32_t)p.m_per_block,
                "%s: C's tensor map", cfg);
+      for (int t = 0; t < 3; t++) { /* every rule of cuTensorMapEncodeTiled holds */
+        tc_str terr;
+        tc_str_init(&terr);
+        TC_CHECK(tc_tmap_check(&tm[t], 3, &terr) == TC_OK, "%s: tensor map %d: %s", cfg, t,
+                 tc_str_cstr(&terr));
+        tc_str_free(&terr);
+      }
       if (rank == 3)
         TC_CHECK(tm[0].dims[2] == (uint64_t)tc->g &&
                      tm[0].strides[2] == (uint64_t)(lda * (tc->a_trans ? tc->m : tc->k) * 2) &&

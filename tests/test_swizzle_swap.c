@@ -254,7 +254,7 @@ static int run_dumped(const char *name, built *b, void **args, size_t dump_elems
       bufs[i].bytes = i == 2 ? dump_elems * tc_dtype_size(ps[i]->dtype) : tc_tensor_bytes(ps[i]);
       bufs[i].copy_back = i > 0;
     }
-    tc_launch l;
+    tc_launch l = {{0}};
     for (int d = 0; d < 3; d++) l.grid[d] = (size_t)k->grid[d], l.block[d] = (size_t)k->block[d];
     l.dyn_smem = (size_t)k->smem_bytes;
     tc_str err;

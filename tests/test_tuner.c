@@ -331,7 +331,7 @@ static void test_tune_gemm(void) {
       tc_cl *cl = NULL;
       tc_str es;
       tc_str_init(&es);
-      tc_launch l;
+      tc_launch l = {{0}};
       memset(&l, 0, sizeof l);
       for (int d = 0; d < 3; d++) l.grid[d] = k.grid[d], l.block[d] = k.block[d];
       st = tc_cl_open(NULL, &cl, &es);

@@ -8,6 +8,7 @@
 #include "../runtime/runtime.h"
 #include "../sched/sched.h"
 #include "dialect.h"
+#include "kernel_tmaps.h"
 
 struct tc_kernel {
   char *source;
@@ -30,6 +31,11 @@ struct tc_kernel {
   int ptx_from_cache;
   char *hip_co;          /* HIP: the code object hipcc made (not cached) */
   size_t hip_co_bytes;
+  /* CUDA with bulk tensor copies (TMA): the tensor maps its tc_tmap
+   * parameters take (tc_cu_tma_maps), or why there are none (not cached) */
+  tc_rt_tmap *tmaps;
+  int ntmaps;
+  char tmap_why[512];
 };
 
 /* The default arch of a target. */
@@ -145,6 +151,15 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     kn->param_bytes[i] = n;
     kn->param_is_output[i] = i >= f->ninputs;
   }
+  if (o.target == TC_TARGET_CUDA && k->ntma > 0) {
+    kn->tmaps = tc_xcalloc((size_t)k->ntma, sizeof *kn->tmaps);
+    tc_str why;
+    tc_str_init(&why);
+    int n = tc_cu_tma_maps(k, kn->tmaps, k->ntma, &why);
+    if (n < 0) snprintf(kn->tmap_why, sizeof kn->tmap_why, "%s", tc_str_cstr(&why));
+    kn->ntmaps = n < 0 ? 0 : n;
+    tc_str_free(&why);
+  }
   tc_kir_free(k);
   if (key[0]) {
     memcpy(kn->key, key, sizeof kn->key);
@@ -201,6 +216,8 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   kn->nparams = e.nparams;
   kn->param_bytes = e.param_bytes, e.param_bytes = NULL;
   kn->param_is_output = e.param_is_output, e.param_is_output = NULL;
+  kn->tmaps = e.tmaps, e.tmaps = NULL;
+  kn->ntmaps = e.ntmaps;
   if (e.ptx) {
     kn->ptx = e.ptx, e.ptx = NULL;
     snprintf(kn->ptx_tag, sizeof kn->ptx_tag, "%s", e.ptx_tag);
@@ -214,7 +231,7 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
 
 /* Writes the kernel (with its PTX, if any) under its key. */
 static void kernel_to_cache(const tc_kernel *k) {
-  if (!k->key[0]) return;
+  if (!k->key[0] || k->tmap_why[0]) return;
   tc_cache_entry e;
   memset(&e, 0, sizeof e);
   memcpy(e.key, k->key, sizeof e.key);
@@ -226,6 +243,7 @@ static void kernel_to_cache(const tc_kernel *k) {
   memcpy(e.block, k->block, sizeof e.block);
   e.nparams = k->nparams;
   e.param_bytes = k->param_bytes, e.param_is_output = k->param_is_output;
+  e.ntmaps = k->ntmaps, e.tmaps = k->tmaps;
   e.source = k->source;
   if (k->ptx) {
     e.ptx = k->ptx;
@@ -266,7 +284,7 @@ void tc_kernel_free(tc_kernel *k) {
   if (!k) return;
   if (k->cl) tc_cl_close(k->cl);
   free(k->source), free(k->param_bytes), free(k->param_is_output), free(k->ptx);
-  free(k->hip_co);
+  free(k->hip_co), free(k->tmaps);
   free(k);
 }
 
@@ -275,6 +293,12 @@ const char *tc_kernel_name(const tc_kernel *k) { return k->name; }
 int64_t tc_kernel_smem_bytes(const tc_kernel *k) { return k->smem; }
 int64_t tc_kernel_tmem_columns(const tc_kernel *k) { return k->tmem_cols; }
 int tc_kernel_nparams(const tc_kernel *k) { return k->nparams; }
+
+int tc_kernel_tensor_maps(const tc_kernel *k, const tc_rt_tmap **maps, const char **why) {
+  if (maps) *maps = k->tmaps;
+  if (why) *why = k->tmap_why;
+  return k->ntmaps;
+}
 const char *tc_kernel_error(const tc_kernel *k) { return k->err; }
 
 size_t tc_kernel_param_bytes(const tc_kernel *k, int i) {
@@ -328,11 +352,11 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     snprintf(k->err, sizeof k->err, "tc_kernel_run: args is NULL; pass one host pointer per parameter");
     return TC_ERR_ARGUMENT;
   }
-  if (k->target == TC_TARGET_CUDA && k->source && strstr(k->source, "__grid_constant__ tc_tmap")) {
+  if (k->target == TC_TARGET_CUDA && k->tmap_why[0]) {
     snprintf(k->err, sizeof k->err,
-             "tc_kernel_run: the kernel uses bulk tensor copies (TMA) and takes CUtensorMap "
-             "parameters, which the runtime does not encode yet (docs/ldmatrix.md); compile "
-             "for an arch below sm_90 or use TC_LDST_DEFAULT to run it");
+             "tc_kernel_run: the kernel uses bulk tensor copies (TMA), and its CUtensorMap "
+             "parameters cannot be described: %s; compile for an arch below sm_90 or use "
+             "TC_LDST_DEFAULT to run it", k->tmap_why);
     return TC_ERR_UNSUPPORTED;
   }
   tc_rt_buffer *bufs = tc_xcalloc((size_t)k->nparams + 1, sizeof *bufs);
@@ -346,9 +370,10 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     bufs[i].bytes = k->param_bytes[i];
     bufs[i].copy_back = k->param_is_output[i];
   }
-  tc_launch l;
+  tc_launch l = {{0}};
   for (int d = 0; d < 3; d++) l.grid[d] = (size_t)k->grid[d], l.block[d] = (size_t)k->block[d];
   l.dyn_smem = (size_t)k->smem;
+  if (k->target == TC_TARGET_CUDA) l.tmaps = k->tmaps, l.ntmaps = k->ntmaps;
   tc_str err;
   tc_str_init(&err);
   tc_status st;
@@ -356,8 +381,10 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     st = open_cl(k, device, &err);
     if (!st) st = tc_cl_run(k->cl, k->source, k->name, bufs, k->nparams, &l, ms, &err);
   } else if (k->target == TC_TARGET_CUDA) {
-    /* as tc_cuda_run, but with the PTX from the cache or an earlier build */
-    if (!tc_cuda_available(&err)) st = TC_ERR_NO_DEVICE;
+    /* as tc_cuda_run, but with the PTX from the cache or an earlier build;
+     * the tensor maps' rules first, since they need no device */
+    if (tc_tmap_check_all(l.tmaps, l.ntmaps, k->nparams, &err)) st = TC_ERR_ARGUMENT;
+    else if (!tc_cuda_available(&err)) st = TC_ERR_NO_DEVICE;
     else if (!(st = cuda_ptx(k, &err)))
       st = tc_cuda_run_ptx(k->ptx, k->name, k->arch, bufs, k->nparams, &l, ms, &err);
   } else if (k->target == TC_TARGET_HIP) {

@@ -174,6 +174,14 @@ extern const char tc_cu_tma_prelude[];
 void tc_cu_tma_params(tc_str *o, const tc_kir *k);
 void tc_cu_tma_setup(tc_str *o, const tc_kir *k);
 void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth);
+/* The tensor maps the kernel's tc_tmap parameters need, in their order
+ * (one per global tensor a bulk copy touches): 2-D, dims {columns, rows}
+ * of the global buffer seen as rows of its innermost logical extent, the
+ * row stride in bytes, box {tma_cols, tma_rows}, the copy's swizzle.
+ * Returns how many (at most cap), or -1 with the reason in why when a
+ * tensor's copies need maps that one tc_rt_tmap cannot describe. */
+struct tc_rt_tmap;
+int tc_cu_tma_maps(const tc_kir *k, struct tc_rt_tmap *maps, int cap, tc_str *why);
 extern const char tc_cl_ldsm_prelude[];
 void tc_cl_ldsm_setup(tc_str *o, const tc_kir *k);
 void tc_cl_ldsm_access(tc_str *o, int is_load, const char *smem, const char *addr, int depth);

@@ -18,6 +18,7 @@
 
 #include "dialect.h"
 #include "../lower/tma.h"
+#include "../runtime/runtime.h"
 
 const char tc_cu_tma_prelude[] =
     "struct __align__(64) tc_tmap { unsigned long long opaque[16]; };  /* CUtensorMap */\n"
@@ -39,16 +40,84 @@ static void collect(const tc_knode *n, const tc_knode **out, int *nout, int cap)
   for (int i = 0; i < n->nbody; i++) collect(n->body[i], out, nout, cap);
 }
 
-void tc_cu_tma_params(tc_str *o, const tc_kir *k) {
-  const tc_knode *st[64];
+#define MAX_TMA_STMTS 64
+
+/* The TMA statements of k in program order (at most MAX_TMA_STMTS) and,
+ * in first[], the first of each distinct global tensor: the kernel's
+ * tensor-map parameters, in order.  Returns the number of those. */
+static int tma_maps_of(const tc_kir *k, const tc_knode **st, int *nst, const tc_knode **first) {
+  *nst = 0;
+  collect(k->root, st, nst, MAX_TMA_STMTS);
   int n = 0;
-  collect(k->root, st, &n, 64);
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < *nst; i++) {
     const tc_tensor *g = tma_global(st[i]);
     bool dup = false;
     for (int j = 0; j < i; j++) dup |= tma_global(st[j]) == g;
-    if (!dup) tc_str_printf(o, ", const __grid_constant__ tc_tmap tc_tmap_%s", g->name);
+    if (!dup) first[n++] = st[i];
   }
+  return n;
+}
+
+void tc_cu_tma_params(tc_str *o, const tc_kir *k) {
+  const tc_knode *st[MAX_TMA_STMTS], *first[MAX_TMA_STMTS];
+  int nst, n = tma_maps_of(k, st, &nst, first);
+  for (int i = 0; i < n; i++)
+    tc_str_printf(o, ", const __grid_constant__ tc_tmap tc_tmap_%s", tma_global(first[i])->name);
+}
+
+int tc_cu_tma_maps(const tc_kir *k, tc_rt_tmap *maps, int cap, tc_str *why) {
+  if (k->ntma > MAX_TMA_STMTS) {
+    tc_str_printf(why, "the kernel has %d bulk tensor copies; at most %d have tensor maps",
+                  k->ntma, MAX_TMA_STMTS);
+    return -1;
+  }
+  const tc_knode *st[MAX_TMA_STMTS], *first[MAX_TMA_STMTS];
+  int nst, n = tma_maps_of(k, st, &nst, first);
+  if (n > cap) {
+    tc_str_printf(why, "the kernel needs %d tensor maps; at most %d fit", n, cap);
+    return -1;
+  }
+  for (int i = 0; i < n; i++) {
+    const tc_knode *s = first[i];
+    const tc_tensor *g = tma_global(s);
+    /* every copy of g goes through the one map: same box and swizzle */
+    for (int j = 0; j < nst; j++) {
+      const tc_knode *o = st[j];
+      if (tma_global(o) != g) continue;
+      if (o->tma_rows != s->tma_rows || o->tma_cols != s->tma_cols ||
+          o->tma_swizzle != s->tma_swizzle) {
+        tc_str_printf(why,
+                      "the bulk copies of %s use boxes %lldx%lld (%dB swizzle) and %lldx%lld (%dB "
+                      "swizzle), but the kernel passes one tensor map per global tensor",
+                      g->name, (long long)s->tma_rows, (long long)s->tma_cols, s->tma_swizzle,
+                      (long long)o->tma_rows, (long long)o->tma_cols, o->tma_swizzle);
+        return -1;
+      }
+    }
+    int param = -1;
+    for (int p = 0; p < k->nparams; p++)
+      if (k->params[p] == g) param = p;
+    if (param < 0) {
+      tc_str_printf(why, "the bulk copies of %s touch a global tensor that is no kernel parameter",
+                    g->name);
+      return -1;
+    }
+    /* src/lower/tma.c addresses element (row, col) of the buffer seen as
+     * rows of the innermost logical extent: row = index / N, col = index % N */
+    uint64_t elem = tc_dtype_size(g->dtype);
+    uint64_t cols = (uint64_t)k->f->g.axes[g->logical[1]].extent;
+    uint64_t rows = (uint64_t)tc_tensor_bytes(g) / elem / cols;
+    tc_rt_tmap *m = &maps[i];
+    *m = (tc_rt_tmap){0};
+    m->buffer = param;
+    m->dtype = g->dtype;
+    m->rank = 2;
+    m->dims[0] = cols, m->dims[1] = rows;
+    m->strides[1] = cols * elem;
+    m->box[0] = (uint32_t)s->tma_cols, m->box[1] = (uint32_t)s->tma_rows;
+    m->swizzle = s->tma_swizzle;
+  }
+  return n;
 }
 
 void tc_cu_tma_setup(tc_str *o, const tc_kir *k) {

@@ -16,6 +16,8 @@
  *   params 2
  *   param 32 0
  *   param 32 1
+ *   tmaps 1                      (optional: CUDA kernels with bulk tensor copies)
+ *   tmap 1 2 2 128 512 256 0 0 0 0 1024 0 0 0 64 64 0 0 0
  *   source 1234
  *   <1234 bytes>
  *   ptx nvrtc-13.0 5678          (optional)
@@ -224,6 +226,15 @@ static void serialize(const tc_cache_entry *e, tc_str *out) {
   tc_str_printf(out, "params %d\n", e->nparams);
   for (int i = 0; i < e->nparams; i++)
     tc_str_printf(out, "param %zu %d\n", e->param_bytes[i], e->param_is_output[i] ? 1 : 0);
+  if (e->ntmaps > 0) tc_str_printf(out, "tmaps %d\n", e->ntmaps);
+  for (int i = 0; i < e->ntmaps; i++) {
+    const tc_rt_tmap *t = &e->tmaps[i];
+    tc_str_printf(out, "tmap %d %d %d %d", t->buffer, (int)t->dtype, t->rank, t->swizzle);
+    for (int d = 0; d < 5; d++) tc_str_printf(out, " %llu", (unsigned long long)t->dims[d]);
+    for (int d = 0; d < 5; d++) tc_str_printf(out, " %llu", (unsigned long long)t->strides[d]);
+    for (int d = 0; d < 5; d++) tc_str_printf(out, " %u", t->box[d]);
+    tc_str_cat(out, "\n");
+  }
   size_t n = strlen(e->source);
   tc_str_printf(out, "source %zu\n", n);
   tc_str_catn(out, e->source, n);
@@ -334,6 +345,30 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
     e->param_bytes[i] = (size_t)x[0];
     e->param_is_output[i] = (int)x[1];
   }
+  if (line(&c, "tmaps", v, sizeof v)) {
+    if (!ints(v, 1, x, 1, 64)) return 0;
+    e->ntmaps = (int)x[0];
+    e->tmaps = tc_xcalloc((size_t)e->ntmaps, sizeof *e->tmaps);
+    for (int i = 0; i < e->ntmaps; i++) {
+      long long y[19];
+      if (!line(&c, "tmap", v, sizeof v) || !ints(v, 19, y, 0, INT64_MAX)) return 0;
+      tc_rt_tmap *t = &e->tmaps[i];
+      if (y[0] > INT32_MAX || y[1] > 64 || y[2] > 5 || y[3] > 128) return 0;
+      t->buffer = (int)y[0], t->dtype = (tc_dtype)y[1], t->rank = (int)y[2];
+      t->swizzle = (int)y[3];
+      for (int d = 0; d < 5; d++) {
+        t->dims[d] = (uint64_t)y[4 + d];
+        t->strides[d] = (uint64_t)y[9 + d];
+        if (y[14 + d] > 256) return 0;
+        t->box[d] = (uint32_t)y[14 + d];
+      }
+      tc_str why;
+      tc_str_init(&why);
+      tc_status st = tc_tmap_check(t, e->nparams, &why);
+      tc_str_free(&why);
+      if (st) return 0;
+    }
+  }
   if (!line(&c, "source", v, sizeof v) || !ints(v, 1, x, 0, (long long)MAX_ENTRY_BYTES)) return 0;
   if (!(e->source = block(&c, (size_t)x[0]))) return 0;
   if (c.p < c.end) {
@@ -352,6 +387,7 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
 void tc_cache_entry_free(tc_cache_entry *e) {
   if (!e) return;
   free(e->param_bytes), free(e->param_is_output), free(e->source), free(e->ptx);
+  free(e->tmaps);
   memset(e, 0, sizeof *e);
 }
 
@@ -410,7 +446,8 @@ int tc_cache_store(const tc_cache_entry *e) {
   if (!tc_cache_env_enabled() || !tc_cache_resolve_dir(dir, sizeof dir)) return -1;
   if (!valid_key(e->key) || !plain_word(e->name, 0) || !plain_word(e->arch, 1) || !e->source ||
       e->nparams < 0 || (e->nparams > 0 && (!e->param_bytes || !e->param_is_output)) ||
-      (e->ptx && !plain_word(e->ptx_tag, 0))) {
+      (e->ptx && !plain_word(e->ptx_tag, 0)) || e->ntmaps < 0 || e->ntmaps > 64 ||
+      (e->ntmaps > 0 && !e->tmaps)) {
     tc_cache_count(TC_CACHE_STORE_FAIL);
     return -1;
   }

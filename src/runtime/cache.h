@@ -22,6 +22,7 @@
 
 #include "tilec/tilec.h"
 #include "../base/base.h"
+#include "runtime.h"
 
 typedef struct tc_cache_entry {
   char key[33];        /* 32 hex digits */
@@ -33,6 +34,8 @@ typedef struct tc_cache_entry {
   int nparams;
   size_t *param_bytes;   /* nparams of each (tc_xmalloc'd) */
   int *param_is_output;
+  int ntmaps;            /* CUDA TMA kernels: their tensor maps (tc_xmalloc'd) */
+  tc_rt_tmap *tmaps;
   char *source;          /* NUL-terminated */
   char *ptx;             /* CUDA: PTX, or NULL when none is stored */
   char ptx_tag[32];      /* what made ptx, e.g. "nvrtc-13.0" ("" when none) */

@@ -89,6 +89,14 @@ typedef CUresult (*cuEventSynchronize_fn)(CUevent e);
 typedef CUresult (*cuEventElapsedTime_fn)(float *ms, CUevent a, CUevent b);
 typedef CUresult (*cuEventDestroy_fn)(CUevent e);
 typedef CUresult (*cuGetErrorName_fn)(CUresult r, const char **s);
+/* CUtensorMap is 128 opaque bytes (the driver needs them 64-byte aligned; cuda.h
+ * aligns the type to 128, as tilec does); the enums are ints */
+typedef CUresult (*cuTensorMapEncodeTiled_fn)(void *tensor_map, int data_type, uint32_t rank,
+                                              void *global_address, const uint64_t *global_dim,
+                                              const uint64_t *global_strides,
+                                              const uint32_t *box_dim,
+                                              const uint32_t *element_strides, int interleave,
+                                              int swizzle, int l2_promotion, int oob_fill);
 
 /* ---- the one process-wide state ----------------------------------------- */
 
@@ -140,6 +148,7 @@ static struct {
   cuEventElapsedTime_fn cuEventElapsedTime;
   cuEventDestroy_fn cuEventDestroy;
   cuGetErrorName_fn cuGetErrorName; /* optional */
+  cuTensorMapEncodeTiled_fn cuTensorMapEncodeTiled; /* optional: CUDA 12.0+ drivers */
 
   /* the primary context of device 0 */
   pthread_once_t ctx_once;
@@ -269,6 +278,7 @@ static void cu_load(void) {
     CU(cuEventElapsedTime, "cuEventElapsedTime");
 #undef CU
   RESOLVE(g.cuda, g.cuGetErrorName, "cuGetErrorName");
+  RESOLVE(g.cuda, g.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
   if (missing) {
     snprintf(g.cu_why, sizeof g.cu_why,
              "no CUDA device: libcuda.so.1 lacks the symbol %s (driver too old?)",
@@ -450,9 +460,32 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
     tc_str_printf(err, "tc_cuda_run: missing source, kernel name, launch or buffers");
     return TC_ERR_ARGUMENT;
   }
+  /* the tensor maps first: their rules need no device (tmap.c) */
+  int ntmaps = launch->ntmaps;
+  if (ntmaps < 0) {
+    tc_str_printf(err, "launch of '%s': %d tensor maps", kernel_name, ntmaps);
+    return TC_ERR_ARGUMENT;
+  }
+  if (tc_tmap_check_all(launch->tmaps, ntmaps, nbufs, err)) return TC_ERR_ARGUMENT;
+  for (int i = 0; i < ntmaps; i++) {
+    const tc_rt_tmap *t = &launch->tmaps[i];
+    uint64_t span = tc_tmap_span_bytes(t);
+    if (span > bufs[t->buffer].bytes) {
+      tc_str_printf(err, "tensor map %d: it spans %llu bytes but buffer %d of '%s' has %zu",
+                    i, (unsigned long long)span, t->buffer, kernel_name, bufs[t->buffer].bytes);
+      return TC_ERR_ARGUMENT;
+    }
+  }
   if (!cu_ready()) {
     tc_str_printf(err, "%s", g.cu_why);
     return TC_ERR_NO_DEVICE;
+  }
+  if (ntmaps > 0 && !g.cuTensorMapEncodeTiled) {
+    tc_str_printf(err, "launch of '%s': the kernel takes %d tensor map%s (TMA), but this driver "
+                  "(%d.%d) lacks cuTensorMapEncodeTiled; tensor maps need a CUDA 12.0 or newer "
+                  "driver", kernel_name, ntmaps, ntmaps == 1 ? "" : "s",
+                  g.driver_version / 1000, (g.driver_version % 1000) / 10);
+    return TC_ERR_UNSUPPORTED;
   }
   size_t threads = 1;
   for (int d = 0; d < 3; d++) {
@@ -503,7 +536,16 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
   CUfunction fn = NULL;
   CUevent e0 = NULL, e1 = NULL;
   CUdeviceptr *dptr = tc_xcalloc((size_t)(nbufs ? nbufs : 1), sizeof *dptr);
-  void **params = tc_xcalloc((size_t)(nbufs ? nbufs : 1), sizeof *params);
+  int nparams = nbufs + ntmaps;
+  void **params = tc_xcalloc((size_t)(nparams ? nparams : 1), sizeof *params);
+  /* the CUtensorMaps, passed by value after the buffers */
+  unsigned char *tmaps =
+      ntmaps ? aligned_alloc(TC_CU_TMAP_ALIGN, (size_t)ntmaps * TC_CU_TMAP_BYTES) : NULL;
+  if (ntmaps && !tmaps) {
+    tc_str_printf(err, "out of memory for %d tensor maps", ntmaps);
+    st = TC_ERR_RUNTIME;
+    goto done;
+  }
 
   CU_CHECK(g.cuCtxSetCurrent(g.ctx), "cuCtxSetCurrent");
 
@@ -557,6 +599,22 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
     if (n > 0) CU_CHECK(g.cuMemcpyHtoD(dptr[i], bufs[i].host, n), "cuMemcpyHtoD");
     params[i] = &dptr[i];
   }
+  for (int i = 0; i < ntmaps; i++) {
+    const tc_rt_tmap *t = &launch->tmaps[i];
+    tc_cu_tmap_args a;
+    tc_tmap_encode_args(t, &a);
+    void *map = tmaps + (size_t)i * TC_CU_TMAP_BYTES;
+    CUresult r = g.cuTensorMapEncodeTiled(map, a.data_type, a.rank, (void *)(uintptr_t)dptr[t->buffer],
+                                          a.dims, a.strides, a.box, a.elem_strides, a.interleave,
+                                          a.swizzle, a.l2_promotion, a.oob_fill);
+    if (r != 0) {
+      tc_str_printf(err, "tensor map %d (buffer %d of '%s'): cuTensorMapEncodeTiled failed: %s (%d)",
+                    i, t->buffer, kernel_name, cu_error_name(r), r);
+      st = r == 1 ? TC_ERR_ARGUMENT : TC_ERR_RUNTIME; /* 1: CUDA_ERROR_INVALID_VALUE */
+      goto done;
+    }
+    params[nbufs + i] = map;
+  }
   CU_CHECK(g.cuEventCreate(&e0, 0), "cuEventCreate");
   CU_CHECK(g.cuEventCreate(&e1, 0), "cuEventCreate");
   CU_CHECK(g.cuEventRecord(e0, NULL), "cuEventRecord");
@@ -565,7 +623,7 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
         fn, (unsigned)launch->grid[0], (unsigned)launch->grid[1],
         (unsigned)launch->grid[2], (unsigned)launch->block[0],
         (unsigned)launch->block[1], (unsigned)launch->block[2],
-        (unsigned)launch->dyn_smem, NULL, nbufs ? params : NULL, NULL);
+        (unsigned)launch->dyn_smem, NULL, nparams ? params : NULL, NULL);
     if (r != 0) {
       tc_str_printf(err, "cuLaunchKernel failed: %s (%d) (kernel '%s', grid %zux%zux%zu, "
           "block %zux%zux%zu, %zu bytes dynamic shared memory)",
@@ -596,6 +654,7 @@ done:
     if (dptr[i]) g.cuMemFree(dptr[i]);
   if (mod) g.cuModuleUnload(mod);
   free(params);
+  free(tmaps);
   free(dptr);
   free(ptx);
   return st;

@@ -40,6 +40,60 @@ typedef struct tc_rt_tmap {
   int swizzle;         /* 0 (none), 32, 64 or 128 bytes */
 } tc_rt_tmap;
 
+/* ---- tensor maps (tmap.c; pure C, needs neither cuda.h nor a GPU) ----
+ * tilec's copies of the enum values cuda.h gives cuTensorMapEncodeTiled's
+ * arguments (tests/test_tmap.c compares them with cuda.h where it exists). */
+enum {
+  TC_CU_TMAP_DTYPE_UINT8 = 0,          /* CU_TENSOR_MAP_DATA_TYPE_UINT8 (i8: a bit copy) */
+  TC_CU_TMAP_DTYPE_INT32 = 3,          /* CU_TENSOR_MAP_DATA_TYPE_INT32 */
+  TC_CU_TMAP_DTYPE_FLOAT16 = 6,        /* CU_TENSOR_MAP_DATA_TYPE_FLOAT16 */
+  TC_CU_TMAP_DTYPE_FLOAT32 = 7,        /* CU_TENSOR_MAP_DATA_TYPE_FLOAT32 */
+  TC_CU_TMAP_DTYPE_BFLOAT16 = 9,       /* CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 */
+  TC_CU_TMAP_INTERLEAVE_NONE = 0,      /* CU_TENSOR_MAP_INTERLEAVE_NONE */
+  TC_CU_TMAP_SWIZZLE_NONE = 0,         /* CU_TENSOR_MAP_SWIZZLE_NONE */
+  TC_CU_TMAP_SWIZZLE_32B = 1,          /* CU_TENSOR_MAP_SWIZZLE_32B */
+  TC_CU_TMAP_SWIZZLE_64B = 2,          /* CU_TENSOR_MAP_SWIZZLE_64B */
+  TC_CU_TMAP_SWIZZLE_128B = 3,         /* CU_TENSOR_MAP_SWIZZLE_128B */
+  TC_CU_TMAP_L2_PROMOTION_128B = 2,    /* CU_TENSOR_MAP_L2_PROMOTION_L2_128B */
+  TC_CU_TMAP_OOB_FILL_NONE = 0,        /* CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE (zeros) */
+  TC_CU_TMAP_BYTES = 128,              /* sizeof(CUtensorMap) (CU_TENSOR_MAP_NUM_QWORDS * 8) */
+  TC_CU_TMAP_ALIGN = 128               /* its alignment in cuda.h (the driver needs 64) */
+};
+
+/* The arguments of cuTensorMapEncodeTiled (after tensorMap), in its
+ * order, except globalAddress (the device pointer of the buffer). */
+typedef struct tc_cu_tmap_args {
+  int data_type;            /* CUtensorMapDataType */
+  uint32_t rank;            /* tensorRank */
+  uint64_t dims[5];         /* globalDim (cuuint64_t), rank entries */
+  uint64_t strides[4];      /* globalStrides (cuuint64_t), rank - 1 entries */
+  uint32_t box[5];          /* boxDim (cuuint32_t) */
+  uint32_t elem_strides[5]; /* elementStrides: all 1 */
+  int interleave;           /* TC_CU_TMAP_INTERLEAVE_NONE */
+  int swizzle;              /* TC_CU_TMAP_SWIZZLE_* */
+  int l2_promotion;         /* TC_CU_TMAP_L2_PROMOTION_128B */
+  int oob_fill;             /* TC_CU_TMAP_OOB_FILL_NONE */
+} tc_cu_tmap_args;
+
+/* Checks t against every rule cuTensorMapEncodeTiled documents (rank 1..5;
+ * dims 1..2^32; strides multiples of 16, below 2^40, each at least the
+ * previous dimension's extent times its stride; box extents 1..256;
+ * box[0] * element size a multiple of 16 bytes and, with a swizzle, at
+ * most the swizzle span; a supported dtype and swizzle) and that its
+ * buffer index is below nbufs.  TC_ERR_ARGUMENT with a message naming the
+ * rule and the values on the first failure. */
+tc_status tc_tmap_check(const tc_rt_tmap *t, int nbufs, tc_str *err);
+/* tc_tmap_check over maps[0..n-1]; messages start "tensor map I: ". */
+tc_status tc_tmap_check_all(const tc_rt_tmap *maps, int n, int nbufs, tc_str *err);
+/* The bytes of the buffer a checked map spans: the outermost stride times
+ * the outermost extent (the extent times the element size for rank 1). */
+uint64_t tc_tmap_span_bytes(const tc_rt_tmap *t);
+/* The CUtensorMapDataType of a tilec dtype; -1 when there is none. */
+int tc_tmap_cu_dtype(tc_dtype dt);
+/* Fills *a with the arguments cuTensorMapEncodeTiled takes for the
+ * checked map t (tc_tmap_check passed). */
+void tc_tmap_encode_args(const tc_rt_tmap *t, tc_cu_tmap_args *a);
+
 typedef struct tc_launch {
   size_t grid[3];   /* number of blocks (work-groups) per dimension */
   size_t block[3];  /* threads (work-items) per block per dimension */

@@ -306,7 +306,7 @@ tc_status tc_tile_gemm_run(tc_target target, tc_cl *cl, const char *arch,
       return TC_ERR_ARGUMENT;
     }
   }
-  tc_launch l;
+  tc_launch l = {{0}};
   memset(&l, 0, sizeof l);
   for (int i = 0; i < 3; i++) l.grid[i] = em->grid[i], l.block[i] = em->block[i];
   if (target == TC_TARGET_OPENCL)
