@@ -247,10 +247,10 @@ static void test_cuda(void) {
                    tm[2].dims[1] == (uint64_t)tc->m && tm[2].strides[1] == (uint64_t)(ldc * 2) &&
                    tm[2].box[0] == 64 && tm[2].box[1] == (uint32_t)p.m_per_block,
                "%s: C's tensor map", cfg);
-      for (int t = 0; t < 3; t++) { /* every rule of cuTensorMapEncodeTiled holds */
+      for (int mi = 0; mi < 3; mi++) { /* every rule of cuTensorMapEncodeTiled holds */
         tc_str terr;
         tc_str_init(&terr);
-        TC_CHECK(tc_tmap_check(&tm[t], 3, &terr) == TC_OK, "%s: tensor map %d: %s", cfg, t,
+        TC_CHECK(tc_tmap_check(&tm[mi], 3, &terr) == TC_OK, "%s: tensor map %d: %s", cfg, mi,
                  tc_str_cstr(&terr));
         tc_str_free(&terr);
       }
