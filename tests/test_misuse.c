@@ -265,6 +265,10 @@ static void test_memory_misuse(void) {
          E(x), "tc_set_ldst_type", "T3", "not made by a set", NULL);
   expect("ldst type on an input", tc_set_ldst_type(x.a, TC_LDST_CP_ASYNC), TC_ERR_SCHEDULE, E(x), "T0",
          "not made by a set", NULL);
+  tc_tensor *cp = tc_cache_after(x.a);
+  expect("unknown ldst type", tc_set_ldst_type(cp, (tc_ldst_type)(TC_LDST_STMATRIX_TRANS + 1)),
+         TC_ERR_ARGUMENT, E(x), "tc_set_ldst_type", "unknown load/store type 9", NULL);
+  TC_CHECK(tc_set_ldst_type(cp, TC_LDST_STMATRIX_TRANS) == TC_OK, "%s", E(x));
   tc_tensor *cb = tc_cache_before(x.a);
   expect("cache_before of an input", tstat(cb), TC_ERR_ARGUMENT, E(x), "tc_cache_before", "T0",
          "fusion input", NULL);

@@ -61,7 +61,20 @@ typedef enum tc_ptype {
 const char *tc_ptype_name(tc_ptype p);
 
 /* The instruction a load/store (set) op is lowered to.  DEFAULT is a plain
- * element copy; the others are filled in by the data-movement work. */
+ * element copy; the others are filled in by the data-movement work.
+ *
+ * The four matrix types are the warp-collective m8n8 .b16 copies between
+ * shared memory and registers: ldmatrix (shared -> registers) and stmatrix
+ * (registers -> shared, CUDA sm_90+), plain or .trans.  The set's
+ * innermost loop must be a Vectorize axis of 2, 4 or 8 16-bit elements:
+ * one thread's share of one, two or four 8x8 matrices, so the vector width
+ * chooses .x1, .x2 or .x4.  The _TRANS types choose .trans: lane l's
+ * register for matrix j holds column l/4, rows 2(l%4) and 2(l%4)+1 of
+ * the matrix in shared memory instead of row l/4, columns 2(l%4) and
+ * 2(l%4)+1.  The row addresses are derived from the schedule and checked;
+ * a register side that is not the chosen fragment is an error naming the
+ * first wrong register (docs/ldmatrix.md).  The OpenCL target emulates all
+ * of them; HIP has none. */
 typedef enum tc_ldst_type {
   TC_LDST_DEFAULT,
   TC_LDST_CP_ASYNC,
@@ -70,7 +83,8 @@ typedef enum tc_ldst_type {
   TC_LDST_LDMATRIX_TRANS,
   TC_LDST_STMATRIX,
   TC_LDST_TMEM_LOAD,
-  TC_LDST_TMEM_STORE
+  TC_LDST_TMEM_STORE,
+  TC_LDST_STMATRIX_TRANS
 } tc_ldst_type;
 
 typedef enum tc_unary_op {

@@ -72,6 +72,7 @@ class LdstType(enum.IntEnum):
     STMATRIX = 5
     TMEM_LOAD = 6
     TMEM_STORE = 7
+    STMATRIX_TRANS = 8
 
 
 class SwizzleType(enum.IntEnum):

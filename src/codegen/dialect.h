@@ -91,18 +91,20 @@ typedef struct tc_dialect {
   void (*tmem_access)(tc_str *o, const tc_kalloc *a, int is_load, int words, const char *addr,
                       int depth);
   const char *f32_bits, *bits_f32;
-  /* ---- ldmatrix / stmatrix .x4 (src/lower/ldst.c, src/codegen/ldst_*.c);
-   * NULL where the target has none (HIP: lowering refuses them there).
-   * Printed only for kernels that use them (tc_kir.nldsm > 0):
-   * ldsm_prelude once per translation unit; ldsm_setup after the buffers
-   * (OpenCL: the local scratch of published row addresses); ldsm_access
-   * prints one warp-collective ldmatrix (is_load) into the four 32-bit
-   * registers tc_lr[0..3], or stmatrix from them, of the m8n8 matrices
-   * whose row this lane supplies at element `addr` (an int expression) of
-   * the shared buffer `smem` (16-bit storage). */
+  /* ---- ldmatrix / stmatrix m8n8 .b16 (src/lower/ldst.c,
+   * src/codegen/ldst_*.c); NULL where the target has none (HIP: lowering
+   * refuses them there).  Printed only for kernels that use them
+   * (tc_kir.nldsm > 0): ldsm_prelude once per translation unit; ldsm_setup
+   * after the buffers (OpenCL: the local scratch of published row
+   * addresses); ldsm_access prints one warp-collective ldmatrix.x<num>
+   * (is_load; .trans when trans) into the num (1, 2, 4) 32-bit registers
+   * tc_lr[0 .. num), or stmatrix from them, of the m8n8 matrices whose row
+   * this lane supplies at element `addr` (an int expression) of the shared
+   * buffer `smem` (16-bit storage). */
   const char *ldsm_prelude;
   void (*ldsm_setup)(tc_str *o, const tc_kir *k);
-  void (*ldsm_access)(tc_str *o, int is_load, const char *smem, const char *addr, int depth);
+  void (*ldsm_access)(tc_str *o, int is_load, int num, int trans, const char *smem,
+                      const char *addr, int depth);
   /* ---- bulk tensor (TMA) copies (src/lower/tma.c, tma_cuda.c); NULL where
    * lowering never makes them (only CUDA sm_90+ does).  For kernels with
    * tc_kir.ntma > 0: tma_prelude once; tma_params after the buffer
@@ -169,7 +171,8 @@ typedef struct tc_dialect {
 /* ldmatrix / stmatrix hooks of the CUDA (ldst_cuda.c) and OpenCL
  * (ldst_opencl.c) dialects. */
 extern const char tc_cu_ldsm_prelude[];
-void tc_cu_ldsm_access(tc_str *o, int is_load, const char *smem, const char *addr, int depth);
+void tc_cu_ldsm_access(tc_str *o, int is_load, int num, int trans, const char *smem,
+                       const char *addr, int depth);
 extern const char tc_cu_tma_prelude[];
 void tc_cu_tma_params(tc_str *o, const tc_kir *k);
 void tc_cu_tma_setup(tc_str *o, const tc_kir *k);
@@ -184,7 +187,8 @@ struct tc_rt_tmap;
 int tc_cu_tma_maps(const tc_kir *k, struct tc_rt_tmap *maps, int cap, tc_str *why);
 extern const char tc_cl_ldsm_prelude[];
 void tc_cl_ldsm_setup(tc_str *o, const tc_kir *k);
-void tc_cl_ldsm_access(tc_str *o, int is_load, const char *smem, const char *addr, int depth);
+void tc_cl_ldsm_access(tc_str *o, int is_load, int num, int trans, const char *smem,
+                       const char *addr, int depth);
 /* Prints statement s lowered to ldmatrix / stmatrix (ldst_print.c). */
 void tc_print_ldsm(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth);
 

@@ -1,8 +1,9 @@
-/* ldst_print.c - printing of statements lowered to ldmatrix.x4 /
- * stmatrix.x4 (src/lower/ldst.c): the vector's eight 16-bit registers
- * are packed into (or unpacked from) four 32-bit words tc_lr[], element v
- * in half v % 2 (low half first) of word v / 2 - the m8n8 fragment's
- * register order - and moved by the dialect's ldsm_access. */
+/* ldst_print.c - printing of statements lowered to ldmatrix / stmatrix
+ * .x<num> (src/lower/ldst.c): the vector's 2num 16-bit registers are
+ * packed into (or unpacked from) num 32-bit words tc_lr[], element v in
+ * half v % 2 (low half first) of word v / 2 - the m8n8 fragment's
+ * register order, the same with .trans - and moved by the dialect's
+ * ldsm_access. */
 #include <stdio.h>
 
 #include "dialect.h"
@@ -18,15 +19,19 @@ void tc_print_ldsm(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_kno
   tc_e_print_c(&idx, k->pool, ld ? s->out_index : s->in_index[0]);
   tc_e_print_c(&addr, k->pool, s->ldsm_addr);
   tc_str_indent(o, depth);
-  tc_str_printf(o, "{  /* %s = %s: %s.sync.aligned.m8n8.x4.shared.b16 */\n", op->out->name,
-                op->in[0]->name, ld ? "ldmatrix" : "stmatrix");
+  int num = s->ldsm_num, trans = s->ldsm_trans;
+  tc_str_printf(o, "{  /* %s = %s: %s.sync.aligned.m8n8.x%d%s.shared.b16 */\n", op->out->name,
+                op->in[0]->name, ld ? "ldmatrix" : "stmatrix", num, trans ? ".trans" : "");
   tc_str_indent(o, depth + 1);
-  tc_str_printf(o, "unsigned tc_lr[4]%s;\n", ld ? "" : " = {0u, 0u, 0u, 0u}");
-  if (ld) d->ldsm_access(o, 1, sm->name, tc_str_cstr(&addr), depth + 1);
+  tc_str_printf(o, "unsigned tc_lr[%d]", num);
+  if (!ld)
+    for (int j = 0; j < num; j++) tc_str_cat(o, j ? ", 0u" : " = {0u");
+  tc_str_cat(o, ld ? ";\n" : "};\n");
+  if (ld) d->ldsm_access(o, 1, num, trans, sm->name, tc_str_cstr(&addr), depth + 1);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "%s\n", d->unroll_pragma);
   tc_str_indent(o, depth + 1);
-  tc_str_printf(o, "for (int %s = 0; %s < 8; ++%s) {  /* vectorize */\n", v, v, v);
+  tc_str_printf(o, "for (int %s = 0; %s < %d; ++%s) {  /* vectorize */\n", v, v, 2 * num, v);
   tc_str_indent(o, depth + 2);
   if (ld)
     tc_str_printf(o, "%s[%s] = (%s)(tc_lr[%s / 2] >> (16 * (%s %% 2)));\n", reg->name,
@@ -36,7 +41,7 @@ void tc_print_ldsm(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_kno
                   tc_str_cstr(&idx), v);
   tc_str_indent(o, depth + 1);
   tc_str_cat(o, "}\n");
-  if (!ld) d->ldsm_access(o, 0, sm->name, tc_str_cstr(&addr), depth + 1);
+  if (!ld) d->ldsm_access(o, 0, num, trans, sm->name, tc_str_cstr(&addr), depth + 1);
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");
   tc_str_free(&idx), tc_str_free(&addr);

@@ -39,11 +39,14 @@ typedef struct tc_knode {
   struct tc_knode *tmem_vec;
   const tc_expr *tmem_addr; /* (warp's first lane << 16) + first column,
                                relative to the allocation's address */
-  /* STMT lowered to one ldmatrix.x4 (ldsm == TC_LDSM_LD, shared in[0] ->
-   * registers out) or stmatrix.x4 (TC_LDSM_ST) per vector (src/lower/
-   * ldst.c): ldsm_vec is the Vectorize(8) loop it replaces, ldsm_addr the
-   * element index in the shared tensor of the row this lane supplies */
+  /* STMT lowered to one ldmatrix (ldsm == TC_LDSM_LD, shared in[0] ->
+   * registers out) or stmatrix (TC_LDSM_ST) per vector (src/lower/
+   * ldst.c): ldsm_vec is the Vectorize(2 * ldsm_num) loop it replaces,
+   * ldsm_addr the element index in the shared tensor of the row this lane
+   * supplies */
   int ldsm;                /* TC_LDSM_NONE / _LD / _ST (ldst.h) */
+  int ldsm_num;            /* 8x8 matrices per instruction: the .x1/.x2/.x4 */
+  int ldsm_trans;          /* 1: .trans */
   struct tc_knode *ldsm_vec;
   const tc_expr *ldsm_addr;
   /* STMT lowered to bulk tensor copies (src/lower/tma.c): tma is

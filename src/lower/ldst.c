@@ -1,5 +1,5 @@
-/* ldst.c - ldmatrix.x4 / stmatrix.x4 after allocation and indexing (see
- * ldst.h and docs/ldmatrix.md). */
+/* ldst.c - ldmatrix / stmatrix (.x1/.x2/.x4, plain or .trans) after
+ * allocation and indexing (see ldst.h and docs/ldmatrix.md). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +41,16 @@ static int arch_num(const char *arch) {
   return v;
 }
 
+int tc_ldsm_test_fault;
+
+void tc_ldsm_fragment(int trans, int64_t lane, int v, int64_t *row, int64_t *col) {
+  int64_t l = lane % 32;
+  if (trans)
+    *row = 2 * (l % 4) + v % 2, *col = l / 4;
+  else
+    *row = l / 4, *col = 2 * (l % 4) + v % 2;
+}
+
 typedef struct itv {
   int64_t id;
   int64_t vals[4];
@@ -48,11 +58,21 @@ typedef struct itv {
   int sampled;
 } itv;
 
+/* The first counterexample check() finds (kind 0: none). */
+typedef struct ldsm_bad {
+  int kind;       /* 1: a register the rule does not reproduce; 2: a misaligned row */
+  int64_t t;      /* the thread */
+  int v;          /* its vector element (kind 1) */
+  int64_t want;   /* the register side's shared element (kind 1), the row address (kind 2) */
+  int64_t got;    /* the element by the fragment rule (kind 1) */
+} ldsm_bad;
+
 /* Checks, by evaluation, that the row addresses `addr` reproduce the
- * register side `sh` (the statement's shared index) through the fragment
- * rule, and that rows are 16-byte aligned. */
-static tc_status check(tc_kir *k, tc_knode *s, const char *what, const tc_expr *sh,
-                       const tc_expr *addr, int64_t vid) {
+ * register side `sh` (the statement's shared index, vector variable vid)
+ * through the fragment rule of the variant (num matrices, trans), and that
+ * rows are 16-byte aligned. */
+static ldsm_bad check(tc_kir *k, tc_knode *s, const tc_expr *sh, const tc_expr *addr, int64_t vid,
+                      int num, int trans) {
   tc_epool *p = k->pool;
   itv iv[40];
   int niv = 0;
@@ -69,7 +89,7 @@ static tc_status check(tc_kir *k, tc_knode *s, const char *what, const tc_expr *
     niv++;
   }
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
-  double work = (double)threads * 8;
+  double work = (double)threads * 2 * num;
   for (int i = 0; i < niv; i++) work *= iv[i].n;
   if (work > (double)(1 << 21))
     for (int i = 0; i < niv; i++) {
@@ -86,64 +106,90 @@ static tc_status check(tc_kir *k, tc_knode *s, const char *what, const tc_expr *
   int64_t *vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof(int64_t));
   int64_t *rows = tc_xmalloc((size_t)threads * sizeof(int64_t));
   int idx[40] = {0};
-  tc_status st = TC_OK;
+  ldsm_bad bad = {0};
   for (;;) {
     for (int i = 0; i < niv; i++) vars[iv[i].id] = iv[i].sampled ? iv[i].vals[idx[i]] : idx[i];
-    for (int64_t t = 0; t < threads && !st; t++) {
+    for (int64_t t = 0; t < threads; t++) {
       vars[k->pvar[3]->val] = t % k->block[0];
       vars[k->pvar[4]->val] = t / k->block[0] % k->block[1];
       vars[k->pvar[5]->val] = t / (k->block[0] * k->block[1]);
       vars[vid] = 0;
       rows[t] = tc_e_eval(addr, vars);
     }
-    for (int64_t t = 0; t < threads && !st; t++) {
+    for (int64_t t = 0; t < threads && !bad.kind; t++) {
       vars[k->pvar[3]->val] = t % k->block[0];
       vars[k->pvar[4]->val] = t / k->block[0] % k->block[1];
       vars[k->pvar[5]->val] = t / (k->block[0] * k->block[1]);
-      int64_t l = t % 32;
-      for (int v = 0; v < 8 && !st; v++) {
+      for (int v = 0; v < 2 * num && !bad.kind; v++) {
         vars[vid] = v;
-        int64_t want = tc_e_eval(sh, vars);
-        int64_t got = rows[t - l + 8 * (v / 2) + l / 4] + 2 * (l % 4) + v % 2;
-        if (want != got)
-          st = tc_fail(k->f, TC_ERR_LOWER,
-                       "compile: the %s: the registers are not an m8n8.x4 fragment: thread %lld "
-                       "(lane %lld) vector element %d is element %lld of shared memory, but by "
-                       "the fragment rule it would be element %lld (row %lld of matrix %d, whose "
-                       "row addresses come from lanes %d..%d); schedule the register side as "
-                       "seed 000's scheduleLdStMatrix does, or use TC_LDST_DEFAULT",
-                       what, (long long)t, (long long)l, v, (long long)want, (long long)got,
-                       (long long)(l / 4), v / 2, 8 * (v / 2), 8 * (v / 2) + 7);
+        int64_t want = tc_e_eval(sh, vars), row, col;
+        tc_ldsm_fragment(trans, t, v, &row, &col);
+        int64_t got = rows[t - t % 32 + 8 * (v / 2) + row] + col;
+        if (want != got) bad = (ldsm_bad){1, t, v, want, got};
       }
     }
-    for (int64_t t = 0; t < threads && !st; t++)
-      if (rows[t] * 2 % 16 != 0)
-        st = tc_fail(k->f, TC_ERR_LOWER,
-                     "compile: the %s: thread %lld supplies the row address of element %lld, "
-                     "which is not 16-byte aligned; every 8x8 matrix row must be 16 contiguous, "
-                     "aligned bytes of shared memory",
-                     what, (long long)t, (long long)rows[t]);
-    if (st) break;
+    for (int64_t t = 0; t < threads && !bad.kind; t++)
+      if (rows[t] * 2 % 16 != 0) bad = (ldsm_bad){2, t, 0, rows[t], 0};
+    if (bad.kind) break;
     int i = 0;
     while (i < niv && ++idx[i] == iv[i].n) idx[i++] = 0;
     if (i == niv) break;
   }
   free(vars), free(rows);
-  return st;
+  return bad;
+}
+
+/* The row addresses of the variant (num, trans), derived from the register
+ * side sh by inverting the fragment rule: row r of matrix j is supplied by
+ * lane 8j + r and is (row r, column 0) of matrix j, which register
+ * (lane 4r, element 2j) holds, or with .trans register (lane r/2, element
+ * 2j + r%2).  Lanes 8num..31 (ignored by .x1/.x2) repeat matrix j % num. */
+static const tc_expr *derive_addr(tc_kir *k, const tc_expr *sh, int64_t vid, int num, int trans) {
+  tc_epool *p = k->pool;
+  const tc_expr *tidx = k->pvar[3];
+  const tc_expr *r = tc_e_modc(p, tidx, 8);
+  if (tc_ldsm_test_fault == 2) r = tc_e_sub(p, tc_e_const(p, 7), r); /* rows reversed */
+  const tc_expr *j = tc_e_divc(p, tc_e_modc(p, tidx, 32), 8);
+  if (num < 4) j = tc_e_modc(p, j, num);
+  const tc_expr *warp = tc_e_mulc(p, tc_e_divc(p, tidx, 32), 32);
+  const tc_expr *lane, *v;
+  if (trans) {
+    lane = tc_e_divc(p, r, 2);
+    v = tc_e_add(p, tc_e_mulc(p, j, 2), tc_e_modc(p, r, 2));
+  } else {
+    lane = tc_e_mulc(p, r, 4);
+    v = tc_e_mulc(p, j, 2);
+  }
+  int64_t ids[2] = {tidx->val, vid};
+  const tc_expr *vals[2] = {tc_e_add(p, warp, lane), v};
+  return tc_simplify(p, subst(p, sh, 2, ids, vals));
+}
+
+static const char *type_name(bool ld, int trans) {
+  return ld ? (trans ? "TC_LDST_LDMATRIX_TRANS" : "TC_LDST_LDMATRIX")
+            : (trans ? "TC_LDST_STMATRIX_TRANS" : "TC_LDST_STMATRIX");
 }
 
 static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char *arch) {
   tc_fusion *f = k->f;
   tc_op *op = s->op;
-  bool ld = op->ldst == TC_LDST_LDMATRIX;
+  bool ld = op->ldst == TC_LDST_LDMATRIX || op->ldst == TC_LDST_LDMATRIX_TRANS;
+  int trans = op->ldst == TC_LDST_LDMATRIX_TRANS || op->ldst == TC_LDST_STMATRIX_TRANS;
   const char *ins = ld ? "ldmatrix" : "stmatrix";
   tc_tensor *out = op->out, *in = op->nin > 0 ? op->in[0] : NULL;
-  char what[128];
-  snprintf(what, sizeof what, "%s.x4 of %s = %s", ins, out->name, in ? in->name : "?");
+  char what[160];
   if (op->kind != TC_OP_SET || op->nin != 1)
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: %s's load/store type is %s, but it is not computed by a set (a copy)",
-                   out->name, ld ? "TC_LDST_LDMATRIX" : "TC_LDST_STMATRIX");
+                   out->name, type_name(ld, trans));
+  tc_knode *vec = s->parent && s->parent->kind == TC_K_LOOP && s->parent->ptype == TC_VECTORIZE
+                      ? s->parent : NULL;
+  int num = vec && (vec->extent == 2 || vec->extent == 4 || vec->extent == 8) ? (int)vec->extent / 2 : 0;
+  if (num)
+    snprintf(what, sizeof what, "%s.x%d%s of %s = %s", ins, num, trans ? ".trans" : "", out->name,
+             in->name);
+  else
+    snprintf(what, sizeof what, "%s%s of %s = %s", ins, trans ? ".trans" : "", out->name, in->name);
   tc_tensor *sm = ld ? in : out, *reg = ld ? out : in;
   if (sm->mem != TC_MEM_SHARED || reg->mem != TC_MEM_LOCAL)
     return tc_fail(f, TC_ERR_SCHEDULE,
@@ -164,13 +210,11 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     return tc_fail(f, TC_ERR_UNSUPPORTED,
                    "compile: the %s needs arch sm_%d or later, but the arch is %s", what,
                    ld ? 75 : 90, arch ? arch : "sm_80 (the default)");
-  tc_knode *vec = s->parent && s->parent->kind == TC_K_LOOP && s->parent->ptype == TC_VECTORIZE
-                      ? s->parent : NULL;
-  if (!vec || vec->extent != 8)
+  if (!num)
     return tc_fail(f, TC_ERR_SCHEDULE,
-                   "compile: the %s needs an innermost Vectorize axis of 8 elements (one thread's "
-                   "share of four 8x8 matrices: 4 registers of two 16-bit elements), but %s's "
-                   "innermost loop is %s%lld",
+                   "compile: the %s needs an innermost Vectorize axis of 2, 4 or 8 elements (one "
+                   "thread's share of one, two or four 8x8 matrices: .x1, .x2 or .x4, one 32-bit "
+                   "register of two 16-bit elements per matrix), but %s's innermost loop is %s%lld",
                    what, out->name, vec ? "Vectorize of " : "not vectorized, extent ",
                    (long long)(vec ? vec->extent : (s->parent && s->parent->kind == TC_K_LOOP ? s->parent->extent : 1)));
   if (vec->nbody != 1)
@@ -186,20 +230,40 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                    "compile: the %s is predicated (a split that does not divide, or a thread "
                    "extent below the block's); %s is warp-collective and moves whole matrices: "
                    "make the tile divide the tensor", what, ins);
-  tc_epool *p = k->pool;
   const tc_expr *sh = ld ? s->in_index[0] : s->out_index;
-  const tc_expr *tidx = k->pvar[3];
-  int64_t ids[2] = {tidx->val, vec->var->val};
-  const tc_expr *vals[2] = {
-      /* lane 4r of the warp, r = lane % 8 ... */
-      tc_e_add(p, tc_e_mulc(p, tc_e_divc(p, tidx, 32), 32), tc_e_mulc(p, tc_e_modc(p, tidx, 8), 4)),
-      /* ... register 2j, j = lane / 8 */
-      tc_e_mulc(p, tc_e_divc(p, tc_e_modc(p, tidx, 32), 8), 2)};
-  const tc_expr *addr = tc_simplify(p, subst(p, sh, 2, ids, vals));
+  int64_t vid = vec->var->val;
   s->ldsm_vec = vec;
-  tc_status st = check(k, s, what, sh, addr, vec->var->val);
-  if (st) return st;
+  /* fault 1 (tests): the other transposition's addresses, unchecked */
+  const tc_expr *addr = derive_addr(k, sh, vid, num, tc_ldsm_test_fault == 1 ? !trans : trans);
+  ldsm_bad bad = tc_ldsm_test_fault ? (ldsm_bad){0} : check(k, s, sh, addr, vid, num, trans);
+  if (bad.kind == 1) {
+    /* would the other transposition serve? then say so */
+    ldsm_bad other = check(k, s, sh, derive_addr(k, sh, vid, num, !trans), vid, num, !trans);
+    char hint[160] = "";
+    if (!other.kind)
+      snprintf(hint, sizeof hint, " (they are the %s fragment: use %s)",
+               trans ? "plain (not .trans)" : ".trans", type_name(ld, !trans));
+    int64_t l = bad.t % 32, row, col;
+    tc_ldsm_fragment(trans, l, bad.v, &row, &col);
+    return tc_fail(f, TC_ERR_LOWER,
+                   "compile: the %s: the registers are not an m8n8.x%d%s fragment%s: thread %lld "
+                   "(lane %lld) vector element %d is element %lld of shared memory, but by the "
+                   "fragment rule it would be element %lld (row %lld, column %lld of matrix %d, "
+                   "whose row addresses come from lanes %d..%d); schedule the register side as "
+                   "seed 000's scheduleLdStMatrix does, or use TC_LDST_DEFAULT",
+                   what, num, trans ? ".trans" : "", hint, (long long)bad.t, (long long)l, bad.v,
+                   (long long)bad.want, (long long)bad.got, (long long)row, (long long)col,
+                   bad.v / 2, 8 * (bad.v / 2), 8 * (bad.v / 2) + 7);
+  }
+  if (bad.kind == 2)
+    return tc_fail(f, TC_ERR_LOWER,
+                   "compile: the %s: thread %lld supplies the row address of element %lld, "
+                   "which is not 16-byte aligned; every 8x8 matrix row must be 16 contiguous, "
+                   "aligned bytes of shared memory",
+                   what, (long long)bad.t, (long long)bad.want);
   s->ldsm = ld ? TC_LDSM_LD : TC_LDSM_ST;
+  s->ldsm_num = num;
+  s->ldsm_trans = trans;
   s->ldsm_addr = addr;
   k->nldsm++;
   return TC_OK;
@@ -207,7 +271,8 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
 
 static tc_status lower_tree(tc_kir *k, tc_knode *n, tc_target target, const char *arch) {
   if (n->kind == TC_K_STMT) {
-    if (n->op->ldst == TC_LDST_LDMATRIX || n->op->ldst == TC_LDST_STMATRIX)
+    if (n->op->ldst == TC_LDST_LDMATRIX || n->op->ldst == TC_LDST_LDMATRIX_TRANS ||
+        n->op->ldst == TC_LDST_STMATRIX || n->op->ldst == TC_LDST_STMATRIX_TRANS)
       return lower_stmt(k, n, target, arch);
     return TC_OK;
   }

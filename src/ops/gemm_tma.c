@@ -307,7 +307,7 @@ static tc_status emit_epilogue(hgen *H, int depth) {
       ln(H, depth + 1, "tc_lr[%d] = tc_pack2(c_acc[%d] * tc_alpha, c_acc[%d] * tc_alpha);", i,
          8 * jg + 2 * src, 8 * jg + 2 * src + 1);
     }
-    d->ldsm_access(H->o, 0, "tc_sm16", tc_str_cstr(&addr), depth + 1);
+    d->ldsm_access(H->o, 0, 4, 0, "tc_sm16", tc_str_cstr(&addr), depth + 1);
     ln(H, depth, "}");
     tc_str_free(&off);
     tc_str_free(&addr);

@@ -191,7 +191,7 @@ tc_status tc_set_ldst_type(tc_tensor *t, tc_ldst_type op) {
     return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_set_ldst_type",
                            "%s is not made by a set (load/store) op, so it has no load/store instruction to choose",
                            t->name);
-  if ((int)op < TC_LDST_DEFAULT || op > TC_LDST_TMEM_STORE)
+  if ((int)op < TC_LDST_DEFAULT || op > TC_LDST_STMATRIX_TRANS)
     return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_set_ldst_type", "unknown load/store type %d", (int)op);
   t->def->ldst = op;
   return TC_OK;
