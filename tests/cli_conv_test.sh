@@ -381,7 +381,30 @@ else
   expect_rc "conv2d --target cuda --emit" 0
   expect_out "compiled with NVRTC" '^compiled with NVRTC for sm_90a'
   if grep -q '__global__' "$tmp/k.cu"; then ok "cuda --emit has __global__"; else bad "cuda --emit has __global__"; fi
+  expect_out "conv2d f32 --target cuda: the FMA kernel" '^perf config: [0-9]+(,[0-9]+){5} \(heuristic, FMA\)'
 fi
+# f16 on CUDA: the mma.sync kernel by default (tc_gemm_default_for), the
+# same perf config verified on OpenCL (the mma.sync emulation)
+conv16="-n 2 -c 16 -H 8 -W 8 -k 16 -p 1 -q 1 -t f16"
+run conv2d $conv16 --target cuda --arch sm_80 --emit "$tmp/k16.cu"
+expect_rc "conv2d -t f16 --target cuda --emit" 0
+expect_out "conv2d -t f16 --target cuda: mma.sync by default" '^perf config: mma:[0-9]+(,[0-9]+){4} \(heuristic, mma\.sync\)'
+if grep -q 'mma.sync.aligned.m16n8k16' "$tmp/k16.cu" 2>/dev/null; then ok "conv2d -t f16 --target cuda: the kernel has mma.sync"; else bad "conv2d -t f16 --target cuda: the kernel has mma.sync" "$(head -c 400 "$tmp/k16.cu" 2>&1)"; fi
+if "$TILEC" version | grep -q '^NVRTC: not found'; then
+  skip "conv2d -t f16 --target cuda: NVRTC" "NVRTC not found"
+else
+  expect_out "conv2d -t f16 --target cuda: compiled with NVRTC" '^compiled with NVRTC for sm_80'
+fi
+cfg16=$(printf '%s\n' "$out" | sed -n 's/^perf config: \(mma:[0-9,]*\) .*/\1/p')
+if [ -n "$cfg16" ]; then
+  verify_pass "conv2d -t f16 --perf-config $cfg16 (opencl, emulated)" conv2d $conv16 --perf-config "$cfg16"
+else
+  bad "conv2d -t f16: the CUDA perf config" "none in: $out"
+fi
+run conv2d $conv16 -V 1
+expect_out "conv2d -t f16 on opencl: still the FMA kernel" '^perf config: [0-9]+(,[0-9]+){5} \(heuristic, FMA\)'
+run gemm -M 64 -N 48 -K 32 -t bf16 --target cuda --emit "$tmp/g16.cu"
+expect_out "gemm -t bf16 --target cuda: mma.sync by default" '^perf config: mma:.*\(heuristic, mma\.sync\)'
 
 echo
 echo "$passed passed, $failed failed, $skipped skipped"

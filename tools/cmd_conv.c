@@ -302,12 +302,12 @@ int cmd_conv(int argc, char **argv) {
       }
     }
   }
-  tc_status st = tc_conv_plan_make(&p, use, o.target, &plan, why, sizeof why);
+  tc_status st = tc_conv_plan_make_for(&p, use, o.target, o.arch, &plan, why, sizeof why);
   if (st != TC_OK && use && strcmp(r.source, "perfdb") == 0) {
     fprintf(stderr, "tilec conv2d: warning: the perf DB entry does not fit: %s; using the heuristic\n", why);
     use = NULL;
     r.source = "heuristic";
-    st = tc_conv_plan_make(&p, NULL, o.target, &plan, why, sizeof why);
+    st = tc_conv_plan_make_for(&p, NULL, o.target, o.arch, &plan, why, sizeof why);
   }
   if (st != TC_OK) {
     if (strcmp(r.source, "option") == 0 && st == TC_ERR_ARGUMENT)
@@ -320,8 +320,8 @@ int cmd_conv(int argc, char **argv) {
   int ngemms = 0;
   for (int i = 0; i < plan->nsteps; i++) ngemms += plan->steps[i].gemm_m > 0;
   if (strcmp(r.source, "heuristic") == 0)
-    snprintf(r.source_detail, sizeof r.source_detail, "heuristic%s",
-             ngemms > 1 ? "; that of the first GEMM, each has its own" : "");
+    snprintf(r.source_detail, sizeof r.source_detail, "heuristic, %s%s",
+             tc_gemm_params_kind(&plan->params), ngemms > 1 ? "; that of the first GEMM, each has its own" : "");
   if (!o.json) {
     printf("perf config: %s (%s)\n", r.config, r.source_detail);
     printf("plan: %d kernel%s:", plan->nsteps, plan->nsteps == 1 ? "" : "s");

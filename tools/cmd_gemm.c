@@ -278,17 +278,14 @@ int cmd_gemm(int argc, char **argv) {
     }
   }
   if (strcmp(r.source, "heuristic") == 0) {
-    /* 16-bit inputs: HIP the XDLOPS (MFMA) kernel, CUDA the mma.sync one */
-    int x16 = o.dtype == TC_F16 || o.dtype == TC_BF16;
-    int xdl = hip && x16, mma = o.target == TC_TARGET_CUDA && x16;
-    snprintf(r.source_detail, sizeof r.source_detail, "heuristic%s",
-             xdl ? ", XDLOPS (MFMA)" : mma ? ", mma.sync" : "");
-    if ((xdl   ? tc_gemm_xdlops_default
-         : mma ? tc_gemm_mma_default
-               : tc_gemm_params_default)(&shape, &prm, why, sizeof why) != 0) {
+    /* the kernel kind per target (tc_gemm_default_for): 16-bit inputs get
+     * the mma.sync kernel on CUDA, the XDLOPS (MFMA) one on HIP */
+    const char *kind = "";
+    if (tc_gemm_default_for(&shape, o.target, o.arch, &prm, &kind, why, sizeof why) != 0) {
       op_fail(&o, "no valid perf config for this GEMM: %s", why);
       goto out;
     }
+    snprintf(r.source_detail, sizeof r.source_detail, "heuristic, %s", kind);
   }
   tc_gemm_params_format(&prm, r.config, sizeof r.config);
   tc_status st = tc_gemm_generate(&pb, &prm, o.target, "tilec_gemm", &kern, why, sizeof why);

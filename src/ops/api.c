@@ -365,7 +365,7 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
     }
     tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, why);
   }
-  st = tc_conv_plan_make(&c->p, NULL, c->o.target, &plan, why, sizeof why);
+  st = tc_conv_plan_make_for(&c->p, NULL, c->o.target, c->o.arch, &plan, why, sizeof why);
   if (st != TC_OK) {
     set_error(&c->o, "%s: %s", fn, why);
     tc_str_free(&warn);
@@ -376,7 +376,7 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
   int gemms = 0;
   for (int i = 0; i < plan->nsteps; i++) gemms += plan->steps[i].gemm_m > 0;
   tc_str_clear(&c->o.detail);
-  tc_str_printf(&c->o.detail, "heuristic%s%s",
+  tc_str_printf(&c->o.detail, "heuristic, %s%s%s", tc_gemm_params_kind(&plan->params),
                 gemms > 1 ? "; that of the first GEMM, each has its own" : "", tc_str_cstr(&warn));
   tc_str_free(&warn);
   tc_str_clear(&c->o.err);
@@ -704,7 +704,8 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
     }
     tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, why);
   }
-  if (tc_gemm_params_default(&g->shape, &prm, why, sizeof why) != 0) {
+  const char *kind = "";
+  if (tc_gemm_default_for(&g->shape, g->o.target, g->o.arch, &prm, &kind, why, sizeof why) != 0) {
     set_error(&g->o, "%s: no valid perf config for this GEMM: %s", fn, why);
     tc_str_free(&warn);
     return TC_ERR_ARGUMENT;
@@ -716,7 +717,7 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
   }
   g->o.source = "heuristic";
   tc_str_clear(&g->o.detail);
-  tc_str_printf(&g->o.detail, "heuristic%s", tc_str_cstr(&warn));
+  tc_str_printf(&g->o.detail, "heuristic, %s%s", kind, tc_str_cstr(&warn));
   tc_str_free(&warn);
   tc_str_clear(&g->o.err);
   return TC_OK;

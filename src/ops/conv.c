@@ -334,6 +334,12 @@ void tc_conv_plan_free(tc_conv_plan *plan) {
 
 tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *params,
                             tc_target target, tc_conv_plan **out, char *err, size_t cap) {
+  return tc_conv_plan_make_for(p, params, target, NULL, out, err, cap);
+}
+
+tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *params,
+                                tc_target target, const char *arch, tc_conv_plan **out, char *err,
+                                size_t cap) {
   if (cap) err[0] = 0;
   if (!out) {
     snprintf(err, cap, "tc_conv_plan_make: NULL output plan pointer");
@@ -378,7 +384,7 @@ tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *para
         st = TC_ERR_ARGUMENT;
         break;
       }
-    } else if (tc_gemm_params_default(&shape, &gp, why, sizeof why)) {
+    } else if (tc_gemm_default_for(&shape, target, arch, &gp, NULL, why, sizeof why)) {
       snprintf(err, cap, "no GEMM parameters for the %s GEMM (G %lld, M %lld, N %lld, K %lld): %s",
                g->name, (long long)g->g, (long long)g->m, (long long)g->n, (long long)g->k, why);
       st = TC_ERR_ARGUMENT;

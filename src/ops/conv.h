@@ -65,8 +65,16 @@ typedef struct tc_conv_plan {
 } tc_conv_plan;
 
 /* Plans the convolution for target.  params NULL: the heuristic's choice
- * for each GEMM; otherwise these parameters (derived and checked against
- * each GEMM's shape; a violated rule is an error naming it). */
+ * for each GEMM (tc_gemm_default_for the GEMM's shape on target and arch:
+ * on CUDA an mma.sync kernel for f16/bf16, on HIP an XDLOPS one, else the
+ * FMA kernel); otherwise these parameters (derived and checked against
+ * each GEMM's shape; a violated rule is an error naming it).  arch: the
+ * CUDA or AMD architecture the kernels are for (NULL: the default, sm_80
+ * or newer on CUDA). */
+tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *params,
+                                tc_target target, const char *arch, tc_conv_plan **out, char *err,
+                                size_t cap);
+/* tc_conv_plan_make_for with arch NULL. */
 tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *params,
                             tc_target target, tc_conv_plan **out, char *err, size_t cap);
 void tc_conv_plan_free(tc_conv_plan *plan);

@@ -515,6 +515,25 @@ static int shape_ok(const tc_gemm_shape *s) {
   return s && s->g >= 1 && s->m >= 1 && s->n >= 1 && s->k >= 1;
 }
 
+/* 0 for a shape with G, M, N, K >= 1, else -1 with err. */
+static int check_shape(const tc_gemm_shape *s, char *err, size_t cap) {
+  if (shape_ok(s)) return 0;
+  return fail(err, cap, "GEMM shape must have G, M, N, K >= 1 (got G=%lld M=%lld N=%lld K=%lld)",
+              s ? (long long)s->g : 0LL, s ? (long long)s->m : 0LL, s ? (long long)s->n : 0LL,
+              s ? (long long)s->k : 0LL);
+}
+
+/* The first of the n candidates c (freed) into *p, or -1 with "no valid
+ * <what> parameter set for ..." when there is none. */
+static int take_first(const tc_gemm_shape *s, tc_gemm_params *c, int n, const char *what,
+                      tc_gemm_params *p, char *err, size_t cap) {
+  if (n > 0) *p = c[0];
+  free(c);
+  if (n > 0) return 0;
+  return fail(err, cap, "no valid %s parameter set for G=%lld M=%lld N=%lld K=%lld", what,
+              (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
+}
+
 int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
   static const int mnpb[] = {32, 64, 128}, kpb[] = {4, 8, 16}, pt[] = {2, 4};
   *out = NULL;
@@ -548,20 +567,10 @@ int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
 }
 
 int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
-  if (!shape_ok(s))
-    return fail(err, cap, "GEMM shape must have G, M, N, K >= 1 (got G=%lld M=%lld N=%lld K=%lld)",
-                s ? (long long)s->g : 0LL, s ? (long long)s->m : 0LL, s ? (long long)s->n : 0LL,
-                s ? (long long)s->k : 0LL);
+  if (check_shape(s, err, cap)) return -1;
   tc_gemm_params *c = NULL;
   int n = tc_gemm_candidates(s, &c);
-  if (n == 0) {
-    free(c);
-    return fail(err, cap, "no valid GEMM parameter set for G=%lld M=%lld N=%lld K=%lld",
-                (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
-  }
-  *p = c[0];
-  free(c);
-  return 0;
+  return take_first(s, c, n, "GEMM", p, err, cap);
 }
 
 /* ---- XDLOPS (MFMA) kernels -------------------------------------------- */
@@ -769,14 +778,7 @@ int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err,
                 tc_dtype_name(s->dtype));
   tc_gemm_params *c = NULL;
   int n = tc_gemm_xdlops_candidates(s, &c);
-  if (n == 0) {
-    free(c);
-    return fail(err, cap, "no valid XDLOPS parameter set for G=%lld M=%lld N=%lld K=%lld",
-                (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
-  }
-  *p = c[0];
-  free(c);
-  return 0;
+  return take_first(s, c, n, "XDLOPS", p, err, cap);
 }
 
 /* ---- mma.sync kernels (NVIDIA tensor cores; docs/mma.md) --------------- */
@@ -1051,13 +1053,79 @@ int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, si
                 tc_dtype_name(s->dtype));
   tc_gemm_params *c = NULL;
   int n = tc_gemm_mma_candidates(s, &c);
-  if (n == 0) {
-    free(c);
-    return fail(err, cap, "no valid mma parameter set for G=%lld M=%lld N=%lld K=%lld",
-                (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
+  return take_first(s, c, n, "mma", p, err, cap);
+}
+
+/* ---- the default and the candidates per target (params.h) ------------- */
+
+/* A kernel kind the defaults pick from: its candidate list, best first. */
+typedef int (*cands_fn)(const tc_gemm_shape *s, tc_gemm_params **out);
+
+/* The sm_XY of a CUDA architecture ("sm_86", "compute_90a" -> 86, 90);
+ * NULL -> 80 (every caller's default is sm_80 or sm_90a); other text -> 0. */
+static int cuda_sm(const char *arch) {
+  if (!arch) return 80;
+  const char *q = strncmp(arch, "sm_", 3) == 0 ? arch + 3 : strncmp(arch, "compute_", 8) == 0 ? arch + 8 : "";
+  int v = 0;
+  for (; *q >= '0' && *q <= '9' && v < 10000; q++) v = v * 10 + (*q - '0');
+  return v;
+}
+
+#define MAX_KINDS 4
+
+/* The kernel kinds for the shape on target, preferred first (the table in
+ * params.h); every chain ends with the FMA kernel, which fits any dtype.
+ * A new kind (e.g. another sm_90a kernel) goes into this chain.  Returns
+ * the count. */
+static int kinds_for(const tc_gemm_shape *s, tc_target target, const char *arch,
+                     cands_fn kinds[MAX_KINDS]) {
+  int n = 0, x16 = s->dtype == TC_F16 || s->dtype == TC_BF16;
+  if (target == TC_TARGET_CUDA) {
+    if (x16 && cuda_sm(arch) >= 80) kinds[n++] = tc_gemm_mma_candidates; /* mma.sync: sm_80+ */
+  } else if (target == TC_TARGET_HIP) {
+    if (x16) kinds[n++] = tc_gemm_xdlops_candidates;  /* every gfx9 arch tilec emits has MFMA */
   }
-  *p = c[0];
-  free(c);
+  /* TC_TARGET_OPENCL: no tensor cores (mma.sync and MFMA are only emulated) */
+  kinds[n++] = tc_gemm_candidates;
+  return n;
+}
+
+int tc_gemm_candidates_for(const tc_gemm_shape *s, tc_target target, const char *arch,
+                           tc_gemm_params **out) {
+  *out = NULL;
+  if (!shape_ok(s)) return 0;
+  cands_fn kinds[MAX_KINDS];
+  int nk = kinds_for(s, target, arch, kinds), n = 0;
+  tc_gemm_params *all = NULL;
+  for (int i = 0; i < nk; i++) {
+    tc_gemm_params *c = NULL;
+    int m = kinds[i](s, &c);
+    if (m > 0) {
+      all = tc_xrealloc(all, (size_t)(n + m) * sizeof *all);
+      memcpy(all + n, c, (size_t)m * sizeof *c);
+      n += m;
+    }
+    free(c);
+  }
+  *out = all;
+  return n;
+}
+
+const char *tc_gemm_params_kind(const tc_gemm_params *p) {
+  return tc_gemm_params_is_wgmma(p)    ? "wgmma"
+         : tc_gemm_params_is_mma(p)    ? "mma.sync"
+         : tc_gemm_params_is_xdlops(p) ? "XDLOPS (MFMA)"
+                                       : "FMA";
+}
+
+int tc_gemm_default_for(const tc_gemm_shape *s, tc_target target, const char *arch,
+                        tc_gemm_params *p, const char **kind, char *err, size_t cap) {
+  if (kind) *kind = "";
+  if (check_shape(s, err, cap)) return -1;
+  tc_gemm_params *c = NULL;
+  int n = tc_gemm_candidates_for(s, target, arch, &c);
+  if (take_first(s, c, n, "GEMM", p, err, cap)) return -1;
+  if (kind) *kind = tc_gemm_params_kind(p);
   return 0;
 }
 

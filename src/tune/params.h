@@ -193,4 +193,42 @@ int tc_gemm_mma_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
  * Returns 0 or -1 + err. */
 int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
 
+/* ---- the default and the tuner's candidates per target ---------------
+ *
+ * The one place that decides which GEMM kernel a problem gets when no perf
+ * config is given (the CLI's gemm and conv2d, tc_gemm_plan, the conv plans)
+ * and which configs the tuners try (tc_tune_gemm, tc_tune_conv).  The kernel
+ * kinds, by target, preferred first:
+ *
+ *   cuda, f16/bf16 A and B, arch sm_80 or newer (NULL: newer):
+ *            mma.sync (tc_gemm_mma_candidates), then FMA;
+ *   hip, f16/bf16 A and B:   XDLOPS (tc_gemm_xdlops_candidates), then FMA;
+ *   otherwise (opencl, f32, cuda before sm_80): FMA (tc_gemm_candidates).
+ *
+ * OpenCL keeps the FMA kernel: it has no tensor cores, and its mma.sync and
+ * MFMA are emulations for verification, used only with an explicit perf
+ * config.  wgmma (experimental, TILEC_EXPERIMENTAL_WGMMA=1) is never
+ * picked here.  The shape's dtype is taken as that of both A and B (every
+ * caller builds A and B of one dtype; tc_gemm_generate refuses tensor-core
+ * kernels for differing ones). */
+
+/* The heuristic's default for the shape on target (arch: the CUDA or AMD
+ * architecture, may be NULL): the first candidate of the first kernel kind
+ * above that has one.  *kind (may be NULL) is set to a short phrase for
+ * messages: "mma.sync", "XDLOPS (MFMA)" or "FMA".  Returns 0, or -1 with
+ * err. */
+int tc_gemm_default_for(const tc_gemm_shape *s, tc_target target, const char *arch,
+                        tc_gemm_params *p, const char **kind, char *err, size_t cap);
+
+/* The kind of kernel p selects, for messages ("heuristic, mma.sync"):
+ * "wgmma", "mma.sync", "XDLOPS (MFMA)" or "FMA". */
+const char *tc_gemm_params_kind(const tc_gemm_params *p);
+
+/* The tuner's candidates for the shape on target: every kernel kind's
+ * candidates in the order above (e.g. CUDA f16: all mma.sync sets, best
+ * first, then all FMA sets), each derived for the shape.  Returns the
+ * count; *out is allocated (caller frees; NULL when 0). */
+int tc_gemm_candidates_for(const tc_gemm_shape *s, tc_target target, const char *arch,
+                           tc_gemm_params **out);
+
 #endif

@@ -169,10 +169,14 @@ static double median_of(double *v, int n) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* Whether a and b are the same perf config (every tuned field of the FMA,
+ * XDLOPS, mma.sync and wgmma forms; derived sets). */
 static int same_tuned(const tc_gemm_params *a, const tc_gemm_params *b) {
   return a->block_size == b->block_size && a->m_per_block == b->m_per_block &&
          a->n_per_block == b->n_per_block && a->k_per_block == b->k_per_block &&
-         a->m_per_thread == b->m_per_thread && a->n_per_thread == b->n_per_thread;
+         a->m_per_thread == b->m_per_thread && a->n_per_thread == b->n_per_thread &&
+         a->m_per_wave == b->m_per_wave && a->n_per_wave == b->n_per_wave &&
+         a->mfma == b->mfma && a->mma == b->mma;
 }
 
 /* Tries the heuristic's choice `first` and then the candidates (skipping a
@@ -288,7 +292,7 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
   tc_status st = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, err, cap);
   if (st != TC_OK) return st;
   tc_conv_plan *heur = NULL;
-  st = tc_conv_plan_make(p, NULL, o->target, &heur, err, cap);
+  st = tc_conv_plan_make_for(p, NULL, o->target, o->arch, &heur, err, cap);
   if (st != TC_OK) return st;
 
   /* The candidates of the largest GEMM of the plan. */
@@ -308,7 +312,7 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
   shape.dtype = p->dtype;
   shape.a_vec_k = shape.a_vec_m = shape.b_vec_k = shape.b_vec_n = shape.c_vec_n = 1;
   tc_gemm_params *cands = NULL;
-  int ncands = first ? tc_gemm_candidates(&shape, &cands) : 0;
+  int ncands = first ? tc_gemm_candidates_for(&shape, o->target, o->arch, &cands) : 0;
 
   conv_ctx c;
   memset(&c, 0, sizeof c);
@@ -436,9 +440,10 @@ tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3], co
   }
   tc_gemm_params first;
   char why[512];
-  int have_first = tc_gemm_params_default(&g.shape, &first, why, sizeof why) == 0;
+  int have_first =
+      tc_gemm_default_for(&g.shape, o->target, o->arch, &first, NULL, why, sizeof why) == 0;
   tc_gemm_params *cands = NULL;
-  int ncands = tc_gemm_candidates(&g.shape, &cands);
+  int ncands = tc_gemm_candidates_for(&g.shape, o->target, o->arch, &cands);
   g.c_scratch = tc_xmalloc(bufs[2].bytes);
   st = tune_loop(have_first ? &first : NULL, cands, ncands, o, gemm_try, &g, r, err, cap);
   if (st != TC_OK && !have_first && ncands == 0)

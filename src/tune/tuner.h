@@ -1,9 +1,11 @@
 /* tuner.h - picks the fastest gridwise-GEMM perf config for a problem by
  * running the candidates, and remembers it in the perf database.
  *
- * The candidates are tc_gemm_candidates of the problem's GEMM shape, best
- * first by the heuristic, capped at max_candidates (the heuristic's own
- * choice is always among them).  Each one is planned, compiled, run once
+ * The candidates are tc_gemm_candidates_for the problem's GEMM shape on
+ * the target (CUDA f16/bf16: the mma.sync sets, then the FMA ones; HIP
+ * f16/bf16: XDLOPS then FMA; else FMA), best first by the heuristic,
+ * capped at max_candidates (the heuristic's own choice, tc_gemm_default_for,
+ * is always among them and goes first).  Each one is planned, compiled, run once
  * and checked against a reference (a candidate whose result is wrong is
  * skipped, never chosen), then run `reps` more times; its time is the
  * median.  A candidate that fails to plan, compile, run or check is
