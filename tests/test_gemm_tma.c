@@ -138,6 +138,27 @@ static void test_supported(void) {
              "first candidate tma:%d,%d,%d", c[0].m_per_block, c[0].n_per_block, c[0].tma_stages);
   }
   free(c);
+  /* the kinds per target: sm_90a puts the TMA kernel first, then mma.sync;
+   * sm_80, an unknown arch (NULL) and OpenCL have none of it */
+  static const struct { tc_target t; const char *arch; int tma_first; } kinds[] = {
+      {TC_TARGET_CUDA, "sm_90a", 1}, {TC_TARGET_CUDA, "sm_80", 0}, {TC_TARGET_CUDA, NULL, 0},
+      {TC_TARGET_OPENCL, "sm_90a", 0}};
+  for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+    tc_gemm_params *all = NULL;
+    int na = tc_gemm_candidates_for(&big, kinds[i].t, kinds[i].arch, &all);
+    int ntma = 0;
+    for (int j = 0; j < na; j++) ntma += tc_gemm_params_is_tma(&all[j]);
+    TC_CHECK(na > 0 && tc_gemm_params_is_tma(&all[0]) == kinds[i].tma_first &&
+                 (kinds[i].tma_first ? ntma == nc : ntma == 0),
+             "%s %s: %d candidates, %d tma", tc_target_name(kinds[i].t),
+             kinds[i].arch ? kinds[i].arch : "NULL", na, ntma);
+    const char *kind = "";
+    tc_gemm_params q;
+    TC_CHECK(tc_gemm_default_for(&big, kinds[i].t, kinds[i].arch, &q, &kind, err, sizeof err) == 0 &&
+                 (strcmp(kind, "TMA + wgmma") == 0) == kinds[i].tma_first,
+             "default kind %s", kind);
+    free(all);
+  }
 }
 
 static void run_case(const mcase *tc, int expect_ok) {

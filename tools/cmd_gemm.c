@@ -279,9 +279,11 @@ int cmd_gemm(int argc, char **argv) {
   }
   if (strcmp(r.source, "heuristic") == 0) {
     /* the kernel kind per target (tc_gemm_default_for): 16-bit inputs get
-     * the mma.sync kernel on CUDA, the XDLOPS (MFMA) one on HIP */
+     * the TMA + wgmma kernel on CUDA sm_90a (the default arch) where the
+     * matrices allow it, else mma.sync, and the XDLOPS (MFMA) one on HIP */
     const char *kind = "";
-    if (tc_gemm_default_for(&shape, o.target, o.arch, &prm, &kind, why, sizeof why) != 0) {
+    if (tc_gemm_default_for(&shape, o.target, tc_tune_arch(o.target, o.arch), &prm, &kind, why,
+                            sizeof why) != 0) {
       op_fail(&o, "no valid perf config for this GEMM: %s", why);
       goto out;
     }

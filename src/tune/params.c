@@ -1081,6 +1081,11 @@ static int kinds_for(const tc_gemm_shape *s, tc_target target, const char *arch,
                      cands_fn kinds[MAX_KINDS]) {
   int n = 0, x16 = s->dtype == TC_F16 || s->dtype == TC_BF16;
   if (target == TC_TARGET_CUDA) {
+    /* the TMA + wgmma kernel: only for an arch known to be sm_90a (wgmma
+     * needs the "a" features; NULL does not say) and plain matrices */
+    if (x16 && arch && (strcmp(arch, "sm_90a") == 0 || strcmp(arch, "compute_90a") == 0) &&
+        tc_gemm_tma_supported(s, NULL, 0) == 0)
+      kinds[n++] = tc_gemm_tma_candidates;
     if (x16 && cuda_sm(arch) >= 80) kinds[n++] = tc_gemm_mma_candidates; /* mma.sync: sm_80+ */
   } else if (target == TC_TARGET_HIP) {
     if (x16) kinds[n++] = tc_gemm_xdlops_candidates;  /* every gfx9 arch tilec emits has MFMA */
@@ -1112,7 +1117,8 @@ int tc_gemm_candidates_for(const tc_gemm_shape *s, tc_target target, const char 
 }
 
 const char *tc_gemm_params_kind(const tc_gemm_params *p) {
-  return tc_gemm_params_is_wgmma(p)    ? "wgmma"
+  return tc_gemm_params_is_tma(p)      ? "TMA + wgmma"
+         : tc_gemm_params_is_wgmma(p)  ? "wgmma"
          : tc_gemm_params_is_mma(p)    ? "mma.sync"
          : tc_gemm_params_is_xdlops(p) ? "XDLOPS (MFMA)"
                                        : "FMA";
@@ -1237,8 +1243,8 @@ static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap)
 }
 
 /* TMA candidates: MPB in {64, 128, 256}, NPB in {64, 128, 256}, the most
- * stages that fit (at most 6) and two fewer; the XDLOPS order, then more
- * stages first. */
+ * stages that fit (at most 6, and at most the number of K tiles) and two
+ * fewer; the XDLOPS order, then more stages first. */
 static int tma_cmp(const void *x, const void *y) {
   const cand *a = x, *b = y;
   int c = xdl_cmp(x, y);
@@ -1255,7 +1261,9 @@ int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
   int n = 0;
   for (int i = 0; i < 3; i++)
     for (int j = 0; j < 3; j++) {
-      int most = 6;
+      /* stages past the number of K tiles buy nothing */
+      int64_t ktiles = (s->k + 63) / 64;
+      int most = ktiles < 6 ? (ktiles < 2 ? 2 : (int)ktiles) : 6;
       while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, NULL, 0)) most--;
       for (int st = most; st >= 2 && st >= most - 2; st -= 2) {
         tc_gemm_params q;

@@ -441,9 +441,10 @@ tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3], co
   tc_gemm_params first;
   char why[512];
   int have_first =
-      tc_gemm_default_for(&g.shape, o->target, o->arch, &first, NULL, why, sizeof why) == 0;
+      tc_gemm_default_for(&g.shape, o->target, tc_tune_arch(o->target, o->arch), &first, NULL, why,
+                          sizeof why) == 0;
   tc_gemm_params *cands = NULL;
-  int ncands = tc_gemm_candidates_for(&g.shape, o->target, o->arch, &cands);
+  int ncands = tc_gemm_candidates_for(&g.shape, o->target, tc_tune_arch(o->target, o->arch), &cands);
   g.c_scratch = tc_xmalloc(bufs[2].bytes);
   st = tune_loop(have_first ? &first : NULL, cands, ncands, o, gemm_try, &g, r, err, cap);
   if (st != TC_OK && !have_first && ncands == 0)

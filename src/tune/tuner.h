@@ -28,6 +28,11 @@
 #define TC_TUNE_DEFAULT_MAX 16
 #define TC_TUNE_DEFAULT_REPS 3
 #define TC_TUNE_DEFAULT_ARCH "sm_90a"
+/* The arch kernels for target are built for: arch, or for CUDA
+ * TC_TUNE_DEFAULT_ARCH when arch is NULL (NULL for other targets). */
+static inline const char *tc_tune_arch(tc_target target, const char *arch) {
+  return arch ? arch : target == TC_TARGET_CUDA ? TC_TUNE_DEFAULT_ARCH : NULL;
+}
 
 /* One candidate done (timed or skipped). */
 typedef struct tc_tune_event {
