@@ -585,29 +585,38 @@ static void mfma_tile(int mfma, int *m, int *n, int *k) {
 static const char *const xdl_names[5] = {"m_per_block", "n_per_block", "k_per_block",
                                          "m_per_wave", "n_per_wave"};
 
+/* The block as waves (XDLOPS, 64 lanes) or warps (mma.sync, 32 lanes):
+ * m/n_per_block multiples of m/n_per_wave, and at most MAX_BLOCK threads.
+ * prefix starts each message, unit names the wave ("wave" / "warp") and
+ * what ("wavefront" / "warp") its size. */
+static int check_wave_tiling(const tc_gemm_params *p, const char *prefix, const char *unit,
+                             const char *what, int size, char *err, size_t cap) {
+  if (p->m_per_block % p->m_per_wave)
+    return fail(err, cap,
+                "%sm_per_block / m_per_%s is the number of %ss along M: m_per_block %d is not a "
+                "multiple of m_per_%s %d",
+                prefix, unit, unit, p->m_per_block, unit, p->m_per_wave);
+  if (p->n_per_block % p->n_per_wave)
+    return fail(err, cap,
+                "%sn_per_block / n_per_%s is the number of %ss along N: n_per_block %d is not a "
+                "multiple of n_per_%s %d",
+                prefix, unit, unit, p->n_per_block, unit, p->n_per_wave);
+  int64_t n = (int64_t)(p->m_per_block / p->m_per_wave) * (p->n_per_block / p->n_per_wave);
+  if (n * size > MAX_BLOCK)
+    return fail(err, cap,
+                "%s%ss along M * %ss along N * %s size (%d) = block_size must be at most %d "
+                "(%d*%d*%d = %lld)",
+                prefix, unit, unit, what, size, MAX_BLOCK, p->m_per_block / p->m_per_wave,
+                p->n_per_block / p->n_per_wave, size, (long long)n * size);
+  return 0;
+}
+
 static int check_xdl_tuned(const tc_gemm_params *p, char *err, size_t cap) {
   int v[5] = {p->m_per_block, p->n_per_block, p->k_per_block, p->m_per_wave, p->n_per_wave};
   for (int i = 0; i < 5; i++)
     if (v[i] < 1 || v[i] > MAX_TUNED)
       return fail(err, cap, "%s must be between 1 and %d (got %d)", xdl_names[i], MAX_TUNED, v[i]);
-  if (p->m_per_block % p->m_per_wave)
-    return fail(err, cap,
-                "m_per_block / m_per_wave is the number of waves along M: m_per_block %d is not a "
-                "multiple of m_per_wave %d",
-                p->m_per_block, p->m_per_wave);
-  if (p->n_per_block % p->n_per_wave)
-    return fail(err, cap,
-                "n_per_block / n_per_wave is the number of waves along N: n_per_block %d is not a "
-                "multiple of n_per_wave %d",
-                p->n_per_block, p->n_per_wave);
-  int64_t waves = (int64_t)(p->m_per_block / p->m_per_wave) * (p->n_per_block / p->n_per_wave);
-  if (waves * TC_WAVE_SIZE > MAX_BLOCK)
-    return fail(err, cap,
-                "waves along M * waves along N * wavefront size (64) = block_size must be at most "
-                "%d (%d*%d*64 = %lld)",
-                MAX_BLOCK, p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave,
-                (long long)waves * TC_WAVE_SIZE);
-  return 0;
+  return check_wave_tiling(p, "", "wave", "wavefront", TC_WAVE_SIZE, err, cap);
 }
 
 static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
@@ -810,23 +819,7 @@ static int check_mma_tuned(const tc_gemm_params *p, char *err, size_t cap) {
     return fail(err, cap,
                 "mma: k_per_block must be a multiple of the mma tile's K (16: m16n8k16), got %d",
                 p->k_per_block);
-  if (p->m_per_block % p->m_per_wave)
-    return fail(err, cap,
-                "mma: m_per_block / m_per_warp is the number of warps along M: m_per_block %d is "
-                "not a multiple of m_per_warp %d",
-                p->m_per_block, p->m_per_wave);
-  if (p->n_per_block % p->n_per_wave)
-    return fail(err, cap,
-                "mma: n_per_block / n_per_warp is the number of warps along N: n_per_block %d is "
-                "not a multiple of n_per_warp %d",
-                p->n_per_block, p->n_per_wave);
-  int64_t warps = (int64_t)(p->m_per_block / p->m_per_wave) * (p->n_per_block / p->n_per_wave);
-  if (warps * TC_WARP_SIZE > MAX_BLOCK)
-    return fail(err, cap,
-                "mma: warps along M * warps along N * warp size (32) = block_size must be at most "
-                "%d (%d*%d*32 = %lld)",
-                MAX_BLOCK, p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave,
-                (long long)warps * TC_WARP_SIZE);
+  if (check_wave_tiling(p, "mma: ", "warp", "warp", TC_WARP_SIZE, err, cap)) return -1;
   int64_t acc = (int64_t)p->m_per_wave * p->n_per_wave / TC_WARP_SIZE;
   if (acc > MAX_REGS)
     return fail(err, cap,
