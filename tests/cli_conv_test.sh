@@ -407,14 +407,14 @@ run gemm -M 64 -N 48 -K 32 -t bf16 --target cuda --arch sm_80 --emit "$tmp/g16.c
 expect_out "gemm -t bf16 --target cuda --arch sm_80: mma.sync by default" '^perf config: mma:.*\(heuristic, mma\.sync\)'
 # sm_90a (the default arch) and plain matrices: the TMA + wgmma kernel
 run gemm -M 200 -N 136 -K 72 -t bf16 --target cuda --emit "$tmp/gtma.cu"
-expect_out "gemm -t bf16 --target cuda: TMA + wgmma by default" '^perf config: tma:[0-9]+,[0-9]+,[0-9]+ \(heuristic, TMA \+ wgmma\)'
+expect_out "gemm -t bf16 --target cuda: TMA + wgmma by default" '^perf config: tmaws:[0-9]+,[0-9]+,[0-9]+ \(heuristic, TMA \+ wgmma\)'
 if grep -q 'cp.async.bulk.tensor' "$tmp/gtma.cu" 2>/dev/null && grep -q 'wgmma.mma_async' "$tmp/gtma.cu" &&
    grep -q 'stmatrix.sync.aligned' "$tmp/gtma.cu"; then
   ok "gemm TMA kernel: bulk tensor copies, wgmma, stmatrix"
 else
   bad "gemm TMA kernel: bulk tensor copies, wgmma, stmatrix" "$(head -c 400 "$tmp/gtma.cu" 2>&1)"
 fi
-cfgtma=$(printf '%s\n' "$out" | sed -nE 's/^perf config: (tma:[0-9,]+) .*/\1/p')
+cfgtma=$(printf '%s\n' "$out" | sed -nE 's/^perf config: (tmaws:[0-9,]+) .*/\1/p')
 verify_pass "gemm -t bf16 --perf-config $cfgtma (opencl, emulated)" gemm -M 200 -N 136 -K 72 -t bf16 --perf-config "$cfgtma"
 run gemm -M 64 -N 64 -K 60 -t bf16 --perf-config tma:64,64,2 -V 1
 expect_rc "gemm tma: K = 60 (rows of 120 bytes)" 2

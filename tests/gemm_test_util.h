@@ -22,6 +22,7 @@
 #include "ops/gemm_gen.h"
 #include "runtime/runtime.h"
 #include "test.h"
+#include "nvrtc_test_util.h"
 
 #ifndef GEMM_TEST_SEED
 #error "define GEMM_TEST_SEED before including gemm_test_util.h"
@@ -166,14 +167,6 @@ static GEMM_U int gemm_launch_cl(tc_cl *cl, const mcase *tc, problem *P, const t
   TC_CHECK(st == TC_OK, "%s: run: %s", cfg, tc_str_cstr(&e));
   tc_str_free(&e);
   return st == TC_OK;
-}
-
-/* Whether NVRTC can be loaded here (why gets the reason when not). */
-static GEMM_U int nvrtc_loads(tc_str *why) {
-  char *ptx = NULL;
-  tc_status st = tc_cuda_compile("extern \"C\" __global__ void k() {}", "sm_80", &ptx, why);
-  free(ptx);
-  return st != TC_ERR_UNSUPPORTED;
 }
 
 /* ---- reference ---------------------------------------------------------- */

@@ -27,6 +27,7 @@
 #include "tune/params.h"
 #include "test.h"
 #include "conv_test_util.h"
+#include "nvrtc_test_util.h"
 
 static int has(const char *s, const char *part) { return s && strstr(s, part) != NULL; }
 
@@ -39,13 +40,6 @@ static tc_gemm_shape shape(int64_t m, int64_t n, int64_t k, tc_dtype t) {
 }
 
 /* 1 when NVRTC can be loaded (why says why not). */
-static int nvrtc_loads(tc_str *why) {
-  char *ptx = NULL;
-  tc_status st = tc_cuda_compile("extern \"C\" __global__ void k() {}", "sm_80", &ptx, why);
-  free(ptx);
-  return st != TC_ERR_UNSUPPORTED;
-}
-
 /* Compiles CUDA source with NVRTC for sm_80; the PTX must hold mma.sync. */
 static void compile_sm80(const char *what, const char *src) {
   char *ptx = NULL;

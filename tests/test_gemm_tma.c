@@ -1,19 +1,27 @@
 /* test_gemm_tma.c - the TMA + wgmma GEMM for Hopper (src/ops/gemm_tma.c,
  * docs/hopper_gemm.md).
  *
- *   - the tma: perf-config form: parse, format, derived fields, each rule's
- *     error; which shapes the kernel supports (and why not);
+ *   - the tma: / tmaws: perf-config forms: parse, format, derived fields,
+ *     each rule's error, the warp-specialised register split; which shapes
+ *     the kernel supports (and why not);
+ *   - the warp-specialised pipeline's protocol (full / empty barriers,
+ *     parities, one wgmma group in flight) run in a model of mbarriers,
+ *     copies and wgmmas that finish at random times: no deadlock, no read
+ *     of a stage before its copy landed, no copy over a stage still read;
+ *     wrong variants of the protocol are caught;
  *   - GEMMs on OpenCL, where the copies, the wgmma and the stmatrix are
  *     emulated with the hardware's shared-memory addressing, vs a plain C
  *     reference: bf16 and f16, 256x256x128, ragged shapes (the copies'
  *     zero fill and clipped stores), K- and M/N-major operands, a batch,
- *     every tile size and 2 to 4 stages; nothing is written outside C;
+ *     every tile size and 2 to 4 stages, both pipelines, more tile rows
+ *     than one group of the blocks' walk; nothing is written outside C;
  *   - injected wrong layouts (the descriptors without the swizzle, the
  *     stmatrix matrices out of order) give wrong results;
  *   - the CUDA source for sm_90a: compiled by NVRTC (PTX holds the bulk
  *     tensor copies, mbarrier waits, wgmma with the transpose flags,
  *     stmatrix), its launch (dynamic shared memory, three tensor maps
- *     derived by hand here). */
+ *     derived by hand here); the warp-specialised kernel's barriers,
+ *     register split and named barrier. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -92,6 +100,216 @@ static void test_params(void) {
            "%s", err);
   TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, err, sizeof err) == 0, "%s", err);
   TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+
+  /* the warp-specialised form: one more warp group (the producer) */
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_is_tma(&p) && p.tma_ws == 1, "tmaws kind");
+  TC_CHECK_EQ_INT(p.waves_m, 2);
+  TC_CHECK_EQ_INT(p.block_size, 384);
+  TC_CHECK(tc_gemm_lds_bytes(&p) == 4 * 384 * 128 + 1024, "tmaws smem");
+  tc_gemm_params_format(&p, buf, sizeof buf);
+  TC_CHECK(strcmp(buf, "tmaws:128,256,4") == 0, "%s", buf);
+  TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(p.tma_ws == 0, "tma: is the block-synchronous pipeline");
+  /* the register split, by hand: (consumers + 1) * 128 threads hold
+   * 65536 / threads registers each at launch (steps of 8, at most 255);
+   * the producer gives all but 40 to the consumers:
+   *   1: 256 threads, 248 + 208 -> capped at 240
+   *   2: 384 threads, 168 + 128 / 2 = 232
+   *   3: 512 threads, 128 + 88 / 3 = 157 -> 152
+   *   4: 640 threads,  96 + 56 / 4 = 110 -> 104 */
+  TC_CHECK_EQ_INT(tc_gemm_tma_consumer_regs(1), 240);
+  TC_CHECK_EQ_INT(tc_gemm_tma_consumer_regs(2), 232);
+  TC_CHECK_EQ_INT(tc_gemm_tma_consumer_regs(3), 152);
+  TC_CHECK_EQ_INT(tc_gemm_tma_consumer_regs(4), 104);
+  /* 4 consumers of 64 x 128: 64 + 48 > 104; 64 x 64 fits (32 + 48) */
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:256,128,4", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) != 0 &&
+               has(err, "exceed the 104 registers a consumer thread of 4 consumer warp groups"),
+           "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:256,64,4", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0 && p.block_size == 640, "%s", err);
+  TC_CHECK(tc_gemm_params_parse("tmaws:128,128", &p, err, sizeof err) != 0 &&
+               has(err, "expected 3 comma-separated fields after tmaws:"),
+           "%s", err);
+}
+
+/* ---- the warp-specialised protocol in a model ----------------------------
+ * Barriers as the PTX ISA describes mbarriers: a phase completes when its
+ * pending arrivals and transaction bytes reach zero; try_wait.parity(P)
+ * succeeds once the phase of parity P has completed (the current phase's
+ * parity differs from P).  Actors take steps in a random order: the
+ * producer thread, each consumer warp group, the copy engine (a copy
+ * lands at a random later step) and each warp group's wgmma unit (a
+ * committed group finishes at a random later step).  Each stage holds the
+ * K tile last written; a wgmma group checks at its finish (when it reads)
+ * that its stage holds its K tile, and a copy checks when it lands that no
+ * unfinished group reads its stage. */
+typedef struct mbar {
+  int count, pending, tx, phase; /* phase: completed phases */
+} mbar;
+
+static void mbar_init(mbar *b, int count) { b->count = b->pending = count, b->tx = b->phase = 0; }
+static void mbar_complete_if(mbar *b) {
+  if (b->pending == 0 && b->tx == 0) b->phase++, b->pending = b->count;
+}
+static int mbar_done(const mbar *b, int parity) { return (b->phase & 1) != parity; }
+
+/* the protocol's knobs (what the generator prints) and injected faults */
+typedef struct proto {
+  int stages, consumers, ktiles;
+  int empty_count;      /* arrivals per phase of an empty barrier (the consumers) */
+  int inflight;         /* wgmma groups left pending after each K tile */
+  int empty_parity_off; /* fault: added to the producer's parity */
+  int release_early;    /* fault: release K tile kt's stage right after issuing it */
+} proto;
+
+enum { MAXS = 8, MAXC = 4, MAXK = 64, MAXG = 8 };
+
+typedef struct sim {
+  proto p;
+  mbar full[MAXS], empty[MAXS];
+  int holds[MAXS];          /* K tile in the stage (-1: none) */
+  int readers[MAXS];        /* unfinished wgmma groups reading the stage */
+  int prod_kt, prod_waiting;
+  int copies[MAXK], ncopies; /* K tiles in flight */
+  int cons_kt[MAXC], cons_phase[MAXC]; /* phase 0: wait full, 1: after issue */
+  int groups[MAXC][MAXG], ngroups[MAXC];
+  int done_tiles[MAXC];
+  int errors;
+} sim;
+
+static uint32_t sim_rng;
+static int sim_rand(int n) {
+  sim_rng = sim_rng * 1664525u + 1013904223u;
+  return (int)((sim_rng >> 8) % (uint32_t)n);
+}
+
+/* one step of actor a; returns 1 if it did something */
+static int sim_step(sim *S, int a) {
+  proto *p = &S->p;
+  if (a == 0) { /* the producer thread */
+    int kt = S->prod_kt;
+    if (kt >= p->ktiles) return 0;
+    int st = kt % p->stages;
+    if (kt >= p->stages) {
+      int parity = (kt / p->stages + 1 + p->empty_parity_off) & 1;
+      if (!mbar_done(&S->empty[st], parity)) return 0;
+    }
+    if (S->readers[st]) S->errors |= 1; /* overwriting a stage still read */
+    S->full[st].tx += 1;                 /* expect_tx, then its own arrival */
+    S->full[st].pending--;
+    mbar_complete_if(&S->full[st]);
+    S->copies[S->ncopies++] = kt;
+    S->prod_kt++;
+    return 1;
+  }
+  if (a == 1) { /* the copy engine: one copy lands */
+    if (!S->ncopies) return 0;
+    int i = sim_rand(S->ncopies), kt = S->copies[i];
+    S->copies[i] = S->copies[--S->ncopies];
+    int st = kt % p->stages;
+    if (S->readers[st]) S->errors |= 1;
+    S->holds[st] = kt;
+    S->full[st].tx -= 1;
+    mbar_complete_if(&S->full[st]);
+    return 1;
+  }
+  if (a < 2 + p->consumers) { /* consumer warp group c */
+    int c = a - 2, kt = S->cons_kt[c];
+    if (kt >= p->ktiles) {
+      if (S->ngroups[c]) return 0; /* wait_group 0 before the epilogue */
+      return 0;
+    }
+    int st = kt % p->stages;
+    if (S->cons_phase[c] == 0) {
+      if (!mbar_done(&S->full[st], (kt / p->stages) & 1)) return 0;
+      /* the wgmmas are issued and committed: group kt reads stage st */
+      S->groups[c][S->ngroups[c]++] = kt;
+      S->readers[st]++;
+      S->cons_phase[c] = 1;
+      if (p->release_early) {
+        S->empty[st].pending--;
+        mbar_complete_if(&S->empty[st]);
+      }
+      return 1;
+    }
+    /* wait_group inflight: at most that many groups pending */
+    if (S->ngroups[c] > p->inflight) return 0;
+    if (kt > 0 && !p->release_early) {
+      int rs = (kt - 1) % p->stages;
+      S->empty[rs].pending--;
+      mbar_complete_if(&S->empty[rs]);
+    }
+    S->cons_kt[c]++;
+    S->cons_phase[c] = 0;
+    return 1;
+  }
+  /* wgmma unit of consumer c: the oldest group finishes (reads its stage) */
+  int c = a - 2 - p->consumers;
+  if (!S->ngroups[c]) return 0;
+  int kt = S->groups[c][0], st = kt % p->stages;
+  if (S->holds[st] != kt) S->errors |= 2; /* reads a stage without its K tile */
+  S->readers[st]--;
+  S->done_tiles[c]++;
+  memmove(&S->groups[c][0], &S->groups[c][1], (size_t)(S->ngroups[c] - 1) * sizeof(int));
+  S->ngroups[c]--;
+  return 1;
+}
+
+/* Runs the protocol `runs` times with random schedules; returns the
+ * errors seen (1: copy over a stage being read, 2: read before the copy
+ * landed, 4: deadlock, 8: a K tile not computed). */
+static int sim_run(const proto *p, int runs) {
+  int errs = 0;
+  for (int r = 0; r < runs; r++) {
+    sim S;
+    memset(&S, 0, sizeof S);
+    S.p = *p;
+    for (int i = 0; i < p->stages; i++) {
+      mbar_init(&S.full[i], 1);
+      mbar_init(&S.empty[i], p->empty_count);
+      S.holds[i] = -1;
+    }
+    int actors = 2 + 2 * p->consumers;
+    for (;;) {
+      int start = sim_rand(actors), moved = 0;
+      for (int i = 0; i < actors && !moved; i++) moved = sim_step(&S, (start + i) % actors);
+      if (!moved) break;
+    }
+    int finished = S.prod_kt == p->ktiles && S.ncopies == 0;
+    for (int c = 0; c < p->consumers; c++)
+      finished &= S.cons_kt[c] == p->ktiles && S.ngroups[c] == 0;
+    if (!finished) S.errors |= 4;
+    for (int c = 0; c < p->consumers && finished; c++)
+      if (S.done_tiles[c] != p->ktiles) S.errors |= 8;
+    errs |= S.errors;
+  }
+  return errs;
+}
+
+static void test_ws_protocol(void) {
+  sim_rng = 12345;
+  /* the generator's protocol for tmaws configs: stages 2..8, consumers
+   * 1..4, empty barriers of `consumers` arrivals, one group in flight */
+  for (int st = 2; st <= 8; st += 2)
+    for (int nc = 1; nc <= 4; nc++)
+      for (int kt = 1; kt <= 3 * st + 1; kt += st) {
+        proto p = {st, nc, kt, nc, 1, 0, 0};
+        int e = sim_run(&p, 200);
+        TC_CHECK(e == 0, "stages %d consumers %d K tiles %d: errors %d", st, nc, kt, e);
+      }
+  /* the wrong protocols must be caught */
+  static const struct { proto p; const char *what; } bad[] = {
+      {{4, 2, 16, 1, 1, 0, 0}, "empty barrier of 1 arrival for 2 consumers"},
+      {{4, 2, 16, 2, 1, 1, 0}, "producer waits on the wrong parity"},
+      {{4, 2, 16, 2, 1, 0, 1}, "stage released before its wgmmas finish"},
+      {{2, 1, 16, 1, 2, 0, 0}, "two groups in flight with two stages"},
+      {{4, 2, 16, 3, 1, 0, 0}, "empty barrier of 3 arrivals for 2 consumers"},
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    TC_CHECK(sim_run(&bad[i].p, 200) != 0, "not caught: %s", bad[i].what);
 }
 
 static void test_supported(void) {
@@ -185,6 +403,12 @@ static const mcase cases[] = {
     /* a batch: 3-D tensor maps */
     {"tma:64,64,2", 2, 96, 80, 160, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
     {"tma:64,128,4", 3, 64, 128, 320, 0, 0, TC_F16, TC_F16, 0, 1.0f},
+    /* the warp-specialised pipeline (run lockstep in the emulation) */
+    {"tmaws:128,256,4", 1, 200, 264, 200, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    {"tmaws:64,128,3", 1, 72, 136, 136, 0, 1, TC_F16, TC_F16, 0, 1.0f},
+    /* 17 tile rows: groups of 8, 8 and 1 rows in the blocks' walk */
+    {"tmaws:64,64,2", 1, 1064, 136, 64, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
+    {"tma:64,64,2", 2, 1064, 72, 64, 0, 0, TC_BF16, TC_BF16, 0, 1.0f},
     /* the heuristic's choice */
     {NULL, 1, 128, 192, 256, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
 };
@@ -241,7 +465,7 @@ static void test_cuda(void) {
                "%s: launch: dyn smem %zu, %d tensor maps", cfg, L.dyn_smem, L.ntmaps);
       TC_CHECK(L.grid[0] == (size_t)(tc->g * ((tc->m + p.m_per_block - 1) / p.m_per_block) *
                                      ((tc->n + p.n_per_block - 1) / p.n_per_block)) &&
-                   L.block[0] == (size_t)p.m_per_block * 2,
+                   L.block[0] == (size_t)(p.m_per_block / 64 + p.tma_ws) * 128,
                "%s: grid %zu block %zu", cfg, L.grid[0], L.block[0]);
       /* tensor maps, by hand: A K-major [M][K + 8]: dims {K, M}, box {64,
        * MPB}; M-major [K][M + 8]: dims {M, K}, box {64, 64}; B likewise with
@@ -280,6 +504,21 @@ static void test_cuda(void) {
                      tm[0].strides[2] == (uint64_t)(lda * (tc->a_trans ? tc->m : tc->k) * 2) &&
                      tm[2].strides[2] == (uint64_t)(ldc * tc->m * 2),
                  "%s: batch strides", cfg);
+      /* the warp-specialised pipeline: the producer warp group's registers
+       * and barrier waits, the consumers' releases, their named barrier */
+      int nc = p.m_per_block / 64, S = p.tma_stages;
+      char ws[6][160];
+      snprintf(ws[0], sizeof ws[0], "setmaxnreg.dec.sync.aligned.u32 40;");
+      snprintf(ws[1], sizeof ws[1], "setmaxnreg.inc.sync.aligned.u32 %d;",
+               tc_gemm_tma_consumer_regs(nc));
+      snprintf(ws[2], sizeof ws[2], "mbarrier.init.shared::cta.b64 [%%0], %d;\" :: "
+               "\"r\"(tc_bar_u32(&tc_empty[s]))", nc);
+      snprintf(ws[3], sizeof ws[3], "tc_empty[tc_st])), \"r\"((unsigned)((kt / %d + 1) & 1))", S);
+      snprintf(ws[4], sizeof ws[4], "wgmma.wait_group.sync.aligned 1;");
+      snprintf(ws[5], sizeof ws[5], "bar.sync 1, %d;", nc * 128);
+      for (int w = 0; w < 6; w++)
+        TC_CHECK(has(k.source, ws[w]) == p.tma_ws, "%s: '%s' %s", cfg, ws[w],
+                 p.tma_ws ? "missing" : "in the block-synchronous kernel");
       if (nvrtc) {
         char *ptx = NULL;
         tc_str err;
@@ -324,6 +563,7 @@ int main(void) {
   tc_str_free(&e);
   TC_RUN(test_params);
   TC_RUN(test_supported);
+  TC_RUN(test_ws_protocol);
   TC_RUN(test_gemm_opencl);
   TC_RUN(test_wrong_layouts);
   TC_RUN(test_cuda);

@@ -12,6 +12,7 @@
 
 #include "runtime/runtime.h"
 #include "test.h"
+#include "nvrtc_test_util.h"
 
 static int has(const tc_str *s, const char *needle) {
   return strstr(tc_str_cstr(s), needle) != NULL;
@@ -279,14 +280,6 @@ static const char *cuda_axpy_src =
     "}\n";
 
 /* Returns 1 when NVRTC loads; otherwise sets *why. */
-static int nvrtc_loads(tc_str *why) {
-  char *ptx = NULL;
-  tc_status st = tc_cuda_compile("extern \"C\" __global__ void k() {}", "sm_80",
-                                 &ptx, why);
-  free(ptx);
-  return st != TC_ERR_UNSUPPORTED;
-}
-
 static void test_cuda_compile(void) {
   tc_str err;
   tc_str_init(&err);

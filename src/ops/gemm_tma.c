@@ -4,8 +4,9 @@
  * descriptors into f32 accumulators, and an epilogue of stmatrix into a
  * swizzled C tile written back by TMA stores (docs/hopper_gemm.md).
  *
- * Parameters "tma:MPB,NPB,STAGES" (src/tune/params.c): a block computes a
- * MPB x NPB tile of C with MPB / 64 warp groups of 128 threads (warp
+ * Parameters "tmaws:MPB,NPB,STAGES" or "tma:MPB,NPB,STAGES"
+ * (src/tune/params.c): a block computes a MPB x NPB tile of C with MPB /
+ * 64 consumer warp groups of 128 threads (warp
  * group w owns rows 64w .. 64w + 63 and every column: one wgmma
  * m64n<NPB>k16 per 16-wide K step); K advances 64 elements (128 bytes, one
  * swizzle row) per stage.
@@ -23,12 +24,28 @@
  * bytes), +32 bytes per K step; M/N-major LBO 8192 (the next 64 of M/N),
  * SBO 1024 (8 K rows), +2048 bytes per K step, imm-trans 1.
  *
- * The pipeline (one barrier per stage, armed with the stage's bytes):
- *   prologue: thread 0 issues the copies of K tiles 0 .. STAGES-1;
- *   for kt: wait for stage kt % STAGES (parity (kt / STAGES) & 1); the
- *     warp groups' 4 wgmmas; commit, wait for them; a block barrier (every
- *     warp group is done with the stage); thread 0 refills the stage with
- *     K tile kt + STAGES.
+ * Two pipelines over the ring ("full" barrier per stage, armed with the
+ * stage's bytes; K tile kt uses stage kt % STAGES, fill n = kt / STAGES):
+ *   tma: (block-synchronous) thread 0 issues the copies of K tiles 0 ..
+ *     STAGES-1; for kt: wait for full[stage] (parity n & 1); the warp
+ *     groups' 4 wgmmas; commit, wait for them; a block barrier (every warp
+ *     group is done with the stage); thread 0 refills the stage with K
+ *     tile kt + STAGES.
+ *   tmaws: (warp-specialised) one more warp group, the producer, keeps 40
+ *     registers (setmaxnreg.dec) and one of its threads issues every copy:
+ *     before fill n >= 1 of a stage it waits for that stage's "empty"
+ *     barrier (parity (n - 1) & 1), which completes when each of the
+ *     consumer warp groups has arrived once.  The consumers raise their
+ *     registers (setmaxnreg.inc); for kt: wait for full[stage], the 4
+ *     wgmmas, commit, wait until at most this group is pending (wait_group
+ *     1: K tile kt - 1's wgmmas are done), then one thread per warp group
+ *     arrives on the empty barrier of kt - 1's stage.  So the copies run
+ *     STAGES tiles ahead and the tensor cores never wait for a barrier
+ *     of the whole block.  The consumers meet at a named barrier (bar.sync
+ *     1) before the epilogue reuses the ring.
+ * Blocks walk the C tiles in groups of TC_TMA_GROUP_M tile rows (column
+ * after column inside a group), so the blocks running at once share
+ * their A and B tiles in L2.
  * Epilogue: each warp packs its accumulators (times alpha) to 16 bits and
  * writes them with stmatrix.x4 (the wgmma D fragment is the m8n8 fragment
  * of four matrices) into the C tile - NPB / 64 boxes [MPB][64] in the
@@ -54,6 +71,9 @@
 
 int tc_gemm_tma_test_fault;
 
+/* C tile rows per group of the blocks' walk over the tiles. */
+#define TC_TMA_GROUP_M 8
+
 typedef struct operand {
   char name;          /* 'A', 'B' or 'C' */
   int kmajor;         /* A, B: contiguous along K (else along M / N); C: 1 (N contiguous) */
@@ -74,7 +94,10 @@ typedef struct hgen {
   const tc_gemm_problem *pb;
   const tc_gemm_params *p;
   tc_gemm_shape s;
-  int64_t nm, nn, nk, stage_bytes, threads;
+  int64_t nm, nn, nk, stage_bytes;
+  int64_t threads;    /* the block (CUDA: consumers + producer) */
+  int nc;             /* consumer warp groups: MPB / 64 */
+  int ws;             /* the warp-specialised pipeline (CUDA; the emulation runs it lockstep) */
   int rank; /* tensor-map rank: 3 with a batch, else 2 */
   operand a, b, c;
   char *err;
@@ -152,31 +175,34 @@ static void box_coords(const operand *op, int j, const char *kt, const char *x0,
   }
 }
 
-/* The copies of K tile `kt` into stage `stage` (C expressions), at depth. */
-static tc_status emit_load(hgen *H, const char *stage, const char *kt, int depth) {
+/* The copies of K tile `kt` into stage `stage` (C expressions), at depth;
+ * on CUDA issued by the thread for which `who` holds (NULL: the thread
+ * running it). */
+static tc_status emit_load(hgen *H, const char *stage, const char *kt, const char *who,
+                           int depth) {
   const operand *ops[2] = {&H->a, &H->b};
   const char *x0[2] = {"tc_m0", "tc_n0"};
   char in[96], out[96];
   if (H->cuda) {
-    ln(H, depth, "if (tid == 0) {");
-    ln(H, depth + 1,
+    if (who) ln(H, depth++, "if (%s) {", who);
+    ln(H, depth,
        "asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: "
        "\"r\"(tc_tma_u32(&tc_bar[%s])), \"r\"(%lld) : \"memory\");",
        stage, (long long)H->stage_bytes);
     for (int o = 0; o < 2; o++)
       for (int j = 0; j < ops[o]->nboxes; j++) {
         box_coords(ops[o], j, kt, x0[o], in, out, sizeof in);
-        ln(H, depth + 1,
+        ln(H, depth,
            "asm volatile(\"cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::"
            "bytes [%%0], [%%1, {%%2, %%3%s}], [%%4];\"",
            H->rank, H->rank == 3 ? ", %5" : "");
-        ln(H, depth + 3,
+        ln(H, depth + 2,
            ":: \"r\"(tc_tma_u32(tc_sm + (%s) * %lld + %lld)), \"l\"((unsigned long long)&tc_tm_%c), "
            "\"r\"(%s), \"r\"(%s), \"r\"(tc_bar_u32(&tc_bar[%s]))%s : \"memory\");",
            stage, (long long)H->stage_bytes, (long long)(ops[o]->tile_off + j * ops[o]->box_bytes),
            tolower(ops[o]->name), in, out, stage, H->rank == 3 ? ", \"r\"(tc_g)" : "");
       }
-    ln(H, depth, "}");
+    if (who) ln(H, depth - 1, "}");
     return TC_OK;
   }
   /* OpenCL: the work-group copies each box through the swizzled layout */
@@ -209,8 +235,10 @@ static tc_status emit_load(hgen *H, const char *stage, const char *kt, int depth
   return TC_OK;
 }
 
-/* Waits until stage `stage`'s copies have landed (parity `ph`). */
-static void emit_wait(hgen *H, const char *stage, const char *ph, int depth) {
+/* Waits for the completion of the phase of parity `ph` of barrier
+ * bar[stage]: tc_bar, the copies of the stage have landed; tc_empty, the
+ * consumers are done with it. */
+static void emit_wait(hgen *H, const char *bar, const char *stage, const char *ph, int depth) {
   if (!H->cuda) {
     ln(H, depth, "%s  /* the stage's mbarrier: the copies above are done */", H->d->barrier);
     return;
@@ -218,9 +246,9 @@ static void emit_wait(hgen *H, const char *stage, const char *ph, int depth) {
   ln(H, depth, "for (unsigned tc_done = 0; !tc_done;)");
   ln(H, depth + 1,
      "asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; "
-     "selp.u32 %%0, 1, 0, p; }\" : \"=r\"(tc_done) : \"r\"(tc_bar_u32(&tc_bar[%s])), \"r\"(%s) : "
+     "selp.u32 %%0, 1, 0, p; }\" : \"=r\"(tc_done) : \"r\"(tc_bar_u32(&%s[%s])), \"r\"(%s) : "
      "\"memory\");",
-     stage, ph);
+     bar, stage, ph);
 }
 
 /* The warp groups' wgmmas on stage `stage`. */
@@ -266,8 +294,22 @@ static void emit_mma(hgen *H, const char *stage, int depth) {
     tc_str_free(&addr[0]);
     tc_str_free(&addr[1]);
   }
-  if (d->wgmma_end) ln(H, depth + 1, "%s", d->wgmma_end);
+  if (H->cuda && H->ws)
+    /* K tile kt's group stays in flight; kt - 1's is done */
+    ln(H, depth + 1, "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned "
+                     "1;\" ::: \"memory\");");
+  else if (d->wgmma_end)
+    ln(H, depth + 1, "%s", d->wgmma_end);
   ln(H, depth, "}");
+}
+
+/* A barrier of the consumer threads: the block's one, or, with a
+ * producer warp group (which has left), named barrier 1 of the consumers. */
+static void consumer_barrier(hgen *H, int depth, const char *why) {
+  if (H->cuda && H->ws)
+    ln(H, depth, "asm volatile(\"bar.sync 1, %d;\" ::: \"memory\");  /* %s */", H->nc * 128, why);
+  else
+    ln(H, depth, "%s  /* %s */", H->d->barrier, why);
 }
 
 /* Accumulators -> 16-bit C tile in shared memory (stmatrix.x4 per 16
@@ -278,6 +320,10 @@ static tc_status emit_epilogue(hgen *H, int depth) {
   tc_epool *P = H->P;
   ln(H, depth, "/* epilogue: stmatrix.x4 of the accumulators into the swizzled C tile, then TMA "
                "stores */");
+  if (H->cuda && H->ws) {
+    ln(H, depth, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
+    consumer_barrier(H, depth, "every warp group's wgmmas are done: the ring is free");
+  }
   ln(H, depth, "const int tc_lane = tid %% 32;");
   /* row and column (inside 16 x 16) of the matrix row this lane addresses:
    * lane l gives row l % 8 of matrix l / 8, matrices ordered (rows 0-7,
@@ -315,7 +361,7 @@ static tc_status emit_epilogue(hgen *H, int depth) {
   const operand *c = &H->c;
   if (H->cuda) {
     ln(H, depth, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
-    ln(H, depth, "__syncthreads();");
+    consumer_barrier(H, depth, "the C tile is written");
     ln(H, depth, "if (tid == 0) {");
     for (int j = 0; j < c->nboxes; j++) {
       ln(H, depth + 1,
@@ -332,7 +378,7 @@ static tc_status emit_epilogue(hgen *H, int depth) {
     ln(H, depth, "}");
     return TC_OK;
   }
-  ln(H, depth, "%s", d->barrier);
+  consumer_barrier(H, depth, "the C tile is written");
   tc_str off;
   tc_str_init(&off);
   tc_status st = box_offset(H, mpb, tc_e_var(P, "tc_r", 0, 255), tc_e_var(P, "tc_c", 0, 63), &off);
@@ -388,8 +434,11 @@ static tc_status emit(hgen *H, const char *name) {
   ln(H, 0, " * G=%lld M=%lld N=%lld K=%lld, %s, alpha %.9g, f32 accumulation; perf config %s:",
      (long long)H->s.g, (long long)H->s.m, (long long)H->s.n, (long long)H->s.k,
      tc_dtype_name(H->s.dtype), (double)H->pb->alpha, cfg);
-  ln(H, 0, " * %d warp groups of 64 x %d, %d stages of A %s and B %s tiles (128B swizzle) */",
-     mpb / 64, npb, S, H->a.kmajor ? "K-major" : "M-major", H->b.kmajor ? "K-major" : "N-major");
+  ln(H, 0, " * %d warp groups of 64 x %d, %d stages of A %s and B %s tiles (128B swizzle)%s */",
+     mpb / 64, npb, S, H->a.kmajor ? "K-major" : "M-major", H->b.kmajor ? "K-major" : "N-major",
+     !H->p->tma_ws ? ""
+     : H->cuda     ? ", a producer warp group"
+                   : ";\n * warp-specialised on CUDA, run lockstep here");
   d->kernel_begin(H->o, name, H->threads);
   d->buffer_param(H->o, H->s.dtype, "A", 0, 1);
   d->buffer_param(H->o, H->s.dtype, "B", 0, 0);
@@ -404,12 +453,20 @@ static tc_status emit(hgen *H, const char *name) {
     ln(H, 1, "/* the 128-byte swizzle repeats every 1024 bytes: align the ring to that */");
     ln(H, 1, "unsigned char *tc_sm = tc_dsm + ((1024u - (tc_tma_u32(tc_dsm) & 1023u)) & 1023u);");
     ln(H, 1, "unsigned short *tc_sm16 = (unsigned short *)tc_sm;");
-    ln(H, 1, "__shared__ __align__(8) unsigned long long tc_bar[%d];", S);
+    ln(H, 1, "__shared__ __align__(8) unsigned long long tc_bar[%d];  /* full: a stage's copies "
+             "landed */", S);
+    if (H->ws)
+      ln(H, 1, "__shared__ __align__(8) unsigned long long tc_empty[%d];  /* the consumers are "
+               "done with a stage */", S);
     ln(H, 1, "unsigned tc_lr[4];");
     ln(H, 1, "if (tid == 0) {");
-    ln(H, 2, "for (int s = 0; s < %d; ++s)", S);
+    ln(H, 2, "for (int s = 0; s < %d; ++s) {", S);
     ln(H, 3, "asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], 1;\" :: "
              "\"r\"(tc_bar_u32(&tc_bar[s])) : \"memory\");");
+    if (H->ws)
+      ln(H, 3, "asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %d;\" :: "
+               "\"r\"(tc_bar_u32(&tc_empty[s])) : \"memory\");", H->nc);
+    ln(H, 2, "}");
     ln(H, 2, "asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
     ln(H, 1, "}");
     ln(H, 1, "__syncthreads();");
@@ -422,35 +479,70 @@ static tc_status emit(hgen *H, const char *name) {
     ln(H, 1, "const int tc_ldsm_tid = tid;");
     ln(H, 1, "uint tc_lr[4];");
   }
-  ln(H, 1, "const int tc_g = tc_bid / %lld, tc_m0 = tc_bid / %lld %% %lld * %d, tc_n0 = tc_bid %% %lld "
-           "* %d;",
-     (long long)(H->nm * H->nn), (long long)H->nn, (long long)H->nm, mpb, (long long)H->nn, npb);
+  /* the C tile: groups of TC_TMA_GROUP_M tile rows, column by column */
+  int64_t gm = H->nm < TC_TMA_GROUP_M ? H->nm : TC_TMA_GROUP_M;
+  ln(H, 1, "const int tc_g = tc_bid / %lld, tc_t = tc_bid %% %lld;", (long long)(H->nm * H->nn),
+     (long long)(H->nm * H->nn));
+  ln(H, 1, "const int tc_fm = tc_t / %lld * %lld, tc_gsz = %lld - tc_fm < %lld ? %lld - tc_fm : %lld;",
+     (long long)(gm * H->nn), (long long)gm, (long long)H->nm, (long long)gm, (long long)H->nm,
+     (long long)gm);
+  ln(H, 1, "const int tc_m0 = (tc_fm + tc_t %% %lld %% tc_gsz) * %d, tc_n0 = tc_t %% %lld / tc_gsz * %d;",
+     (long long)(gm * H->nn), mpb, (long long)(gm * H->nn), npb);
   ln(H, 1, "(void)tc_g;");
   ln(H, 1, "const int tc_wg = tid / 128, tc_wgw = (tid / 32) %% 4;");
   ln(H, 1, "const float tc_alpha = (float)%.9g;", (double)H->pb->alpha);
+  tc_status st = TC_OK;
+  char ph[48], next[32];
+  snprintf(ph, sizeof ph, "(unsigned)((kt / %d) & 1)", S);
+  snprintf(next, sizeof next, "kt + %d", S);
+  if (H->ws) {
+    /* the producer warp group: gives its registers back, one thread fills
+     * each stage once the consumers have released it */
+    ln(H, 1, "if (tc_wg == %d) {  /* the producer warp group */", H->nc);
+    ln(H, 2, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\" ::: \"memory\");",
+       TC_TMA_PRODUCER_REGS);
+    ln(H, 2, "if (tid == %d) {", H->nc * 128);
+    ln(H, 3, "for (int kt = 0; kt < %lld; ++kt) {", (long long)H->nk);
+    ln(H, 4, "const int tc_st = kt %% %d;", S);
+    ln(H, 4, "if (kt >= %d)  /* fill n = kt / %d waits for release n - 1 */", S, S);
+    char eph[48];
+    snprintf(eph, sizeof eph, "(unsigned)((kt / %d + 1) & 1)", S);
+    emit_wait(H, "tc_empty", "tc_st", eph, 5);
+    st = emit_load(H, "tc_st", "kt", NULL, 4);
+    ln(H, 3, "}");
+    ln(H, 2, "}");
+    ln(H, 2, "return;");
+    ln(H, 1, "}");
+    ln(H, 1, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\" ::: \"memory\");",
+       tc_gemm_tma_consumer_regs(H->nc));
+  }
   ln(H, 1, "float c_acc[%d];  /* wgmma D: c_acc[j] is row 16*tc_wgw + g + 8*((j/2)%%2), column "
            "8*(j/4) + 2*(lane%%4) + j%%2 of the warp group's 64 rows */", npb / 2);
   if (d->unroll_pragma) ln(H, 1, "%s", d->unroll_pragma);
   ln(H, 1, "for (int j = 0; j < %d; ++j) c_acc[j] = 0.0f;", npb / 2);
-  tc_status st = TC_OK;
-  int64_t pro = H->nk < S ? H->nk : S;
-  ln(H, 1, "/* prologue: K tiles 0 .. %lld into the stages */", (long long)pro - 1);
-  for (int64_t s = 0; s < pro && st == TC_OK; s++) {
-    char sv[24];
-    snprintf(sv, sizeof sv, "%lld", (long long)s);
-    st = emit_load(H, sv, sv, 1);
+  if (!H->ws) {
+    int64_t pro = H->nk < S ? H->nk : S;
+    ln(H, 1, "/* prologue: K tiles 0 .. %lld into the stages */", (long long)pro - 1);
+    for (int64_t s = 0; s < pro && st == TC_OK; s++) {
+      char sv[24];
+      snprintf(sv, sizeof sv, "%lld", (long long)s);
+      st = emit_load(H, sv, sv, "tid == 0", 1);
+    }
   }
   ln(H, 1, "for (int kt = 0; kt < %lld; ++kt) {", (long long)H->nk);
   ln(H, 2, "const int tc_st = kt %% %d;", S);
-  char ph[48], next[32];
-  snprintf(ph, sizeof ph, "(unsigned)((kt / %d) & 1)", S);
-  snprintf(next, sizeof next, "kt + %d", S);
-  emit_wait(H, "tc_st", ph, 2);
+  emit_wait(H, "tc_bar", "tc_st", ph, 2);
   emit_mma(H, "tc_st", 2);
-  ln(H, 2, "%s  /* every warp group is done with the stage */", d->barrier);
-  ln(H, 2, "if (kt + %d < %lld) {", S, (long long)H->nk);
-  if (st == TC_OK) st = emit_load(H, "tc_st", next, 3);
-  ln(H, 2, "}");
+  if (H->ws) {
+    ln(H, 2, "if (kt > 0 && tid %% 128 == 0)  /* K tile kt - 1's stage is free */");
+    ln(H, 3, "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: "
+             "\"r\"(tc_bar_u32(&tc_empty[(kt + %d) %% %d])) : \"memory\");", S - 1, S);
+  } else {
+    ln(H, 2, "%s  /* every warp group is done with the stage */", d->barrier);
+    ln(H, 2, "if (kt + %d < %lld) {", S, (long long)H->nk);
+    if (st == TC_OK) st = emit_load(H, "tc_st", next, "tid == 0", 3);
+    ln(H, 2, "}");
+  }
   ln(H, 1, "}");
   if (st == TC_OK) st = emit_epilogue(H, 1);
   ln(H, 0, "}");
@@ -485,7 +577,9 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   H.nm = (H.s.m + mpb - 1) / mpb, H.nn = (H.s.n + npb - 1) / npb, H.nk = (H.s.k + 63) / 64;
   if (H.s.g * H.nm * H.nn > 0x7fffffff || H.s.k > 0x7fffffff - 64)
     return hfail(&H, TC_ERR_UNSUPPORTED, "GEMM: the problem is too large for one launch");
-  H.threads = mpb / 64 * 128;
+  H.nc = mpb / 64;
+  H.ws = H.cuda && p->tma_ws;
+  H.threads = (H.nc + H.ws) * 128;
   H.stage_bytes = (int64_t)(mpb + npb) * 128;
   H.rank = H.s.g > 1 ? 3 : 2;
   operand_init(&H, &H.a, 'A', H.s.a_stride, H.s.m, mpb, 0);

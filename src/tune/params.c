@@ -405,7 +405,8 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
   if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
   if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err, cap);
   if (strncmp(text, "wgmma:", 6) == 0) return tc_wgmma_params_parse(text, p, err, cap);
-  if (strncmp(text, "tma:", 4) == 0) return tma_parse(text, p, err, cap);
+  if (strncmp(text, "tma:", 4) == 0 || strncmp(text, "tmaws:", 6) == 0)
+    return tma_parse(text, p, err, cap);
   int vals[6];
   int n = parse_fields(text, text, tuned_names, 6, "6 (BS,MPB,NPB,KPB,MPT,NPT)", vals, err, cap);
   if (n < 0) return -1;
@@ -427,7 +428,8 @@ int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t 
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
   if (!buf || !cap) return;
   if (tc_gemm_params_is_tma(p)) {
-    snprintf(buf, cap, "tma:%d,%d,%d", p->m_per_block, p->n_per_block, p->tma_stages);
+    snprintf(buf, cap, "%s:%d,%d,%d", p->tma_ws ? "tmaws" : "tma", p->m_per_block,
+             p->n_per_block, p->tma_stages);
     return;
   }
   if (tc_gemm_params_is_wgmma(p)) {
@@ -725,8 +727,9 @@ static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t c
 /* The XDLOPS candidates' order: rules 1-4 of cand_cmp, then larger
  * m_per_wave * n_per_wave (fewer waves, more reuse per wave), 32x32x8
  * before 16x16x16, then MPB, NPB, MPW, NPW larger first. */
-static int xdl_cmp(const void *x, const void *y) {
-  const cand *a = x, *b = y;
+/* Less padding first; then, with enough blocks for the device, larger
+ * tiles, else more blocks. */
+static int size_cmp(const cand *a, const cand *b) {
   CMP(a->waste, b->waste);
   int ea = a->blocks >= TC_GEMM_ENOUGH_BLOCKS, eb = b->blocks >= TC_GEMM_ENOUGH_BLOCKS;
   CMP(eb, ea);
@@ -735,6 +738,13 @@ static int xdl_cmp(const void *x, const void *y) {
   } else {
     CMP(b->blocks, a->blocks);
   }
+  return 0;
+}
+
+static int xdl_cmp(const void *x, const void *y) {
+  const cand *a = x, *b = y;
+  int c = size_cmp(a, b);
+  if (c) return c;
   CMP(b->p.k_per_block, a->p.k_per_block);
   CMP(b->p.m_per_wave * b->p.n_per_wave, a->p.m_per_wave * a->p.n_per_wave);
   CMP(a->p.mfma, b->p.mfma);
@@ -1138,8 +1148,16 @@ int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p) {
 
 static const char *const tma_names[3] = {"m_per_block", "n_per_block", "stages"};
 
-/* The rules of the tuned fields (MPB, NPB, stages). */
-static int tma_check_tuned(int mpb, int npb, int stages, char *err, size_t cap) {
+int tc_gemm_tma_consumer_regs(int consumers) {
+  if (consumers < 1) return 0;
+  int threads = (consumers + 1) * 128;
+  int launch = (65536 / threads < 255 ? 65536 / threads : 255) / 8 * 8;
+  int regs = (launch + (launch - TC_TMA_PRODUCER_REGS) / consumers) / 8 * 8;
+  return regs < 240 ? regs : 240;
+}
+
+/* The rules of the tuned fields (MPB, NPB, stages, the pipeline). */
+static int tma_check_tuned(int mpb, int npb, int stages, int ws, char *err, size_t cap) {
   if (mpb < 64 || mpb > 256 || mpb % 64)
     return fail(err, cap, "tma: m_per_block must be 64, 128, 192 or 256 (one consumer warp group "
                 "of 128 threads per 64 rows, wgmma m64nNk16), got %d", mpb);
@@ -1157,8 +1175,18 @@ static int tma_check_tuned(int mpb, int npb, int stages, char *err, size_t cap) 
                 "%lld bytes exceeds the %d bytes of an sm_90 block", (long long)smem,
                 TC_TMA_MAX_SMEM);
   /* the accumulators (NPB / 2 per thread) and about 48 other registers
-   * must fit what a thread of the block may have */
-  int threads = mpb / 64 * 128, regs = 65536 / threads < 255 ? 65536 / threads : 255;
+   * must fit what a consumer thread may have */
+  int consumers = mpb / 64;
+  if (ws) {
+    int regs = tc_gemm_tma_consumer_regs(consumers);
+    if (npb / 2 + 48 > regs)
+      return fail(err, cap, "tmaws: n_per_block / 2 = %d accumulators + 48 registers per thread "
+                  "exceed the %d registers a consumer thread of %d consumer warp groups gets "
+                  "(setmaxnreg; the producer keeps %d)", npb / 2, regs, consumers,
+                  TC_TMA_PRODUCER_REGS);
+    return 0;
+  }
+  int threads = consumers * 128, regs = 65536 / threads < 255 ? 65536 / threads : 255;
   if (npb / 2 + 48 > regs)
     return fail(err, cap, "tma: n_per_block / 2 = %d accumulators + 48 registers per thread exceed "
                 "the %d registers a thread of a %d-thread block has", npb / 2, regs, threads);
@@ -1199,10 +1227,15 @@ int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap) {
 }
 
 static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
-  if (tma_check_tuned(p->m_per_block, p->n_per_block, p->tma_stages, err, cap)) return -1;
-  if (p->k_per_block != 64 || p->waves_m != p->m_per_block / 64 || p->block_size != p->waves_m * 128)
+  if (p->tma_ws != 0 && p->tma_ws != 1)
+    return fail(err, cap, "tma: tma_ws must be 0 or 1, got %d", p->tma_ws);
+  if (tma_check_tuned(p->m_per_block, p->n_per_block, p->tma_stages, p->tma_ws, err, cap))
+    return -1;
+  if (p->k_per_block != 64 || p->waves_m != p->m_per_block / 64 ||
+      p->block_size != (p->waves_m + p->tma_ws) * 128)
     return fail(err, cap, "tma: k_per_block, waves_m, block_size must be 64, m_per_block / 64, "
-                "waves_m * 128 (got %d, %d, %d)", p->k_per_block, p->waves_m, p->block_size);
+                "(waves_m + %d) * 128 (got %d, %d, %d)", p->tma_ws, p->k_per_block, p->waves_m,
+                p->block_size);
   if (p->m_per_thread || p->n_per_thread || p->m_per_wave || p->n_per_wave || p->mfma || p->mma)
     return fail(err, cap, "tma: the FMA, XDLOPS and mma fields must be 0");
   if (s && s->m && tc_gemm_tma_supported(s, err, cap)) return -1;
@@ -1213,34 +1246,45 @@ static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size
   tc_gemm_params q;
   memset(&q, 0, sizeof q);
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.tma_stages = p->tma_stages;
+  q.tma_ws = p->tma_ws;
   q.k_per_block = 64;
   q.waves_m = q.m_per_block / 64;
-  q.block_size = q.waves_m * 128;
+  q.block_size = (q.waves_m + (q.tma_ws == 1)) * 128;
   if (tma_check(&q, s, err, cap)) return -1;
   *p = q;
   return 0;
 }
 
 static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+  int ws = strncmp(text, "tmaws:", 6) == 0;
+  const char *pre = ws ? "tmaws:" : "tma:";
+  char expect[64];
+  snprintf(expect, sizeof expect, "3 after %s (MPB,NPB,STAGES)", pre);
   int vals[3] = {0};
-  int n = parse_fields(text, text + 4, tma_names, 3, "3 after tma: (MPB,NPB,STAGES)", vals, err,
-                       cap);
+  int n = parse_fields(text, text + strlen(pre), tma_names, 3, expect, vals, err, cap);
   if (n < 0) return -1;
   if (n != 3)
-    return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after tma: "
-                "(MPB,NPB,STAGES), got %d", text, n);
+    return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after %s "
+                "(MPB,NPB,STAGES), got %d", text, pre, n);
   memset(p, 0, sizeof *p);
   p->m_per_block = vals[0], p->n_per_block = vals[1], p->tma_stages = vals[2];
+  p->tma_ws = ws;
   p->k_per_block = 64;
   return 0;
 }
 
-/* TMA candidates: MPB in {64, 128, 256}, NPB in {64, 128, 256}, the most
- * stages that fit (at most 6, and at most the number of K tiles) and two
- * fewer; the XDLOPS order, then more stages first. */
+/* TMA candidates: MPB in {64, 128, 256}, NPB in {64, 128, 256}, both
+ * pipelines, the most stages that fit (at most 6, and at most the number
+ * of K tiles) and two fewer; ordered by size as the XDLOPS candidates,
+ * then the warp-specialised pipeline first (the copies of the next stages
+ * and the wgmmas of this one overlap: docs/hopper_gemm.md), then the rest
+ * of the XDLOPS order, then more stages first. */
 static int tma_cmp(const void *x, const void *y) {
   const cand *a = x, *b = y;
-  int c = xdl_cmp(x, y);
+  int c = size_cmp(a, b);
+  if (c) return c;
+  CMP(b->p.tma_ws, a->p.tma_ws);
+  c = xdl_cmp(x, y);
   if (c) return c;
   CMP(b->p.tma_stages, a->p.tma_stages);
   return 0;
@@ -1250,25 +1294,26 @@ int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
   static const int mpb[] = {64, 128, 256}, npb[] = {64, 128, 256};
   *out = NULL;
   if (!shape_ok(s) || tc_gemm_tma_supported(s, NULL, 0)) return 0;
-  cand *c = tc_xmalloc(3 * 3 * 2 * sizeof *c);
+  cand *c = tc_xmalloc(2 * 3 * 3 * 2 * sizeof *c);
   int n = 0;
-  for (int i = 0; i < 3; i++)
-    for (int j = 0; j < 3; j++) {
-      /* stages past the number of K tiles buy nothing */
-      int64_t ktiles = (s->k + 63) / 64;
-      int most = ktiles < 6 ? (ktiles < 2 ? 2 : (int)ktiles) : 6;
-      while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, NULL, 0)) most--;
-      for (int st = most; st >= 2 && st >= most - 2; st -= 2) {
-        tc_gemm_params q;
-        memset(&q, 0, sizeof q);
-        q.m_per_block = mpb[i], q.n_per_block = npb[j], q.tma_stages = st;
-        if (tma_derive(&q, s, NULL, 0)) continue;
-        c[n].p = q;
-        c[n].waste = tc_gemm_padded_flops(s, &q);
-        c[n].blocks = tc_gemm_num_blocks(s, &q);
-        n++;
+  for (int ws = 0; ws < 2; ws++)
+    for (int i = 0; i < 3; i++)
+      for (int j = 0; j < 3; j++) {
+        /* stages past the number of K tiles buy nothing */
+        int64_t ktiles = (s->k + 63) / 64;
+        int most = ktiles < 6 ? (ktiles < 2 ? 2 : (int)ktiles) : 6;
+        while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, ws, NULL, 0)) most--;
+        for (int st = most; st >= 2 && st >= most - 2; st -= 2) {
+          tc_gemm_params q;
+          memset(&q, 0, sizeof q);
+          q.m_per_block = mpb[i], q.n_per_block = npb[j], q.tma_stages = st, q.tma_ws = ws;
+          if (tma_derive(&q, s, NULL, 0)) continue;
+          c[n].p = q;
+          c[n].waste = tc_gemm_padded_flops(s, &q);
+          c[n].blocks = tc_gemm_num_blocks(s, &q);
+          n++;
+        }
       }
-    }
   qsort(c, (size_t)n, sizeof *c, tma_cmp);
   if (n) {
     *out = tc_xmalloc((size_t)n * sizeof **out);

@@ -49,8 +49,14 @@ typedef struct tc_gemm_params {
    * shared-memory stages in the ring; m/n_per_block the C tile, k_per_block
    * 64 (one 128-byte swizzle row of 16-bit elements), waves_m = m_per_block
    * / 64 consumer warp groups, block_size = waves_m * 128.  Every other
-   * field is 0 (such parameters are neither XDLOPS nor mma ones). */
+   * field is 0 (such parameters are neither XDLOPS nor mma ones).
+   * tma_ws = 1 (perf config "tmaws:"): the warp-specialised pipeline, one
+   * more warp group (the producer) issues the copies and the consumers
+   * release stages through "empty" barriers (block_size = (waves_m + 1) *
+   * 128); 0 ("tma:"): thread 0 of the consumers issues them after a block
+   * barrier per K tile. */
   int tma_stages;
+  int tma_ws;
 } tc_gemm_params;
 
 #define TC_GEMM_READ_K 1
@@ -81,10 +87,19 @@ int tc_gemm_params_is_mma(const tc_gemm_params *p);
 #define TC_MMA_WGMMA_M64NNK16 2
 int tc_gemm_params_is_wgmma(const tc_gemm_params *p);
 /* TMA + wgmma kernels (sm_90a; docs/hopper_gemm.md): perf config
- * "tma:MPB,NPB,STAGES" (C tile MPB x NPB, MPB in {64, 128, 192, 256}, NPB a
- * multiple of 64 up to 256, 2 to 8 stages of A [MPB][64] and B [NPB][64]
- * tiles, at most TC_TMA_MAX_SMEM bytes of shared memory in all). */
+ * "tma:MPB,NPB,STAGES" or "tmaws:MPB,NPB,STAGES" (warp-specialised) (C
+ * tile MPB x NPB, MPB in {64, 128, 192, 256}, NPB a multiple of 64 up to
+ * 256, 2 to 8 stages of A [MPB][64] and B [NPB][64] tiles, at most
+ * TC_TMA_MAX_SMEM bytes of shared memory in all). */
 int tc_gemm_params_is_tma(const tc_gemm_params *p);
+/* The warp-specialised pipeline's registers per thread: the producer warp
+ * group keeps TC_TMA_PRODUCER_REGS (setmaxnreg.dec), each consumer warp
+ * group of a block with `consumers` of them raises its own to the value
+ * returned (setmaxnreg.inc): what the block's register pool holds at
+ * launch (65536 / threads per thread, in steps of 8) plus the producer's
+ * share, at most 240. */
+#define TC_TMA_PRODUCER_REGS 40
+int tc_gemm_tma_consumer_regs(int consumers);
 #define TC_TMA_MAX_SMEM 232448 /* sm_90's opt-in shared memory per block (227 KiB) */
 
 /* The GEMM a problem needs: C[g][m][n] (+)= sum_k A[g][k][m] * B[g][k][n]. */
