@@ -126,6 +126,14 @@ json_check "conv2d --emit --json" 'd["ran"] is False and len(d["kernels"]) == 1'
 run gemm -M 8 -N 8 -K 8 -V 1 --json
 expect_rc "gemm --json" 0
 json_check "gemm --json" 'd["command"] == "gemm" and d["verify"]["result"] == "PASS"'
+# past 2^30 multiply-adds the check is sampled: 256 * 256 * 20000 = 1.31e9;
+# cells of side 2 (65536 single elements exceed max(4096, 2^30 / 20000 =
+# 53687)): 128 * 128 = 16384 of the 65536 elements
+run gemm -M 256 -N 256 -K 20000 -V 1
+expect_rc "gemm -V 1 past 2^30 multiply-adds" 0
+expect_out "gemm -V 1: a sampled check says so" '^verify: PASS \(.*; 16384 of 65536 elements, one in each 2x2 cell\)$'
+run gemm -M 256 -N 256 -K 20000 -V 1 --json
+json_check "gemm --json: checked_elements" 'd["verify"]["checked_elements"] == 16384'
 run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --perf-config 64,100,32,4,2,2 --json
 expect_rc "conv2d --json with a perf config that breaks a rule" 2
 

@@ -176,7 +176,8 @@ static void test_gemm_reference(void) {
   double want[4], bound[4];
   for (int t = 0; t < 4; t++) {
     int ta = t & 1, tb = t >> 1;
-    tc_tune_gemm_reference(1, 2, 2, 3, ta, tb, TC_F32, ta ? at : a, tb ? bt : b, want, bound);
+    tc_tune_gemm_reference(1, 2, 2, 3, ta, tb, TC_F32, ta ? at : a, tb ? bt : b, NULL, 4, want,
+                           bound);
     for (int i = 0; i < 4; i++) {
       TC_CHECK(want[i] == c[i], "transA %d transB %d: C[%d] = %g, want %g", ta, tb, i, want[i], c[i]);
       TC_CHECK(bound[i] > 0 && bound[i] < 1e-5, "bound[%d] = %g", i, bound[i]);
@@ -186,8 +187,65 @@ static void test_gemm_reference(void) {
   float a2[12], b2[12];
   for (int i = 0; i < 6; i++) a2[i] = a[i], a2[6 + i] = 2 * a[i], b2[i] = b[i], b2[6 + i] = b[i];
   double w2[8], bd2[8];
-  tc_tune_gemm_reference(2, 2, 2, 3, 0, 0, TC_F32, a2, b2, w2, bd2);
+  tc_tune_gemm_reference(2, 2, 2, 3, 0, 0, TC_F32, a2, b2, NULL, 8, w2, bd2);
   for (int i = 0; i < 4; i++) TC_CHECK(w2[4 + i] == 2 * c[i], "group 1: C[%d] = %g", i, w2[4 + i]);
+}
+
+/* A GEMM past TC_CHECK_FULL_MACS is checked on a sample: G 1, M = N =
+ * 100, K = 2^17 has 1.31e9 multiply-adds > 2^30, a budget of max(4096,
+ * 2^30 / 2^17 = 8192) = 8192 cells; side 1 gives 10000 cells, side 2
+ * gives 50 x 50 = 2500: one element in each 2 x 2 cell. */
+static void test_check_sampled(void) {
+  const int64_t M = 100, N = 100, K = 1 << 17;
+  float *a = malloc((size_t)(M * K) * 4), *b = malloc((size_t)(K * N) * 4);
+  float *c = malloc((size_t)(M * N) * 4);
+  TC_REQUIRE(a && b && c, "memory");
+  uint64_t seed = 7;
+  tc_tune_fill(a, (size_t)(M * K), TC_F32, &seed);
+  tc_tune_fill(b, (size_t)(K * N), TC_F32, &seed);
+  tc_gemm_check chk;
+  int64_t cell = 0;
+  TC_REQUIRE(tc_gemm_check_make(1, M, N, K, 0, 0, TC_F32, a, b, &chk, &cell) == 0, "make");
+  TC_CHECK_EQ_INT((int)cell, 2);
+  TC_REQUIRE(chk.n == 2500 && chk.idx, "%zu samples", chk.n);
+  /* each cell (ci, cj) has exactly one sample, inside it */
+  static unsigned char seen[50][50];
+  memset(seen, 0, sizeof seen);
+  for (size_t s = 0; s < chk.n; s++) {
+    int64_t i = (int64_t)chk.idx[s] / N, j = (int64_t)chk.idx[s] % N;
+    TC_REQUIRE(i < M && j < N, "sample %zu outside C", s);
+    seen[i / 2][j / 2]++;
+  }
+  int once = 1;
+  for (int i = 0; i < 50; i++)
+    for (int j = 0; j < 50; j++) once &= seen[i][j] == 1;
+  TC_CHECK(once, "one sample per 2x2 cell");
+  /* the reference at a few samples, summed here in double */
+  for (size_t s = 0; s < chk.n; s += 499) {
+    int64_t i = (int64_t)chk.idx[s] / N, j = (int64_t)chk.idx[s] % N;
+    double sum = 0;
+    for (int64_t l = 0; l < K; l++) sum += (double)a[i * K + l] * (double)b[l * N + j];
+    TC_CHECK(chk.want[s] == sum, "sample %zu: want %.17g, sum %.17g", s, chk.want[s], sum);
+  }
+  /* C right at the samples (NaN elsewhere) passes; a wrong 2x2 cell fails
+   * and is named by its offset */
+  for (int64_t i = 0; i < M * N; i++) c[i] = NAN;
+  for (size_t s = 0; s < chk.n; s++) c[chk.idx[s]] = (float)chk.want[s];
+  char msg[256];
+  TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, chk.idx, chk.want, chk.bound, chk.n, NULL, NULL, msg,
+                                sizeof msg), 0);
+  for (int64_t i = 40; i < 42; i++)
+    for (int64_t j = 60; j < 62; j++) c[i * N + j] += 1e4f; /* the bound is about 256 */
+  TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, chk.idx, chk.want, chk.bound, chk.n, NULL, NULL, msg,
+                                sizeof msg), 1);
+  char want_msg[64];
+  size_t hit = 0;
+  for (size_t s = 0; s < chk.n; s++)
+    if (chk.idx[s] / (size_t)N / 2 == 20 && chk.idx[s] % (size_t)N / 2 == 30) hit = chk.idx[s];
+  snprintf(want_msg, sizeof want_msg, "first at %zu:", hit);
+  TC_CHECK(strstr(msg, want_msg) != NULL, "msg '%s', want '%s'", msg, want_msg);
+  tc_gemm_check_free(&chk);
+  free(a), free(b), free(c);
 }
 
 static void test_check_and_bound(void) {
@@ -201,14 +259,14 @@ static void test_check_and_bound(void) {
   double want[4] = {1, 2, 3, 4}, bound[4] = {1e-6, 1e-6, 1e-6, 1e-6};
   double max_abs = -1, worst = -1;
   char msg[256];
-  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 0);
+  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 0);
   TC_CHECK(max_abs == 0 && worst == 0, "max_abs %g worst %g", max_abs, worst);
   got[2] = 3.5f;
-  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 1);
+  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 1);
   TC_CHECK(max_abs == 0.5, "max_abs %g", max_abs);
   TC_CHECK(strstr(msg, "first at 2") != NULL, "msg: %s", msg);
   got[2] = NAN;
-  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 1);
+  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 1);
   TC_CHECK(isinf(max_abs), "NaN must count as an infinite error, got %g", max_abs);
 
   /* fill: values in [-1, 1), or NaN */
@@ -269,11 +327,12 @@ static void test_tune_gemm(void) {
   pb.a_dtype = pb.b_dtype = pb.c_dtype = TC_F32;
   pb.alpha = 1;
   float *a = calloc((size_t)(M * K), 4), *b = calloc((size_t)(K * N), 4), *c = calloc((size_t)(M * N), 4);
-  double *want = calloc((size_t)(M * N), sizeof *want), *bound = calloc((size_t)(M * N), sizeof *bound);
   uint64_t seed = 42;
   tc_tune_fill(a, (size_t)(M * K), TC_F32, &seed);
   tc_tune_fill(b, (size_t)(K * N), TC_F32, &seed);
-  tc_tune_gemm_reference(1, M, N, K, 0, 0, TC_F32, a, b, want, bound);
+  tc_gemm_check chk;
+  TC_REQUIRE(tc_gemm_check_make(1, M, N, K, 0, 0, TC_F32, a, b, &chk, NULL) == 0, "reference");
+  TC_CHECK(chk.idx == NULL && chk.n == (size_t)(M * N), "a small GEMM checks every element");
   for (int i = 0; i < M * N; i++) c[i] = 12345; /* must stay as it is */
   tc_rt_buffer bufs[3] = {{a, (size_t)(M * K) * 4, 0}, {b, (size_t)(K * N) * 4, 0},
                           {c, (size_t)(M * N) * 4, 1}};
@@ -291,7 +350,7 @@ static void test_tune_gemm(void) {
   o.progress = count_progress, o.progress_ctx = &log;
   o.db = db, o.key = "gemm -g 1 -M 40 -N 24 -K 20 --transA 0 --transB 0 -t f32";
   tc_tune_result r;
-  tc_status st = tc_tune_gemm(&pb, bufs, want, bound, &o, &r, err, sizeof err);
+  tc_status st = tc_tune_gemm(&pb, bufs, &chk, &o, &r, err, sizeof err);
   TC_CHECK(st == TC_OK, "tune: %s: %s", tc_status_name(st), err);
   if (st == TC_OK) {
     tc_gemm_shape shape = tc_gemm_problem_shape(&pb);
@@ -338,19 +397,19 @@ static void test_tune_gemm(void) {
       if (st == TC_OK) st = tc_cl_run(cl, k.source, k.name, bufs, 3, &l, NULL, &es);
       TC_CHECK(st == TC_OK, "run: %s", tc_str_cstr(&es));
       if (st == TC_OK)
-        TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, want, bound, (size_t)(M * N), NULL, NULL, err, sizeof err), 0);
+        TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, NULL, chk.want, chk.bound, chk.n, NULL, NULL, err, sizeof err), 0);
       tc_cl_close(cl);
       tc_str_free(&es);
       tc_gemm_kernel_free(&k);
     }
   }
   /* a wrong reference: every candidate is skipped, none is stored */
-  for (int i = 0; i < M * N; i++) want[i] += 1;
+  for (size_t i = 0; i < chk.n; i++) chk.want[i] += 1;
   progress_log log2 = {0, 0, 0, 0, 1};
   o.progress_ctx = &log2;
   o.max_candidates = 2;
   o.key = "gemm wrong";
-  st = tc_tune_gemm(&pb, bufs, want, bound, &o, &r, err, sizeof err);
+  st = tc_tune_gemm(&pb, bufs, &chk, &o, &r, err, sizeof err);
   TC_CHECK(st != TC_OK, "tuning against a wrong reference succeeded");
   TC_CHECK(strstr(err, "wrong result") != NULL, "message: %s", err);
   TC_CHECK_EQ_INT(log2.ok, 0);
@@ -360,7 +419,8 @@ static void test_tune_gemm(void) {
 
   tc_perfdb_close(db);
   tc_view_free(va), tc_view_free(vb), tc_view_free(vc);
-  free(a), free(b), free(c), free(want), free(bound);
+  free(a), free(b), free(c);
+  tc_gemm_check_free(&chk);
 }
 
 static void test_tune_conv(void) {
@@ -442,6 +502,7 @@ int main(void) {
   TC_RUN(test_perfdb_default_path);
   TC_RUN(test_gemm_reference);
   TC_RUN(test_check_and_bound);
+  TC_RUN(test_check_sampled);
   TC_RUN(test_device_name);
   TC_RUN(test_tune_gemm);
   TC_RUN(test_tune_conv);

@@ -180,7 +180,7 @@ int cmd_gemm(int argc, char **argv) {
   tc_perfdb *db = NULL;
   tc_cl *cl = NULL;
   void *host[3] = {NULL, NULL, NULL};
-  double *want = NULL, *bound = NULL;
+  tc_gemm_check chk = {0};
   tc_str e;
   tc_str_init(&e);
   rc = CLI_FAIL;
@@ -237,12 +237,12 @@ int cmd_gemm(int argc, char **argv) {
       bufs[t].host = host[t], bufs[t].bytes = elems[t] * esize, bufs[t].copy_back = t == 2;
     }
     if (o.verify || o.tune) {
-      want = malloc(elems[2] * sizeof *want), bound = malloc(elems[2] * sizeof *bound);
-      if (!want || !bound) {
+      if (tc_gemm_check_make(g, m, n, k, ta, tb, o.dtype, host[0], host[1], &chk,
+                             &r.check_cell) != 0) {
         op_fail(&o, "cannot allocate the reference of C");
         goto out;
       }
-      tc_tune_gemm_reference(g, m, n, k, ta, tb, o.dtype, host[0], host[1], want, bound);
+      r.checked = (int64_t)chk.n;
     }
   }
 
@@ -260,7 +260,7 @@ int cmd_gemm(int argc, char **argv) {
   } else if (o.tune) {
     tc_tune_options to;
     op_tune_begin(&o, &r, &db, tc_str_cstr(&key), &to);
-    tc_status st = tc_tune_gemm(&pb, bufs, want, bound, &to, &r.tune, why, sizeof why);
+    tc_status st = tc_tune_gemm(&pb, bufs, &chk, &to, &r.tune, why, sizeof why);
     if (st != TC_OK) {
       op_fail(&o, "tuning failed: %s", why);
       goto out;
@@ -348,7 +348,7 @@ int cmd_gemm(int argc, char **argv) {
   r.ran = 1;
   if (o.verify) {
     r.verified = 1;
-    r.bad = tc_tune_check(host[2], o.dtype, want, bound, elems[2], &r.max_abs, &r.worst,
+    r.bad = tc_tune_check(host[2], o.dtype, chk.idx, chk.want, chk.bound, chk.n, &r.max_abs, &r.worst,
                           r.verify_msg, sizeof r.verify_msg);
     r.pass = r.bad == 0;
   }
@@ -376,8 +376,7 @@ out:
   if (have_kernel) tc_gemm_kernel_free(&kern);
   tc_cl_close(cl);
   for (int t = 0; t < 3; t++) free(host[t]);
-  free(want);
-  free(bound);
+  tc_gemm_check_free(&chk);
   tc_perfdb_close(db);
   tc_view_free(va);
   tc_view_free(vb);

@@ -322,7 +322,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   r.ran = 1;
   if (o->verify) {
     r.verified = 1;
-    r.bad = tc_tune_check(host[2], o->dtype, want, bound, elems[2], &r.max_abs, &r.worst,
+    r.bad = tc_tune_check(host[2], o->dtype, NULL, want, bound, elems[2], &r.max_abs, &r.worst,
                           r.verify_msg, sizeof r.verify_msg);
     r.pass = r.bad == 0;
   }

@@ -145,7 +145,9 @@ void op_common_usage(FILE *out) {
   fputs("  -t f32|f16|bf16         data type (default f32; accumulation is always f32)\n"
         "  -V 0|1                  1: verify against the plain C reference and print\n"
         "                          `verify: PASS` or `verify: FAIL` with the max error\n"
-        "                          (default 0)\n"
+        "                          (default 0); a GEMM of more than 2^30 multiply-adds is\n"
+        "                          checked on one element in each square cell of C (the\n"
+        "                          line says how many)\n"
         "  --perf-config STRING    the GEMM tunables \"BS,MPB,NPB,KPB,MPT,NPT\" (block size,\n"
         "                          M/N/K per block, M/N per thread); one that breaks a rule\n"
         "                          is an error naming the rule (exit 2)\n"
@@ -400,7 +402,11 @@ void op_print_run(const op_opts *o, const op_report *r, int with_max_abs, int64_
   if (r->verified) {
     printf("verify: %s (max error ", r->pass ? "PASS" : "FAIL");
     if (with_max_abs) printf("%.3g, ", r->max_abs);
-    if (r->pass)
+    if (r->pass && r->checked && r->checked < elems)
+      printf("%.3g of the bound; %lld of %lld elements, one in each %lldx%lld cell)\n", r->worst,
+             (long long)r->checked, (long long)elems, (long long)r->check_cell,
+             (long long)r->check_cell);
+    else if (r->pass)
       printf("%.3g of the bound; %lld elements)\n", r->worst, (long long)elems);
     else
       printf("%.3g of the bound; %s)\n", r->worst, r->verify_msg);
@@ -483,7 +489,9 @@ void op_json_run(tc_str *j, const op_opts *o, const op_report *r, int with_max_a
     }
     tc_str_cat(j, "\"max_error_over_bound\": ");
     op_json_num(j, r->worst);
-    tc_str_printf(j, ", \"bad_elements\": %lld, \"message\": ", (long long)r->bad);
+    tc_str_printf(j, ", \"bad_elements\": %lld, ", (long long)r->bad);
+    if (r->checked) tc_str_printf(j, "\"checked_elements\": %lld, ", (long long)r->checked);
+    tc_str_cat(j, "\"message\": ");
     op_json_str(j, r->verify_msg);
     tc_str_cat(j, "}");
   } else {

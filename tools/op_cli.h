@@ -95,6 +95,7 @@ typedef struct op_report {
   int ran, verified, pass, timed, tuned;
   double first_ms, max_abs, worst, ms, gflops;
   int64_t bad;
+  int64_t checked, check_cell; /* elements compared (0: every one), one per cell x cell */
   char verify_msg[512];
   tc_tune_result tune;
   const char *db_path;

@@ -630,7 +630,11 @@ const char *tc_gemm_error(const tc_gemm *g);
  * key `tilec gemm` uses too. */
 const char *tc_gemm_problem_string(const tc_gemm *g);
 /* As tc_conv2d_plan, tc_conv2d_tune, tc_conv2d_run and tc_conv2d_verify.
- * a and b are only read; c gets the result. */
+ * a and b are only read; c gets the result.  tc_gemm_verify (and the
+ * checks of tc_gemm_tune) compare every element of C when the GEMM has at
+ * most 2^30 multiply-adds, else one pseudo-random element in each square
+ * cell of C (power-of-two side, about 2^30 / K cells; `tilec gemm -V 1`
+ * says how many), so checking an 8192^3 GEMM takes about a second. */
 tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config);
 tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_result *r);
 tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double *ms);

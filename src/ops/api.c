@@ -744,16 +744,20 @@ tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_resul
     tc_tune_fill(host[i], n[i], d->dtype, i < 2 ? &seed : NULL);
     bufs[i].host = host[i], bufs[i].bytes = n[i] * esize, bufs[i].copy_back = i == 2;
   }
-  double *want = tc_xmalloc(n[2] * sizeof *want), *bound = tc_xmalloc(n[2] * sizeof *bound);
-  tc_tune_gemm_reference(d->batch, d->m, d->n, d->k, d->trans_a, d->trans_b, d->dtype, host[0],
-                         host[1], want, bound);
+  tc_gemm_check chk = {0};
   progress_relay relay;
   tc_tune_options to;
   tc_perfdb *db = NULL;
   char warn[1024], why[2048] = "";
-  tune_options(&g->o, t, &relay, &to, &db, warn, sizeof warn);
   tc_tune_result *tr = tc_xcalloc(1, sizeof *tr);
-  tc_status st = tc_tune_gemm(&g->pb, bufs, want, bound, &to, tr, why, sizeof why);
+  tc_status st = TC_ERR_RUNTIME; /* out of memory */
+  if (tc_gemm_check_make(d->batch, d->m, d->n, d->k, d->trans_a, d->trans_b, d->dtype, host[0],
+                         host[1], &chk, NULL) != 0) {
+    set_error(&g->o, "%s: cannot allocate the reference of C", fn);
+    goto out;
+  }
+  tune_options(&g->o, t, &relay, &to, &db, warn, sizeof warn);
+  st = tc_tune_gemm(&g->pb, bufs, &chk, &to, tr, why, sizeof why);
   if (st != TC_OK) {
     set_error(&g->o, "%s: %s", fn, why);
     goto out;
@@ -772,8 +776,7 @@ tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_resul
 out:
   free(tr);
   tc_perfdb_close(db);
-  free(want);
-  free(bound);
+  tc_gemm_check_free(&chk);
   for (int i = 0; i < 3; i++) free(host[i]);
   return st;
 }
@@ -823,18 +826,20 @@ int64_t tc_gemm_verify(tc_gemm *g, const void *a, const void *b, const void *c, 
     return -1;
   }
   const tc_gemm_desc *d = &g->d;
-  size_t n = gemm_elems(g, 2);
-  double *want = tc_xmalloc(n * sizeof *want), *bound = tc_xmalloc(n * sizeof *bound);
-  tc_tune_gemm_reference(d->batch, d->m, d->n, d->k, d->trans_a, d->trans_b, d->dtype, a, b, want,
-                         bound);
+  tc_gemm_check chk;
+  if (tc_gemm_check_make(d->batch, d->m, d->n, d->k, d->trans_a, d->trans_b, d->dtype, a, b, &chk,
+                         NULL) != 0) {
+    set_error(&g->o, "%s: cannot allocate the reference of C", fn);
+    return -1;
+  }
   char msg[1024] = "";
-  int64_t bad = tc_tune_check(c, d->dtype, want, bound, n, NULL, worst, msg, sizeof msg);
+  int64_t bad = tc_tune_check(c, d->dtype, chk.idx, chk.want, chk.bound, chk.n, NULL, worst, msg,
+                              sizeof msg);
   if (bad)
     set_error(&g->o, "%s: %s", fn, msg);
   else
     tc_str_clear(&g->o.err);
-  free(want);
-  free(bound);
+  tc_gemm_check_free(&chk);
   return bad;
 }
 

@@ -33,33 +33,80 @@ double tc_tune_bound(double abs_sum, double want, int64_t terms, tc_dtype t) {
 }
 
 void tc_tune_gemm_reference(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
-                            tc_dtype t, const void *a, const void *b, double *want, double *bound) {
-  for (int64_t gi = 0; gi < g; gi++) {
-    for (int64_t i = 0; i < m; i++) {
-      for (int64_t j = 0; j < n; j++) {
-        double sum = 0, abs_sum = 0;
-        for (int64_t l = 0; l < k; l++) {
-          size_t ai = (size_t)(gi * m * k + (trans_a ? l * m + i : i * k + l));
-          size_t bi = (size_t)(gi * k * n + (trans_b ? j * k + l : l * n + j));
-          double prod = tc_host_read(t, a, ai) * tc_host_read(t, b, bi);
-          sum += prod;
-          abs_sum += fabs(prod);
-        }
-        size_t ci = (size_t)((gi * m + i) * n + j);
-        want[ci] = sum;
-        bound[ci] = tc_tune_bound(abs_sum, sum, k, t);
-      }
+                            tc_dtype t, const void *a, const void *b, const size_t *idx,
+                            size_t count, double *want, double *bound) {
+  (void)g;
+  for (size_t s = 0; s < count; s++) {
+    int64_t ci = idx ? (int64_t)idx[s] : (int64_t)s;
+    int64_t gi = ci / (m * n), i = ci / n % m, j = ci % n;
+    double sum = 0, abs_sum = 0;
+    for (int64_t l = 0; l < k; l++) {
+      size_t ai = (size_t)(gi * m * k + (trans_a ? l * m + i : i * k + l));
+      size_t bi = (size_t)(gi * k * n + (trans_b ? j * k + l : l * n + j));
+      double prod = tc_host_read(t, a, ai) * tc_host_read(t, b, bi);
+      sum += prod;
+      abs_sum += fabs(prod);
     }
+    want[s] = sum;
+    bound[s] = tc_tune_bound(abs_sum, sum, k, t);
   }
 }
 
-int64_t tc_tune_check(const void *got, tc_dtype t, const double *want, const double *bound,
-                      size_t n, double *max_abs, double *worst, char *msg, size_t cap) {
+int tc_gemm_check_make(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+                       tc_dtype t, const void *a, const void *b, tc_gemm_check *c, int64_t *cell) {
+  memset(c, 0, sizeof *c);
+  int64_t total = g * m * n, cs = 1;
+  if (total * k > TC_CHECK_FULL_MACS) {
+    int64_t budget = TC_CHECK_FULL_MACS / k > TC_CHECK_MIN_SAMPLES ? TC_CHECK_FULL_MACS / k
+                                                                    : TC_CHECK_MIN_SAMPLES;
+    while (g * ((m + cs - 1) / cs) * ((n + cs - 1) / cs) > budget) cs *= 2;
+  }
+  if (cell) *cell = cs;
+  int64_t cm = (m + cs - 1) / cs, cn = (n + cs - 1) / cs;
+  c->n = (size_t)(cs == 1 ? total : g * cm * cn);
+  if (cs > 1) {
+    c->idx = malloc(c->n * sizeof *c->idx);
+    if (!c->idx) return -1;
+    /* one element per cell, at a pseudo-random place inside it (cells at
+     * the edges are clipped to the matrix) */
+    uint64_t seed = 0xc0ffee5eedull;
+    size_t s = 0;
+    for (int64_t gi = 0; gi < g; gi++)
+      for (int64_t ci = 0; ci < cm; ci++)
+        for (int64_t cj = 0; cj < cn; cj++) {
+          seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+          int64_t hi = m - ci * cs < cs ? m - ci * cs : cs, wi = n - cj * cs < cs ? n - cj * cs : cs;
+          int64_t i = ci * cs + (int64_t)((seed >> 33) % (uint64_t)hi);
+          int64_t j = cj * cs + (int64_t)((seed >> 13) % (uint64_t)wi);
+          c->idx[s++] = (size_t)((gi * m + i) * n + j);
+        }
+  }
+  c->want = malloc(c->n * sizeof *c->want);
+  c->bound = malloc(c->n * sizeof *c->bound);
+  if (!c->want || !c->bound) {
+    tc_gemm_check_free(c);
+    return -1;
+  }
+  tc_tune_gemm_reference(g, m, n, k, trans_a, trans_b, t, a, b, c->idx, c->n, c->want, c->bound);
+  return 0;
+}
+
+void tc_gemm_check_free(tc_gemm_check *c) {
+  if (!c) return;
+  free(c->idx);
+  free(c->want);
+  free(c->bound);
+  memset(c, 0, sizeof *c);
+}
+
+int64_t tc_tune_check(const void *got, tc_dtype t, const size_t *idx, const double *want,
+                      const double *bound, size_t n, double *max_abs, double *worst, char *msg,
+                      size_t cap) {
   int64_t bad = 0;
   size_t first = 0;
   double ma = 0, wr = 0;
   for (size_t i = 0; i < n; i++) {
-    double gv = tc_host_read(t, got, i);
+    double gv = tc_host_read(t, got, idx ? idx[i] : i);
     double e = fabs(gv - want[i]);
     if (!(e <= bound[i])) {
       if (bad == 0) first = i;
@@ -73,7 +120,8 @@ int64_t tc_tune_check(const void *got, tc_dtype t, const double *want, const dou
   if (worst) *worst = wr;
   if (bad)
     set_err(msg, cap, "%lld of %zu elements out of bound; first at %zu: got %.9g, want %.9g, bound %.3g",
-            (long long)bad, n, first, tc_host_read(t, got, first), want[first], bound[first]);
+            (long long)bad, n, idx ? idx[first] : first,
+            tc_host_read(t, got, idx ? idx[first] : first), want[first], bound[first]);
   else
     set_err(msg, cap, "%zu elements within bound (worst error %.3g of the bound)", n, wr);
   return bad;
@@ -346,7 +394,7 @@ typedef struct gemm_ctx {
   tc_cl *cl;                /* OpenCL: opened once */
   const tc_rt_buffer *bufs; /* the caller's */
   void *c_scratch;
-  const double *want, *bound;
+  const tc_gemm_check *chk;
 } gemm_ctx;
 
 static tc_status gemm_launch(gemm_ctx *g, const tc_gemm_kernel *k, tc_rt_buffer *b, double *ms,
@@ -388,10 +436,10 @@ static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
     set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
     goto done;
   }
-  if (g->want) {
-    size_t n = g->bufs[2].bytes / tc_dtype_size(g->pb->c_dtype);
-    if (tc_tune_check(g->c_scratch, g->pb->c_dtype, g->want, g->bound, n, NULL, NULL, why,
-                      sizeof why) != 0) {
+  if (g->chk) {
+    const tc_gemm_check *c = g->chk;
+    if (tc_tune_check(g->c_scratch, g->pb->c_dtype, c->idx, c->want, c->bound, c->n, NULL, NULL,
+                      why, sizeof why) != 0) {
       set_err(note, cap, "wrong result: %s", why);
       goto done;
     }
@@ -414,13 +462,13 @@ done:
   return rc;
 }
 
-tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3], const double *want,
-                       const double *bound, const tc_tune_options *o, tc_tune_result *r,
+tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
+                       const tc_gemm_check *chk, const tc_tune_options *o, tc_tune_result *r,
                        char *err, size_t cap) {
   memset(r, 0, sizeof *r);
   gemm_ctx g;
   memset(&g, 0, sizeof g);
-  g.pb = pb, g.o = o, g.bufs = bufs, g.want = want, g.bound = bound;
+  g.pb = pb, g.o = o, g.bufs = bufs, g.chk = chk;
   g.shape = tc_gemm_problem_shape(pb);
   tc_status st;
   if (o->target == TC_TARGET_OPENCL) {

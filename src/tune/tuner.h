@@ -76,12 +76,33 @@ typedef struct tc_tune_result {
 tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tune_result *r,
                        char *err, size_t cap);
 
+/* What a GEMM's result is checked against: n elements of C at offsets
+ * idx[0 .. n) (idx NULL: every element, offsets 0 .. n-1), each within
+ * want +- bound.  tc_gemm_check_make builds it for `tilec gemm`'s problem
+ * (as tc_tune_gemm_reference): every element when G*M*N*K is at most
+ * TC_CHECK_FULL_MACS multiply-adds, else a sample: C split into square
+ * cells of c x c elements (c the smallest power of two that gives at most
+ * max(TC_CHECK_MIN_SAMPLES, TC_CHECK_FULL_MACS / K) cells) and one
+ * pseudo-random element of each cell, so every tile of any kernel is
+ * checked somewhere and a run stays about a second of CPU time.  *cell
+ * gets c (1 when every element is checked).  Returns 0, or -1 when memory
+ * runs out. */
+typedef struct tc_gemm_check {
+  size_t n;
+  size_t *idx;
+  double *want, *bound;
+} tc_gemm_check;
+#define TC_CHECK_FULL_MACS (1LL << 30)
+#define TC_CHECK_MIN_SAMPLES 4096
+int tc_gemm_check_make(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+                       tc_dtype t, const void *a, const void *b, tc_gemm_check *c, int64_t *cell);
+void tc_gemm_check_free(tc_gemm_check *c);
+
 /* Tunes a GEMM whose A, B, C buffers are bufs[0..2] (host data and sizes;
- * they are not modified).  When want is not NULL, every candidate's C
- * (bufs[2].bytes / size of c_dtype elements) is checked against want +-
- * bound (tc_tune_check). */
-tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3], const double *want,
-                       const double *bound, const tc_tune_options *o, tc_tune_result *r,
+ * they are not modified).  When chk is not NULL, every candidate's C is
+ * checked against it (tc_tune_check). */
+tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
+                       const tc_gemm_check *chk, const tc_tune_options *o, tc_tune_result *r,
                        char *err, size_t cap);
 
 /* The perf DB entry of (key, target, device_name), parsed into the tuned
@@ -108,16 +129,20 @@ double tc_tune_bound(double abs_sum, double want, int64_t terms, tc_dtype t);
 /* The reference of `tilec gemm`: C[g][m][n] = sum_k A[g][m][k] * B[g][k][n]
  * with every matrix row-major, A stored [G][K][M] when trans_a and B
  * stored [G][N][K] when trans_b, elements of type t, summed in double.
- * want and bound get G*M*N values each (bound by tc_tune_bound). */
+ * want and bound get the `count` elements at offsets idx[] of C (idx
+ * NULL: all G*M*N, count must be that) (bound by tc_tune_bound). */
 void tc_tune_gemm_reference(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
-                            tc_dtype t, const void *a, const void *b, double *want, double *bound);
+                            tc_dtype t, const void *a, const void *b, const size_t *idx,
+                            size_t count, double *want, double *bound);
 
-/* Compares n elements of got (type t) with want +- bound.  Returns how
- * many are out of bound (NaN always is); *max_abs gets the largest
- * |got - want| (INFINITY for NaN), *worst the largest error / bound, and
- * msg a one-line summary naming the first failing element. */
-int64_t tc_tune_check(const void *got, tc_dtype t, const double *want, const double *bound,
-                      size_t n, double *max_abs, double *worst, char *msg, size_t cap);
+/* Compares n elements of got (type t), got[idx[i]] (idx NULL: got[i]),
+ * with want[i] +- bound[i].  Returns how many are out of bound (NaN
+ * always is); *max_abs gets the largest |got - want| (INFINITY for NaN),
+ * *worst the largest error / bound, and msg a one-line summary naming the
+ * first failing element by its offset. */
+int64_t tc_tune_check(const void *got, tc_dtype t, const size_t *idx, const double *want,
+                      const double *bound, size_t n, double *max_abs, double *worst, char *msg,
+                      size_t cap);
 
 /* Fills n elements of type t with pseudo-random values in [-1, 1) from
  * *seed (updated), or with NaN when seed is NULL. */
