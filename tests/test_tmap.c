@@ -14,7 +14,13 @@
  *      the maps of its input and output, derived by hand; the same from
  *      the kernel cache; none for OpenCL or sm_80; tc_kernel_run ends at
  *      "no CUDA device" here (where there is a GPU it runs and checks the
- *      copy). */
+ *      copy).
+ *   6. The dynamic shared memory limit the launch sets
+ *      (tc_cuda_dyn_smem_limit): counted against the function's static
+ *      shared memory, so a kernel with 1 KiB of it (a kernel with bulk
+ *      copies: ptxas pads its few bytes of mbarriers to tc_smem's
+ *      1024-byte alignment) and 48 KiB of dynamic memory raises the
+ *      limit, where comparing with 48 KiB alone did not. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +242,8 @@ static void test_cuda_h_values(void) {
       {"sizeof(CUtensorMap)", TC_CU_TMAP_BYTES},
       {"_Alignof(CUtensorMap)", TC_CU_TMAP_ALIGN},
       {"CUDA_ERROR_INVALID_VALUE", 1}, /* cuda.c: encode errors -> TC_ERR_ARGUMENT */
+      {"CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES", TC_CU_FUNC_ATTR_SHARED_SIZE},
+      {"CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES", TC_CU_FUNC_ATTR_MAX_DYN_SMEM},
   };
   fprintf(fp, "#include <cuda.h>\n");
   for (size_t i = 0; i < sizeof vals / sizeof *vals; i++)
@@ -407,11 +415,56 @@ static void test_seed_maps(void) {
   }
 }
 
+/* ---- 6. the dynamic shared memory limit ---------------------------------- */
+
+static void test_dyn_smem_limit(void) {
+  const int optin = 232448; /* sm_90's opt-in shared memory per block */
+  static const struct {
+    size_t dyn;
+    int stat, cur;
+    long want;
+  } cases[] = {
+      {0, 0, 49152, 0},
+      {40960, 0, 49152, 0},           /* fits the default 48 KiB */
+      {49152, 0, 49152, 0},           /* exactly the default */
+      {49152, 1024, 48128, 49152},    /* 1 KiB static: the default is 47 KiB */
+      {48129, 1024, 48128, 48129},
+      {48128, 1024, 48128, 0},
+      {131072, 1024, 48128, 131072},  /* seed 000 for sm_90a: 128 KiB */
+      {197632, 1024, 48128, 197632},  /* the Hopper GEMM tma:256,128,4 */
+      {197632, 1024, 197632, 0},      /* already raised by an earlier launch */
+      {231424, 1024, 48128, 231424},  /* static + dynamic = the opt-in limit */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    tc_str err;
+    tc_str_init(&err);
+    long got = tc_cuda_dyn_smem_limit(cases[i].dyn, cases[i].stat, cases[i].cur, optin, &err);
+    TC_CHECK(got == cases[i].want, "dyn %zu, static %d, limit %d: %ld, expected %ld (%s)",
+             cases[i].dyn, cases[i].stat, cases[i].cur, got, cases[i].want, tc_str_cstr(&err));
+    tc_str_free(&err);
+  }
+  /* over the opt-in limit only with the static bytes counted */
+  tc_str err;
+  tc_str_init(&err);
+  long got = tc_cuda_dyn_smem_limit(232000, 1024, 48128, optin, &err);
+  TC_CHECK(got == -1 && strstr(tc_str_cstr(&err), "232000 bytes of dynamic shared memory and "
+                                                  "1024 of static (the compiled kernel's) exceed "
+                                                  "the 232448 bytes"),
+           "over the opt-in limit: %ld: %s", got, tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK_EQ_INT(tc_cuda_dyn_smem_limit(232000, 1024, 48128, 0, &err), 232000); /* unknown */
+  TC_CHECK(tc_cuda_dyn_smem_limit((size_t)1 << 32, 0, 48128, optin, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "is too large"),
+           "4 GiB: %s", tc_str_cstr(&err));
+  tc_str_free(&err);
+}
+
 int main(void) {
   TC_RUN(test_check_rules);
   TC_RUN(test_encode_args);
   TC_RUN(test_cuda_h_values);
   TC_RUN(test_cuda_run_checks);
   TC_RUN(test_seed_maps);
+  TC_RUN(test_dyn_smem_limit);
   TC_MAIN_END();
 }

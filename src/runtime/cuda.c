@@ -53,7 +53,6 @@ enum {
   TC_CU_ATTR_CC_MAJOR = 75,
   TC_CU_ATTR_CC_MINOR = 76,
   TC_CU_ATTR_MAX_SMEM_OPTIN = 97,
-  TC_CU_FUNC_ATTR_MAX_DYN_SMEM = 8, /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
   TC_CU_JIT_ERROR_LOG_BUFFER = 5,
   TC_CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6
 };
@@ -74,6 +73,7 @@ typedef CUresult (*cuModuleGetFunction_fn)(CUfunction *f, CUmodule m,
                                            const char *name);
 typedef CUresult (*cuModuleUnload_fn)(CUmodule m);
 typedef CUresult (*cuFuncSetAttribute_fn)(CUfunction f, int attr, int value);
+typedef CUresult (*cuFuncGetAttribute_fn)(int *value, int attr, CUfunction f);
 typedef CUresult (*cuMemAlloc_fn)(CUdeviceptr *p, size_t bytes);
 typedef CUresult (*cuMemFree_fn)(CUdeviceptr p);
 typedef CUresult (*cuMemcpyHtoD_fn)(CUdeviceptr dst, const void *src,
@@ -137,6 +137,7 @@ static struct {
   cuModuleGetFunction_fn cuModuleGetFunction;
   cuModuleUnload_fn cuModuleUnload;
   cuFuncSetAttribute_fn cuFuncSetAttribute;
+  cuFuncGetAttribute_fn cuFuncGetAttribute;
   cuMemAlloc_fn cuMemAlloc;
   cuMemFree_fn cuMemFree;
   cuMemcpyHtoD_fn cuMemcpyHtoD;
@@ -264,6 +265,7 @@ static void cu_load(void) {
   CU(cuModuleGetFunction, "cuModuleGetFunction");
   CU(cuModuleUnload, "cuModuleUnload");
   CU(cuFuncSetAttribute, "cuFuncSetAttribute");
+  CU(cuFuncGetAttribute, "cuFuncGetAttribute");
   CU(cuMemAlloc, "cuMemAlloc_v2");
   CU(cuMemFree, "cuMemFree_v2");
   CU(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -574,20 +576,32 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
       goto done;
     }
   }
-  if (launch->dyn_smem > 48 * 1024) {
-    if (launch->dyn_smem > 0x7fffffff) {
-      tc_str_printf(err, "dynamic shared memory of %zu bytes is too large", launch->dyn_smem);
-      st = TC_ERR_ARGUMENT;
+  if (launch->dyn_smem > 0) {
+    /* The launch fails when dyn_smem exceeds the function's
+     * MAX_DYNAMIC_SHARED_SIZE_BYTES, 48 KiB less its static shared memory
+     * until raised: compare with the function's own values rather than
+     * 48 KiB (a kernel with bulk copies has 1 KiB of static shared memory
+     * although its mbarriers take a few bytes: ptxas pads it to the
+     * alignment of tc_smem). */
+    int stat = 0, cur = 48 * 1024, optin = 0;
+    g.cuFuncGetAttribute(&stat, TC_CU_FUNC_ATTR_SHARED_SIZE, fn);
+    if (g.cuFuncGetAttribute(&cur, TC_CU_FUNC_ATTR_MAX_DYN_SMEM, fn) != 0) cur = 48 * 1024 - stat;
+    g.cuDeviceGetAttribute(&optin, TC_CU_ATTR_MAX_SMEM_OPTIN, g.dev);
+    tc_str why;
+    tc_str_init(&why);
+    long set = tc_cuda_dyn_smem_limit(launch->dyn_smem, stat, cur, optin, &why);
+    if (set < 0) {
+      tc_str_printf(err, "launch of '%s': %s", kernel_name, tc_str_cstr(&why));
+      tc_str_free(&why);
+      st = TC_ERR_RUNTIME;
       goto done;
     }
-    CUresult r = g.cuFuncSetAttribute(fn, TC_CU_FUNC_ATTR_MAX_DYN_SMEM,
-                                      (int)launch->dyn_smem);
+    tc_str_free(&why);
+    CUresult r = set > 0 ? g.cuFuncSetAttribute(fn, TC_CU_FUNC_ATTR_MAX_DYN_SMEM, (int)set) : 0;
     if (r != 0) {
-      int optin = 0;
-      g.cuDeviceGetAttribute(&optin, TC_CU_ATTR_MAX_SMEM_OPTIN, g.dev);
-      tc_str_printf(err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %zu) failed: "
-          "%s (%d); the device allows at most %d bytes per block",
-          launch->dyn_smem, cu_error_name(r), r, optin);
+      tc_str_printf(err, "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES = %ld) failed: "
+          "%s (%d); the function has %d bytes of static shared memory and the device allows "
+          "at most %d bytes per block", set, cu_error_name(r), r, stat, optin);
       st = TC_ERR_RUNTIME;
       goto done;
     }
@@ -658,6 +672,21 @@ done:
   free(dptr);
   free(ptx);
   return st;
+}
+
+long tc_cuda_dyn_smem_limit(size_t dyn, int static_bytes, int cur_max, int optin, tc_str *err) {
+  if (dyn > 0x7fffffff) {
+    tc_str_printf(err, "dynamic shared memory of %zu bytes is too large", dyn);
+    return -1;
+  }
+  if (static_bytes < 0) static_bytes = 0;
+  if (optin > 0 && (long)static_bytes + (long)dyn > optin) {
+    tc_str_printf(err, "%zu bytes of dynamic shared memory and %d of static (the compiled "
+                  "kernel's) exceed the %d bytes a block may have on this device",
+                  dyn, static_bytes, optin);
+    return -1;
+  }
+  return (long)dyn <= (long)cur_max ? 0 : (long)dyn;
 }
 
 tc_status tc_cuda_run(const char *source, const char *kernel_name,

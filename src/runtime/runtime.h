@@ -162,6 +162,23 @@ tc_status tc_cuda_run_ptx(const char *ptx, const char *kernel_name,
  * NVRTC cannot be loaded. */
 int tc_cuda_nvrtc_version(int *major, int *minor);
 
+/* CUfunction_attribute values cuda.c reads and sets before a launch
+ * (tests/test_tmap.c compares them with cuda.h where it exists). */
+enum {
+  TC_CU_FUNC_ATTR_SHARED_SIZE = 1, /* CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static) */
+  TC_CU_FUNC_ATTR_MAX_DYN_SMEM = 8 /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+};
+/* The dynamic shared memory limit a launch of `dyn` bytes needs, for a
+ * function with static_bytes of static shared memory (its
+ * SHARED_SIZE_BYTES: the compiler's, which may exceed the kernel's own
+ * arrays; ptxas pads them to the alignment of an `extern __shared__
+ * __align__(1024)` array) whose MAX_DYNAMIC_SHARED_SIZE_BYTES is now
+ * cur_max (48 KiB less the static bytes until set).  Returns 0 when dyn
+ * fits cur_max, else dyn, the value to set; -1 with a message in err when
+ * static_bytes + dyn exceed optin, the device's opt-in shared memory per
+ * block (ignored when not positive).  Pure: no driver needed. */
+long tc_cuda_dyn_smem_limit(size_t dyn, int static_bytes, int cur_max, int optin, tc_str *err);
+
 /* ---- HIP (AMD GPUs; hip.c) ---- */
 #define TC_HIP_DEFAULT_ARCH "gfx90a"
 /* The hipcc tilec uses: the first in $PATH, else /opt/rocm/bin/hipcc.
