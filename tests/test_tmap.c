@@ -161,6 +161,13 @@ static void test_check_rules(void) {
   TC_CHECK_EQ_INT(tc_tmap_span_bytes(&t), 8192LL * 8192 * 2);
   t.rank = 1, t.box[1] = 0;
   TC_CHECK_EQ_INT(tc_tmap_span_bytes(&t), 8192LL * 2);
+  /* rows of 100 bf16 padded to 208 bytes: the last row ends after its 200
+   * bytes (2 * 208 + 200); one row of them spans its 200 bytes only */
+  t = base_map();
+  t.dims[0] = 100, t.dims[1] = 3, t.strides[1] = 208;
+  TC_CHECK_EQ_INT(tc_tmap_span_bytes(&t), 2 * 208 + 200);
+  t.dims[1] = 1;
+  TC_CHECK_EQ_INT(tc_tmap_span_bytes(&t), 200);
 }
 
 /* ---- 2. the encode arguments --------------------------------------------- */

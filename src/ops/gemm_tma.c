@@ -158,7 +158,12 @@ static void tmap_of(hgen *H, const operand *op, int buffer, tc_rt_tmap *t) {
   t->dtype = H->s.dtype;
   t->rank = H->rank;
   t->dims[0] = (uint64_t)op->dim_in, t->dims[1] = (uint64_t)op->dim_out, t->dims[2] = (uint64_t)H->s.g;
-  t->strides[1] = (uint64_t)op->str_out * 2, t->strides[2] = (uint64_t)op->str_g * 2;
+  /* an outer dimension of extent 1 is never stepped along, and a view may
+   * give it any stride (0 where it was dropped): the map gets the dense
+   * one, rounded up to the 16 bytes tensor maps need */
+  uint64_t dense = ((uint64_t)op->dim_in * 2 + 15) / 16 * 16;
+  t->strides[1] = op->dim_out == 1 ? dense : (uint64_t)op->str_out * 2;
+  t->strides[2] = (uint64_t)op->str_g * 2;
   t->box[0] = 64, t->box[1] = (uint32_t)op->box_rows, t->box[2] = 1;
   t->swizzle = 128;
 }

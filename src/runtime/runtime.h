@@ -85,8 +85,10 @@ typedef struct tc_cu_tmap_args {
 tc_status tc_tmap_check(const tc_rt_tmap *t, int nbufs, tc_str *err);
 /* tc_tmap_check over maps[0..n-1]; messages start "tensor map I: ". */
 tc_status tc_tmap_check_all(const tc_rt_tmap *maps, int n, int nbufs, tc_str *err);
-/* The bytes of the buffer a checked map spans: the outermost stride times
- * the outermost extent (the extent times the element size for rank 1). */
+/* The bytes of the buffer a checked map spans: one past its last element,
+ * dims[0] * the element size + sum over the outer dims of (dims[i] - 1) *
+ * strides[i] (so an outer dimension of extent 1 adds nothing, and the last
+ * row needs no padding after its elements). */
 uint64_t tc_tmap_span_bytes(const tc_rt_tmap *t);
 /* The CUtensorMapDataType of a tilec dtype; -1 when there is none. */
 int tc_tmap_cu_dtype(tc_dtype dt);

@@ -85,10 +85,16 @@ tc_status tc_tmap_check_all(const tc_rt_tmap *maps, int n, int nbufs, tc_str *er
 }
 
 uint64_t tc_tmap_span_bytes(const tc_rt_tmap *t) {
-  int r = t->rank - 1;
-  uint64_t step = r == 0 ? (uint64_t)tc_dtype_size(t->dtype) : t->strides[r];
-  if (step && t->dims[r] > UINT64_MAX / step) return UINT64_MAX;
-  return t->dims[r] * step;
+  /* one past the last byte: dims[0] elements, then (dims[i] - 1) strides
+   * of every outer dimension (a checked map's products fit 64 bits) */
+  uint64_t end = t->dims[0] * (uint64_t)tc_dtype_size(t->dtype);
+  for (int i = 1; i < t->rank; i++) {
+    if (t->dims[i] == 0) return 0;
+    uint64_t step = t->dims[i] - 1;
+    if (step && t->strides[i] > (UINT64_MAX - end) / step) return UINT64_MAX;
+    end += step * t->strides[i];
+  }
+  return end;
 }
 
 void tc_tmap_encode_args(const tc_rt_tmap *t, tc_cu_tmap_args *a) {
