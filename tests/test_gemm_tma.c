@@ -453,7 +453,8 @@ static void test_cuda(void) {
       snprintf(want, sizeof want, "cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier",
                tc->g > 1 ? 3 : 2);
       TC_CHECK(has(k.source, want), "%s: no %s", cfg, want);
-      TC_CHECK(has(k.source, "mbarrier.try_wait.parity") &&
+      TC_CHECK(has(k.source, "prefetch.tensormap [%0];\" :: \"l\"((unsigned long long)&tc_tm_c)") &&
+                   has(k.source, "mbarrier.try_wait.parity") &&
                    has(k.source, "stmatrix.sync.aligned.m8n8.x4.shared.b16") &&
                    has(k.source, ".global.shared::cta.bulk_group") &&
                    !has(k.source, "tc_wgmma_emu") && !has(k.source, "tc_ldsm_st"),

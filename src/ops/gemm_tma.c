@@ -240,6 +240,14 @@ static tc_status emit_load(hgen *H, const char *stage, const char *kt, const cha
   return TC_OK;
 }
 
+/* The loading thread fetches the three tensor maps (kernel parameters)
+ * into the copy engine's descriptor cache ahead of the first copy. */
+static void emit_prefetch(hgen *H, int depth) {
+  for (int i = 0; i < 3; i++)
+    ln(H, depth, "asm volatile(\"prefetch.tensormap [%%0];\" :: \"l\"((unsigned long long)&tc_tm_%c) : "
+                 "\"memory\");", "abc"[i]);
+}
+
 /* Waits for the completion of the phase of parity `ph` of barrier
  * bar[stage]: tc_bar, the copies of the stage have landed; tc_empty, the
  * consumers are done with it. */
@@ -507,6 +515,7 @@ static tc_status emit(hgen *H, const char *name) {
     ln(H, 2, "asm volatile(\"setmaxnreg.dec.sync.aligned.u32 %d;\" ::: \"memory\");",
        TC_TMA_PRODUCER_REGS);
     ln(H, 2, "if (tid == %d) {", H->nc * 128);
+    emit_prefetch(H, 3);
     ln(H, 3, "for (int kt = 0; kt < %lld; ++kt) {", (long long)H->nk);
     ln(H, 4, "const int tc_st = kt %% %d;", S);
     ln(H, 4, "if (kt >= %d)  /* fill n = kt / %d waits for release n - 1 */", S, S);
@@ -527,6 +536,11 @@ static tc_status emit(hgen *H, const char *name) {
   ln(H, 1, "for (int j = 0; j < %d; ++j) c_acc[j] = 0.0f;", npb / 2);
   if (!H->ws) {
     int64_t pro = H->nk < S ? H->nk : S;
+    if (H->cuda) {
+      ln(H, 1, "if (tid == 0) {");
+      emit_prefetch(H, 2);
+      ln(H, 1, "}");
+    }
     ln(H, 1, "/* prologue: K tiles 0 .. %lld into the stages */", (long long)pro - 1);
     for (int64_t s = 0; s < pro && st == TC_OK; s++) {
       char sv[24];
