@@ -356,6 +356,22 @@ static void test_supported(void) {
              "first candidate tma:%d,%d,%d", c[0].m_per_block, c[0].n_per_block, c[0].tma_stages);
   }
   free(c);
+  /* the wave model (132 SMs): with N = K = 8192, M = 64 gives 64 x 64
+   * tiles (128 blocks, one wave, cost 4096 / 0.6 = 6827; 64 x 128 is 64
+   * blocks at 8192 / 0.75 = 10923), M = 256 gives 128 x 128 (128 blocks,
+   * 16384 / 0.9 = 18204; 128 x 256 is 64 blocks at 32768; 64 x 256 ties
+   * but has one consumer warp group), M = 8192 gives 128 x 256 (16 waves)
+   * - all warp-specialised */
+  static const struct { int64_t m; int mpb, npb; } skinny[] = {
+      {64, 64, 64}, {256, 128, 128}, {8192, 128, 256}};
+  for (size_t i = 0; i < sizeof skinny / sizeof skinny[0]; i++) {
+    tc_gemm_shape sk = plain_shape(1, skinny[i].m, 8192, 8192, 1, 0, 0);
+    tc_gemm_params q;
+    TC_REQUIRE(tc_gemm_tma_default(&sk, &q, err, sizeof err) == 0, "%s", err);
+    TC_CHECK(q.m_per_block == skinny[i].mpb && q.n_per_block == skinny[i].npb && q.tma_ws == 1,
+             "M %lld: %s%d,%d,%d", (long long)skinny[i].m, q.tma_ws ? "tmaws:" : "tma:",
+             q.m_per_block, q.n_per_block, q.tma_stages);
+  }
   /* the kinds per target: sm_90a puts the TMA kernel first, then mma.sync;
    * sm_80, an unknown arch (NULL) and OpenCL have none of it */
   static const struct { tc_target t; const char *arch; int tma_first; } kinds[] = {

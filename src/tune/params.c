@@ -1273,17 +1273,37 @@ static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap)
   return 0;
 }
 
+/* A TMA kernel's block fills an SM (up to 227 KiB of shared memory), so
+ * its time is about (waves of TC_TMA_SMS blocks) x (one tile's time), and
+ * a tile's time grows more slowly than its area (a larger tile reads less
+ * shared memory per multiply-add): the relative cost of a tile of area
+ * MPB * NPB is area / efficiency, efficiency 1 from 128 x 256 up, 0.9 for
+ * 128 x 128, 0.75 for 64 x 128, 0.6 for 64 x 64 (estimates, to be
+ * replaced by measurements; --tune measures). */
+#define TC_TMA_SMS 132 /* H100 / H200 SXM */
+static double tma_cost(const cand *c) {
+  int64_t area = (int64_t)c->p.m_per_block * c->p.n_per_block;
+  double eff = area >= 32768 ? 1.0 : area >= 16384 ? 0.9 : area >= 8192 ? 0.75 : 0.6;
+  int64_t waves = (c->blocks + TC_TMA_SMS - 1) / TC_TMA_SMS;
+  return (double)waves * (double)area / eff;
+}
+
 /* TMA candidates: MPB in {64, 128, 256}, NPB in {64, 128, 256}, both
  * pipelines, the most stages that fit (at most 6, and at most the number
- * of K tiles) and two fewer; ordered by size as the XDLOPS candidates,
- * then the warp-specialised pipeline first (the copies of the next stages
- * and the wgmmas of this one overlap: docs/hopper_gemm.md), then the rest
- * of the XDLOPS order, then more stages first. */
+ * of K tiles) and two fewer; ordered by tma_cost, then the
+ * warp-specialised pipeline first (the copies of the next stages and the
+ * wgmmas of this one overlap: docs/hopper_gemm.md), then two consumer
+ * warp groups rather than one (one computes while the other waits), then
+ * the wider wgmma (N: fewer shared-memory bytes per multiply-add), then
+ * the XDLOPS order, then more stages first. */
 static int tma_cmp(const void *x, const void *y) {
   const cand *a = x, *b = y;
-  int c = size_cmp(a, b);
-  if (c) return c;
+  double ca = tma_cost(a), cb = tma_cost(b);
+  CMP(ca, cb);
+  int c = 0;
   CMP(b->p.tma_ws, a->p.tma_ws);
+  CMP(b->p.m_per_block >= 128, a->p.m_per_block >= 128);
+  CMP(b->p.n_per_block, a->p.n_per_block);
   c = xdl_cmp(x, y);
   if (c) return c;
   CMP(b->p.tma_stages, a->p.tma_stages);
