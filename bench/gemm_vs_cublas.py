@@ -161,6 +161,41 @@ def fmt(v, spec):
     return "-" if v is None else format(v, spec)
 
 
+def write_table(args, out, device, rows, nshapes):
+    """Writes the markdown table (and the JSON) of the rows so far; returns (text, written)."""
+    lines = ["# tilec bf16 GEMM vs cuBLAS", "",
+             "- device: %s" % device,
+             "- date: %s; tilec: %s; %d timed runs per side, medians (tilec: one launch per run, "
+             "%s; torch.matmul: CUDA events per call after %d warm-up calls)"
+             % (time.strftime("%Y-%m-%d %H:%M"), args.tilec, args.runs,
+                "CUDA events" if args.target == "cuda" else "OpenCL profiling events (CPU)",
+                args.warmup),
+             "- TFLOP/s = 2 M N K / time; ratio = tilec / cuBLAS; shape M x N x K with the "
+             "transposes of A and B (n: as stored [M,K] / [K,N], t: transposed)",
+             "- %d of %d shapes" % (len(rows), nshapes), "",
+             "| shape | tilec ms | tilec TFLOP/s | cuBLAS ms | cuBLAS TFLOP/s | ratio | verify "
+             "| perf config |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["shape"], fmt(r["tilec_ms"], ".4f"), fmt(r["tilec_tflops"], ".1f"),
+            fmt(r["cublas_ms"], ".4f"), fmt(r["cublas_tflops"], ".1f"), fmt(r["ratio"], ".2f"),
+            r["verify"] + (" (error: %s)" % r["error"] if r["error"] else ""),
+            r["perf_config"] or "-"))
+    text = "\n".join(lines) + "\n"
+    try:
+        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
+        with open(out + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(out + ".tmp", out)
+        with open(os.path.splitext(out)[0] + ".json", "w") as f:
+            json.dump({"device": device, "runs": args.runs, "rows": rows}, f, indent=1)
+    except OSError as e:
+        print("gemm_vs_cublas: cannot write %s: %s" % (out, e), file=sys.stderr)
+        return text, False
+    return text, True
+
+
 def main():
     ap = argparse.ArgumentParser(
         description="tilec's bf16 GEMM against cuBLAS (torch.matmul); see the top of this file.")
@@ -271,42 +306,19 @@ def main():
             row["ratio"] = row["tilec_tflops"] / row["cublas_tflops"]
         bad = bool(row["error"]) or row["verify"].startswith(("FAIL", "ERROR"))
         failed += bad
+        write_table(args, out, device, rows, len(shapes))  # so far: a kill keeps what ran
         print("%-22s tilec %s ms (%s TFLOP/s, %s)  cuBLAS %s ms (%s TFLOP/s)  ratio %s  verify %s%s"
               % (row["shape"], fmt(row["tilec_ms"], ".4f"), fmt(row["tilec_tflops"], ".1f"),
                  row["perf_config"], fmt(row["cublas_ms"], ".4f"), fmt(row["cublas_tflops"], ".1f"),
                  fmt(row["ratio"], ".2f"), row["verify"],
                  "  ERROR: " + row["error"] if row["error"] else ""), flush=True)
 
-    lines = ["# tilec bf16 GEMM vs cuBLAS", "",
-             "- device: %s" % device,
-             "- date: %s; tilec: %s; %d timed runs per side, medians (tilec: one launch per run, "
-             "%s; torch.matmul: CUDA events per call after %d warm-up calls)"
-             % (time.strftime("%Y-%m-%d %H:%M"), args.tilec, args.runs,
-                "CUDA events" if args.target == "cuda" else "OpenCL profiling events (CPU)",
-                args.warmup),
-             "- TFLOP/s = 2 M N K / time; ratio = tilec / cuBLAS; shape M x N x K with the "
-             "transposes of A and B (n: as stored [M,K] / [K,N], t: transposed)", "",
-             "| shape | tilec ms | tilec TFLOP/s | cuBLAS ms | cuBLAS TFLOP/s | ratio | verify "
-             "| perf config |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append("| %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r["shape"], fmt(r["tilec_ms"], ".4f"), fmt(r["tilec_tflops"], ".1f"),
-            fmt(r["cublas_ms"], ".4f"), fmt(r["cublas_tflops"], ".1f"), fmt(r["ratio"], ".2f"),
-            r["verify"] + (" (error: %s)" % r["error"] if r["error"] else ""),
-            r["perf_config"] or "-"))
-    text = "\n".join(lines) + "\n"
+    text, written = write_table(args, out, device, rows, len(shapes))
     print()
     print(text, end="")
-    try:
-        os.makedirs(os.path.dirname(out) or ".", exist_ok=True)
-        with open(out, "w") as f:
-            f.write(text)
-        with open(os.path.splitext(out)[0] + ".json", "w") as f:
-            json.dump({"device": device, "runs": args.runs, "rows": rows}, f, indent=1)
+    if written:
         print("written: %s (and .json)" % out)
-    except OSError as e:
-        print("gemm_vs_cublas: cannot write %s: %s" % (out, e), file=sys.stderr)
+    else:
         failed += 1
     return EXIT_FAIL if failed else EXIT_OK
 
