@@ -53,7 +53,7 @@ $(BUILD)/bench/%: bench/%.c $(BUILD)/libtilec.a
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_ALL) -Isrc -o $@ $< $(BUILD)/libtilec.a $(LDLIBS_ALL)
 
-tests: $(TEST_BIN) $(BUILD)/tilec $(BUILD)/libtilec.so
+tests: $(TEST_BIN) $(BUILD)/tilec $(BUILD)/libtilec.so $(BENCH_BIN)
 
 # deps runs before anything is compiled (a sub-make, so also under -j).
 deps:
@@ -65,9 +65,11 @@ demo: deps
 
 test: deps
 	$(MAKE) tests
-	TILEC=$(BUILD)/tilec TILEC_LIB=$(BUILD)/libtilec.so tests/run.sh $(TEST_BIN) tests/cli_test.sh tests/cli_conv_test.sh \
+	TILEC=$(BUILD)/tilec TILEC_LIB=$(BUILD)/libtilec.so LDST_BENCH=$(BUILD)/bench/ldst_bandwidth \
+	  tests/run.sh $(TEST_BIN) tests/cli_test.sh tests/cli_conv_test.sh \
 	  tests/python_test.sh \
-	  tests/install_test.sh tests/tutorial_test.sh
+	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
+	  tests/sass_check_test.sh
 
 # The slow convolution set: every ResNet-50 layer shape of issue #3 in all
 # three directions (about 3 minutes on a 2-core CPU).  `make test` runs the
@@ -79,8 +81,11 @@ asan:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) BUILD=build-asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
+# A benchmark that exits 3 found no device for its target (ldst_bandwidth
+# without a CUDA GPU): reported, not a failure.  On a GPU: bench/hopper.sh.
 bench: $(BENCH_BIN)
-	@for b in $(BENCH_BIN); do echo "== $$b"; $$b || exit 1; done
+	@for b in $(BENCH_BIN); do echo "== $$b"; $$b; rc=$$?; \
+	  if [ $$rc -eq 3 ]; then echo "(skipped: no device)"; elif [ $$rc -ne 0 ]; then exit 1; fi; done
 
 # install / uninstall.  DESTDIR stages the tree (files go to
 # $(DESTDIR)$(LIBDIR) ...) while the paths written into tilec.pc stay the

@@ -19,6 +19,13 @@
 # missing ones, with sudo unless already root.  On a system without dpkg it
 # says so and changes nothing.  (The CUDA toolkit is optional: where NVRTC
 # is found, `tilec demo --target cuda` compiles the examples with it.)
+# Where nvcc exists but no cuobjdump is found (scripts/find_cuobjdump.sh:
+# $TILEC_CUOBJDUMP, PATH, $CUDA_HOME/bin, /usr/local/cuda/bin, an earlier
+# pip install), it also pip-installs NVIDIA's PyPI packages
+#   nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm
+#                       cuobjdump and nvdisasm (into site-packages/nvidia/cu13/bin)
+#                       for the SASS check (bench/sass_check.sh,
+#                       tests/sass_check_test.sh); if pip fails the check skips
 set -eu
 
 PACKAGES="build-essential pocl-opencl-icd ocl-icd-opencl-dev clinfo libsqlite3-dev pkg-config man-db python3 hipcc libamdhip64-dev rocm-device-libs"
@@ -32,6 +39,16 @@ if command -v python3 >/dev/null 2>&1 && ! python3 -c "import numpy, pytest" >/d
   if ! python3 -m pip install --quiet numpy pytest; then
     echo "deps: pip failed; trying Debian's python3-numpy python3-pytest"
     PACKAGES="$PACKAGES python3-numpy python3-pytest"
+  fi
+fi
+
+# The SASS check needs cuobjdump (and nvdisasm) next to nvcc: from PyPI when
+# the toolkit at hand lacks them.  A failure only warns (the check skips).
+if command -v nvcc >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 &&
+   ! sh "$(dirname "$0")/find_cuobjdump.sh" >/dev/null 2>&1; then
+  echo "deps: nvcc without cuobjdump: installing nvidia-cuda-cuobjdump and nvidia-cuda-nvdisasm with pip"
+  if ! python3 -m pip install --quiet nvidia-cuda-cuobjdump nvidia-cuda-nvdisasm; then
+    echo "deps: warning: pip could not install cuobjdump; the SASS check will skip" >&2
   fi
 fi
 

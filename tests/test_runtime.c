@@ -4,7 +4,9 @@
  * compile errors, bad selectors, bad kernel names and oversized
  * work-groups), and CUDA: NVRTC compilation to PTX (skipped where NVRTC is
  * missing) and the "no CUDA device: ..." path where there is no driver
- * (or a real run where there is one). */
+ * (or a real run where there is one); the timed device-to-device copy
+ * (tc_cuda_time_d2d): its argument errors, "no CUDA device" without one,
+ * positive times with one. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -378,6 +380,37 @@ static void test_cuda_run(void) {
   tc_str_free(&err);
 }
 
+static void test_cuda_time_d2d(void) {
+  tc_str msg, err;
+  tc_str_init(&msg);
+  tc_str_init(&err);
+  double ms[3] = {-1, -1, -1};
+  tc_status st = tc_cuda_time_d2d(0, 3, ms, &err);
+  TC_CHECK(st == TC_ERR_ARGUMENT && has(&err, "need bytes > 0, runs >= 1 and ms (got 0 bytes, 3 runs)"),
+           "0 bytes: %s: %s", tc_status_name(st), tc_str_cstr(&err));
+  tc_str_clear(&err);
+  st = tc_cuda_time_d2d(4096, 0, ms, &err);
+  TC_CHECK(st == TC_ERR_ARGUMENT && has(&err, "(got 4096 bytes, 0 runs)"), "0 runs: %s: %s",
+           tc_status_name(st), tc_str_cstr(&err));
+  tc_str_clear(&err);
+  st = tc_cuda_time_d2d(4096, 1, NULL, &err);
+  TC_CHECK_EQ_INT(st, TC_ERR_ARGUMENT);
+  tc_str_clear(&err);
+  int avail = tc_cuda_available(&msg);
+  st = tc_cuda_time_d2d((size_t)1 << 20, 3, ms, &err);
+  if (!avail) {
+    TC_CHECK_EQ_INT(st, TC_ERR_NO_DEVICE);
+    TC_CHECK_STR(tc_str_cstr(&err), tc_str_cstr(&msg));
+    TC_CHECK(starts_with(&err, "no CUDA device: "), "message: %s", tc_str_cstr(&err));
+    for (int i = 0; i < 3; i++) TC_CHECK(ms[i] == 0, "ms[%d] = %g without a device", i, ms[i]);
+  } else {
+    TC_CHECK(st == TC_OK, "d2d: %s", tc_str_cstr(&err));
+    for (int i = 0; i < 3; i++) TC_CHECK(ms[i] > 0 && ms[i] < 1000, "ms[%d] = %g", i, ms[i]);
+  }
+  tc_str_free(&msg);
+  tc_str_free(&err);
+}
+
 int main(void) {
   TC_RUN(test_cl_list_devices);
   TC_RUN(test_cl_open_default_is_pocl);
@@ -393,5 +426,6 @@ int main(void) {
   TC_RUN(test_cuda_compile_errors);
   TC_RUN(test_cuda_describe);
   TC_RUN(test_cuda_run);
+  TC_RUN(test_cuda_time_d2d);
   TC_MAIN_END();
 }

@@ -79,6 +79,7 @@ typedef CUresult (*cuMemFree_fn)(CUdeviceptr p);
 typedef CUresult (*cuMemcpyHtoD_fn)(CUdeviceptr dst, const void *src,
                                     size_t bytes);
 typedef CUresult (*cuMemcpyDtoH_fn)(void *dst, CUdeviceptr src, size_t bytes);
+typedef CUresult (*cuMemcpyDtoD_fn)(CUdeviceptr dst, CUdeviceptr src, size_t bytes);
 typedef CUresult (*cuLaunchKernel_fn)(CUfunction f, unsigned gx, unsigned gy,
                                       unsigned gz, unsigned bx, unsigned by,
                                       unsigned bz, unsigned smem, CUstream s,
@@ -142,6 +143,7 @@ static struct {
   cuMemFree_fn cuMemFree;
   cuMemcpyHtoD_fn cuMemcpyHtoD;
   cuMemcpyDtoH_fn cuMemcpyDtoH;
+  cuMemcpyDtoD_fn cuMemcpyDtoD; /* optional: only tc_cuda_time_d2d needs it */
   cuLaunchKernel_fn cuLaunchKernel;
   cuEventCreate_fn cuEventCreate;
   cuEventRecord_fn cuEventRecord;
@@ -281,6 +283,7 @@ static void cu_load(void) {
 #undef CU
   RESOLVE(g.cuda, g.cuGetErrorName, "cuGetErrorName");
   RESOLVE(g.cuda, g.cuTensorMapEncodeTiled, "cuTensorMapEncodeTiled");
+  RESOLVE(g.cuda, g.cuMemcpyDtoD, "cuMemcpyDtoD_v2");
   if (missing) {
     snprintf(g.cu_why, sizeof g.cu_why,
              "no CUDA device: libcuda.so.1 lacks the symbol %s (driver too old?)",
@@ -703,4 +706,65 @@ tc_status tc_cuda_run_ptx(const char *ptx, const char *kernel_name,
     return TC_ERR_ARGUMENT;
   }
   return cuda_run(NULL, ptx, kernel_name, arch, bufs, nbufs, launch, ms, err);
+}
+
+/* ---- a device-to-device copy, timed (the bandwidth baseline) -------------- */
+
+tc_status tc_cuda_time_d2d(size_t bytes, int runs, double *ms, tc_str *err) {
+  if (bytes == 0 || runs < 1 || !ms) {
+    tc_str_printf(err, "tc_cuda_time_d2d: need bytes > 0, runs >= 1 and ms (got %zu bytes, %d runs)",
+                  bytes, runs);
+    return TC_ERR_ARGUMENT;
+  }
+  for (int i = 0; i < runs; i++) ms[i] = 0;
+  if (!cu_ready()) {
+    tc_str_printf(err, "%s", g.cu_why);
+    return TC_ERR_NO_DEVICE;
+  }
+  if (!g.cuMemcpyDtoD) {
+    tc_str_printf(err, "this CUDA driver (%d.%d) lacks cuMemcpyDtoD_v2", g.driver_version / 1000,
+                  (g.driver_version % 1000) / 10);
+    return TC_ERR_UNSUPPORTED;
+  }
+  pthread_once(&g.ctx_once, ctx_load);
+  if (g.ctx_err != 0) {
+    tc_str_printf(err, "cuDevicePrimaryCtxRetain failed: %s (%d)", cu_error_name(g.ctx_err),
+                  g.ctx_err);
+    return TC_ERR_RUNTIME;
+  }
+  tc_status st = TC_OK;
+  CUdeviceptr src = 0, dst = 0;
+  CUevent e0 = NULL, e1 = NULL;
+  CU_CHECK(g.cuCtxSetCurrent(g.ctx), "cuCtxSetCurrent");
+  {
+    CUresult r = g.cuMemAlloc(&src, bytes);
+    if (r == 0) r = g.cuMemAlloc(&dst, bytes);
+    if (r != 0) {
+      tc_str_printf(err, "cuMemAlloc of 2 x %zu bytes for the device-to-device copy failed: %s (%d)",
+                    bytes, cu_error_name(r), r);
+      st = TC_ERR_RUNTIME;
+      goto done;
+    }
+  }
+  CU_CHECK(g.cuEventCreate(&e0, 0), "cuEventCreate");
+  CU_CHECK(g.cuEventCreate(&e1, 0), "cuEventCreate");
+  /* one untimed copy first: the pages are touched, the copy engine warm */
+  CU_CHECK(g.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+  CU_CHECK(g.cuCtxSynchronize(), "cuMemcpyDtoD (cuCtxSynchronize)");
+  for (int i = 0; i < runs; i++) {
+    float t = 0;
+    CU_CHECK(g.cuEventRecord(e0, NULL), "cuEventRecord");
+    CU_CHECK(g.cuMemcpyDtoD(dst, src, bytes), "cuMemcpyDtoD");
+    CU_CHECK(g.cuEventRecord(e1, NULL), "cuEventRecord");
+    CU_CHECK(g.cuEventSynchronize(e1), "cuMemcpyDtoD (cuEventSynchronize)");
+    CU_CHECK(g.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
+    ms[i] = t;
+  }
+
+done:
+  if (e0) g.cuEventDestroy(e0);
+  if (e1) g.cuEventDestroy(e1);
+  if (src) g.cuMemFree(src);
+  if (dst) g.cuMemFree(dst);
+  return st;
 }

@@ -160,6 +160,14 @@ tc_status tc_cuda_run(const char *source, const char *kernel_name,
 tc_status tc_cuda_run_ptx(const char *ptx, const char *kernel_name,
                           const char *arch, tc_rt_buffer *bufs, int nbufs,
                           const tc_launch *launch, double *ms, tc_str *err);
+/* Times a device-to-device copy (cuMemcpyDtoD on the default stream) of
+ * `bytes` between two fresh buffers of device 0: one untimed copy, then
+ * `runs` copies, each between its own pair of events; ms[0 .. runs-1]
+ * get their times in milliseconds.  The baseline of
+ * bench/ldst_bandwidth.c.  TC_ERR_NO_DEVICE with "no CUDA device: ..."
+ * where there is none; TC_ERR_RUNTIME when the buffers cannot be
+ * allocated or a copy fails. */
+tc_status tc_cuda_time_d2d(size_t bytes, int runs, double *ms, tc_str *err);
 /* The version of the NVRTC that tc_cuda_compile uses; 0 (and 0.0) where
  * NVRTC cannot be loaded. */
 int tc_cuda_nvrtc_version(int *major, int *minor);

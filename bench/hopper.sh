@@ -1,0 +1,223 @@
+#!/usr/bin/env bash
+# hopper.sh - everything issue #4 asks of an H100, as one command for a GPU
+# session (at most 10 minutes per command there).  From the repository root:
+#
+#   bench/hopper.sh            (writes under $OUT if set, else bench/out/)
+#
+# Steps, each under its own timeout and all under one deadline
+# ($HOPPER_BUDGET seconds, default 540), so that a hang costs one step, not
+# the slot; the measurements come first, the tests (which re-check on PoCL
+# what the CPU machine checks too, and launch the TMA kernels for real)
+# after them:
+#   1. preflight   the tools (cc, make, nvcc, cuobjdump, python3, torch),
+#                  git revision, nvidia-smi
+#   2. build       make -j16 all tests (the library, tilec, the tests and
+#                  the benchmarks)
+#   3. ldst        build/bench/ldst_bandwidth: seed 000's LdStMatrixSet at
+#                  8192x8192 bf16, all 12 shmoo variants, output == input,
+#                  GB/s against cuMemcpyDtoD (goal >= 90%)
+#   4. gemm        bench/gemm_vs_cublas.py: tilec's bf16 GEMM vs cuBLAS
+#                  (torch.matmul) at 8192^3 (4 layouts), M = 64/128/256 with
+#                  N = K = 8192, 1024^2..4096^2 squares
+#   5. tests       build/tests/test_gemm_tma, test_ldst, test_tmap, test_nvcc,
+#                  test_cache, test_wgmma, test_mma, test_runtime (fresh
+#                  kernel cache); on a GPU these launch the TMA kernels and
+#                  the device-to-device copy for real
+#   6. sass        bench/sass_check.sh: HGMMA / UTMALDG / UTMASTG / STSM in the
+#                  TMA GEMM, LDSM / STSM / UTMALDG / UTMASTG in every
+#                  LdStMatrixSet variant, no LDL / STL (needs nvcc + cuobjdump)
+#   7. nvidia-smi  clocks and temperature after the runs
+# Each step's full output goes to OUT/NN_step.log; the summary (one line per
+# step, the bandwidth and GEMM tables) is printed last and written to
+# OUT/summary.md.  Estimated time on an H100 with 16 cores: build ~1 min,
+# ldst ~1 min, gemm ~3-4 min, tests ~2 min (PoCL compiles their kernels
+# cold: 2.3 min on the 2-core CPU machine), sass ~20 s: 7-8 minutes, never
+# more than the deadline.
+#
+# If the GPU machine cannot build (no compiler or OpenCL / SQLite headers),
+# build here and carry build/ (about 42 MiB) with the run; the step then
+# says what failed and the rest runs with the binaries at hand.  Where NVRTC
+# is not on the library path (PyTorch's pip wheels bring libnvrtc.so.12 in
+# site-packages/nvidia/cuda_nvrtc/lib), that folder is added to
+# LD_LIBRARY_PATH.
+#
+# Exit status: 0 every step passed or was skipped for a missing tool or
+# device (said in the summary); 1 a step failed or timed out.
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+OUT=${OUT:-bench/out}
+mkdir -p "$OUT" || exit 1
+case $OUT in /*) ;; *) OUT=$PWD/$OUT ;; esac
+export OUT
+BUDGET=${HOPPER_BUDGET:-540}
+T0=$(date +%s)
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-hopper.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+# a fresh kernel cache and perf DB: nothing from an earlier run is reused
+export TILEC_CACHE_DIR=$tmp/cache TILEC_PERFDB=$tmp/perfdb.sqlite
+# modules load eagerly, so that no lazy loading falls between a launch's
+# timing events (every timed tilec launch loads its module first)
+export CUDA_MODULE_LOADING=EAGER
+mkdir -p "$TILEC_CACHE_DIR"
+
+summary=()
+status=0
+left() { echo $((BUDGET - ($(date +%s) - T0))); }
+
+# step NUM NAME TIMEOUT CMD...: runs CMD under `timeout` (at most what is
+# left of the budget, less 20 s for the steps after), output to the log;
+# sets $rc (124: timed out) and $log.  Exit 3 from CMD means "no device /
+# tool": SKIP.
+step() {
+  local num=$1 name=$2 limit=$3
+  shift 3
+  log=$OUT/${num}_$name.log
+  local l
+  l=$(left)
+  [ "$limit" -gt $((l - 20)) ] && limit=$((l - 20))
+  if [ "$limit" -lt 10 ]; then
+    rc=125
+    echo "== $num $name: not run, the ${BUDGET}s budget is spent" | tee "$log"
+    return
+  fi
+  echo "== $num $name (timeout ${limit}s): $*"
+  local s
+  s=$(date +%s)
+  timeout -k 5 "$limit" "$@" >"$log" 2>&1
+  rc=$?
+  echo "   exit $rc after $(($(date +%s) - s)) s; log: $log"
+  [ $rc -eq 3 ] && tail -n 1 "$log" | cut -c1-300 | sed 's/^/   skipped: /'
+  [ $rc -eq 124 ] || [ $rc -eq 137 ] && echo "   TIMED OUT after ${limit}s"
+  return 0
+}
+# verdict NAME DETAIL: records the step's result from $rc
+verdict() {
+  local v
+  case $rc in
+    0) v=PASS ;; 3) v=SKIP ;; 124|137) v=TIMEOUT; status=1 ;; 125) v="NOT RUN"; status=1 ;;
+    *) v=FAIL; status=1 ;;
+  esac
+  summary+=("$(printf '%-8s %-28s %s' "$v" "$1" "$2")")
+}
+
+# ---- 1. preflight ----
+{
+  echo "date: $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo "git: $(git rev-parse --short HEAD 2>/dev/null || echo '?') $(git status --porcelain 2>/dev/null | wc -l) changed files"
+  for t in cc make nvcc python3 nvidia-smi timeout; do
+    printf '%-11s %s\n' "$t:" "$(command -v $t || echo MISSING)"
+  done
+  echo "cuobjdump:  $(sh scripts/find_cuobjdump.sh || echo MISSING)"
+  python3 -c 'import torch; print("torch:      %s, CUDA %s, available %s" % (torch.__version__, torch.version.cuda, torch.cuda.is_available()))' 2>&1 | tail -n 1
+  echo "cores: $(nproc 2>/dev/null)"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm,clocks.max.mem,power.limit,temperature.gpu,clocks.sm --format=csv 2>&1
+    echo
+    nvidia-smi 2>&1
+  else
+    echo "nvidia-smi: not found (no NVIDIA driver here?)"
+  fi
+} >"$OUT/01_preflight.log" 2>&1
+sed -n '1,12p' "$OUT/01_preflight.log"
+gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
+rc=0
+verdict "preflight" "GPU: ${gpu:-none found by nvidia-smi}"
+
+# ---- 2. build ----
+step 02 build 240 make -j16 all tests
+tail -n 5 "$log" | sed 's/^/   /'
+verdict "build (make -j16 all tests)" "$([ $rc -eq 0 ] && echo ok || tail -n 1 "$log")"
+
+# NVRTC from PyTorch's wheels when none is on the library path
+if [ -x build/tilec ] && ! build/tilec devices 2>/dev/null | grep -q 'CUDA compiler: NVRTC'; then
+  d=$(python3 - <<'EOF' 2>/dev/null
+import glob, os, site, sys
+dirs = site.getsitepackages() + [p for p in sys.path if p.endswith("-packages")]
+for d in dirs:
+    for p in sorted(glob.glob(os.path.join(d, "nvidia", "*", "lib", "libnvrtc.so*"))):
+        print(os.path.dirname(p)); sys.exit(0)
+EOF
+  )
+  if [ -n "$d" ]; then
+    export LD_LIBRARY_PATH=$d${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    echo "   NVRTC: using $d (LD_LIBRARY_PATH)"
+  fi
+fi
+build/tilec devices >"$OUT/02_devices.log" 2>&1
+grep -E 'CUDA (compiler|driver|device)' "$OUT/02_devices.log" | sed 's/^ */   /'
+
+# ---- 3. LdStMatrixSet bandwidth ----
+step 03 ldst_bandwidth 150 build/bench/ldst_bandwidth --target cuda --size 8192x8192 -i 10
+cat "$log" | head -n 40 | sed 's/^/   /'
+goal=$(grep -E '^goal >=' "$log" | tail -n 1)
+okl=$(grep -E '^(ok|FAILED):' "$log" | tail -n 1)
+verdict "ldst_bandwidth 8192x8192" "${goal:+$goal; }${okl:-$(tail -n 1 "$log")}"
+ldst_table=$(grep -E '^(variant|sw[0-9]+ cta|device-to-device|  error)' "$log")
+
+# ---- 4. GEMM vs cuBLAS ----
+# no new shape after gbudget s (one shape takes up to ~40 s), leaving ~3.5
+# minutes of the deadline for the tests and the SASS check; the table is
+# rewritten after every shape, so a timeout keeps what ran
+gbudget=$(($(left) - 250)); [ $gbudget -gt 200 ] && gbudget=200; [ $gbudget -lt 30 ] && gbudget=30
+step 04 gemm_vs_cublas 300 python3 bench/gemm_vs_cublas.py --tilec build/tilec --budget $gbudget \
+  --timeout 100 --out "$OUT/gemm_vs_cublas.md"
+grep -E '^[0-9]+x[0-9]+x[0-9]+ ' "$log" | sed 's/^/   /'
+n=$(grep -cE '^\| [0-9]+x' "$OUT/gemm_vs_cublas.md" 2>/dev/null)
+verdict "gemm_vs_cublas" "${n:-0} shapes in gemm_vs_cublas.md$([ $rc -eq 0 ] || echo "; $(tail -n 1 "$log")")"
+
+# ---- 5. the GPU-relevant tests ----
+tests_deadline=$(($(date +%s) + 220))
+for t in test_gemm_tma test_ldst test_tmap test_nvcc test_cache test_wgmma test_mma test_runtime; do
+  lim=$((tests_deadline - $(date +%s)))
+  [ $lim -gt 120 ] && lim=120
+  [ $lim -lt 10 ] && lim=10
+  if [ ! -x build/tests/$t ]; then
+    rc=1
+    verdict "$t" "build/tests/$t not built"
+    continue
+  fi
+  step 05 "$t" "$lim" build/tests/$t
+  line=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$log" | tail -n 1)
+  grep -E 'FAIL|skip' "$log" | head -n 6 | sed 's/^/   /'
+  verdict "$t" "${line:-no summary line (exit $rc)}"
+done
+
+# ---- 6. SASS ----
+step 06 sass_check 120 bench/sass_check.sh --out "$OUT/sass"
+tail -n 3 "$log" | sed 's/^/   /'
+verdict "sass_check (sm_90a cubins)" "$(grep -E '^[0-9]+ passed' "$log" | tail -n 1)$(grep -m1 'skip SASS' "$log" | sed 's/^ */; /')"
+
+# ---- 7. nvidia-smi after the runs ----
+command -v nvidia-smi >/dev/null 2>&1 &&
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem,temperature.gpu,power.draw,clocks_throttle_reasons.active \
+    --format=csv >"$OUT/07_nvidia_smi_after.log" 2>&1
+
+# ---- summary ----
+{
+  echo "# bench/hopper.sh summary"
+  echo
+  echo "- $(sed -n 1p "$OUT/01_preflight.log"); $(sed -n 2p "$OUT/01_preflight.log"); GPU: ${gpu:-none}"
+  echo "- total $(($(date +%s) - T0)) s of a ${BUDGET} s budget; logs in $OUT"
+  echo
+  echo '```'
+  printf '%s\n' "${summary[@]}"
+  echo '```'
+  echo
+  echo "## LdStMatrixSet 8192x8192 bf16 (build/bench/ldst_bandwidth)"
+  echo
+  echo '```'
+  printf '%s\n' "${ldst_table:-(no table: see 04_ldst_bandwidth.log)}"
+  echo '```'
+  echo
+  echo "## GEMM vs cuBLAS"
+  echo
+  if [ -f "$OUT/gemm_vs_cublas.md" ]; then grep -E '^\|' "$OUT/gemm_vs_cublas.md"; else echo "(none: see 04_gemm_vs_cublas.log)"; fi
+  echo
+  echo "## SASS"
+  echo
+  if [ -f "$OUT/sass/sass_check.md" ]; then cat "$OUT/sass/sass_check.md"; else echo "(none: see 06_sass_check.log)"; fi
+} >"$OUT/summary.md"
+echo
+echo "================ summary ================"
+cat "$OUT/summary.md"
+exit $status
