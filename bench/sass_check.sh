@@ -5,7 +5,9 @@
 #
 #   TMA GEMM (tilec gemm ... -t bf16 --target cuda --emit): 8192^3 plain,
 #     transA, transB, a ragged 1000^3 and a skinny M=64 one:
-#       HGMMA, UTMALDG, UTMASTG, STSM present; no LDL / STL (spills)
+#       HGMMA, UTMALDG, UTMASTG, STSM present; no LDL / STL (spills);
+#       a warp-specialised one (perf config tmaws:) also USETMAXREG, and
+#       ptxas must not have dropped its setmaxnreg (info C7508)
 #   LdStMatrixSet (build/bench/ldst_bandwidth --no-run --emit, 8192x8192),
 #     all 12 shmoo variants (swizzle 32/64/128B x cta_m 64/128 x cta_n 256/512):
 #       LDSM, STSM, UTMALDG, UTMASTG present; no LDL / STL
@@ -103,7 +105,9 @@ if [ "$only" != ldst ]; then
       continue
     fi
     pc=$(printf '%s\n' "$js" | sed -n 's/.*"perf_config": "\([^"]*\)".*/\1/p')
-    kernels+=("$name|$out/$name.cu|HGMMA UTMALDG UTMASTG STSM$extra|tilec gemm $args -t bf16 (perf config $pc)")
+    req="HGMMA UTMALDG UTMASTG STSM"
+    case $pc in tmaws:*) req="$req USETMAXREG" ;; esac
+    kernels+=("$name|$out/$name.cu|$req$extra|tilec gemm $args -t bf16 (perf config $pc)")
   done
 fi
 if [ "$only" != gemm ]; then
@@ -144,6 +148,7 @@ ptx_for() {
   case $1 in
     HGMMA) echo "wgmma.mma_async" ;; UTMALDG) echo "cp.async.bulk.tensor.2d.shared::cluster.global" ;;
     UTMASTG) echo "cp.async.bulk.tensor.2d.global.shared" ;; STSM) echo "stmatrix.sync" ;;
+    USETMAXREG) echo "setmaxnreg" ;;
     LDSM) echo "ldmatrix.sync" ;; *) echo "" ;;
   esac
 }
@@ -200,6 +205,9 @@ for kk in "${kernels[@]}"; do
     [ "$n" -eq 0 ] || problems="$problems; $n $op (local memory: spills)"
   done
   case $spill in 0/0|\?) ;; *) problems="$problems; ptxas reports spills $spill bytes" ;; esac
+  if grep -q "setmaxnreg' ignored" "$log"; then
+    problems="$problems; ptxas dropped setmaxnreg: $(grep -m1 "setmaxnreg' ignored" "$log" | sed 's/^ptxas info *: //')"
+  fi
   printf '%-20s %4s %5s %5s %9s' "$name" "$reg" "$stack" "$local_" "$spill"
   row="| $name | $reg | $stack | $local_ | $spill |"
   for c in $cols; do

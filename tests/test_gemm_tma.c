@@ -533,6 +533,10 @@ static void test_cuda(void) {
       snprintf(ws[3], sizeof ws[3], "tc_empty[tc_st])), \"r\"((unsigned)((kt / %d + 1) & 1))", S);
       snprintf(ws[4], sizeof ws[4], "wgmma.wait_group.sync.aligned 1;");
       snprintf(ws[5], sizeof ws[5], "bar.sync 1, %d;", nc * 128);
+      snprintf(want, sizeof want, "__launch_bounds__(%lld, 1) tilec_gemm_tma(",
+               (long long)(nc + p.tma_ws) * 128);
+      TC_CHECK(has(k.source, want), "%s: no %s (setmaxnreg needs the register count at entry)",
+               cfg, want);
       for (int w = 0; w < 6; w++)
         TC_CHECK(has(k.source, ws[w]) == p.tma_ws, "%s: '%s' %s", cfg, ws[w],
                  p.tma_ws ? "missing" : "in the block-synchronous kernel");

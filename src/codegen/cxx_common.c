@@ -2,9 +2,14 @@
  * (cxx_common.h). */
 #include "cxx_common.h"
 
+void tc_cxx_kernel_begin_blocks(tc_str *o, const char *name, int64_t threads, int min_blocks) {
+  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld", (long long)threads);
+  if (min_blocks > 0) tc_str_printf(o, ", %d", min_blocks);
+  tc_str_printf(o, ") %s(", name);
+}
+
 void tc_cxx_kernel_begin(tc_str *o, const char *name, int64_t threads) {
-  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld) %s(", (long long)threads,
-                name);
+  tc_cxx_kernel_begin_blocks(o, name, threads, 0);
 }
 
 void tc_cxx_kernel_open(tc_str *o, const tc_kir *k, const char *name) {

@@ -65,6 +65,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codegen/cxx_common.h"
 #include "../codegen/dialect.h"
 #include "../layout/tma_swizzle.h"
 #include "gemm.h"
@@ -452,7 +453,10 @@ static tc_status emit(hgen *H, const char *name) {
      !H->p->tma_ws ? ""
      : H->cuda     ? ", a producer warp group"
                    : ";\n * warp-specialised on CUDA, run lockstep here");
-  d->kernel_begin(H->o, name, H->threads);
+  if (H->cuda) /* one block per SM (its shared memory); setmaxnreg needs the bound */
+    tc_cxx_kernel_begin_blocks(H->o, name, H->threads, 1);
+  else
+    d->kernel_begin(H->o, name, H->threads);
   d->buffer_param(H->o, H->s.dtype, "A", 0, 1);
   d->buffer_param(H->o, H->s.dtype, "B", 0, 0);
   d->buffer_param(H->o, H->s.dtype, "C", 1, 0);
