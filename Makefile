@@ -45,13 +45,15 @@ $(BUILD)/libtilec.so: $(LIB_OBJ)
 $(BUILD)/tilec: $(TOOL_OBJ) $(BUILD)/libtilec.a
 	$(CC) $(SAN) -o $@ $(TOOL_OBJ) $(BUILD)/libtilec.a $(LDLIBS_ALL)
 
+# tests and benchmarks include library headers (src/*/*.h): -MMD records
+# them, so a header-only change rebuilds what includes it
 $(BUILD)/tests/%: tests/%.c $(wildcard tests/*.h) $(BUILD)/libtilec.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Isrc -o $@ $< $(BUILD)/libtilec.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Isrc -MMD -MP -o $@ $< $(BUILD)/libtilec.a $(LDLIBS_ALL)
 
 $(BUILD)/bench/%: bench/%.c $(BUILD)/libtilec.a
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS_ALL) -Isrc -o $@ $< $(BUILD)/libtilec.a $(LDLIBS_ALL)
+	$(CC) $(CFLAGS_ALL) -Isrc -MMD -MP -o $@ $< $(BUILD)/libtilec.a $(LDLIBS_ALL)
 
 tests: $(TEST_BIN) $(BUILD)/tilec $(BUILD)/libtilec.so $(BENCH_BIN)
 
@@ -134,4 +136,4 @@ clean:
 .PHONY: all deps demo tests test check-full asan bench install clean
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d)
+-include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)

@@ -134,6 +134,19 @@ expect_rc "gemm -V 1 past 2^30 multiply-adds" 0
 expect_out "gemm -V 1: a sampled check says so" '^verify: PASS \(.*; 16384 of 65536 elements, one in each 2x2 cell\)$'
 run gemm -M 256 -N 256 -K 20000 -V 1 --json
 json_check "gemm --json: checked_elements" 'd["verify"]["checked_elements"] == 16384'
+# a failure still gives one JSON object, with the reason
+run gemm -M 64 -N 64 -K 60 -t bf16 --perf-config tma:64,64,2 -V 1 --json
+expect_rc "gemm --json with a tma config that breaks a rule" 2
+json_check "gemm --json on a failure before the kernel" 'd["ok"] is False and d["kernels"] == [] and "row stride of A" in d["error"]'
+run gemm -M 64 -N 64 -K 64 --target cuda -V 1 --json
+if [ "$rc" -eq 1 ]; then
+  json_check "gemm --target cuda --json without a CUDA device" 'd["ok"] is False and d["target"] == "cuda" and "CUDA" in d["error"]'
+else
+  expect_rc "gemm --target cuda --json on a CUDA device" 0
+  json_check "gemm --target cuda --json on a CUDA device" 'd["ok"] is True'
+fi
+run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --perf-config 64,100,32,4,2,2 --json
+json_check "conv2d --json on a failure before the plan" 'd["ok"] is False and d["command"] == "conv2d" and d["error"]'
 run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --perf-config 64,100,32,4,2,2 --json
 expect_rc "conv2d --json with a perf config that breaks a rule" 2
 

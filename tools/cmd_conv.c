@@ -433,6 +433,7 @@ int cmd_conv(int argc, char **argv) {
 
 out:
   if (o.json && plan) print_json(&o, &p, tc_str_cstr(&key), ho, wo, plan, &r, ok);
+  else if (o.json && rc != CLI_OK) op_json_failure(&o, tc_str_cstr(&key));
   for (int t = 0; t < 3; t++) free(buf[t]);
   tc_conv_plan_free(plan);
   tc_perfdb_close(db);

@@ -373,6 +373,7 @@ int cmd_gemm(int argc, char **argv) {
 
 out:
   if (o.json && have_kernel) print_json(&o, tc_str_cstr(&key), g, m, n, k, ta, tb, &kern, &r, ok);
+  else if (o.json && rc != CLI_OK) op_json_failure(&o, tc_str_cstr(&key));
   if (have_kernel) tc_gemm_kernel_free(&kern);
   tc_cl_close(cl);
   for (int t = 0; t < 3; t++) free(host[t]);

@@ -20,7 +20,14 @@ void op_opts_init(op_opts *o, const char *cmd) {
 
 /* "tilec CMD: <message>" on stderr, then `tail` (a format taking the
  * command name, or a plain line end) */
+/* The last message printed, for the JSON of a failed command. */
+static char last_error[2048];
+
 static void op_vmessage(const op_opts *o, const char *tail, const char *fmt, va_list ap) {
+  va_list copy;
+  va_copy(copy, ap);
+  vsnprintf(last_error, sizeof last_error, fmt, copy);
+  va_end(copy);
   fprintf(stderr, "tilec %s: ", o->cmd);
   vfprintf(stderr, fmt, ap);
   fprintf(stderr, tail, o->cmd);
@@ -523,7 +530,27 @@ void op_json_tune(tc_str *j, const op_report *r) {
   }
 }
 
+void op_json_failure(const op_opts *o, const char *key) {
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_printf(&j, "{\"command\": \"%s\", \"problem\": ", o->cmd);
+  if (key && *key) {
+    tc_str_cat(&j, "{\"string\": ");
+    op_json_str(&j, key);
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_printf(&j, ", \"target\": \"%s\", \"kernels\": [], \"ran\": false",
+                tc_target_name(o->target));
+  op_json_end(&j, 0);
+}
+
 void op_json_end(tc_str *j, int ok) {
+  if (!ok && last_error[0]) {
+    tc_str_cat(j, ", \"error\": ");
+    op_json_str(j, last_error);
+  }
   tc_str_printf(j, ", \"ok\": %s}\n", ok ? "true" : "false");
   fputs(tc_str_cstr(j), stdout);
   fflush(stdout);

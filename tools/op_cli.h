@@ -146,7 +146,14 @@ void op_json_device(tc_str *j, const op_opts *o, const op_report *r);
 void op_json_run(tc_str *j, const op_opts *o, const op_report *r, int with_max_abs);
 /* ", "tune": {..} or null". */
 void op_json_tune(tc_str *j, const op_report *r);
-/* Closes the object with ", "ok": ..}", prints it on stdout and frees j. */
+/* Closes the object with ", "ok": ..}" (when not ok, after an "error"
+ * field with the last message printed on stderr), prints it on stdout and
+ * frees j. */
 void op_json_end(tc_str *j, int ok);
+/* --json for a command that failed before it had a kernel (no device, a
+ * perf config that breaks a rule, ...): {"command", "problem": {"string":
+ * key} or null, "target", "kernels": [], "ran": false, "error", "ok":
+ * false}. */
+void op_json_failure(const op_opts *o, const char *key);
 
 #endif
