@@ -34,12 +34,22 @@
 # cold: 2.3 min on the 2-core CPU machine), sass ~20 s: 7-8 minutes, never
 # more than the deadline.
 #
-# If the GPU machine cannot build (no compiler or OpenCL / SQLite headers),
-# build here and carry build/ (about 42 MiB) with the run; the step then
-# says what failed and the rest runs with the binaries at hand.  Where NVRTC
+# The GPU machine's image has gcc and nvcc but reaches no network, and may
+# lack make or the SQLite / OpenCL headers: run scripts/gpu_carry.sh on the
+# CPU machine first (it downloads those Debian packages into .gpudeps/) and
+# carry ".gpudeps" with the run; this script unpacks them into
+# /tmp/gpudeps when make, sqlite3.h or CL/cl.h is missing.  Failing that,
+# build on the CPU machine and carry build/ (about 42 MiB); the build step
+# then says what failed and the rest runs with the binaries at hand.  Where NVRTC
 # is not on the library path (PyTorch's pip wheels bring libnvrtc.so.12 in
 # site-packages/nvidia/cuda_nvrtc/lib), that folder is added to
 # LD_LIBRARY_PATH.
+#
+# With HOPPER_PACK=1 the logs end up in one OUT/logs.tar.gz beside
+# summary.md and gemm_vs_cublas.md (for the device tool, which brings back
+# at most 8 files).  In a session with the device tool, after
+# scripts/gpu_carry.sh: run with command "HOPPER_PACK=1 bench/hopper.sh"
+# and carry [".gpudeps"], timeout 600.
 #
 # Exit status: 0 every step passed or was skipped for a missing tool or
 # device (said in the summary); 1 a step failed or timed out.
@@ -122,6 +132,38 @@ sed -n '1,12p' "$OUT/01_preflight.log"
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -n 1)
 rc=0
 verdict "preflight" "GPU: ${gpu:-none found by nvidia-smi}"
+
+# ---- what the GPU image may lack: the Debian packages that
+#      scripts/gpu_carry.sh put in .gpudeps/ on the CPU machine (carried
+#      with the run), unpacked when make, sqlite3.h or CL/cl.h is missing
+#      (HOPPER_FORCE_GPUDEPS=1 unpacks them anyway, to test this here) ----
+need_deps=${HOPPER_FORCE_GPUDEPS:-0}
+command -v make >/dev/null 2>&1 || need_deps=1
+for h in sqlite3.h CL/cl.h; do
+  printf '#include <%s>\n' "$h" | cc -E -x c - >/dev/null 2>&1 || need_deps=1
+done
+if [ "$need_deps" != 0 ]; then
+  if ls .gpudeps/*.deb >/dev/null 2>&1; then
+    gd=${TMPDIR:-/tmp}/gpudeps
+    mkdir -p "$gd"
+    for f in .gpudeps/*.deb; do
+      if command -v dpkg >/dev/null 2>&1; then
+        dpkg -x "$f" "$gd"
+      else # a .deb is an ar archive holding data.tar.*
+        x=$(mktemp -d) && (cd "$x" && ar x "$OLDPWD/$f" && tar -xf data.tar.* -C "$gd") && rm -rf "$x"
+      fi
+    done
+    lib=$gd/usr/lib/x86_64-linux-gnu
+    export PATH=$gd/usr/bin:$PATH CPATH=$gd/usr/include${CPATH:+:$CPATH}
+    export LIBRARY_PATH=$lib${LIBRARY_PATH:+:$LIBRARY_PATH}
+    export LD_LIBRARY_PATH=$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+    echo "   deps: unpacked $(ls .gpudeps/*.deb | wc -l) packages from .gpudeps/ into $gd" \
+         "(make: $(command -v make), sqlite3.h: $([ -f "$gd/usr/include/sqlite3.h" ] && echo yes || echo no))"
+  else
+    echo "   deps: make, sqlite3.h or CL/cl.h is missing and no .gpudeps/ was carried: run" \
+         "scripts/gpu_carry.sh on the CPU machine and carry .gpudeps with the run"
+  fi
+fi
 
 # ---- 2. build ----
 step 02 build 240 make -j16 all tests
@@ -217,6 +259,15 @@ command -v nvidia-smi >/dev/null 2>&1 &&
   echo
   if [ -f "$OUT/sass/sass_check.md" ]; then cat "$OUT/sass/sass_check.md"; else echo "(none: see 06_sass_check.log)"; fi
 } >"$OUT/summary.md"
+# HOPPER_PACK=1: OUT keeps summary.md, gemm_vs_cublas.md and one
+# logs.tar.gz of everything else (the device tool brings back at most 8
+# files from $OUT)
+if [ "${HOPPER_PACK:-0}" = 1 ]; then
+  (cd "$OUT" && find . -mindepth 1 -maxdepth 1 ! -name summary.md ! -name gemm_vs_cublas.md \
+     ! -name logs.tar.gz -print0 | tar -czf logs.tar.gz --null -T - &&
+   find . -mindepth 1 -maxdepth 1 ! -name summary.md ! -name gemm_vs_cublas.md \
+     ! -name logs.tar.gz -exec rm -rf {} +)
+fi
 echo
 echo "================ summary ================"
 cat "$OUT/summary.md"
