@@ -21,7 +21,9 @@
 #include "../runtime/runtime.h"
 
 const char tc_cu_tma_prelude[] =
-    "struct __align__(64) tc_tmap { unsigned long long opaque[16]; };  /* CUtensorMap */\n"
+    /* CUDA 13's cuda.h aligns CUtensorMap to 128 bytes (the copy engine
+     * needs 64): the kernel parameter is laid out the same way */
+    "struct __align__(128) tc_tmap { unsigned long long opaque[16]; };  /* CUtensorMap */\n"
     "TC_DEV unsigned tc_tma_u32(const void *p) {\n"
     "  unsigned a;\n"
     "  asm(\"{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }\" : \"=r\"(a) : \"l\"((unsigned long long)p));\n"
