@@ -19,6 +19,9 @@
 #   4. gemm        bench/gemm_vs_cublas.py: tilec's bf16 GEMM vs cuBLAS
 #                  (torch.matmul) at 8192^3 (4 layouts), M = 64/128/256 with
 #                  N = K = 8192, 1024^2..4096^2 squares
+#   4b. pipelines  tilec gemm 8192^3 with tmaws:128,256,4 (the default),
+#                  tmaws:128,256,4,2 (2-block clusters, B multicast) and
+#                  tma:256,128,4 (block-synchronous), each -V 1 --time
 #   5. tests       build/tests/test_gemm_tma, test_ldst, test_tmap, test_nvcc,
 #                  test_cache, test_wgmma, test_mma, test_runtime (fresh
 #                  kernel cache); on a GPU these launch the TMA kernels and
@@ -207,6 +210,19 @@ grep -E '^[0-9]+x[0-9]+x[0-9]+ ' "$log" | sed 's/^/   /'
 n=$(grep -cE '^\| [0-9]+x' "$OUT/gemm_vs_cublas.md" 2>/dev/null)
 verdict "gemm_vs_cublas" "${n:-0} shapes in gemm_vs_cublas.md$([ $rc -eq 0 ] || echo "; $(tail -n 1 "$log")")"
 
+# ---- 4b. the Hopper GEMM's pipelines at 8192^3: warp-specialised (the
+#      default), the same in 2-block clusters (opt-in), block-synchronous ----
+step 04 gemm_pipelines 150 bash -c '
+  for pc in tmaws:128,256,4 tmaws:128,256,4,2 tma:256,128,4; do
+    echo "== $pc"
+    timeout -k 5 45 build/tilec gemm -M 8192 -N 8192 -K 8192 -t bf16 --target cuda \
+      --perf-config "$pc" -V 1 --time -i 20 2>&1 || echo "exit $?"
+  done | tee /dev/stderr | grep -q "no CUDA device" && exit 3
+  exit 0' 2>&1
+pipelines=$(grep -E '^== |^time:|^verify:|^exit|tilec gemm:' "$log")
+printf '%s\n' "$pipelines" | sed 's/^/   /'
+verdict "gemm_pipelines (8192^3)" "$(grep -c '^verify: PASS' "$log") of 3 verified"
+
 # ---- 5. the GPU-relevant tests ----
 tests_deadline=$(($(date +%s) + 220))
 for t in test_gemm_tma test_ldst test_tmap test_nvcc test_cache test_wgmma test_mma test_runtime; do
@@ -249,6 +265,12 @@ command -v nvidia-smi >/dev/null 2>&1 &&
   echo
   echo '```'
   printf '%s\n' "${ldst_table:-(no table: see 04_ldst_bandwidth.log)}"
+  echo '```'
+  echo
+  echo "## The GEMM's pipelines at 8192^3 (tmaws, tmaws in 2-block clusters, tma)"
+  echo
+  echo '```'
+  printf '%s\n' "${pipelines:-(none: see 04_gemm_pipelines.log)}"
   echo '```'
   echo
   echo "## GEMM vs cuBLAS"

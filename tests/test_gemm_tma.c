@@ -59,6 +59,16 @@ static tc_gemm_shape plain_shape(int64_t g, int64_t m, int64_t n, int64_t k, int
   return s;
 }
 
+/* cfg is refused for shape s (by the parser or the rules) with an error
+ * that contains `part`. */
+static void expect_refused(const char *cfg, const tc_gemm_shape *s, const char *part) {
+  tc_gemm_params p;
+  char err[512] = "";
+  int rc = tc_gemm_params_parse(cfg, &p, err, sizeof err);
+  if (rc == 0) rc = tc_gemm_params_derive(&p, s, err, sizeof err);
+  TC_CHECK(rc != 0 && has(err, part), "%s: '%s', want '%s'", cfg, err, part);
+}
+
 static void test_params(void) {
   tc_gemm_params p;
   char err[512] = "", buf[64];
@@ -86,12 +96,7 @@ static void test_params(void) {
       {"tma:256,256,5", "exceeds the 232448 bytes"},
       {"tma:128,128", "expected 3"},
   };
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    err[0] = 0;
-    int rc = tc_gemm_params_parse(bad[i].cfg, &p, err, sizeof err);
-    if (rc == 0) rc = tc_gemm_params_derive(&p, &s, err, sizeof err);
-    TC_CHECK(rc != 0 && has(err, bad[i].part), "%s: '%s', want '%s'", bad[i].cfg, err, bad[i].part);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_refused(bad[i].cfg, &s, bad[i].part);
   /* registers: 512 threads have 128 each, too few for 128 accumulators + 48;
    * 256 threads have 255, enough for 128 + 48 */
   TC_REQUIRE(tc_gemm_params_parse("tma:256,256,3", &p, err, sizeof err) == 0, "%s", err);
@@ -133,6 +138,28 @@ static void test_params(void) {
   TC_CHECK(tc_gemm_params_parse("tmaws:128,128", &p, err, sizeof err) != 0 &&
                has(err, "expected 3 comma-separated fields after tmaws:"),
            "%s", err);
+
+  /* 2-block clusters: a 4th field of tmaws: (1 is none) */
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,2", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(p.tma_cluster == 2 && p.tma_ws == 1 && p.block_size == 384, "cluster fields");
+  tc_gemm_params_format(&p, buf, sizeof buf);
+  TC_CHECK(strcmp(buf, "tmaws:128,256,4,2") == 0, "%s", buf);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,1", &p, err, sizeof err) == 0, "%s", err);
+  tc_gemm_params_format(&p, buf, sizeof buf);
+  TC_CHECK(p.tma_cluster == 0 && strcmp(buf, "tmaws:128,256,4") == 0, "cluster 1: %s", buf);
+  static const struct { const char *cfg, *part; } badc[] = {
+      {"tmaws:128,256,4,3", "the cluster must be 1 or 2 blocks"},
+      {"tma:128,256,4,2", "expected 3"},
+      /* s has B contiguous along N: half of one 64-column box is no box */
+      {"tmaws:128,64,4,2", "n_per_block must be a multiple of 128"},
+  };
+  for (size_t i = 0; i < sizeof badc / sizeof badc[0]; i++)
+    expect_refused(badc[i].cfg, &s, badc[i].part);
+  /* with B contiguous along K the half is a box of 32 rows */
+  tc_gemm_shape sk = plain_shape(1, 512, 512, 512, 1, 1, 0);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,2", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_derive(&p, &sk, err, sizeof err) == 0, "%s", err);
 }
 
 /* ---- the warp-specialised protocol in a model ----------------------------
@@ -159,24 +186,36 @@ static int mbar_done(const mbar *b, int parity) { return (b->phase & 1) != parit
 /* the protocol's knobs (what the generator prints) and injected faults */
 typedef struct proto {
   int stages, consumers, ktiles;
-  int empty_count;      /* arrivals per phase of an empty barrier (the consumers) */
+  int empty_count;      /* arrivals per phase of an empty barrier */
   int inflight;         /* wgmma groups left pending after each K tile */
   int empty_parity_off; /* fault: added to the producer's parity */
   int release_early;    /* fault: release K tile kt's stage right after issuing it */
+  int cluster;          /* blocks per cluster (0 or 1: none); B's halves are multicast */
+  int no_remote;        /* fault: consumers release only their own block's stage */
+  int own_tx_only;      /* fault: expect_tx counts only the block's own copies */
 } proto;
 
-enum { MAXS = 8, MAXC = 4, MAXK = 64, MAXG = 8 };
+enum { MAXS = 8, MAXC = 4, MAXK = 64, MAXG = 8, MAXCL = 2, NPART = 1 + MAXCL };
+
+/* A stage of a block holds parts: A (its own copy) and one half of B per
+ * block of the cluster (each block's producer multicasts its half into
+ * every block). */
+typedef struct copy {
+  int kt, dst, part;
+} copy;
 
 typedef struct sim {
   proto p;
-  mbar full[MAXS], empty[MAXS];
-  int holds[MAXS];          /* K tile in the stage (-1: none) */
-  int readers[MAXS];        /* unfinished wgmma groups reading the stage */
-  int prod_kt, prod_waiting;
-  int copies[MAXK], ncopies; /* K tiles in flight */
-  int cons_kt[MAXC], cons_phase[MAXC]; /* phase 0: wait full, 1: after issue */
-  int groups[MAXC][MAXG], ngroups[MAXC];
-  int done_tiles[MAXC];
+  int cl;                                  /* blocks */
+  mbar full[MAXCL][MAXS], empty[MAXCL][MAXS];
+  int holds[MAXCL][MAXS][NPART];           /* K tile of each part (-1: none) */
+  int readers[MAXCL][MAXS];                /* unfinished wgmma groups reading the stage */
+  int prod_kt[MAXCL];
+  copy copies[MAXCL * MAXK * NPART * MAXCL];
+  int ncopies;
+  int cons_kt[MAXCL][MAXC], cons_phase[MAXCL][MAXC]; /* phase 0: wait full, 1: after issue */
+  int groups[MAXCL][MAXC][MAXG], ngroups[MAXCL][MAXC];
+  int done_tiles[MAXCL][MAXC];
   int errors;
 } sim;
 
@@ -186,75 +225,83 @@ static int sim_rand(int n) {
   return (int)((sim_rng >> 8) % (uint32_t)n);
 }
 
-/* one step of actor a; returns 1 if it did something */
+static void sim_release(sim *S, int b, int st) {
+  for (int d = 0; d < S->cl; d++) {
+    if (d != b && S->p.no_remote) continue;
+    S->empty[d][st].pending--;
+    mbar_complete_if(&S->empty[d][st]);
+  }
+}
+
+/* one step of actor a; returns 1 if it did something.  Actors: per block
+ * its producer, then the copy engine, then per block its consumer warp
+ * groups and their wgmma units. */
 static int sim_step(sim *S, int a) {
   proto *p = &S->p;
-  if (a == 0) { /* the producer thread */
-    int kt = S->prod_kt;
+  int nc = p->consumers;
+  if (a < S->cl) { /* block a's producer thread */
+    int b = a, kt = S->prod_kt[b];
     if (kt >= p->ktiles) return 0;
     int st = kt % p->stages;
     if (kt >= p->stages) {
       int parity = (kt / p->stages + 1 + p->empty_parity_off) & 1;
-      if (!mbar_done(&S->empty[st], parity)) return 0;
+      if (!mbar_done(&S->empty[b][st], parity)) return 0;
     }
-    if (S->readers[st]) S->errors |= 1; /* overwriting a stage still read */
-    S->full[st].tx += 1;                 /* expect_tx, then its own arrival */
-    S->full[st].pending--;
-    mbar_complete_if(&S->full[st]);
-    S->copies[S->ncopies++] = kt;
-    S->prod_kt++;
+    /* expect_tx for everything landing in this block's stage, its arrival */
+    S->full[b][st].tx += p->own_tx_only ? 2 : 1 + S->cl;
+    S->full[b][st].pending--;
+    mbar_complete_if(&S->full[b][st]);
+    S->copies[S->ncopies++] = (copy){kt, b, 0};        /* A, own block */
+    for (int d = 0; d < S->cl; d++)                    /* B's half b, every block */
+      S->copies[S->ncopies++] = (copy){kt, d, 1 + b};
+    S->prod_kt[b]++;
     return 1;
   }
-  if (a == 1) { /* the copy engine: one copy lands */
+  a -= S->cl;
+  if (a == 0) { /* the copy engine: one copy lands */
     if (!S->ncopies) return 0;
-    int i = sim_rand(S->ncopies), kt = S->copies[i];
+    int i = sim_rand(S->ncopies);
+    copy c = S->copies[i];
     S->copies[i] = S->copies[--S->ncopies];
-    int st = kt % p->stages;
-    if (S->readers[st]) S->errors |= 1;
-    S->holds[st] = kt;
-    S->full[st].tx -= 1;
-    mbar_complete_if(&S->full[st]);
+    int st = c.kt % p->stages;
+    if (S->readers[c.dst][st]) S->errors |= 1; /* overwriting a stage still read */
+    S->holds[c.dst][st][c.part] = c.kt;
+    S->full[c.dst][st].tx -= 1;
+    mbar_complete_if(&S->full[c.dst][st]);
     return 1;
   }
-  if (a < 2 + p->consumers) { /* consumer warp group c */
-    int c = a - 2, kt = S->cons_kt[c];
-    if (kt >= p->ktiles) {
-      if (S->ngroups[c]) return 0; /* wait_group 0 before the epilogue */
-      return 0;
-    }
+  a -= 1;
+  if (a < S->cl * nc) { /* consumer warp group c of block b */
+    int b = a / nc, c = a % nc, kt = S->cons_kt[b][c];
+    if (kt >= p->ktiles) return 0; /* (wait_group 0 before the epilogue) */
     int st = kt % p->stages;
-    if (S->cons_phase[c] == 0) {
-      if (!mbar_done(&S->full[st], (kt / p->stages) & 1)) return 0;
+    if (S->cons_phase[b][c] == 0) {
+      if (!mbar_done(&S->full[b][st], (kt / p->stages) & 1)) return 0;
       /* the wgmmas are issued and committed: group kt reads stage st */
-      S->groups[c][S->ngroups[c]++] = kt;
-      S->readers[st]++;
-      S->cons_phase[c] = 1;
-      if (p->release_early) {
-        S->empty[st].pending--;
-        mbar_complete_if(&S->empty[st]);
-      }
+      S->groups[b][c][S->ngroups[b][c]++] = kt;
+      S->readers[b][st]++;
+      S->cons_phase[b][c] = 1;
+      if (p->release_early) sim_release(S, b, st);
       return 1;
     }
     /* wait_group inflight: at most that many groups pending */
-    if (S->ngroups[c] > p->inflight) return 0;
-    if (kt > 0 && !p->release_early) {
-      int rs = (kt - 1) % p->stages;
-      S->empty[rs].pending--;
-      mbar_complete_if(&S->empty[rs]);
-    }
-    S->cons_kt[c]++;
-    S->cons_phase[c] = 0;
+    if (S->ngroups[b][c] > p->inflight) return 0;
+    if (kt > 0 && !p->release_early) sim_release(S, b, (kt - 1) % p->stages);
+    S->cons_kt[b][c]++;
+    S->cons_phase[b][c] = 0;
     return 1;
   }
-  /* wgmma unit of consumer c: the oldest group finishes (reads its stage) */
-  int c = a - 2 - p->consumers;
-  if (!S->ngroups[c]) return 0;
-  int kt = S->groups[c][0], st = kt % p->stages;
-  if (S->holds[st] != kt) S->errors |= 2; /* reads a stage without its K tile */
-  S->readers[st]--;
-  S->done_tiles[c]++;
-  memmove(&S->groups[c][0], &S->groups[c][1], (size_t)(S->ngroups[c] - 1) * sizeof(int));
-  S->ngroups[c]--;
+  a -= S->cl * nc;
+  /* wgmma unit of consumer c of block b: the oldest group finishes (reads) */
+  int b = a / nc, c = a % nc;
+  if (!S->ngroups[b][c]) return 0;
+  int kt = S->groups[b][c][0], st = kt % p->stages;
+  for (int part = 0; part < 1 + S->cl; part++)
+    if (S->holds[b][st][part] != kt) S->errors |= 2; /* a part of the tile has not landed */
+  S->readers[b][st]--;
+  S->done_tiles[b][c]++;
+  memmove(&S->groups[b][c][0], &S->groups[b][c][1], (size_t)(S->ngroups[b][c] - 1) * sizeof(int));
+  S->ngroups[b][c]--;
   return 1;
 }
 
@@ -267,23 +314,29 @@ static int sim_run(const proto *p, int runs) {
     sim S;
     memset(&S, 0, sizeof S);
     S.p = *p;
-    for (int i = 0; i < p->stages; i++) {
-      mbar_init(&S.full[i], 1);
-      mbar_init(&S.empty[i], p->empty_count);
-      S.holds[i] = -1;
-    }
-    int actors = 2 + 2 * p->consumers;
+    S.cl = p->cluster > 1 ? p->cluster : 1;
+    for (int b = 0; b < S.cl; b++)
+      for (int i = 0; i < p->stages; i++) {
+        mbar_init(&S.full[b][i], 1);
+        mbar_init(&S.empty[b][i], p->empty_count);
+        for (int part = 0; part < NPART; part++) S.holds[b][i][part] = -1;
+      }
+    int actors = S.cl + 1 + 2 * S.cl * p->consumers;
     for (;;) {
       int start = sim_rand(actors), moved = 0;
       for (int i = 0; i < actors && !moved; i++) moved = sim_step(&S, (start + i) % actors);
       if (!moved) break;
     }
-    int finished = S.prod_kt == p->ktiles && S.ncopies == 0;
-    for (int c = 0; c < p->consumers; c++)
-      finished &= S.cons_kt[c] == p->ktiles && S.ngroups[c] == 0;
+    int finished = S.ncopies == 0;
+    for (int b = 0; b < S.cl; b++) {
+      finished &= S.prod_kt[b] == p->ktiles;
+      for (int c = 0; c < p->consumers; c++)
+        finished &= S.cons_kt[b][c] == p->ktiles && S.ngroups[b][c] == 0;
+    }
     if (!finished) S.errors |= 4;
-    for (int c = 0; c < p->consumers && finished; c++)
-      if (S.done_tiles[c] != p->ktiles) S.errors |= 8;
+    for (int b = 0; b < S.cl && finished; b++)
+      for (int c = 0; c < p->consumers; c++)
+        if (S.done_tiles[b][c] != p->ktiles) S.errors |= 8;
     errs |= S.errors;
   }
   return errs;
@@ -292,21 +345,27 @@ static int sim_run(const proto *p, int runs) {
 static void test_ws_protocol(void) {
   sim_rng = 12345;
   /* the generator's protocol for tmaws configs: stages 2..8, consumers
-   * 1..4, empty barriers of `consumers` arrivals, one group in flight */
-  for (int st = 2; st <= 8; st += 2)
-    for (int nc = 1; nc <= 4; nc++)
-      for (int kt = 1; kt <= 3 * st + 1; kt += st) {
-        proto p = {st, nc, kt, nc, 1, 0, 0};
-        int e = sim_run(&p, 200);
-        TC_CHECK(e == 0, "stages %d consumers %d K tiles %d: errors %d", st, nc, kt, e);
-      }
+   * 1..4, empty barriers of `consumers` arrivals (times the blocks of a
+   * cluster), one group in flight; without and with 2-block clusters */
+  for (int blocks = 1; blocks <= 2; blocks++)
+    for (int st = 2; st <= 8; st += 2)
+      for (int nc = 1; nc <= 4; nc++)
+        for (int kt = 1; kt <= 3 * st + 1; kt += st) {
+          proto p = {st, nc, kt, nc * blocks, 1, 0, 0, blocks, 0, 0};
+          int e = sim_run(&p, 40);
+          TC_CHECK(e == 0, "cluster %d stages %d consumers %d K tiles %d: errors %d", blocks, st,
+                   nc, kt, e);
+        }
   /* the wrong protocols must be caught */
   static const struct { proto p; const char *what; } bad[] = {
-      {{4, 2, 16, 1, 1, 0, 0}, "empty barrier of 1 arrival for 2 consumers"},
-      {{4, 2, 16, 2, 1, 1, 0}, "producer waits on the wrong parity"},
-      {{4, 2, 16, 2, 1, 0, 1}, "stage released before its wgmmas finish"},
-      {{2, 1, 16, 1, 2, 0, 0}, "two groups in flight with two stages"},
-      {{4, 2, 16, 3, 1, 0, 0}, "empty barrier of 3 arrivals for 2 consumers"},
+      {{4, 2, 16, 1, 1, 0, 0, 1, 0, 0}, "empty barrier of 1 arrival for 2 consumers"},
+      {{4, 2, 16, 2, 1, 1, 0, 1, 0, 0}, "producer waits on the wrong parity"},
+      {{4, 2, 16, 2, 1, 0, 1, 1, 0, 0}, "stage released before its wgmmas finish"},
+      {{2, 1, 16, 1, 2, 0, 0, 1, 0, 0}, "two groups in flight with two stages"},
+      {{4, 2, 16, 3, 1, 0, 0, 1, 0, 0}, "empty barrier of 3 arrivals for 2 consumers"},
+      {{4, 2, 16, 2, 1, 0, 0, 2, 0, 0}, "cluster: empty barriers count only the own block"},
+      {{4, 2, 16, 4, 1, 0, 0, 2, 1, 0}, "cluster: no release of the peer's stage"},
+      {{4, 2, 16, 4, 1, 0, 0, 2, 0, 1}, "cluster: expect_tx without the peer's half of B"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     TC_CHECK(sim_run(&bad[i].p, 200) != 0, "not caught: %s", bad[i].what);
@@ -345,6 +404,7 @@ static void test_supported(void) {
   for (int i = 0; i < nc; i++) {
     tc_gemm_params q = c[i];
     TC_CHECK(tc_gemm_params_derive(&q, &big, err, sizeof err) == 0, "candidate %d: %s", i, err);
+    TC_CHECK(q.tma_cluster == 0, "candidate %d has a cluster (opt-in only until measured)", i);
     if (i) TC_CHECK(tc_gemm_padded_flops(&big, &c[i - 1]) <= tc_gemm_padded_flops(&big, &c[i]),
                     "order at %d", i);
   }
@@ -425,6 +485,11 @@ static const mcase cases[] = {
     /* 17 tile rows: groups of 8, 8 and 1 rows in the blocks' walk */
     {"tmaws:64,64,2", 1, 1064, 136, 64, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
     {"tma:64,64,2", 2, 1064, 72, 64, 0, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    /* 2-block clusters: B's halves (N-major boxes, K-major half boxes);
+     * an odd number of tile rows leaves the last cluster a block past M */
+    {"tmaws:64,128,2,2", 1, 200, 264, 136, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    {"tmaws:128,64,3,2", 1, 136, 200, 72, 0, 1, TC_F16, TC_F16, 0, 1.0f},
+    {"tmaws:64,64,2,2", 2, 1064, 72, 64, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
     /* the heuristic's choice */
     {NULL, 1, 128, 192, 256, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
 };
@@ -480,7 +545,9 @@ static void test_cuda(void) {
       tc_gemm_kernel_launch_config(&k, &L);
       TC_CHECK(L.dyn_smem == (size_t)tc_gemm_tma_smem_bytes(&p) && L.ntmaps == 3 && L.tmaps,
                "%s: launch: dyn smem %zu, %d tensor maps", cfg, L.dyn_smem, L.ntmaps);
-      TC_CHECK(L.grid[0] == (size_t)(tc->g * ((tc->m + p.m_per_block - 1) / p.m_per_block) *
+      int cmb = p.tma_cluster > 1 ? p.tma_cluster : 1;
+      int64_t tiles_m = (tc->m + p.m_per_block - 1) / p.m_per_block;
+      TC_CHECK(L.grid[0] == (size_t)(tc->g * ((tiles_m + cmb - 1) / cmb * cmb) *
                                      ((tc->n + p.n_per_block - 1) / p.n_per_block)) &&
                    L.block[0] == (size_t)(p.m_per_block / 64 + p.tma_ws) * 128,
                "%s: grid %zu block %zu", cfg, L.grid[0], L.block[0]);
@@ -503,7 +570,7 @@ static void test_cuda(void) {
                    tm[1].dims[0] == (uint64_t)(tc->b_trans ? tc->k : tc->n) &&
                    tm[1].dims[1] == (uint64_t)(tc->b_trans ? tc->n : tc->k) &&
                    tm[1].strides[1] == (uint64_t)(ldb * 2) &&
-                   tm[1].box[1] == (uint32_t)(tc->b_trans ? p.n_per_block : 64),
+                   tm[1].box[1] == (uint32_t)(tc->b_trans ? p.n_per_block / cmb : 64),
                "%s: B's tensor map", cfg);
       TC_CHECK(tm[2].buffer == 2 && tm[2].dims[0] == (uint64_t)tc->n &&
                    tm[2].dims[1] == (uint64_t)tc->m && tm[2].strides[1] == (uint64_t)(ldc * 2) &&
@@ -529,7 +596,7 @@ static void test_cuda(void) {
       snprintf(ws[1], sizeof ws[1], "setmaxnreg.inc.sync.aligned.u32 %d;",
                tc_gemm_tma_consumer_regs(nc));
       snprintf(ws[2], sizeof ws[2], "mbarrier.init.shared::cta.b64 [%%0], %d;\" :: "
-               "\"r\"(tc_bar_u32(&tc_empty[s]))", nc);
+               "\"r\"(tc_bar_u32(&tc_empty[s]))", nc * cmb);
       snprintf(ws[3], sizeof ws[3], "tc_empty[tc_st])), \"r\"((unsigned)((kt / %d + 1) & 1))", S);
       snprintf(ws[4], sizeof ws[4], "wgmma.wait_group.sync.aligned 1;");
       snprintf(ws[5], sizeof ws[5], "bar.sync 1, %d;", nc * 128);
@@ -540,6 +607,15 @@ static void test_cuda(void) {
       for (int w = 0; w < 6; w++)
         TC_CHECK(has(k.source, ws[w]) == p.tma_ws, "%s: '%s' %s", cfg, ws[w],
                  p.tma_ws ? "missing" : "in the block-synchronous kernel");
+      /* clusters: the attribute, the cluster barriers, B multicast to both
+       * blocks, the release of the peer's stage; none of it otherwise */
+      static const char *const clw[] = {
+          "__cluster_dims__(2, 1, 1)", "barrier.cluster.arrive.release;",
+          "complete_tx::bytes.multicast::cluster", "\"h\"((unsigned short)3)",
+          "mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.release.cluster", "goto tc_end;"};
+      for (size_t w = 0; w < sizeof clw / sizeof clw[0]; w++)
+        TC_CHECK(has(k.source, clw[w]) == (cmb == 2), "%s: '%s' %s", cfg, clw[w],
+                 cmb == 2 ? "missing" : "without a cluster");
       if (nvrtc) {
         char *ptx = NULL;
         tc_str err;

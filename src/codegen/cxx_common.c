@@ -2,14 +2,17 @@
  * (cxx_common.h). */
 #include "cxx_common.h"
 
-void tc_cxx_kernel_begin_blocks(tc_str *o, const char *name, int64_t threads, int min_blocks) {
-  tc_str_printf(o, "extern \"C\" __global__ void __launch_bounds__(%lld", (long long)threads);
+void tc_cxx_kernel_begin_blocks(tc_str *o, const char *name, int64_t threads, int min_blocks,
+                                int cluster) {
+  tc_str_cat(o, "extern \"C\" __global__ void ");
+  if (cluster > 1) tc_str_printf(o, "__cluster_dims__(%d, 1, 1) ", cluster);
+  tc_str_printf(o, "__launch_bounds__(%lld", (long long)threads);
   if (min_blocks > 0) tc_str_printf(o, ", %d", min_blocks);
   tc_str_printf(o, ") %s(", name);
 }
 
 void tc_cxx_kernel_begin(tc_str *o, const char *name, int64_t threads) {
-  tc_cxx_kernel_begin_blocks(o, name, threads, 0);
+  tc_cxx_kernel_begin_blocks(o, name, threads, 0, 1);
 }
 
 void tc_cxx_kernel_open(tc_str *o, const tc_kir *k, const char *name) {

@@ -46,8 +46,11 @@ void tc_cxx_kernel_begin(tc_str *o, const char *name, int64_t threads);
  * ptxas then budgets registers for that many resident blocks.  A kernel
  * that changes its warps' registers with setmaxnreg needs it (min_blocks
  * 1): without it ptxas cannot tell the register count at entry and drops
- * the setmaxnreg instructions (info C7508). */
-void tc_cxx_kernel_begin_blocks(tc_str *o, const char *name, int64_t threads, int min_blocks);
+ * the setmaxnreg instructions (info C7508).  cluster > 1 adds
+ * __cluster_dims__(cluster, 1, 1) (sm_90: the launch groups that many
+ * consecutive blocks along x into a cluster). */
+void tc_cxx_kernel_begin_blocks(tc_str *o, const char *name, int64_t threads, int min_blocks,
+                                int cluster);
 void tc_cxx_kernel_open(tc_str *o, const tc_kir *k, const char *name);
 void tc_cxx_buffer_param(tc_str *o, tc_dtype t, const char *name, int is_output, int first);
 void tc_cxx_param(tc_str *o, const tc_tensor *t, int is_output, int first);

@@ -80,7 +80,8 @@ typedef struct operand {
   int kmajor;         /* A, B: contiguous along K (else along M / N); C: 1 (N contiguous) */
   int64_t rows;       /* MPB (A), NPB (B): the tile's extent along M / N */
   int64_t tile_off;   /* byte offset of the tile inside a stage */
-  int nboxes;
+  int nboxes;         /* boxes per loading block (of `split`) */
+  int split;          /* blocks of a cluster that share the tile, each loading nboxes (B: 2) */
   int64_t box_rows;   /* box = box_rows x 64 elements (64 along the contiguous dim) */
   int64_t box_bytes;
   int64_t dim_in, dim_out;    /* matrix extents along the box's inner / outer dims */
@@ -99,6 +100,7 @@ typedef struct hgen {
   int64_t threads;    /* the block (CUDA: consumers + producer) */
   int nc;             /* consumer warp groups: MPB / 64 */
   int ws;             /* the warp-specialised pipeline (CUDA; the emulation runs it lockstep) */
+  int cm;             /* blocks per cluster (2: B multicast; the emulation loads both halves) */
   int rank; /* tensor-map rank: 3 with a batch, else 2 */
   operand a, b, c;
   char *err;
@@ -146,6 +148,7 @@ static void operand_init(hgen *H, operand *op, char name, const int64_t *st, int
   op->tile_off = tile_off;
   op->box_rows = op->kmajor ? rows : 64;
   op->nboxes = op->kmajor ? 1 : (int)(rows / 64);
+  op->split = 1;
   op->box_bytes = op->box_rows * 128;
   op->dim_in = op->kmajor ? H->s.k : x_ext;
   op->dim_out = op->kmajor ? x_ext : H->s.k;
@@ -169,14 +172,39 @@ static void tmap_of(hgen *H, const operand *op, int buffer, tc_rt_tmap *t) {
   t->swizzle = 128;
 }
 
-/* Box j's coordinates (inner, outer) for K tile `kt` (a C expression). */
-static void box_coords(const operand *op, int j, const char *kt, const char *x0, char *in,
-                       char *out, size_t cap) {
+/* Splits an operand's tile between the `split` blocks of a cluster: each
+ * loads nboxes / split boxes (K-major: one box of rows / split rows). */
+static void operand_split(operand *op, int split) {
+  op->split = split;
+  if (op->kmajor)
+    op->box_rows /= split, op->box_bytes = op->box_rows * 128;
+  else
+    op->nboxes /= split;
+}
+
+/* The tile's box number `jj` (a C expression) of box j of the block of
+ * cluster rank `rank` (NULL or "0" without a split). */
+static void box_index(const operand *op, int j, const char *rank, char *jj, size_t cap) {
+  if (op->split > 1)
+    snprintf(jj, cap, "(%s) * %d + %d", rank, op->nboxes, j);
+  else
+    snprintf(jj, cap, "%d", j);
+}
+
+/* Box jj's coordinates (inner, outer) for K tile `kt` (C expressions). */
+static void box_coords(const operand *op, const char *jj, const char *kt, const char *x0,
+                       char *in, char *out, size_t cap) {
   if (op->kmajor) {
     snprintf(in, cap, "(%s) * 64", kt);
-    snprintf(out, cap, "%s", x0);
+    if (op->split > 1)
+      snprintf(out, cap, "%s + (%s) * %lld", x0, jj, (long long)op->box_rows);
+    else
+      snprintf(out, cap, "%s", x0);
+  } else if (op->split > 1) {
+    snprintf(in, cap, "%s + (%s) * 64", x0, jj);
+    snprintf(out, cap, "(%s) * 64", kt);
   } else {
-    snprintf(in, cap, "%s + %d", x0, 64 * j);
+    snprintf(in, cap, "%s + 64 * %s", x0, jj);
     snprintf(out, cap, "(%s) * 64", kt);
   }
 }
@@ -197,16 +225,25 @@ static tc_status emit_load(hgen *H, const char *stage, const char *kt, const cha
        stage, (long long)H->stage_bytes);
     for (int o = 0; o < 2; o++)
       for (int j = 0; j < ops[o]->nboxes; j++) {
-        box_coords(ops[o], j, kt, x0[o], in, out, sizeof in);
+        const operand *op = ops[o];
+        char jj[64];
+        box_index(op, j, "tc_rank", jj, sizeof jj);
+        box_coords(op, jj, kt, x0[o], in, out, sizeof in);
+        /* a shared operand goes to the same offset of both blocks of the
+         * cluster, completing bytes on each block's barrier */
+        int mc = op->split > 1;
         ln(H, depth,
            "asm volatile(\"cp.async.bulk.tensor.%dd.shared::cluster.global.mbarrier::complete_tx::"
-           "bytes [%%0], [%%1, {%%2, %%3%s}], [%%4];\"",
-           H->rank, H->rank == 3 ? ", %5" : "");
+           "bytes%s [%%0], [%%1, {%%2, %%3%s}], [%%4]%s;\"",
+           H->rank, mc ? ".multicast::cluster" : "", H->rank == 3 ? ", %5" : "",
+           mc ? (H->rank == 3 ? ", %6" : ", %5") : "");
         ln(H, depth + 2,
-           ":: \"r\"(tc_tma_u32(tc_sm + (%s) * %lld + %lld)), \"l\"((unsigned long long)&tc_tm_%c), "
-           "\"r\"(%s), \"r\"(%s), \"r\"(tc_bar_u32(&tc_bar[%s]))%s : \"memory\");",
-           stage, (long long)H->stage_bytes, (long long)(ops[o]->tile_off + j * ops[o]->box_bytes),
-           tolower(ops[o]->name), in, out, stage, H->rank == 3 ? ", \"r\"(tc_g)" : "");
+           ":: \"r\"(tc_tma_u32(tc_sm + (%s) * %lld + %lld + (%s) * %lld)), "
+           "\"l\"((unsigned long long)&tc_tm_%c), \"r\"(%s), \"r\"(%s), "
+           "\"r\"(tc_bar_u32(&tc_bar[%s]))%s%s : \"memory\");",
+           stage, (long long)H->stage_bytes, (long long)op->tile_off, jj,
+           (long long)op->box_bytes, tolower(op->name), in, out, stage,
+           H->rank == 3 ? ", \"r\"(tc_g)" : "", mc ? ", \"h\"((unsigned short)3)" : "");
       }
     if (who) ln(H, depth - 1, "}");
     return TC_OK;
@@ -222,16 +259,21 @@ static tc_status emit_load(hgen *H, const char *stage, const char *kt, const cha
       tc_str_free(&off);
       return st;
     }
-    for (int j = 0; j < op->nboxes; j++) {
-      box_coords(op, j, kt, x0[o], in, out, sizeof in);
+    for (int jr = 0; jr < op->nboxes * op->split; jr++) {
+      /* every block's share: the emulated block copies them all */
+      int j = jr % op->nboxes;
+      char rank[16], jj[64];
+      snprintf(rank, sizeof rank, "%d", jr / op->nboxes);
+      box_index(op, j, rank, jj, sizeof jj);
+      box_coords(op, jj, kt, x0[o], in, out, sizeof in);
       ln(H, depth, "for (int tc_e = tid; tc_e < %lld; tc_e += %lld) {  /* %c box %d: TMA emulated */",
-         (long long)(op->box_rows * 64), (long long)H->threads, op->name, j);
+         (long long)(op->box_rows * 64), (long long)H->threads, op->name, jr);
       ln(H, depth + 1, "const int tc_r = tc_e / 64, tc_c = tc_e %% 64;");
       ln(H, depth + 1, "const int tc_gi = %s + tc_c, tc_go = %s + tc_r;", in, out);
       ln(H, depth + 1,
          "tc_sm16[((%s) * %lld + %lld) / 2 + %s] = (tc_gi < %lld && tc_go < %lld) ? %c[(long)tc_g * "
          "%lld + (long)tc_go * %lld + tc_gi] : (ushort)0;",
-         stage, (long long)H->stage_bytes, (long long)(op->tile_off + j * op->box_bytes),
+         stage, (long long)H->stage_bytes, (long long)(op->tile_off + jr * op->box_bytes),
          tc_str_cstr(&off), (long long)op->dim_in, (long long)op->dim_out, op->name,
          (long long)op->str_g, (long long)op->str_out);
       ln(H, depth, "}");
@@ -454,7 +496,7 @@ static tc_status emit(hgen *H, const char *name) {
      : H->cuda     ? ", a producer warp group"
                    : ";\n * warp-specialised on CUDA, run lockstep here");
   if (H->cuda) /* one block per SM (its shared memory); setmaxnreg needs the bound */
-    tc_cxx_kernel_begin_blocks(H->o, name, H->threads, 1);
+    tc_cxx_kernel_begin_blocks(H->o, name, H->threads, 1, H->cm);
   else
     d->kernel_begin(H->o, name, H->threads);
   d->buffer_param(H->o, H->s.dtype, "A", 0, 1);
@@ -466,6 +508,10 @@ static tc_status emit(hgen *H, const char *name) {
   tc_str_cat(H->o, ") {\n");
   if (H->cuda) {
     ln(H, 1, "const int tid = (int)threadIdx.x, tc_bid = (int)blockIdx.x;");
+    if (H->cm > 1) {
+      ln(H, 1, "unsigned tc_rank;  /* this block's rank in its cluster */");
+      ln(H, 1, "asm(\"mov.u32 %%0, %%%%cluster_ctarank;\" : \"=r\"(tc_rank));");
+    }
     ln(H, 1, "extern __shared__ __align__(1024) unsigned char tc_dsm[];");
     ln(H, 1, "/* the 128-byte swizzle repeats every 1024 bytes: align the ring to that */");
     ln(H, 1, "unsigned char *tc_sm = tc_dsm + ((1024u - (tc_tma_u32(tc_dsm) & 1023u)) & 1023u);");
@@ -482,11 +528,15 @@ static tc_status emit(hgen *H, const char *name) {
              "\"r\"(tc_bar_u32(&tc_bar[s])) : \"memory\");");
     if (H->ws)
       ln(H, 3, "asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %d;\" :: "
-               "\"r\"(tc_bar_u32(&tc_empty[s])) : \"memory\");", H->nc);
+               "\"r\"(tc_bar_u32(&tc_empty[s])) : \"memory\");", H->nc * H->cm);
     ln(H, 2, "}");
     ln(H, 2, "asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
     ln(H, 1, "}");
-    ln(H, 1, "__syncthreads();");
+    if (H->cm > 1) /* no block copies into its peer before the peer's barriers exist */
+      ln(H, 1, "asm volatile(\"barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;\" ::: "
+               "\"memory\");");
+    else
+      ln(H, 1, "__syncthreads();");
   } else {
     ln(H, 1, "const int tid = (int)get_local_id(0), tc_bid = (int)get_group_id(0);");
     ln(H, 1, "__local ushort tc_sm16[%lld];  /* the ring (and the C tile) */",
@@ -496,15 +546,25 @@ static tc_status emit(hgen *H, const char *name) {
     ln(H, 1, "const int tc_ldsm_tid = tid;");
     ln(H, 1, "uint tc_lr[4];");
   }
-  /* the C tile: groups of TC_TMA_GROUP_M tile rows, column by column */
-  int64_t gm = H->nm < TC_TMA_GROUP_M ? H->nm : TC_TMA_GROUP_M;
-  ln(H, 1, "const int tc_g = tc_bid / %lld, tc_t = tc_bid %% %lld;", (long long)(H->nm * H->nn),
-     (long long)(H->nm * H->nn));
+  /* the C tile: groups of TC_TMA_GROUP_M tile rows, column by column; with
+   * clusters of cm blocks, rows of cm tiles (one per rank, a last partial
+   * one's extra blocks load zeros and store nothing) */
+  int cm = H->cm;
+  int64_t nr = (H->nm + cm - 1) / cm, per = TC_TMA_GROUP_M / cm;
+  int64_t gm = nr < per ? nr : per;
+  if (!H->cuda && cm > 1) ln(H, 1, "const int tc_rank = tc_bid %% %d;", cm);
+  ln(H, 1, "const int tc_g = tc_bid / %lld, tc_t = tc_bid / %d %% %lld;", (long long)(nr * H->nn * cm),
+     cm, (long long)(nr * H->nn));
   ln(H, 1, "const int tc_fm = tc_t / %lld * %lld, tc_gsz = %lld - tc_fm < %lld ? %lld - tc_fm : %lld;",
-     (long long)(gm * H->nn), (long long)gm, (long long)H->nm, (long long)gm, (long long)H->nm,
+     (long long)(gm * H->nn), (long long)gm, (long long)nr, (long long)gm, (long long)nr,
      (long long)gm);
-  ln(H, 1, "const int tc_m0 = (tc_fm + tc_t %% %lld %% tc_gsz) * %d, tc_n0 = tc_t %% %lld / tc_gsz * %d;",
-     (long long)(gm * H->nn), mpb, (long long)(gm * H->nn), npb);
+  if (cm > 1)
+    ln(H, 1, "const int tc_m0 = ((tc_fm + tc_t %% %lld %% tc_gsz) * %d + (int)tc_rank) * %d, "
+             "tc_n0 = tc_t %% %lld / tc_gsz * %d;",
+       (long long)(gm * H->nn), cm, mpb, (long long)(gm * H->nn), npb);
+  else
+    ln(H, 1, "const int tc_m0 = (tc_fm + tc_t %% %lld %% tc_gsz) * %d, tc_n0 = tc_t %% %lld / tc_gsz * %d;",
+       (long long)(gm * H->nn), mpb, (long long)(gm * H->nn), npb);
   ln(H, 1, "(void)tc_g;");
   ln(H, 1, "const int tc_wg = tid / 128, tc_wgw = (tid / 32) %% 4;");
   ln(H, 1, "const float tc_alpha = (float)%.9g;", (double)H->pb->alpha);
@@ -529,8 +589,11 @@ static tc_status emit(hgen *H, const char *name) {
     st = emit_load(H, "tc_st", "kt", NULL, 4);
     ln(H, 3, "}");
     ln(H, 2, "}");
-    ln(H, 2, "return;");
+    /* in a cluster the peer's consumers still arrive on this block's empty
+     * barriers: every thread meets at the cluster barrier at the end */
+    ln(H, 2, H->cm > 1 ? "goto tc_end;" : "return;");
     ln(H, 1, "}");
+    if (H->cm > 1) ln(H, 1, "{  /* the consumer warp groups */");
     ln(H, 1, "asm volatile(\"setmaxnreg.inc.sync.aligned.u32 %d;\" ::: \"memory\");",
        tc_gemm_tma_consumer_regs(H->nc));
   }
@@ -557,9 +620,14 @@ static tc_status emit(hgen *H, const char *name) {
   emit_wait(H, "tc_bar", "tc_st", ph, 2);
   emit_mma(H, "tc_st", 2);
   if (H->ws) {
-    ln(H, 2, "if (kt > 0 && tid %% 128 == 0)  /* K tile kt - 1's stage is free */");
-    ln(H, 3, "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: "
-             "\"r\"(tc_bar_u32(&tc_empty[(kt + %d) %% %d])) : \"memory\");", S - 1, S);
+    ln(H, 2, "if (kt > 0 && tid %% 128 == 0) {  /* K tile kt - 1's stage is free */");
+    ln(H, 3, "const unsigned tc_eb = tc_bar_u32(&tc_empty[(kt + %d) %% %d]);", S - 1, S);
+    ln(H, 3, "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: \"r\"(tc_eb) : \"memory\");");
+    if (H->cm > 1) /* the peer's producer multicasts into this stage too */
+      ln(H, 3, "asm volatile(\"{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %%0, %%1; "
+               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra]; }\" :: \"r\"(tc_eb), "
+               "\"r\"(tc_rank ^ 1u) : \"memory\");");
+    ln(H, 2, "}");
   } else {
     ln(H, 2, "%s  /* every warp group is done with the stage */", d->barrier);
     ln(H, 2, "if (kt + %d < %lld) {", S, (long long)H->nk);
@@ -568,6 +636,12 @@ static tc_status emit(hgen *H, const char *name) {
   }
   ln(H, 1, "}");
   if (st == TC_OK) st = emit_epilogue(H, 1);
+  if (H->cuda && H->cm > 1) {
+    ln(H, 1, "}");
+    ln(H, 0, "tc_end:");
+    ln(H, 1, "asm volatile(\"barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;\" ::: "
+             "\"memory\");");
+  }
   ln(H, 0, "}");
   return st;
 }
@@ -603,10 +677,12 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   H.nc = mpb / 64;
   H.ws = H.cuda && p->tma_ws;
   H.threads = (H.nc + H.ws) * 128;
+  H.cm = p->tma_cluster > 1 ? p->tma_cluster : 1;
   H.stage_bytes = (int64_t)(mpb + npb) * 128;
   H.rank = H.s.g > 1 ? 3 : 2;
   operand_init(&H, &H.a, 'A', H.s.a_stride, H.s.m, mpb, 0);
   operand_init(&H, &H.b, 'B', H.s.b_stride, H.s.n, npb, (int64_t)mpb * 128);
+  if (H.cm > 1) operand_split(&H.b, H.cm);
   memset(&H.c, 0, sizeof H.c);
   H.c.name = 'C', H.c.kmajor = 1, H.c.rows = mpb, H.c.box_rows = mpb, H.c.nboxes = npb / 64;
   H.c.box_bytes = (int64_t)mpb * 128;
@@ -623,7 +699,9 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   }
   out->source = tc_str_take(&src);
   snprintf(out->name, sizeof out->name, "%s", name);
-  out->grid[0] = (size_t)(H.s.g * H.nm * H.nn), out->grid[1] = out->grid[2] = 1;
+  /* whole clusters: a partial last row of cluster tiles still has cm blocks */
+  out->grid[0] = (size_t)(H.s.g * ((H.nm + H.cm - 1) / H.cm) * H.cm * H.nn);
+  out->grid[1] = out->grid[2] = 1;
   out->block[0] = (size_t)H.threads, out->block[1] = out->block[2] = 1;
   out->smem_bytes = tc_gemm_tma_smem_bytes(p);
   if (H.cuda) {

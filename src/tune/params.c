@@ -430,6 +430,10 @@ void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
   if (tc_gemm_params_is_tma(p)) {
     snprintf(buf, cap, "%s:%d,%d,%d", p->tma_ws ? "tmaws" : "tma", p->m_per_block,
              p->n_per_block, p->tma_stages);
+    if (p->tma_cluster == 2) {
+      size_t len = strlen(buf);
+      if (len < cap) snprintf(buf + len, cap - len, ",2");
+    }
     return;
   }
   if (tc_gemm_params_is_wgmma(p)) {
@@ -1146,7 +1150,7 @@ int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p) {
   return (int64_t)p->tma_stages * ((int64_t)p->m_per_block + p->n_per_block) * 128 + 1024;
 }
 
-static const char *const tma_names[3] = {"m_per_block", "n_per_block", "stages"};
+static const char *const tma_names[4] = {"m_per_block", "n_per_block", "stages", "cluster"};
 
 int tc_gemm_tma_consumer_regs(int consumers) {
   if (consumers < 1) return 0;
@@ -1229,6 +1233,15 @@ int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap) {
 static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
   if (p->tma_ws != 0 && p->tma_ws != 1)
     return fail(err, cap, "tma: tma_ws must be 0 or 1, got %d", p->tma_ws);
+  if (p->tma_cluster != 0 && p->tma_cluster != 2)
+    return fail(err, cap, "tmaws: the cluster must be 1 or 2 blocks, got %d", p->tma_cluster);
+  if (p->tma_cluster && !p->tma_ws)
+    return fail(err, cap, "tma: clusters need the warp-specialised pipeline (tmaws:)");
+  /* B stored N-major is NPB / 64 boxes: each block of a cluster loads half */
+  if (p->tma_cluster && s && s->m && s->b_stride[1] != 1 && p->n_per_block % 128)
+    return fail(err, cap, "tmaws: with a cluster of 2 and B contiguous along N, n_per_block must "
+                "be a multiple of 128 (each block loads half of its 64-column boxes), got %d",
+                p->n_per_block);
   if (tma_check_tuned(p->m_per_block, p->n_per_block, p->tma_stages, p->tma_ws, err, cap))
     return -1;
   if (p->k_per_block != 64 || p->waves_m != p->m_per_block / 64 ||
@@ -1247,6 +1260,7 @@ static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size
   memset(&q, 0, sizeof q);
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.tma_stages = p->tma_stages;
   q.tma_ws = p->tma_ws;
+  q.tma_cluster = p->tma_cluster;
   q.k_per_block = 64;
   q.waves_m = q.m_per_block / 64;
   q.block_size = (q.waves_m + (q.tma_ws == 1)) * 128;
@@ -1259,16 +1273,18 @@ static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap)
   int ws = strncmp(text, "tmaws:", 6) == 0;
   const char *pre = ws ? "tmaws:" : "tma:";
   char expect[64];
-  snprintf(expect, sizeof expect, "3 after %s (MPB,NPB,STAGES)", pre);
-  int vals[3] = {0};
-  int n = parse_fields(text, text + strlen(pre), tma_names, 3, expect, vals, err, cap);
+  snprintf(expect, sizeof expect, "3 after %s (MPB,NPB,STAGES%s)", pre,
+           ws ? "[,CLUSTER]" : "");
+  int vals[4] = {0};
+  int n = parse_fields(text, text + strlen(pre), tma_names, ws ? 4 : 3, expect, vals, err, cap);
   if (n < 0) return -1;
-  if (n != 3)
+  if (n != 3 && !(ws && n == 4))
     return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after %s "
-                "(MPB,NPB,STAGES), got %d", text, pre, n);
+                "(MPB,NPB,STAGES%s), got %d", text, pre, ws ? "[,CLUSTER]" : "", n);
   memset(p, 0, sizeof *p);
   p->m_per_block = vals[0], p->n_per_block = vals[1], p->tma_stages = vals[2];
   p->tma_ws = ws;
+  p->tma_cluster = n == 4 && vals[3] != 1 ? vals[3] : 0;
   p->k_per_block = 64;
   return 0;
 }

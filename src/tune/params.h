@@ -57,6 +57,12 @@ typedef struct tc_gemm_params {
    * barrier per K tile. */
   int tma_stages;
   int tma_ws;
+  /* tma_cluster = 2 ("tmaws:MPB,NPB,STAGES,2", warp-specialised only): 2 x
+   * 1 clusters, the two blocks of a cluster take neighbouring M tiles of
+   * one N tile and each loads half of the B tile into both with multicast
+   * bulk copies; 0: no cluster.  Opt-in: never a heuristic or tuner
+   * candidate until measured on a GPU. */
+  int tma_cluster;
 } tc_gemm_params;
 
 #define TC_GEMM_READ_K 1
