@@ -612,7 +612,8 @@ static void test_cuda(void) {
       static const char *const clw[] = {
           "__cluster_dims__(2, 1, 1)", "barrier.cluster.arrive.release;",
           "complete_tx::bytes.multicast::cluster", "\"h\"((unsigned short)3)",
-          "mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.release.cluster", "goto tc_end;"};
+          "mapa.shared::cluster.u32 ra, %0, %1; mbarrier.arrive.shared::cluster.b64", "goto tc_end;",
+          "barrier.cluster.arrive.relaxed;"};
       for (size_t w = 0; w < sizeof clw / sizeof clw[0]; w++)
         TC_CHECK(has(k.source, clw[w]) == (cmb == 2), "%s: '%s' %s", cfg, clw[w],
                  cmb == 2 ? "missing" : "without a cluster");

@@ -430,7 +430,8 @@ static tc_status emit_epilogue(hgen *H, int depth) {
          64 * j, (long long)(j * c->box_bytes), H->rank == 3 ? ", \"r\"(tc_g)" : "");
     }
     ln(H, depth + 1, "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
-    ln(H, depth + 1, "asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");");
+    /* the block may exit once the copies have read the C tile */
+    ln(H, depth + 1, "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
     ln(H, depth, "}");
     return TC_OK;
   }
@@ -532,8 +533,9 @@ static tc_status emit(hgen *H, const char *name) {
     ln(H, 2, "}");
     ln(H, 2, "asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");");
     ln(H, 1, "}");
-    if (H->cm > 1) /* no block copies into its peer before the peer's barriers exist */
-      ln(H, 1, "asm volatile(\"barrier.cluster.arrive.release;\\n\\tbarrier.cluster.wait.acquire;\" ::: "
+    if (H->cm > 1) /* no block copies into its peer before the peer's barriers exist (the
+                    * fence above releases the init: the arrive may be relaxed) */
+      ln(H, 1, "asm volatile(\"barrier.cluster.arrive.relaxed;\\n\\tbarrier.cluster.wait.acquire;\" ::: "
                "\"memory\");");
     else
       ln(H, 1, "__syncthreads();");
@@ -625,7 +627,7 @@ static tc_status emit(hgen *H, const char *name) {
     ln(H, 3, "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: \"r\"(tc_eb) : \"memory\");");
     if (H->cm > 1) /* the peer's producer multicasts into this stage too */
       ln(H, 3, "asm volatile(\"{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %%0, %%1; "
-               "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [ra]; }\" :: \"r\"(tc_eb), "
+               "mbarrier.arrive.shared::cluster.b64 _, [ra]; }\" :: \"r\"(tc_eb), "
                "\"r\"(tc_rank ^ 1u) : \"memory\");");
     ln(H, 2, "}");
   } else {
