@@ -16,7 +16,8 @@
  *     every tile size and 2 to 4 stages, both pipelines, more tile rows
  *     than one group of the blocks' walk; nothing is written outside C;
  *   - injected wrong layouts (the descriptors without the swizzle, the
- *     stmatrix matrices out of order) give wrong results;
+ *     stmatrix matrices out of order, cluster blocks that ignore their
+ *     rank when loading B's shares) give wrong results;
  *   - the CUDA source for sm_90a: compiled by NVRTC (PTX holds the bulk
  *     tensor copies, mbarrier waits, wgmma with the transpose flags,
  *     stmatrix), its launch (dynamic shared memory, three tensor maps
@@ -507,6 +508,18 @@ static void test_wrong_layouts(void) {
     run_case(&cases[1], 0);
     tc_gemm_tma_test_fault = 0;
   }
+  /* a cluster whose blocks ignore their rank when they load B's shares:
+   * half of B never lands (N-major boxes and K-major half boxes) */
+  const mcase *clusters[2] = {NULL, NULL};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (cases[i].cfg && strcmp(cases[i].cfg, "tmaws:64,128,2,2") == 0) clusters[0] = &cases[i];
+    if (cases[i].cfg && strcmp(cases[i].cfg, "tmaws:128,64,3,2") == 0) clusters[1] = &cases[i];
+  }
+  TC_REQUIRE(clusters[0] && clusters[1], "the cluster cases are in the table");
+  tc_gemm_tma_test_fault = 3;
+  run_case(clusters[0], 0);
+  run_case(clusters[1], 0);
+  tc_gemm_tma_test_fault = 0;
 }
 
 static void test_cuda(void) {

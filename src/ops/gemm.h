@@ -70,8 +70,10 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
                                tc_target target, const char *name, tc_gemm_kernel *out, char *err,
                                size_t cap);
 /* Tests only: 0 normally; 1 prints the wgmma descriptors without the
- * 128-byte swizzle mode, 2 swaps the second and third stmatrix matrices;
- * the OpenCL emulation must expose each as wrong results. */
+ * 128-byte swizzle mode, 2 swaps the second and third stmatrix matrices,
+ * 3 makes every block of a cluster load the first share of B (its box
+ * numbers ignore the rank); the OpenCL emulation must expose each as
+ * wrong results. */
 extern int tc_gemm_tma_test_fault;
 
 /* The shape of a problem (extents of the views' upper dims, dtype, and

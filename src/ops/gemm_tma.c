@@ -185,7 +185,9 @@ static void operand_split(operand *op, int split) {
 /* The tile's box number `jj` (a C expression) of box j of the block of
  * cluster rank `rank` (NULL or "0" without a split). */
 static void box_index(const operand *op, int j, const char *rank, char *jj, size_t cap) {
-  if (op->split > 1)
+  if (op->split > 1 && tc_gemm_tma_test_fault == 3) /* fault: every rank loads the first share */
+    snprintf(jj, cap, "%d", j);
+  else if (op->split > 1)
     snprintf(jj, cap, "(%s) * %d + %d", rank, op->nboxes, j);
   else
     snprintf(jj, cap, "%d", j);
