@@ -22,7 +22,7 @@
 #include "ops/gemm_gen.h"
 #include "runtime/runtime.h"
 #include "test.h"
-#include "nvrtc_test_util.h"
+#include "device_test_util.h"
 
 #ifndef GEMM_TEST_SEED
 #error "define GEMM_TEST_SEED before including gemm_test_util.h"

@@ -17,6 +17,7 @@
 #include "ops/gemm.h"
 #include "runtime/runtime.h"
 #include "test.h"
+#include "device_test_util.h"
 
 static tc_cl *cl;
 static int cuda_ok;
@@ -452,13 +453,9 @@ static void test_cuda_compiles(void) {
 }
 
 int main(void) {
+  cl = open_cl_or_null();
   tc_str e;
   tc_str_init(&e);
-  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
-    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
-    cl = NULL;
-  }
-  tc_str_clear(&e);
   cuda_ok = tc_cuda_available(&e);
   tc_str_free(&e);
   double t0 = tc_now_seconds();

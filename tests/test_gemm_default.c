@@ -27,7 +27,7 @@
 #include "tune/params.h"
 #include "test.h"
 #include "conv_test_util.h"
-#include "nvrtc_test_util.h"
+#include "device_test_util.h"
 
 static int has(const char *s, const char *part) { return s && strstr(s, part) != NULL; }
 

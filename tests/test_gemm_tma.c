@@ -698,13 +698,7 @@ static void test_api_extent_one(void) {
 int main(void) {
   /* rows of 16-byte multiples (tensor maps), NaN / sentinels after them */
   gemm_ab_extra = 8, gemm_c_extra = 8;
-  tc_str e;
-  tc_str_init(&e);
-  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
-    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
-    cl = NULL;
-  }
-  tc_str_free(&e);
+  cl = open_cl_or_null();
   TC_RUN(test_params);
   TC_RUN(test_supported);
   TC_RUN(test_ws_protocol);

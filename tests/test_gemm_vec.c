@@ -20,6 +20,7 @@
 #include "ops/gemm.h"
 #include "runtime/runtime.h"
 #include "test.h"
+#include "device_test_util.h"
 
 static tc_cl *cl;
 
@@ -413,13 +414,7 @@ static void test_hip_builds(void) {
 }
 
 int main(void) {
-  tc_str e;
-  tc_str_init(&e);
-  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
-    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
-    cl = NULL;
-  }
-  tc_str_free(&e);
+  cl = open_cl_or_null();
   TC_RUN(test_row_major_f32);
   TC_RUN(test_padded_edges);
   TC_RUN(test_transposed);

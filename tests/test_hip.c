@@ -548,13 +548,7 @@ static void test_hip_describe(void) {
 }
 
 int main(void) {
-  tc_str e;
-  tc_str_init(&e);
-  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
-    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
-    cl = NULL;
-  }
-  tc_str_free(&e);
+  cl = open_cl_or_null();
   have_hipcc = tc_hip_find_hipcc(hipcc_path, sizeof hipcc_path);
   TC_RUN(test_mfma_layouts);
   TC_RUN(test_xdlops_params);

@@ -395,13 +395,7 @@ static void test_mma_candidates(void) {
 }
 
 int main(void) {
-  tc_str e;
-  tc_str_init(&e);
-  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
-    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
-    cl = NULL;
-  }
-  tc_str_free(&e);
+  cl = open_cl_or_null();
   TC_RUN(test_mma_layouts);
   TC_RUN(test_mma_params);
   TC_RUN(test_mma_targets);

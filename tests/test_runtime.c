@@ -14,7 +14,7 @@
 
 #include "runtime/runtime.h"
 #include "test.h"
-#include "nvrtc_test_util.h"
+#include "device_test_util.h"
 
 static int has(const tc_str *s, const char *needle) {
   return strstr(tc_str_cstr(s), needle) != NULL;

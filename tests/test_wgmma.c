@@ -214,13 +214,7 @@ static void test_wgmma_gate(void) {
 
 int main(void) {
   setenv("TILEC_EXPERIMENTAL_WGMMA", "1", 1); /* the rest of this file tests the path itself */
-  tc_str e;
-  tc_str_init(&e);
-  if (tc_cl_open(NULL, &cl, &e) != TC_OK) {
-    printf("  (no OpenCL device: %s)\n", tc_str_cstr(&e));
-    cl = NULL;
-  }
-  tc_str_free(&e);
+  cl = open_cl_or_null();
   TC_RUN(test_wgmma_gate);
   TC_RUN(test_wgmma_layout);
   TC_RUN(test_wgmma_params);

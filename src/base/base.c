@@ -89,6 +89,20 @@ void tc_str_indent(tc_str *s, int depth) {
   for (int i = 0; i < depth; i++) tc_str_cat(s, "  ");
 }
 
+void tc_str_vline(tc_str *s, int depth, const char *fmt, va_list ap) {
+  tc_str_indent(s, depth);
+  tc_str_vprintf(s, fmt, ap);
+  tc_str_cat(s, "\n");
+}
+
+void tc_set_err(char *err, size_t cap, const char *fmt, ...) {
+  if (!err || cap == 0) return;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(err, cap, fmt, ap);
+  va_end(ap);
+}
+
 const char *tc_str_cstr(const tc_str *s) { return s->buf ? s->buf : ""; }
 
 char *tc_str_take(tc_str *s) {

@@ -42,6 +42,12 @@ void tc_str_printf(tc_str *s, const char *fmt, ...)
 void tc_str_vprintf(tc_str *s, const char *fmt, va_list ap);
 /* Appends `depth` levels of two-space indentation. */
 void tc_str_indent(tc_str *s, int depth);
+/* One line of generated code: the indentation, printf, a newline. */
+void tc_str_vline(tc_str *s, int depth, const char *fmt, va_list ap);
+
+/* printf into err[0 .. cap) (nothing where err is NULL or cap 0): the one
+ * way tilec's functions fill their caller's error buffer. */
+void tc_set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Returns the buffer ("" if empty); ownership stays with the builder. */
 const char *tc_str_cstr(const tc_str *s);
 /* Hands the buffer to the caller (who frees it) and resets the builder. */

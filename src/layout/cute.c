@@ -69,16 +69,8 @@ static int64_t sat_add(int64_t a, int64_t b) {
 
 static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
-static int errf(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int errf(char *err, size_t cap, const char *fmt, ...) {
-  if (err && cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
+/* Fills err and gives -1. */
+#define errf(err, cap, ...) (tc_set_err((err), (cap), __VA_ARGS__), -1)
 
 /* Fails when a result's size or cosize does not fit. */
 static int check_range(const tc_cute *l, const char *what, char *err, size_t cap) {

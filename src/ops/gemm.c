@@ -68,16 +68,8 @@
 
 typedef tc_gemm_gen gen; /* gemm_gen.h */
 
-static tc_status fail(gen *G, tc_status st, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static tc_status fail(gen *G, tc_status st, const char *fmt, ...) {
-  if (G->err && G->cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(G->err, G->cap, fmt, ap);
-    va_end(ap);
-  }
-  return st;
-}
+/* Fills the generator's error buffer and gives st. */
+#define fail(G, st, ...) (tc_set_err((G)->err, (G)->cap, __VA_ARGS__), (st))
 
 static int is_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
 
@@ -228,12 +220,10 @@ static tc_status check_problem(gen *G) {
 /* ---- printing helpers ------------------------------------------------- */
 
 void tc_gemm_gen_line(gen *G, int depth, const char *fmt, ...) {
-  tc_str_indent(G->o, depth);
   va_list ap;
   va_start(ap, fmt);
-  tc_str_vprintf(G->o, fmt, ap);
+  tc_str_vline(G->o, depth, fmt, ap);
   va_end(ap);
-  tc_str_cat(G->o, "\n");
 }
 
 void tc_gemm_gen_unroll(gen *G, int depth) {

@@ -107,26 +107,15 @@ typedef struct hgen {
   size_t cap;
 } hgen;
 
-static tc_status hfail(hgen *H, tc_status st, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static tc_status hfail(hgen *H, tc_status st, const char *fmt, ...) {
-  if (H->err && H->cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(H->err, H->cap, fmt, ap);
-    va_end(ap);
-  }
-  return st;
-}
+/* Fills the generator's error buffer and gives st. */
+#define hfail(H, st, ...) (tc_set_err((H)->err, (H)->cap, __VA_ARGS__), (st))
 
 static void ln(hgen *H, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void ln(hgen *H, int depth, const char *fmt, ...) {
-  tc_str_indent(H->o, depth);
   va_list ap;
   va_start(ap, fmt);
-  tc_str_vprintf(H->o, fmt, ap);
+  tc_str_vline(H->o, depth, fmt, ap);
   va_end(ap);
-  tc_str_cat(H->o, "\n");
 }
 
 /* The element offset inside a box of rows x 64 of element (r, c), printed. */

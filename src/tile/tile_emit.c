@@ -58,12 +58,10 @@ static void fail(emitter *E, const char *fmt, ...) {
 
 static void line(emitter *E, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void line(emitter *E, const char *fmt, ...) {
-  tc_str_indent(E->o, E->depth);
   va_list ap;
   va_start(ap, fmt);
-  tc_str_vprintf(E->o, fmt, ap);
+  tc_str_vline(E->o, E->depth, fmt, ap);
   va_end(ap);
-  tc_str_cat(E->o, "\n");
 }
 
 static vinfo *V(emitter *E, const tc_tile_value *v) { return &E->vi[v->id]; }

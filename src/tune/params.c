@@ -50,16 +50,8 @@
 #define MAX_DST_WRITE 4   /* widest LDS write (f32 elements, 16 bytes) */
 #define MAX_REGS 256      /* accumulators per thread, and elements per thread per copy */
 
-static int fail(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(char *err, size_t cap, const char *fmt, ...) {
-  if (err && cap) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, cap, fmt, ap);
-    va_end(ap);
-  }
-  return -1;
-}
+/* Fills err and gives -1. */
+#define fail(err, cap, ...) (tc_set_err((err), (cap), __VA_ARGS__), -1)
 
 static int gcd(int a, int b) {
   while (b) {
@@ -492,6 +484,26 @@ typedef struct cand {
   int64_t waste, blocks;
 } cand;
 
+/* Appends p (valid for s) to the candidates c[0 .. *n). */
+static void cand_add(cand *c, int *n, const tc_gemm_shape *s, const tc_gemm_params *p) {
+  c[*n].p = *p;
+  c[*n].waste = tc_gemm_padded_flops(s, p);
+  c[*n].blocks = tc_gemm_num_blocks(s, p);
+  (*n)++;
+}
+
+/* Sorts the n candidates by cmp into *out (allocated, at least one
+ * element), frees c and returns n. */
+static int cand_finish(cand *c, int n, int (*cmp)(const void *, const void *),
+                       tc_gemm_params **out) {
+  qsort(c, (size_t)n, sizeof *c, cmp);
+  tc_gemm_params *r = tc_xmalloc((size_t)(n ? n : 1) * sizeof *r);
+  for (int i = 0; i < n; i++) r[i] = c[i].p;
+  free(c);
+  *out = r;
+  return n;
+}
+
 #define CMP(a, b) \
   if ((a) != (b)) return (a) < (b) ? -1 : 1
 
@@ -559,17 +571,9 @@ int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
                            (p.n_per_block / (2 * p.n_per_thread));
             if (p.block_size < 64 || p.block_size > 256) continue;
             if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
-            c[n].p = p;
-            c[n].waste = tc_gemm_padded_flops(s, &p);
-            c[n].blocks = tc_gemm_num_blocks(s, &p);
-            n++;
+            cand_add(c, &n, s, &p);
           }
-  qsort(c, (size_t)n, sizeof *c, cand_cmp);
-  tc_gemm_params *r = tc_xmalloc((size_t)(n ? n : 1) * sizeof *r);
-  for (int i = 0; i < n; i++) r[i] = c[i].p;
-  free(c);
-  *out = r;
-  return n;
+  return cand_finish(c, n, cand_cmp, out);
 }
 
 int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
@@ -780,17 +784,9 @@ int tc_gemm_xdlops_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
               int waves = (p.m_per_block / p.m_per_wave) * (p.n_per_block / p.n_per_wave);
               if (waves > 4) continue;
               if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
-              c[n].p = p;
-              c[n].waste = tc_gemm_padded_flops(s, &p);
-              c[n].blocks = tc_gemm_num_blocks(s, &p);
-              n++;
+              cand_add(c, &n, s, &p);
             }
-  qsort(c, (size_t)n, sizeof *c, xdl_cmp);
-  tc_gemm_params *r = tc_xmalloc((size_t)(n ? n : 1) * sizeof *r);
-  for (int i = 0; i < n; i++) r[i] = c[i].p;
-  free(c);
-  *out = r;
-  return n;
+  return cand_finish(c, n, xdl_cmp, out);
 }
 
 int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
@@ -1040,17 +1036,9 @@ int tc_gemm_mma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
             if (p.m_per_block % p.m_per_wave || p.n_per_block % p.n_per_wave) continue;
             if ((p.m_per_block / p.m_per_wave) * (p.n_per_block / p.n_per_wave) > 4) continue;
             if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
-            c[n].p = p;
-            c[n].waste = tc_gemm_padded_flops(s, &p);
-            c[n].blocks = tc_gemm_num_blocks(s, &p);
-            n++;
+            cand_add(c, &n, s, &p);
           }
-  qsort(c, (size_t)n, sizeof *c, xdl_cmp);
-  tc_gemm_params *r = tc_xmalloc((size_t)(n ? n : 1) * sizeof *r);
-  for (int i = 0; i < n; i++) r[i] = c[i].p;
-  free(c);
-  *out = r;
-  return n;
+  return cand_finish(c, n, xdl_cmp, out);
 }
 
 int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
@@ -1344,19 +1332,10 @@ int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
           memset(&q, 0, sizeof q);
           q.m_per_block = mpb[i], q.n_per_block = npb[j], q.tma_stages = st, q.tma_ws = ws;
           if (tma_derive(&q, s, NULL, 0)) continue;
-          c[n].p = q;
-          c[n].waste = tc_gemm_padded_flops(s, &q);
-          c[n].blocks = tc_gemm_num_blocks(s, &q);
-          n++;
+          cand_add(c, &n, s, &q);
         }
       }
-  qsort(c, (size_t)n, sizeof *c, tma_cmp);
-  if (n) {
-    *out = tc_xmalloc((size_t)n * sizeof **out);
-    for (int i = 0; i < n; i++) (*out)[i] = c[i].p;
-  }
-  free(c);
-  return n;
+  return cand_finish(c, n, tma_cmp, out);
 }
 
 int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {

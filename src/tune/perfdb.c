@@ -30,14 +30,6 @@ static const char *const schema =
     " timestamp INTEGER NOT NULL,"
     " PRIMARY KEY (problem, target, device))";
 
-static void set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t cap, const char *fmt, ...) {
-  if (!err || cap == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, cap, fmt, ap);
-  va_end(ap);
-}
 
 int tc_perfdb_default_path(char *buf, size_t cap) {
   const char *env = getenv("TILEC_PERFDB");
@@ -77,12 +69,12 @@ static int make_parent_dirs(const char *path, char *err, size_t cap) {
     struct stat st;
     if (stat(dir, &st) != 0) {
       if (errno != ENOENT || (mkdir(dir, 0755) != 0 && errno != EEXIST)) {
-        set_err(err, cap, "cannot create the perf DB directory %s: %s", dir, strerror(errno));
+        tc_set_err(err, cap, "cannot create the perf DB directory %s: %s", dir, strerror(errno));
         free(dir);
         return -1;
       }
     } else if (!S_ISDIR(st.st_mode)) {
-      set_err(err, cap, "cannot create the perf DB directory %s: a file of that name exists", dir);
+      tc_set_err(err, cap, "cannot create the perf DB directory %s: a file of that name exists", dir);
       free(dir);
       return -1;
     }
@@ -99,24 +91,24 @@ int tc_perfdb_open(const char *path, int create, tc_perfdb **out, char *err, siz
   if (err && cap) err[0] = 0;
   if (!path) {
     if (tc_perfdb_default_path(def, sizeof def) != 0) {
-      set_err(err, cap, "no place for the perf DB: set TILEC_PERFDB, XDG_DATA_HOME or HOME");
+      tc_set_err(err, cap, "no place for the perf DB: set TILEC_PERFDB, XDG_DATA_HOME or HOME");
       return -1;
     }
     path = def;
   }
   if (!*path) {
-    set_err(err, cap, "the perf DB path is empty");
+    tc_set_err(err, cap, "the perf DB path is empty");
     return -1;
   }
   struct stat st;
   if (stat(path, &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
-      set_err(err, cap, "cannot open the perf DB %s: it is a directory", path);
+      tc_set_err(err, cap, "cannot open the perf DB %s: it is a directory", path);
       return -1;
     }
   } else if (!create) {
     if (errno == ENOENT) return 0;
-    set_err(err, cap, "cannot open the perf DB %s: %s", path, strerror(errno));
+    tc_set_err(err, cap, "cannot open the perf DB %s: %s", path, strerror(errno));
     return -1;
   } else if (make_parent_dirs(path, err, cap) != 0) {
     return -1;
@@ -130,13 +122,13 @@ int tc_perfdb_open(const char *path, int create, tc_perfdb **out, char *err, siz
     char *msg = NULL;
     rc = sqlite3_exec(db, schema, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-      set_err(err, cap, "cannot open the perf DB %s: %s", path, msg ? msg : sqlite3_errstr(rc));
+      tc_set_err(err, cap, "cannot open the perf DB %s: %s", path, msg ? msg : sqlite3_errstr(rc));
       sqlite3_free(msg);
       sqlite3_close(db);
       return -1;
     }
   } else {
-    set_err(err, cap, "cannot open the perf DB %s: %s", path,
+    tc_set_err(err, cap, "cannot open the perf DB %s: %s", path,
             db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     sqlite3_close(db);
     return -1;
@@ -165,7 +157,7 @@ static sqlite3_stmt *prepare(tc_perfdb *db, const char *sql, int ntext, const ch
   for (int i = 0; rc == SQLITE_OK && i < ntext; i++)
     rc = sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_TRANSIENT);
   if (rc != SQLITE_OK) {
-    set_err(err, cap, "perf DB %s: cannot %s: %s", db->path, what, sqlite3_errmsg(db->db));
+    tc_set_err(err, cap, "perf DB %s: cannot %s: %s", db->path, what, sqlite3_errmsg(db->db));
     sqlite3_finalize(st);
     return NULL;
   }
@@ -195,7 +187,7 @@ int tc_perfdb_get(tc_perfdb *db, const char *problem, const char *target, const 
     e->timestamp = sqlite3_column_int64(st, 3);
     found = 1;
   } else if (rc != SQLITE_DONE) {
-    set_err(err, cap, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
+    tc_set_err(err, cap, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
     found = -1;
   }
   sqlite3_finalize(st);
@@ -215,7 +207,7 @@ int tc_perfdb_put(tc_perfdb *db, const char *problem, const char *target, const 
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
   int ret = 0;
   if (rc != SQLITE_DONE) {
-    set_err(err, cap, "perf DB %s: cannot write: %s", db->path, sqlite3_errmsg(db->db));
+    tc_set_err(err, cap, "perf DB %s: cannot write: %s", db->path, sqlite3_errmsg(db->db));
     ret = -1;
   }
   sqlite3_finalize(st);
@@ -229,7 +221,7 @@ int64_t tc_perfdb_count(tc_perfdb *db, char *err, size_t cap) {
   if (sqlite3_step(st) == SQLITE_ROW)
     n = sqlite3_column_int64(st, 0);
   else
-    set_err(err, cap, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
+    tc_set_err(err, cap, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
   sqlite3_finalize(st);
   return n;
 }

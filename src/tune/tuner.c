@@ -11,14 +11,6 @@
 
 #include "../runtime/host.h"
 
-static void set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void set_err(char *err, size_t cap, const char *fmt, ...) {
-  if (!err || cap == 0) return;
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(err, cap, fmt, ap);
-  va_end(ap);
-}
 
 /* ---- comparing and filling host buffers --------------------------------- */
 
@@ -119,11 +111,11 @@ int64_t tc_tune_check(const void *got, tc_dtype t, const size_t *idx, const doub
   if (max_abs) *max_abs = ma;
   if (worst) *worst = wr;
   if (bad)
-    set_err(msg, cap, "%lld of %zu elements out of bound; first at %zu: got %.9g, want %.9g, bound %.3g",
+    tc_set_err(msg, cap, "%lld of %zu elements out of bound; first at %zu: got %.9g, want %.9g, bound %.3g",
             (long long)bad, n, idx ? idx[first] : first,
             tc_host_read(t, got, idx ? idx[first] : first), want[first], bound[first]);
   else
-    set_err(msg, cap, "%zu elements within bound (worst error %.3g of the bound)", n, wr);
+    tc_set_err(msg, cap, "%zu elements within bound (worst error %.3g of the bound)", n, wr);
   return bad;
 }
 
@@ -149,7 +141,7 @@ tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, s
     tc_cl *cl = NULL;
     tc_status st = tc_cl_open(device, &cl, &e);
     if (st != TC_OK) {
-      set_err(err, cap, "%s", tc_str_cstr(&e));
+      tc_set_err(err, cap, "%s", tc_str_cstr(&e));
       tc_str_free(&e);
       return st;
     }
@@ -164,7 +156,7 @@ tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, s
     tc_str_init(&desc);
     tc_status st = TC_OK;
     if (!tc_cuda_available(&why)) {
-      set_err(err, cap, "%s", tc_str_cstr(&why));
+      tc_set_err(err, cap, "%s", tc_str_cstr(&why));
       st = TC_ERR_NO_DEVICE;
     } else {
       tc_cuda_describe(&desc);
@@ -180,7 +172,7 @@ tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, s
     tc_str_free(&desc);
     return st;
   }
-  set_err(err, cap, "target %s is not available yet", tc_target_name(target));
+  tc_set_err(err, cap, "target %s is not available yet", tc_target_name(target));
   return TC_ERR_UNSUPPORTED;
 }
 
@@ -193,7 +185,7 @@ int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char 
   char why[256];
   memset(p, 0, sizeof *p);
   if (tc_gemm_params_parse(e->perf_config, p, why, sizeof why) != 0) {
-    set_err(err, cap, "perf DB %s: the stored perf config '%s' does not parse: %s",
+    tc_set_err(err, cap, "perf DB %s: the stored perf config '%s' does not parse: %s",
             tc_perfdb_path(db), e->perf_config, why);
     return -1;
   }
@@ -268,9 +260,9 @@ static tc_status tune_loop(const tc_gemm_params *first, const tc_gemm_params *ca
   free(list);
   if (!found) {
     if (n == 0)
-      set_err(err, cap, "no valid perf config for this problem");
+      tc_set_err(err, cap, "no valid perf config for this problem");
     else
-      set_err(err, cap, "none of the %d perf config%s tried ran correctly (last: %s)", n,
+      tc_set_err(err, cap, "none of the %d perf config%s tried ran correctly (last: %s)", n,
               n == 1 ? "" : "s", last_note);
     return TC_ERR_COMPILE;
   }
@@ -300,7 +292,7 @@ static int conv_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   char why[1024] = "";
   tc_status st = tc_conv_plan_make(c->p, cand, c->o->target, &plan, why, sizeof why);
   if (st != TC_OK) {
-    set_err(note, cap, "does not plan (%s): %s", tc_status_name(st), why);
+    tc_set_err(note, cap, "does not plan (%s): %s", tc_status_name(st), why);
     return -1;
   }
   int rc = -1;
@@ -310,17 +302,17 @@ static int conv_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   double ms = 0;
   st = tc_conv_run(plan, c->device, c->buf[0], c->buf[1], c->buf[2], &ms, why, sizeof why);
   if (st != TC_OK) {
-    set_err(note, cap, "%s: %s", tc_status_name(st), why);
+    tc_set_err(note, cap, "%s: %s", tc_status_name(st), why);
     goto done;
   }
   if (tc_conv_verify(c->p, c->buf[0], c->buf[1], c->buf[2], NULL, why, sizeof why) != 0) {
-    set_err(note, cap, "wrong result: %s", why);
+    tc_set_err(note, cap, "wrong result: %s", why);
     goto done;
   }
   for (int i = 0; i < reps; i++) {
     st = tc_conv_run(plan, c->device, c->buf[0], c->buf[1], c->buf[2], &t[i], why, sizeof why);
     if (st != TC_OK) {
-      set_err(note, cap, "%s: %s", tc_status_name(st), why);
+      tc_set_err(note, cap, "%s: %s", tc_status_name(st), why);
       goto done;
     }
   }
@@ -408,14 +400,14 @@ static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   tc_gemm_params prm = *cand;
   char why[1024] = "";
   if (tc_gemm_params_derive(&prm, &g->shape, why, sizeof why) != 0) {
-    set_err(note, cap, "breaks a rule: %s", why);
+    tc_set_err(note, cap, "breaks a rule: %s", why);
     return -1;
   }
   tc_gemm_kernel k;
   memset(&k, 0, sizeof k);
   tc_status st = tc_gemm_generate(g->pb, &prm, g->o->target, "tilec_tune_gemm", &k, why, sizeof why);
   if (st != TC_OK) {
-    set_err(note, cap, "does not generate (%s): %s", tc_status_name(st), why);
+    tc_set_err(note, cap, "does not generate (%s): %s", tc_status_name(st), why);
     return -1;
   }
   int rc = -1;
@@ -433,14 +425,14 @@ static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   double ms = 0;
   st = gemm_launch(g, &k, b, &ms, &e);
   if (st != TC_OK) {
-    set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
+    tc_set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
     goto done;
   }
   if (g->chk) {
     const tc_gemm_check *c = g->chk;
     if (tc_tune_check(g->c_scratch, g->pb->c_dtype, c->idx, c->want, c->bound, c->n, NULL, NULL,
                       why, sizeof why) != 0) {
-      set_err(note, cap, "wrong result: %s", why);
+      tc_set_err(note, cap, "wrong result: %s", why);
       goto done;
     }
   }
@@ -449,7 +441,7 @@ static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
     tc_str_clear(&e);
     st = gemm_launch(g, &k, b, &t[i], &e);
     if (st != TC_OK) {
-      set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
+      tc_set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
       goto done;
     }
   }
@@ -476,7 +468,7 @@ tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
     tc_str_init(&e);
     st = tc_cl_open(o->device, &g.cl, &e);
     if (st != TC_OK) {
-      set_err(err, cap, "%s", tc_str_cstr(&e));
+      tc_set_err(err, cap, "%s", tc_str_cstr(&e));
       tc_str_free(&e);
       return st;
     }
@@ -496,7 +488,7 @@ tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
   g.c_scratch = tc_xmalloc(bufs[2].bytes);
   st = tune_loop(have_first ? &first : NULL, cands, ncands, o, gemm_try, &g, r, err, cap);
   if (st != TC_OK && !have_first && ncands == 0)
-    set_err(err, cap, "no valid perf config for this GEMM: %s", why);
+    tc_set_err(err, cap, "no valid perf config for this GEMM: %s", why);
   free(g.c_scratch);
   free(cands);
   tc_cl_close(g.cl);
