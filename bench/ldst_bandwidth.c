@@ -259,20 +259,18 @@ int main(int argc, char **argv) {
     if ((double)M * (double)N > (double)(INT64_C(1) << 31))
       return bad_usage("--size '%s': more than 2^31 elements", size_s);
   }
-  for (int a = 0; a < nm; a++)
-    if (M % ms_[a]) {
-      char buf[96];
-      snprintf(buf, sizeof buf, "%lld is not a multiple of cta_m %lld", (long long)M,
-               (long long)ms_[a]);
-      return bad_usage("--size: M = %s (pick --cta-m or another size)", buf);
-    }
-  for (int a = 0; a < nn; a++)
-    if (N % ns[a]) {
-      char buf[96];
-      snprintf(buf, sizeof buf, "%lld is not a multiple of cta_n %lld", (long long)N,
-               (long long)ns[a]);
-      return bad_usage("--size: N = %s (pick --cta-n or another size)", buf);
-    }
+  for (int d = 0; d < 2; d++) { /* M by every cta_m, N by every cta_n */
+    int64_t x = d ? N : M;
+    const int64_t *tiles = d ? ns : ms_;
+    for (int a = 0; a < (d ? nn : nm); a++)
+      if (x % tiles[a]) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "%c = %lld is not a multiple of cta_%c %lld (pick --cta-%c or "
+                 "another size)", d ? 'N' : 'M', (long long)x, d ? 'n' : 'm',
+                 (long long)tiles[a], d ? 'n' : 'm');
+        return bad_usage("--size: %s", buf);
+      }
+  }
   if (emit) {
     struct stat sb;
     if (mkdir(emit, 0777) != 0 && !(errno == EEXIST && stat(emit, &sb) == 0 && S_ISDIR(sb.st_mode))) {

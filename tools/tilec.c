@@ -533,6 +533,21 @@ static int line_names(const char *line, size_t len, const char *name) {
   return rest > n + 1 && strncmp(p, name, n) == 0 && p[n] == ' ' && p[n + 1] == '(';
 }
 
+/* "\nTITLE:" and then what describe writes, each line indented. */
+static void print_section(const char *title, void (*describe)(tc_str *out)) {
+  tc_str d;
+  tc_str_init(&d);
+  describe(&d);
+  printf("\n%s:\n", title);
+  for (const char *p = tc_str_cstr(&d); *p;) {
+    const char *end = strchr(p, '\n');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    printf("  %.*s\n", (int)len, p);
+    p = end ? end + 1 : p + len;
+  }
+  tc_str_free(&d);
+}
+
 static int cmd_devices(int argc, char **argv) {
   int help, json;
   int rc = no_arguments("devices", argc, argv, &help, &json);
@@ -584,30 +599,9 @@ static int cmd_devices(int argc, char **argv) {
     printf("%d OpenCL device%s\n", n, n == 1 ? "" : "s");
   }
 
-  tc_str cuda;
-  tc_str_init(&cuda);
-  tc_cuda_describe(&cuda);
-  printf("\nCUDA:\n");
-  for (const char *p = tc_str_cstr(&cuda); *p;) {
-    const char *end = strchr(p, '\n');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    printf("  %.*s\n", (int)len, p);
-    p = end ? end + 1 : p + len;
-  }
-  tc_str_free(&cuda);
-
+  print_section("CUDA", tc_cuda_describe);
   /* HIP: hipcc, the archs it compiles for, the AMD GPU */
-  tc_str hip;
-  tc_str_init(&hip);
-  tc_hip_describe(&hip);
-  printf("\nHIP:\n");
-  for (const char *p = tc_str_cstr(&hip); *p;) {
-    const char *end = strchr(p, '\n');
-    size_t len = end ? (size_t)(end - p) : strlen(p);
-    printf("  %.*s\n", (int)len, p);
-    p = end ? end + 1 : p + len;
-  }
-  tc_str_free(&hip);
+  print_section("HIP", tc_hip_describe);
   tc_str_free(&list);
   tc_str_free(&err);
   free(def);
