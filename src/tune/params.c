@@ -170,6 +170,7 @@ static int check_copy(char op, const char *mn, int bs, int kpb, int ext_mn, int 
 }
 
 static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int check_copies(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
                                  size_t cap);
 static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err,
@@ -211,14 +212,7 @@ int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *
                 "%lld != %d)",
                 p->m_level0, p->m_level1, p->n_level0, p->n_level1, (long long)threads,
                 p->block_size);
-  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
-                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
-                 vec_of(s, 0), vec_of(s, 1), err, cap))
-    return -1;
-  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
-                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
-                 vec_of(s, 2), vec_of(s, 3), err, cap))
-    return -1;
+  if (check_copies(p, s, err, cap)) return -1;
   if (p->c_per_write < 1 || p->n_per_thread % p->c_per_write || p->c_per_write > vec_of(s, 4))
     return fail(err, cap,
                 "c_per_write must divide n_per_thread (%d) and be at most the widest legal vector "
@@ -629,6 +623,36 @@ static int check_xdl_tuned(const tc_gemm_params *p, char *err, size_t cap) {
   return check_wave_tiling(p, "", "wave", "wavefront", TC_WAVE_SIZE, err, cap);
 }
 
+/* The blockwise copies of A and B (every kernel but the TMA one stages
+ * its tiles through them). */
+static int check_copies(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
+                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
+                 vec_of(s, 0), vec_of(s, 1), err, cap))
+    return -1;
+  return check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
+                    p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
+                    vec_of(s, 2), vec_of(s, 3), err, cap);
+}
+
+/* What the matrix-core kernels (XDLOPS, mma.sync, wgmma: 16-bit tiles in
+ * LDS) share: the copies, c_per_write fixed at 1, the LDS budget; `kind`
+ * names the kernel ("an mma"), `prefix` starts the budget's message. */
+static int check_lds_copies(const tc_gemm_params *p, const tc_gemm_shape *s, const char *kind,
+                            const char *prefix, char *err, size_t cap) {
+  if (check_copies(p, s, err, cap)) return -1;
+  if (p->c_per_write != 1)
+    return fail(err, cap, "c_per_write of %s kernel is fixed at 1 (got %d)", kind,
+                p->c_per_write);
+  int64_t lds = tc_gemm_lds_bytes(p);
+  if (lds > MAX_LDS)
+    return fail(err, cap,
+                "%sshared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 = %lld bytes "
+                "exceeds %d",
+                prefix, (long long)lds, MAX_LDS);
+  return 0;
+}
+
 static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
   if (check_xdl_tuned(p, err, cap)) return -1;
   if (s && s->dtype != TC_F16 && s->dtype != TC_BF16)
@@ -661,24 +685,7 @@ static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *e
     return fail(err, cap,
                 "m_per_wave * n_per_wave / 64 accumulators per lane must be at most %d (got %lld)",
                 MAX_REGS, (long long)acc);
-  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
-                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
-                 vec_of(s, 0), vec_of(s, 1), err, cap))
-    return -1;
-  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
-                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
-                 vec_of(s, 2), vec_of(s, 3), err, cap))
-    return -1;
-  if (p->c_per_write != 1)
-    return fail(err, cap, "c_per_write of an XDLOPS kernel is fixed at 1 (got %d)",
-                p->c_per_write);
-  int64_t lds = tc_gemm_lds_bytes(p);
-  if (lds > MAX_LDS)
-    return fail(err, cap,
-                "shared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 = %lld bytes "
-                "exceeds %d",
-                (long long)lds, MAX_LDS);
-  return 0;
+  return check_lds_copies(p, s, "an XDLOPS", "", err, cap);
 }
 
 static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
@@ -859,23 +866,7 @@ static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
                 "mma: block_size must equal warps along M * warps along N * warp size (%d*%d*32 "
                 "= %d != %d)",
                 p->waves_m, p->waves_n, p->waves_m * p->waves_n * TC_WARP_SIZE, p->block_size);
-  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
-                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
-                 vec_of(s, 0), vec_of(s, 1), err, cap))
-    return -1;
-  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
-                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
-                 vec_of(s, 2), vec_of(s, 3), err, cap))
-    return -1;
-  if (p->c_per_write != 1)
-    return fail(err, cap, "c_per_write of an mma kernel is fixed at 1 (got %d)", p->c_per_write);
-  int64_t lds = tc_gemm_lds_bytes(p);
-  if (lds > MAX_LDS)
-    return fail(err, cap,
-                "mma: shared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 = %lld "
-                "bytes exceeds %d",
-                (long long)lds, MAX_LDS);
-  return 0;
+  return check_lds_copies(p, s, "an mma", "mma: ", err, cap);
 }
 
 static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
@@ -956,21 +947,7 @@ static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s
   if (p->block_size != p->waves_m * 128)
     return fail(err, cap, "wgmma: block_size must be warp groups * 128 (%d != %d)",
                 p->waves_m * 128, p->block_size);
-  if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
-                 p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
-                 vec_of(s, 0), vec_of(s, 1), err, cap))
-    return -1;
-  if (check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
-                 p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
-                 vec_of(s, 2), vec_of(s, 3), err, cap))
-    return -1;
-  if (p->c_per_write != 1)
-    return fail(err, cap, "c_per_write of a wgmma kernel is fixed at 1 (got %d)", p->c_per_write);
-  int64_t lds = tc_gemm_lds_bytes(p);
-  if (lds > MAX_LDS)
-    return fail(err, cap, "wgmma: shared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 "
-                "= %lld bytes exceeds %d", (long long)lds, MAX_LDS);
-  return 0;
+  return check_lds_copies(p, s, "a wgmma", "wgmma: ", err, cap);
 }
 
 static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err,
