@@ -20,8 +20,10 @@
 #                  (torch.matmul) at 8192^3 (4 layouts), M = 64/128/256 with
 #                  N = K = 8192, 1024^2..4096^2 squares
 #   4b. pipelines  tilec gemm 8192^3 with tmaws:128,256,4 (the default),
-#                  tmaws:128,256,4,2 (2-block clusters, B multicast) and
-#                  tma:256,128,4 (block-synchronous), each -V 1 --time
+#                  tmaws:128,256,4,2 (2-block clusters, B multicast),
+#                  tmaws:128,256,3,1,132 and tmaws:128,256,3,2,132
+#                  (persistent, 132 blocks) and tma:256,128,4
+#                  (block-synchronous), each -V 1 --time
 #   5. tests       build/tests/test_gemm_tma, test_ldst, test_tmap, test_nvcc,
 #                  test_cache, test_wgmma, test_mma, test_runtime (fresh
 #                  kernel cache); on a GPU these launch the TMA kernels and
@@ -213,7 +215,8 @@ verdict "gemm_vs_cublas" "${n:-0} shapes in gemm_vs_cublas.md$([ $rc -eq 0 ] || 
 # ---- 4b. the Hopper GEMM's pipelines at 8192^3: warp-specialised (the
 #      default), the same in 2-block clusters (opt-in), block-synchronous ----
 step 04 gemm_pipelines 150 bash -c '
-  for pc in tmaws:128,256,4 tmaws:128,256,4,2 tma:256,128,4; do
+  for pc in tmaws:128,256,4 tmaws:128,256,4,2 tmaws:128,256,3,1,132 tmaws:128,256,3,2,132 \
+            tma:256,128,4; do
     echo "== $pc"
     timeout -k 5 45 build/tilec gemm -M 8192 -N 8192 -K 8192 -t bf16 --target cuda \
       --perf-config "$pc" -V 1 --time -i 20 2>&1 || echo "exit $?"
@@ -221,7 +224,7 @@ step 04 gemm_pipelines 150 bash -c '
   exit 0' 2>&1
 pipelines=$(grep -E '^== |^time:|^verify:|^exit|tilec gemm:' "$log")
 printf '%s\n' "$pipelines" | sed 's/^/   /'
-verdict "gemm_pipelines (8192^3)" "$(grep -c '^verify: PASS' "$log") of 3 verified"
+verdict "gemm_pipelines (8192^3)" "$(grep -c '^verify: PASS' "$log") of 5 verified"
 
 # ---- 5. the GPU-relevant tests ----
 tests_deadline=$(($(date +%s) + 220))
@@ -267,7 +270,7 @@ command -v nvidia-smi >/dev/null 2>&1 &&
   printf '%s\n' "${ldst_table:-(no table: see 04_ldst_bandwidth.log)}"
   echo '```'
   echo
-  echo "## The GEMM's pipelines at 8192^3 (tmaws, tmaws in 2-block clusters, tma)"
+  echo "## The GEMM's pipelines at 8192^3 (tmaws; in 2-block clusters; persistent, alone and in clusters; tma)"
   echo
   echo '```'
   printf '%s\n' "${pipelines:-(none: see 04_gemm_pipelines.log)}"

@@ -25,8 +25,8 @@ if [ $rc -ne 0 ] && [ "$f" -eq 0 ]; then
   echo "  FAIL bench/sass_check.sh exited with status $rc"
   f=1
 fi
-if [ $rc -eq 0 ] && [ "$p" -ne 18 ]; then
-  echo "  FAIL bench/sass_check.sh checked $p kernels, expected 18 (6 GEMMs, 12 LdStMatrixSet)"
+if [ $rc -eq 0 ] && [ "$p" -ne 20 ]; then
+  echo "  FAIL bench/sass_check.sh checked $p kernels, expected 20 (8 GEMMs, 12 LdStMatrixSet)"
   f=$((f + 1))
 fi
 

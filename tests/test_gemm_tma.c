@@ -161,6 +161,31 @@ static void test_params(void) {
   tc_gemm_shape sk = plain_shape(1, 512, 512, 512, 1, 1, 0);
   TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,2", &p, err, sizeof err) == 0, "%s", err);
   TC_CHECK(tc_gemm_params_derive(&p, &sk, err, sizeof err) == 0, "%s", err);
+
+  /* persistent kernels: a 5th field, the grid; the C tile gets its own
+   * shared memory: 3 * (128 + 256) * 128 + 128 * 256 * 2 + 1024 = 214016 */
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,3,1,132", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(p.tma_persist == 132 && p.tma_cluster == 0 && p.tma_ws == 1 && p.block_size == 384,
+           "persistent fields");
+  TC_CHECK(tc_gemm_lds_bytes(&p) == 214016, "persistent smem %lld", (long long)tc_gemm_lds_bytes(&p));
+  tc_gemm_params_format(&p, buf, sizeof buf);
+  TC_CHECK(strcmp(buf, "tmaws:128,256,3,1,132") == 0, "%s", buf);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,3,2,132", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0 && p.tma_cluster == 2, "%s", err);
+  tc_gemm_params_format(&p, buf, sizeof buf);
+  TC_CHECK(strcmp(buf, "tmaws:128,256,3,2,132") == 0, "%s", buf);
+  static const struct { const char *cfg, *part; } badp[] = {
+      /* 4 * 384 * 128 + 65536 + 1024 = 263168 */
+      {"tmaws:128,256,4,1,132", "(the persistent kernel's C tile) + 1024 = 263168 bytes exceeds"},
+      {"tmaws:128,256,3,2,133", "the persistent grid of 133 blocks is not a multiple of the "
+                                "cluster of 2"},
+      {"tmaws:128,256,3,1,0", "field 5 (blocks) must be between 1 and"},
+      {"tmaws:128,256,3,1,132,1", "too many fields"},
+      {"tma:128,256,3,1,132", "too many fields"},
+  };
+  for (size_t i = 0; i < sizeof badp / sizeof badp[0]; i++)
+    expect_refused(badp[i].cfg, &s, badp[i].part);
 }
 
 /* ---- the warp-specialised protocol in a model ----------------------------
@@ -194,6 +219,9 @@ typedef struct proto {
   int cluster;          /* blocks per cluster (0 or 1: none); B's halves are multicast */
   int no_remote;        /* fault: consumers release only their own block's stage */
   int own_tx_only;      /* fault: expect_tx counts only the block's own copies */
+  int tiles;            /* a persistent block's C tiles (0: one tile, the last stage kept) */
+  int no_last_release;  /* fault: persistent, a tile's last stage is never released */
+  int last_early;       /* fault: persistent, it is released before wait_group 0 */
 } proto;
 
 enum { MAXS = 8, MAXC = 4, MAXK = 64, MAXG = 8, MAXCL = 2, NPART = 1 + MAXCL };
@@ -240,9 +268,11 @@ static void sim_release(sim *S, int b, int st) {
 static int sim_step(sim *S, int a) {
   proto *p = &S->p;
   int nc = p->consumers;
+  /* K tiles over all the block's C tiles: the running count */
+  int total = p->ktiles * (p->tiles > 0 ? p->tiles : 1);
   if (a < S->cl) { /* block a's producer thread */
     int b = a, kt = S->prod_kt[b];
-    if (kt >= p->ktiles) return 0;
+    if (kt >= total) return 0;
     int st = kt % p->stages;
     if (kt >= p->stages) {
       int parity = (kt / p->stages + 1 + p->empty_parity_off) & 1;
@@ -274,7 +304,7 @@ static int sim_step(sim *S, int a) {
   a -= 1;
   if (a < S->cl * nc) { /* consumer warp group c of block b */
     int b = a / nc, c = a % nc, kt = S->cons_kt[b][c];
-    if (kt >= p->ktiles) return 0; /* (wait_group 0 before the epilogue) */
+    if (kt >= total) return 0; /* (wait_group 0 before the epilogue) */
     int st = kt % p->stages;
     if (S->cons_phase[b][c] == 0) {
       if (!mbar_done(&S->full[b][st], (kt / p->stages) & 1)) return 0;
@@ -285,9 +315,19 @@ static int sim_step(sim *S, int a) {
       if (p->release_early) sim_release(S, b, st);
       return 1;
     }
-    /* wait_group inflight: at most that many groups pending */
-    if (S->ngroups[b][c] > p->inflight) return 0;
-    if (kt > 0 && !p->release_early) sim_release(S, b, (kt - 1) % p->stages);
+    if (S->cons_phase[b][c] == 1) {
+      /* wait_group inflight: at most that many groups pending */
+      if (S->ngroups[b][c] > p->inflight) return 0;
+      /* the previous K tile's stage, inside the C tile */
+      if (kt % p->ktiles > 0 && !p->release_early) sim_release(S, b, (kt - 1) % p->stages);
+      S->cons_phase[b][c] = p->tiles > 0 && kt % p->ktiles == p->ktiles - 1 ? 2 : 0;
+      if (S->cons_phase[b][c] == 0) S->cons_kt[b][c]++;
+      return 1;
+    }
+    /* the epilogue of a persistent block's tile: wait_group 0, then the
+     * tile's last stage is free (the producer is filling the next tile's) */
+    if (S->ngroups[b][c] > 0 && !p->last_early) return 0;
+    if (!p->no_last_release && !p->release_early) sim_release(S, b, st);
     S->cons_kt[b][c]++;
     S->cons_phase[b][c] = 0;
     return 1;
@@ -328,16 +368,16 @@ static int sim_run(const proto *p, int runs) {
       for (int i = 0; i < actors && !moved; i++) moved = sim_step(&S, (start + i) % actors);
       if (!moved) break;
     }
-    int finished = S.ncopies == 0;
+    int finished = S.ncopies == 0, total = p->ktiles * (p->tiles > 0 ? p->tiles : 1);
     for (int b = 0; b < S.cl; b++) {
-      finished &= S.prod_kt[b] == p->ktiles;
+      finished &= S.prod_kt[b] == total;
       for (int c = 0; c < p->consumers; c++)
-        finished &= S.cons_kt[b][c] == p->ktiles && S.ngroups[b][c] == 0;
+        finished &= S.cons_kt[b][c] == total && S.ngroups[b][c] == 0;
     }
     if (!finished) S.errors |= 4;
     for (int b = 0; b < S.cl && finished; b++)
       for (int c = 0; c < p->consumers; c++)
-        if (S.done_tiles[b][c] != p->ktiles) S.errors |= 8;
+        if (S.done_tiles[b][c] != total) S.errors |= 8;
     errs |= S.errors;
   }
   return errs;
@@ -357,6 +397,18 @@ static void test_ws_protocol(void) {
           TC_CHECK(e == 0, "cluster %d stages %d consumers %d K tiles %d: errors %d", blocks, st,
                    nc, kt, e);
         }
+  /* persistent blocks: the running count goes on over 1..3 C tiles of K
+   * tiles fewer, as many as and more than the stages */
+  for (int blocks = 1; blocks <= 2; blocks++)
+    for (int st = 2; st <= 6; st += 2)
+      for (int nc = 1; nc <= 2; nc++)
+        for (int kt = 1; kt <= st + 1; kt += st / 2)
+          for (int tiles = 1; tiles <= 3; tiles++) {
+            proto p = {st, nc, kt, nc * blocks, 1, 0, 0, blocks, 0, 0, tiles, 0, 0};
+            int e = sim_run(&p, 40);
+            TC_CHECK(e == 0, "persistent: cluster %d stages %d consumers %d K tiles %d C tiles %d: "
+                     "errors %d", blocks, st, nc, kt, tiles, e);
+          }
   /* the wrong protocols must be caught */
   static const struct { proto p; const char *what; } bad[] = {
       {{4, 2, 16, 1, 1, 0, 0, 1, 0, 0}, "empty barrier of 1 arrival for 2 consumers"},
@@ -367,6 +419,9 @@ static void test_ws_protocol(void) {
       {{4, 2, 16, 2, 1, 0, 0, 2, 0, 0}, "cluster: empty barriers count only the own block"},
       {{4, 2, 16, 4, 1, 0, 0, 2, 1, 0}, "cluster: no release of the peer's stage"},
       {{4, 2, 16, 4, 1, 0, 0, 2, 0, 1}, "cluster: expect_tx without the peer's half of B"},
+      {{4, 2, 5, 2, 1, 0, 0, 1, 0, 0, 3, 1, 0}, "persistent: a tile's last stage kept"},
+      {{4, 2, 5, 2, 1, 0, 0, 1, 0, 0, 3, 0, 1}, "persistent: last stage freed before wait_group 0"},
+      {{4, 2, 5, 4, 1, 0, 0, 2, 0, 0, 3, 1, 0}, "persistent cluster: a tile's last stage kept"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     TC_CHECK(sim_run(&bad[i].p, 200) != 0, "not caught: %s", bad[i].what);
@@ -405,7 +460,8 @@ static void test_supported(void) {
   for (int i = 0; i < nc; i++) {
     tc_gemm_params q = c[i];
     TC_CHECK(tc_gemm_params_derive(&q, &big, err, sizeof err) == 0, "candidate %d: %s", i, err);
-    TC_CHECK(q.tma_cluster == 0, "candidate %d has a cluster (opt-in only until measured)", i);
+    TC_CHECK(q.tma_cluster == 0 && q.tma_persist == 0,
+             "candidate %d has a cluster or is persistent (opt-in only until measured)", i);
     if (i) TC_CHECK(tc_gemm_padded_flops(&big, &c[i - 1]) <= tc_gemm_padded_flops(&big, &c[i]),
                     "order at %d", i);
   }
@@ -491,6 +547,13 @@ static const mcase cases[] = {
     {"tmaws:64,128,2,2", 1, 200, 264, 136, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
     {"tmaws:128,64,3,2", 1, 136, 200, 72, 0, 1, TC_F16, TC_F16, 0, 1.0f},
     {"tmaws:64,64,2,2", 2, 1064, 72, 64, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
+    /* persistent: 51 tiles over 3 blocks, crossing the groups of 8 rows;
+     * a batch; a cluster (12 tiles over 4 blocks); a grid larger than the
+     * 2 tiles (2 blocks) */
+    {"tmaws:64,64,2,1,3", 1, 1064, 136, 64, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
+    {"tmaws:128,128,3,1,5", 2, 200, 264, 136, 0, 0, TC_F16, TC_F16, 0, 1.0f},
+    {"tmaws:64,128,2,2,4", 1, 200, 264, 136, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    {"tmaws:128,256,3,1,132", 1, 136, 264, 64, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
     /* the heuristic's choice */
     {NULL, 1, 128, 192, 256, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
 };
@@ -560,10 +623,29 @@ static void test_cuda(void) {
                "%s: launch: dyn smem %zu, %d tensor maps", cfg, L.dyn_smem, L.ntmaps);
       int cmb = p.tma_cluster > 1 ? p.tma_cluster : 1;
       int64_t tiles_m = (tc->m + p.m_per_block - 1) / p.m_per_block;
-      TC_CHECK(L.grid[0] == (size_t)(tc->g * ((tiles_m + cmb - 1) / cmb * cmb) *
-                                     ((tc->n + p.n_per_block - 1) / p.n_per_block)) &&
+      int64_t tiles = tc->g * ((tiles_m + cmb - 1) / cmb * cmb) *
+                      ((tc->n + p.n_per_block - 1) / p.n_per_block);
+      int64_t grid = p.tma_persist && p.tma_persist < tiles ? p.tma_persist : tiles;
+      TC_CHECK(L.grid[0] == (size_t)grid &&
                    L.block[0] == (size_t)(p.m_per_block / 64 + p.tma_ws) * 128,
                "%s: grid %zu block %zu", cfg, L.grid[0], L.block[0]);
+      /* persistent: the tile loop of the producer and the consumers, the
+       * running K-tile count, the release of a tile's last stage, the wait
+       * for the stores' reads before the C tile is rewritten and at the end */
+      char pw[4][160];
+      snprintf(pw[0], sizeof pw[0], "for (int tc_tile = tc_bid; tc_tile < %lld; tc_tile += %lld) {",
+               (long long)tiles, (long long)grid);
+      snprintf(pw[1], sizeof pw[1], "for (int kt = 0; kt < %lld; ++kt, ++tc_it) {",
+               (long long)((tc->k + 63) / 64));
+      snprintf(pw[2], sizeof pw[2], "if (tid %% 128 == 0) {  /* the tile's last stage is free */");
+      snprintf(pw[3], sizeof pw[3], "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\"");
+      for (int w = 0; w < 4; w++)
+        TC_CHECK(has(k.source, pw[w]) == (p.tma_persist > 0), "%s: '%s' %s", cfg, pw[w],
+                 p.tma_persist ? "missing" : "in a kernel of one tile per block");
+      if (p.tma_persist) {
+        const char *loops = strstr(k.source, pw[0]);
+        TC_CHECK(loops && strstr(loops + 1, pw[0]), "%s: one tile loop per role", cfg);
+      }
       /* tensor maps, by hand: A K-major [M][K + 8]: dims {K, M}, box {64,
        * MPB}; M-major [K][M + 8]: dims {M, K}, box {64, 64}; B likewise with
        * N; C [M][N + 8]: dims {N, M}, box {64, MPB}; all 128B swizzle,
@@ -610,7 +692,8 @@ static void test_cuda(void) {
                tc_gemm_tma_consumer_regs(nc));
       snprintf(ws[2], sizeof ws[2], "mbarrier.init.shared::cta.b64 [%%0], %d;\" :: "
                "\"r\"(tc_bar_u32(&tc_empty[s]))", nc * cmb);
-      snprintf(ws[3], sizeof ws[3], "tc_empty[tc_st])), \"r\"((unsigned)((kt / %d + 1) & 1))", S);
+      snprintf(ws[3], sizeof ws[3], "tc_empty[tc_st])), \"r\"((unsigned)((%s / %d + 1) & 1))",
+               p.tma_persist ? "tc_it" : "kt", S);
       snprintf(ws[4], sizeof ws[4], "wgmma.wait_group.sync.aligned 1;");
       snprintf(ws[5], sizeof ws[5], "bar.sync 1, %d;", nc * 128);
       snprintf(want, sizeof want, "__launch_bounds__(%lld, 1) tilec_gemm_tma(",

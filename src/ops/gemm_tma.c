@@ -101,6 +101,9 @@ typedef struct hgen {
   int nc;             /* consumer warp groups: MPB / 64 */
   int ws;             /* the warp-specialised pipeline (CUDA; the emulation runs it lockstep) */
   int cm;             /* blocks per cluster (2: B multicast; the emulation loads both halves) */
+  int persist;        /* a persistent kernel: its grid (blocks), else 0 */
+  int64_t ntiles;     /* blocks of a one-tile-per-block grid: G * row tiles (whole clusters) * N tiles */
+  const char *it;     /* the running K-tile count: "kt" (one tile per block) or "tc_it" */
   int rank; /* tensor-map rank: 3 with a batch, else 2 */
   operand a, b, c;
   char *err;
@@ -350,6 +353,20 @@ static void emit_mma(hgen *H, const char *stage, int depth) {
   ln(H, depth, "}");
 }
 
+/* One consumer warp group's release of the stage of the K tile before
+ * the running count (`it` - 1): its arrival on that stage's empty
+ * barrier, and with a cluster on the peer's (whose producer multicasts
+ * into this stage too). */
+static void emit_release(hgen *H, int depth) {
+  int S = H->p->tma_stages;
+  ln(H, depth, "const unsigned tc_eb = tc_bar_u32(&tc_empty[(%s + %d) %% %d]);", H->it, S - 1, S);
+  ln(H, depth, "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: \"r\"(tc_eb) : \"memory\");");
+  if (H->cm > 1)
+    ln(H, depth, "asm volatile(\"{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %%0, %%1; "
+                 "mbarrier.arrive.shared::cluster.b64 _, [ra]; }\" :: \"r\"(tc_eb), "
+                 "\"r\"(tc_rank ^ 1u) : \"memory\");");
+}
+
 /* A barrier of the consumer threads: the block's one, or, with a
  * producer warp group (which has left), named barrier 1 of the consumers. */
 static void consumer_barrier(hgen *H, int depth, const char *why) {
@@ -367,9 +384,21 @@ static tc_status emit_epilogue(hgen *H, int depth) {
   tc_epool *P = H->P;
   ln(H, depth, "/* epilogue: stmatrix.x4 of the accumulators into the swizzled C tile, then TMA "
                "stores */");
+  /* the C tile's element offset: over the ring, or (persistent) after it */
+  int64_t c0 = H->persist ? H->p->tma_stages * H->stage_bytes / 2 : 0;
   if (H->cuda && H->ws) {
     ln(H, depth, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
-    consumer_barrier(H, depth, "every warp group's wgmmas are done: the ring is free");
+    if (H->persist) {
+      /* the producer is filling the next tile's stages: free the last one */
+      ln(H, depth, "if (tid %% 128 == 0) {  /* the tile's last stage is free */");
+      emit_release(H, depth + 1);
+      ln(H, depth, "}");
+      ln(H, depth, "/* the previous tile's stores have read the C tile */");
+      ln(H, depth, "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
+      consumer_barrier(H, depth, "the C tile may be written");
+    } else {
+      consumer_barrier(H, depth, "every warp group's wgmmas are done: the ring is free");
+    }
   }
   ln(H, depth, "const int tc_lane = tid %% 32;");
   /* row and column (inside 16 x 16) of the matrix row this lane addresses:
@@ -393,7 +422,7 @@ static tc_status emit_epilogue(hgen *H, int depth) {
       tc_str_free(&addr);
       return st;
     }
-    tc_str_printf(&addr, "%lld + %s", (long long)(jg / 4) * mpb * 64, tc_str_cstr(&off));
+    tc_str_printf(&addr, "%lld + %s", (long long)(c0 + (jg / 4) * mpb * 64), tc_str_cstr(&off));
     ln(H, depth, "{ /* columns %d .. %d */", 16 * jg, 16 * jg + 15);
     for (int i = 0; i < 4; i++) {
       int src = tc_gemm_tma_test_fault == 2 && (i == 1 || i == 2) ? 3 - i : i;
@@ -418,11 +447,13 @@ static tc_status emit_epilogue(hgen *H, int depth) {
       ln(H, depth + 3,
          ":: \"l\"((unsigned long long)&tc_tm_c), \"r\"(tc_n0 + %d), \"r\"(tc_m0), "
          "\"r\"(tc_tma_u32(tc_sm + %lld))%s : \"memory\");",
-         64 * j, (long long)(j * c->box_bytes), H->rank == 3 ? ", \"r\"(tc_g)" : "");
+         64 * j, (long long)(2 * c0 + j * c->box_bytes), H->rank == 3 ? ", \"r\"(tc_g)" : "");
     }
     ln(H, depth + 1, "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
-    /* the block may exit once the copies have read the C tile */
-    ln(H, depth + 1, "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
+    /* the block may exit once the copies have read the C tile (persistent:
+     * before the next tile's writes into it, or at the end) */
+    if (!H->persist)
+      ln(H, depth + 1, "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
     ln(H, depth, "}");
     return TC_OK;
   }
@@ -439,11 +470,44 @@ static tc_status emit_epilogue(hgen *H, int depth) {
        "if (tc_gi < %lld && tc_go < %lld) C[(long)tc_g * %lld + (long)tc_go * %lld + tc_gi] = "
        "tc_sm16[%lld + %s];",
        (long long)c->dim_in, (long long)c->dim_out, (long long)c->str_g, (long long)c->str_out,
-       (long long)(j * c->box_bytes / 2), tc_str_cstr(&off));
+       (long long)(c0 + j * c->box_bytes / 2), tc_str_cstr(&off));
     ln(H, depth, "}");
   }
   tc_str_free(&off);
   return st;
+}
+
+/* The C tile of tile number `tile` (a C expression: the block, or a
+ * persistent kernel's loop variable): tc_g, tc_m0, tc_n0.  Tiles go in
+ * groups of TC_TMA_GROUP_M tile rows, column by column; with clusters of
+ * cm blocks, rows of cm tiles (one per rank, tile % cm; a last partial
+ * one's extra blocks load zeros and store nothing). */
+static void emit_tile_coords(hgen *H, const char *tile, int depth) {
+  int cm = H->cm, mpb = H->p->m_per_block, npb = H->p->n_per_block;
+  int64_t nr = (H->nm + cm - 1) / cm, per = TC_TMA_GROUP_M / cm;
+  int64_t gm = nr < per ? nr : per;
+  ln(H, depth, "const int tc_g = %s / %lld, tc_t = %s / %d %% %lld;", tile,
+     (long long)(nr * H->nn * cm), tile, cm, (long long)(nr * H->nn));
+  ln(H, depth, "const int tc_fm = tc_t / %lld * %lld, tc_gsz = %lld - tc_fm < %lld ? %lld - tc_fm : %lld;",
+     (long long)(gm * H->nn), (long long)gm, (long long)nr, (long long)gm, (long long)nr,
+     (long long)gm);
+  if (cm > 1)
+    ln(H, depth, "const int tc_m0 = ((tc_fm + tc_t %% %lld %% tc_gsz) * %d + (int)tc_rank) * %d, "
+                 "tc_n0 = tc_t %% %lld / tc_gsz * %d;",
+       (long long)(gm * H->nn), cm, mpb, (long long)(gm * H->nn), npb);
+  else
+    ln(H, depth, "const int tc_m0 = (tc_fm + tc_t %% %lld %% tc_gsz) * %d, tc_n0 = tc_t %% %lld / "
+                 "tc_gsz * %d;",
+       (long long)(gm * H->nn), mpb, (long long)(gm * H->nn), npb);
+  ln(H, depth, "(void)tc_g;");
+}
+
+/* A persistent kernel's loop over its tiles (block b: b, b + grid, ...),
+ * opened at depth with the tile's coordinates inside; close with "}". */
+static void open_tile_loop(hgen *H, int depth) {
+  ln(H, depth, "for (int tc_tile = tc_bid; tc_tile < %lld; tc_tile += %d) {  /* persistent */",
+     (long long)H->ntiles, H->persist);
+  emit_tile_coords(H, "tc_tile", depth + 1);
 }
 
 static tc_status emit(hgen *H, const char *name) {
@@ -532,38 +596,24 @@ static tc_status emit(hgen *H, const char *name) {
       ln(H, 1, "__syncthreads();");
   } else {
     ln(H, 1, "const int tid = (int)get_local_id(0), tc_bid = (int)get_group_id(0);");
-    ln(H, 1, "__local ushort tc_sm16[%lld];  /* the ring (and the C tile) */",
-       (long long)(S * H->stage_bytes / 2));
+    ln(H, 1, "__local ushort tc_sm16[%lld];  /* the ring and the C tile (%s) */",
+       (long long)((tc_gemm_tma_smem_bytes(p) - 1024) / 2), H->persist ? "after it" : "over it");
     ln(H, 1, "__local int tc_ldsm_rows[%lld];  /* stmatrix: published row addresses */",
        (long long)H->threads);
     ln(H, 1, "const int tc_ldsm_tid = tid;");
     ln(H, 1, "uint tc_lr[4];");
   }
-  /* the C tile: groups of TC_TMA_GROUP_M tile rows, column by column; with
-   * clusters of cm blocks, rows of cm tiles (one per rank, a last partial
-   * one's extra blocks load zeros and store nothing) */
-  int cm = H->cm;
-  int64_t nr = (H->nm + cm - 1) / cm, per = TC_TMA_GROUP_M / cm;
-  int64_t gm = nr < per ? nr : per;
-  if (!H->cuda && cm > 1) ln(H, 1, "const int tc_rank = tc_bid %% %d;", cm);
-  ln(H, 1, "const int tc_g = tc_bid / %lld, tc_t = tc_bid / %d %% %lld;", (long long)(nr * H->nn * cm),
-     cm, (long long)(nr * H->nn));
-  ln(H, 1, "const int tc_fm = tc_t / %lld * %lld, tc_gsz = %lld - tc_fm < %lld ? %lld - tc_fm : %lld;",
-     (long long)(gm * H->nn), (long long)gm, (long long)nr, (long long)gm, (long long)nr,
-     (long long)gm);
-  if (cm > 1)
-    ln(H, 1, "const int tc_m0 = ((tc_fm + tc_t %% %lld %% tc_gsz) * %d + (int)tc_rank) * %d, "
-             "tc_n0 = tc_t %% %lld / tc_gsz * %d;",
-       (long long)(gm * H->nn), cm, mpb, (long long)(gm * H->nn), npb);
-  else
-    ln(H, 1, "const int tc_m0 = (tc_fm + tc_t %% %lld %% tc_gsz) * %d, tc_n0 = tc_t %% %lld / tc_gsz * %d;",
-       (long long)(gm * H->nn), mpb, (long long)(gm * H->nn), npb);
-  ln(H, 1, "(void)tc_g;");
+  if (!H->cuda && H->cm > 1) ln(H, 1, "const int tc_rank = tc_bid %% %d;", H->cm);
+  if (!H->persist) emit_tile_coords(H, "tc_bid", 1);
   ln(H, 1, "const int tc_wg = tid / 128, tc_wgw = (tid / 32) %% 4;");
   ln(H, 1, "const float tc_alpha = (float)%.9g;", (double)H->pb->alpha);
   tc_status st = TC_OK;
-  char ph[48], next[32];
-  snprintf(ph, sizeof ph, "(unsigned)((kt / %d) & 1)", S);
+  /* K tile kt of the block's running count `it` uses stage it % S, fill it / S */
+  const char *it = H->it;
+  int per = H->persist ? 1 : 0; /* the extra depth of a persistent kernel's tile loop */
+  char stage[48], ph[64], next[32];
+  snprintf(stage, sizeof stage, "%s %% %d", it, S);
+  snprintf(ph, sizeof ph, "(unsigned)((%s / %d) & 1)", it, S);
   snprintf(next, sizeof next, "kt + %d", S);
   if (H->ws) {
     /* the producer warp group: gives its registers back, one thread fills
@@ -573,14 +623,19 @@ static tc_status emit(hgen *H, const char *name) {
        TC_TMA_PRODUCER_REGS);
     ln(H, 2, "if (tid == %d) {", H->nc * 128);
     emit_prefetch(H, 3);
-    ln(H, 3, "for (int kt = 0; kt < %lld; ++kt) {", (long long)H->nk);
-    ln(H, 4, "const int tc_st = kt %% %d;", S);
-    ln(H, 4, "if (kt >= %d)  /* fill n = kt / %d waits for release n - 1 */", S, S);
-    char eph[48];
-    snprintf(eph, sizeof eph, "(unsigned)((kt / %d + 1) & 1)", S);
-    emit_wait(H, "tc_empty", "tc_st", eph, 5);
-    st = emit_load(H, "tc_st", "kt", NULL, 4);
-    ln(H, 3, "}");
+    if (per) {
+      ln(H, 3, "int tc_it = 0;  /* K tiles loaded, over the tiles */");
+      open_tile_loop(H, 3);
+    }
+    ln(H, 3 + per, "for (int kt = 0; kt < %lld; ++kt%s) {", (long long)H->nk, per ? ", ++tc_it" : "");
+    ln(H, 4 + per, "const int tc_st = %s;", stage);
+    ln(H, 4 + per, "if (%s >= %d)  /* fill n = %s / %d waits for release n - 1 */", it, S, it, S);
+    char eph[64];
+    snprintf(eph, sizeof eph, "(unsigned)((%s / %d + 1) & 1)", it, S);
+    emit_wait(H, "tc_empty", "tc_st", eph, 5 + per);
+    st = emit_load(H, "tc_st", "kt", NULL, 4 + per);
+    ln(H, 3 + per, "}");
+    if (per) ln(H, 3, "}");
     ln(H, 2, "}");
     /* in a cluster the peer's consumers still arrive on this block's empty
      * barriers: every thread meets at the cluster barrier at the end */
@@ -592,8 +647,12 @@ static tc_status emit(hgen *H, const char *name) {
   }
   ln(H, 1, "float c_acc[%d];  /* wgmma D: c_acc[j] is row 16*tc_wgw + g + 8*((j/2)%%2), column "
            "8*(j/4) + 2*(lane%%4) + j%%2 of the warp group's 64 rows */", npb / 2);
-  if (d->unroll_pragma) ln(H, 1, "%s", d->unroll_pragma);
-  ln(H, 1, "for (int j = 0; j < %d; ++j) c_acc[j] = 0.0f;", npb / 2);
+  if (per) {
+    if (H->ws) ln(H, 1, "int tc_it = 0;  /* K tiles computed, over the tiles */");
+    open_tile_loop(H, 1);
+  }
+  if (d->unroll_pragma) ln(H, 1 + per, "%s", d->unroll_pragma);
+  ln(H, 1 + per, "for (int j = 0; j < %d; ++j) c_acc[j] = 0.0f;", npb / 2);
   if (!H->ws) {
     int64_t pro = H->nk < S ? H->nk : S;
     if (H->cuda) {
@@ -601,34 +660,35 @@ static tc_status emit(hgen *H, const char *name) {
       emit_prefetch(H, 2);
       ln(H, 1, "}");
     }
-    ln(H, 1, "/* prologue: K tiles 0 .. %lld into the stages */", (long long)pro - 1);
+    ln(H, 1 + per, "/* prologue: K tiles 0 .. %lld into the stages */", (long long)pro - 1);
     for (int64_t s = 0; s < pro && st == TC_OK; s++) {
       char sv[24];
       snprintf(sv, sizeof sv, "%lld", (long long)s);
-      st = emit_load(H, sv, sv, "tid == 0", 1);
+      st = emit_load(H, sv, sv, "tid == 0", 1 + per);
     }
   }
-  ln(H, 1, "for (int kt = 0; kt < %lld; ++kt) {", (long long)H->nk);
-  ln(H, 2, "const int tc_st = kt %% %d;", S);
-  emit_wait(H, "tc_bar", "tc_st", ph, 2);
-  emit_mma(H, "tc_st", 2);
+  ln(H, 1 + per, "for (int kt = 0; kt < %lld; ++kt%s) {", (long long)H->nk,
+     per && H->ws ? ", ++tc_it" : "");
+  ln(H, 2 + per, "const int tc_st = %s;", stage);
+  emit_wait(H, "tc_bar", "tc_st", ph, 2 + per);
+  emit_mma(H, "tc_st", 2 + per);
   if (H->ws) {
-    ln(H, 2, "if (kt > 0 && tid %% 128 == 0) {  /* K tile kt - 1's stage is free */");
-    ln(H, 3, "const unsigned tc_eb = tc_bar_u32(&tc_empty[(kt + %d) %% %d]);", S - 1, S);
-    ln(H, 3, "asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%%0];\" :: \"r\"(tc_eb) : \"memory\");");
-    if (H->cm > 1) /* the peer's producer multicasts into this stage too */
-      ln(H, 3, "asm volatile(\"{ .reg .b32 ra; mapa.shared::cluster.u32 ra, %%0, %%1; "
-               "mbarrier.arrive.shared::cluster.b64 _, [ra]; }\" :: \"r\"(tc_eb), "
-               "\"r\"(tc_rank ^ 1u) : \"memory\");");
-    ln(H, 2, "}");
+    ln(H, 2 + per, "if (kt > 0 && tid %% 128 == 0) {  /* K tile kt - 1's stage is free */");
+    emit_release(H, 3 + per);
+    ln(H, 2 + per, "}");
   } else {
-    ln(H, 2, "%s  /* every warp group is done with the stage */", d->barrier);
-    ln(H, 2, "if (kt + %d < %lld) {", S, (long long)H->nk);
-    if (st == TC_OK) st = emit_load(H, "tc_st", next, "tid == 0", 3);
-    ln(H, 2, "}");
+    ln(H, 2 + per, "%s  /* every warp group is done with the stage */", d->barrier);
+    ln(H, 2 + per, "if (kt + %d < %lld) {", S, (long long)H->nk);
+    if (st == TC_OK) st = emit_load(H, "tc_st", next, "tid == 0", 3 + per);
+    ln(H, 2 + per, "}");
   }
-  ln(H, 1, "}");
-  if (st == TC_OK) st = emit_epilogue(H, 1);
+  ln(H, 1 + per, "}");
+  if (st == TC_OK) st = emit_epilogue(H, 1 + per);
+  if (per) {
+    ln(H, 1, "}");
+    if (H->cuda) /* the block may exit once the last copies have read the C tile */
+      ln(H, 1, "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
+  }
   if (H->cuda && H->cm > 1) {
     ln(H, 1, "}");
     ln(H, 0, "tc_end:");
@@ -671,6 +731,9 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   H.ws = H.cuda && p->tma_ws;
   H.threads = (H.nc + H.ws) * 128;
   H.cm = p->tma_cluster > 1 ? p->tma_cluster : 1;
+  H.ntiles = H.s.g * ((H.nm + H.cm - 1) / H.cm) * H.cm * H.nn;
+  H.persist = p->tma_persist > H.ntiles ? (int)H.ntiles : p->tma_persist;
+  H.it = H.persist && H.ws ? "tc_it" : "kt";
   H.stage_bytes = (int64_t)(mpb + npb) * 128;
   H.rank = H.s.g > 1 ? 3 : 2;
   operand_init(&H, &H.a, 'A', H.s.a_stride, H.s.m, mpb, 0);
@@ -693,7 +756,7 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   out->source = tc_str_take(&src);
   snprintf(out->name, sizeof out->name, "%s", name);
   /* whole clusters: a partial last row of cluster tiles still has cm blocks */
-  out->grid[0] = (size_t)(H.s.g * ((H.nm + H.cm - 1) / H.cm) * H.cm * H.nn);
+  out->grid[0] = (size_t)(H.persist ? H.persist : H.ntiles);
   out->grid[1] = out->grid[2] = 1;
   out->block[0] = (size_t)H.threads, out->block[1] = out->block[2] = 1;
   out->smem_bytes = tc_gemm_tma_smem_bytes(p);

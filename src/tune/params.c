@@ -416,10 +416,11 @@ void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
   if (tc_gemm_params_is_tma(p)) {
     snprintf(buf, cap, "%s:%d,%d,%d", p->tma_ws ? "tmaws" : "tma", p->m_per_block,
              p->n_per_block, p->tma_stages);
-    if (p->tma_cluster == 2) {
-      size_t len = strlen(buf);
-      if (len < cap) snprintf(buf + len, cap - len, ",2");
-    }
+    size_t len = strlen(buf);
+    if (p->tma_persist && len < cap)
+      snprintf(buf + len, cap - len, ",%d,%d", p->tma_cluster ? p->tma_cluster : 1, p->tma_persist);
+    else if (p->tma_cluster == 2 && len < cap)
+      snprintf(buf + len, cap - len, ",2");
     return;
   }
   if (tc_gemm_params_is_wgmma(p)) {
@@ -1112,10 +1113,12 @@ int tc_gemm_default_for(const tc_gemm_shape *s, tc_target target, const char *ar
 int tc_gemm_params_is_tma(const tc_gemm_params *p) { return p && p->tma_stages > 0; }
 
 int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p) {
-  return (int64_t)p->tma_stages * ((int64_t)p->m_per_block + p->n_per_block) * 128 + 1024;
+  int64_t c_tile = p->tma_persist ? (int64_t)p->m_per_block * p->n_per_block * 2 : 0;
+  return (int64_t)p->tma_stages * ((int64_t)p->m_per_block + p->n_per_block) * 128 + c_tile + 1024;
 }
 
-static const char *const tma_names[4] = {"m_per_block", "n_per_block", "stages", "cluster"};
+static const char *const tma_names[5] = {"m_per_block", "n_per_block", "stages", "cluster",
+                                         "blocks"};
 
 int tc_gemm_tma_consumer_regs(int consumers) {
   if (consumers < 1) return 0;
@@ -1125,8 +1128,10 @@ int tc_gemm_tma_consumer_regs(int consumers) {
   return regs < 240 ? regs : 240;
 }
 
-/* The rules of the tuned fields (MPB, NPB, stages, the pipeline). */
-static int tma_check_tuned(int mpb, int npb, int stages, int ws, char *err, size_t cap) {
+/* The rules of the tuned fields (MPB, NPB, stages, the pipeline, a
+ * persistent kernel's own C tile). */
+static int tma_check_tuned(int mpb, int npb, int stages, int ws, int persist, char *err,
+                           size_t cap) {
   if (mpb < 64 || mpb > 256 || mpb % 64)
     return fail(err, cap, "tma: m_per_block must be 64, 128, 192 or 256 (one consumer warp group "
                 "of 128 threads per 64 rows, wgmma m64nNk16), got %d", mpb);
@@ -1137,12 +1142,13 @@ static int tma_check_tuned(int mpb, int npb, int stages, int ws, char *err, size
     return fail(err, cap, "tma: stages must be between 2 and 8, got %d", stages);
   tc_gemm_params q;
   memset(&q, 0, sizeof q);
-  q.m_per_block = mpb, q.n_per_block = npb, q.tma_stages = stages;
+  q.m_per_block = mpb, q.n_per_block = npb, q.tma_stages = stages, q.tma_persist = persist;
   int64_t smem = tc_gemm_tma_smem_bytes(&q);
   if (smem > TC_TMA_MAX_SMEM)
-    return fail(err, cap, "tma: shared memory stages * (m_per_block + n_per_block) * 128 + 1024 = "
-                "%lld bytes exceeds the %d bytes of an sm_90 block", (long long)smem,
-                TC_TMA_MAX_SMEM);
+    return fail(err, cap, "tma: shared memory stages * (m_per_block + n_per_block) * 128%s + 1024 = "
+                "%lld bytes exceeds the %d bytes of an sm_90 block",
+                persist ? " + m_per_block * n_per_block * 2 (the persistent kernel's C tile)" : "",
+                (long long)smem, TC_TMA_MAX_SMEM);
   /* the accumulators (NPB / 2 per thread) and about 48 other registers
    * must fit what a consumer thread may have */
   int consumers = mpb / 64;
@@ -1202,12 +1208,21 @@ static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
     return fail(err, cap, "tmaws: the cluster must be 1 or 2 blocks, got %d", p->tma_cluster);
   if (p->tma_cluster && !p->tma_ws)
     return fail(err, cap, "tma: clusters need the warp-specialised pipeline (tmaws:)");
+  if (p->tma_persist < 0 || p->tma_persist > MAX_TUNED)
+    return fail(err, cap, "tmaws: the persistent grid must be 1 to %d blocks, got %d", MAX_TUNED,
+                p->tma_persist);
+  if (p->tma_persist && !p->tma_ws)
+    return fail(err, cap, "tma: a persistent kernel needs the warp-specialised pipeline (tmaws:)");
+  if (p->tma_persist && p->tma_cluster && p->tma_persist % p->tma_cluster)
+    return fail(err, cap, "tmaws: the persistent grid of %d blocks is not a multiple of the "
+                "cluster of %d", p->tma_persist, p->tma_cluster);
   /* B stored N-major is NPB / 64 boxes: each block of a cluster loads half */
   if (p->tma_cluster && s && s->m && s->b_stride[1] != 1 && p->n_per_block % 128)
     return fail(err, cap, "tmaws: with a cluster of 2 and B contiguous along N, n_per_block must "
                 "be a multiple of 128 (each block loads half of its 64-column boxes), got %d",
                 p->n_per_block);
-  if (tma_check_tuned(p->m_per_block, p->n_per_block, p->tma_stages, p->tma_ws, err, cap))
+  if (tma_check_tuned(p->m_per_block, p->n_per_block, p->tma_stages, p->tma_ws, p->tma_persist,
+                      err, cap))
     return -1;
   if (p->k_per_block != 64 || p->waves_m != p->m_per_block / 64 ||
       p->block_size != (p->waves_m + p->tma_ws) * 128)
@@ -1226,6 +1241,7 @@ static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.tma_stages = p->tma_stages;
   q.tma_ws = p->tma_ws;
   q.tma_cluster = p->tma_cluster;
+  q.tma_persist = p->tma_persist;
   q.k_per_block = 64;
   q.waves_m = q.m_per_block / 64;
   q.block_size = (q.waves_m + (q.tma_ws == 1)) * 128;
@@ -1238,18 +1254,19 @@ static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap)
   int ws = strncmp(text, "tmaws:", 6) == 0;
   const char *pre = ws ? "tmaws:" : "tma:";
   char expect[64];
-  snprintf(expect, sizeof expect, "3 after %s (MPB,NPB,STAGES%s)", pre,
-           ws ? "[,CLUSTER]" : "");
-  int vals[4] = {0};
-  int n = parse_fields(text, text + strlen(pre), tma_names, ws ? 4 : 3, expect, vals, err, cap);
+  const char *opt = ws ? "[,CLUSTER[,BLOCKS]]" : "";
+  snprintf(expect, sizeof expect, "3 after %s (MPB,NPB,STAGES%s)", pre, opt);
+  int vals[5] = {0};
+  int n = parse_fields(text, text + strlen(pre), tma_names, ws ? 5 : 3, expect, vals, err, cap);
   if (n < 0) return -1;
-  if (n != 3 && !(ws && n == 4))
+  if (n < 3)
     return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after %s "
-                "(MPB,NPB,STAGES%s), got %d", text, pre, ws ? "[,CLUSTER]" : "", n);
+                "(MPB,NPB,STAGES%s), got %d", text, pre, opt, n);
   memset(p, 0, sizeof *p);
   p->m_per_block = vals[0], p->n_per_block = vals[1], p->tma_stages = vals[2];
   p->tma_ws = ws;
-  p->tma_cluster = n == 4 && vals[3] != 1 ? vals[3] : 0;
+  p->tma_cluster = n >= 4 && vals[3] != 1 ? vals[3] : 0;
+  p->tma_persist = n == 5 ? vals[4] : 0;
   p->k_per_block = 64;
   return 0;
 }
@@ -1303,7 +1320,7 @@ int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
         /* stages past the number of K tiles buy nothing */
         int64_t ktiles = (s->k + 63) / 64;
         int most = ktiles < 6 ? (ktiles < 2 ? 2 : (int)ktiles) : 6;
-        while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, ws, NULL, 0)) most--;
+        while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, ws, 0, NULL, 0)) most--;
         for (int st = most; st >= 2 && st >= most - 2; st -= 2) {
           tc_gemm_params q;
           memset(&q, 0, sizeof q);

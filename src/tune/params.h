@@ -63,6 +63,15 @@ typedef struct tc_gemm_params {
    * bulk copies; 0: no cluster.  Opt-in: never a heuristic or tuner
    * candidate until measured on a GPU. */
   int tma_cluster;
+  /* tma_persist = B > 0 ("tmaws:MPB,NPB,STAGES,CLUSTER,B", warp-specialised
+   * only): a persistent kernel of min(B, the tiles) blocks (a multiple of
+   * the cluster), block b computing tiles b, b + grid, b + 2 * grid ...;
+   * the K-tile count runs on across tiles, so the producer fills the next
+   * tile's stages during the epilogue, and the C tile has its own
+   * MPB * NPB * 2 bytes after the ring, so a tile's TMA stores overlap the
+   * next tile's main loop.  B is the SM count (132 on H100 / H200 SXM).
+   * 0: one block per tile.  Opt-in, as tma_cluster. */
+  int tma_persist;
 } tc_gemm_params;
 
 #define TC_GEMM_READ_K 1
@@ -126,7 +135,8 @@ typedef struct tc_gemm_shape {
 } tc_gemm_shape;
 
 /* Shared memory of a TMA kernel: the ring, stages * (MPB + NPB) * 128
- * bytes (the C tile reuses it), plus 1024 bytes to align it to the
+ * bytes (the C tile reuses it; a persistent kernel's C tile has its own
+ * MPB * NPB * 2 bytes after it), plus 1024 bytes to align it to the
  * 128-byte swizzle's 1024-byte period. */
 int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p);
 /* Whether the TMA kernel can compute the shape: 0, or -1 with the reason
