@@ -214,11 +214,11 @@ verdict "gemm_vs_cublas" "${n:-0} shapes in gemm_vs_cublas.md$([ $rc -eq 0 ] || 
 
 # ---- 4b. the Hopper GEMM's pipelines at 8192^3: warp-specialised (the
 #      default), the same in 2-block clusters (opt-in), block-synchronous ----
-step 04 gemm_pipelines 150 bash -c '
-  for pc in tmaws:128,256,4 tmaws:128,256,4,2 tmaws:128,256,3,1,132 tmaws:128,256,3,2,132 \
+step 04 gemm_pipelines 200 bash -c '
+  for pc in tmaws:128,256,4 tmaws:128,256,3,1,132 tmaws:128,256,4,2 tmaws:128,256,3,2,132 \
             tma:256,128,4; do
     echo "== $pc"
-    timeout -k 5 45 build/tilec gemm -M 8192 -N 8192 -K 8192 -t bf16 --target cuda \
+    timeout -k 5 40 build/tilec gemm -M 8192 -N 8192 -K 8192 -t bf16 --target cuda \
       --perf-config "$pc" -V 1 --time -i 20 2>&1 || echo "exit $?"
   done | tee /dev/stderr | grep -q "no CUDA device" && exit 3
   exit 0' 2>&1
