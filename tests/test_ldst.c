@@ -117,6 +117,9 @@ static const char *cuda_build(tc_fusion *f, const char *label, char *why, size_t
   /* the bulk copies: one load (mbarrier) and one store (bulk group) */
   TC_CHECK_EQ_INT(count(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"), 1);
   TC_CHECK_EQ_INT(count(src, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"), 1);
+  /* nothing reads the output back: the store waits only for its reads */
+  TC_CHECK_EQ_INT(count(src, "cp.async.bulk.wait_group.read 0;"), 1);
+  TC_CHECK_EQ_INT(count(src, "cp.async.bulk.wait_group 0;"), 0);
   TC_CHECK_EQ_INT(count(src, "const __grid_constant__ tc_tmap tc_tmap_T"), 2);
   TC_CHECK(strstr(src, "mbarrier.try_wait.parity") && strstr(src, "fence.proxy.async.shared::cta"),
            "%s: no mbarrier wait or proxy fence", label);

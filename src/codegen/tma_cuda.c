@@ -12,7 +12,9 @@
  * its parity.  A store: every thread fences its shared-memory writes
  * into the async proxy, a block barrier, then thread tidx == 0 of each
  * row issues one cp.async.bulk.tensor.2d global <- shared per box,
- * commits the bulk group and waits for it. */
+ * commits the bulk group and waits for it: until the copies have read
+ * shared memory (wait_group.read), or, where a statement of the kernel
+ * reads the global tensor, until they have written it. */
 #include <stdio.h>
 #include <string.h>
 
@@ -152,6 +154,18 @@ static void close_issue_loops(tc_str *o, const tc_knode *s, int depth) {
   }
 }
 
+/* Does a statement under n read tensor t? */
+static bool reads(const tc_knode *n, const tc_tensor *t) {
+  if (n->kind == TC_K_STMT) {
+    for (int i = 0; n->op && i < n->op->nin; i++)
+      if (n->op->in[i] == t) return true;
+    return false;
+  }
+  for (int i = 0; i < n->nbody; i++)
+    if (reads(n->body[i], t)) return true;
+  return false;
+}
+
 void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
   bool load = s->tma == TC_TMA_LOAD;
   const tc_tensor *g = tma_global(s), *sm = load ? s->op->out : s->op->in[0];
@@ -211,8 +225,13 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
   if (!load) {
     tc_str_indent(o, d + 1);
     tc_str_cat(o, "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");\n");
+    /* the shared tile may be rewritten (or the block exit) once the copies
+     * have read it; their writes land before the kernel ends, which is all
+     * a kernel that never reads the tensor back needs */
     tc_str_indent(o, d + 1);
-    tc_str_cat(o, "asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");\n");
+    tc_str_cat(o, reads(k->root, g) ? "asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");\n"
+                                    : "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: "
+                                      "\"memory\");\n");
   }
   tc_str_indent(o, d);
   tc_str_cat(o, "}\n");
