@@ -21,7 +21,7 @@
 #                  N = K = 8192, 1024^2..4096^2 squares
 #   4b. pipelines  tilec gemm 8192^3 with tmaws:128,256,4 (the default),
 #                  tmaws:128,256,4,2 (2-block clusters, B multicast),
-#                  tmaws:128,256,3,1,132 and tmaws:128,256,3,2,132
+#                  tmaws:128,256,4,1,132 and tmaws:128,256,4,2,132
 #                  (persistent, 132 blocks) and tma:256,128,4
 #                  (block-synchronous), each -V 1 --time
 #   5. tests       build/tests/test_gemm_tma, test_ldst, test_tmap, test_nvcc,
@@ -215,7 +215,7 @@ verdict "gemm_vs_cublas" "${n:-0} shapes in gemm_vs_cublas.md$([ $rc -eq 0 ] || 
 # ---- 4b. the Hopper GEMM's pipelines at 8192^3: warp-specialised (the
 #      default), the same in 2-block clusters (opt-in), block-synchronous ----
 step 04 gemm_pipelines 200 bash -c '
-  for pc in tmaws:128,256,4 tmaws:128,256,3,1,132 tmaws:128,256,4,2 tmaws:128,256,3,2,132 \
+  for pc in tmaws:128,256,4 tmaws:128,256,4,1,132 tmaws:128,256,4,2 tmaws:128,256,4,2,132 \
             tma:256,128,4; do
     echo "== $pc"
     timeout -k 5 40 build/tilec gemm -M 8192 -N 8192 -K 8192 -t bf16 --target cuda \

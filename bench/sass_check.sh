@@ -6,7 +6,7 @@
 #   TMA GEMM (tilec gemm ... -t bf16 --target cuda --emit): 8192^3 plain,
 #     transA, transB, a ragged 1000^3, a skinny M=64 one and 8192^3 with
 #     2-block clusters (tmaws:128,256,4,2; also UCGABAR, the cluster barrier)
-#     and persistent (tmaws:128,256,3,1,132 and tmaws:128,256,3,2,132):
+#     and persistent (tmaws:128,256,4,1,132 and tmaws:128,256,4,2,132):
 #       HGMMA, UTMALDG, UTMASTG, STSM present; no LDL / STL (spills);
 #       a warp-specialised one (perf config tmaws:) also USETMAXREG, and
 #       ptxas must not have dropped its setmaxnreg (info C7508)
@@ -96,8 +96,8 @@ gemm_shapes=(
   "gemm_ragged_1000|-M 1000 -N 1000 -K 1000"
   "gemm_skinny_64|-M 64 -N 8192 -K 8192"
   "gemm_8192_cluster2|-M 8192 -N 8192 -K 8192 --perf-config tmaws:128,256,4,2"
-  "gemm_8192_persist|-M 8192 -N 8192 -K 8192 --perf-config tmaws:128,256,3,1,132"
-  "gemm_8192_persist_cluster2|-M 8192 -N 8192 -K 8192 --perf-config tmaws:128,256,3,2,132"
+  "gemm_8192_persist|-M 8192 -N 8192 -K 8192 --perf-config tmaws:128,256,4,1,132"
+  "gemm_8192_persist_cluster2|-M 8192 -N 8192 -K 8192 --perf-config tmaws:128,256,4,2,132"
 )
 gen_fail=0
 if [ "$only" != ldst ]; then

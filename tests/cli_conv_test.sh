@@ -419,9 +419,9 @@ verify_pass "gemm -t bf16 --perf-config $cfgtma (opencl, emulated)" gemm -M 200 
 # persistent: 3 blocks walk the 16 tiles of 256 x 256 (64 x 64 tiles)
 verify_pass "gemm --perf-config tmaws:64,64,2,1,3 (persistent, emulated)" gemm -M 256 -N 256 -K 128 -t bf16 --perf-config tmaws:64,64,2,1,3
 expect_out "gemm persistent: a grid of 3 blocks" '^kernel: tilec_gemm, grid \[3, 1, 1\] of blocks \[128, 1, 1\]'
-run gemm -M 256 -N 256 -K 128 -t bf16 --perf-config tmaws:128,256,4,1,132 -V 1
-expect_rc "gemm persistent: 4 stages of 128 x 256 and the C tile do not fit" 2
-expect_out "gemm persistent: the shared-memory rule" 'the persistent kernel.s C tile\) \+ 1024 = 263168 bytes exceeds' stderr
+run gemm -M 256 -N 256 -K 128 -t bf16 --perf-config tmaws:128,192,5,1,132 -V 1
+expect_rc "gemm persistent: 5 stages of 128 x 192 and the C buffers do not fit" 2
+expect_out "gemm persistent: the shared-memory rule" 'the persistent kernel.s two C buffers\) \+ 1024 = 238592 bytes exceeds' stderr
 run gemm -M 64 -N 64 -K 60 -t bf16 --perf-config tma:64,64,2 -V 1
 expect_rc "gemm tma: K = 60 (rows of 120 bytes)" 2
 expect_out "gemm tma: K = 60 (rows of 120 bytes): the rule" 'row stride of A must be a multiple of 16 bytes' stderr

@@ -40,6 +40,11 @@ static tc_cl *cl;
 static const gemm_harness H = {"tilec_gemm_tma", tc_gemm_tma_default, 1};
 
 static int has(const char *s, const char *part) { return s && strstr(s, part) != NULL; }
+static int count_of(const char *s, const char *part) {
+  int n = 0;
+  for (const char *q = s ? strstr(s, part) : NULL; q; q = strstr(q + 1, part)) n++;
+  return n;
+}
 
 /* A plain-matrix shape as tc_gemm_problem_shape makes it for a GEMM with
  * A [M][K] (a_kmajor) or [K][M], B [N][K] (b_kmajor) or [K][N], C [M][N],
@@ -162,22 +167,32 @@ static void test_params(void) {
   TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,2", &p, err, sizeof err) == 0, "%s", err);
   TC_CHECK(tc_gemm_params_derive(&p, &sk, err, sizeof err) == 0, "%s", err);
 
-  /* persistent kernels: a 5th field, the grid; the C tile gets its own
-   * shared memory: 3 * (128 + 256) * 128 + 128 * 256 * 2 + 1024 = 214016 */
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,3,1,132", &p, err, sizeof err) == 0, "%s", err);
+  /* persistent kernels: a 5th field, the grid; C goes out through two
+   * buffers of a [128][64] box each after the ring:
+   * 4 * (128 + 256) * 128 + 2 * 128 * 128 + 1024 = 230400; one buffer for
+   * a single box (NPB 64): 4 * (128 + 64) * 128 + 128 * 128 + 1024 = 115712 */
+  TC_CHECK_EQ_INT(tc_gemm_tma_c_buffers(256), 2);
+  TC_CHECK_EQ_INT(tc_gemm_tma_c_buffers(128), 2);
+  TC_CHECK_EQ_INT(tc_gemm_tma_c_buffers(64), 1);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,1,132", &p, err, sizeof err) == 0, "%s", err);
   TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
   TC_CHECK(p.tma_persist == 132 && p.tma_cluster == 0 && p.tma_ws == 1 && p.block_size == 384,
            "persistent fields");
-  TC_CHECK(tc_gemm_lds_bytes(&p) == 214016, "persistent smem %lld", (long long)tc_gemm_lds_bytes(&p));
+  TC_CHECK(tc_gemm_lds_bytes(&p) == 230400, "persistent smem %lld", (long long)tc_gemm_lds_bytes(&p));
   tc_gemm_params_format(&p, buf, sizeof buf);
-  TC_CHECK(strcmp(buf, "tmaws:128,256,3,1,132") == 0, "%s", buf);
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,3,2,132", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(strcmp(buf, "tmaws:128,256,4,1,132") == 0, "%s", buf);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,1,132", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_lds_bytes(&p) == 115712, "persistent smem, one buffer %lld",
+           (long long)tc_gemm_lds_bytes(&p));
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,2,132", &p, err, sizeof err) == 0, "%s", err);
   TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0 && p.tma_cluster == 2, "%s", err);
   tc_gemm_params_format(&p, buf, sizeof buf);
-  TC_CHECK(strcmp(buf, "tmaws:128,256,3,2,132") == 0, "%s", buf);
+  TC_CHECK(strcmp(buf, "tmaws:128,256,4,2,132") == 0, "%s", buf);
   static const struct { const char *cfg, *part; } badp[] = {
-      /* 4 * 384 * 128 + 65536 + 1024 = 263168 */
-      {"tmaws:128,256,4,1,132", "(the persistent kernel's C tile) + 1024 = 263168 bytes exceeds"},
+      /* 5 * 320 * 128 + 2 * 128 * 128 + 1024 = 238592 (232448 without the buffers) */
+      {"tmaws:128,192,5,1,132", "(the persistent kernel's two C buffers) + 1024 = 238592 bytes "
+                                "exceeds"},
       {"tmaws:128,256,3,2,133", "the persistent grid of 133 blocks is not a multiple of the "
                                 "cluster of 2"},
       {"tmaws:128,256,3,1,0", "field 5 (blocks) must be between 1 and"},
@@ -547,13 +562,16 @@ static const mcase cases[] = {
     {"tmaws:64,128,2,2", 1, 200, 264, 136, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
     {"tmaws:128,64,3,2", 1, 136, 200, 72, 0, 1, TC_F16, TC_F16, 0, 1.0f},
     {"tmaws:64,64,2,2", 2, 1064, 72, 64, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
-    /* persistent: 51 tiles over 3 blocks, crossing the groups of 8 rows;
-     * a batch; a cluster (12 tiles over 4 blocks); a grid larger than the
-     * 2 tiles (2 blocks) */
+    /* persistent: 51 tiles over 3 blocks, crossing the groups of 8 rows
+     * (one C buffer); a batch; a cluster (12 tiles over 4 blocks); a grid
+     * larger than the 2 tiles (2 blocks) */
     {"tmaws:64,64,2,1,3", 1, 1064, 136, 64, 1, 1, TC_BF16, TC_BF16, 0, 1.0f},
     {"tmaws:128,128,3,1,5", 2, 200, 264, 136, 0, 0, TC_F16, TC_F16, 0, 1.0f},
     {"tmaws:64,128,2,2,4", 1, 200, 264, 136, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
-    {"tmaws:128,256,3,1,132", 1, 136, 264, 64, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    {"tmaws:128,256,4,1,132", 1, 136, 264, 64, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    /* 3 C boxes per tile through 2 buffers: the next tile's first box
+     * reuses the buffer of the last (9 tiles over 3 blocks) */
+    {"tmaws:128,192,3,1,3", 1, 264, 400, 136, 0, 1, TC_F16, TC_F16, 0, 1.0f},
     /* the heuristic's choice */
     {NULL, 1, 128, 192, 256, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
 };
@@ -633,8 +651,9 @@ static void test_cuda(void) {
        * running K-tile count, the release of a tile's last stage, the wait
        * for the stores' reads before the C tile is rewritten and at the end */
       char pw[4][160];
-      snprintf(pw[0], sizeof pw[0], "for (int tc_tile = tc_bid; tc_tile < %lld; tc_tile += %lld) {",
-               (long long)tiles, (long long)grid);
+      snprintf(pw[0], sizeof pw[0],
+               "for (int tc_tile = tc_bid; tc_tile < %lld; tc_tile += (int)gridDim.x) {",
+               (long long)tiles);
       snprintf(pw[1], sizeof pw[1], "for (int kt = 0; kt < %lld; ++kt, ++tc_it) {",
                (long long)((tc->k + 63) / 64));
       snprintf(pw[2], sizeof pw[2], "if (tid %% 128 == 0) {  /* the tile's last stage is free */");
@@ -645,6 +664,19 @@ static void test_cuda(void) {
       if (p.tma_persist) {
         const char *loops = strstr(k.source, pw[0]);
         TC_CHECK(loops && strstr(loops + 1, pw[0]), "%s: one tile loop per role", cfg);
+        /* C box by box: before box j's buffer is written, all but the
+         * other buffer's last copy have read (j > 0, or the previous
+         * tile's last box is in the other buffer: an even box count), else
+         * all; one more wait for all at the end */
+        int nbox = p.n_per_block / 64, two = tc_gemm_tma_c_buffers(p.n_per_block) == 2;
+        int want1 = two ? (nbox % 2 ? nbox - 1 : nbox) : 0, want0 = 1 + nbox - want1;
+        TC_CHECK(count_of(k.source, "cp.async.bulk.wait_group.read 1;") == want1 &&
+                     count_of(k.source, "cp.async.bulk.wait_group.read 0;") == want0 &&
+                     count_of(k.source, "cp.async.bulk.commit_group;") == nbox,
+                 "%s: waits for the C buffers: %d x read 1, %d x read 0, %d commits", cfg,
+                 count_of(k.source, "cp.async.bulk.wait_group.read 1;"),
+                 count_of(k.source, "cp.async.bulk.wait_group.read 0;"),
+                 count_of(k.source, "cp.async.bulk.commit_group;"));
       }
       /* tensor maps, by hand: A K-major [M][K + 8]: dims {K, M}, box {64,
        * MPB}; M-major [K][M + 8]: dims {M, K}, box {64, 64}; B likewise with

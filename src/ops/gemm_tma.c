@@ -376,15 +376,74 @@ static void consumer_barrier(hgen *H, int depth, const char *why) {
     ln(H, depth, "%s  /* %s */", H->d->barrier, why);
 }
 
-/* Accumulators -> 16-bit C tile in shared memory (stmatrix.x4 per 16
- * columns), then the C boxes -> global. */
+/* The bulk stores of C boxes j0 .. j1 - 1, box j read from C buffer
+ * buf0 + (j - j0) (buffers of MPB x 64 at element c0) once the consumers
+ * have written them: CUDA, a proxy fence, the consumers' barrier and
+ * thread 0's copies in one bulk group (waited for here unless
+ * persistent); OpenCL, the barrier and the work-group's copy. */
+static tc_status emit_stores(hgen *H, int j0, int j1, int64_t c0, int buf0, int depth) {
+  const operand *c = &H->c;
+  if (H->cuda) {
+    ln(H, depth, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
+    consumer_barrier(H, depth, "the C boxes are written");
+    ln(H, depth, "if (tid == 0) {");
+    for (int j = j0; j < j1; j++) {
+      ln(H, depth + 1,
+         "asm volatile(\"cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%0, {%%1, %%2%s}], "
+         "[%%3];\"",
+         H->rank, H->rank == 3 ? ", %4" : "");
+      ln(H, depth + 3,
+         ":: \"l\"((unsigned long long)&tc_tm_c), \"r\"(tc_n0 + %d), \"r\"(tc_m0), "
+         "\"r\"(tc_tma_u32(tc_sm + %lld))%s : \"memory\");",
+         64 * j, (long long)(2 * c0 + (buf0 + j - j0) * c->box_bytes),
+         H->rank == 3 ? ", \"r\"(tc_g)" : "");
+    }
+    ln(H, depth + 1, "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
+    /* the block may exit once the copies have read the C tile (persistent:
+     * before the buffer is written again, and at the end) */
+    if (!H->persist)
+      ln(H, depth + 1, "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
+    ln(H, depth, "}");
+    return TC_OK;
+  }
+  consumer_barrier(H, depth, "the C boxes are written");
+  tc_str off;
+  tc_str_init(&off);
+  tc_status st = box_offset(H, H->p->m_per_block, tc_e_var(H->P, "tc_r", 0, 255),
+                            tc_e_var(H->P, "tc_c", 0, 63), &off);
+  for (int j = j0; j < j1 && st == TC_OK; j++) {
+    ln(H, depth, "for (int tc_e = tid; tc_e < %lld; tc_e += %lld) {  /* C box %d: TMA store emulated */",
+       (long long)(c->box_rows * 64), (long long)H->threads, j);
+    ln(H, depth + 1, "const int tc_r = tc_e / 64, tc_c = tc_e %% 64;");
+    ln(H, depth + 1, "const int tc_gi = tc_n0 + %d + tc_c, tc_go = tc_m0 + tc_r;", 64 * j);
+    ln(H, depth + 1,
+       "if (tc_gi < %lld && tc_go < %lld) C[(long)tc_g * %lld + (long)tc_go * %lld + tc_gi] = "
+       "tc_sm16[%lld + %s];",
+       (long long)c->dim_in, (long long)c->dim_out, (long long)c->str_g, (long long)c->str_out,
+       (long long)(c0 + (buf0 + j - j0) * c->box_bytes / 2), tc_str_cstr(&off));
+    ln(H, depth, "}");
+  }
+  tc_str_free(&off);
+  return st;
+}
+
+/* Accumulators -> 16-bit C boxes [MPB][64] in shared memory (stmatrix.x4
+ * per 16 columns), then the boxes -> global.  One tile per block: the
+ * whole C tile over the ring (free after the main loop), stored at the
+ * end.  Persistent: box by box through tc_gemm_tma_c_buffers(NPB)
+ * buffers after the ring (the producer is filling the ring with the next
+ * tile's stages), each stored as soon as it is written; before a buffer
+ * is written again thread 0 waits until the copies of all but the other
+ * buffer's last box have read it (wait_group.read 1; 0 with one buffer,
+ * or where the previous tile's last box used the same buffer). */
 static tc_status emit_epilogue(hgen *H, int depth) {
   const tc_dialect *d = H->d;
   int mpb = H->p->m_per_block, npb = H->p->n_per_block;
+  int nbox = npb / 64, nbuf = H->persist ? tc_gemm_tma_c_buffers(npb) : nbox;
   tc_epool *P = H->P;
-  ln(H, depth, "/* epilogue: stmatrix.x4 of the accumulators into the swizzled C tile, then TMA "
+  ln(H, depth, "/* epilogue: stmatrix.x4 of the accumulators into the swizzled C boxes, then TMA "
                "stores */");
-  /* the C tile's element offset: over the ring, or (persistent) after it */
+  /* the C buffers' element offset: over the ring, or (persistent) after it */
   int64_t c0 = H->persist ? H->p->tma_stages * H->stage_bytes / 2 : 0;
   if (H->cuda && H->ws) {
     ln(H, depth, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");");
@@ -393,9 +452,6 @@ static tc_status emit_epilogue(hgen *H, int depth) {
       ln(H, depth, "if (tid %% 128 == 0) {  /* the tile's last stage is free */");
       emit_release(H, depth + 1);
       ln(H, depth, "}");
-      ln(H, depth, "/* the previous tile's stores have read the C tile */");
-      ln(H, depth, "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
-      consumer_barrier(H, depth, "the C tile may be written");
     } else {
       consumer_barrier(H, depth, "every warp group's wgmmas are done: the ring is free");
     }
@@ -410,70 +466,45 @@ static tc_status emit_epilogue(hgen *H, int depth) {
                   tc_e_mulc(P, tc_e_var(P, "tc_wgw", 0, 3), 16)),
       tc_e_add(P, tc_e_modc(P, tc_e_var(P, "tc_lane", 0, 31), 8),
                tc_e_mulc(P, tc_e_modc(P, tc_e_divc(P, tc_e_var(P, "tc_lane", 0, 31), 8), 2), 8)));
-  for (int jg = 0; jg < npb / 16; jg++) {
-    const tc_expr *col = tc_e_addc(
-        P, tc_e_mulc(P, tc_e_divc(P, tc_e_var(P, "tc_lane", 0, 31), 16), 8), 16 * (jg % 4));
-    tc_str off, addr;
-    tc_str_init(&off);
-    tc_str_init(&addr);
-    tc_status st = box_offset(H, mpb, row, col, &off);
-    if (st != TC_OK) {
+  tc_status st = TC_OK;
+  for (int j = 0; j < nbox && st == TC_OK; j++) {
+    int buf = j % nbuf;
+    if (H->persist) {
+      /* box j's buffer: its last copy (of box j - nbuf, or of the previous
+       * tile) has read it */
+      int pending = j > 0 || nbox % nbuf == 0 ? nbuf - 1 : 0;
+      if (H->cuda)
+        ln(H, depth, "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read %d;\" ::: \"memory\");",
+           pending);
+      consumer_barrier(H, depth, "the C buffer may be written");
+    }
+    for (int jg = 4 * j; jg < 4 * j + 4; jg++) {
+      const tc_expr *col = tc_e_addc(
+          P, tc_e_mulc(P, tc_e_divc(P, tc_e_var(P, "tc_lane", 0, 31), 16), 8), 16 * (jg % 4));
+      tc_str off, addr;
+      tc_str_init(&off);
+      tc_str_init(&addr);
+      st = box_offset(H, mpb, row, col, &off);
+      if (st != TC_OK) {
+        tc_str_free(&off);
+        tc_str_free(&addr);
+        return st;
+      }
+      tc_str_printf(&addr, "%lld + %s", (long long)(c0 + (int64_t)buf * mpb * 64), tc_str_cstr(&off));
+      ln(H, depth, "{ /* columns %d .. %d */", 16 * jg, 16 * jg + 15);
+      for (int i = 0; i < 4; i++) {
+        int src = tc_gemm_tma_test_fault == 2 && (i == 1 || i == 2) ? 3 - i : i;
+        ln(H, depth + 1, "tc_lr[%d] = tc_pack2(c_acc[%d] * tc_alpha, c_acc[%d] * tc_alpha);", i,
+           8 * jg + 2 * src, 8 * jg + 2 * src + 1);
+      }
+      d->ldsm_access(H->o, 0, 4, 0, "tc_sm16", tc_str_cstr(&addr), depth + 1);
+      ln(H, depth, "}");
       tc_str_free(&off);
       tc_str_free(&addr);
-      return st;
     }
-    tc_str_printf(&addr, "%lld + %s", (long long)(c0 + (jg / 4) * mpb * 64), tc_str_cstr(&off));
-    ln(H, depth, "{ /* columns %d .. %d */", 16 * jg, 16 * jg + 15);
-    for (int i = 0; i < 4; i++) {
-      int src = tc_gemm_tma_test_fault == 2 && (i == 1 || i == 2) ? 3 - i : i;
-      ln(H, depth + 1, "tc_lr[%d] = tc_pack2(c_acc[%d] * tc_alpha, c_acc[%d] * tc_alpha);", i,
-         8 * jg + 2 * src, 8 * jg + 2 * src + 1);
-    }
-    d->ldsm_access(H->o, 0, 4, 0, "tc_sm16", tc_str_cstr(&addr), depth + 1);
-    ln(H, depth, "}");
-    tc_str_free(&off);
-    tc_str_free(&addr);
+    if (H->persist) st = emit_stores(H, j, j + 1, c0, buf, depth);
   }
-  const operand *c = &H->c;
-  if (H->cuda) {
-    ln(H, depth, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");");
-    consumer_barrier(H, depth, "the C tile is written");
-    ln(H, depth, "if (tid == 0) {");
-    for (int j = 0; j < c->nboxes; j++) {
-      ln(H, depth + 1,
-         "asm volatile(\"cp.async.bulk.tensor.%dd.global.shared::cta.bulk_group [%%0, {%%1, %%2%s}], "
-         "[%%3];\"",
-         H->rank, H->rank == 3 ? ", %4" : "");
-      ln(H, depth + 3,
-         ":: \"l\"((unsigned long long)&tc_tm_c), \"r\"(tc_n0 + %d), \"r\"(tc_m0), "
-         "\"r\"(tc_tma_u32(tc_sm + %lld))%s : \"memory\");",
-         64 * j, (long long)(2 * c0 + j * c->box_bytes), H->rank == 3 ? ", \"r\"(tc_g)" : "");
-    }
-    ln(H, depth + 1, "asm volatile(\"cp.async.bulk.commit_group;\" ::: \"memory\");");
-    /* the block may exit once the copies have read the C tile (persistent:
-     * before the next tile's writes into it, or at the end) */
-    if (!H->persist)
-      ln(H, depth + 1, "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: \"memory\");");
-    ln(H, depth, "}");
-    return TC_OK;
-  }
-  consumer_barrier(H, depth, "the C tile is written");
-  tc_str off;
-  tc_str_init(&off);
-  tc_status st = box_offset(H, mpb, tc_e_var(P, "tc_r", 0, 255), tc_e_var(P, "tc_c", 0, 63), &off);
-  for (int j = 0; j < c->nboxes && st == TC_OK; j++) {
-    ln(H, depth, "for (int tc_e = tid; tc_e < %lld; tc_e += %lld) {  /* C box %d: TMA store emulated */",
-       (long long)(c->box_rows * 64), (long long)H->threads, j);
-    ln(H, depth + 1, "const int tc_r = tc_e / 64, tc_c = tc_e %% 64;");
-    ln(H, depth + 1, "const int tc_gi = tc_n0 + %d + tc_c, tc_go = tc_m0 + tc_r;", 64 * j);
-    ln(H, depth + 1,
-       "if (tc_gi < %lld && tc_go < %lld) C[(long)tc_g * %lld + (long)tc_go * %lld + tc_gi] = "
-       "tc_sm16[%lld + %s];",
-       (long long)c->dim_in, (long long)c->dim_out, (long long)c->str_g, (long long)c->str_out,
-       (long long)(c0 + j * c->box_bytes / 2), tc_str_cstr(&off));
-    ln(H, depth, "}");
-  }
-  tc_str_free(&off);
+  if (st == TC_OK && !H->persist) st = emit_stores(H, 0, nbox, c0, 0, depth);
   return st;
 }
 
@@ -505,8 +536,8 @@ static void emit_tile_coords(hgen *H, const char *tile, int depth) {
 /* A persistent kernel's loop over its tiles (block b: b, b + grid, ...),
  * opened at depth with the tile's coordinates inside; close with "}". */
 static void open_tile_loop(hgen *H, int depth) {
-  ln(H, depth, "for (int tc_tile = tc_bid; tc_tile < %lld; tc_tile += %d) {  /* persistent */",
-     (long long)H->ntiles, H->persist);
+  ln(H, depth, "for (int tc_tile = tc_bid; tc_tile < %lld; tc_tile += %s) {  /* persistent */",
+     (long long)H->ntiles, H->cuda ? "(int)gridDim.x" : "(int)get_num_groups(0)");
   emit_tile_coords(H, "tc_tile", depth + 1);
 }
 

@@ -1112,9 +1112,12 @@ int tc_gemm_default_for(const tc_gemm_shape *s, tc_target target, const char *ar
 
 int tc_gemm_params_is_tma(const tc_gemm_params *p) { return p && p->tma_stages > 0; }
 
+int tc_gemm_tma_c_buffers(int npb) { return npb >= 128 ? 2 : 1; }
+
 int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p) {
-  int64_t c_tile = p->tma_persist ? (int64_t)p->m_per_block * p->n_per_block * 2 : 0;
-  return (int64_t)p->tma_stages * ((int64_t)p->m_per_block + p->n_per_block) * 128 + c_tile + 1024;
+  int64_t c_bufs =
+      p->tma_persist ? (int64_t)tc_gemm_tma_c_buffers(p->n_per_block) * p->m_per_block * 128 : 0;
+  return (int64_t)p->tma_stages * ((int64_t)p->m_per_block + p->n_per_block) * 128 + c_bufs + 1024;
 }
 
 static const char *const tma_names[5] = {"m_per_block", "n_per_block", "stages", "cluster",
@@ -1147,7 +1150,10 @@ static int tma_check_tuned(int mpb, int npb, int stages, int ws, int persist, ch
   if (smem > TC_TMA_MAX_SMEM)
     return fail(err, cap, "tma: shared memory stages * (m_per_block + n_per_block) * 128%s + 1024 = "
                 "%lld bytes exceeds the %d bytes of an sm_90 block",
-                persist ? " + m_per_block * n_per_block * 2 (the persistent kernel's C tile)" : "",
+                !persist ? ""
+                : tc_gemm_tma_c_buffers(npb) == 2
+                    ? " + 2 * m_per_block * 128 (the persistent kernel's two C buffers)"
+                    : " + m_per_block * 128 (the persistent kernel's C buffer)",
                 (long long)smem, TC_TMA_MAX_SMEM);
   /* the accumulators (NPB / 2 per thread) and about 48 other registers
    * must fit what a consumer thread may have */

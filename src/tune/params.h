@@ -67,10 +67,11 @@ typedef struct tc_gemm_params {
    * only): a persistent kernel of min(B, the tiles) blocks (a multiple of
    * the cluster), block b computing tiles b, b + grid, b + 2 * grid ...;
    * the K-tile count runs on across tiles, so the producer fills the next
-   * tile's stages during the epilogue, and the C tile has its own
-   * MPB * NPB * 2 bytes after the ring, so a tile's TMA stores overlap the
-   * next tile's main loop.  B is the SM count (132 on H100 / H200 SXM).
-   * 0: one block per tile.  Opt-in, as tma_cluster. */
+   * tile's stages during the epilogue, and C goes out box by box through
+   * its own buffers after the ring (tc_gemm_tma_c_buffers), so the stores
+   * overlap the epilogue and the next tile's main loop.  On a device the
+   * grid is also at most one block per SM (tc_gemm_kernel_run).  0: one
+   * block per tile.  Opt-in, as tma_cluster. */
   int tma_persist;
 } tc_gemm_params;
 
@@ -134,10 +135,14 @@ typedef struct tc_gemm_shape {
   int accumulate;
 } tc_gemm_shape;
 
+/* The C buffers of a persistent TMA kernel, each a box [MPB][64] of C
+ * (MPB * 128 bytes): 2 (one is written while the other's copy reads it)
+ * where a tile has 2 or more boxes (NPB >= 128), else 1. */
+int tc_gemm_tma_c_buffers(int npb);
 /* Shared memory of a TMA kernel: the ring, stages * (MPB + NPB) * 128
- * bytes (the C tile reuses it; a persistent kernel's C tile has its own
- * MPB * NPB * 2 bytes after it), plus 1024 bytes to align it to the
- * 128-byte swizzle's 1024-byte period. */
+ * bytes (the C tile reuses it; a persistent kernel's C buffers,
+ * tc_gemm_tma_c_buffers(NPB) * MPB * 128 bytes, come after it), plus 1024
+ * bytes to align it to the 128-byte swizzle's 1024-byte period. */
 int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p);
 /* Whether the TMA kernel can compute the shape: 0, or -1 with the reason
  * (plain matrices, f16/bf16 A, B and C, no accumulation, rows a multiple
