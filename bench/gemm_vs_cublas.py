@@ -6,9 +6,10 @@ For each shape it runs
     tilec gemm -M M -N N -K K -t bf16 --transA a --transB b --target cuda \
                --time -i 20 --json [-V 1]
 
-(tilec's time: the median of 20 launches, each timed with CUDA events around
-the one launch; every launch compiles and loads the module and copies the
-inputs in first, none of which is timed) and torch.matmul on the same shape
+(tilec's time: the median of 20 launches run back to back on one loaded
+module and one copy of the inputs, each between its own pair of CUDA events,
+after the first launch, whose C -V 1 verifies; compiling, loading and the
+copies are not timed) and torch.matmul on the same shape
 and layout (bf16 in, f32 accumulation: allow_bf16_reduced_precision_reduction
 is turned off), timed with CUDA events per call after a warm-up, median of
 the same number of runs.  It prints a markdown table (shape, tilec ms and
@@ -148,8 +149,9 @@ def write_table(args, out, device, rows, nshapes):
     """Writes the markdown table (and the JSON) of the rows so far; returns (text, written)."""
     lines = ["# tilec bf16 GEMM vs cuBLAS", "",
              "- device: %s" % device,
-             "- date: %s; tilec: %s; %d timed runs per side, medians (tilec: one launch per run, "
-             "%s; torch.matmul: CUDA events per call after %d warm-up calls)"
+             "- date: %s; tilec: %s; %d timed runs per side, medians (tilec: back-to-back launches "
+             "of one loaded kernel after the verified first, %s per launch; torch.matmul: CUDA "
+             "events per call after %d warm-up calls)"
              % (time.strftime("%Y-%m-%d %H:%M"), args.tilec, args.runs,
                 "CUDA events" if args.target == "cuda" else "OpenCL profiling events (CPU)",
                 args.warmup),

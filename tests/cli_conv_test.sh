@@ -278,6 +278,21 @@ expect_rc "conv2d --time" 0
 expect_out "conv2d --time prints ms and GFLOP/s" '^time: [0-9.]+ ms \(median of 3 runs\), [0-9.]+ GFLOP/s$'
 run gemm -M 32 -N 32 -K 32 --time
 expect_out "gemm --time prints ms and GFLOP/s" '^time: [0-9.]+ ms \(median of 5 runs\), [0-9.]+ GFLOP/s$'
+# the timed launches run in the same call as the verified first one, after
+# its copy back: the result checked is that of one run
+run gemm -M 40 -N 24 -K 56 --time -i 3 -V 1
+expect_rc "gemm --time -i 3 -V 1" 0
+expect_out "gemm --time -i 3 -V 1: time" '^time: [0-9.]+ ms \(median of 3 runs\), [0-9.]+ GFLOP/s$'
+expect_out "gemm --time -i 3 -V 1: verify" '^verify: PASS '
+run gemm --kernel tile -M 40 -N 24 -K 56 --time -i 3 -V 1
+expect_rc "gemm --kernel tile --time -i 3 -V 1" 0
+expect_out "gemm --kernel tile --time -i 3 -V 1: time" '^time: [0-9.]+ ms \(median of 3 runs\), [0-9.]+ GFLOP/s$'
+expect_out "gemm --kernel tile --time -i 3 -V 1: verify" '^verify: PASS '
+# a plan of 4 kernels (backward data, stride 2), each timed back to back
+run conv2d -F 2 -n 1 -c 4 -H 8 -W 8 -k 8 -u 2 -v 2 --time -i 3 -V 1
+expect_rc "conv2d -F 2 -u 2 -v 2 --time -i 3 -V 1" 0
+expect_out "conv2d of 4 kernels --time: time" '^time: [0-9.]+ ms \(median of 3 runs\), [0-9.]+ GFLOP/s$'
+expect_out "conv2d of 4 kernels --time: verify" '^verify: PASS '
 
 echo "-- --tune and the perf DB"
 problem="-n 1 -c 4 -H 8 -W 8 -k 8 -y 3 -x 3 -p 1 -q 1"

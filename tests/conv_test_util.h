@@ -346,7 +346,7 @@ static inline int64_t conv_run_and_verify(const tc_conv_problem *p, const tc_gem
   conv_bufs_alloc(p, &b, 5);
   int64_t nw = 0;
   conv_poison(p->dtype, conv_written(p, &b, &nw), nw);
-  st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, ms, msg, cap);
+  st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, ms, 0, NULL, msg, cap);
   int64_t bad = 1;
   if (st == TC_OK) bad = tc_conv_verify(p, b.in, b.fil, b.out, NULL, msg, cap);
   conv_bufs_free(&b);

@@ -113,7 +113,7 @@ static int run(const tc_tile_gemm_desc *d, built *b, data *x) {
   tc_str e;
   tc_str_init(&e);
   tc_status st = tc_tile_gemm_run(TC_TARGET_OPENCL, g_cl, NULL, &b->em, d, x->a, x->b, x->c, x->ids,
-                                  NULL, &e);
+                                  NULL, 0, NULL, &e);
   TC_CHECK(st == TC_OK, "run: %s: %s", tc_status_name(st), tc_str_cstr(&e));
   tc_str_free(&e);
   return st == TC_OK ? 0 : -1;

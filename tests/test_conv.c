@@ -318,13 +318,15 @@ static void test_misuse(void) {
   TC_CHECK(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, NULL, err, sizeof err) == TC_ERR_ARGUMENT, "NULL out");
   TC_CHECK(tc_conv_check(NULL, NULL, NULL, err, sizeof err) == -1, "NULL problem");
   TC_CHECK_STR(e, "no convolution problem (NULL)");
-  TC_CHECK(tc_conv_run(NULL, NULL, NULL, NULL, NULL, NULL, err, sizeof err) == TC_ERR_ARGUMENT, "NULL plan");
+  TC_CHECK(tc_conv_run(NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, err, sizeof err) ==
+               TC_ERR_ARGUMENT, "NULL plan");
   TC_CHECK(tc_conv_verify(&p, NULL, NULL, NULL, NULL, err, sizeof err) == -1, "NULL buffers");
   tc_conv_plan *plan = NULL;
   p.n = 1, p.c = 2, p.k = 2, p.h = p.w = 4, p.y = p.x = 1;
   TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, err, sizeof err) == TC_OK, "%s", err);
   float buf[64];
-  TC_CHECK(tc_conv_run(plan, NULL, buf, NULL, buf, NULL, err, sizeof err) == TC_ERR_ARGUMENT, "NULL filter");
+  TC_CHECK(tc_conv_run(plan, NULL, buf, NULL, buf, NULL, 0, NULL, err, sizeof err) ==
+               TC_ERR_ARGUMENT, "NULL filter");
   TC_CHECK_STR(e, "tc_conv_run: the filter buffer is NULL");
   tc_conv_plan_free(plan);
   /* a stride of 10^5 with a 1000x1000 filter: 10^6 phases */

@@ -35,7 +35,7 @@ static void run_all(const conv_case *cases, size_t n) {
       int64_t nw = 0;
       conv_poison(p.dtype, conv_written(&p, &b, &nw), nw);
       double t1 = tc_now_seconds();
-      st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, &ms, msg, sizeof msg);
+      st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, &ms, 0, NULL, msg, sizeof msg);
       double t2 = tc_now_seconds();
       TC_CHECK(st == TC_OK, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), msg);
       double worst = 0;

@@ -331,7 +331,7 @@ static void test_conv_1x1(void) {
   for (int64_t i = 0; i < ni; i++) in[i] = frand();
   for (int64_t i = 0; i < nf; i++) fil[i] = frand();
   for (int64_t i = 0; i < no; i++) out[i] = NAN;
-  tc_status st = tc_conv_run(plan, NULL, in, fil, out, NULL, err, sizeof err);
+  tc_status st = tc_conv_run(plan, NULL, in, fil, out, NULL, 0, NULL, err, sizeof err);
   TC_CHECK(st == TC_OK, "run: %s", err);
   if (st == TC_OK) {
     char msg[512];

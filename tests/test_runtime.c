@@ -6,7 +6,9 @@
  * missing) and the "no CUDA device: ..." path where there is no driver
  * (or a real run where there is one); the timed device-to-device copy
  * (tc_cuda_time_d2d): its argument errors, "no CUDA device" without one,
- * positive times with one. */
+ * positive times with one; timed repeats (tc_launch's repeat): the host
+ * gets one launch's result of a kernel that accumulates, a positive time
+ * per repeat, and the argument errors on every runtime. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -265,6 +267,102 @@ static void test_cl_work_group_too_large(void) {
   tc_str_free(&err);
 }
 
+/* out[i] += in[i]: a kernel whose result depends on how often it ran. */
+static const char *acc_src =
+    "__kernel void acc(__global float *out, __global const float *in) {\n"
+    "  int i = get_global_id(0);\n"
+    "  out[i] += in[i];\n"
+    "}\n";
+
+/* Timed repeats (tc_launch's repeat): out holds exactly one launch's
+ * result (init + in, not init + (1 + repeat) * in), each repeat gets a
+ * positive time; 40 crosses the runtime's batch of 32 launches; repeat 0
+ * (a zero-initialised launch) is one launch as before. */
+static void test_cl_repeat(void) {
+  tc_str err;
+  tc_str_init(&err);
+  tc_cl *cl = open_default(&err);
+  TC_REQUIRE(cl, "open failed: %s", tc_str_cstr(&err));
+  enum { N = 4096 };
+  float *out = malloc(N * sizeof *out), *in = malloc(N * sizeof *in),
+        *want = malloc(N * sizeof *want);
+  for (int i = 0; i < N; i++) {
+    out[i] = (float)(i % 97) * 0.125f - 3.0f;
+    in[i] = (float)(i % 31) + 0.5f;
+  }
+  const int repeats[3] = {3, 40, 0};
+  for (int c = 0; c < 3; c++) {
+    int rep = repeats[c];
+    for (int i = 0; i < N; i++) want[i] = out[i] + in[i]; /* one launch, in float as the kernel */
+    tc_rt_buffer bufs[2] = {{out, N * sizeof(float), 1}, {in, N * sizeof(float), 0}};
+    double times[40];
+    for (int i = 0; i < 40; i++) times[i] = -1;
+    tc_launch l = {.grid = {N / 64, 1, 1}, .block = {64, 1, 1}, .repeat = rep,
+                   .repeat_ms = rep ? times : NULL};
+    double ms = -1;
+    tc_str_clear(&err);
+    tc_status st = tc_cl_run(cl, acc_src, "acc", bufs, 2, &l, &ms, &err);
+    TC_REQUIRE(st == TC_OK, "repeat %d: %s: %s", rep, tc_status_name(st), tc_str_cstr(&err));
+    int bad = 0, first = -1;
+    for (int i = 0; i < N; i++)
+      if (out[i] != want[i] && bad++ == 0) first = i;
+    TC_CHECK(bad == 0, "repeat %d: %d of %d elements differ from one launch's result (out[%d] "
+             "= %g, want %g)", rep, bad, N, first, first >= 0 ? out[first] : 0.0,
+             first >= 0 ? want[first] : 0.0);
+    TC_CHECK(ms > 0, "repeat %d: first launch ms = %g", rep, ms);
+    for (int i = 0; i < rep; i++)
+      TC_CHECK(times[i] > 0 && times[i] < 10000, "repeat %d: repeat_ms[%d] = %g", rep, i,
+               times[i]);
+    for (int i = rep; i < 40; i++)
+      TC_CHECK(times[i] == -1, "repeat %d: repeat_ms[%d] written (%g)", rep, i, times[i]);
+  }
+  free(out);
+  free(in);
+  free(want);
+  tc_cl_close(cl);
+  tc_str_free(&err);
+}
+
+/* repeat < 0, or repeat > 0 without repeat_ms: TC_ERR_ARGUMENT before
+ * anything runs, on OpenCL, CUDA (no device needed) and HIP. */
+static void test_repeat_errors(void) {
+  tc_str err;
+  tc_str_init(&err);
+  tc_cl *cl = open_default(&err);
+  TC_REQUIRE(cl, "open failed: %s", tc_str_cstr(&err));
+  float out[64], in[64];
+  for (int i = 0; i < 64; i++) out[i] = 7, in[i] = 1;
+  tc_rt_buffer bufs[2] = {{out, sizeof out, 1}, {in, sizeof in, 0}};
+  double times[2] = {-1, -1};
+  tc_launch neg = {.grid = {1, 1, 1}, .block = {64, 1, 1}, .repeat = -1, .repeat_ms = times};
+  tc_launch nul = {.grid = {1, 1, 1}, .block = {64, 1, 1}, .repeat = 2};
+  const char *neg_msg = "launch of 'acc': repeat is -1; it is the number of timed launches after "
+                        "the first and must be 0 or more";
+  const char *nul_msg = "launch of 'acc': repeat is 2 but repeat_ms is NULL; pass an array of 2 "
+                        "doubles for the times of the timed launches";
+  for (int rt = 0; rt < 3; rt++) {
+    const char *name = rt == 0 ? "OpenCL" : rt == 1 ? "CUDA" : "HIP";
+    for (int c = 0; c < 2; c++) {
+      const tc_launch *l = c ? &nul : &neg;
+      tc_str_clear(&err);
+      tc_status st;
+      if (rt == 0)
+        st = tc_cl_run(cl, acc_src, "acc", bufs, 2, l, NULL, &err);
+      else if (rt == 1)
+        st = tc_cuda_run("not compiled", "acc", "sm_90a", bufs, 2, l, NULL, &err);
+      else
+        st = tc_hip_run("not compiled", "acc", NULL, bufs, 2, l, NULL, &err);
+      TC_CHECK(st == TC_ERR_ARGUMENT, "%s, repeat %d: %s: %s", name, l->repeat,
+               tc_status_name(st), tc_str_cstr(&err));
+      TC_CHECK_STR(tc_str_cstr(&err), c ? nul_msg : neg_msg);
+    }
+  }
+  for (int i = 0; i < 64; i++) TC_CHECK(out[i] == 7, "out[%d] = %g: a launch ran", i, out[i]);
+  TC_CHECK(times[0] == -1 && times[1] == -1, "repeat -1 wrote repeat_ms");
+  tc_cl_close(cl);
+  tc_str_free(&err);
+}
+
 static void test_cl_error_names(void) {
   TC_CHECK_STR(tc_cl_error_name(-54), "CL_INVALID_WORK_GROUP_SIZE");
   TC_CHECK_STR(tc_cl_error_name(-11), "CL_BUILD_PROGRAM_FAILURE");
@@ -358,23 +456,39 @@ static void test_cuda_run(void) {
   }
   tc_rt_buffer bufs[4] = {{x, sizeof x, 0}, {y, sizeof y, 1}, {&a, sizeof a, 0},
                           {&n, sizeof n, 0}};
-  tc_launch l = {{16, 1, 1}, {64, 1, 1}, 0};
-  double ms = -1;
-  tc_status st = tc_cuda_run(cuda_axpy_src, "axpy", NULL, bufs, 4, &l, &ms, &err);
-  if (!avail) {
-    TC_CHECK(starts_with(&msg, "no CUDA device: "), "message: %s",
-             tc_str_cstr(&msg));
-    TC_CHECK_EQ_INT(st, TC_ERR_NO_DEVICE);
-    TC_CHECK(starts_with(&err, "no CUDA device: "), "message: %s",
-             tc_str_cstr(&err));
-    TC_CHECK_STR(tc_str_cstr(&err), tc_str_cstr(&msg));
-  } else {
-    TC_CHECK(st == TC_OK, "run: %s", tc_str_cstr(&err));
-    int bad = 0;
-    for (int i = 0; i < N; i++)
-      if (fabsf(y[i] - ref[i]) > 1e-4f) bad++;
-    TC_CHECK(bad == 0, "%d results differ", bad);
-    TC_CHECK(ms >= 0, "ms = %g", ms);
+  /* y = a * x + y reads what it writes: with 3 timed repeats (40 crosses
+   * the batch of 32 launches) y must still be one launch's result */
+  double times[40];
+  const int repeats[3] = {0, 3, 40};
+  for (int c = 0; c < 3; c++) {
+    int rep = repeats[c];
+    for (int i = 0; i < N; i++) y[i] = (float)(N - i);
+    for (int i = 0; i < 40; i++) times[i] = -1;
+    tc_launch l = {.grid = {16, 1, 1}, .block = {64, 1, 1}, .repeat = rep,
+                   .repeat_ms = rep ? times : NULL};
+    double ms = -1;
+    tc_str_clear(&err);
+    tc_status st = tc_cuda_run(cuda_axpy_src, "axpy", NULL, bufs, 4, &l, &ms, &err);
+    if (!avail) {
+      TC_CHECK(starts_with(&msg, "no CUDA device: "), "message: %s",
+               tc_str_cstr(&msg));
+      TC_CHECK_EQ_INT(st, TC_ERR_NO_DEVICE);
+      TC_CHECK(starts_with(&err, "no CUDA device: "), "message: %s",
+               tc_str_cstr(&err));
+      TC_CHECK_STR(tc_str_cstr(&err), tc_str_cstr(&msg));
+      for (int i = 0; i < rep; i++)
+        TC_CHECK(times[i] == 0, "repeat_ms[%d] = %g without a device", i, times[i]);
+    } else {
+      TC_CHECK(st == TC_OK, "repeat %d: run: %s", rep, tc_str_cstr(&err));
+      int bad = 0;
+      for (int i = 0; i < N; i++)
+        if (fabsf(y[i] - ref[i]) > 1e-4f) bad++;
+      TC_CHECK(bad == 0, "repeat %d: %d results differ from one launch's", rep, bad);
+      TC_CHECK(ms >= 0, "ms = %g", ms);
+      for (int i = 0; i < rep; i++)
+        TC_CHECK(times[i] > 0 && times[i] < 1000, "repeat %d: repeat_ms[%d] = %g", rep, i,
+                 times[i]);
+    }
   }
   tc_str_free(&msg);
   tc_str_free(&err);
@@ -421,6 +535,8 @@ int main(void) {
   TC_RUN(test_cl_compile_error);
   TC_RUN(test_cl_bad_kernel_name_and_args);
   TC_RUN(test_cl_work_group_too_large);
+  TC_RUN(test_cl_repeat);
+  TC_RUN(test_repeat_errors);
   TC_RUN(test_cl_error_names);
   TC_RUN(test_cuda_compile);
   TC_RUN(test_cuda_compile_errors);

@@ -429,7 +429,7 @@ tc_status tc_conv2d_run(tc_conv2d *c, void *in, void *fil, void *out, double *ms
   char why[4096] = "";
   /* tc_conv_run's device: the OpenCL selector, or the CUDA architecture */
   const char *dev = c->o.target == TC_TARGET_CUDA ? arch_of(&c->o) : c->o.device;
-  tc_status st = tc_conv_run(c->plan, dev, in, fil, out, ms, why, sizeof why);
+  tc_status st = tc_conv_run(c->plan, dev, in, fil, out, ms, 0, NULL, why, sizeof why);
   if (st != TC_OK) {
     set_error(&c->o, "tc_conv2d_run: %s", why);
     return st;
@@ -807,7 +807,7 @@ tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double 
   tc_status st = TC_OK;
   if (g->o.target == TC_TARGET_OPENCL && !g->cl) st = tc_cl_open(g->o.device, &g->cl, &e);
   if (st == TC_OK)
-    st = tc_gemm_kernel_run(&g->kern, g->o.target, g->cl, arch_of(&g->o), bufs, 3, ms, &e);
+    st = tc_gemm_kernel_run(&g->kern, g->o.target, g->cl, arch_of(&g->o), bufs, 3, ms, 0, NULL, &e);
   if (st != TC_OK)
     set_error(&g->o, "%s: %s", fn, tc_str_cstr(&e));
   else

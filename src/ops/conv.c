@@ -419,7 +419,8 @@ tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *
 /* ---- running --------------------------------------------------------- */
 
 tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, void *fil,
-                      void *out, double *ms, char *err, size_t cap) {
+                      void *out, double *ms, int repeat, double *repeat_ms, char *err,
+                      size_t cap) {
   if (cap) err[0] = 0;
   if (ms) *ms = 0;
   if (!plan) {
@@ -449,9 +450,12 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
   tc_cl *cl = NULL;
   tc_status st = TC_OK;
   if (plan->target == TC_TARGET_OPENCL) st = tc_cl_open(device, &cl, &e);
+  /* each step's timed launches (the runtime checks repeat and repeat_ms) */
+  double *step_ms = repeat > 0 && repeat_ms ? tc_xcalloc((size_t)repeat, sizeof *step_ms) : NULL;
+  for (int r = 0; step_ms && r < repeat; r++) repeat_ms[r] = 0;
   /* Each step copies its buffers in and the written one back (the
-   * runtime's model); steps are run in order on the same host buffers,
-   * so a later step sees what earlier ones wrote. */
+   * runtime's model) after its first launch; steps are run in order on
+   * the same host buffers, so a later step sees what earlier ones wrote. */
   for (int i = 0; st == TC_OK && i < plan->nsteps; i++) {
     const tc_conv_step *s = &plan->steps[i];
     tc_rt_buffer bufs[3];
@@ -461,8 +465,10 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
       bufs[a].copy_back = s->args[a] == written;
     }
     double t = 0;
-    st = tc_gemm_kernel_run(&s->kernel, plan->target, cl, device, bufs, s->nargs, &t, &e);
+    st = tc_gemm_kernel_run(&s->kernel, plan->target, cl, device, bufs, s->nargs, &t, repeat,
+                            step_ms ? step_ms : repeat_ms, &e);
     if (ms) *ms += t;
+    for (int r = 0; step_ms && r < repeat; r++) repeat_ms[r] += step_ms[r];
     if (st != TC_OK) {
       tc_str m;
       tc_str_init(&m);
@@ -473,6 +479,7 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
     }
   }
   if (st != TC_OK) snprintf(err, cap, "%s", tc_str_cstr(&e));
+  free(step_ms);
   if (cl) tc_cl_close(cl);
   tc_str_free(&e);
   return st;

@@ -82,9 +82,14 @@ void tc_conv_plan_free(tc_conv_plan *plan);
 /* Runs a plan on an OpenCL device (or CUDA) with host buffers in the
  * problem's layouts: in, fil, out as the direction reads/writes them
  * (forward writes out; backward-data writes in; backward-weight writes
- * fil).  *ms gets the summed kernel time. */
+ * fil).  *ms gets the summed kernel time.  repeat > 0: each step, after
+ * its run and copy back, is launched repeat more times back to back
+ * (tc_launch's repeat), and repeat_ms[r] gets the sum over the steps of
+ * their r-th timed launch; the host buffers hold the result of one run of
+ * the plan. */
 tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, void *fil,
-                      void *out, double *ms, char *err, size_t cap);
+                      void *out, double *ms, int repeat, double *repeat_ms, char *err,
+                      size_t cap);
 
 /* Plain C reference, accumulating in double, for verification: reads the
  * two tensors the direction reads and writes the third (as tc_conv_run). */

@@ -165,9 +165,11 @@ void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l) {
 }
 
 tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *cl,
-                             const char *arch, tc_rt_buffer *b, int nb, double *ms, tc_str *e) {
+                             const char *arch, tc_rt_buffer *b, int nb, double *ms, int repeat,
+                             double *repeat_ms, tc_str *e) {
   tc_launch l;
   tc_gemm_kernel_launch_config(k, &l);
+  l.repeat = repeat, l.repeat_ms = repeat_ms;
   if (target == TC_TARGET_OPENCL) return tc_cl_run(cl, k->source, k->name, b, nb, &l, ms, e);
   if (target == TC_TARGET_CUDA)
     return tc_cuda_run(k->source, k->name, arch ? arch : TC_TUNE_DEFAULT_ARCH, b, nb, &l, ms, e);

@@ -41,9 +41,12 @@ void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l);
 /* Runs kernel k once over buffers b[0 .. nb) on target: OpenCL on cl
  * (opened by the caller), CUDA for arch (NULL: sm_90a, TC_TUNE_DEFAULT_ARCH)
  * with the launch above; other targets fail with TC_ERR_UNSUPPORTED.  *ms
- * (may be NULL) gets the kernel time. */
+ * (may be NULL) gets the kernel time.  Then, after the copy back, repeat
+ * timed launches back to back (0: none), their times in repeat_ms[0 ..
+ * repeat) (tc_launch's repeat and repeat_ms). */
 tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *cl,
-                             const char *arch, tc_rt_buffer *b, int nb, double *ms, tc_str *e);
+                             const char *arch, tc_rt_buffer *b, int nb, double *ms, int repeat,
+                             double *repeat_ms, tc_str *e);
 
 typedef struct tc_gemm_problem {
   const tc_view *a, *b, *c; /* upper dims [G,K,M], [G,K,N], [G,M,N] */

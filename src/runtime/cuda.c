@@ -456,6 +456,48 @@ void tc_cuda_describe(tc_str *out) {
     }                                                                     \
   } while (0)
 
+/* Launches of a launch's timed repeats in flight between two waits: each
+ * has its own pair of events, so 2 x this many events are created once per
+ * run, and a wait every this many launches reads their times. */
+enum { CU_TIMED_BATCH = 32 };
+
+/* Records a, launches fn with launch's geometry on the default stream,
+ * records b.  TC_ERR_RUNTIME with a message naming the launch on failure. */
+static tc_status cu_launch_between(CUfunction fn, const tc_launch *launch, void **params,
+                                   CUevent a, CUevent b, const char *kernel_name, tc_str *err) {
+  tc_status st = TC_OK;
+  CU_CHECK(g.cuEventRecord(a, NULL), "cuEventRecord");
+  {
+    CUresult r = g.cuLaunchKernel(
+        fn, (unsigned)launch->grid[0], (unsigned)launch->grid[1],
+        (unsigned)launch->grid[2], (unsigned)launch->block[0],
+        (unsigned)launch->block[1], (unsigned)launch->block[2],
+        (unsigned)launch->dyn_smem, NULL, params, NULL);
+    if (r != 0) {
+      tc_str_printf(err, "cuLaunchKernel failed: %s (%d) (kernel '%s', grid %zux%zux%zu, "
+          "block %zux%zux%zu, %zu bytes dynamic shared memory)",
+          cu_error_name(r), r, kernel_name, launch->grid[0], launch->grid[1],
+          launch->grid[2], launch->block[0], launch->block[1], launch->block[2],
+          launch->dyn_smem);
+      st = TC_ERR_RUNTIME;
+      goto done;
+    }
+  }
+  CU_CHECK(g.cuEventRecord(b, NULL), "cuEventRecord");
+done:
+  return st;
+}
+
+/* The time between two completed events, in ms. */
+static tc_status cu_elapsed(CUevent a, CUevent b, double *ms, tc_str *err) {
+  tc_status st = TC_OK;
+  float t = 0;
+  CU_CHECK(g.cuEventElapsedTime(&t, a, b), "cuEventElapsedTime");
+  *ms = t;
+done:
+  return st;
+}
+
 /* tc_cuda_run, or tc_cuda_run_ptx when given_ptx is not NULL. */
 static tc_status cuda_run(const char *source, const char *given_ptx, const char *kernel_name,
                           const char *arch, tc_rt_buffer *bufs, int nbufs,
@@ -465,6 +507,7 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
     tc_str_printf(err, "tc_cuda_run: missing source, kernel name, launch or buffers");
     return TC_ERR_ARGUMENT;
   }
+  if (tc_launch_check_repeat(launch, kernel_name, err)) return TC_ERR_ARGUMENT;
   /* the tensor maps first: their rules need no device (tmap.c) */
   int ntmaps = launch->ntmaps;
   if (ntmaps < 0) {
@@ -539,7 +582,9 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
 
   CUmodule mod = NULL;
   CUfunction fn = NULL;
-  CUevent e0 = NULL, e1 = NULL;
+  CUevent ev[2 * CU_TIMED_BATCH] = {NULL};
+  int batch = launch->repeat < 1 ? 1 : launch->repeat < CU_TIMED_BATCH ? launch->repeat
+                                                                       : CU_TIMED_BATCH;
   CUdeviceptr *dptr = tc_xcalloc((size_t)(nbufs ? nbufs : 1), sizeof *dptr);
   int nparams = nbufs + ntmaps;
   void **params = tc_xcalloc((size_t)(nparams ? nparams : 1), sizeof *params);
@@ -632,41 +677,37 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
     }
     params[nbufs + i] = map;
   }
-  CU_CHECK(g.cuEventCreate(&e0, 0), "cuEventCreate");
-  CU_CHECK(g.cuEventCreate(&e1, 0), "cuEventCreate");
-  CU_CHECK(g.cuEventRecord(e0, NULL), "cuEventRecord");
-  {
-    CUresult r = g.cuLaunchKernel(
-        fn, (unsigned)launch->grid[0], (unsigned)launch->grid[1],
-        (unsigned)launch->grid[2], (unsigned)launch->block[0],
-        (unsigned)launch->block[1], (unsigned)launch->block[2],
-        (unsigned)launch->dyn_smem, NULL, nparams ? params : NULL, NULL);
-    if (r != 0) {
-      tc_str_printf(err, "cuLaunchKernel failed: %s (%d) (kernel '%s', grid %zux%zux%zu, "
-          "block %zux%zux%zu, %zu bytes dynamic shared memory)",
-          cu_error_name(r), r, kernel_name, launch->grid[0], launch->grid[1],
-          launch->grid[2], launch->block[0], launch->block[1], launch->block[2],
-          launch->dyn_smem);
-      st = TC_ERR_RUNTIME;
-      goto done;
-    }
-  }
-  CU_CHECK(g.cuEventRecord(e1, NULL), "cuEventRecord");
-  CU_CHECK(g.cuEventSynchronize(e1), "running the kernel (cuEventSynchronize)");
+  for (int i = 0; i < 2 * batch; i++) CU_CHECK(g.cuEventCreate(&ev[i], 0), "cuEventCreate");
+  /* the first launch: its time, then its results */
+  void **args = nparams ? params : NULL;
+  if ((st = cu_launch_between(fn, launch, args, ev[0], ev[1], kernel_name, err))) goto done;
+  CU_CHECK(g.cuEventSynchronize(ev[1]), "running the kernel (cuEventSynchronize)");
   CU_CHECK(g.cuCtxSynchronize(), "running the kernel (cuCtxSynchronize)");
-  if (ms) {
-    float t = 0;
-    CU_CHECK(g.cuEventElapsedTime(&t, e0, e1), "cuEventElapsedTime");
-    *ms = t;
-  }
+  if (ms && (st = cu_elapsed(ev[0], ev[1], ms, err))) goto done;
   for (int i = 0; i < nbufs; i++) {
     if (!bufs[i].copy_back || bufs[i].bytes == 0) continue;
     CU_CHECK(g.cuMemcpyDtoH(bufs[i].host, dptr[i], bufs[i].bytes), "cuMemcpyDtoH");
   }
+  /* the timed repeats, back to back, each between its own two events */
+  for (int first = 0; first < launch->repeat; first += batch) {
+    int n = launch->repeat - first < batch ? launch->repeat - first : batch;
+    for (int j = 0; j < n; j++)
+      if ((st = cu_launch_between(fn, launch, args, ev[2 * j], ev[2 * j + 1], kernel_name, err))) {
+        tc_str_printf(err, " in timed launch %d of %d", first + j + 1, launch->repeat);
+        goto done;
+      }
+    CU_CHECK(g.cuEventSynchronize(ev[2 * n - 1]),
+             "running the timed launches (cuEventSynchronize)");
+    for (int j = 0; j < n; j++)
+      if ((st = cu_elapsed(ev[2 * j], ev[2 * j + 1], &launch->repeat_ms[first + j], err)))
+        goto done;
+  }
+  if (launch->repeat > 0)
+    CU_CHECK(g.cuCtxSynchronize(), "running the timed launches (cuCtxSynchronize)");
 
 done:
-  if (e0) g.cuEventDestroy(e0);
-  if (e1) g.cuEventDestroy(e1);
+  for (int i = 0; i < 2 * batch; i++)
+    if (ev[i]) g.cuEventDestroy(ev[i]);
   for (int i = 0; i < nbufs; i++)
     if (dptr[i]) g.cuMemFree(dptr[i]);
   if (mod) g.cuModuleUnload(mod);

@@ -357,6 +357,7 @@ tc_status tc_hip_run(const char *source, const char *kernel_name, const char *ar
                      tc_rt_buffer *bufs, int nbufs, const tc_launch *launch, double *ms,
                      tc_str *err) {
   if (ms) *ms = 0;
+  if (launch && tc_launch_check_repeat(launch, kernel_name, err)) return TC_ERR_ARGUMENT;
   if (!tc_hip_available(err)) return TC_ERR_NO_DEVICE;
   tc_str_printf(err, "running HIP kernels on an AMD GPU is not implemented yet (%s compiles with "
                      "tc_hip_compile)", kernel_name ? kernel_name : "the kernel");

@@ -442,6 +442,56 @@ tc_status tc_cl_build(tc_cl *cl, const char *source, tc_str *err) {
 
 /* ---- running ------------------------------------------------------------ */
 
+/* Launches of a launch's timed repeats in flight between two waits (one
+ * profiling event each). */
+enum { CL_TIMED_BATCH = 32 };
+
+/* Enqueues one launch of k with its own event in *ev (NULL on failure). */
+static tc_status cl_enqueue(tc_cl *cl, cl_kernel k, const char *kernel_name, cl_uint work_dim,
+                            const size_t *global, const size_t *local, cl_event *ev,
+                            tc_str *err) {
+  cl_int e = clEnqueueNDRangeKernel(cl->queue, k, work_dim, NULL, global, local, 0, NULL, ev);
+  if (e == CL_SUCCESS) return TC_OK;
+  *ev = NULL;
+  cl_fail(err, "clEnqueueNDRangeKernel", e);
+  tc_str_printf(err, " (kernel '%s', global %zux%zux%zu, local %zux%zux%zu)", kernel_name,
+                global[0], global[1], global[2], local[0], local[1], local[2]);
+  return TC_ERR_RUNTIME;
+}
+
+/* Waits for the n launches of evs and checks that each completed; when ms
+ * is not NULL, ms[i] gets the run time of evs[i] from its profiling
+ * information. */
+static tc_status cl_wait_times(cl_event *evs, int n, const char *kernel_name, double *ms,
+                               tc_str *err) {
+  cl_int e = clWaitForEvents((cl_uint)n, evs);
+  /* a launch that failed says why in its execution status */
+  cl_int bad = e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_SUCCESS : e;
+  for (int i = 0; bad == CL_SUCCESS && i < n; i++) {
+    cl_int exec = CL_COMPLETE;
+    clGetEventInfo(evs[i], CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec, NULL);
+    if (exec < 0) bad = exec;
+  }
+  if (bad == CL_SUCCESS) bad = e;
+  if (bad != CL_SUCCESS) {
+    cl_fail(err, "running the kernel", bad);
+    tc_str_printf(err, " (kernel '%s')", kernel_name);
+    return TC_ERR_RUNTIME;
+  }
+  for (int i = 0; ms && i < n; i++) {
+    cl_ulong t0 = 0, t1 = 0;
+    e = clGetEventProfilingInfo(evs[i], CL_PROFILING_COMMAND_START, sizeof t0, &t0, NULL);
+    if (e == CL_SUCCESS)
+      e = clGetEventProfilingInfo(evs[i], CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL);
+    if (e != CL_SUCCESS) {
+      cl_fail(err, "clGetEventProfilingInfo", e);
+      return TC_ERR_RUNTIME;
+    }
+    ms[i] = t1 >= t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
+  }
+  return TC_OK;
+}
+
 tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                     tc_rt_buffer *bufs, int nbufs, const tc_launch *launch,
                     double *ms, tc_str *err) {
@@ -451,6 +501,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
     return TC_ERR_ARGUMENT;
   }
   if (ms) *ms = 0;
+  if (tc_launch_check_repeat(launch, kernel_name, err)) return TC_ERR_ARGUMENT;
 
   /* Launch geometry: global = grid * block per dimension, local = block. */
   size_t global[3], local[3];
@@ -503,7 +554,8 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   }
 
   cl_mem *mems = tc_xcalloc((size_t)(nbufs ? nbufs : 1), sizeof *mems);
-  cl_event ev = NULL;
+  cl_event evs[CL_TIMED_BATCH] = {NULL};
+  int nevs = 0; /* the events of evs to release */
 
   cl_uint nargs = 0;
   e = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof nargs, &nargs, NULL);
@@ -552,42 +604,10 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
     }
   }
 
-  e = clEnqueueNDRangeKernel(cl->queue, k, work_dim, NULL, global, local, 0,
-                             NULL, &ev);
-  if (e != CL_SUCCESS) {
-    ev = NULL;
-    cl_fail(err, "clEnqueueNDRangeKernel", e);
-    tc_str_printf(err, " (kernel '%s', global %zux%zux%zu, local %zux%zux%zu)",
-        kernel_name, global[0], global[1], global[2], local[0], local[1],
-        local[2]);
-    st = TC_ERR_RUNTIME;
-    goto done;
-  }
-  e = clWaitForEvents(1, &ev);
-  cl_int exec = CL_COMPLETE;
-  if (e == CL_SUCCESS)
-    clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof exec, &exec,
-                   NULL);
-  if (e != CL_SUCCESS || exec < 0) {
-    cl_fail(err, "running the kernel", e != CL_SUCCESS ? e : exec);
-    tc_str_printf(err, " (kernel '%s')", kernel_name);
-    st = TC_ERR_RUNTIME;
-    goto done;
-  }
-  if (ms) {
-    cl_ulong t0 = 0, t1 = 0;
-    e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_START, sizeof t0, &t0,
-                                NULL);
-    if (e == CL_SUCCESS)
-      e = clGetEventProfilingInfo(ev, CL_PROFILING_COMMAND_END, sizeof t1, &t1,
-                                  NULL);
-    if (e != CL_SUCCESS) {
-      cl_fail(err, "clGetEventProfilingInfo", e);
-      st = TC_ERR_RUNTIME;
-      goto done;
-    }
-    *ms = t1 >= t0 ? (double)(t1 - t0) * 1e-6 : 0.0;
-  }
+  /* the first launch: its time, then its results */
+  if ((st = cl_enqueue(cl, k, kernel_name, work_dim, global, local, &evs[0], err))) goto done;
+  nevs = 1;
+  if ((st = cl_wait_times(evs, 1, kernel_name, ms, err))) goto done;
   for (int i = 0; i < nbufs; i++) {
     if (!bufs[i].copy_back || bufs[i].bytes == 0) continue;
     e = clEnqueueReadBuffer(cl->queue, mems[i], CL_TRUE, 0, bufs[i].bytes,
@@ -599,9 +619,23 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
       goto done;
     }
   }
+  /* the timed repeats, back to back, each with its own profiling event */
+  for (int first = 0; first < launch->repeat; first += CL_TIMED_BATCH) {
+    for (int i = 0; i < nevs; i++) clReleaseEvent(evs[i]);
+    nevs = 0;
+    int n = launch->repeat - first < CL_TIMED_BATCH ? launch->repeat - first : CL_TIMED_BATCH;
+    for (; nevs < n; nevs++)
+      if ((st = cl_enqueue(cl, k, kernel_name, work_dim, global, local, &evs[nevs], err))) break;
+    if (!st) st = cl_wait_times(evs, nevs, kernel_name, &launch->repeat_ms[first], err);
+    if (st) {
+      tc_str_printf(err, " in the timed launches %d to %d of %d", first + 1, first + n,
+                    launch->repeat);
+      goto done;
+    }
+  }
 
 done:
-  if (ev) clReleaseEvent(ev);
+  for (int i = 0; i < nevs; i++) clReleaseEvent(evs[i]);
   for (int i = 0; i < nbufs; i++)
     if (mems[i]) clReleaseMemObject(mems[i]);
   free(mems);

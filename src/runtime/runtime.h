@@ -96,13 +96,35 @@ int tc_tmap_cu_dtype(tc_dtype dt);
  * checked map t (tc_tmap_check passed). */
 void tc_tmap_encode_args(const tc_rt_tmap *t, tc_cu_tmap_args *a);
 
+/* A launch.  Zero-initialised fields (designated or memset init) give one
+ * launch.  With repeat > 0 the run launches the kernel 1 + repeat times in
+ * the same call, on the same loaded module (CUDA) or built program
+ * (OpenCL) and the same device buffers:
+ *   1. the first launch, as with repeat 0; its time goes to *ms;
+ *   2. the buffers with copy_back are copied back, so the host sees the
+ *      result of exactly this one launch (also for a kernel that reads
+ *      what it writes, such as C += A * B);
+ *   3. the repeat timed launches, back to back on the device (no host
+ *      copies between them), each between its own pair of CUDA events or
+ *      with its own OpenCL profiling event; repeat_ms[i] gets the time of
+ *      the i-th in milliseconds.  Their outputs stay on the device and are
+ *      discarded.
+ * repeat < 0, or repeat > 0 with repeat_ms NULL, is TC_ERR_ARGUMENT.  On
+ * an error every repeat_ms entry not yet measured is 0. */
 typedef struct tc_launch {
   size_t grid[3];   /* number of blocks (work-groups) per dimension */
   size_t block[3];  /* threads (work-items) per block per dimension */
   size_t dyn_smem;  /* dynamic shared memory bytes (CUDA) */
   const tc_rt_tmap *tmaps; /* CUDA: tensor-map arguments after the buffers (may be NULL) */
   int ntmaps;
+  int repeat;        /* timed launches after the first (0: none) */
+  double *repeat_ms; /* repeat entries: the time of each, in ms */
 } tc_launch;
+
+/* Checks launch->repeat and repeat_ms as above (messages name
+ * kernel_name) and zeroes repeat_ms[0 .. repeat-1]; every runtime calls it
+ * before anything else with the launch. */
+tc_status tc_launch_check_repeat(const tc_launch *launch, const char *kernel_name, tc_str *err);
 
 /* ---- OpenCL ---- */
 typedef struct tc_cl tc_cl;
@@ -120,8 +142,9 @@ void tc_cl_close(tc_cl *cl);
 const char *tc_cl_device_name(const tc_cl *cl);
 /* Builds `source` (cached per source text inside this tc_cl), runs
  * kernel_name with the buffers as its arguments in order, waits, copies
- * back.  *ms (if not NULL) receives the kernel's run time from OpenCL
- * profiling events. */
+ * back, then runs launch->repeat timed launches (see tc_launch).  *ms (if
+ * not NULL) receives the first launch's run time from OpenCL profiling
+ * events. */
 tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                     tc_rt_buffer *bufs, int nbufs, const tc_launch *launch,
                     double *ms, tc_str *err);
@@ -150,7 +173,9 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
 int tc_cuda_available(tc_str *msg);
 /* Describes NVRTC's and the driver's availability for `tilec devices`. */
 void tc_cuda_describe(tc_str *out);
-/* Compiles and launches; TC_ERR_NO_DEVICE with "no CUDA device: ..." where
+/* Compiles, loads the module once and launches (then launch->repeat timed
+ * launches, see tc_launch); *ms (if not NULL) gets the first launch's time
+ * from CUDA events.  TC_ERR_NO_DEVICE with "no CUDA device: ..." where
  * there is none. */
 tc_status tc_cuda_run(const char *source, const char *kernel_name,
                       const char *arch, tc_rt_buffer *bufs, int nbufs,

@@ -278,7 +278,8 @@ tc_tile_kernel *tc_tile_gemm_build(const tc_tile_gemm_desc *d, const char *name,
 
 tc_status tc_tile_gemm_run(tc_target target, tc_cl *cl, const char *arch,
                            const tc_tile_emitted *em, const tc_tile_gemm_desc *d, const void *a,
-                           const void *b, void *c, const int32_t *ids, double *ms, tc_str *err) {
+                           const void *b, void *c, const int32_t *ids, double *ms, int repeat,
+                           double *repeat_ms, tc_str *err) {
   tc_rt_buffer bufs[TC_TILE_MAX_PARAMS];
   int32_t iargs[TC_TILE_MAX_PARAMS];
   memset(bufs, 0, sizeof bufs);
@@ -309,6 +310,7 @@ tc_status tc_tile_gemm_run(tc_target target, tc_cl *cl, const char *arch,
   tc_launch l = {{0}};
   memset(&l, 0, sizeof l);
   for (int i = 0; i < 3; i++) l.grid[i] = em->grid[i], l.block[i] = em->block[i];
+  l.repeat = repeat, l.repeat_ms = repeat_ms;
   if (target == TC_TARGET_OPENCL)
     return tc_cl_run(cl, em->source, em->name, bufs, em->nparams, &l, ms, err);
   if (target == TC_TARGET_CUDA)

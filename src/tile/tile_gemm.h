@@ -72,9 +72,13 @@ void tc_tile_gemm_reference(const tc_tile_gemm_desc *d, const void *a, const voi
                             const int32_t *ids, double *want, double *bound);
 
 /* Launches an emitted GEMM kernel: on OpenCL through cl, on CUDA (arch)
- * otherwise; c is copied back.  *ms (may be NULL) gets the kernel time. */
+ * otherwise; c is copied back.  *ms (may be NULL) gets the kernel time.
+ * Then repeat timed launches back to back (0: none), their times in
+ * repeat_ms[0 .. repeat) (tc_launch's repeat and repeat_ms: c keeps the
+ * first launch's result). */
 tc_status tc_tile_gemm_run(tc_target target, tc_cl *cl, const char *arch,
                            const tc_tile_emitted *em, const tc_tile_gemm_desc *d, const void *a,
-                           const void *b, void *c, const int32_t *ids, double *ms, tc_str *err);
+                           const void *b, void *c, const int32_t *ids, double *ms, int repeat,
+                           double *repeat_ms, tc_str *err);
 
 #endif

@@ -194,8 +194,10 @@ int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char 
 
 /* ---- the tuning loop ----------------------------------------------------- */
 
-/* Runs one candidate: plans/compiles it, runs and checks it once, then
- * times it reps times.  Returns 0 with *median set, or -1 with note. */
+/* Runs one candidate: plans/compiles it, runs it once and then reps timed
+ * launches back to back in the same call (tc_launch's repeat: the host
+ * gets the first run's result), and checks that result.  Returns 0 with
+ * *median (of the timed launches) set, or -1 with note. */
 typedef int (*try_fn)(void *ctx, const tc_gemm_params *cand, int reps, double *median, char *note,
                       size_t cap);
 
@@ -299,8 +301,8 @@ static int conv_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   double *t = tc_xcalloc((size_t)reps, sizeof *t);
   /* NaN in the written tensor: an element the kernels miss fails */
   tc_tune_fill(c->buf[c->written], c->elems[c->written], c->p->dtype, NULL);
-  double ms = 0;
-  st = tc_conv_run(plan, c->device, c->buf[0], c->buf[1], c->buf[2], &ms, why, sizeof why);
+  st = tc_conv_run(plan, c->device, c->buf[0], c->buf[1], c->buf[2], NULL, reps, t, why,
+                   sizeof why);
   if (st != TC_OK) {
     tc_set_err(note, cap, "%s: %s", tc_status_name(st), why);
     goto done;
@@ -308,13 +310,6 @@ static int conv_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   if (tc_conv_verify(c->p, c->buf[0], c->buf[1], c->buf[2], NULL, why, sizeof why) != 0) {
     tc_set_err(note, cap, "wrong result: %s", why);
     goto done;
-  }
-  for (int i = 0; i < reps; i++) {
-    st = tc_conv_run(plan, c->device, c->buf[0], c->buf[1], c->buf[2], &t[i], why, sizeof why);
-    if (st != TC_OK) {
-      tc_set_err(note, cap, "%s: %s", tc_status_name(st), why);
-      goto done;
-    }
   }
   *median = median_of(t, reps);
   rc = 0;
@@ -389,11 +384,6 @@ typedef struct gemm_ctx {
   const tc_gemm_check *chk;
 } gemm_ctx;
 
-static tc_status gemm_launch(gemm_ctx *g, const tc_gemm_kernel *k, tc_rt_buffer *b, double *ms,
-                             tc_str *e) {
-  return tc_gemm_kernel_run(k, g->o->target, g->cl, g->o->arch, b, 3, ms, e);
-}
-
 static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *median, char *note,
                     size_t cap) {
   gemm_ctx *g = vctx;
@@ -416,14 +406,14 @@ static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   tc_str_init(&e);
   tc_rt_buffer b[3];
   for (int i = 0; i < 3; i++) b[i] = g->bufs[i], b[i].copy_back = 0;
-  /* the checked run writes into a copy of C (NaN when C is not read) */
+  /* the checked run writes into a copy of C (NaN when C is not read); the
+   * timed launches after it leave the copy as that one run made it */
   if (g->pb->accumulate)
     memcpy(g->c_scratch, g->bufs[2].host, g->bufs[2].bytes);
   else
     tc_tune_fill(g->c_scratch, g->bufs[2].bytes / tc_dtype_size(g->pb->c_dtype), g->pb->c_dtype, NULL);
   b[2].host = g->c_scratch, b[2].copy_back = 1;
-  double ms = 0;
-  st = gemm_launch(g, &k, b, &ms, &e);
+  st = tc_gemm_kernel_run(&k, g->o->target, g->cl, g->o->arch, b, 3, NULL, reps, t, &e);
   if (st != TC_OK) {
     tc_set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
     goto done;
@@ -433,15 +423,6 @@ static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
     if (tc_tune_check(g->c_scratch, g->pb->c_dtype, c->idx, c->want, c->bound, c->n, NULL, NULL,
                       why, sizeof why) != 0) {
       tc_set_err(note, cap, "wrong result: %s", why);
-      goto done;
-    }
-  }
-  b[2].copy_back = 0;
-  for (int i = 0; i < reps; i++) {
-    tc_str_clear(&e);
-    st = gemm_launch(g, &k, b, &t[i], &e);
-    if (st != TC_OK) {
-      tc_set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
       goto done;
     }
   }

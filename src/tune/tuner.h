@@ -7,8 +7,10 @@
  * capped at max_candidates (the heuristic's own choice, tc_gemm_default_for,
  * is always among them and goes first).  Each one is planned, compiled, run once
  * and checked against a reference (a candidate whose result is wrong is
- * skipped, never chosen), then run `reps` more times; its time is the
- * median.  A candidate that fails to plan, compile, run or check is
+ * skipped, never chosen); in the same runtime call, after that run's
+ * result is copied back, it is launched `reps` more times back to back on
+ * the loaded kernel and its time is the median of those.  A candidate
+ * that fails to plan, compile, run or check is
  * skipped with a note given to the progress callback.  The winner is
  * stored in the perf DB (when one is given) under the problem string, the
  * target and the device name, MIOpen-style, so the next call can reuse it
