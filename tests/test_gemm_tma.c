@@ -647,6 +647,9 @@ static void test_cuda(void) {
       TC_CHECK(L.grid[0] == (size_t)grid &&
                    L.block[0] == (size_t)(p.m_per_block / 64 + p.tma_ws) * 128,
                "%s: grid %zu block %zu", cfg, L.grid[0], L.block[0]);
+      /* a persistent launch may be cut to the SMs, in whole clusters */
+      TC_CHECK(L.persistent == (p.tma_persist ? cmb : 0) && k.persistent == L.persistent,
+               "%s: persistent %d", cfg, L.persistent);
       /* persistent: the tile loop of the producer and the consumers, the
        * running K-tile count, the release of a tile's last stage, the wait
        * for the stores' reads before the C tile is rewritten and at the end */

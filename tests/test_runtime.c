@@ -525,6 +525,20 @@ static void test_cuda_time_d2d(void) {
   tc_str_free(&err);
 }
 
+/* The grid of a persistent launch, by hand: at most one block per SM, in
+ * whole clusters (at least one), the kernel's own grid when smaller or
+ * when the SM count is unknown. */
+static void test_persistent_grid(void) {
+  static const struct { size_t grid; int sms, multiple; size_t want; } c[] = {
+      {2048, 132, 1, 132}, {2048, 114, 2, 114}, {2048, 113, 2, 112}, {10, 132, 2, 10},
+      {2048, 0, 2, 2048},  {2048, 1, 2, 2},     {5, 132, 0, 5},      {132, 132, 1, 132},
+  };
+  for (size_t i = 0; i < sizeof c / sizeof c[0]; i++)
+    TC_CHECK(tc_launch_persistent_grid(c[i].grid, c[i].sms, c[i].multiple) == c[i].want,
+             "grid %zu, %d SMs, multiple %d: %zu, want %zu", c[i].grid, c[i].sms, c[i].multiple,
+             tc_launch_persistent_grid(c[i].grid, c[i].sms, c[i].multiple), c[i].want);
+}
+
 int main(void) {
   TC_RUN(test_cl_list_devices);
   TC_RUN(test_cl_open_default_is_pocl);
@@ -537,6 +551,7 @@ int main(void) {
   TC_RUN(test_cl_work_group_too_large);
   TC_RUN(test_cl_repeat);
   TC_RUN(test_repeat_errors);
+  TC_RUN(test_persistent_grid);
   TC_RUN(test_cl_error_names);
   TC_RUN(test_cuda_compile);
   TC_RUN(test_cuda_compile_errors);

@@ -162,6 +162,7 @@ void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l) {
   l->dyn_smem = k->dyn_smem ? (size_t)k->smem_bytes : 0;
   l->tmaps = k->ntmaps ? k->tmaps : NULL;
   l->ntmaps = k->ntmaps;
+  l->persistent = k->persistent;
 }
 
 tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *cl,

@@ -33,6 +33,10 @@ typedef struct tc_gemm_kernel {
   int dyn_smem;
   tc_rt_tmap tmaps[3];
   int ntmaps;
+  /* a persistent TMA kernel (tma_persist): its cluster size (1 or 2), the
+   * multiple a CUDA launch cuts the grid to (tc_launch.persistent); 0
+   * otherwise */
+  int persistent;
 } tc_gemm_kernel;
 
 /* The launch of kernel k (grid, block, dynamic shared memory, tensor

@@ -788,6 +788,7 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   snprintf(out->name, sizeof out->name, "%s", name);
   /* whole clusters: a partial last row of cluster tiles still has cm blocks */
   out->grid[0] = (size_t)(H.persist ? H.persist : H.ntiles);
+  out->persistent = H.persist && H.cuda ? H.cm : 0;
   out->grid[1] = out->grid[2] = 1;
   out->block[0] = (size_t)H.threads, out->block[1] = out->block[2] = 1;
   out->smem_bytes = tc_gemm_tma_smem_bytes(p);

@@ -50,6 +50,7 @@ typedef struct tc_cu_stream *CUstream;
 
 enum {
   TC_CU_ATTR_MAX_THREADS_PER_BLOCK = 1,
+  TC_CU_ATTR_MULTIPROCESSOR_COUNT = 16,
   TC_CU_ATTR_CC_MAJOR = 75,
   TC_CU_ATTR_CC_MINOR = 76,
   TC_CU_ATTR_MAX_SMEM_OPTIN = 97,
@@ -527,6 +528,14 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
   if (!cu_ready()) {
     tc_str_printf(err, "%s", g.cu_why);
     return TC_ERR_NO_DEVICE;
+  }
+  tc_launch cut; /* a persistent kernel: at most one block per multiprocessor */
+  if (launch->persistent > 0) {
+    int sms = 0;
+    g.cuDeviceGetAttribute(&sms, TC_CU_ATTR_MULTIPROCESSOR_COUNT, g.dev);
+    cut = *launch;
+    cut.grid[0] = tc_launch_persistent_grid(launch->grid[0], sms, launch->persistent);
+    launch = &cut;
   }
   if (ntmaps > 0 && !g.cuTensorMapEncodeTiled) {
     tc_str_printf(err, "launch of '%s': the kernel takes %d tensor map%s (TMA), but this driver "

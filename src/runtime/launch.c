@@ -1,6 +1,14 @@
 /* launch.c - the checks of a tc_launch that every runtime (OpenCL, CUDA,
- * HIP) makes the same way: its timed repeats (runtime.h). */
+ * HIP) makes the same way: its timed repeats (runtime.h); the grid of a
+ * persistent launch. */
 #include "runtime.h"
+
+size_t tc_launch_persistent_grid(size_t grid, int sms, int multiple) {
+  if (sms <= 0 || multiple <= 0) return grid;
+  size_t cap = (size_t)(sms / multiple) * (size_t)multiple;
+  if (cap < (size_t)multiple) cap = (size_t)multiple;
+  return grid < cap ? grid : cap;
+}
 
 tc_status tc_launch_check_repeat(const tc_launch *launch, const char *kernel_name, tc_str *err) {
   const char *name = kernel_name ? kernel_name : "the kernel";

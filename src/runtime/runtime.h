@@ -119,7 +119,17 @@ typedef struct tc_launch {
   int ntmaps;
   int repeat;        /* timed launches after the first (0: none) */
   double *repeat_ms; /* repeat entries: the time of each, in ms */
+  /* CUDA: > 0 for a persistent kernel, whose blocks stride over its work
+   * by gridDim.x: grid[0] is cut to at most one block per multiprocessor
+   * of the device, a multiple of this value (its cluster size), so that
+   * every block is resident from the start (tc_launch_persistent_grid). */
+  int persistent;
 } tc_launch;
+
+/* The grid of a persistent launch: grid, at most sms blocks in multiples
+ * of `multiple` (at least one multiple); grid itself where sms or
+ * multiple is not positive. */
+size_t tc_launch_persistent_grid(size_t grid, int sms, int multiple);
 
 /* Checks launch->repeat and repeat_ms as above (messages name
  * kernel_name) and zeroes repeat_ms[0 .. repeat-1]; every runtime calls it
