@@ -76,6 +76,12 @@ void tc_gemm_kernel_free(tc_gemm_kernel *k);
 tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *p,
                                tc_target target, const char *name, tc_gemm_kernel *out, char *err,
                                size_t cap);
+/* A persistent TMA kernel's epilogue stores C box by box (nbox boxes per
+ * tile) through nbuf buffers, box j in buffer j % nbuf: the bulk groups
+ * thread 0 may leave pending (cp.async.bulk.wait_group.read N) before
+ * box j's buffer is written, so that every earlier copy from that buffer
+ * has read it (the previous tile's boxes included). */
+int tc_gemm_tma_c_pending(int j, int nbox, int nbuf);
 /* Tests only: 0 normally; 1 prints the wgmma descriptors without the
  * 128-byte swizzle mode, 2 swaps the second and third stmatrix matrices,
  * 3 makes every block of a cluster load the first share of B (its box

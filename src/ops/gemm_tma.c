@@ -427,6 +427,12 @@ static tc_status emit_stores(hgen *H, int j0, int j1, int64_t c0, int buf0, int 
   return st;
 }
 
+int tc_gemm_tma_c_pending(int j, int nbox, int nbuf) {
+  /* the last nbuf - 1 groups read other buffers, unless the previous
+   * tile's last box (j == 0) used this one */
+  return j > 0 || nbox % nbuf == 0 ? nbuf - 1 : 0;
+}
+
 /* Accumulators -> 16-bit C boxes [MPB][64] in shared memory (stmatrix.x4
  * per 16 columns), then the boxes -> global.  One tile per block: the
  * whole C tile over the ring (free after the main loop), stored at the
@@ -472,7 +478,7 @@ static tc_status emit_epilogue(hgen *H, int depth) {
     if (H->persist) {
       /* box j's buffer: its last copy (of box j - nbuf, or of the previous
        * tile) has read it */
-      int pending = j > 0 || nbox % nbuf == 0 ? nbuf - 1 : 0;
+      int pending = tc_gemm_tma_c_pending(j, nbox, nbuf);
       if (H->cuda)
         ln(H, depth, "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read %d;\" ::: \"memory\");",
            pending);
