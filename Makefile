@@ -8,6 +8,7 @@
 #   make asan       the suite under AddressSanitizer + UBSan (into build-asan/)
 #   make bench      build and run the benchmarks
 #   make install    PREFIX=/usr/local
+#   make fuzz       the libFuzzer harnesses (clang; into build/fuzz/, docs/fuzzing.md)
 
 CC      ?= cc
 BUILD   ?= build
@@ -83,6 +84,32 @@ asan:
 	LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp $(MAKE) BUILD=build-asan OPT=-O1 \
 	  SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
+# The libFuzzer harnesses fuzz/fuzz_*.c (docs/fuzzing.md), against the
+# library built by clang with the fuzzer's coverage, ASan and UBSan into
+# build/fuzz/obj.  Not part of all or test.
+FUZZ_CC  ?= clang
+FUZZ_SAN := -fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer \
+            -fno-sanitize-recover=undefined
+FUZZ_SRC := $(sort $(wildcard fuzz/fuzz_*.c))
+FUZZ_BIN := $(FUZZ_SRC:fuzz/%.c=build/fuzz/%)
+
+fuzz:
+	$(MAKE) CC=$(FUZZ_CC) BUILD=build/fuzz/obj OPT=-O1 SAN="$(FUZZ_SAN)" fuzz-bins
+
+fuzz-bins: $(FUZZ_BIN)
+
+# the command's objects, its main renamed (libFuzzer has the main)
+FUZZ_TOOL_OBJ = $(filter-out %/tilec.o,$(TOOL_OBJ)) $(BUILD)/tools/tilec_nomain.o
+
+$(BUILD)/tools/tilec_nomain.o: tools/tilec.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Dmain=tilec_main -MMD -MP -c $< -o $@
+
+build/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(BUILD)/libtilec.a $(FUZZ_TOOL_OBJ)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_ALL) -Isrc -fsanitize=fuzzer -o $@ $< $(FUZZ_TOOL_OBJ) $(BUILD)/libtilec.a \
+	  $(LDLIBS_ALL)
+
 # A benchmark that exits 3 found no device for its target (ldst_bandwidth
 # without a CUDA GPU): reported, not a failure.  On a GPU: bench/hopper.sh.
 bench: $(BENCH_BIN)
@@ -133,7 +160,8 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all deps demo tests test check-full asan bench install clean
+.PHONY: all deps demo tests test check-full asan bench install clean fuzz fuzz-bins
 .SECONDARY:
 
--include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d)
+-include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d) \
+  $(BUILD)/tools/tilec_nomain.d
