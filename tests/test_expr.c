@@ -328,6 +328,27 @@ static void test_simplify_rules(void) {
   tc_epool_free(p);
 }
 
+/* The printed size of a shared subexpression counts at each use: e_n =
+ * e_{n-1} ^ (e_{n-1} & y) prints 2 s_{n-1} + 3 nodes, s_0 = 1, so
+ * s_n = 2^(n + 2) - 3; the count stops at cap + 1. */
+static void test_print_size(void) {
+  tc_epool *p = tc_epool_new();
+  const tc_expr *e = tc_e_var(p, "x", 0, 1023), *y = tc_e_var(p, "y", 0, 1023);
+  TC_CHECK(tc_e_print_size(e, 100) == 1, "a variable");
+  for (int n = 1; n <= 10; n++) {
+    e = tc_e_xor(p, e, tc_e_and(p, e, y));
+    TC_CHECK(tc_e_print_size(e, 1 << 20) == (1 << (n + 2)) - 3, "n %d: %lld", n,
+             (long long)tc_e_print_size(e, 1 << 20));
+  }
+  TC_CHECK(tc_e_print_size(e, 100) == 101, "capped: %lld", (long long)tc_e_print_size(e, 100));
+  tc_str s;
+  tc_str_init(&s);
+  tc_e_print_c(&s, p, e);
+  TC_CHECK(s.len > 4093, "the printed text has every node: %zu chars", s.len);
+  tc_str_free(&s);
+  tc_epool_free(p);
+}
+
 static void test_print(void) {
   tc_epool *p = tc_epool_new();
   const tc_expr *i = tc_e_var(p, "i", 0, 7);
@@ -687,6 +708,7 @@ int main(void) {
   TC_RUN(test_smart_constructors);
   TC_RUN(test_simplify_rules);
   TC_RUN(test_print);
+  TC_RUN(test_print_size);
   TC_RUN(test_differential);
   TC_MAIN_END();
 }

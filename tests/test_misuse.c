@@ -365,6 +365,25 @@ static void test_compile_misuse(void) {
          "launch limits", NULL);
   tc_fusion_free(x.f);
 
+  /* a printed index that doubles with each swizzle (found by fuzz_sched:
+   * 30 of them took 2 GiB): 8 compile, 30 are refused with the reason */
+  for (int nsw = 8; nsw <= 30; nsw += 22) {
+    tc_fusion *f = tc_fusion_new();
+    int64_t shape[1] = {16};
+    tc_tensor *in = tc_input(f, TC_F32, 1, shape), *out = tc_set(f, in);
+    tc_add_output(f, out);
+    for (int i = 0; i < nsw; i++)
+      TC_CHECK(tc_swizzle_cute(out, 0, 1, 1, 2) == TC_OK, "swizzle %d: %s", i, tc_fusion_error(f));
+    k = compile_t(f, TC_TARGET_OPENCL, NULL, &st);
+    if (nsw == 8)
+      TC_CHECK(st == TC_OK && k, "8 swizzles: %s", tc_fusion_error(f));
+    else
+      expect("30 swizzles on one axis (compile)", st, TC_ERR_LOWER, tc_fusion_error(f), "T1",
+             "more than 262144 terms", "swizzle", NULL);
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+
   /* bad kernel names */
   x = make2(4, 4);
   TC_CHECK(tc_inline_most(x.f) == TC_OK, "%s", E(x));

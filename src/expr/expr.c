@@ -759,3 +759,11 @@ static void print_rec(tc_str *out, const tc_epool *p, const tc_expr *e, int need
 }
 
 void tc_e_print_c(tc_str *out, const tc_epool *p, const tc_expr *e) { print_rec(out, p, e, 0); }
+
+int64_t tc_e_print_size(const tc_expr *e, int64_t cap) {
+  if (!e) return 0;
+  int64_t n = 1;
+  const tc_expr *kids[3] = {e->a, e->b, e->c};
+  for (int i = 0; i < 3 && n <= cap; i++) n += tc_e_print_size(kids[i], cap - n);
+  return n;
+}

@@ -126,5 +126,10 @@ int tc_e_count_op(const tc_expr *e, tc_eop op);
  * tc_fdiv(a, b) / tc_fmod(a, b) (floor semantics) that every generated
  * kernel's prelude defines.  Variables print by name. */
 void tc_e_print_c(tc_str *out, const tc_epool *p, const tc_expr *e);
+/* The nodes tc_e_print_c prints for e: a subexpression shared in the pool
+ * is printed at each use, so a chain of n swizzles of one variable (each
+ * reads it twice) prints about 2^n nodes.  Counts at most cap + 1 (then
+ * stops: the time is bounded by cap). */
+int64_t tc_e_print_size(const tc_expr *e, int64_t cap);
 
 #endif

@@ -495,6 +495,32 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
 
 /* ---- driver ------------------------------------------------------------ */
 
+/* Nodes an expression of a statement may print as (tc_e_print_size); far
+ * above any scheduled kernel's, far below what exhausts memory. */
+#define TC_MAX_PRINTED_NODES (1 << 18)
+
+/* Every expression a statement under n prints stays within
+ * TC_MAX_PRINTED_NODES: the expressions are shared graphs but are printed
+ * as trees, and transforms that read an axis twice (XOR swizzles) double
+ * the printed size each time. */
+static tc_status check_printed_size(lctx *c, const tc_knode *n) {
+  if (n->kind != TC_K_STMT) {
+    tc_status st = TC_OK;
+    for (int i = 0; i < n->nbody && !st; i++) st = check_printed_size(c, n->body[i]);
+    return st;
+  }
+  const tc_expr *es[] = {n->pred,     n->out_index, n->in_index[0], n->in_index[1], n->tmem_addr,
+                         n->ldsm_addr, n->tma_row,  n->tma_col,     n->tma_smem};
+  for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
+    if (tc_e_print_size(es[i], TC_MAX_PRINTED_NODES) > TC_MAX_PRINTED_NODES)
+      return tc_fail(c->f, TC_ERR_LOWER,
+                     "compile: an index of the statement computing %s would print as more than %d "
+                     "terms: transforms that read an axis twice (each XOR / CuTe swizzle does) "
+                     "double it each time; schedule fewer of them on one axis",
+                     n->op && n->op->out ? n->op->out->name : "?", TC_MAX_PRINTED_NODES);
+  return TC_OK;
+}
+
 tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **out) {
   tc_clear_error(f);
   *out = NULL;
@@ -535,6 +561,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);
   if (!st) st = tc_tma_lower(c.k, target, arch);
+  if (!st) st = check_printed_size(&c, c.k->root);
   if (!st) {
     c.k->params = tc_xmalloc((size_t)(f->ninputs + f->noutputs + 1) * sizeof(tc_tensor *));
     for (int i = 0; i < f->ninputs; i++) c.k->params[c.k->nparams++] = f->inputs[i];
