@@ -365,6 +365,23 @@ static void test_compile_misuse(void) {
          "launch limits", NULL);
   tc_fusion_free(x.f);
 
+  /* a shared tensor of 2^90 elements, each axis under the 2^31 limit
+   * (found by fuzz_sched: the byte count overflowed) */
+  {
+    tc_fusion *f = tc_fusion_new();
+    int64_t shape[3] = {16, 16, 16};
+    tc_tensor *in = tc_input(f, TC_F32, 3, shape), *sh = tc_set(f, in), *out = tc_set(f, sh);
+    tc_add_output(f, out);
+    TC_CHECK(tc_set_memory_type(sh, TC_MEM_SHARED) == TC_OK, "%s", tc_fusion_error(f));
+    for (int a = 0; a < 3; a++)
+      TC_CHECK(tc_resize(sh, a, 0, (1 << 30) - 16) == TC_OK, "%s", tc_fusion_error(f));
+    k = compile_t(f, TC_TARGET_OPENCL, NULL, &st);
+    expect("2^90 shared elements (compile)", st, TC_ERR_LOWER, tc_fusion_error(f),
+           "more than 2^63 bytes of shared memory", NULL);
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+
   /* a printed index that doubles with each swizzle (found by fuzz_sched:
    * 30 of them took 2 GiB): 8 compile, 30 are refused with the reason */
   for (int nsw = 8; nsw <= 30; nsw += 22) {

@@ -48,6 +48,11 @@ void tc_str_vline(tc_str *s, int depth, const char *fmt, va_list ap);
 /* printf into err[0 .. cap) (nothing where err is NULL or cap 0): the one
  * way tilec's functions fill their caller's error buffer. */
 void tc_set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* a * b and a + b for non-negative operands, INT64_MAX where they overflow
+ * (sizes built from user extents: compared against limits, never wrapped) */
+int64_t tc_sat_mul(int64_t a, int64_t b);
+int64_t tc_sat_add(int64_t a, int64_t b);
 /* Returns the buffer ("" if empty); ownership stays with the builder. */
 const char *tc_str_cstr(const tc_str *s);
 /* Hands the buffer to the caller (who frees it) and resets the builder. */

@@ -255,12 +255,15 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
       int sep = t->tmem_dimsep > na ? na : t->tmem_dimsep;
       int64_t lanes = 1, colelems = 1;
       for (int j = 0; j < na; j++)
-        if (axis_allocated(g, t, ax[j])) *(j < sep ? &lanes : &colelems) *= g->axes[ax[j]].extent;
+        if (axis_allocated(g, t, ax[j])) {
+          int64_t *d = j < sep ? &lanes : &colelems;
+          *d = tc_sat_mul(*d, g->axes[ax[j]].extent);
+        }
       if (lanes > TC_TMEM_LANES)
         return tc_fail(c->f, TC_ERR_LOWER,
                        "Not enough tensor memory lanes: tried to allocate %lld, but only %d available.",
                        (long long)lanes, TC_TMEM_LANES);
-      int64_t cols = (colelems * (int64_t)tc_dtype_size(t->dtype) + 3) / 4;
+      int64_t cols = tc_sat_add(tc_sat_mul(colelems, (int64_t)tc_dtype_size(t->dtype)), 3) / 4;
       if (cols > TC_TMEM_COLUMNS)
         return tc_fail(c->f, TC_ERR_LOWER,
                        "Not enough tensor memory columns: tried to allocate %lld, but only %d available.",
@@ -275,11 +278,11 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
                        (long long)tmem, TC_TMEM_COLUMNS);
     } else {
       for (int j = 0; j < na; j++)
-        if (axis_allocated(g, t, ax[j])) a.elems *= g->axes[ax[j]].extent;
+        if (axis_allocated(g, t, ax[j])) a.elems = tc_sat_mul(a.elems, g->axes[ax[j]].extent);
       if (t->mem == TC_MEM_SHARED) {
-        smem = (smem + 15) / 16 * 16;
+        smem = tc_sat_add(smem, 15) / 16 * 16;
         a.offset = smem;
-        smem += a.elems * (int64_t)tc_dtype_size(t->dtype);
+        smem = tc_sat_add(smem, tc_sat_mul(a.elems, (int64_t)tc_dtype_size(t->dtype)));
       } else if (a.elems > 4096) {
         return tc_fail(c->f, TC_ERR_LOWER,
                        "compile: %s needs %lld registers per thread (limit 4096); inline it deeper "
@@ -294,6 +297,10 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
     return tc_fail(c->f, TC_ERR_LOWER,
                    "compile: the kernel needs %lld bytes of shared memory per block but %s allows at "
                    "most 232448 (227 KiB)", (long long)smem, where(c->target));
+  if (smem > INT32_MAX) /* OpenCL: the device's limit is checked at launch, this one here */
+    return tc_fail(c->f, TC_ERR_LOWER,
+                   "compile: the kernel needs %s bytes of shared memory per block; at most 2^31 - 1 "
+                   "can be declared", smem == INT64_MAX ? "more than 2^63" : "more than 2^31");
   return TC_OK;
 }
 

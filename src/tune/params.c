@@ -450,24 +450,18 @@ void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap) {
 
 static int64_t ceil_to(int64_t v, int64_t f) { return (v + f - 1) / f * f; }
 
-static int64_t sat_mul(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_mul_overflow(a, b, &r)) return INT64_MAX;
-  return r;
-}
-
 int64_t tc_gemm_padded_flops(const tc_gemm_shape *s, const tc_gemm_params *p) {
   int64_t mp = ceil_to(s->m, p->m_per_block), np = ceil_to(s->n, p->n_per_block),
           kp = ceil_to(s->k, p->k_per_block);
-  int64_t padded = sat_mul(sat_mul(mp, np), kp), real = sat_mul(sat_mul(s->m, s->n), s->k);
+  int64_t padded = tc_sat_mul(tc_sat_mul(mp, np), kp), real = tc_sat_mul(tc_sat_mul(s->m, s->n), s->k);
   if (padded == INT64_MAX) return INT64_MAX;
-  return sat_mul(sat_mul(2, s->g), padded - real);
+  return tc_sat_mul(tc_sat_mul(2, s->g), padded - real);
 }
 
 int64_t tc_gemm_num_blocks(const tc_gemm_shape *s, const tc_gemm_params *p) {
   int64_t bm = (s->m + p->m_per_block - 1) / p->m_per_block;
   int64_t bn = (s->n + p->n_per_block - 1) / p->n_per_block;
-  return sat_mul(sat_mul(s->g, bm), bn);
+  return tc_sat_mul(tc_sat_mul(s->g, bm), bn);
 }
 
 /* Blocks that count as "enough" to fill a device (about two per compute
