@@ -49,7 +49,7 @@ static void check_params(const char *text, const tc_gemm_params *p0, const tc_ge
   FZ_ASSERT(memcmp(&d, &p1, sizeof d) == 0, "\"%s\" and its format \"%s\" derive differently",
             text, buf);
   FZ_ASSERT(tc_gemm_lds_bytes(&d) > 0, "\"%s\": no shared memory", text);
-  if (s) {
+  if (s && s->m) { /* (M = 0: no shape, as tc_gemm_params_check reads it) */
     FZ_ASSERT(tc_gemm_num_blocks(s, &d) > 0, "\"%s\": no blocks", text);
     FZ_ASSERT(tc_gemm_padded_flops(s, &d) >= 0, "\"%s\": negative padding", text);
   }

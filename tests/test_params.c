@@ -168,6 +168,19 @@ static void test_derive_errors(void) {
   char err[256] = "";
   TC_CHECK(tc_gemm_params_derive(&p, NULL, err, sizeof err) == -1, "zero params accepted");
   TC_CHECK(has(err, "block_size must be between 1 and 65536 (got 0)"), "%s", err);
+  /* a shape given (M set) but not a GEMM's: every kind refuses it before
+   * its rules divide by it (found by fuzz_gemm_config: G = 0 passed) */
+  static const char *const kinds[] = {"64,64,64,8,4,4", "tmaws:128,128,4", "mma:64,64,32,32,32"};
+  tc_gemm_shape bad = shape(0, 64, 64, 64);
+  for (int i = 0; i < 3; i++) {
+    TC_REQUIRE(tc_gemm_params_parse(kinds[i], &p, err, sizeof err) == 0, "%s", err);
+    TC_CHECK(tc_gemm_params_derive(&p, &bad, err, sizeof err) == -1 &&
+                 has(err, "GEMM shape must have G, M, N, K >= 1 (got G=0 M=64 N=64 K=64)"),
+             "%s with G = 0: %s", kinds[i], err);
+    TC_CHECK(tc_gemm_params_check(&p, &bad, err, sizeof err) == -1 &&
+                 has(err, "GEMM shape must have G, M, N, K >= 1"),
+             "%s check with G = 0: %s", kinds[i], err);
+  }
 }
 
 /* tc_gemm_params_check on hand-made full sets, one rule broken each. */

@@ -181,7 +181,11 @@ static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
 static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
 
+static int check_shape(const tc_gemm_shape *s, char *err, size_t cap);
+
 int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  /* a shape given (M set) must be one: the rules below divide by it */
+  if (s && s->m && check_shape(s, err, cap)) return -1;
   if (tc_gemm_params_is_tma(p)) return tma_check(p, s, err, cap);
   if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_check(p, s, err, cap);
   if (tc_gemm_params_is_mma(p)) return check_mma(p, s, err, cap);
@@ -307,6 +311,7 @@ static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, s
 static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
 
 int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+  if (s && s->m && check_shape(s, err, cap)) return -1;
   if (tc_gemm_params_is_tma(p)) return tma_derive(p, s, err, cap);
   if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_derive(p, s, err, cap);
   if (tc_gemm_params_is_mma(p)) return derive_mma(p, s, err, cap);
