@@ -24,7 +24,8 @@ printf '#include <stddef.h>\n#include <stdint.h>\nint LLVMFuzzerTestOneInput(con
   skip "$cc cannot link -fsanitize=fuzzer (no libFuzzer runtime, e.g. libclang-rt-dev)"
 
 p=0 f=0
-if ! make -s fuzz FUZZ_CC="$cc" >"$tmp/build.log" 2>&1; then
+# a make of its own: not the variables of a `make asan` this runs under
+if ! env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL make -s fuzz FUZZ_CC="$cc" >"$tmp/build.log" 2>&1; then
   echo "  FAIL make fuzz:"
   tail -n 20 "$tmp/build.log" | sed 's/^/    /'
   echo "0 passed, 1 failed, 0 skipped"
