@@ -36,22 +36,27 @@ static const tc_tensor *tma_global(const tc_knode *s) {
   return s->tma == TC_TMA_LOAD ? s->op->in[0] : s->op->out;
 }
 
-static void collect(const tc_knode *n, const tc_knode **out, int *nout, int cap) {
-  if (n->kind == TC_K_STMT) {
-    if (n->tma && *nout < cap) out[(*nout)++] = n;
-    return;
-  }
-  for (int i = 0; i < n->nbody; i++) collect(n->body[i], out, nout, cap);
-}
-
 #define MAX_TMA_STMTS 64
+
+/* The TMA statements, in order (at most MAX_TMA_STMTS). */
+typedef struct tma_list {
+  const tc_knode **st;
+  int n;
+} tma_list;
+
+static int collect(tc_knode *n, void *ctx) {
+  tma_list *l = ctx;
+  if (n->tma && l->n < MAX_TMA_STMTS) l->st[l->n++] = n;
+  return 0;
+}
 
 /* The TMA statements of k in program order (at most MAX_TMA_STMTS) and,
  * in first[], the first of each distinct global tensor: the kernel's
  * tensor-map parameters, in order.  Returns the number of those. */
 static int tma_maps_of(const tc_kir *k, const tc_knode **st, int *nst, const tc_knode **first) {
-  *nst = 0;
-  collect(k->root, st, nst, MAX_TMA_STMTS);
+  tma_list l = {st, 0};
+  tc_knode_each_stmt(k->root, collect, &l);
+  *nst = l.n;
   int n = 0;
   for (int i = 0; i < *nst; i++) {
     const tc_tensor *g = tma_global(st[i]);
@@ -154,16 +159,11 @@ static void close_issue_loops(tc_str *o, const tc_knode *s, int depth) {
   }
 }
 
-/* Does a statement under n read tensor t? */
-static bool reads(const tc_knode *n, const tc_tensor *t) {
-  if (n->kind == TC_K_STMT) {
-    for (int i = 0; n->op && i < n->op->nin; i++)
-      if (n->op->in[i] == t) return true;
-    return false;
-  }
-  for (int i = 0; i < n->nbody; i++)
-    if (reads(n->body[i], t)) return true;
-  return false;
+/* 1 if statement n reads tensor ctx (tc_knode_each_stmt: does any?) */
+static int reads(tc_knode *n, void *ctx) {
+  for (int i = 0; n->op && i < n->op->nin; i++)
+    if (n->op->in[i] == ctx) return 1;
+  return 0;
 }
 
 void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
@@ -229,7 +229,7 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
      * have read it; their writes land before the kernel ends, which is all
      * a kernel that never reads the tensor back needs */
     tc_str_indent(o, d + 1);
-    tc_str_cat(o, reads(k->root, g) ? "asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");\n"
+    tc_str_cat(o, tc_knode_each_stmt(k->root, reads, (void *)g) ? "asm volatile(\"cp.async.bulk.wait_group 0;\" ::: \"memory\");\n"
                                     : "asm volatile(\"cp.async.bulk.wait_group.read 0;\" ::: "
                                       "\"memory\");\n");
   }

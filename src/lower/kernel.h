@@ -97,6 +97,10 @@ typedef struct tc_kir {
  * the message on the fusion. */
 tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **out);
 void tc_kir_free(tc_kir *k);
+/* Calls fn(statement, ctx) on every statement under n in program order
+ * and stops at the first non-zero result, which it returns (0 when every
+ * call gave 0): the one walk over a kernel's statements. */
+int tc_knode_each_stmt(tc_knode *n, int (*fn)(tc_knode *s, void *ctx), void *ctx);
 
 /* Index of t's allocation for tensor t (NULL if t is a kernel parameter). */
 const tc_kalloc *tc_kir_alloc_of(const tc_kir *k, const tc_tensor *t);

@@ -269,20 +269,21 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
   return TC_OK;
 }
 
-static tc_status lower_tree(tc_kir *k, tc_knode *n, tc_target target, const char *arch) {
-  if (n->kind == TC_K_STMT) {
-    if (n->op->ldst == TC_LDST_LDMATRIX || n->op->ldst == TC_LDST_LDMATRIX_TRANS ||
-        n->op->ldst == TC_LDST_STMATRIX || n->op->ldst == TC_LDST_STMATRIX_TRANS)
-      return lower_stmt(k, n, target, arch);
-    return TC_OK;
-  }
-  for (int i = 0; i < n->nbody; i++) {
-    tc_status st = lower_tree(k, n->body[i], target, arch);
-    if (st) return st;
-  }
+typedef struct ldst_ctx {
+  tc_kir *k;
+  tc_target target;
+  const char *arch;
+} ldst_ctx;
+
+static int lower_each(tc_knode *n, void *ctx) {
+  ldst_ctx *c = ctx;
+  if (n->op->ldst == TC_LDST_LDMATRIX || n->op->ldst == TC_LDST_LDMATRIX_TRANS ||
+      n->op->ldst == TC_LDST_STMATRIX || n->op->ldst == TC_LDST_STMATRIX_TRANS)
+    return lower_stmt(c->k, n, c->target, c->arch);
   return TC_OK;
 }
 
 tc_status tc_ldst_lower(tc_kir *k, tc_target target, const char *arch) {
-  return lower_tree(k, k->root, target, arch);
+  ldst_ctx c = {k, target, arch};
+  return tc_knode_each_stmt(k->root, lower_each, &c);
 }

@@ -510,12 +510,8 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
  * TC_MAX_PRINTED_NODES: the expressions are shared graphs but are printed
  * as trees, and transforms that read an axis twice (XOR swizzles) double
  * the printed size each time. */
-static tc_status check_printed_size(lctx *c, const tc_knode *n) {
-  if (n->kind != TC_K_STMT) {
-    tc_status st = TC_OK;
-    for (int i = 0; i < n->nbody && !st; i++) st = check_printed_size(c, n->body[i]);
-    return st;
-  }
+static int check_printed_size(tc_knode *n, void *ctx) {
+  lctx *c = ctx;
   const tc_expr *es[] = {n->pred,     n->out_index, n->in_index[0], n->in_index[1], n->tmem_addr,
                          n->ldsm_addr, n->tma_row,  n->tma_col,     n->tma_smem};
   for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
@@ -526,6 +522,15 @@ static tc_status check_printed_size(lctx *c, const tc_knode *n) {
                      "double it each time; schedule fewer of them on one axis",
                      n->op && n->op->out ? n->op->out->name : "?", TC_MAX_PRINTED_NODES);
   return TC_OK;
+}
+
+int tc_knode_each_stmt(tc_knode *n, int (*fn)(tc_knode *s, void *ctx), void *ctx) {
+  if (n->kind == TC_K_STMT) return fn(n, ctx);
+  for (int i = 0; i < n->nbody; i++) {
+    int r = tc_knode_each_stmt(n->body[i], fn, ctx);
+    if (r) return r;
+  }
+  return 0;
 }
 
 tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **out) {
@@ -568,7 +573,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);
   if (!st) st = tc_tma_lower(c.k, target, arch);
-  if (!st) st = check_printed_size(&c, c.k->root);
+  if (!st) st = tc_knode_each_stmt(c.k->root, check_printed_size, &c);
   if (!st) {
     c.k->params = tc_xmalloc((size_t)(f->ninputs + f->noutputs + 1) * sizeof(tc_tensor *));
     for (int i = 0; i < f->ninputs; i++) c.k->params[c.k->nparams++] = f->inputs[i];

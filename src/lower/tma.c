@@ -176,17 +176,11 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
                  what, sm->name);
 }
 
-static tc_status lower_tree(tc_kir *k, tc_knode *n) {
-  if (n->kind == TC_K_STMT)
-    return n->op->ldst == TC_LDST_BULK_TENSOR ? lower_stmt(k, n) : TC_OK;
-  for (int i = 0; i < n->nbody; i++) {
-    tc_status st = lower_tree(k, n->body[i]);
-    if (st) return st;
-  }
-  return TC_OK;
+static int lower_each(tc_knode *n, void *ctx) {
+  return n->op->ldst == TC_LDST_BULK_TENSOR ? lower_stmt(ctx, n) : TC_OK;
 }
 
 tc_status tc_tma_lower(tc_kir *k, tc_target target, const char *arch) {
   if (target != TC_TARGET_CUDA || arch_num(arch) < 90) return TC_OK;
-  return lower_tree(k, k->root);
+  return tc_knode_each_stmt(k->root, lower_each, k);
 }

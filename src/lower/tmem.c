@@ -400,29 +400,23 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
   return TC_OK;
 }
 
-static tc_status lower_tree(tc_kir *k, tc_knode *n) {
-  if (n->kind == TC_K_STMT) {
-    tc_op *op = n->op;
-    bool touches = op->out->mem == TC_MEM_TENSOR;
-    for (int i = 0; i < op->nin; i++) touches |= op->in[i]->mem == TC_MEM_TENSOR;
-    if (touches) return lower_stmt(k, n);
-    if (op->ldst == TC_LDST_TMEM_LOAD || op->ldst == TC_LDST_TMEM_STORE)
-      return tc_fail(k->f, TC_ERR_SCHEDULE,
-                     "compile: %s's load/store type is TC_LDST_TMEM_%s, but %s does not %s tensor "
-                     "memory",
-                     op->out->name, op->ldst == TC_LDST_TMEM_LOAD ? "LOAD" : "STORE",
-                     op->out->name, op->ldst == TC_LDST_TMEM_LOAD ? "read from" : "write to");
-    return TC_OK;
-  }
-  for (int i = 0; i < n->nbody; i++) {
-    tc_status st = lower_tree(k, n->body[i]);
-    if (st) return st;
-  }
+static int lower_each(tc_knode *n, void *ctx) {
+  tc_kir *k = ctx;
+  tc_op *op = n->op;
+  bool touches = op->out->mem == TC_MEM_TENSOR;
+  for (int i = 0; i < op->nin; i++) touches |= op->in[i]->mem == TC_MEM_TENSOR;
+  if (touches) return lower_stmt(k, n);
+  if (op->ldst == TC_LDST_TMEM_LOAD || op->ldst == TC_LDST_TMEM_STORE)
+    return tc_fail(k->f, TC_ERR_SCHEDULE,
+                   "compile: %s's load/store type is TC_LDST_TMEM_%s, but %s does not %s tensor "
+                   "memory",
+                   op->out->name, op->ldst == TC_LDST_TMEM_LOAD ? "LOAD" : "STORE",
+                   op->out->name, op->ldst == TC_LDST_TMEM_LOAD ? "read from" : "write to");
   return TC_OK;
 }
 
 tc_status tc_tmem_lower(tc_kir *k) {
   for (int i = 0; i < k->nallocs; i++) k->allocs[i].tmem_slot = -1;
   place(k);
-  return lower_tree(k, k->root);
+  return tc_knode_each_stmt(k->root, lower_each, k);
 }
