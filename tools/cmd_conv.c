@@ -417,14 +417,10 @@ int cmd_conv(int argc, char **argv) {
     r.bad = tc_conv_verify(&p, buf[0], buf[1], buf[2], &r.worst, r.verify_msg, sizeof r.verify_msg);
     r.pass = r.bad == 0;
   }
-  if (times) {
-    r.ms = op_median(times, o.iters);
-    free(times);
-    double flops = 2.0 * (double)p.n * (double)p.k * (double)(p.c / p.groups) * (double)p.y *
-                   (double)p.x * (double)ho * (double)wo;
-    r.gflops = r.ms > 0 ? flops / (r.ms * 1e6) : NAN;
-    r.timed = 1;
-  }
+  if (times)
+    op_set_time(&o, &r, times,
+                2.0 * (double)p.n * (double)p.k * (double)(p.c / p.groups) * (double)p.y *
+                    (double)p.x * (double)ho * (double)wo);
   if (!o.json) op_print_run(&o, &r, 0, elems[tc_conv_written_buf(p.dir)]);
   ok = !r.verified || r.pass;
   rc = ok ? CLI_OK : CLI_FAIL;

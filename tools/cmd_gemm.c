@@ -351,13 +351,7 @@ int cmd_gemm(int argc, char **argv) {
                           r.verify_msg, sizeof r.verify_msg);
     r.pass = r.bad == 0;
   }
-  if (times) {
-    r.ms = op_median(times, o.iters);
-    free(times);
-    double flops = 2.0 * (double)g * (double)m * (double)n * (double)k;
-    r.gflops = r.ms > 0 ? flops / (r.ms * 1e6) : NAN;
-    r.timed = 1;
-  }
+  if (times) op_set_time(&o, &r, times, 2.0 * (double)g * (double)m * (double)n * (double)k);
   if (!o.json) op_print_run(&o, &r, 1, (int64_t)elems[2]);
   ok = !r.verified || r.pass;
   rc = ok ? CLI_OK : CLI_FAIL;

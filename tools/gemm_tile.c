@@ -316,11 +316,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   tc_str_clear(&e);
   /* the first run (C copied back, verified), then with --time o->iters
    * timed launches back to back on the same loaded kernel, in one call */
-  double *tm = o->time ? calloc((size_t)o->iters, sizeof *tm) : NULL;
-  if (o->time && !tm) {
-    op_fail(o, "out of memory");
-    goto out;
-  }
+  double *tm = o->time ? tc_xcalloc((size_t)o->iters, sizeof *tm) : NULL;
   st = tc_tile_gemm_run(o->target, cl, arch, &em, &d, host[0], host[1], host[2], ids, &r.first_ms,
                         tm ? o->iters : 0, tm, &e);
   if (st != TC_OK) {
@@ -335,12 +331,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
                           r.verify_msg, sizeof r.verify_msg);
     r.pass = r.bad == 0;
   }
-  if (tm) {
-    r.ms = op_median(tm, o->iters);
-    free(tm);
-    r.gflops = r.ms > 0 ? 2.0 * (double)m * (double)n * (double)k / (r.ms * 1e6) : NAN;
-    r.timed = 1;
-  }
+  if (tm) op_set_time(o, &r, tm, 2.0 * (double)m * (double)n * (double)k);
   if (!o->json) op_print_run(o, &r, 1, (int64_t)elems[2]);
   ok = !r.verified || r.pass;
   rc = ok ? CLI_OK : CLI_FAIL;

@@ -396,6 +396,13 @@ int op_cuda_check(const op_opts *o, const char *const *sources, const char *cons
   return CLI_OK;
 }
 
+void op_set_time(const op_opts *o, op_report *r, double *times, double flops) {
+  r->ms = op_median(times, o->iters);
+  free(times);
+  r->gflops = r->ms > 0 ? flops / (r->ms * 1e6) : NAN;
+  r->timed = 1;
+}
+
 double op_median(double *t, int n) {
   for (int a = 1; a < n; a++) /* insertion sort */
     for (int b = a; b > 0 && t[b] < t[b - 1]; b--) {

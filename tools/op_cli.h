@@ -126,6 +126,10 @@ int op_cuda_check(const op_opts *o, const char *const *sources, const char *cons
 
 /* Sorts the n > 0 times t and returns their median. */
 double op_median(double *t, int n);
+/* The --time result of o->iters timed launches (times, freed here) of
+ * work of `flops` floating-point operations: r's median, GFLOP/s and
+ * timed flag. */
+void op_set_time(const op_opts *o, op_report *r, double *times, double flops);
 /* The text lines of a run: the time (or the first run), then the verify
  * result with the max absolute error where with_max_abs, over `elems`
  * elements. */
