@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # run.sh - runs every test program given on the command line, shows their
-# output, and closes with the suite total "N passed, N failed, N skipped".
+# output, and closes with the list of skipped tests with their reasons (the
+# "  skip NAME: reason" lines the programs print) and the suite total
+# "N passed, N failed, N skipped".
 # Exit status: 0 only if every program exited 0.
 set -u
 # Every program runs with a fresh kernel cache, never ~/.cache/tilec (an
@@ -10,11 +12,14 @@ if [ -z "${TILEC_CACHE_DIR:-}" ]; then
   export TILEC_CACHE_DIR
   trap 'rm -rf "$TILEC_CACHE_DIR"' EXIT
 fi
-passed=0 failed=0 skipped=0 status=0
+passed=0 failed=0 skipped=0 status=0 skips=""
 for t in "$@"; do
   echo "== $(basename "$t")"
   out=$("$t" 2>&1); rc=$?
   printf '%s\n' "$out"
+  skip_lines=$(printf '%s\n' "$out" | grep -E '^  skip ' | sed "s|^  skip |  $(basename "$t"): |")
+  if [ -n "$skip_lines" ]; then skips="$skips$skip_lines
+"; fi
   line=$(printf '%s\n' "$out" | grep -E '^[0-9]+ passed, [0-9]+ failed' | tail -n 1)
   if [ -n "$line" ]; then
     p=$(echo "$line" | sed -E 's/^([0-9]+) passed.*/\1/')
@@ -31,5 +36,9 @@ for t in "$@"; do
   fi
 done
 echo
+if [ -n "$skips" ]; then
+  echo "skipped, with their reasons:"
+  printf '%s' "$skips"
+fi
 echo "suite: $passed passed, $failed failed, $skipped skipped"
 exit $status

@@ -13,6 +13,7 @@
 #include <string.h>
 
 static int tc_test_failed_checks;
+static int tc_test_skipping; /* set by TC_SKIP in the running test */
 static int tc_tests_passed, tc_tests_failed, tc_tests_skipped;
 static const char *tc_test_current;
 
@@ -43,13 +44,15 @@ static const char *tc_test_current;
   TC_CHECK((a) && strcmp((a), (b)) == 0, "got \"%s\", expected \"%s\"",      \
            (a) ? (a) : "(null)", (b))
 
-/* Marks the running test as skipped, with a reason printed. */
+/* Marks the running test as skipped, with a reason printed, and returns
+ * from it.  A skip never hides a failure: a test that failed checks before
+ * it skipped counts as failed. */
 #define TC_SKIP(...)                                                         \
   do {                                                                       \
     printf("  skip %s: ", tc_test_current);                                  \
     printf(__VA_ARGS__);                                                     \
     printf("\n");                                                            \
-    tc_test_failed_checks = -1;                                              \
+    tc_test_skipping = 1;                                                    \
     return;                                                                  \
   } while (0)
 
@@ -57,14 +60,16 @@ static const char *tc_test_current;
   do {                                                                       \
     tc_test_current = #fn;                                                   \
     tc_test_failed_checks = 0;                                               \
+    tc_test_skipping = 0;                                                    \
     fn();                                                                    \
-    if (tc_test_failed_checks < 0) {                                         \
-      tc_tests_skipped++;                                                    \
-    } else if (tc_test_failed_checks == 0) {                                 \
-      tc_tests_passed++;                                                     \
-    } else {                                                                 \
+    if (tc_test_failed_checks > 0) {                                         \
       tc_tests_failed++;                                                     \
-      printf("  FAIL %s\n", #fn);                                            \
+      printf("  FAIL %s%s\n", #fn,                                           \
+             tc_test_skipping ? " (failed checks before it skipped)" : "");  \
+    } else if (tc_test_skipping) {                                           \
+      tc_tests_skipped++;                                                    \
+    } else {                                                                 \
+      tc_tests_passed++;                                                     \
     }                                                                        \
     fflush(stdout);                                                          \
   } while (0)
