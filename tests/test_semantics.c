@@ -12,7 +12,9 @@
  * and HIP kernels of each case must call the same functions (the helpers
  * all three dialects print from one definition, run here on OpenCL, or
  * the C99 / CUDA math functions whose NaN rules are the contract): a text
- * check, where the text is the contract. */
+ * check, where the text is the contract.  Last, the comparison that
+ * verifies kernels against the reference (tc_outputs_compare) matches NaN
+ * with NaN and an infinity only with itself. */
 #include <float.h>
 #include <math.h>
 #include <stdint.h>
@@ -20,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo/examples.h"
 #include "runtime/host.h"
 #include "test.h"
 #include "tilec/tilec.h"
@@ -442,11 +445,32 @@ static void test_cuda_hip_call_the_same(void) {
   }
 }
 
+/* The comparison `tilec demo` and the tests verify kernels with
+ * (tc_outputs_compare): NaN matches NaN, an infinity only itself. */
+static void test_outputs_compare(void) {
+  static const float got[] = {NAN, INFINITY, -INFINITY, 1.0f, 0.0f, FLT_MAX, INFINITY, NAN, 1.0f, -INFINITY};
+  static const float want[] = {NAN, INFINITY, -INFINITY, 1.0000001f, -0.0f, INFINITY, FLT_MAX, 1.0f, NAN, INFINITY};
+  const long nbad = 5; /* the last five */
+  tc_fusion *f = tc_fusion_new();
+  int64_t n = 10;
+  tc_tensor *in = tc_input(f, TC_F32, 1, &n);
+  TC_REQUIRE(tc_add_output(f, tc_set(f, in)) == TC_OK, "%s", tc_fusion_error(f));
+  void *g[2] = {NULL, (void *)got}, *w[2] = {NULL, (void *)want};
+  double err = 0;
+  char msg[256];
+  long bad = tc_outputs_compare(f, g, w, &err, msg, sizeof msg);
+  TC_CHECK(bad == nbad, "%ld mismatches, expected %ld (first: %s)", bad, nbad, msg);
+  TC_CHECK(isinf(err), "max error %g", err);
+  TC_CHECK(strstr(msg, "element 5"), "first mismatch: %s", msg);
+  tc_fusion_free(f);
+}
+
 int main(void) {
   TC_RUN(test_min_max_relu);
   TC_RUN(test_integer_ops);
   TC_RUN(test_float_ops);
   TC_RUN(test_casts);
   TC_RUN(test_cuda_hip_call_the_same);
+  TC_RUN(test_outputs_compare);
   TC_MAIN_END();
 }
