@@ -122,6 +122,34 @@ const char *tc_fusion_error(const tc_fusion *f);
 tc_tensor *tc_input(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape);
 tc_status tc_add_output(tc_fusion *f, tc_tensor *t);
 
+/* What the ops compute: the same on every target and in tc_reference_run.
+ *
+ * Floating-point ops compute in f32 with IEEE 754 arithmetic (round to
+ * nearest even, denormals kept, x / 0 = +-inf, 0 / 0 = NaN) and round the
+ * result to the output's dtype.  EXP, LOG, SQRT and TANH are the C math
+ * functions (log(+-0) = -inf, log and sqrt of x < 0 are NaN, sqrt(-0) =
+ * -0, tanh(+-inf) = +-1); SIGMOID is 1 / (1 + exp(-x)) in f32: 1 at +inf,
+ * 0 at -inf and below about -88.7 (where exp(-x) overflows).  Results may
+ * be off by the error the target's math library allows (OpenCL 1.2: 3 ulp
+ * for exp, log and sqrt, 5 for tanh, 2.5 for division).  A NaN result has
+ * no particular sign or payload.
+ *
+ * MIN, MAX and RELU of floats are IEEE 754 minNum / maxNum, C's fmin /
+ * fmax: a NaN operand is ignored, so min(1, NaN) = min(NaN, 1) = 1, and
+ * RELU(x) = max(x, 0) makes RELU(NaN) = 0; only two NaNs give NaN.  Of -0
+ * and +0 either may come back: the sign of a zero result of MIN, MAX or
+ * RELU(-0) is unspecified (tc_reference_run gives -0 for MIN, +0 for MAX).
+ *
+ * Integer ops (i32, i8) compute in 32-bit two's complement and wrap on
+ * overflow: INT_MAX + 1 = INT_MIN, NEG and ABS of INT_MIN are INT_MIN;
+ * an i8 result keeps the low 8 bits (127 + 1 = -128).  DIV truncates
+ * toward zero, x / 0 = 0 and INT_MIN / -1 = INT_MIN.
+ *
+ * tc_cast from a float to an integer truncates toward zero and saturates
+ * to the target's range, NaN -> 0 (inf -> INT_MAX, 300.0 -> 127 as i8);
+ * integer to integer wraps (300 -> 44 as i8); integer to float rounds to
+ * nearest even, to f16 and bf16 through f32 (65520 -> inf as f16); float
+ * to float rounds to nearest even, beyond the target's range to +-inf. */
 tc_tensor *tc_set(tc_fusion *f, tc_tensor *in);
 tc_tensor *tc_unary(tc_fusion *f, tc_unary_op op, tc_tensor *in);
 tc_tensor *tc_binary(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b);

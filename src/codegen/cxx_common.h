@@ -10,17 +10,11 @@
 
 #include "dialect.h"
 
-/* The start of both preludes: TC_DEV and the integer helpers tc_fdiv,
- * tc_fmod, tc_min, tc_max, tc_iabs, tc_idiv.  Each dialect follows it
- * with its 16-bit float conversions. */
-#define TC_CXX_PRELUDE_INT                                                                                       \
-  "#define TC_DEV __device__ __forceinline__\n"                                                                  \
-  "TC_DEV int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n" \
-  "TC_DEV int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n" \
-  "TC_DEV int tc_min(int a, int b) { return a < b ? a : b; }\n"                                                  \
-  "TC_DEV int tc_max(int a, int b) { return a > b ? a : b; }\n"                                                  \
-  "TC_DEV int tc_iabs(int a) { return a < 0 ? -a : a; }\n"                                                       \
-  "TC_DEV int tc_idiv(int a, int b) { return b == 0 ? 0 : a / b; }\n"
+/* The start of both preludes: TC_DEV and the helpers of
+ * TC_PRELUDE_INT (dialect.h).  Each dialect follows it with its 16-bit
+ * float conversions. */
+#define TC_CXX_PRELUDE_INT \
+  "#define TC_DEV __device__ __forceinline__\n" TC_PRELUDE_INT("TC_DEV")
 
 /* Statements defining bidx..tidz after the declaration of tc_smem. */
 #define TC_CXX_INDEX_DEFS                                                  \

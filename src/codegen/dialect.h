@@ -11,10 +11,37 @@
 
 #include "../lower/kernel.h"
 
+/* The helper functions at the start of every dialect's prelude, each
+ * declared with the qualifier Q ("static" for OpenCL, "TC_DEV" for CUDA
+ * and HIP), so that the three targets print the same definitions and
+ * compute the same values (the semantics of the ops in tilec.h):
+ *   index arithmetic: tc_fdiv / tc_fmod, floor division and its
+ *   remainder (0 and a where b == 0), tc_min, tc_max;
+ *   i32 / i8 ops (computed in int): tc_iadd, tc_isub, tc_imul, tc_ineg,
+ *   tc_iabs wrap around in two's complement (through unsigned: signed
+ *   overflow is undefined in C); tc_idiv truncates toward zero, x / 0 = 0
+ *   and INT_MIN / -1 = INT_MIN (which traps on x86);
+ *   casts of a float to i32 / i8: tc_sat_i32, tc_sat_i8 truncate toward
+ *   zero and saturate to the type's range, NaN -> 0 (a plain (int) of an
+ *   out-of-range value or NaN is undefined). */
+#define TC_PRELUDE_INT(Q)                                                                                       \
+  Q " int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n" \
+  Q " int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n" \
+  Q " int tc_min(int a, int b) { return a < b ? a : b; }\n"                                                    \
+  Q " int tc_max(int a, int b) { return a > b ? a : b; }\n"                                                    \
+  Q " int tc_iadd(int a, int b) { return (int)((unsigned)a + (unsigned)b); }\n"                                \
+  Q " int tc_isub(int a, int b) { return (int)((unsigned)a - (unsigned)b); }\n"                                \
+  Q " int tc_imul(int a, int b) { return (int)((unsigned)a * (unsigned)b); }\n"                                \
+  Q " int tc_ineg(int a) { return (int)(0u - (unsigned)a); }\n"                                                \
+  Q " int tc_iabs(int a) { return a < 0 ? tc_ineg(a) : a; }\n"                                                 \
+  Q " int tc_idiv(int a, int b) { return b == 0 ? 0 : b == -1 ? tc_ineg(a) : a / b; }\n"                       \
+  Q " int tc_sat_i32(float x) { return x != x ? 0 : x >= 2147483648.0f ? 2147483647 : x <= -2147483648.0f ? -2147483647 - 1 : (int)x; }\n" \
+  Q " int tc_sat_i8(float x) { return x != x ? 0 : x >= 127.0f ? 127 : x <= -128.0f ? -128 : (int)x; }\n"
+
 typedef struct tc_dialect {
   const char *name;
-  /* Helper functions every kernel may use: tc_fdiv, tc_fmod, tc_min,
-   * tc_max, and 16-bit float conversions. */
+  /* Helper functions every kernel may use: TC_PRELUDE_INT's, and the
+   * 16-bit float conversions. */
   const char *prelude;
   /* Opening of a kernel definition up to "(" and the parameter list. */
   void (*kernel_open)(tc_str *o, const tc_kir *k, const char *name);

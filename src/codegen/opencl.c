@@ -5,12 +5,7 @@
 #include "dialect.h"
 
 static const char cl_prelude[] =
-    "static int tc_fdiv(int a, int b) { if (b == 0) return 0; int q = a / b; return (q * b != a && ((a < 0) != (b < 0))) ? q - 1 : q; }\n"
-    "static int tc_fmod(int a, int b) { if (b == 0) return a; int r = a % b; return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r; }\n"
-    "static int tc_min(int a, int b) { return a < b ? a : b; }\n"
-    "static int tc_max(int a, int b) { return a > b ? a : b; }\n"
-    "static int tc_iabs(int a) { return a < 0 ? -a : a; }\n"
-    "static int tc_idiv(int a, int b) { return b == 0 ? 0 : a / b; }\n"
+    TC_PRELUDE_INT("static")
     "static float tc_bf16_to_f32(ushort v) { return as_float((uint)v << 16); }\n"
     "static ushort tc_f32_to_bf16(float f) {\n"
     "  uint u = as_uint(f);\n"

@@ -30,7 +30,10 @@ static void load_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_kn
   tc_str_free(&idx);
 }
 
-/* The value computed by a statement, in the output's compute type. */
+/* The value computed by a statement, in the output's compute type, with
+ * the semantics of the ops stated in tilec.h: min / max / relu of floats
+ * are the math library's fmin / fmax (a NaN operand is ignored), integer
+ * ops and float-to-integer casts the helpers of TC_PRELUDE_INT. */
 static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s) {
   tc_op *op = s->op;
   bool fl = is_float(op->out->dtype);
@@ -44,13 +47,16 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
     case TC_OP_CAST: {
       bool from_fl = is_float(op->in[0]->dtype);
       if (fl && !from_fl) tc_str_printf(o, "(float)(%s)", x);
-      else if (!fl && from_fl) tc_str_printf(o, "(int)(%s)", x);
-      else tc_str_cat(o, x);
+      else if (!fl && from_fl) tc_str_printf(o, "%s(%s)", op->out->dtype == TC_I8 ? "tc_sat_i8" : "tc_sat_i32", x);
+      else tc_str_cat(o, x); /* integer to integer wraps in the store */
       break;
     }
     case TC_OP_UNARY:
       switch ((tc_unary_op)op->sub) {
-        case TC_NEG: tc_str_printf(o, "(-(%s))", x); break;
+        case TC_NEG:
+          if (fl) tc_str_printf(o, "(-(%s))", x);
+          else tc_str_printf(o, "tc_ineg(%s)", x);
+          break;
         case TC_ABS:
           if (fl) tc_str_printf(o, "%s(%s)", d->fabs_, x);
           else tc_str_printf(o, "tc_iabs(%s)", x);
@@ -69,9 +75,9 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
       break;
     case TC_OP_BINARY:
       switch ((tc_binary_op)op->sub) {
-        case TC_ADD: tc_str_printf(o, "(%s + %s)", x, y); break;
-        case TC_SUB: tc_str_printf(o, "(%s - %s)", x, y); break;
-        case TC_MUL: tc_str_printf(o, "(%s * %s)", x, y); break;
+        case TC_ADD: tc_str_printf(o, fl ? "(%s + %s)" : "tc_iadd(%s, %s)", x, y); break;
+        case TC_SUB: tc_str_printf(o, fl ? "(%s - %s)" : "tc_isub(%s, %s)", x, y); break;
+        case TC_MUL: tc_str_printf(o, fl ? "(%s * %s)" : "tc_imul(%s, %s)", x, y); break;
         case TC_DIV:
           if (fl) tc_str_printf(o, "(%s / %s)", x, y);
           else tc_str_printf(o, "tc_idiv(%s, %s)", x, y);

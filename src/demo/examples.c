@@ -198,11 +198,13 @@ long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, doubl
     double rtol = t->dtype == TC_F32 ? 1e-5 : t->dtype == TC_F16 ? 1e-3 : t->dtype == TC_BF16 ? 8e-3 : 0;
     for (size_t e = 0; e < cnt; e++) {
       double g = tc_host_read(t->dtype, got[p], e), w = tc_host_read(t->dtype, want[p], e);
-      double err = fabs(g - w);
-      if (isnan(g) != isnan(w)) err = INFINITY;
-      else if (isnan(g)) err = 0;
+      double err = fabs(g - w), limit = rtol * (1.0 + fabs(w));
+      if (!isfinite(g) || !isfinite(w)) { /* NaN matches any NaN, an infinity only itself */
+        err = (isnan(g) && isnan(w)) || g == w ? 0 : INFINITY;
+        limit = 0;
+      }
       if (err > *max_err) *max_err = err;
-      if (err > rtol * (1.0 + fabs(w))) {
+      if (err > limit) {
         if (bad == 0 && cap)
           snprintf(msg, cap, "%s element %zu: got %.9g, expected %.9g", t->name, e, g, w);
         bad++;

@@ -42,8 +42,9 @@ tc_status tc_example_run(const tc_example *e, const char *device, tc_example_res
 void **tc_params_alloc(tc_fusion *f, unsigned seed);
 void tc_params_free(tc_fusion *f, void **bufs);
 /* Compares output buffers; returns the number of elements outside the
- * dtype's tolerance and sets *max_err.  On a mismatch msg names the first
- * bad element. */
+ * dtype's tolerance and sets *max_err.  NaN matches any NaN, an infinity
+ * only the same infinity.  On a mismatch msg names the first bad
+ * element. */
 long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, double *max_err,
                         char *msg, size_t cap);
 

@@ -59,14 +59,20 @@ size_t tc_tensor_bytes(const tc_tensor *t) {
 
 static bool is_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
 
+/* The integer v (exact) wrapped to `bits` bits in two's complement. */
+static double wrap(int64_t v, int bits) {
+  uint64_t m = (uint64_t)1 << bits, u = (uint64_t)v & (m - 1);
+  return u >= m / 2 ? (double)u - (double)m : (double)u;
+}
+
 /* Values are held as double, always exactly representable in the dtype. */
 static double round_to(tc_dtype t, double v) {
   switch (t) {
     case TC_F32: return (float)v;
     case TC_F16: return tc_f16_to_f32(tc_f32_to_f16((float)v));
     case TC_BF16: return tc_bf16_to_f32(tc_f32_to_bf16((float)v));
-    case TC_I32: return (double)(int32_t)(int64_t)v;
-    case TC_I8: return (double)(int8_t)(int64_t)v;
+    case TC_I32: return wrap((int64_t)v, 32);
+    case TC_I8: return wrap((int64_t)v, 8);
   }
   return v;
 }
@@ -92,34 +98,91 @@ void tc_host_write(tc_dtype t, void *buf, size_t i, double v) {
   }
 }
 
-static double unary(tc_unary_op op, bool fl, double x) {
+/* IEEE 754 minNum / maxNum: a NaN operand is ignored (NaN only from two
+ * NaNs).  Of two zeros min gives -0 and max +0; the kernels may give
+ * either (the sign is unspecified there). */
+static double min_num(double a, double b) {
+  if (isnan(a)) return b;
+  if (isnan(b)) return a;
+  if (a == b) return signbit(a) ? a : b;
+  return a < b ? a : b;
+}
+
+static double max_num(double a, double b) {
+  if (isnan(a)) return b;
+  if (isnan(b)) return a;
+  if (a == b) return signbit(a) ? b : a;
+  return a > b ? a : b;
+}
+
+/* Floating-point ops, in f32. */
+static double float_unary(tc_unary_op op, double x) {
   float f = (float)x;
   switch (op) {
     case TC_NEG: return -x;
     case TC_ABS: return fabs(x);
-    case TC_RELU: return x > 0 ? x : 0;
+    case TC_RELU: return max_num(x, 0.0);
     case TC_EXP: return expf(f);
     case TC_LOG: return logf(f);
     case TC_SQRT: return sqrtf(f);
     case TC_TANH: return tanhf(f);
     case TC_SIGMOID: return 1.0f / (1.0f + expf(-f));
-    case TC_RECIPROCAL: return fl ? 1.0f / f : 0;
+    case TC_RECIPROCAL: return 1.0f / f;
   }
   return x;
 }
 
-static double binary(tc_binary_op op, bool fl, double a, double b) {
+static double float_binary(tc_binary_op op, double a, double b) {
+  float x = (float)a, y = (float)b;
   switch (op) {
-    case TC_ADD: return fl ? (double)((float)a + (float)b) : a + b;
-    case TC_SUB: return fl ? (double)((float)a - (float)b) : a - b;
-    case TC_MUL: return fl ? (double)((float)a * (float)b) : a * b;
-    case TC_DIV:
-      if (fl) return (float)a / (float)b;
-      return b == 0 ? 0 : (double)((int64_t)a / (int64_t)b);
-    case TC_MAX: return a > b ? a : b;
-    case TC_MIN: return a < b ? a : b;
+    case TC_ADD: return x + y;
+    case TC_SUB: return x - y;
+    case TC_MUL: return x * y;
+    case TC_DIV: return x / y;
+    case TC_MAX: return max_num(a, b);
+    case TC_MIN: return min_num(a, b);
   }
   return 0;
+}
+
+/* Integer ops (i32 and i8, computed as 32-bit int as the kernels do):
+ * the exact result in int64_t wrapped to 32 bits; x / 0 = 0, division
+ * truncates toward zero.  Operands are exact integers of at most 32 bits,
+ * so no int64_t operation overflows. */
+static double int_unary(tc_unary_op op, double a) {
+  int64_t x = (int64_t)a;
+  switch (op) {
+    case TC_NEG: return wrap(-x, 32);
+    case TC_ABS: return wrap(x < 0 ? -x : x, 32);
+    case TC_RELU: return x > 0 ? a : 0;
+    default: return a; /* tc_unary refuses the others on integers */
+  }
+}
+
+static double int_binary(tc_binary_op op, double a, double b) {
+  int64_t x = (int64_t)a, y = (int64_t)b;
+  switch (op) {
+    case TC_ADD: return wrap(x + y, 32);
+    case TC_SUB: return wrap(x - y, 32);
+    case TC_MUL: return wrap(x * y, 32);
+    case TC_DIV: return y == 0 ? 0 : wrap(x / y, 32);
+    case TC_MAX: return x > y ? a : b;
+    case TC_MIN: return x < y ? a : b;
+  }
+  return 0;
+}
+
+/* A cast of value a of dtype `from` to dtype `to`, before rounding to
+ * `to`: float to integer truncates toward zero, saturates to to's range
+ * and takes NaN to 0; integer to float rounds to f32 first (to nearest
+ * even); the rest is exact here and rounded (floats) or wrapped
+ * (integers) by round_to. */
+static double cast(tc_dtype from, tc_dtype to, double a) {
+  if (!is_float(from)) return is_float(to) ? (double)(float)a : a;
+  if (is_float(to)) return a;
+  double lo = to == TC_I8 ? -128.0 : -2147483648.0, hi = to == TC_I8 ? 127.0 : 2147483647.0;
+  if (isnan(a)) return 0;
+  return a <= lo ? lo : a >= hi ? hi : trunc(a);
 }
 
 tc_status tc_reference_run(tc_fusion *f, void *const *args) {
@@ -154,9 +217,15 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
       for (int d = 0; d < r; d++) src += coord[d] * in_stride[tc_op_in_axis(op, d)];
       double a = val[op->in[0]->id][src], v;
       switch (op->kind) {
-        case TC_OP_UNARY: v = unary((tc_unary_op)op->sub, fl, a); break;
-        case TC_OP_BINARY: v = binary((tc_binary_op)op->sub, fl, a, val[op->in[1]->id][src]); break;
-        case TC_OP_CAST: v = is_float(t->dtype) ? (double)(float)a : (double)(int64_t)a; break;
+        case TC_OP_UNARY:
+          v = fl ? float_unary((tc_unary_op)op->sub, a) : int_unary((tc_unary_op)op->sub, a);
+          break;
+        case TC_OP_BINARY: {
+          double b = val[op->in[1]->id][src];
+          v = fl ? float_binary((tc_binary_op)op->sub, a, b) : int_binary((tc_binary_op)op->sub, a, b);
+          break;
+        }
+        case TC_OP_CAST: v = cast(op->in[0]->dtype, t->dtype, a); break;
         default: v = a; break;
       }
       val[t->id][e] = round_to(t->dtype, v);
