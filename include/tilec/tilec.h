@@ -140,7 +140,16 @@ int64_t tc_tensor_extent(const tc_tensor *t, int logical_axis);
 int tc_tensor_nloop(const tc_tensor *t); /* loop-domain rank */
 int64_t tc_tensor_loop_extent(const tc_tensor *t, int axis);
 tc_ptype tc_tensor_loop_ptype(const tc_tensor *t, int axis);
-/* Writes the loop domain as text, e.g. "T2[BIDx{2}, iS{4}]"; returns buf. */
+/* Writes the tensor's schedule as text into buf (cut to cap bytes) and
+ * returns buf: its loop domain, each axis as i<parallel type>{extent}
+ * (S: serial, V: vectorized, U: unrolled), e.g. "T2[iBIDx{2}, (CA), iS{4}]".  "(CA)" stands at the
+ * compute-at (inline) position: before the first axis that is not shared
+ * with the consumer, after the last one when all are (tc_inline_at(t,
+ * tc_tensor_nloop(t))), absent when none is.  When the tensor has an
+ * allocation domain of its own that is not its loop domain, " alloc[...]"
+ * follows with its axes.  For a tensor in tensor memory, "(DS)" stands at
+ * the dim-sep position of the allocation domain (tc_set_tmem_dimsep):
+ * "T2[iTIDx{128}, (DS), iS{32}]" has 128 lanes of 32 elements. */
 const char *tc_tensor_describe(const tc_tensor *t, char *buf, size_t cap);
 
 /* ---- scheduling ------------------------------------------------------- */
