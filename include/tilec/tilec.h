@@ -432,6 +432,43 @@ size_t tc_kernel_param_bytes(const tc_kernel *k, int i);
  * none). */
 const char *tc_kernel_error(const tc_kernel *k);
 
+/* Where one tensor of a compiled kernel lives and how much of it the kernel
+ * allocates (tc_kernel_tensor_allocation).  An on-chip tensor keeps the
+ * axes of its allocation domain (its loop domain unless it has one of its
+ * own) that these rules keep: an axis bound to what the memory is
+ * distributed across (BIDx/y/z for shared and tensor memory; those and
+ * TIDx/y/z for local memory) is never allocated; an axis bound to what the
+ * memory is shared by (TIDx/y/z for shared and tensor memory) always is;
+ * any other axis is allocated when it is right of the compute-at (inline)
+ * position.  The sizes are per block for shared and tensor memory, per
+ * thread for local memory.  Tensor memory holds lanes x columns of 32-bit
+ * words: the allocated axes left of the dim-sep position are the lanes,
+ * the rest fill the columns of each lane. */
+typedef struct tc_allocation {
+  tc_memtype memory;       /* TC_MEM_GLOBAL for a kernel parameter */
+  int naxes;               /* axes allocated (a parameter: its logical axes) */
+  int positions[16];       /* their positions in the allocation (a parameter:
+                              logical) domain, outermost first (the first 16) */
+  int64_t extents[16];     /* their extents */
+  int64_t elements;        /* elements allocated: the product of all extents */
+  int64_t bytes;           /* elements times the size of the dtype */
+  int64_t offset;          /* shared memory: the byte offset of the tensor in
+                              the block's shared memory; else 0 */
+  int64_t lanes;           /* tensor memory: lanes used (1 .. 128); else 0 */
+  int64_t columns;         /* tensor memory: 32-bit columns a lane's elements
+                              fill; else 0 */
+  int64_t columns_allocated; /* tensor memory: columns reserved for it, a
+                                power of two >= 32 (tc_kernel_tmem_columns
+                                sums them); else 0 */
+} tc_allocation;
+/* Fills *out for tensor t of the fusion k was compiled from, as the
+ * schedule stood at tc_compile.  An input or output is a kernel parameter:
+ * the caller's contiguous row-major buffer in global memory, described as
+ * its logical extents (the bytes tc_kernel_param_bytes gives).
+ * TC_ERR_ARGUMENT, with the reason in t's fusion's tc_fusion_error, when
+ * the kernel has no such tensor (no output depended on it, or it was made
+ * after the compile), or when an argument is NULL. */
+tc_status tc_kernel_tensor_allocation(const tc_kernel *k, const tc_tensor *t, tc_allocation *out);
 
 /* Compiles the kernel's source with the target's device compiler without
  * running it: NVRTC for CUDA (PTX for the kernel's arch; needs no GPU),

@@ -260,7 +260,13 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
     if (t->mem == TC_MEM_GLOBAL) continue;
     const int *ax;
     int na = alloc_domain(t, &ax);
-    tc_kalloc a = {t, 1, 0, 0, 0};
+    tc_kalloc a = {.t = t, .elems = 1};
+    for (int j = 0; j < na; j++)
+      if (axis_allocated(g, t, ax[j])) {
+        if (a.naxes < TC_KALLOC_LISTED) a.axis_pos[a.naxes] = j;
+        a.naxes++;
+        a.elems = tc_sat_mul(a.elems, g->axes[ax[j]].extent);
+      }
     if (t->mem == TC_MEM_TENSOR) {
       int sep = t->tmem_dimsep > na ? na : t->tmem_dimsep;
       int64_t lanes = 1, colelems = 1;
@@ -279,16 +285,14 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
                        "Not enough tensor memory columns: tried to allocate %lld, but only %d available.",
                        (long long)cols, TC_TMEM_COLUMNS);
       a.lanes = lanes;
+      a.used_columns = cols;
       a.columns = next_pow2(cols < 32 ? 32 : cols);
-      a.elems = lanes * colelems;
       tmem += a.columns;
       if (tmem > TC_TMEM_COLUMNS)
         return tc_fail(c->f, TC_ERR_LOWER,
                        "Not enough tensor memory columns: tried to allocate %lld in all, but only %d available.",
                        (long long)tmem, TC_TMEM_COLUMNS);
     } else {
-      for (int j = 0; j < na; j++)
-        if (axis_allocated(g, t, ax[j])) a.elems = tc_sat_mul(a.elems, g->axes[ax[j]].extent);
       if (t->mem == TC_MEM_SHARED) {
         smem = tc_sat_add(smem, 15) / 16 * 16;
         a.offset = smem;
