@@ -22,6 +22,15 @@ How the header is read (the conventions tilec.h already follows):
   note and is printed where it stands.
 - Comments at the end of a declaration's line stay in its code block.
 
+Checked (the script fails, naming the header line, when one is broken), so
+that no function is shown under a comment that describes another one:
+
+- Every function has a comment: the group it is in is documented.
+- In a group of several declarations, the comment is about the first one;
+  every later function (or function-pointer type) of the group must be
+  named in it.  A function added below a documented one without a comment
+  of its own (or a blank line and a comment) breaks this rule.
+
 Only the standard library is used (python3 on Debian 12).
 """
 import argparse
@@ -94,7 +103,7 @@ def strip_trailing_comment(line):
 def parse(src):
     """Returns (intro paragraphs, sections); a section is (title, items);
     an item is ("note", paragraphs) or ("group", paragraphs, decls) where
-    decls is a list of (code, names, kind)."""
+    decls is a list of (code, names, kind, line number)."""
     lines = src.split("\n")
     n = len(lines)
     intro = None
@@ -164,11 +173,39 @@ def parse(src):
         if group is None:
             group = (pending or [], [])
             pending = None
-        group[1].append(("\n".join(code), names, kind))
+        group[1].append(("\n".join(code), names, kind, i + 1))
         i = j + 1
     end_group()
     flush_pending()
     return intro or [], [s for s in sections if s[1]]
+
+
+def undocumented(sections, header_path):
+    """The rule breaks described at the top: one message per function that
+    has no comment, or that sits in a group whose comment does not name
+    it (so the reference would show it under another function's
+    comment)."""
+    errors = []
+    for _, items in sections:
+        for it in items:
+            if it[0] != "group":
+                continue
+            _, doc, decls = it
+            text = " ".join(" ".join(p) for p in doc)
+            first = decls[0][1][0]
+            for k, (code, names, kind, line) in enumerate(decls):
+                if kind != "function" and not (kind == "type" and "(" in code):
+                    continue  # enums, structs, plain typedefs and macros may go undescribed
+                for nm in names:
+                    where = "%s:%d: %s" % (header_path, line, nm)
+                    if not doc:
+                        errors.append("%s has no comment; write one directly above it" % where)
+                    elif k > 0 and not re.search(r"(?<!\w)%s(?!\w)" % re.escape(nm), text):
+                        errors.append(
+                            "%s follows %s with no blank line or comment between, so the reference "
+                            "would show it under %s's comment, which does not name it; give it a "
+                            "comment of its own, or name it in that comment" % (where, first, first))
+    return errors
 
 
 def inline_md(text, known):
@@ -210,7 +247,7 @@ def render(intro, sections, header_path):
     for _, items in sections:
         for it in items:
             if it[0] == "group":
-                for _, names, _ in it[2]:
+                for _, names, _, _ in it[2]:
                     known.update(names)
     out = []
     out.append("# tilec C API reference\n")
@@ -226,7 +263,7 @@ def render(intro, sections, header_path):
     out.extend(paragraphs_md(intro, known))
     out.append("## Contents\n")
     for title, items in sections:
-        names = [nm for it in items if it[0] == "group" for _, ns, _ in it[2] for nm in ns]
+        names = [nm for it in items if it[0] == "group" for _, ns, _, _ in it[2] for nm in ns]
         out.append("- [%s](#%s): %s" % (title, anchor(title),
                                          ", ".join("[`%s`](#%s)" % (nm, nm.lower()) for nm in names)))
     out.append("")
@@ -237,11 +274,11 @@ def render(intro, sections, header_path):
                 out.extend("> %s\n" % p.rstrip("\n") for p in paragraphs_md(it[1], known))
                 continue
             _, doc, decls = it
-            names = [nm for _, ns, _ in decls for nm in ns]
+            names = [nm for _, ns, _, _ in decls for nm in ns]
             out.append("".join('<a id="%s"></a>' % nm.lower() for nm in names))
             out.append("### %s\n" % ", ".join("`%s`" % nm for nm in names))
             out.append("```c")
-            out.extend(code for code, _, _ in decls)
+            out.extend(code for code, _, _, _ in decls)
             out.append("```\n")
             out.extend(paragraphs_md(doc, known))
     text = "\n".join(out)
@@ -257,9 +294,17 @@ def main():
     args = ap.parse_args()
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     header = args.header or os.path.join(root, HEADER)
+    shown = HEADER if args.header is None else args.header
     with open(header, encoding="utf-8") as fh:
         intro, sections = parse(fh.read())
-    text = render(intro, sections, HEADER if args.header is None else args.header)
+    errors = undocumented(sections, shown)
+    if errors:
+        for e in errors:
+            print("gen_api_docs: " + e, file=sys.stderr)
+        print("gen_api_docs: %d declaration(s) of %s lack a description of their own; nothing "
+              "written" % (len(errors), shown), file=sys.stderr)
+        return 1
+    text = render(intro, sections, shown)
     if args.check:
         try:
             with open(args.check, encoding="utf-8") as fh:

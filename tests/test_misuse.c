@@ -205,7 +205,8 @@ static void test_inline_misuse(void) {
   x = make2(16, 40);
   TC_CHECK(tc_parallelize(x.mul, 0, TC_TIDX) == TC_OK, "%s", E(x));
   expect("inline across parallel types", tc_inline_at(x.mul, 1), TC_ERR_SCHEDULE, E(x), "T3",
-         "loop axis 0 is TIDx", "consumer T4 is Serial", NULL);
+         "loop axis 0 is TIDx", "consumer T4 is Serial",
+         "parallelize both alike (tc_parallelize_all_like) or inline T3 at position 0 or less", NULL);
   tc_fusion_free(x.f);
 
   /* vectorized axis left of the inline position */
@@ -279,7 +280,8 @@ static void test_memory_misuse(void) {
   TC_CHECK(tc_parallelize(x.mul, 1, TC_TIDX) == TC_OK, "%s", E(x));
   k = compile_t(x.f, TC_TARGET_OPENCL, NULL, &st);
   expect("registers read across threads (compile)", st, TC_ERR_SCHEDULE, E(x), "compile", "T3",
-         "local memory", "axis 1 bound to TIDx", "consumer T4", "no matching TIDx axis", NULL);
+         "local memory", "axis 1 bound to TIDx", "consumer T4", "no matching TIDx axis",
+         "schedule and parallelize T3 and T4 alike", "or place T3 in shared memory", NULL);
   TC_CHECK(k == NULL, "kernel returned");
   tc_fusion_free(x.f);
 
@@ -289,8 +291,36 @@ static void test_memory_misuse(void) {
   TC_CHECK(tc_parallelize(x.mul, 0, TC_BIDX) == TC_OK, "%s", E(x));
   k = compile_t(x.f, TC_TARGET_OPENCL, NULL, &st);
   expect("shared memory read across blocks (compile)", st, TC_ERR_SCHEDULE, E(x), "T3",
-         "shared memory", "axis 0 bound to BIDx", "consumer T4", NULL);
+         "shared memory", "axis 0 bound to BIDx", "consumer T4",
+         "schedule and parallelize T3 and T4 alike", "no memory type makes this safe", NULL);
+  TC_CHECK(!strstr(E(x), "global memory"), "a remedy that does not apply: %s", E(x));
   tc_fusion_free(x.f);
+
+  /* global memory read across blocks: an output T1 with BIDx, read by the
+   * output T2 serial there; no memory type is a remedy (T1 is already in
+   * global memory, and blocks do not wait for each other) */
+  {
+    tc_fusion *f = tc_fusion_new();
+    int64_t s2[2] = {8, 32};
+    tc_tensor *in = tc_input(f, TC_F32, 2, s2);
+    tc_tensor *o1 = tc_unary(f, TC_NEG, in);
+    tc_tensor *o2 = tc_unary(f, TC_ABS, o1);
+    TC_CHECK(tc_add_output(f, o1) == TC_OK && tc_add_output(f, o2) == TC_OK, "%s", tc_fusion_error(f));
+    TC_CHECK(tc_parallelize(o1, 0, TC_BIDX) == TC_OK, "%s", tc_fusion_error(f));
+    k = compile_t(f, TC_TARGET_OPENCL, NULL, &st);
+    expect("global memory read across blocks (compile)", st, TC_ERR_SCHEDULE, tc_fusion_error(f),
+           "compile: T1 is in global memory with axis 0 bound to BIDx, but its consumer T2 has no "
+           "matching BIDx axis, so it would read elements another block wrote; schedule and "
+           "parallelize T1 and T2 alike (tc_propagate_transforms, tc_parallelize_all_like); the "
+           "blocks of a launch neither share on-chip memory nor wait for each other, so no memory "
+           "type makes this safe", NULL);
+    TC_CHECK(k == NULL, "kernel returned");
+    TC_CHECK(tc_parallelize_all_like(o1) == TC_OK, "%s", tc_fusion_error(f));
+    k = compile_t(f, TC_TARGET_OPENCL, NULL, &st);
+    TC_CHECK(k != NULL, "the remedy compiles: %s", tc_fusion_error(f));
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
 
   /* too many registers: a 100 x 50 local tensor, not inlined */
   x = make2(100, 50);

@@ -36,12 +36,17 @@ typedef enum tc_status {
   TC_ERR_UNSUPPORTED  /* a feature this build or target does not have */
 } tc_status;
 
+/* A few words for the status ("invalid schedule" for TC_ERR_SCHEDULE). */
 const char *tc_status_name(tc_status s);
 
+/* Element types.  tc_dtype_size gives the bytes of one element (4, 2, 2,
+ * 4, 1), tc_dtype_name its short name ("f32", "bf16"). */
 typedef enum tc_dtype { TC_F32, TC_F16, TC_BF16, TC_I32, TC_I8 } tc_dtype;
 size_t tc_dtype_size(tc_dtype t);
 const char *tc_dtype_name(tc_dtype t);
 
+/* Where a tensor lives (tc_set_memory_type); tc_memtype_name gives the
+ * name used in messages ("shared"). */
 typedef enum tc_memtype {
   TC_MEM_GLOBAL,
   TC_MEM_SHARED,
@@ -50,6 +55,11 @@ typedef enum tc_memtype {
 } tc_memtype;
 const char *tc_memtype_name(tc_memtype m);
 
+/* What a loop axis is bound to (tc_parallelize): nothing (TC_SERIAL, a
+ * plain loop, the default), the blocks (BID*), the threads of a block
+ * (TID*) or the devices (DID*) of the launch, vector lanes, or an unrolled
+ * loop.  tc_ptype_name gives the name used in loop domains and messages
+ * ("TIDx"). */
 typedef enum tc_ptype {
   TC_SERIAL = 0,
   TC_BIDX, TC_BIDY, TC_BIDZ,
@@ -100,6 +110,8 @@ typedef enum tc_swizzle_type {
   TC_SWIZZLE_XOR /* nvFuser's Xor(x, y) = {x, x ^ y} on two axes */
 } tc_swizzle_type;
 
+/* What tc_compile prints: OpenCL C, CUDA C++ or HIP C++.  tc_target_name
+ * gives its name ("opencl", "cuda", "hip"). */
 typedef enum tc_target {
   TC_TARGET_OPENCL,
   TC_TARGET_CUDA,
@@ -113,6 +125,8 @@ typedef struct tc_kernel tc_kernel;
 
 /* ---- building a fusion ------------------------------------------------ */
 
+/* tc_fusion_new makes an empty fusion; tc_fusion_free frees one with its
+ * tensors (kernels compiled from it stay valid). */
 tc_fusion *tc_fusion_new(void);
 void tc_fusion_free(tc_fusion *f);
 /* The last error message of a call on this fusion ("" when none). */
@@ -120,9 +134,18 @@ const char *tc_fusion_error(const tc_fusion *f);
 
 /* A contiguous row-major input of the given shape (every extent >= 1). */
 tc_tensor *tc_input(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape);
+/* Makes t an output of the fusion: the kernel writes it to a contiguous
+ * row-major buffer.  Kernel parameters are the inputs, then the outputs,
+ * each in the order they were added. */
 tc_status tc_add_output(tc_fusion *f, tc_tensor *t);
 
-/* What the ops compute: the same on every target and in tc_reference_run.
+/* New tensors computed from others, element by element, of the operands'
+ * shape: tc_set copies (a load or store, when the two are in different
+ * memories), tc_unary and tc_binary apply an op, tc_cast converts to
+ * another dtype.  Each new tensor starts in local memory, with a loop
+ * domain that is its logical domain.
+ *
+ * What the ops compute: the same on every target and in tc_reference_run.
  *
  * Floating-point ops compute in f32 with IEEE 754 arithmetic (round to
  * nearest even, denormals kept, x / 0 = +-inf, 0 / 0 = NaN) and round the
@@ -162,13 +185,28 @@ tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm);
 
 /* The tensor's name as it appears in kernels and messages ("T3"). */
 const char *tc_tensor_name(const tc_tensor *t);
+/* Its element type. */
 tc_dtype tc_tensor_dtype(const tc_tensor *t);
-int tc_tensor_ndims(const tc_tensor *t); /* logical rank */
+/* The rank and the extents of its logical domain (its shape);
+ * tc_tensor_extent is -1 for an axis out of range. */
+int tc_tensor_ndims(const tc_tensor *t);
 int64_t tc_tensor_extent(const tc_tensor *t, int logical_axis);
-int tc_tensor_nloop(const tc_tensor *t); /* loop-domain rank */
+/* tc_tensor_nloop is the rank of its loop domain; tc_tensor_loop_extent
+ * and tc_tensor_loop_ptype are the extent and the parallel type of loop
+ * axis `axis` (-1 and TC_SERIAL for an axis out of range). */
+int tc_tensor_nloop(const tc_tensor *t);
 int64_t tc_tensor_loop_extent(const tc_tensor *t, int axis);
 tc_ptype tc_tensor_loop_ptype(const tc_tensor *t, int axis);
-/* Writes the loop domain as text, e.g. "T2[BIDx{2}, iS{4}]"; returns buf. */
+/* Writes the tensor's schedule as text into buf (cut to cap bytes) and
+ * returns buf: its loop domain, each axis as i<parallel type>{extent}
+ * (S: serial, V: vectorized, U: unrolled), e.g. "T2[iBIDx{2}, (CA), iS{4}]".  "(CA)" stands at the
+ * compute-at (inline) position: before the first axis that is not shared
+ * with the consumer, after the last one when all are (tc_inline_at(t,
+ * tc_tensor_nloop(t))), absent when none is.  When the tensor has an
+ * allocation domain of its own that is not its loop domain, " alloc[...]"
+ * follows with its axes.  For a tensor in tensor memory, "(DS)" stands at
+ * the dim-sep position of the allocation domain (tc_set_tmem_dimsep):
+ * "T2[iTIDx{128}, (DS), iS{32}]" has 128 lanes of 32 elements. */
 const char *tc_tensor_describe(const tc_tensor *t, char *buf, size_t cap);
 
 /* ---- scheduling ------------------------------------------------------- */
@@ -193,8 +231,23 @@ tc_status tc_swizzle_cute(tc_tensor *t, int axis, int b, int m, int s);
 /* Resizes (pads) loop axis `axis` by left/right elements (negative values
  * crop); padded positions read as zero. */
 tc_status tc_resize(tc_tensor *t, int axis, int64_t left, int64_t right);
+/* Binds loop axis `axis` to p: blocks (TC_BIDX ...) or threads (TC_TIDX
+ * ...) of the launch, vector lanes (TC_VECTORIZE: the innermost axis, a
+ * power of two of at most 16 bytes, 512 next to tensor memory), an
+ * unrolled loop (TC_UNROLL), or
+ * nothing: TC_SERIAL makes the axis a plain loop again, undoing an earlier
+ * binding (the launch loses that dimension when no other tensor binds
+ * it).  Two axes of a tensor cannot have the same block, thread or vector
+ * binding.  A tensor read by a consumer in another thread or block must
+ * be bound alike (tc_parallelize_all_like copies a tensor's bindings,
+ * TC_SERIAL included, to the mapped axes of all others). */
 tc_status tc_parallelize(tc_tensor *t, int axis, tc_ptype p);
+/* Places an intermediate tensor in shared, local (the default) or tensor
+ * memory.  Inputs and outputs live in global memory; to stage one
+ * elsewhere, cache it (tc_cache_after, tc_cache_before) and place the
+ * cache. */
 tc_status tc_set_memory_type(tc_tensor *t, tc_memtype m);
+/* Chooses the instruction that the set (tc_set) making t becomes. */
 tc_status tc_set_ldst_type(tc_tensor *t, tc_ldst_type op);
 /* Inlines the tensor into its consumer at loop position pos: loop axes
  * [0, pos) are shared with the consumer's. */
@@ -233,14 +286,17 @@ tc_status tc_parallelize_all_like(tc_tensor *ref);
  * walks from the loop domain through the logical domain to the allocation
  * domain. */
 
-/* The id of loop (allocation) axis pos; -1 when out of range.  Without an
- * allocation domain of its own, a tensor's allocation domain is its loop
- * domain. */
+/* The id of loop axis pos; -1 when out of range. */
 int tc_tensor_loop_axis(const tc_tensor *t, int pos);
+/* tc_tensor_nalloc is the rank of the allocation domain and
+ * tc_tensor_alloc_axis the id of its axis pos (-1 when out of range).
+ * Without an allocation domain of its own, a tensor's allocation domain is
+ * its loop domain. */
 int tc_tensor_nalloc(const tc_tensor *t);
 int tc_tensor_alloc_axis(const tc_tensor *t, int pos);
 
-/* Replace t's loop (allocation) domain by the n axes given by id.  They
+/* tc_set_loop_domain (tc_set_alloc_domain) replaces t's loop (allocation)
+ * domain by the n axes given by id.  They
  * must be axes of t's graph, each named once, that together determine
  * every logical axis and none of which is determined by the others (so
  * every element is visited, or stored, exactly once); an allocation axis
@@ -253,19 +309,23 @@ tc_status tc_set_alloc_domain(tc_tensor *t, int n, const int *axes);
 /* nvFuser's AbstractTensor: a list of axes scheduled with split, merge and
  * reorder without changing any tensor; tc_set_loop_domain(t,
  * tc_abstract_tensor_rank(a), tc_abstract_tensor_axes(a)) installs the
- * result.  tc_abstract_tensor_new starts from t's loop domain.  Errors go
- * to the fusion's message (tc_fusion_error).  Positions count from the
- * end when negative, as for tensors. */
+ * result.  tc_abstract_tensor_new starts from t's loop domain,
+ * tc_abstract_tensor_copy from another abstract tensor, and
+ * tc_abstract_tensor_free frees one.  Errors go to the fusion's message
+ * (tc_fusion_error).  Positions count from the end when negative, as for
+ * tensors. */
 typedef struct tc_abstract_tensor tc_abstract_tensor;
 tc_abstract_tensor *tc_abstract_tensor_new(const tc_tensor *t);
 tc_abstract_tensor *tc_abstract_tensor_copy(const tc_abstract_tensor *a);
 void tc_abstract_tensor_free(tc_abstract_tensor *a);
 int tc_abstract_tensor_rank(const tc_abstract_tensor *a);
 const int *tc_abstract_tensor_axes(const tc_abstract_tensor *a);
-/* The id (extent) of axis pos; -1 when out of range. */
+/* tc_abstract_tensor_axis (tc_abstract_tensor_extent) is the id (extent)
+ * of axis pos; -1 when out of range. */
 int tc_abstract_tensor_axis(const tc_abstract_tensor *a, int pos);
 int64_t tc_abstract_tensor_extent(const tc_abstract_tensor *a, int pos);
-/* As tc_split, tc_merge and tc_reorder.  Merge takes any two axes (as
+/* tc_abstract_split, tc_abstract_merge and tc_abstract_reorder work as
+ * tc_split, tc_merge and tc_reorder.  Merge takes any two axes (as
  * nvFuser's): the result sits where the first of the two in the list was. */
 tc_status tc_abstract_split(tc_abstract_tensor *a, int axis, int64_t factor, int inner_split);
 tc_status tc_abstract_merge(tc_abstract_tensor *a, int outer, int inner);
@@ -375,20 +435,69 @@ typedef struct tc_compile_options {
 } tc_compile_options;
 
 /* Lowers the fusion and prints the kernel.  On failure returns NULL and
- * *status / tc_fusion_error say why. */
+ * *status / tc_fusion_error say why.  opt may be NULL (OpenCL, the
+ * default arch, "tilec_kernel"). */
 tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *status);
+/* Frees a kernel (NULL is fine). */
 void tc_kernel_free(tc_kernel *k);
+/* tc_kernel_source is the kernel's source in the target's language,
+ * tc_kernel_name its name. */
 const char *tc_kernel_source(const tc_kernel *k);
 const char *tc_kernel_name(const tc_kernel *k);
 /* Bytes of shared memory the kernel allocates per block. */
 int64_t tc_kernel_smem_bytes(const tc_kernel *k);
 /* Tensor-memory columns allocated per block (0 when none). */
 int64_t tc_kernel_tmem_columns(const tc_kernel *k);
+/* The launch: blocks per grid and threads per block in x, y, z, the
+ * largest extent bound to each of BIDx/y/z and TIDx/y/z (1 where nothing
+ * is bound). */
 void tc_kernel_launch_dims(const tc_kernel *k, int64_t grid[3], int64_t block[3]);
-/* Kernel parameters in order: the fusion's inputs, then its outputs. */
+/* Kernel parameters in order: the fusion's inputs, then its outputs.
+ * tc_kernel_nparams counts them and tc_kernel_param_bytes gives the size
+ * of parameter i's contiguous row-major buffer (0 for i out of range). */
 int tc_kernel_nparams(const tc_kernel *k);
 size_t tc_kernel_param_bytes(const tc_kernel *k, int i);
+/* The message of the last failed tc_kernel_build or tc_kernel_run ("" when
+ * none). */
 const char *tc_kernel_error(const tc_kernel *k);
+
+/* Where one tensor of a compiled kernel lives and how much of it the kernel
+ * allocates (tc_kernel_tensor_allocation).  An on-chip tensor keeps the
+ * axes of its allocation domain (its loop domain unless it has one of its
+ * own) that these rules keep: an axis bound to what the memory is
+ * distributed across (BIDx/y/z for shared and tensor memory; those and
+ * TIDx/y/z for local memory) is never allocated; an axis bound to what the
+ * memory is shared by (TIDx/y/z for shared and tensor memory) always is;
+ * any other axis is allocated when it is right of the compute-at (inline)
+ * position.  The sizes are per block for shared and tensor memory, per
+ * thread for local memory.  Tensor memory holds lanes x columns of 32-bit
+ * words: the allocated axes left of the dim-sep position are the lanes,
+ * the rest fill the columns of each lane. */
+typedef struct tc_allocation {
+  tc_memtype memory;       /* TC_MEM_GLOBAL for a kernel parameter */
+  int naxes;               /* axes allocated (a parameter: its logical axes) */
+  int positions[16];       /* their positions in the allocation (a parameter:
+                              logical) domain, outermost first (the first 16) */
+  int64_t extents[16];     /* their extents */
+  int64_t elements;        /* elements allocated: the product of all extents */
+  int64_t bytes;           /* elements times the size of the dtype */
+  int64_t offset;          /* shared memory: the byte offset of the tensor in
+                              the block's shared memory; else 0 */
+  int64_t lanes;           /* tensor memory: lanes used (1 .. 128); else 0 */
+  int64_t columns;         /* tensor memory: 32-bit columns a lane's elements
+                              fill; else 0 */
+  int64_t columns_allocated; /* tensor memory: columns reserved for it, a
+                                power of two >= 32 (tc_kernel_tmem_columns
+                                sums them); else 0 */
+} tc_allocation;
+/* Fills *out for tensor t of the fusion k was compiled from, as the
+ * schedule stood at tc_compile.  An input or output is a kernel parameter:
+ * the caller's contiguous row-major buffer in global memory, described as
+ * its logical extents (the bytes tc_kernel_param_bytes gives).
+ * TC_ERR_ARGUMENT, with the reason in t's fusion's tc_fusion_error, when
+ * the kernel has no such tensor (no output depended on it, or it was made
+ * after the compile), or when an argument is NULL. */
+tc_status tc_kernel_tensor_allocation(const tc_kernel *k, const tc_tensor *t, tc_allocation *out);
 
 /* Compiles the kernel's source with the target's device compiler without
  * running it: NVRTC for CUDA (PTX for the kernel's arch; needs no GPU),
@@ -447,7 +556,8 @@ size_t tc_tensor_bytes(const tc_tensor *t);
  * done in float for floating-point tensors and rounded to each tensor's
  * dtype (16-bit floats round to nearest even), as the kernels do. */
 tc_status tc_reference_run(tc_fusion *f, void *const *args);
-/* Round-to-nearest-even conversions between f32 and the 16-bit formats. */
+/* Round-to-nearest-even conversions between f32 and the 16-bit formats:
+ * tc_f32_to_f16, tc_f16_to_f32, tc_f32_to_bf16 and tc_bf16_to_f32. */
 uint16_t tc_f32_to_f16(float f);
 float tc_f16_to_f32(uint16_t h);
 uint16_t tc_f32_to_bf16(float f);
@@ -482,7 +592,9 @@ typedef struct tc_op_options {
                           $HOME/.local/share/tilec/perfdb.sqlite; "": none */
 } tc_op_options;
 
-/* One candidate perf config tried by tc_conv2d_tune or tc_gemm_tune. */
+/* One candidate perf config tried by tc_conv2d_tune or tc_gemm_tune; a
+ * tc_op_tune_callback gets each one with the context pointer it was given
+ * (tc_op_tune_options). */
 typedef struct tc_op_tune_event {
   int index, total;          /* 1-based candidate number, and how many are tried */
   const char *perf_config;   /* "BS,MPB,NPB,KPB,MPT,NPT" */
@@ -556,7 +668,8 @@ typedef struct tc_conv2d tc_conv2d;
 void tc_conv2d_desc_init(tc_conv2d_desc *d);
 /* A convolution of description d with options opt (NULL: defaults); both
  * are copied.  It never fails: a description that is not valid is
- * reported by the calls that need it (tc_conv2d_plan, tc_conv2d_run ...). */
+ * reported by the calls that need it (tc_conv2d_plan, tc_conv2d_run ...).
+ * tc_conv2d_free frees it with its kernels. */
 tc_conv2d *tc_conv2d_new(const tc_conv2d_desc *d, const tc_op_options *opt);
 void tc_conv2d_free(tc_conv2d *c);
 /* The last error message of a call on this convolution ("" when none). */
@@ -625,7 +738,8 @@ const char *tc_conv2d_perf_config_detail(const tc_conv2d *c);
  * plan).  Backward data with a stride > 1 has several GEMM kernels and
  * may start with one that zeroes the input. */
 int tc_conv2d_num_kernels(const tc_conv2d *c);
-/* NULL for an index out of range. */
+/* The name and source of kernel i (tc_conv2d_kernel_name,
+ * tc_conv2d_kernel_source); NULL for an index out of range. */
 const char *tc_conv2d_kernel_name(const tc_conv2d *c, int i);
 const char *tc_conv2d_kernel_source(const tc_conv2d *c, int i);
 /* Kernel i's launch (1-D grid of blocks; static shared memory only) and
@@ -650,14 +764,17 @@ typedef struct tc_gemm tc_gemm;
 
 /* Fills d with a 1 x 1 x 1 f32 GEMM, batch 1, nothing transposed. */
 void tc_gemm_desc_init(tc_gemm_desc *d);
-/* As tc_conv2d_new: never fails; the description is checked later. */
+/* As tc_conv2d_new, tc_conv2d_free and tc_conv2d_error: tc_gemm_new never
+ * fails (the description is checked later), tc_gemm_free frees, and
+ * tc_gemm_error is the last error message ("" when none). */
 tc_gemm *tc_gemm_new(const tc_gemm_desc *d, const tc_op_options *opt);
 void tc_gemm_free(tc_gemm *g);
 const char *tc_gemm_error(const tc_gemm *g);
 /* "gemm -g 1 -M 64 -N 64 -K 64 --transA 0 --transB 0 -t f32": the perf-DB
  * key `tilec gemm` uses too. */
 const char *tc_gemm_problem_string(const tc_gemm *g);
-/* As tc_conv2d_plan, tc_conv2d_tune, tc_conv2d_run and tc_conv2d_verify.
+/* tc_gemm_plan, tc_gemm_tune, tc_gemm_run and tc_gemm_verify work as
+ * tc_conv2d_plan, tc_conv2d_tune, tc_conv2d_run and tc_conv2d_verify.
  * a and b are only read; c gets the result.  tc_gemm_verify (and the
  * checks of tc_gemm_tune) compare every element of C when the GEMM has at
  * most 2^30 multiply-adds, else one pseudo-random element in each square
@@ -667,8 +784,10 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config);
 tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_result *r);
 tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double *ms);
 int64_t tc_gemm_verify(tc_gemm *g, const void *a, const void *b, const void *c, double *worst);
-/* As the tc_conv2d_ accessors; a GEMM has one kernel, whose parameters
- * are A, B, C. */
+/* As the tc_conv2d_ accessors: tc_gemm_perf_config,
+ * tc_gemm_perf_config_source, tc_gemm_perf_config_detail, and
+ * tc_gemm_kernel_name and tc_gemm_kernel_source of the GEMM's one kernel,
+ * whose parameters are A, B, C. */
 const char *tc_gemm_perf_config(const tc_gemm *g);
 const char *tc_gemm_perf_config_source(const tc_gemm *g);
 const char *tc_gemm_perf_config_detail(const tc_gemm *g);

@@ -14,6 +14,11 @@ def tile_2d(f, out, ty, tx):
 
 def gsg_copy(inline, tidx0, bidx1):
     """Seed 002: T0 (global) -> T1 (shared) -> T2 (global) on a [2, 4] f32."""
+    return gsg_copy_tensors(inline, tidx0, bidx1)[0]
+
+
+def gsg_copy_tensors(inline, tidx0, bidx1):
+    """gsg_copy's fusion and its tensors: (f, T0, T1, T2)."""
     f = tilec.Fusion()
     tv0 = f.input(tilec.f32, (2, 4))
     tv1 = f.set(tv0)
@@ -27,7 +32,7 @@ def gsg_copy(inline, tidx0, bidx1):
     if bidx1:
         tv1.parallelize(1, tilec.BIDx)
         tv2.parallelize(1, tilec.BIDx)
-    return f
+    return f, tv0, tv1, tv2
 
 
 def transpose(shape=(67, 45), swizzle=False):

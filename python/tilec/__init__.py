@@ -21,7 +21,7 @@ See docs/python.md in the tilec source tree.
 """
 
 from ._errors import LibraryNotFound, Status, TilecError
-from ._core import (DType, Fusion, Kernel, Launch, LdstType, MemType, ParallelType,
+from ._core import (Allocation, DType, Fusion, Kernel, Launch, LdstType, MemType, ParallelType,
                     SwizzleType, Target, Tensor, bf16_bits_to_f32, f32_to_bf16_bits)
 from ._conv import conv2d, conv2d_backward_data, conv2d_backward_weight
 from . import _lib
@@ -55,7 +55,7 @@ def library_path():
 
 
 __all__ = [
-    "Fusion", "Tensor", "Kernel", "Launch", "TilecError", "LibraryNotFound", "Status",
+    "Fusion", "Tensor", "Kernel", "Launch", "Allocation", "TilecError", "LibraryNotFound", "Status",
     "DType", "MemType", "ParallelType", "LdstType", "SwizzleType", "Target",
     "f32", "f16", "bf16", "i32", "i8",
     "Serial", "BIDx", "BIDy", "BIDz", "TIDx", "TIDy", "TIDz", "DIDx", "DIDy", "DIDz",

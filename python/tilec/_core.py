@@ -401,7 +401,10 @@ class Tensor:
                 for i in range(self._L.tc_tensor_nloop(self._p))]
 
     def describe(self):
-        """The loop domain as text, e.g. "T2[BIDx{2}, iS{4}]"."""
+        """The schedule as text (tc_tensor_describe), e.g.
+        "T2[iBIDx{2}, (CA), iS{4}]": the loop domain with the compute-at
+        mark, the tensor-memory dim-sep "(DS)", and " alloc[...]" for an
+        allocation domain of its own."""
         buf = ctypes.create_string_buffer(8192)
         return self._L.tc_tensor_describe(self._p, buf, len(buf)).decode()
 
@@ -508,6 +511,16 @@ class Tensor:
 
 Launch = namedtuple("Launch", "grid block")
 
+Allocation = namedtuple(
+    "Allocation", "memory positions extents elements bytes offset lanes columns columns_allocated")
+Allocation.__doc__ = """What a kernel allocates for one tensor (tc_kernel_tensor_allocation):
+memory (MemType), the allocated axes' positions in the allocation domain and
+their extents (tuples, the first 16), elements and bytes (per block for
+shared and tensor memory, per thread for local memory), the byte offset in
+shared memory, and for tensor memory the lanes, the 32-bit columns a lane's
+elements fill and the columns reserved.  A kernel parameter (an input or
+output) is its global buffer: its logical axes."""
+
 
 def _make_args(ins, outs, inputs):
     if len(inputs) != len(ins):
@@ -560,6 +573,19 @@ class Kernel:
     @property
     def tmem_columns(self):
         return self._L.tc_kernel_tmem_columns(self._p)
+
+    def allocation(self, t):
+        """The Allocation of tensor t (a Tensor of the fusion this kernel was
+        compiled from) in this kernel; TilecError when the kernel has no
+        such tensor."""
+        _check_tensor(t, "tensor")
+        a = _lib.Allocation()
+        st = self._L.tc_kernel_tensor_allocation(self._p, t._p, ctypes.byref(a))
+        if st != Status.OK:
+            raise TilecError(t.fusion.error, st)
+        n = min(a.naxes, 16)
+        return Allocation(MemType(a.memory), tuple(a.positions[:n]), tuple(a.extents[:n]),
+                          a.elements, a.bytes, a.offset, a.lanes, a.columns, a.columns_allocated)
 
     @property
     def launch(self):

@@ -40,6 +40,13 @@ class CompileOptions(ctypes.Structure):
     _fields_ = [("target", _i), ("arch", _str), ("kernel_name", _str)]
 
 
+class Allocation(ctypes.Structure):
+    """struct tc_allocation."""
+    _fields_ = [("memory", _i), ("naxes", _i), ("positions", _i * 16), ("extents", _i64 * 16),
+                ("elements", _i64), ("bytes", _i64), ("offset", _i64), ("lanes", _i64),
+                ("columns", _i64), ("columns_allocated", _i64)]
+
+
 # name: (restype, argtypes)
 _PROTOS = {
     "tc_status_name": (_str, [_i]),
@@ -95,6 +102,7 @@ _PROTOS = {
     "tc_kernel_nparams": (_i, [c_kernel_p]),
     "tc_kernel_param_bytes": (_sz, [c_kernel_p, _i]),
     "tc_kernel_error": (_str, [c_kernel_p]),
+    "tc_kernel_tensor_allocation": (_i, [c_kernel_p, c_tensor_p, ctypes.POINTER(Allocation)]),
     "tc_kernel_build": (_i, [c_kernel_p, _str]),
     "tc_kernel_run": (_i, [c_kernel_p, ctypes.POINTER(ctypes.c_void_p), _str,
                            ctypes.POINTER(ctypes.c_double)]),

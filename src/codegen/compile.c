@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lower/allocation.h"
 #include "../runtime/cache.h"
 #include "../runtime/runtime.h"
 #include "../sched/sched.h"
@@ -20,6 +21,8 @@ struct tc_kernel {
   int nparams;
   size_t *param_bytes;
   int *param_is_output;
+  tc_tensor_alloc *allocs; /* each tensor's allocation (src/lower/allocation.c) */
+  int nallocs;
   tc_cl *cl;
   char cl_selector[128];
   char err[4096];
@@ -151,6 +154,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     kn->param_bytes[i] = n;
     kn->param_is_output[i] = i >= f->ninputs;
   }
+  kn->nallocs = tc_kir_tensor_allocs(k, &kn->allocs);
   if (o.target == TC_TARGET_CUDA && k->ntma > 0) {
     kn->tmaps = tc_xcalloc((size_t)k->ntma, sizeof *kn->tmaps);
     tc_str why;
@@ -216,6 +220,8 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   kn->nparams = e.nparams;
   kn->param_bytes = e.param_bytes, e.param_bytes = NULL;
   kn->param_is_output = e.param_is_output, e.param_is_output = NULL;
+  kn->allocs = e.allocs, e.allocs = NULL;
+  kn->nallocs = e.nallocs;
   kn->tmaps = e.tmaps, e.tmaps = NULL;
   kn->ntmaps = e.ntmaps;
   if (e.ptx) {
@@ -243,6 +249,7 @@ static void kernel_to_cache(const tc_kernel *k) {
   memcpy(e.block, k->block, sizeof e.block);
   e.nparams = k->nparams;
   e.param_bytes = k->param_bytes, e.param_is_output = k->param_is_output;
+  e.nallocs = k->nallocs, e.allocs = k->allocs;
   e.ntmaps = k->ntmaps, e.tmaps = k->tmaps;
   e.source = k->source;
   if (k->ptx) {
@@ -284,7 +291,7 @@ void tc_kernel_free(tc_kernel *k) {
   if (!k) return;
   if (k->cl) tc_cl_close(k->cl);
   free(k->source), free(k->param_bytes), free(k->param_is_output), free(k->ptx);
-  free(k->hip_co), free(k->tmaps);
+  free(k->hip_co), free(k->tmaps), free(k->allocs);
   free(k);
 }
 
@@ -303,6 +310,15 @@ const char *tc_kernel_error(const tc_kernel *k) { return k->err; }
 
 size_t tc_kernel_param_bytes(const tc_kernel *k, int i) {
   return i >= 0 && i < k->nparams ? k->param_bytes[i] : 0;
+}
+
+tc_status tc_kernel_tensor_allocation(const tc_kernel *k, const tc_tensor *t, tc_allocation *out) {
+  if (!t) return TC_ERR_ARGUMENT;
+  tc_clear_error(t->f);
+  if (!k || !out)
+    return tc_fail(t->f, TC_ERR_ARGUMENT, "tc_kernel_tensor_allocation: the %s is NULL",
+                   !k ? "kernel" : "output (out)");
+  return tc_tensor_alloc_find(k->allocs, k->nallocs, k->name, t, out);
 }
 
 void tc_kernel_launch_dims(const tc_kernel *k, int64_t grid[3], int64_t block[3]) {

@@ -260,15 +260,33 @@ tc_ptype tc_tensor_loop_ptype(const tc_tensor *t, int axis) {
   return a < 0 ? TC_SERIAL : t->f->g.axes[t->loop[a]].ptype;
 }
 
-void tc_tensor_loop_str(const tc_tensor *t, tc_str *out) {
+/* "[a, b, ...]" for the n axes, with "(CA)" before position ca and "(DS)"
+ * before position ds (-1: no mark; n: after the last axis). */
+static void domain_str(const tc_dgraph *g, const int *axes, int n, int ca, int ds, tc_str *out) {
   char buf[64];
-  tc_str_printf(out, "%s[", t->name);
-  for (int i = 0; i < t->nloop; i++) {
-    if (i) tc_str_cat(out, ", ");
-    if (i == t->ca_pos && t->ca_pos > 0) tc_str_cat(out, "(CA), ");
-    tc_str_cat(out, tc_axis_describe(&t->f->g, t->loop[i], buf, sizeof buf));
+  if (ca > n) ca = n;
+  if (ds > n) ds = n; /* as lowering reads a dim-sep past a shortened domain */
+  const char *sep = "";
+  tc_str_cat(out, "[");
+  for (int i = 0; i <= n; i++) {
+    if (i == ca) tc_str_printf(out, "%s(CA)", sep), sep = ", ";
+    if (i == ds) tc_str_printf(out, "%s(DS)", sep), sep = ", ";
+    if (i < n) tc_str_printf(out, "%s%s", sep, tc_axis_describe(g, axes[i], buf, sizeof buf));
+    sep = ", ";
   }
   tc_str_cat(out, "]");
+}
+
+void tc_tensor_loop_str(const tc_tensor *t, tc_str *out) {
+  bool own_alloc = t->alloc_set && (t->nalloc != t->nloop ||
+                                    memcmp(t->alloc, t->loop, (size_t)t->nloop * sizeof(int)) != 0);
+  int ds = t->mem == TC_MEM_TENSOR ? t->tmem_dimsep : -1;
+  tc_str_cat(out, t->name);
+  domain_str(&t->f->g, t->loop, t->nloop, t->ca_pos > 0 ? t->ca_pos : -1, own_alloc ? -1 : ds, out);
+  if (own_alloc) {
+    tc_str_cat(out, " alloc");
+    domain_str(&t->f->g, t->alloc, t->nalloc, -1, ds, out);
+  }
 }
 
 tc_status tc_vfail_call(tc_fusion *f, tc_status status, const char *call, const char *context,

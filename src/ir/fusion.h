@@ -84,7 +84,10 @@ int tc_norm_axis(int axis, int n);
 /* Resolves a position argument in [0, n] (negative: pos + n + 1). */
 int tc_norm_pos(int pos, int n);
 
-/* Describes the tensor's loop domain, e.g. "T2[iBIDx{2}, iS{4}]". */
+/* Describes the tensor's schedule as tc_tensor_describe does (tilec.h): its
+ * loop domain with the compute-at mark, e.g. "T2[iBIDx{2}, (CA), iS{4}]",
+ * its allocation domain when it has one of its own, and the tensor-memory
+ * dim-sep. */
 void tc_tensor_loop_str(const tc_tensor *t, tc_str *out);
 
 /* The error of a scheduling call: records "CALL: <message> (CONTEXT)" on

@@ -67,11 +67,18 @@ typedef struct tc_knode {
   struct tc_knode *tma_stmt;
 } tc_knode;
 
+#define TC_KALLOC_LISTED 16 /* allocated axes listed per allocation */
+
 typedef struct tc_kalloc {
   tc_tensor *t;
   int64_t elems;           /* elements allocated (per block / per thread) */
+  int naxes;               /* allocation-domain axes allocated (seed 002's rules) */
+  int axis_pos[TC_KALLOC_LISTED]; /* their positions in the allocation domain,
+                                     outermost first (the first 16) */
   int64_t offset;          /* shared: byte offset in the block's shared memory */
   int64_t lanes, columns;  /* tensor memory: lanes and 32-bit columns */
+  int64_t used_columns;    /* tensor memory: the columns a lane's elements fill
+                              (columns rounds it up for tcgen05.alloc) */
   int64_t tmem_col;        /* tensor memory: first column in the OpenCL emulation */
   int tmem_slot;           /* tensor memory: order of allocation (CUDA: the
                               shared-memory slot tcgen05.alloc writes) */

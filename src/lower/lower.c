@@ -173,14 +173,24 @@ static tc_status validate_visibility(lctx *c, tc_tensor *t, tc_tensor *cons) {
       tc_axis *b = &g->axes[cons->loop[j]];
       found = b->sig == a->sig && b->extent == a->extent && b->ptype == a->ptype;
     }
-    if (!found)
-      return tc_fail(c->f, TC_ERR_SCHEDULE,
-                     "compile: %s is in %s memory with axis %d bound to %s, but its consumer %s has "
-                     "no matching %s axis, so it would read elements another %s wrote; parallelize "
-                     "both alike (tc_parallelize_all_like) or move %s to %s memory",
-                     t->name, tc_memtype_name(t->mem), i, tc_ptype_name(a->ptype), cons->name,
-                     tc_ptype_name(a->ptype), tc_ptype_is_thread(a->ptype) ? "thread" : "block",
-                     t->name, tc_ptype_is_thread(a->ptype) ? "shared" : "global");
+    if (found) continue;
+    /* the remedies that apply: the same binding on the consumer always;
+     * for registers read across threads, shared memory too (all threads of
+     * a block see it); across blocks no memory helps, since the blocks of
+     * a launch neither share on-chip memory nor wait for each other */
+    bool thread = tc_ptype_is_thread(a->ptype);
+    char move[160] = "";
+    if (thread)
+      snprintf(move, sizeof move, ", or place %s in shared memory (tc_set_memory_type), which all "
+               "threads of a block see", t->name);
+    return tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s is in %s memory with axis %d bound to %s, but its consumer %s has no "
+                   "matching %s axis, so it would read elements another %s wrote; schedule and "
+                   "parallelize %s and %s alike (tc_propagate_transforms, tc_parallelize_all_like)%s",
+                   t->name, tc_memtype_name(t->mem), i, tc_ptype_name(a->ptype), cons->name,
+                   tc_ptype_name(a->ptype), thread ? "thread" : "block", t->name, cons->name,
+                   thread ? move : "; the blocks of a launch neither share on-chip memory nor wait "
+                   "for each other, so no memory type makes this safe");
   }
   return TC_OK;
 }
@@ -250,7 +260,13 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
     if (t->mem == TC_MEM_GLOBAL) continue;
     const int *ax;
     int na = alloc_domain(t, &ax);
-    tc_kalloc a = {t, 1, 0, 0, 0};
+    tc_kalloc a = {.t = t, .elems = 1};
+    for (int j = 0; j < na; j++)
+      if (axis_allocated(g, t, ax[j])) {
+        if (a.naxes < TC_KALLOC_LISTED) a.axis_pos[a.naxes] = j;
+        a.naxes++;
+        a.elems = tc_sat_mul(a.elems, g->axes[ax[j]].extent);
+      }
     if (t->mem == TC_MEM_TENSOR) {
       int sep = t->tmem_dimsep > na ? na : t->tmem_dimsep;
       int64_t lanes = 1, colelems = 1;
@@ -269,16 +285,14 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
                        "Not enough tensor memory columns: tried to allocate %lld, but only %d available.",
                        (long long)cols, TC_TMEM_COLUMNS);
       a.lanes = lanes;
+      a.used_columns = cols;
       a.columns = next_pow2(cols < 32 ? 32 : cols);
-      a.elems = lanes * colelems;
       tmem += a.columns;
       if (tmem > TC_TMEM_COLUMNS)
         return tc_fail(c->f, TC_ERR_LOWER,
                        "Not enough tensor memory columns: tried to allocate %lld in all, but only %d available.",
                        (long long)tmem, TC_TMEM_COLUMNS);
     } else {
-      for (int j = 0; j < na; j++)
-        if (axis_allocated(g, t, ax[j])) a.elems = tc_sat_mul(a.elems, g->axes[ax[j]].extent);
       if (t->mem == TC_MEM_SHARED) {
         smem = tc_sat_add(smem, 15) / 16 * 16;
         a.offset = smem;

@@ -4,7 +4,7 @@
  * length-prefixed blocks, and a closing line with a hash of everything
  * before it:
  *
- *   tilec-cache 1
+ *   tilec-cache 2
  *   key 0123...ef
  *   name copy
  *   target 1
@@ -16,6 +16,10 @@
  *   params 2
  *   param 32 0
  *   param 32 1
+ *   allocs 3                     (one per kernel parameter and allocated tensor)
+ *   alloc 0 0 2 8 32 0 0 0 0     (tensor id, memory, axes, elements, bytes,
+ *   axes 0 2 1 4                  offset, lanes, columns, columns allocated;
+ *   ...                           then position and extent of each axis)
  *   tmaps 1                      (optional: CUDA kernels with bulk tensor copies)
  *   tmap 1 2 2 128 512 256 0 0 0 0 1024 0 0 0 64 64 0 0 0
  *   source 1234
@@ -42,7 +46,7 @@
 
 #include "../ir/fusion.h"
 
-#define FORMAT_LINE "tilec-cache 1\n"
+#define FORMAT_LINE "tilec-cache 2\n"
 #define ENTRY_EXT ".tck"
 #define TMP_PREFIX ".tilec-tmp-"
 #define MAX_ENTRY_BYTES ((size_t)256 << 20)
@@ -226,6 +230,17 @@ static void serialize(const tc_cache_entry *e, tc_str *out) {
   tc_str_printf(out, "params %d\n", e->nparams);
   for (int i = 0; i < e->nparams; i++)
     tc_str_printf(out, "param %zu %d\n", e->param_bytes[i], e->param_is_output[i] ? 1 : 0);
+  tc_str_printf(out, "allocs %d\n", e->nallocs);
+  for (int i = 0; i < e->nallocs; i++) {
+    const tc_allocation *a = &e->allocs[i].a;
+    tc_str_printf(out, "alloc %d %d %d %lld %lld %lld %lld %lld %lld\naxes", e->allocs[i].tensor,
+                  (int)a->memory, a->naxes, (long long)a->elements, (long long)a->bytes,
+                  (long long)a->offset, (long long)a->lanes, (long long)a->columns,
+                  (long long)a->columns_allocated);
+    for (int j = 0; j < a->naxes && j < 16; j++)
+      tc_str_printf(out, " %d %lld", a->positions[j], (long long)a->extents[j]);
+    tc_str_cat(out, "\n");
+  }
   if (e->ntmaps > 0) tc_str_printf(out, "tmaps %d\n", e->ntmaps);
   for (int i = 0; i < e->ntmaps; i++) {
     const tc_rt_tmap *t = &e->tmaps[i];
@@ -319,7 +334,7 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
   cursor c = {buf, endline};
   char v[256];
   long long x[3];
-  if (!line(&c, "tilec-cache", v, sizeof v) || strcmp(v, "1") != 0) return 0;
+  if (!line(&c, "tilec-cache", v, sizeof v) || strcmp(v, "2") != 0) return 0;
   if (!line(&c, "key", v, sizeof v) || strcmp(v, key) != 0) return 0;
   snprintf(e->key, sizeof e->key, "%s", key);
   if (!line(&c, "name", v, sizeof v) || !plain_word(v, 0) || strlen(v) >= sizeof e->name) return 0;
@@ -344,6 +359,26 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
     if (!line(&c, "param", v, sizeof v) || !ints(v, 2, x, 0, INT64_MAX) || x[1] > 1) return 0;
     e->param_bytes[i] = (size_t)x[0];
     e->param_is_output[i] = (int)x[1];
+  }
+  if (!line(&c, "allocs", v, sizeof v) || !ints(v, 1, x, 0, 1 << 20)) return 0;
+  e->nallocs = (int)x[0];
+  e->allocs = tc_xcalloc((size_t)e->nallocs + 1, sizeof *e->allocs);
+  for (int i = 0; i < e->nallocs; i++) {
+    long long y[32];
+    tc_allocation *a = &e->allocs[i].a;
+    if (!line(&c, "alloc", v, sizeof v) || !ints(v, 9, y, 0, INT64_MAX) || y[0] > INT32_MAX ||
+        y[1] > TC_MEM_TENSOR || y[2] > INT32_MAX)
+      return 0;
+    e->allocs[i].tensor = (int)y[0];
+    a->memory = (tc_memtype)y[1], a->naxes = (int)y[2], a->elements = y[3], a->bytes = y[4];
+    a->offset = y[5], a->lanes = y[6], a->columns = y[7], a->columns_allocated = y[8];
+    char axes[1024];
+    int listed = a->naxes < 16 ? a->naxes : 16;
+    if (!line(&c, "axes", axes, sizeof axes) || !ints(axes, 2 * listed, y, 0, INT64_MAX)) return 0;
+    for (int j = 0; j < listed; j++) {
+      if (y[2 * j] > INT32_MAX) return 0;
+      a->positions[j] = (int)y[2 * j], a->extents[j] = y[2 * j + 1];
+    }
   }
   if (line(&c, "tmaps", v, sizeof v)) {
     if (!ints(v, 1, x, 1, 64)) return 0;
@@ -387,7 +422,7 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
 void tc_cache_entry_free(tc_cache_entry *e) {
   if (!e) return;
   free(e->param_bytes), free(e->param_is_output), free(e->source), free(e->ptx);
-  free(e->tmaps);
+  free(e->tmaps), free(e->allocs);
   memset(e, 0, sizeof *e);
 }
 

@@ -1,6 +1,7 @@
 /* cache.h - the on-disk kernel cache: one file per compiled kernel, keyed
  * by tc_fusion_hash (src/ir/hash.c), holding everything tc_compile returns
- * (source, name, launch dims, shared/tensor memory, parameter sizes) and,
+ * (source, name, launch dims, shared/tensor memory, parameter sizes, each
+ * tensor's allocation) and,
  * for CUDA, the PTX with the NVRTC version that made it.  See docs/cache.md.
  *
  * The key also covers the build (tc_cache_build_fingerprint), so a rebuilt
@@ -22,6 +23,7 @@
 
 #include "tilec/tilec.h"
 #include "../base/base.h"
+#include "../lower/allocation.h"
 #include "runtime.h"
 
 typedef struct tc_cache_entry {
@@ -34,6 +36,8 @@ typedef struct tc_cache_entry {
   int nparams;
   size_t *param_bytes;   /* nparams of each (tc_xmalloc'd) */
   int *param_is_output;
+  int nallocs;           /* each tensor's allocation (tc_xmalloc'd) */
+  tc_tensor_alloc *allocs;
   int ntmaps;            /* CUDA TMA kernels: their tensor maps (tc_xmalloc'd) */
   tc_rt_tmap *tmaps;
   char *source;          /* NUL-terminated */

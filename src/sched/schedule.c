@@ -219,8 +219,10 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
     if ((pp || cp) && pa->ptype != ca->ptype)
       return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
                              "cannot inline %s at position %d: its loop axis %d is %s but the mapped axis of "
-                             "its consumer %s is %s",
-                             t->name, pos, i, tc_ptype_name(pa->ptype), c->name, tc_ptype_name(ca->ptype));
+                             "its consumer %s is %s; parallelize both alike (tc_parallelize_all_like) or "
+                             "inline %s at position %d or less",
+                             t->name, pos, i, tc_ptype_name(pa->ptype), c->name, tc_ptype_name(ca->ptype),
+                             t->name, i);
     if (pa->ptype == TC_VECTORIZE)
       return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
                              "cannot inline %s at position %d: loop axis %d is vectorized and a vectorized "
