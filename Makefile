@@ -74,7 +74,7 @@ test: deps
 	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
 	  tests/sass_check_test.sh tests/fuzz_smoke_test.sh
 
-# The slow convolution set: every ResNet-50 layer shape of issue #3 in all
+# The slow convolution set: every ResNet-50 layer shape in all
 # three directions (about 3 minutes on a 2-core CPU).  `make test` runs the
 # fast subset in tests/test_conv.c.
 check-full: tests
