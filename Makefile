@@ -73,7 +73,7 @@ test: deps
 	  tests/python_test.sh \
 	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
 	  tests/sass_check_test.sh tests/fuzz_smoke_test.sh \
-	  tests/docs_words_test.sh
+	  tests/docs_words_test.sh tests/docs_images_test.sh
 
 # The slow convolution set: every ResNet-50 layer shape in all
 # three directions (about 3 minutes on a 2-core CPU).  `make test` runs the
