@@ -72,9 +72,10 @@ test: deps
 	  tests/run.sh $(TEST_BIN) tests/cli_test.sh tests/cli_conv_test.sh \
 	  tests/python_test.sh \
 	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
-	  tests/sass_check_test.sh tests/fuzz_smoke_test.sh
+	  tests/sass_check_test.sh tests/fuzz_smoke_test.sh \
+	  tests/docs_words_test.sh tests/docs_images_test.sh
 
-# The slow convolution set: every ResNet-50 layer shape of issue #3 in all
+# The slow convolution set: every ResNet-50 layer shape in all
 # three directions (about 3 minutes on a 2-core CPU).  `make test` runs the
 # fast subset in tests/test_conv.c.
 check-full: tests

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# hopper.sh - everything issue #4 asks of an H100, as one command for a GPU
+# hopper.sh - every H100 measurement of the Hopper work (the LdStMatrixSet
+# copy's bandwidth, the GEMM against cuBLAS, the SASS), as one command for a GPU
 # session (at most 10 minutes per command there).  From the repository root:
 #
 #   bench/hopper.sh            (writes under $OUT if set, else bench/out/)
@@ -13,7 +14,7 @@
 #                  git revision, nvidia-smi
 #   2. build       make -j16 all tests (the library, tilec, the tests and
 #                  the benchmarks)
-#   3. ldst        build/bench/ldst_bandwidth: seed 000's LdStMatrixSet at
+#   3. ldst        build/bench/ldst_bandwidth: the LdStMatrixSet copy at
 #                  8192x8192 bf16, all 12 shmoo variants, output == input,
 #                  GB/s against cuMemcpyDtoD (goal >= 90%)
 #   4. gemm        bench/gemm_vs_cublas.py: tilec's bf16 GEMM vs cuBLAS

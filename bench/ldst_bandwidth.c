@@ -1,8 +1,10 @@
-/* ldst_bandwidth.c - the bandwidth of seed 000's LdStMatrixSet copy (bulk
+/* ldst_bandwidth.c - the bandwidth of the LdStMatrixSet copy (bulk
  * tensor load with a swizzle -> ldmatrix -> stmatrix -> bulk tensor store,
- * built by tc_ldst_seed_build, src/demo/ldst_seed.c) for each shmoo
+ * built by tc_ldst_set_build, src/demo/ldst_set.c) for each shmoo
  * variant (swizzle 32B/64B/128B x cta_m 64/128 x cta_n 256/512), against a
- * plain device-to-device copy of the same bytes (issue #4: goal >= 90%).
+ * plain device-to-device copy of the same bytes (goal: >= 90% of it).
+ * LdStMatrixSet is the copy of nvFuser's ldmatrix/stmatrix tutorial
+ * (docs/ldmatrix.md).
  *
  * Every run's output is compared with its input bit for bit (the output
  * buffer is reset to 0xffff first); a variant whose output differs fails.
@@ -28,7 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "demo/ldst_seed.h"
+#include "demo/ldst_set.h"
 #include "lower/ldst.h"
 #include "runtime/runtime.h"
 #include "tilec/tilec.h"
@@ -41,7 +43,7 @@ static void usage(FILE *fp) {
         "                      [--cta-m 64|128|all] [--cta-n 256|512|all] [-i N] [--arch ARCH]\n"
         "                      [--device SEL] [--emit DIR] [--no-run] [--json] [--fault 1|2]\n"
         "\n"
-        "Runs seed 000's LdStMatrixSet copy (bf16 M x N: bulk tensor load with a swizzle,\n"
+        "Runs the LdStMatrixSet copy (bf16 M x N: bulk tensor load with a swizzle,\n"
         "ldmatrix, stmatrix, bulk tensor store) for each chosen variant, checks output ==\n"
         "input bit for bit, and prints its time and bandwidth; on CUDA also against a\n"
         "device-to-device copy (cuMemcpyDtoD) of the same bytes (goal: >= 90%).\n"
@@ -163,7 +165,7 @@ static int emit_source(variant *v, tc_fusion *f, const char *arch, const char *d
     int64_t g[3], b[3];
     tc_kernel_launch_dims(k, g, b);
     fprintf(fp,
-            "/* LdStMatrixSet (seed 000): bf16 %lld x %lld, swizzle %lldB, CTA %lld x %lld, for "
+            "/* LdStMatrixSet: bf16 %lld x %lld, swizzle %lldB, CTA %lld x %lld, for "
             "%s;\n * grid %lldx%lldx%lld, block %lldx%lldx%lld, %lld bytes of dynamic shared "
             "memory.\n * Written by bench/ldst_bandwidth --emit. */\n",
             (long long)M, (long long)N, (long long)v->sw, (long long)v->cta_m,
@@ -372,9 +374,9 @@ int main(int argc, char **argv) {
       for (int c = 0; c < nn; c++, iv++) {
         variant *v = &vs[iv];
         v->sw = sws[a], v->cta_m = ms_[b], v->cta_n = ns[c], v->mismatches = -1, v->first = -1;
-        tc_ldst_seed s;
+        tc_ldst_set s;
         char msg[1024];
-        tc_status st = tc_ldst_seed_build(&s, (tc_tma_swizzle)v->sw, v->cta_m, v->cta_n, M, N,
+        tc_status st = tc_ldst_set_build(&s, (tc_tma_swizzle)v->sw, v->cta_m, v->cta_n, M, N,
                                           TC_LDST_LDMATRIX, fault ? TC_LDST_DEFAULT : TC_LDST_STMATRIX,
                                           msg, sizeof msg);
         tc_kernel *k = NULL;

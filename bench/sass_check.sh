@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # sass_check.sh - compiles tilec's Hopper kernels to sm_90a cubins with nvcc
-# and checks their SASS (cuobjdump -sass) for the instructions issue #4
-# asks for.  Needs no GPU.
+# and checks their SASS (cuobjdump -sass) for the Hopper instructions they
+# must use (LDSM, STSM, HGMMA, UTMALDG, ...).  Needs no GPU.
 #
 #   TMA GEMM (tilec gemm ... -t bf16 --target cuda --emit): 8192^3 plain,
 #     transA, transB, a ragged 1000^3, a skinny M=64 one and 8192^3 with

@@ -1,6 +1,6 @@
 /* conv_test_util.h - what tests/test_conv.c and tests/test_conv_full.c
  * share: problem builders, the case lists (small feature cases, the
- * seed's bwd-data case, ResNet-50 layers), deterministic buffers, the
+ * n64 c64 k64 bwd-data case, ResNet-50 layers), deterministic buffers, the
  * host interpreter of a lowering's views, and plan + run + verify. */
 #ifndef TC_CONV_TEST_UTIL_H
 #define TC_CONV_TEST_UTIL_H
@@ -49,7 +49,8 @@ typedef struct conv_case {
 
 /* Small cases of every feature.  All are interpreted on the host by the
  * fast test and run on the device by the full one; those marked fast (the
- * brief's feature list) run on the device in the fast test too (every
+ * convolution features: padding, stride, dilation, groups, depthwise,
+ * NHWC, f16) run on the device in the fast test too (every
  * kernel costs a PoCL compile of ~1 s there). */
 static const conv_case CONV_U conv_small[] = {
   {"1x1 pad 1", CONV_P(2, 8, 5, 5, 8, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, TC_F32, CONV_NCHW), 0, 1},
@@ -71,7 +72,7 @@ static const conv_case CONV_U conv_small[] = {
 };
 static const size_t CONV_U conv_small_count = sizeof conv_small / sizeof conv_small[0];
 
-/* The brief's backward-data case: n64 c64 k64, 4x4 input, 2x2 filter,
+/* The asymmetric-padding backward-data case: n64 c64 k64, 4x4 input, 2x2 filter,
  * stride 2, pad h 2/1, w 2/0 (backward data in the fast test, all three
  * directions in the full one). */
 static const conv_case CONV_U conv_spec[] = {

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # gemm_bench_test.sh - tests bench/gemm_vs_cublas.py (tilec's bf16 GEMM
-# against cuBLAS, issue #4) where it can run:
+# against cuBLAS on an H100) where it can run:
 #   1. --dry-run lists the 10 default shapes (8192^3 in all four layouts,
 #      M = 64/128/256 with N = K = 8192, squares 1024..4096);
 #   2. --target opencl (tilec on PoCL, no torch) on three small shapes:

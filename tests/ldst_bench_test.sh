@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # ldst_bench_test.sh - smoke test of bench/ldst_bandwidth (the LdStMatrixSet
-# bandwidth benchmark of issue #4), so that it cannot rot:
+# bandwidth benchmark of the Hopper work), so that it cannot rot:
 #   1. every shmoo variant (swizzle 32/64/128B x cta_m 64/128 x cta_n
 #      256/512) runs on OpenCL (PoCL) at 256x512 with output == input;
 #   2. --json for one variant: ok, PASS, 0 mismatches, its launch shape;

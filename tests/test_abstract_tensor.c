@@ -13,10 +13,10 @@
  *     through such a swizzled shared buffer run on PoCL, once with the loop
  *     domain equal to the allocation domain and once with a loop domain
  *     from an abstract tensor on another branch of the graph.
- *   - The abstract tensor against the tensor calls: seed 000's
+ *   - The abstract tensor against the tensor calls: nvFuser's
  *     scheduleLdStMatrix sequence applied to an abstract tensor and, call
  *     for call, to a twin tensor gives the same extents and axis
- *     signatures at every step, and the extents the seed's comments state.
+ *     signatures at every step, and the extents the tutorial's comments state.
  *   - nvFuser's merge of non-adjacent axes, and every misuse with its
  *     message. */
 #include <stdint.h>
@@ -123,7 +123,7 @@ static void test_box_equals_cute_swizzle(void) {
     }
 }
 
-/* The 128B pattern of the seed (bf16, a 64-column box): row r's chunk c
+/* The 128B pattern of LdStMatrixSet (bf16, a 64-column box): row r's chunk c
  * lands at chunk c ^ (r % 8), spelled out for rows 0..8. */
 static void test_box_128b_bf16_table(void) {
   tc_dgraph g;
@@ -246,7 +246,7 @@ static void check_tensor_layout(tc_dtype dt, int64_t rows, int64_t cols, tc_tma_
 }
 
 static void test_tensor_layout(void) {
-  check_tensor_layout(TC_BF16, 64, 256, TC_TMA_SWIZZLE_128B); /* the seed's TMA load */
+  check_tensor_layout(TC_BF16, 64, 256, TC_TMA_SWIZZLE_128B); /* LdStMatrixSet's TMA load */
   check_tensor_layout(TC_F16, 16, 64, TC_TMA_SWIZZLE_64B);
   check_tensor_layout(TC_F32, 8, 24, TC_TMA_SWIZZLE_32B);
   check_tensor_layout(TC_F32, 16, 64, TC_TMA_SWIZZLE_128B);
@@ -371,7 +371,7 @@ static void test_run_alternate_loop_domain(void) {
 
 /* ---- the abstract tensor ------------------------------------------------ */
 
-/* One step of the seed's sequence, applied to both. */
+/* One step of the tutorial's sequence, applied to both. */
 typedef struct twin {
   tc_fusion *f;
   tc_abstract_tensor *at;
@@ -416,10 +416,10 @@ static void check_extents(const tc_abstract_tensor *at, int n, const int64_t *wa
              (long long)tc_abstract_tensor_extent(at, i), (long long)want[i]);
 }
 
-/* Seed 000's scheduleLdStMatrix, call for call, on an abstract tensor of
+/* nvFuser's scheduleLdStMatrix, call for call, on an abstract tensor of
  * tv1 and on tv2 itself (both tiled (GM, GN, cta_m(2), cta_n(1), m(64),
  * n(256)) first). */
-static void test_seed_sequence_matches_tensor_calls(void) {
+static void test_tutorial_sequence_matches_tensor_calls(void) {
   tc_fusion *f = tc_fusion_new();
   int64_t shape[2] = {256, 512};
   tc_tensor *t0 = tc_input(f, TC_BF16, 2, shape), *t1 = tc_set(f, t0), *t2 = tc_set(f, t1);
@@ -587,7 +587,7 @@ int main(void) {
   TC_RUN(test_schedule_tma_errors);
   TC_RUN(test_run_swizzled_copy);
   TC_RUN(test_run_alternate_loop_domain);
-  TC_RUN(test_seed_sequence_matches_tensor_calls);
+  TC_RUN(test_tutorial_sequence_matches_tensor_calls);
   TC_RUN(test_nonadjacent_merge);
   TC_RUN(test_abstract_errors);
   TC_RUN(test_set_domain_errors);

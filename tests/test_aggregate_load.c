@@ -1,5 +1,5 @@
 /* test_aggregate_load.c - the tile IR (src/tile) and its aggregate-load
- * pass (seed 001): GEMM and MoE-gather kernels run on PoCL with and
+ * pass (after ROCm Triton's): GEMM and MoE-gather kernels run on PoCL with and
  * without the pass against a plain C GEMM; the chunked loop when A does
  * not fit in shared memory; the base-pointer regression (B = identity, so
  * C shows which columns of A each slice read); every legality failure
@@ -352,11 +352,11 @@ static void test_chunked(void) {
            "%s", r.detail);
 }
 
-/* ---- seed 001's base-pointer bug ----
+/* ---- the original pass's base-pointer bug ----
  * A[i][j] = i * K + j, B = identity (N = K): C = A exactly, so every
  * column of C shows the column of A that its slice read.  With the bug
  * (every slice read at the buffer's column 0) C[i][j] = A[i][j % BK]
- * (seed 001, observation 2). */
+ * (observation 2 of the original pass's notes). */
 
 static int base_pointer_case(int64_t kdim, int bk, int64_t limit, int emulate, int64_t *bad_vs_a,
                              int64_t *bad_vs_bug) {
@@ -395,7 +395,8 @@ static int base_pointer_case(int64_t kdim, int bk, int64_t limit, int emulate, i
 static void test_base_pointer_regression(void) {
   NEED_CL();
   int64_t bad_a = -1, bad_bug = -1;
-  /* the seed's configuration: 32x32x32, BLOCK_K 16, two slices */
+  /* the configuration of the original pass's bug: 32x32x32, BLOCK_K 16, two
+   * slices */
   if (base_pointer_case(32, 16, 0, 0, &bad_a, &bad_bug) == 0) {
     TC_CHECK(bad_a == 0, "second slice read the wrong columns: %lld elements of C != A",
              (long long)bad_a);

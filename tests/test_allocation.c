@@ -127,7 +127,7 @@ static tc_fusion *chain(tc_dtype dt, int rank, const int64_t *shape, int n,
  *   4 inline at 1, axis 1 BIDx: neither axis: 1 element, 4 bytes
  *   5 inline at 1, axis 0 TIDx: TIDx always allocated in shared memory: [2, 4]
  *   6 inline at 1, TIDx 0, BIDx 1: [2] */
-static void test_shared_seed_cases(void) {
+static void test_shared_allocation_rule_cases(void) {
   static const struct {
     int inl, bidx1, tidx0;
     want w;
@@ -399,7 +399,7 @@ static void test_from_cache(void) {
 }
 
 int main(void) {
-  TC_RUN(test_shared_seed_cases);
+  TC_RUN(test_shared_allocation_rule_cases);
   TC_RUN(test_shared_offsets);
   TC_RUN(test_local_and_shared_across_threads);
   TC_RUN(test_tmem_f32);

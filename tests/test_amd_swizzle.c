@@ -9,8 +9,9 @@
  *    and 32-bit elements over many widths, and a sweep of Triton's vec /
  *    perPhase / maxPhase) against the plain C formula written here, forward
  *    and backward, with a bijection check per row;
- *  - the matrix-core parameters against the formula of the issue;
- *  - seed 003's layout [256, 64] -> [row / 8, (row % 8) * 64 + S(row, col)]
+ *  - the matrix-core parameters against TileLang's formula
+ *    (makeMatrixCoreSwizzleLayout);
+ *  - TileLang's layout [256, 64] -> [row / 8, (row % 8) * 64 + S(row, col)]
  *    through tc_layout_split / tc_layout_eval (reshape part, swizzled
  *    column), with a stage prefix and a replication prefix;
  *  - the refusals: swizzles that mix rows (an XOR into the row, a CuTe
@@ -45,7 +46,8 @@ static int64_t triton_ref(int64_t vec, int64_t pp, int64_t mp, int64_t row, int6
   return ((col / vec) ^ phase) * vec + col % vec;
 }
 
-/* The matrix-core parameters as the issue states them. */
+/* The matrix-core parameters as TileLang's makeMatrixCoreSwizzleLayout
+ * derives them. */
 static void mc_ref(int bits, int64_t cont, int64_t vec, int64_t *pp, int64_t *mp) {
   int64_t per_bank_row = 32 * 32 / bits;
   *pp = per_bank_row / cont > 1 ? per_bank_row / cont : 1;
@@ -278,9 +280,10 @@ static void test_errors_and_identity(void) {
 
 /* ---- item 2: reshape + swizzle ------------------------------------------ */
 
-/* Seed 003: bf16 [S, 256, 64], matrix-core swizzle (vec 4 -> maxPhase 16),
- * reshaped to [S, 1, 32, 512]: a stage prefix and a replication prefix. */
-static void test_seed003_split(void) {
+/* TileLang's gfx950 example: bf16 [S, 256, 64], matrix-core swizzle (vec 4 ->
+ * maxPhase 16), reshaped to [S, 1, 32, 512]: a stage prefix and a replication
+ * prefix. */
+static void test_tilelang_layout_split(void) {
   tc_fusion *f = tc_fusion_new();
   int64_t shape[3] = {2, 256, 64};
   tc_tensor *g = tc_input(f, TC_BF16, 3, shape);
@@ -554,7 +557,7 @@ int main(void) {
   TC_RUN(test_matrix_core);
   TC_RUN(test_triton_sweep);
   TC_RUN(test_errors_and_identity);
-  TC_RUN(test_seed003_split);
+  TC_RUN(test_tilelang_layout_split);
   TC_RUN(test_split_refusals);
   TC_RUN(test_random_soundness);
   TC_MAIN_END();

@@ -1,13 +1,12 @@
 /* test_conv_full.c - the slow convolution set (`make check-full`): every
- * ResNet-50 layer of the brief (N = 2) in all three directions, the
- * brief's n64 c64 k64 case in all three, and every small feature case of
- * tests/conv_test_util.h, each planned with the heuristic's parameters,
- * run on the OpenCL device and verified against the double-precision
- * reference with the sound bound of tc_conv_verify.  Prints one line per
- * run (kernel time, wall time, worst error as a fraction of the bound).
- * Runs only with TILEC_CHECK_FULL=1 in the environment (the Makefile's
- * tests/test_*.c wildcard also builds it into `make test`, where it
- * skips). */
+ * ResNet-50 layer shape (N = 2) in all three directions, the n64 c64 k64
+ * asymmetric-padding case in all three, and every small feature case of
+ * tests/conv_test_util.h, each planned with the heuristic's parameters, run
+ * on the OpenCL device and verified against the double-precision reference
+ * with the sound bound of tc_conv_verify.  Prints one line per run (kernel
+ * time, wall time, worst error as a fraction of the bound).  Runs only with
+ * TILEC_CHECK_FULL=1 in the environment (the Makefile's tests/test_*.c
+ * wildcard also builds it into `make test`, where it skips). */
 #include "test.h"
 #include "conv_test_util.h"
 

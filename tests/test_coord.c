@@ -10,13 +10,14 @@
  * and exactly the model's validity.
  *
  *   - unit tests of every transform, error messages, copy, describe;
- *   - conv2d forward views built exactly as seed 004 (pad, embed (y,ho),
- *     (x,wo), merge gemmK = {c,y,x}, gemmN = {n,ho,wo}), checked point by
- *     point against the plain conv index formula and by running the whole
- *     convolution as a GEMM over the views; asymmetric padding, stride,
- *     dilation; backward data with the negative-coefficient embeds of the
- *     CK/rocMLIR v4r1 formulation (stride 1, and any stride/dilation with
- *     one GEMM per (iYTilda, iXTilda), const_dim fixing the tilda dims);
+ *   - conv2d forward views built exactly as rocMLIR's MIOpen dialect builds
+ *     them (pad, embed (y,ho), (x,wo), merge gemmK = {c,y,x}, gemmN =
+ *     {n,ho,wo}), checked point by point against the plain conv index formula
+ *     and by running the whole convolution as a GEMM over the views;
+ *     asymmetric padding, stride, dilation; backward data with the
+ *     negative-coefficient embeds of the CK/rocMLIR v4r1 formulation (stride
+ *     1, and any stride/dilation with one GEMM per (iYTilda, iXTilda),
+ *     const_dim fixing the tilda dims);
  *   - merge collapse: the div/mod count of the offset as a function of the
  *     GEMM K coordinate (method in test_conv_divmod_counts), and the forms
  *     unmerge-of-merge, merge-of-unmerge, embed 1, l0, l0*l1, strides;
@@ -582,10 +583,11 @@ static int view_divmod(const tc_view *v) {
   return n;
 }
 
-/* Merge collapse in the forms of the brief: an unmerge of a merge, a merge
- * of an unmerge, an embed with coefficients 1, l0, l0*l1 merged back, the
- * final row-major linearization with strides (also column-major merged in
- * reverse); and merges that cannot collapse keep their div (still exact). */
+/* Merge collapse in the forms the index simplifier must catch: an unmerge of
+ * a merge, a merge of an unmerge, an embed with coefficients 1, l0, l0*l1
+ * merged back, the final row-major linearization with strides (also
+ * column-major merged in reverse); and merges that cannot collapse keep their
+ * div (still exact). */
 static void test_merge_collapse(void) {
   vm x;
   vm_new(&x, 3, (int64_t[]){4, 6, 5}, NULL, NULL);
@@ -862,8 +864,8 @@ static void conv_finish(conv *c) {
   c->WO = (c->W + c->plw + c->prw - c->dw * (c->X - 1) - 1) / c->sw + 1;
 }
 
-/* The three forward views of seed 004; each ends as [gemmK, gemmN],
- * [gemmK, gemmM] and [gemmM, gemmN]. */
+/* The three forward views of rocMLIR's conv2d lowering; each ends as [gemmK,
+ * gemmN], [gemmK, gemmM] and [gemmM, gemmN]. */
 static void conv_fwd_views(const conv *c, vm *in, vm *fil, vm *out) {
   vm_new(in, 4, (int64_t[]){c->N, c->C, c->H, c->W}, NULL, (const char *[]){"n", "c", "hi", "wi"});
   vm_pad(in, 2, c->plh, c->prh);

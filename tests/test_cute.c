@@ -668,6 +668,30 @@ static int count(const char *s, const char *sub) {
   return n;
 }
 
+/* Every header line (the <text> elements of the 12 px group under the
+ * title) fits the canvas: monospace at 12 px advances 0.6 em = 7.2 px per
+ * character, an entity (&lt;) counting as one. */
+static void check_header_fits(const char *svg, const char *what) {
+  const char *w = strstr(svg, "<svg "), *g = strstr(svg, "<g font-size=\"12\">");
+  double width = 0;
+  TC_REQUIRE(w && strstr(w, "width=\"") && sscanf(strstr(w, "width=\"") + 7, "%lf", &width) == 1 && g,
+             "%s: no canvas width or header group", what);
+  const char *end = strstr(g, "</g>");
+  int lines = 0;
+  for (const char *p = strstr(g, "<text"); p && p < end; p = strstr(p + 1, "<text")) {
+    double x = 0;
+    TC_REQUIRE(sscanf(p, "<text x=\"%lf\"", &x) == 1, "%s: a header <text> without x", what);
+    const char *s = strchr(p, '>') + 1, *e = strstr(s, "</text>");
+    int n = 0;
+    for (const char *c = s; c < e; c++, n++)
+      if (*c == '&') c = strchr(c, ';');
+    TC_CHECK(x + 7.2 * n <= width, "%s: a header line of %d characters at x = %.0f runs past the %.0f px canvas",
+             what, n, x, width);
+    lines++;
+  }
+  TC_CHECK(lines >= 3, "%s: %d header lines, want the title and at least two", what, lines);
+}
+
 static void test_svg(void) {
   tc_tile t;
   TC_REQUIRE(parse_tile("[8,64]", &t), "tile");
@@ -688,8 +712,24 @@ static void test_svg(void) {
     TC_CHECK(count(x, "stroke=\"#e00000\"") == 256, "%d conflicting cells outlined, want 256 (32 threads x 8)",
              count(x, "stroke=\"#e00000\""));
     TC_CHECK(count(x, "<rect") >= 512, "cells");
+    check_header_fits(x, view ? "[8,64] address view" : "[8,64]");
     tc_str_free(&s);
   }
+  tc_bank_report_free(&r);
+  tc_tile_free(&t);
+  /* a narrow tile whose header is wider than its grid and legend: the
+   * conflict line of a 16 x 16 float tile read down its columns is 102
+   * characters, 746 px from the margin on, past the 712 px the legend
+   * needs */
+  TC_REQUIRE(parse_tile("[16,16]", &t), "tile");
+  tc_bank_opts o4 = {4, TC_ACCESS_COL, 1};
+  TC_REQUIRE(tc_bank_analyze(&t, &o4, &r, err, sizeof err) == 0, "%s", err);
+  tc_str s4;
+  tc_str_init(&s4);
+  TC_REQUIRE(tc_tile_svg(&s4, &t, &o4, &r, r.worst, TC_VIEW_LOGICAL, "tilec layout [16,16]", err, sizeof err) == 0,
+             "%s", err);
+  check_header_fits(tc_str_cstr(&s4), "[16,16] column access");
+  tc_str_free(&s4);
   tc_bank_report_free(&r);
   tc_tile_free(&t);
   /* 32 distinct bank colours */

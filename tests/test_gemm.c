@@ -272,8 +272,8 @@ static void test_short_k(void) {
   free(src);
 }
 
-/* The seed's parameters 256,128,128,16,4,4, padded in M and N, K/KPB = 3. */
-static void test_seed_params(void) {
+/* rocMLIR's example 256,128,128,16,4,4, padded in M and N, K/KPB = 3. */
+static void test_rocmlir_example_params(void) {
   NEED_CL();
   gcase c = base("256,128,128,16,4,4", 1, 130, 200, 48);
   c.c_extra = 1;
@@ -468,7 +468,7 @@ int main(void) {
   RUN(test_exact_even_tail);
   RUN(test_padded_odd_tail);
   RUN(test_short_k);
-  RUN(test_seed_params);
+  RUN(test_rocmlir_example_params);
   RUN(test_batched_transposed);
   RUN(test_half_types);
   RUN(test_accumulate_alpha);

@@ -157,7 +157,7 @@ static void test_xdlops_params(void) {
   char err[512], buf[64];
   tc_gemm_params p;
   tc_gemm_shape s = shape16(128, 128, 64, TC_F16);
-  /* the seed's example: 128,128,16 with 64 x 64 waves: 2 x 2 waves, 256 threads */
+  /* rocMLIR's example: 128,128,16 with 64 x 64 waves: 2 x 2 waves, 256 threads */
   TC_REQUIRE(tc_gemm_params_parse("xdlops:128,128,16,64,64", &p, err, sizeof err) == 0, "%s", err);
   TC_CHECK(tc_gemm_params_is_xdlops(&p), "not XDLOPS");
   TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);

@@ -929,7 +929,7 @@ static void test_resize_pad(void) {
 
 /* DIDx axes would need one kernel per device; a single kernel refuses
  * them (running them as serial loops would under-allocate intermediates,
- * which seed 002's rules leave unallocated across DID*). */
+ * which the allocation rules leave unallocated across DID*). */
 static void test_didx_rejected(void) {
   tc_fusion *f = tc_fusion_new();
   int64_t shape[2] = {4, 5};

@@ -1,12 +1,13 @@
-/* test_ldmatrix_index.c - seed 000's LdStMatrixSet in tilec: the fusion
+/* test_ldmatrix_index.c - LdStMatrixSet, the copy of nvFuser's
+ * ldmatrix/stmatrix tutorial (docs/ldmatrix.md), in tilec: the fusion
  *
  *   tv0 (global) -> tv0_smem (bulk tensor load, shared, 128B swizzle)
  *     -> tv0_reg (ldmatrix, registers) -> tv1_smem (stmatrix, shared,
  *     128B swizzle) -> tv1 (bulk tensor store, global)
  *
- * built and scheduled through the public API as the seed does (CTA tile
+ * built and scheduled through the public API as the tutorial does (CTA tile
  * 128x256, warp-group tile 64x256, 64x64 boxes, 16x16 ldmatrix.x4 tiles),
- * with seed 000's scheduleLdStMatrix re-expressed call for call on an
+ * with the tutorial's scheduleLdStMatrix re-expressed call for call on an
  * abstract tensor.  Then the derived indices are checked:
  *
  *   1. The ldmatrix (stmatrix) address: lane t of the warp group at serial
@@ -14,7 +15,7 @@
  *      domain (no*nio)(16), (mo*niio*mi)(128) TIDx, niii(8) Vectorize,
  *      scheduled with the abstract tensor and walked with tc_dg_walk to
  *      the logical domain and on through the swizzle to the allocation, as
- *      src/lower/lower.c indexes.  It must equal seed 000's steps 1-6 in
+ *      src/lower/lower.c indexes.  It must equal the tutorial's steps 1-6 in
  *      closed form: m = 16*(t/32) + t%16, c = 2*(i%4) + (t/16)%2, byte =
  *      base + (i/4)*8192 + m*128 + (c ^ (m%8))*16, lane l of each warp
  *      giving row l%8 of matrix l/8, the matrices top-left, bottom-left,
@@ -57,7 +58,7 @@
 /* The constants of LdStMatrixSet. */
 enum { CTA_M = 128, CTA_N = 256, WARP_M = 64, WARP_N = 256, TMA_N = 64, LDST_M = 16, LDST_N = 16 };
 
-typedef struct seed000 {
+typedef struct ldst_set_fusion {
   tc_fusion *f;
   int64_t M, N;
   tc_tensor *tv0, *tv0_smem, *tv0_reg, *tv1_smem, *tv1;
@@ -66,7 +67,7 @@ typedef struct seed000 {
    * matrices in the wrong order (negative control) */
   tc_abstract_tensor *ld_addr, *st_addr, *ld_addr_bad, *st_addr_bad;
   int ok;
-} seed000;
+} ldst_set_fusion;
 
 static void reorder(tc_abstract_tensor *at, int n, const int (*pairs)[2]) {
   int old[8], new_[8];
@@ -74,7 +75,7 @@ static void reorder(tc_abstract_tensor *at, int n, const int (*pairs)[2]) {
   TC_CHECK(tc_abstract_reorder(at, n, old, new_) == TC_OK, "reorder failed");
 }
 
-/* Seed 000's scheduleLdStMatrix, call for call. */
+/* The tutorial's scheduleLdStMatrix, call for call. */
 static tc_abstract_tensor *schedule_ldst_matrix(tc_tensor *tv) {
   tc_abstract_tensor *abstract_tensor = tc_abstract_tensor_new(tv);
   // (GM, GN, cta_m(2), cta_n(1), m(64), n(256))
@@ -154,9 +155,9 @@ static tc_abstract_tensor *schedule_ldst_matrix_address(tc_tensor *tv, int wrong
   return at;
 }
 
-/* LdStMatrixSet as seed 000 builds and schedules it. */
-static seed000 build_seed000(int64_t M, int64_t N) {
-  seed000 s = {0};
+/* LdStMatrixSet as the tutorial builds and schedules it. */
+static ldst_set_fusion build_ldst_set_fusion(int64_t M, int64_t N) {
+  ldst_set_fusion s = {0};
   s.M = M, s.N = N;
   tc_fusion *f = s.f = tc_fusion_new();
   int64_t shape[2] = {M, N};
@@ -233,7 +234,7 @@ static seed000 build_seed000(int64_t M, int64_t N) {
   return s;
 }
 
-static void free_seed000(seed000 *s) {
+static void free_ldst_set_fusion(ldst_set_fusion *s) {
   tc_abstract_tensor_free(s->ld_addr);
   tc_abstract_tensor_free(s->st_addr);
   tc_abstract_tensor_free(s->ld_addr_bad);
@@ -243,7 +244,7 @@ static void free_seed000(seed000 *s) {
 
 /* ---- indices, the way src/lower/lower.c derives them ---------------------- */
 
-/* Seed 002's allocation rule as lower.c applies it: block-parallel axes are
+/* The allocation rule as lower.c applies it: block-parallel axes are
  * never allocated, thread-parallel ones always in shared memory and never
  * in registers, and otherwise axes left of the inline position are not.
  * (check_register_side_matches_lowering ties this to tc_lower.) */
@@ -311,7 +312,7 @@ static const tc_expr *side(indices *ix, const tc_tensor *t, const int *dom, int 
   return e;
 }
 
-static int derive(indices *ix, const seed000 *s) {
+static int derive(indices *ix, const ldst_set_fusion *s) {
   memset(ix, 0, sizeof *ix);
   tc_epool *p = ix->p = tc_epool_new();
   ix->var[V_BIDX] = tc_e_var(p, "bidx", 0, s->M / CTA_M - 1);
@@ -360,10 +361,10 @@ static int64_t ev_mn(const tc_expr *e, int64_t m, int64_t n) {
   return tc_e_eval(e, vars);
 }
 
-/* ---- 1. the address side against seed 000's closed form -------------------- */
+/* ---- 1. the address side against the tutorial's closed form -------------- */
 
 static void test_address_closed_form(void) {
-  seed000 s = build_seed000(8192, 8192);
+  ldst_set_fusion s = build_ldst_set_fusion(8192, 8192);
   TC_REQUIRE(s.ok, "building the fusion failed");
   indices ix;
   TC_REQUIRE(derive(&ix, &s), "deriving the indices failed");
@@ -387,7 +388,7 @@ static void test_address_closed_form(void) {
           for (int k = 0; k < 2; k++) {
             int64_t byte = 2 * ev(sides[k], blocks[b][0], blocks[b][1], tidy, t, i, 0);
             if (byte != want) bad++;
-            TC_CHECK(byte == want, "%s tidy %lld t %lld i %lld: byte %lld, seed 000 gives %lld",
+            TC_CHECK(byte == want, "%s tidy %lld t %lld i %lld: byte %lld, the closed form gives %lld",
                      k ? "stmatrix" : "ldmatrix", (long long)tidy, (long long)t, (long long)i,
                      (long long)byte, (long long)want);
             TC_CHECK(byte % 16 == 0, "row address %lld is not 16-byte aligned", (long long)byte);
@@ -409,7 +410,7 @@ static void test_address_closed_form(void) {
                    (long long)want_n);
         }
   tc_epool_free(ix.p);
-  free_seed000(&s);
+  free_ldst_set_fusion(&s);
 }
 
 /* ---- 2. the register side against tc_lower -------------------------------- */
@@ -440,7 +441,7 @@ static int64_t ev_stmt(const tc_kir *k, const tc_knode *st, const tc_expr *e, in
 }
 
 static void test_register_side_matches_lowering(void) {
-  seed000 s = build_seed000(8192, 8192);
+  ldst_set_fusion s = build_ldst_set_fusion(8192, 8192);
   TC_REQUIRE(s.ok, "building the fusion failed");
   /* inlining as nvFuser's inlineMost: the TMA load at the block tile, the
    * ldmatrix inside the stmatrix's serial loop and threads, stmatrix at
@@ -484,7 +485,7 @@ static void test_register_side_matches_lowering(void) {
         }
   tc_kir_free(k);
   tc_epool_free(ix.p);
-  free_seed000(&s);
+  free_ldst_set_fusion(&s);
 }
 
 /* ---- 3. what the instructions deliver = what the registers should hold -- */
@@ -512,7 +513,7 @@ static int count_fragment_mismatches(const tc_expr *addr, const tc_expr *reg) {
 }
 
 static void test_fragments_match_register_side(void) {
-  seed000 s = build_seed000(8192, 8192);
+  ldst_set_fusion s = build_ldst_set_fusion(8192, 8192);
   TC_REQUIRE(s.ok, "building the fusion failed");
   indices ix;
   TC_REQUIRE(derive(&ix, &s), "deriving the indices failed");
@@ -546,7 +547,7 @@ static void test_fragments_match_register_side(void) {
   TC_CHECK_EQ_INT(dup, 0);
   free(seen);
   tc_epool_free(ix.p);
-  free_seed000(&s);
+  free_ldst_set_fusion(&s);
 }
 
 /* ---- 4. the round trip, simulated ------------------------------------------ */
@@ -584,7 +585,7 @@ static int round_trip(const indices *ix, const tc_expr *ld_addr, const tc_expr *
 }
 
 static void test_round_trip(void) {
-  seed000 s = build_seed000(8192, 8192);
+  ldst_set_fusion s = build_ldst_set_fusion(8192, 8192);
   TC_REQUIRE(s.ok, "building the fusion failed");
   indices ix;
   TC_REQUIRE(derive(&ix, &s), "deriving the indices failed");
@@ -593,21 +594,21 @@ static void test_round_trip(void) {
   TC_CHECK_EQ_INT(round_trip(&ix, ix.ld_addr_bad, ix.st_addr_bad), 0);
   TC_CHECK(round_trip(&ix, ix.ld_addr_bad, ix.st_addr) > 0, "a wrong ldmatrix order round-trips");
   tc_epool_free(ix.p);
-  free_seed000(&s);
+  free_ldst_set_fusion(&s);
 }
 
 /* ---- 5. element-copy lowering run on PoCL --------------------------------- */
 
 static void test_run_pocl(void) {
   const int64_t M = 256, N = 512;
-  seed000 s = build_seed000(M, N);
+  ldst_set_fusion s = build_ldst_set_fusion(M, N);
   TC_REQUIRE(s.ok, "building the fusion failed");
   tc_compile_options o = {TC_TARGET_OPENCL, NULL, "ldst_matrix_set"};
   tc_status st = TC_OK;
   tc_kernel *k = tc_compile(s.f, &o, &st);
   if (!k) {
     TC_CHECK(k != NULL, "compile: %s: %s", tc_status_name(st), tc_fusion_error(s.f));
-    free_seed000(&s);
+    free_ldst_set_fusion(&s);
     return;
   }
   int64_t grid[3], block[3];
@@ -625,7 +626,7 @@ static void test_run_pocl(void) {
   void *args[2] = {in, out};
   st = tc_kernel_run(k, args, NULL, NULL);
   if (st == TC_ERR_NO_DEVICE) {
-    free(in), free(out), tc_kernel_free(k), free_seed000(&s);
+    free(in), free(out), tc_kernel_free(k), free_ldst_set_fusion(&s);
     TC_SKIP("no OpenCL device");
   }
   TC_CHECK(st == TC_OK, "run: %s", tc_kernel_error(k));
@@ -636,7 +637,7 @@ static void test_run_pocl(void) {
            (long long)(M * N), (long long)(first / N), (long long)(first % N));
   free(in), free(out);
   tc_kernel_free(k);
-  free_seed000(&s);
+  free_ldst_set_fusion(&s);
 }
 
 int main(void) {

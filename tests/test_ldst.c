@@ -1,7 +1,8 @@
 /* test_ldst.c - ldmatrix / stmatrix lowering (src/lower/ldst.c) and
  * printing (src/codegen/ldst_*.c):
  *
- *   1. Seed 000's LdStMatrixSet (tests/test_ldmatrix_index.c builds the
+ *   1. LdStMatrixSet, the copy of nvFuser's ldmatrix/stmatrix tutorial
+ *      (tests/test_ldmatrix_index.c builds the
  *      same fusion and checks its indices) with the real instruction types
  *      lowers each ldmatrix / stmatrix statement to one instruction per
  *      Vectorize(8) vector: the CUDA source holds exactly one
@@ -36,7 +37,7 @@
  *      hint when the other transposition is), a vector of 16, TIDx not a
  *      multiple of 32, 32-bit elements, the wrong memory types, stmatrix
  *      (.trans too) below sm_90, HIP; a bulk copy bound to TIDx.
- * TILEC_TEST_VERBOSE=1 prints the seed's CUDA and OpenCL sources. */
+ * TILEC_TEST_VERBOSE=1 prints LdStMatrixSet's CUDA and OpenCL sources. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -138,30 +139,30 @@ static const char *cuda_build(tc_fusion *f, const char *label, char *why, size_t
   return skip;
 }
 
-/* ---- 1. the seed ---------------------------------------------------------- */
+/* ---- 1. LdStMatrixSet ----------------------------------------------------- */
 
-static void test_seed_sources(void) {
-  seed s = build(TC_TMA_SWIZZLE_128B, 128, 256, 256, 512);
+static void test_ldst_set_sources(void) {
+  ldst_set s = build(TC_TMA_SWIZZLE_128B, 128, 256, 256, 512);
   TC_REQUIRE(tc_test_failed_checks == 0, "building the fusion failed");
   tc_compile_options o = {TC_TARGET_OPENCL, NULL, "ldst_matrix_set"};
   tc_status st = TC_OK;
   tc_kernel *k = tc_compile(s.f, &o, &st);
   TC_REQUIRE(k != NULL, "compile: %s", tc_fusion_error(s.f));
   const char *src = tc_kernel_source(k);
-  if (verbose()) printf("---- seed 000 (OpenCL) ----\n%s\n", src);
+  if (verbose()) printf("---- LdStMatrixSet (OpenCL) ----\n%s\n", src);
   TC_CHECK(count(src, "tc_ldsm_ld(T") == 1 && count(src, "tc_ldsm_st(T") == 1,
            "the OpenCL source does not emulate one ldmatrix and one stmatrix:\n%s", src);
   TC_CHECK(strstr(src, "__local int tc_ldsm_rows[256];") != NULL, "no scratch for 256 threads");
   tc_kernel_free(k);
   char why[512];
-  cuda_build(s.f, "seed 000", why, sizeof why);
+  cuda_build(s.f, "LdStMatrixSet", why, sizeof why);
   tc_fusion_free(s.f);
 }
 
-static void test_seed_run_pocl(void) {
-  seed s = build(TC_TMA_SWIZZLE_128B, 128, 256, 256, 512);
+static void test_ldst_set_run_pocl(void) {
+  ldst_set s = build(TC_TMA_SWIZZLE_128B, 128, 256, 256, 512);
   TC_REQUIRE(tc_test_failed_checks == 0, "building the fusion failed");
-  int r = run_copy(s.f, 256, 512, "seed 000 at 256x512", "tc_ldsm_ld(");
+  int r = run_copy(s.f, 256, 512, "LdStMatrixSet at 256x512", "tc_ldsm_ld(");
   tc_fusion_free(s.f);
   if (r < 0) TC_SKIP("no OpenCL device");
 }
@@ -172,7 +173,7 @@ static void test_seed_run_pocl(void) {
 static void test_each_alone(void) {
   int skipped = 0;
   for (int which = 0; which < 2; which++) {
-    seed s = build2(TC_TMA_SWIZZLE_128B, 128, 256, 128, 512,
+    ldst_set s = build2(TC_TMA_SWIZZLE_128B, 128, 256, 128, 512,
                     which == 0 ? TC_LDST_LDMATRIX : TC_LDST_DEFAULT,
                     which == 0 ? TC_LDST_DEFAULT : TC_LDST_STMATRIX);
     TC_REQUIRE(tc_test_failed_checks == 0, "building the fusion failed");
@@ -198,7 +199,7 @@ static void test_shmoo(void) {
         snprintf(label, sizeof label, "swizzle %dB, cta %lldx%lld", (int)sws[a], (long long)cta_m,
                  (long long)cta_n);
         int failed = tc_test_failed_checks;
-        seed s = build(sws[a], cta_m, cta_n, cta_m, 2 * cta_n);
+        ldst_set s = build(sws[a], cta_m, cta_n, cta_m, 2 * cta_n);
         if (tc_test_failed_checks != failed) {
           tc_fusion_free(s.f);
           continue;
@@ -536,7 +537,7 @@ static void test_errors(void) {
   expect_error(simple(TC_BF16, 64, 8, 8, TC_LDST_STMATRIX, 0), TC_TARGET_OPENCL, NULL,
                TC_ERR_SCHEDULE, "copies registers (local memory) to shared memory",
                "stmatrix shared -> registers");
-  seed s = build(TC_TMA_SWIZZLE_128B, 128, 256, 256, 512);
+  ldst_set s = build(TC_TMA_SWIZZLE_128B, 128, 256, 256, 512);
   expect_error(s.f, TC_TARGET_CUDA, NULL, TC_ERR_UNSUPPORTED, "needs arch sm_90 or later",
                "stmatrix on sm_80");
   /* a bulk copy whose loops are bound to TIDx (sm_90: bulk copies are real) */
@@ -547,8 +548,8 @@ static void test_errors(void) {
 }
 
 int main(void) {
-  TC_RUN(test_seed_sources);
-  TC_RUN(test_seed_run_pocl);
+  TC_RUN(test_ldst_set_sources);
+  TC_RUN(test_ldst_set_run_pocl);
   TC_RUN(test_each_alone);
   TC_RUN(test_shmoo);
   TC_RUN(test_fragment_rule);

@@ -1,5 +1,5 @@
 /* test_params.c - the gridwise GEMM's tunable parameters: derivation rules
- * (hand-derived values, the seed's example included), every rule's error
+ * (hand-derived values, rocMLIR's example included), every rule's error
  * message, perf-config strings, the padded-FLOP count and the heuristic's
  * candidate order on hand-computed examples. */
 #include <stdlib.h>
@@ -30,10 +30,10 @@ static tc_gemm_params parsed(const char *cfg) {
   return p;
 }
 
-/* The seed's example: 256,128,128,16,4,4 gives levels 4/4/4/4 (4*4*4*2 ==
+/* rocMLIR's example: 256,128,128,16,4,4 gives levels 4/4/4/4 (4*4*4*2 ==
  * 128) and A/B copy clusters K=2 x M=128 with one element per access,
- * exactly the values seed 004 lists. */
-static void test_seed_example(void) {
+ * exactly the values rocMLIR's tuning rules list. */
+static void test_rocmlir_example(void) {
   tc_gemm_shape s = shape(1, 1024, 1024, 1024);
   tc_gemm_params p = parsed("256,128,128,16,4,4");
   char err[256] = "";
@@ -377,7 +377,7 @@ static void test_candidates_small(void) {
 }
 
 /* 1024^3: nothing pads; 128x128 tiles give 64 blocks, enough, so the
- * largest tiles win: the seed's 256,128,128,16,4,4.  Deterministic. */
+ * largest tiles win: rocMLIR's example 256,128,128,16,4,4.  Deterministic. */
 static void test_candidates_big(void) {
   tc_gemm_shape s = shape(1, 1024, 1024, 1024);
   tc_gemm_params d;
@@ -399,7 +399,7 @@ static void test_candidates_big(void) {
 }
 
 int main(void) {
-  TC_RUN(test_seed_example);
+  TC_RUN(test_rocmlir_example);
   TC_RUN(test_vector_widths);
   TC_RUN(test_other_sets);
   TC_RUN(test_derive_errors);

@@ -1,14 +1,15 @@
-/* test_swizzle_swap.c - seed 003's swizzle swap (src/sched/swizzle_swap.c)
+/* test_swizzle_swap.c - the swizzle swap (src/sched/swizzle_swap.c; after
+ * TileLang's, for AMD direct-to-LDS loads)
  * on the OpenCL device (PoCL by default).
  *
  * Each case copies a global tensor G into a shared tensor SH (a set, or a
- * cast) whose layout swizzles: AMD's matrix-core swizzle, Triton's
- * (vec, perPhase, maxPhase) form, CuTe's Swizzle<B,M,S> on the linear
- * offset, or an XOR of 16-byte chunks with the row, optionally reshaped as
- * seed 003 does ([R, C] -> [R / 8, 8 * C]) behind a stage prefix and a
- * replication prefix (an extent-1 axis), padded by tc_resize (the copy
- * then reads under a predicate: if_then_else(pred, load, skip)), or cut
- * into row tiles that the tensor does not divide (edge tiles).  Two
+ * cast) whose layout swizzles: AMD's matrix-core swizzle, Triton's (vec,
+ * perPhase, maxPhase) form, CuTe's Swizzle<B,M,S> on the linear offset, or an
+ * XOR of 16-byte chunks with the row, optionally reshaped as TileLang's
+ * gfx950 example does ([R, C] -> [R / 8, 8 * C]) behind a stage prefix and a
+ * replication prefix (an extent-1 axis), padded by tc_resize (the copy then
+ * reads under a predicate: if_then_else(pred, load, skip)), or cut into row
+ * tiles that the tensor does not divide (edge tiles).  Two
  * consumers read SH: OUT (a logical-order copy, checked against G) and
  * DUMP.  The same fusion is built twice, with the copy as scheduled
  * (stores through the swizzle) and with tc_swizzle_swap, and both run.
@@ -68,9 +69,9 @@ typedef struct kcase {
 } kcase;
 
 static const kcase cases[] = {
-    /* seed 003: bf16 [S, 256, 64] -> [S, 1, 32, 512], matrix core vec 4 */
-    {"seed003_bf16", TC_BF16, TC_BF16, 2, 0, 256, 64, 0, 0, L_MC, 0, 0, 0, 0, 0, 0, 8, 1, 64, 8, 0, 4},
-    {"seed003_f16_vec8", TC_F16, TC_F16, 2, 0, 256, 64, 0, 0, L_MC, 8, 0, 0, 0, 0, 0, 8, 1, 64, 8, 0, 8},
+    /* TileLang's: bf16 [S, 256, 64] -> [S, 1, 32, 512], matrix core vec 4 */
+    {"tilelang_bf16", TC_BF16, TC_BF16, 2, 0, 256, 64, 0, 0, L_MC, 0, 0, 0, 0, 0, 0, 8, 1, 64, 8, 0, 4},
+    {"tilelang_f16_vec8", TC_F16, TC_F16, 2, 0, 256, 64, 0, 0, L_MC, 8, 0, 0, 0, 0, 0, 8, 1, 64, 8, 0, 8},
     {"cast_f32_bf16", TC_F32, TC_BF16, 2, 0, 256, 64, 0, 0, L_MC, 8, 0, 0, 0, 0, 0, 8, 1, 64, 4, 0, 8},
     {"cast_f32_f16_serial_stage", TC_F32, TC_F16, 3, 1, 64, 128, 0, 0, L_MC, 0, 0, 0, 0, 0, 0, 0, 0, 128, 4, 0, 4},
     {"padded_read_bf16", TC_BF16, TC_BF16, 0, 0, 250, 64, 0, 6, L_MC, 8, 0, 0, 0, 0, 0, 8, 0, 64, 8, 0, 8},

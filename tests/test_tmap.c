@@ -10,7 +10,7 @@
  *   3. tilec's enum values equal cuda.h's (a tiny C file compiled with
  *      cc -I/usr/local/cuda/include; skipped without the header or cc).
  *   4. tc_cuda_run checks the maps before it needs a device.
- *   5. Seed 000's LdStMatrixSet (tests/ldst_test_util.h) for CUDA sm_90a:
+ *   5. LdStMatrixSet (tests/ldst_test_util.h) for CUDA sm_90a:
  *      the maps of its input and output, derived by hand; the same from
  *      the kernel cache; none for OpenCL or sm_80; tc_kernel_run ends at
  *      "no CUDA device" here (where there is a GPU it runs and checks the
@@ -308,7 +308,7 @@ static void test_cuda_run_checks(void) {
   tc_str_clear(&err);
   int gpu = tc_cuda_available(&err);
   tc_str_free(&err);
-  if (gpu) TC_SKIP("a CUDA device exists: the good map's launch is test_seed_maps's");
+  if (gpu) TC_SKIP("a CUDA device exists: the good map's launch is test_ldst_set_maps's");
   tc_str_init(&err);
   st = tc_cuda_run("not compiled", "k", "sm_90a", &buf, 1, &l, NULL, &err);
   TC_CHECK(st == TC_ERR_NO_DEVICE && strstr(tc_str_cstr(&err), "no CUDA device"),
@@ -316,15 +316,15 @@ static void test_cuda_run_checks(void) {
   tc_str_free(&err);
 }
 
-/* ---- 5. seed 000's maps ----------------------------------------------------- */
+/* ---- 5. LdStMatrixSet's maps --------------------------------------------- */
 
-/* The maps of seed 000 at M x N (cta 128 x 256, swizzle sw), derived by
+/* The maps of LdStMatrixSet at M x N (cta 128 x 256, swizzle sw), derived by
  * hand: tv0 (param 0) and tv1 (param 1) are bf16 [M, N] row-major, so
  * each map is dims {N, M} (columns innermost), a row stride of N * 2
  * bytes; the box is one swizzle span of columns (sw / 2 elements) by 64
  * rows (a warp group's tile is 64 rows: the TIDy loop issues per row
  * group, the serial loops over the 256 columns one box per span). */
-static void check_seed_maps(const tc_kernel *k, int64_t M, int64_t N, int sw, const char *label) {
+static void check_ldst_set_maps(const tc_kernel *k, int64_t M, int64_t N, int sw, const char *label) {
   const tc_rt_tmap *maps = NULL;
   const char *why = NULL;
   int n = tc_kernel_tensor_maps(k, &maps, &why);
@@ -358,19 +358,19 @@ static void check_seed_maps(const tc_kernel *k, int64_t M, int64_t N, int sw, co
   tc_str_free(&err);
 }
 
-static void test_seed_maps(void) {
+static void test_ldst_set_maps(void) {
   static const int sws[3] = {32, 64, 128};
   for (int a = 0; a < 3; a++) {
     const int64_t M = 256, N = 512;
-    seed s = build((tc_tma_swizzle)sws[a], 128, 256, M, N);
+    ldst_set s = build((tc_tma_swizzle)sws[a], 128, 256, M, N);
     TC_REQUIRE(tc_test_failed_checks == 0, "building the fusion failed");
     char label[64];
-    snprintf(label, sizeof label, "seed 000, %dB swizzle", sws[a]);
+    snprintf(label, sizeof label, "LdStMatrixSet, %dB swizzle", sws[a]);
     tc_compile_options o = {TC_TARGET_CUDA, "sm_90a", "ldst_tmap"};
     tc_status st = TC_OK;
     tc_kernel *k = tc_compile(s.f, &o, &st);
     TC_REQUIRE(k != NULL, "%s: compile: %s", label, tc_fusion_error(s.f));
-    check_seed_maps(k, M, N, sws[a], label);
+    check_ldst_set_maps(k, M, N, sws[a], label);
 
     /* a launch: here it ends at "no CUDA device"; with a GPU it copies */
     size_t bytes = (size_t)(M * N) * 2;
@@ -401,7 +401,7 @@ static void test_seed_maps(void) {
     if (tc_kernel_from_cache(k)) {
       char l2[96];
       snprintf(l2, sizeof l2, "%s (from the cache)", label);
-      check_seed_maps(k, M, N, sws[a], l2);
+      check_ldst_set_maps(k, M, N, sws[a], l2);
     }
     tc_kernel_free(k);
 
@@ -437,7 +437,7 @@ static void test_dyn_smem_limit(void) {
       {49152, 1024, 48128, 49152},    /* 1 KiB static: the default is 47 KiB */
       {48129, 1024, 48128, 48129},
       {48128, 1024, 48128, 0},
-      {131072, 1024, 48128, 131072},  /* seed 000 for sm_90a: 128 KiB */
+      {131072, 1024, 48128, 131072},  /* LdStMatrixSet for sm_90a: 128 KiB */
       {197632, 1024, 48128, 197632},  /* the Hopper GEMM tma:256,128,4 */
       {197632, 1024, 197632, 0},      /* already raised by an earlier launch */
       {231424, 1024, 48128, 231424},  /* static + dynamic = the opt-in limit */
@@ -471,7 +471,7 @@ int main(void) {
   TC_RUN(test_encode_args);
   TC_RUN(test_cuda_h_values);
   TC_RUN(test_cuda_run_checks);
-  TC_RUN(test_seed_maps);
+  TC_RUN(test_ldst_set_maps);
   TC_RUN(test_dyn_smem_limit);
   TC_MAIN_END();
 }

@@ -1,4 +1,5 @@
-/* test_tmem.c - tensor memory, the rest of seed 002 (issue #4 item 6).
+/* test_tmem.c - tensor memory (Blackwell), the rest of nvFuser's tensor
+ * memory tutorial (docs/tmem.md).
  *
  * Every kernel here is a gmem -> register -> tmem -> register -> gmem copy
  *   tv0 (input) -> tv1 = set (local) -> tv2 = set (tensor) -> tv3 = set
@@ -17,8 +18,8 @@
  *     vectorized axes go right of the dim-sep position (columns), where
  *     they are the same for every thread of a warp.
  *   - The threads that touch tensor memory form whole warps.
- *   - Inlining only decides which serial axes of tv2 are allocated (seed
- *     002's rules: tensor memory is shared by threads, so thread axes are
+ *   - Inlining only decides which serial axes of tv2 are allocated (the
+ *     allocation rules: tensor memory is shared by threads, so thread axes are
  *     always allocated, and serial axes left of the compute-at position
  *     are not); a vectorized axis is never inlined, so it is always
  *     allocated.
@@ -301,7 +302,7 @@ static void test_transpose(void) {
   if (why[0]) TC_SKIP("NVRTC for sm_100a: %s (PoCL run passed)", why);
 }
 
-/* The seed swizzles the logical domain when it schedules the allocation,
+/* The tutorial swizzles the logical domain when it schedules the allocation,
  * to show that only loop -> allocation matters: [TIDx{32}, 32] with an XOR
  * swizzle {x, x ^ y} on tv1 ... tv4 (tv3's loop walks the swizzled domain
  * too, so each warp still reads one column at a time). */

@@ -190,7 +190,7 @@ static int cuda_one(const tc_example *e, const char *arch, int run_it) {
     long bad = tc_outputs_compare(f, got, want, &max_err, msg, sizeof msg);
     if (bad == 0 && e->expect_smem >= 0 && smem != e->expect_smem) {
       bad = 1;
-      snprintf(msg, sizeof msg, "shared memory is %lld bytes; seed 002 states %lld", smem,
+      snprintf(msg, sizeof msg, "shared memory is %lld bytes; the allocation rules give %lld", smem,
                (long long)e->expect_smem);
     }
     ok = bad == 0;

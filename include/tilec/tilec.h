@@ -281,10 +281,10 @@ tc_status tc_parallelize_all_like(tc_tensor *ref);
  * The loop and allocation domains of a tensor are lists of axes of its own
  * axis graph: the axes made from its logical domain by splits, merges,
  * swizzles and resizes.  The two domains may lie on different branches of
- * that graph (seed 000: the ldmatrix loop domain comes from the warp tile,
- * the shared-memory buffer is laid out by the bulk-copy swizzle); indexing
- * walks from the loop domain through the logical domain to the allocation
- * domain. */
+ * that graph (in LdStMatrixSet, docs/ldmatrix.md, the ldmatrix loop domain
+ * comes from the warp tile and the shared-memory buffer is laid out by the
+ * bulk-copy swizzle); indexing walks from the loop domain through the
+ * logical domain to the allocation domain. */
 
 /* The id of loop axis pos; -1 when out of range. */
 int tc_tensor_loop_axis(const tc_tensor *t, int pos);
@@ -344,8 +344,8 @@ typedef enum tc_tma_swizzle {
 /* The widest swizzle whose row divides t's innermost loop extent in bytes
  * (nvFuser's tmaSwizzleSharedMemory). */
 tc_tma_swizzle tc_tma_swizzle_for(const tc_tensor *t);
-/* Schedules t's last two loop axes [rows, cols] as swizzled boxes (seed
- * 000's step 4, nvFuser's scheduleTMALoadForMma): they become [cols / C,
+/* Schedules t's last two loop axes [rows, cols] as swizzled boxes
+ * (nvFuser's scheduleTMALoadForMma; docs/ldmatrix.md): they become [cols / C,
  * rows / 8, S / 16, 128 / S, S / 16 (the XORed chunk), 16 / elem] with
  * S = swizzle bytes and C = S / elem (one swizzled row), and, unless t is
  * in global memory, the allocation domain becomes this loop domain.  Needs
@@ -380,8 +380,8 @@ tc_status tc_swizzle_matrix_core(tc_tensor *t, int row, int col, int vec);
  * domain) - split into a pure reshape R (its splits and merges, the order
  * of its axes, with every swizzle taken out) and a swizzle that permutes
  * the columns (the last logical coordinate) within each row (the other
- * coordinates): F(row, col) = R(row, s_row(col)).  Seed 003's
- * [256, 64] -> [row / 8, (row % 8) * 64 + S(row, col)] is
+ * coordinates): F(row, col) = R(row, s_row(col)).  TileLang's gfx950
+ * layout [256, 64] -> [row / 8, (row % 8) * 64 + S(row, col)] is
  * R = [row / 8, (row % 8) * 64 + col] and s_row = S. */
 typedef struct tc_layout_parts {
   int nalloc;            /* rank of the allocation domain */
@@ -405,7 +405,7 @@ tc_status tc_layout_split(const tc_tensor *t, tc_layout_parts *parts);
 tc_status tc_layout_eval(const tc_tensor *t, const int64_t *coords, int64_t *alloc_coords,
                          int64_t *reshape_coords, int64_t *swizzled_col);
 
-/* Seed 003's swizzle swap, for a copy t = set(g) or cast(g) from global
+/* TileLang's swizzle swap, for a copy t = set(g) or cast(g) from global
  * memory into shared memory whose layout (allocation domain) swizzles:
  * the copy stops storing through the swizzle (scattered addresses) and
  * iterates the allocated axes in order instead, n elements per lane on

@@ -13,7 +13,7 @@ def tile_2d(f, out, ty, tx):
 
 
 def gsg_copy(inline, tidx0, bidx1):
-    """Seed 002: T0 (global) -> T1 (shared) -> T2 (global) on a [2, 4] f32."""
+    """The allocation rules' copy: T0 (global) -> T1 (shared) -> T2 (global) on a [2, 4] f32."""
     return gsg_copy_tensors(inline, tidx0, bidx1)[0]
 
 

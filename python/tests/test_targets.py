@@ -66,7 +66,7 @@ def test_torch_cuda_fma():
     torch.testing.assert_close(out, x * y + z, rtol=1e-5, atol=1e-6)
 
 
-def test_torch_cuda_seed002_and_transpose():
+def test_torch_cuda_gsg_copy_and_transpose():
     torch = _cuda_torch()
     x = torch.arange(8, dtype=torch.float32, device="cuda").reshape(2, 4)
     for how, smem in (((False, False, False), 32), ((True, True, True), 8)):

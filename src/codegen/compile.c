@@ -104,7 +104,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     return hit;
   }
   tc_kir *k;
-  /* HIP: the swizzle swap (seed 003) wherever it is legal, undone after
+  /* HIP: the swizzle swap (TileLang's) wherever it is legal, undone after
    * lowering so that the caller's schedule stays as it was */
   tc_swap_undo *undo = NULL;
   if (swizzle_swap_on(&o)) tc_swizzle_swap_auto(f, &undo);

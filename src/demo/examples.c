@@ -10,7 +10,9 @@
 #include "../ir/fusion.h"
 #include "../runtime/host.h"
 
-/* ---- seed 002: gmem -> shared -> gmem copies of a [2, 4] float tensor -- */
+/* ---- the allocation rules: gmem -> shared -> gmem copies of a [2, 4] float
+ * tensor, the six schedules of nvFuser's tensor-memory tutorial
+ * (docs/tutorial.md section 3) ---- */
 
 enum { INL = 1, BIDX1 = 2, TIDX0 = 4 };
 
@@ -117,12 +119,12 @@ static tc_fusion *transpose_plain(void) { return transpose(0); }
 static tc_fusion *transpose_swizzled(void) { return transpose(1); }
 
 static const tc_example examples[] = {
-    {"gsg_copy_1", "seed 002 copy: no inlining, no parallelization", 32, gsg1},
-    {"gsg_copy_2", "seed 002 copy: BIDx on axis 1", 8, gsg2},
-    {"gsg_copy_3", "seed 002 copy: inline at 1", 16, gsg3},
-    {"gsg_copy_4", "seed 002 copy: inline at 1, BIDx on axis 1", 4, gsg4},
-    {"gsg_copy_5", "seed 002 copy: inline at 1, TIDx on axis 0", 32, gsg5},
-    {"gsg_copy_6", "seed 002 copy: inline at 1, TIDx axis 0, BIDx axis 1", 8, gsg6},
+    {"gsg_copy_1", "copy through shared memory: no inlining, no parallelization", 32, gsg1},
+    {"gsg_copy_2", "copy through shared memory: BIDx on axis 1", 8, gsg2},
+    {"gsg_copy_3", "copy through shared memory: inline at 1", 16, gsg3},
+    {"gsg_copy_4", "copy through shared memory: inline at 1, BIDx on axis 1", 4, gsg4},
+    {"gsg_copy_5", "copy through shared memory: inline at 1, TIDx on axis 0", 32, gsg5},
+    {"gsg_copy_6", "copy through shared memory: inline at 1, TIDx axis 0, BIDx axis 1", 8, gsg6},
     {"pointwise_fma", "a*b+c on [100,75] f32, 8x32 tiles", -1, pointwise_fma},
     {"pointwise_relu", "relu on [37,130] f32, 4x64 tiles", -1, pointwise_relu},
     {"cast_f16", "(a*a) cast to f16 on [50,33], 3x16 tiles", -1, cast_f16},
@@ -235,7 +237,7 @@ tc_status tc_example_run(const tc_example *e, const char *device, tc_example_res
     r->verified = bad == 0;
     if (bad == 0 && e->expect_smem >= 0 && r->smem != e->expect_smem) {
       r->verified = 0;
-      snprintf(r->msg, sizeof r->msg, "shared memory is %lld bytes; seed 002 states %lld",
+      snprintf(r->msg, sizeof r->msg, "shared memory is %lld bytes; the allocation rules give %lld",
                (long long)r->smem, (long long)e->expect_smem);
     }
   }

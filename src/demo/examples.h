@@ -1,5 +1,6 @@
 /* examples.h - the example kernels `tilec demo` runs, the benchmarks time
- * and the tests reuse: seed 002's six shared-memory copies, tiled
+ * and the tests reuse: the six copies through shared memory that show the
+ * allocation rules (nvFuser's, docs/tutorial.md section 3), tiled
  * pointwise fusions and a tiled transpose through shared memory, each a
  * fusion plus a hand schedule through the public API. */
 #ifndef TC_EXAMPLES_H
@@ -10,7 +11,7 @@
 typedef struct tc_example {
   const char *name;
   const char *what;
-  int64_t expect_smem;     /* the size a seed states, -1 if none */
+  int64_t expect_smem;     /* the shared memory the allocation rules give, -1 if none */
   tc_fusion *(*build)(void); /* a new scheduled fusion (caller frees) */
 } tc_example;
 

@@ -9,6 +9,7 @@
 #include "picture.h"
 
 enum { MAX_CELLS = 32768, CELL_H = 18, TV_CELL_H = 28, LABEL_W = 40, MARGIN = 12 };
+#define HEAD_CHAR_W 7.2 /* px per character of the 12 px monospace header */
 
 const char *tc_bank_color(int b, char *buf, size_t cap) {
   b = ((b % 32) + 32) % 32;
@@ -115,6 +116,40 @@ int tc_tile_svg(tc_str *out, const tc_tile *t, const tc_bank_opts *o, const tc_b
   if (width < legend_w) width = legend_w;
   if (width < 560) width = 560;
 
+  /* the header lines under the title, at 12 px, with their baselines */
+  char head[3][512];
+  int head_y[3], nhead = 0;
+  if (tv) {
+    snprintf(head[nhead], sizeof head[0], "%lld x %lld tile, %lld threads x %lld values; %s",
+             (long long)t->rows, (long long)t->cols, (long long)t->threads, (long long)t->values,
+             t->bijective ? "each element owned once" : "NOT one owner per element");
+    head_y[nhead++] = MARGIN + 26;
+    snprintf(head[nhead], sizeof head[0], "%s", "cell: thread T and value V owning the element; colour: thread % 32");
+    head_y[nhead++] = MARGIN + 42;
+  } else {
+    snprintf(head[nhead], sizeof head[0], "%lld x %lld tile, size %lld, cosize %lld, %s; %d-byte elements",
+             (long long)t->rows, (long long)t->cols, (long long)t->size, (long long)t->cosize,
+             t->bijective ? "bijective" : t->injective ? "injective, not bijective" : "NOT injective", E);
+    head_y[nhead++] = MARGIN + 26;
+    if (r) {
+      snprintf(head[nhead], sizeof head[0],
+               "%s access, vec %d: max %lld-way bank conflict (1 = none); outlined: access %lld, %d-way%s",
+               o->access == TC_ACCESS_ROW ? "row" : "column", o->vec, (long long)r->max_ways, (long long)warp,
+               ways, ways > 1 ? " (red: conflicting)" : "");
+      head_y[nhead++] = MARGIN + 42;
+    }
+    snprintf(head[nhead], sizeof head[0], "%s; colour: bank of the element's first word",
+             addr ? "cells: memory in rows of 128 bytes, each showing the element (r,c) stored there"
+                  : "cells: the logical tile, each showing its element's offset");
+    head_y[nhead++] = MARGIN + 58;
+  }
+  /* wide enough for the longest header line (and the title): monospace
+   * at 12 px advances 0.6 em, 7.2 px, per character */
+  size_t longest = title ? strlen(title) : 0;
+  for (int i = 0; i < nhead; i++)
+    if (strlen(head[i]) > longest) longest = strlen(head[i]);
+  if (width < 2 * MARGIN + HEAD_CHAR_W * (double)longest) width = 2 * MARGIN + HEAD_CHAR_W * (double)longest;
+
   tc_str_printf(out,
                 "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
                 "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
@@ -124,28 +159,7 @@ int tc_tile_svg(tc_str *out, const tc_tile *t, const tc_bank_opts *o, const tc_b
   char line[512], col[16];
   tc_str_cat(out, "<g font-size=\"12\">\n");
   text(out, MARGIN, MARGIN + 10, "start", " font-weight=\"bold\"", title ? title : "");
-  if (tv) {
-    snprintf(line, sizeof line, "%lld x %lld tile, %lld threads x %lld values; %s", (long long)t->rows,
-             (long long)t->cols, (long long)t->threads, (long long)t->values,
-             t->bijective ? "each element owned once" : "NOT one owner per element");
-    text(out, MARGIN, MARGIN + 26, "start", NULL, line);
-    text(out, MARGIN, MARGIN + 42, "start", NULL, "cell: thread T and value V owning the element; colour: thread % 32");
-  } else {
-    snprintf(line, sizeof line, "%lld x %lld tile, size %lld, cosize %lld, %s; %d-byte elements", (long long)t->rows,
-             (long long)t->cols, (long long)t->size, (long long)t->cosize,
-             t->bijective ? "bijective" : t->injective ? "injective, not bijective" : "NOT injective", E);
-    text(out, MARGIN, MARGIN + 26, "start", NULL, line);
-    if (r) {
-      snprintf(line, sizeof line, "%s access, vec %d: max %lld-way bank conflict (1 = none); outlined: access %lld, %d-way%s",
-               o->access == TC_ACCESS_ROW ? "row" : "column", o->vec, (long long)r->max_ways, (long long)warp, ways,
-               ways > 1 ? " (red: conflicting)" : "");
-      text(out, MARGIN, MARGIN + 42, "start", NULL, line);
-    }
-    snprintf(line, sizeof line, "%s; colour: bank of the element's first word",
-             addr ? "cells: memory in rows of 128 bytes, each showing the element (r,c) stored there"
-                  : "cells: the logical tile, each showing its element's offset");
-    text(out, MARGIN, MARGIN + 58, "start", NULL, line);
-  }
+  for (int i = 0; i < nhead; i++) text(out, MARGIN, head_y[i], "start", NULL, head[i]);
   tc_str_cat(out, "</g>\n");
   /* legend: the 32 bank colours */
   tc_str_cat(out, "<g font-size=\"8\">\n");

@@ -15,7 +15,7 @@
  *
  *   F(row, col) = R(row, s_row(col)).
  *
- * Seed 003's layout [256, 64] -> [row / 8, (row % 8) * 64 + S(row, col)]
+ * TileLang's gfx950 layout [256, 64] -> [row / 8, (row % 8) * 64 + S(row, col)]
  * is R(row, col) = [row / 8, (row % 8) * 64 + col] with s_row = S.
  *
  * Why T exists whenever each swizzle only changes column digits: write

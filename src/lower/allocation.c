@@ -1,7 +1,7 @@
 /* allocation.c - the per-tensor allocation table of a compiled kernel (see
  * allocation.h): kernel parameters as their global buffers, on-chip
- * tensors as lowering allocated them (lower.c's allocate(), seed 002's
- * rules). */
+ * tensors as lowering allocated them (lower.c's allocate(), by nvFuser's
+ * allocation rules). */
 #include "allocation.h"
 
 #include <string.h>

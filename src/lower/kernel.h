@@ -72,7 +72,7 @@ typedef struct tc_knode {
 typedef struct tc_kalloc {
   tc_tensor *t;
   int64_t elems;           /* elements allocated (per block / per thread) */
-  int naxes;               /* allocation-domain axes allocated (seed 002's rules) */
+  int naxes;               /* allocation-domain axes allocated (nvFuser's allocation rules) */
   int axis_pos[TC_KALLOC_LISTED]; /* their positions in the allocation domain,
                                      outermost first (the first 16) */
   int64_t offset;          /* shared: byte offset in the block's shared memory */

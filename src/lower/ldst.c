@@ -250,7 +250,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                    "(lane %lld) vector element %d is element %lld of shared memory, but by the "
                    "fragment rule it would be element %lld (row %lld, column %lld of matrix %d, "
                    "whose row addresses come from lanes %d..%d); schedule the register side as "
-                   "seed 000's scheduleLdStMatrix does, or use TC_LDST_DEFAULT",
+                   "nvFuser's scheduleLdStMatrix does (docs/ldmatrix.md), or use TC_LDST_DEFAULT",
                    what, num, trans ? ".trans" : "", hint, (long long)bad.t, (long long)l, bad.v,
                    (long long)bad.want, (long long)bad.got, (long long)row, (long long)col,
                    bad.v / 2, 8 * (bad.v / 2), 8 * (bad.v / 2) + 7);

@@ -1,7 +1,7 @@
 /* lower.c - from a scheduled fusion to kernel IR.
  *
  * Steps: validate the schedule; derive the launch configuration from the
- * parallel types; infer each on-chip tensor's allocation (seed 002's three
+ * parallel types; infer each on-chip tensor's allocation (nvFuser's three
  * rules) and check the shared/tensor memory limits; build the loop tree
  * from loop domains and compute-at positions; derive every statement's
  * indices and predicates by walking the axis graph from the loop domain to
@@ -86,9 +86,10 @@ static int alloc_domain(const tc_tensor *t, const int **axes) {
   return t->nloop;
 }
 
-/* Seed 002's rules: a memory distributed across a parallel type never
- * allocates its axes, a memory shared across one always does, and
- * otherwise axes left of the compute-at position are not allocated. */
+/* nvFuser's allocation rules (docs/concepts.md): a memory distributed
+ * across a parallel type never allocates its axes, a memory shared across
+ * one always does, and otherwise axes left of the compute-at position are
+ * not allocated. */
 static bool axis_allocated(const tc_dgraph *g, const tc_tensor *t, int axis) {
   tc_ptype p = g->axes[axis].ptype;
   bool distributed = tc_ptype_is_block(p) || tc_ptype_is_device(p) ||

@@ -2,7 +2,7 @@
  * the lowering of every statement that reads or writes it.
  *
  * Tensor memory is 128 lanes x 512 columns of 32-bit words per CTA.
- * lower.c sizes each allocation (seed 002's rules, split at the tensor's
+ * lower.c sizes each allocation (the allocation rules, split at the tensor's
  * dim-sep position into lanes and columns); tmem.c then places the
  * allocations, and turns each statement that touches tensor memory into
  * one warp-collective tcgen05.st (registers -> tensor memory) or

@@ -1,6 +1,7 @@
-/* conv.h - 2-D convolution as implicit GEMM (seed 004): forward,
- * backward-data and backward-weight, each lowered to one or more gridwise
- * GEMMs over coordinate-transform views of the tensors in memory. */
+/* conv.h - 2-D convolution as implicit GEMM (after rocMLIR's MIOpen
+ * dialect): forward, backward-data and backward-weight, each lowered to one
+ * or more gridwise GEMMs over coordinate-transform views of the tensors in
+ * memory. */
 #ifndef TC_CONV_H
 #define TC_CONV_H
 

@@ -1,4 +1,4 @@
-/* gemm.c - the gridwise GEMM kernel generator (seed 004; the XDLOPS
+/* gemm.c - the gridwise GEMM kernel generator (rocMLIR's; the XDLOPS
  * blockwise GEMM, on MFMA, is in gemm_mfma.c and described there).
  *
  * C[g][m][n] = alpha * sum_k A[g][k][m] * B[g][k][n] (+ C[g][m][n]).  The
@@ -19,7 +19,7 @@
  *   converting to f32 with the dialect's load.  Registers -> shared: the
  *   slice goes to a_lds[buf + k*MPB + m] (LDS in [K][M] layout, f32), buf 0
  *   for the even buffer and KPB*MPB for the odd one.  Same for B.  Both
- *   move vectors where they can (issue #3): a_src_per_read elements along
+ *   move vectors where they can: a_src_per_read elements along
  *   the read dimension per global read and a_dst_per_write along M per
  *   LDS write, through the dialect's vec_load / vec_store, capped by the
  *   padded view's tc_view_vector_width (load_width, emit_store); the
@@ -30,7 +30,7 @@
  *   outer, level-0 inner, N fastest)
  *     m_thr = (t / (ML0*NL0*NL1)) * MPT*ML0 + (t / NL0 % ML0) * MPT
  *     n_thr = (t / (ML0*NL0) % NL1) * NPT*NL0 + (t % NL0) * NPT.
- *   The k loop over the LDS tile is the seed's pipelined 2x2 version: read
+ *   The k loop over the LDS tile is rocMLIR's pipelined 2x2 version: read
  *   A0 B0 B1 A1, C00 C01, then per k: read A0, C10, read B0, C11, read B1,
  *   read A1, C00, C01; finally C10 C11.  Accumulation is f32 in c_acc.
  *
@@ -41,7 +41,7 @@
  *     tail: barrier; nk odd (one tile left): gemm even
  *                    nk even (two left): load the last tile; gemm even;
  *                    store to odd; barrier; gemm odd
- *   The seed writes the loop count as K / (2*KPB) and decides the tail at
+ *   rocMLIR writes the loop count as K / (2*KPB) and decides the tail at
  *   run time from K % (2*KPB); here K is known when generating, so the
  *   main loop runs only over the pairs that have a following tile to load
  *   ((nk-1)/2, as CK's gridwise GEMM) and the tail is emitted for the one
@@ -732,7 +732,7 @@ static tc_status emit_kernel(gen *G, const char *name) {
   tc_str_cat(G->o, "#ifndef TC_PRELUDE\n#define TC_PRELUDE\n");
   tc_str_cat(G->o, d->prelude);
   tc_str_cat(G->o, "#endif\n\n");
-  line(G, 0, "/* gridwise GEMM (seed 004): C[g][m][n] %s %s sum_k A[g][k][m] * B[g][k][n]",
+  line(G, 0, "/* gridwise GEMM: C[g][m][n] %s %s sum_k A[g][k][m] * B[g][k][n]",
        G->pb->accumulate ? "+=" : "=", "alpha *");
   line(G, 0, " * G=%lld M=%lld N=%lld K=%lld, A %s, B %s, C %s, alpha %.9g, f32 accumulation",
        (long long)G->s.g, (long long)G->s.m, (long long)G->s.n, (long long)G->s.k,

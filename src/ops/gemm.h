@@ -1,15 +1,17 @@
-/* gemm.h - the gridwise GEMM kernel generator (seed 004).
+/* gemm.h - the gridwise GEMM kernel generator (rocMLIR's MIOpen-dialect
+ * gridwise GEMM).
  *
  * C[g][m][n] = sum_k A[g][k][m] * B[g][k][n] (or C += ...), where A, B and
  * C are views (coord.h) whose upper dims are [G, K, M], [G, K, N] and
  * [G, M, N]: any tensor reachable through coordinate transforms, such as a
  * convolution's input seen as [G, gemmK, gemmN].  The kernel is the
- * seed's pipeline: blockwise copies global -> registers -> shared memory
- * (LDS), a blockwise GEMM from shared memory into per-thread register tiles
- * arranged by level-0/level-1 thread clusters, the double-buffered K loop
- * with even/odd buffers, barriers and loop tail, and a threadwise copy of
- * C to global memory.  When M, N or K are not multiples of the tile, the
- * views are padded with Pad transforms and the padding reads as zero. */
+ * MIOpen dialect's pipeline: blockwise copies global -> registers ->
+ * shared memory (LDS), a blockwise GEMM from shared memory into
+ * per-thread register tiles arranged by level-0/level-1 thread clusters,
+ * the double-buffered K loop with even/odd buffers, barriers and loop
+ * tail, and a threadwise copy of C to global memory.  When M, N or K are
+ * not multiples of the tile, the views are padded with Pad transforms and
+ * the padding reads as zero. */
 #ifndef TC_GEMM_H
 #define TC_GEMM_H
 

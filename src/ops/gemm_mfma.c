@@ -1,5 +1,5 @@
-/* gemm_mfma.c - the MFMA blockwise GEMM of XDLOPS kernels (seed 004's
- * "XDLOPs kernels"), printed once for every dialect that has MFMA: HIP
+/* gemm_mfma.c - the MFMA blockwise GEMM of XDLOPS kernels (rocMLIR's
+ * XDLOPS kernels), printed once for every dialect that has MFMA: HIP
  * (AMD's builtins) and OpenCL (the emulation in src/codegen/mfma_emu.c).
  *
  * The rest of the kernel is gemm.c's: the grid, the blockwise copies

@@ -4,7 +4,8 @@
  * domain (tc_set_loop_domain) or allocation domain (tc_set_alloc_domain).
  *
  * This is how a tensor gets a loop domain on a different branch of its
- * axis graph from its allocation domain: seed 000 schedules the ldmatrix /
+ * axis graph from its allocation domain: LdStMatrixSet (nvFuser's
+ * ldmatrix/stmatrix tutorial, docs/ldmatrix.md) schedules the ldmatrix /
  * stmatrix loop domain from the warp tile while the shared-memory buffer
  * is laid out by the bulk-copy swizzle (src/layout/tma_swizzle.h); indexing
  * walks from the one to the other through the logical domain.

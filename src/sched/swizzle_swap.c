@@ -1,4 +1,5 @@
-/* swizzle_swap.c - seed 003's swizzle swap: a global -> shared copy whose
+/* swizzle_swap.c - the swizzle swap (TileLang's, for AMD direct-to-LDS
+ * loads; docs/swizzle_swap.md): a global -> shared copy whose
  * shared layout swizzles stores through the swizzle (each lane writes
  * scattered addresses); the swap makes it iterate the shared tensor's
  * allocation instead, so that each lane writes n contiguous elements at

@@ -1,5 +1,6 @@
-/* aggregate_load.c - the aggregate-load pass (seed 001, versions 1 and
- * 1.1, with the "does not fit" item of its to-do list).
+/* aggregate_load.c - the aggregate-load pass of ROCm's Triton (docs/passes.md):
+ * its version 1 (hoist all of A), version 1.1 (a mask on M rows, for MoE
+ * gathers) and the "does not fit" item of its to-do list.
  *
  * Pattern: a K loop `scf.for` whose body has `tt.dot(a, b, acc)` with
  * a = tt.load(%a_ptrs [, mask [, other]]) and %a_ptrs a loop-carried pointer
@@ -23,8 +24,9 @@
  * loop, the load of A becomes
  *     ttg.local_load (ttg.memdesc_subview %buf[0, s * BK])
  * with s the iteration's slice index, the offset counted from the
- * allocation itself (seed 001's bug: a base taken from a previous slice
- * made the second and later slices read the wrong columns).  When BM x K
+ * allocation itself (the original pass's bug: a base taken from a
+ * previous slice made the second and later slices read the wrong
+ * columns).  When BM x K
  * does not fit in the shared-memory limit next to the kernel's other
  * shared buffers (B's tile, the token ids), the loop is split: an outer
  * loop over chunks of the largest number of whole BLOCK_K slices that

@@ -1,10 +1,11 @@
 /* passes.h - the passes over the tile IR (tile.h) and their pass manager.
  *
  * tc_tile_run_passes runs, in order:
- *   aggregate-load  (aggregate_load.c, seed 001) hoist every load of GEMM
- *                   operand A out of the K loop into one shared buffer
- *                   (or into chunks of whole BLOCK_K slices when A does not
- *                   fit), read one BLOCK_K slice per iteration;
+ *   aggregate-load  (aggregate_load.c, after ROCm Triton's pass) hoist
+ *                   every load of GEMM operand A out of the K loop into
+ *                   one shared buffer (or into chunks of whole BLOCK_K
+ *                   slices when A does not fit), read one BLOCK_K slice
+ *                   per iteration;
  *   dce             remove ops whose results nothing uses, and loop-carried
  *                   values that only feed themselves (A's pointer after
  *                   aggregate-load).
@@ -22,8 +23,8 @@ typedef struct tc_tile_pass_options {
   int aggregate_load;    /* run aggregate-load (default 1) */
   int64_t smem_limit;    /* shared memory the kernel may use, bytes (default 64 KiB) */
   int dce;               /* run dce (default 1) */
-  /* Tests only: reproduce seed 001's base-pointer bug, every slice read
-   * at column 0 of its buffer, to show that the tests catch it. */
+  /* Tests only: reproduce the base-pointer bug of the original pass, every
+   * slice read at column 0 of its buffer, to show that the tests catch it. */
   int emulate_sliced_base_bug;
 } tc_tile_pass_options;
 

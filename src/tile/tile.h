@@ -17,7 +17,7 @@
  *
  * tile.c builds and prints the IR (an MLIR-like text), tile_emit.c prints
  * it as a kernel through a target dialect, passes.c runs passes and keeps
- * their reports (aggregate_load.c: the aggregate-load pass of seed 001),
+ * their reports (aggregate_load.c: ROCm Triton's aggregate-load pass),
  * tile_gemm.c builds the GEMM and MoE-gather kernels.  The kernel owns
  * every op and value it ever created; ops that passes remove are unlinked
  * from their block and freed with the kernel. */

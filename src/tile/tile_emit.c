@@ -533,7 +533,8 @@ static void emit_op(emitter *E, const tc_tile_op *op) {
         return;
       }
       /* offsets add up from the allocation's own base, however deep the
-       * views nest (seed 001's base-pointer bug took them from a slice) */
+       * views nest (the original aggregate-load pass's bug took them from a
+       * slice) */
       char *a = elem_str(E, op->in[1], "0", "0", NULL), *b = elem_str(E, op->in[2], "0", "0", NULL);
       *x = *s;
       tc_str t;

@@ -1,8 +1,9 @@
-/* params.c - the tunable parameters of the gridwise GEMM (seed 004, the
- * rules for non-XDLOPS kernels): deriving the dependent parameters from
- * the six tuned ones, checking every rule, perf-config strings, and the
- * heuristic's ordered candidate list.  The XDLOPS (MFMA) rules are at the
- * end of the file (derive_xdlops, check_xdlops; docs/amd.md).
+/* params.c - the tunable parameters of the gridwise GEMM (rocMLIR's
+ * MIOpen-dialect rules for non-XDLOPS kernels): deriving the dependent
+ * parameters from the six tuned ones, checking every rule, perf-config
+ * strings, and the heuristic's ordered candidate list.  The XDLOPS (MFMA)
+ * rules are at the end of the file (derive_xdlops, check_xdlops;
+ * docs/amd.md).
  *
  * Derivation (tc_gemm_params_derive), for the tuned BS, MPB, NPB, KPB,
  * MPT, NPT:
@@ -28,9 +29,9 @@
  *   largest power of two dividing both that slice length and the vector
  *   width; dst_per_write (the LDS write along M, LDS being [K][M]) is the
  *   largest power of two dividing slice_m, at most 4.  Same for B with N.
- *   The seed's example 256,128,128,16,4,4 with unknown vector widths gives
+ *   rocMLIR's example 256,128,128,16,4,4 with unknown vector widths gives
  *   levels 4/4/4/4 and A/B clusters K=2 x M=128 with 1-element reads,
- *   exactly the seed's values.
+ *   exactly rocMLIR's values.
  *
  *   c_per_write is the largest power of two dividing NPT that the view of
  *   C allows along N. */

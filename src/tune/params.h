@@ -1,7 +1,7 @@
-/* params.h - the tunable parameters of the gridwise GEMM (seed 004, the
- * non-XDLOPS rules, and the XDLOPS rules of the MFMA kernel), their
- * derivation and constraints, the perf-config string, and the candidate
- * lists the heuristic and the tuner walk. */
+/* params.h - the tunable parameters of the gridwise GEMM (rocMLIR's
+ * MIOpen-dialect tuning rules: the non-XDLOPS rules, and the XDLOPS rules
+ * of the MFMA kernel), their derivation and constraints, the perf-config
+ * string, and the candidate lists the heuristic and the tuner walk. */
 #ifndef TC_PARAMS_H
 #define TC_PARAMS_H
 
@@ -26,13 +26,13 @@ typedef struct tc_gemm_params {
    * threads are arranged with this dimension varying fastest, and each
    * thread's slice holds a_src_per_read consecutive elements along it. */
   int a_read_dim, b_read_dim;
-  /* XDLOPS (MFMA) kernels: seed 004's "rules for XDLOPs kernels"
+  /* XDLOPS (MFMA) kernels: rocMLIR's rules for XDLOPS kernels
    * (additions).  m_per_wave > 0 selects the MFMA blockwise GEMM
    * (src/ops/gemm_mfma.c) for f16/bf16 A and B.  Tuned: m/n/k_per_block,
    * m_per_wave, n_per_wave, and mfma (0: derive).  Derived: waves_m =
    * m_per_block / m_per_wave, waves_n likewise, block_size = waves_m *
    * waves_n * 64 (the wave size), the blockwise copies as for non-XDLOPS
-   * kernels, c_per_write = 1 (the seed: "fixed at 1 for now").  The
+   * kernels, c_per_write = 1 (rocMLIR: "fixed at 1 for now").  The
    * per-thread and cluster fields (m_per_thread .. n_level1) are 0. */
   int m_per_wave, n_per_wave;
   int mfma;                        /* TC_MFMA_32X32X8 or TC_MFMA_16X16X16 */

@@ -1,4 +1,4 @@
-"""Seed 002: the six gmem -> smem -> gmem copies and their shared memory."""
+"""The allocation rules (nvFuser's): the six gmem -> smem -> gmem copies and their shared memory."""
 import numpy as np
 import pytest
 

@@ -1,7 +1,7 @@
-/* ldst_seed.c - seed 000's LdStMatrixSet fusion through the public API
- * (see ldst_seed.h).  Every call is checked; the first failure ends the
+/* ldst_set.c - nvFuser's LdStMatrixSet fusion through the public API
+ * (see ldst_set.h).  Every call is checked; the first failure ends the
  * build with its status and a message naming the call. */
-#include "ldst_seed.h"
+#include "ldst_set.h"
 
 #include <stdio.h>
 
@@ -38,7 +38,7 @@ static void reorder2(builder *b, tc_abstract_tensor *at, int x, int y) {
 
 /* The register side of an ldmatrix/stmatrix.x4 over the warp-group tile
  * (.., m(64), n(W)): (.., (no*nio), (mo*mii*niiio)(128) TIDx,
- * (niio*mio*niiii)(8) Vectorize) - seed 000's scheduleLdStMatrix.  NULL
+ * (niio*mio*niiii)(8) Vectorize) - the tutorial's scheduleLdStMatrix.  NULL
  * (with the failure recorded) when a step fails. */
 static tc_abstract_tensor *register_side(builder *b, tc_tensor *tv) {
   tc_abstract_tensor *at = tc_abstract_tensor_new(tv);
@@ -84,12 +84,12 @@ static void schedule_ldst(builder *b, tc_tensor *t, tc_tma_swizzle sw, int is_re
   tc_abstract_tensor_free(at);
 }
 
-tc_status tc_ldst_seed_build(tc_ldst_seed *s, tc_tma_swizzle sw, int64_t cta_m, int64_t cta_n,
+tc_status tc_ldst_set_build(tc_ldst_set *s, tc_tma_swizzle sw, int64_t cta_m, int64_t cta_n,
                              int64_t M, int64_t N, tc_ldst_type ld, tc_ldst_type st, char *msg,
                              size_t cap) {
   if (msg && cap) msg[0] = 0;
   if (!s) return TC_ERR_ARGUMENT;
-  *s = (tc_ldst_seed){0};
+  *s = (tc_ldst_set){0};
   if (sw != TC_TMA_SWIZZLE_32B && sw != TC_TMA_SWIZZLE_64B && sw != TC_TMA_SWIZZLE_128B) {
     if (msg && cap)
       snprintf(msg, cap, "LdStMatrixSet: swizzle %d is not 32, 64 or 128 bytes", (int)sw);

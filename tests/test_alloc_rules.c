@@ -1,7 +1,8 @@
-/* test_seed002.c - seed 002's allocation rules end to end: the six
- * gmem -> shared -> gmem copies of a [2, 4] float tensor scheduled as the
- * seed does (each must run on PoCL, copy exactly, and report the seed's
- * shared-memory size), and the two tensor-memory allocation errors. */
+/* test_alloc_rules.c - the allocation rules of nvFuser's tensor memory
+ * tutorial (docs/concepts.md) end to end: the six gmem -> shared -> gmem
+ * copies of a [2, 4] float tensor scheduled as the tutorial does (each must
+ * run on PoCL, copy exactly, and report the tutorial's shared-memory
+ * size), and the two tensor-memory allocation errors. */
 #include "test.h"
 #include "tilec/tilec.h"
 
@@ -86,7 +87,8 @@ static void test_tmem_too_many_lanes(void) {
   tc_fusion_free(c.f);
 }
 
-/* As the seed's prose schedules it: [TIDx{32}, (DimSep), BIDx{3}, TIDy{5},
+/* As the tutorial's prose schedules it (its TooManyCols code repeats the
+ * lanes case by mistake): [TIDx{32}, (DimSep), BIDx{3}, TIDy{5},
  * 7, (CA), BIDy{11}, TIDz{13}, 17] -> 5 * 13 * 17 = 1105 columns. */
 static void test_tmem_too_many_cols(void) {
   int64_t shape[7] = {32, 3, 5, 7, 11, 13, 17};
