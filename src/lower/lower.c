@@ -1,12 +1,13 @@
 /* lower.c - from a scheduled fusion to kernel IR.
  *
- * Steps: validate the schedule; derive the launch configuration from the
- * parallel types; infer each on-chip tensor's allocation (nvFuser's three
- * rules) and check the shared/tensor memory limits; build the loop tree
- * from loop domains and compute-at positions; derive every statement's
- * indices and predicates by walking the axis graph from the loop domain to
- * the allocation domain; place barriers where on-chip memory written by
- * some threads is read by others. */
+ * Steps: validate the schedule; order the statements so that the ops
+ * sharing a loop are adjacent (stmt_order.c); derive the launch
+ * configuration from the parallel types; infer each on-chip tensor's
+ * allocation (nvFuser's three rules) and check the shared/tensor memory
+ * limits; build the loop tree from loop domains and compute-at positions;
+ * derive every statement's indices and predicates by walking the axis
+ * graph from the loop domain to the allocation domain; place barriers
+ * where on-chip memory written by some threads is read by others. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,7 @@
 #include "tmem.h"
 #include "ldst.h"
 #include "tma.h"
+#include "stmt_order.h"
 
 typedef struct lctx {
   tc_fusion *f;
@@ -325,8 +327,9 @@ static bool is_loop_ptype(tc_ptype p) {
   return !(tc_ptype_is_block(p) || tc_ptype_is_thread(p));
 }
 
-static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
-  tc_kir *k = c->k;
+/* Loop identities: a producer inlined at position p shares its loop axes
+ * [0, p) with each consumer's; the union-find joins them. */
+static void loop_identities(lctx *c, tc_op **order, int n) {
   int nkeys = c->f->ntensors * c->maxloop;
   c->uf = tc_xmalloc((size_t)nkeys * sizeof(int));
   for (int i = 0; i < nkeys; i++) c->uf[i] = i;
@@ -338,6 +341,33 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
     for (int j = 0; j < nc && j < 64; j++)
       for (int p = 0; p < t->ca_pos; p++) uf_union(c->uf, key(c, t, p), key(c, cons[j]->out, p));
   }
+}
+
+/* Puts the statements in an order where the ops sharing a loop are
+ * adjacent (stmt_order.c): the loops of each op are its loop axes that
+ * are not bound to blocks or threads. */
+static tc_status order_statements(lctx *c, tc_op **order, int n) {
+  int *ids = tc_xmalloc((size_t)n * (size_t)c->maxloop * sizeof(int));
+  int *pos = tc_xmalloc((size_t)n * (size_t)c->maxloop * sizeof(int));
+  tc_stmt_loops *loops = tc_xcalloc((size_t)n + 1, sizeof *loops);
+  for (int i = 0; i < n; i++) {
+    tc_tensor *t = order[i]->out;
+    int *id = ids + (size_t)i * c->maxloop, *ps = pos + (size_t)i * c->maxloop, nl = 0;
+    for (int p = 0; p < t->nloop; p++)
+      if (is_loop_ptype(c->g->axes[t->loop[p]].ptype))
+        id[nl] = uf_find(c->uf, key(c, t, p)), ps[nl++] = p;
+    loops[i] = (tc_stmt_loops){id, ps, nl};
+  }
+  tc_status st = tc_stmt_order(c->f, order, loops, n);
+  free(ids), free(pos), free(loops);
+  return st;
+}
+
+/* The loop tree: each op's statement inside the loops of its loop axes,
+ * in statement order; a loop shared with the op before is reused. */
+static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
+  tc_kir *k = c->k;
+  int nkeys = c->f->ntensors * c->maxloop;
   c->loopvar = tc_xcalloc((size_t)nkeys, sizeof *c->loopvar);
   c->loopnode = tc_xcalloc((size_t)nkeys, sizeof *c->loopnode);
   k->root = knode_new(TC_K_ROOT, NULL);
@@ -356,9 +386,10 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       }
       if (c->loopnode[id]) {
         char b[64];
-        return tc_fail(c->f, TC_ERR_SCHEDULE,
-                       "compile: %s's loop axis %d (%s) is shared with another op's loop, but other "
-                       "work was placed between them; inline the tensors in between as well",
+        /* unreachable: order_statements makes the ops of a loop adjacent */
+        return tc_fail(c->f, TC_ERR_LOWER,
+                       "compile: internal error: %s's loop axis %d (%s) is shared with a loop "
+                       "that other statements were placed after",
                        t->name, p, tc_axis_describe(c->g, t->loop[p], b, sizeof b));
       }
       tc_knode *l = knode_new(TC_K_LOOP, cur);
@@ -579,6 +610,8 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
     }
   }
   tc_knode **stmt_of = tc_xcalloc((size_t)n + 1, sizeof *stmt_of);
+  if (!st) loop_identities(&c, order, n);
+  if (!st) st = order_statements(&c, order, n);
   if (!st) st = tc_tmem_check_target(f, target, arch);
   if (!st) st = launch_config(&c, order, n);
   if (!st) st = allocate(&c, order, n);
