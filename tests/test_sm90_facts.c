@@ -15,7 +15,7 @@
  *   3. the OpenCL emulation's reading through a descriptor (tc_wgmma_in of
  *      the OpenCL prelude, on the host) against the PTX ISA's canonical
  *      layouts, so the OpenCL GEMM runs vouch for the hardware's addressing;
- *   4. the warp-specialised CUDA TMA GEMM replayed on the host: the operands
+ *   4. the CUDA TMA GEMM (both pipelines) replayed on the host: the operands
  *      of its bulk copies, expect_tx counts, mbarrier waits and releases,
  *      wgmma descriptors, stmatrix addresses and bulk stores, taken from the
  *      emitted source and evaluated by the host's C compiler, drive a model
@@ -354,9 +354,11 @@ static void test_emulated_reads(void) {
  * full barrier s is REPLAY_BAR + s, empty barrier s REPLAY_BAR + 8 + s).
  * Each statement is evaluated in its role's context: the producer warp
  * group's (copies, expect_tx, its waits on the empty barriers) for every
- * rank and K tile, the consumers' (waits on the full barriers, releases,
- * descriptors) for every K tile and warp group, the epilogue's (stmatrix
- * addresses per warp group, warp and lane; the bulk stores per rank). */
+ * rank and K tile; the block-synchronous kernel's prologue (its first
+ * copies) once; the consumers' (waits on the full barriers, releases,
+ * descriptors, the block-synchronous refills) for every K tile and warp
+ * group; the epilogue's (stmatrix addresses per warp group, warp and lane;
+ * the bulk stores per rank). */
 
 enum { ROPS = 8, OPLEN = 400, RMAX = 48, REPLAY_BAR = 0x40000 };
 
@@ -412,38 +414,46 @@ static void upto_semicolon(const char *p, char *out, size_t cap) {
   snprintf(out, cap, "%.*s", e ? (int)(e - p) : 0, p);
 }
 
+/* When a copy or expect_tx runs: the warp-specialised producer's, at its
+ * K tile kt before the consumers' K tile kt; the block-synchronous
+ * kernel's prologue, once before the K loop; its refills, after the
+ * consumers' K tile kt. */
+enum { AT_PRODUCER, AT_PROLOGUE, AT_REFILL };
+
 typedef struct replay {
+  int ws;                                   /* the warp-specialised pipeline */
   int nload, load_map[RMAX], load_mc[RMAX]; /* bulk loads: map 0 (A) or 1 (B), multicast */
-  int ntx, nwait, wait_role[RMAX], nrel;
+  int load_at[RMAX], load_group[RMAX];      /* when it runs; the expect_tx before it */
+  int ntx, tx_at[RMAX], nwait, wait_role[RMAX], nrel;
   int ndesc, wg_n[RMAX], wg_ta[RMAX], wg_tb[RMAX], wg_bf16[RMAX]; /* wgmma: N, transposes, type */
   int nst, st_lr[RMAX][4][2]; /* stmatrix: the c_acc index in each half of its 4 registers */
   int nstore, store_rank;
   int nev, ev[2 * RMAX];      /* epilogue order: i >= 0 stmatrix i, -1 - i store i */
   int init_full, init_empty;  /* the mbarriers' arrival counts */
   int own_arrive, peer_arrive; /* releases: arrivals on the block's / the peer's empty barrier */
-  int nstage;
-  char stage[2][OPLEN], align[OPLEN];
-  tc_str prod, cons, wgs, st, store; /* harness statements per context */
+  char stage[2][OPLEN], align[OPLEN]; /* the producer's and the consumers' stage */
+  tc_str prod, once, cons, wgs, st, store; /* harness statements per context */
   char why[512];
 } replay;
 
 static void replay_init(replay *R) {
   memset(R, 0, sizeof *R);
   R->init_full = R->init_empty = -1;
-  tc_str_init(&R->prod), tc_str_init(&R->cons), tc_str_init(&R->wgs), tc_str_init(&R->st);
-  tc_str_init(&R->store);
+  tc_str_init(&R->prod), tc_str_init(&R->once), tc_str_init(&R->cons), tc_str_init(&R->wgs);
+  tc_str_init(&R->st), tc_str_init(&R->store);
 }
 static void replay_free(replay *R) {
-  tc_str_free(&R->prod), tc_str_free(&R->cons), tc_str_free(&R->wgs), tc_str_free(&R->st);
-  tc_str_free(&R->store);
+  tc_str_free(&R->prod), tc_str_free(&R->once), tc_str_free(&R->cons), tc_str_free(&R->wgs);
+  tc_str_free(&R->st), tc_str_free(&R->store);
 }
 
 #define RFAIL(...) (snprintf(R->why, sizeof R->why, __VA_ARGS__), -1)
 
-/* Finds the statements of the warp-specialised CUDA kernel src and writes
- * their evaluation into the harness contexts; 0, or -1 with R->why. */
+/* Finds the statements of the CUDA TMA kernel src and writes their
+ * evaluation into the harness contexts; 0, or -1 with R->why. */
 static int replay_parse(replay *R, const char *src) {
-  int role = 0; /* 0 until the consumers' setmaxnreg.inc, then 1 */
+  int role = 0;  /* 0 until the consumers' setmaxnreg.inc, then 1 */
+  int kloop = 0; /* inside (after the start of) a K loop */
   int lr[4][2];
   memset(lr, -1, sizeof lr);
   char da[OPLEN] = "", db[OPLEN] = "", ops[ROPS][OPLEN], e[OPLEN];
@@ -461,7 +471,11 @@ static int replay_parse(replay *R, const char *src) {
     }
     const char *p;
     int n, rk = 0, a, b, c, bad = 0;
+    if (strstr(line, "setmaxnreg.dec")) R->ws = 1;
     if (strstr(line, "setmaxnreg.inc")) role = 1;
+    if (strstr(line, "for (int kt = 0; kt < ")) kloop = 1;
+    int at = R->ws ? AT_PRODUCER : kloop ? AT_REFILL : AT_PROLOGUE;
+    tc_str *ctx = at == AT_PRODUCER ? &R->prod : at == AT_PROLOGUE ? &R->once : &R->cons;
     if ((p = strstr(line, "cp.async.bulk.tensor.")) && sscanf(p, "cp.async.bulk.tensor.%dd", &rk) == 1 &&
         strstr(line, ".shared::cluster.global")) {
       /* [dst], [map, {coordinates}], [barrier] (, cta mask) */
@@ -473,22 +487,24 @@ static int replay_parse(replay *R, const char *src) {
       } else {
         R->load_map[R->nload] = strstr(ops[ref[1]], "tc_tm_a") ? 0 : strstr(ops[ref[1]], "tc_tm_b") ? 1 : -1;
         R->load_mc[R->nload] = mc;
-        tc_str_printf(&R->prod, "printf(\"L %d %%u %%d %%u %%d %%d %%d %%u\\n\", tc_rank, kt, (unsigned)(%s), "
+        R->load_at[R->nload] = at, R->load_group[R->nload] = R->ntx - 1;
+        tc_str_printf(ctx, "printf(\"L %d %%u %%d %%u %%d %%d %%d %%u\\n\", tc_rank, kt, (unsigned)(%s), "
                       "(int)(%s), (int)(%s), (int)(%s), (unsigned)(%s));\n",
                       R->nload, ops[ref[0]], ops[ref[2]], ops[ref[3]], rk == 3 ? ops[ref[4]] : "0",
                       mc ? ops[ref[3 + rk]] : "0");
         R->nload++;
       }
-    } else if (strstr(line, "mbarrier.arrive.expect_tx") && (n = asm_operands(line, ops, ROPS)) >= 2) {
-      tc_str_printf(&R->prod,
-                    "printf(\"X %d %%u %%d %%u %%u\\n\", tc_rank, kt, (unsigned)(%s), (unsigned)(%s));\n",
+    } else if (strstr(line, "mbarrier.arrive.expect_tx") && (n = asm_operands(line, ops, ROPS)) >= 2 &&
+               R->ntx < RMAX) {
+      R->tx_at[R->ntx] = at;
+      tc_str_printf(ctx, "printf(\"X %d %%u %%d %%u %%u\\n\", tc_rank, kt, (unsigned)(%s), (unsigned)(%s));\n",
                     R->ntx++, ops[0], ops[1]);
     } else if (strstr(line, "mbarrier.try_wait.parity") && (n = asm_operands(line, ops, ROPS)) >= 3) {
       if (R->nwait == RMAX) {
         bad = RFAIL("too many waits");
       } else {
-        R->wait_role[R->nwait] = role;
-        tc_str_printf(role ? &R->cons : &R->prod,
+        R->wait_role[R->nwait] = R->ws ? role : 1;
+        tc_str_printf(R->ws && !role ? &R->prod : &R->cons,
                       "printf(\"W %d %%u %%d %%u %%u\\n\", tc_rank, kt, (unsigned)(%s), (unsigned)(%s));\n",
                       R->nwait, ops[1], ops[2]);
         R->nwait++;
@@ -553,17 +569,19 @@ static int replay_parse(replay *R, const char *src) {
                       "(int)(%s), (int)(%s));\n",
                       R->nstore++, ops[ref[1 + rk]], ops[ref[1]], ops[ref[2]], rk == 3 ? ops[ref[3]] : "0");
       }
-    } else if ((p = strstr(line, "const int tc_st = ")) && R->nstage < 2) {
-      upto_semicolon(p + 18, R->stage[R->nstage++], OPLEN);
+    } else if ((p = strstr(line, "const int tc_st = "))) {
+      upto_semicolon(p + 18, R->stage[R->ws && !role ? 0 : 1], OPLEN);
     } else if ((p = strstr(line, "unsigned char *tc_sm = "))) {
       upto_semicolon(p + 23, R->align, sizeof R->align);
     }
     free(line), free(next);
     if (bad) return -1;
   }
-  if (R->nstage != 2 || !R->nload || !R->ndesc || !R->nst || !R->nstore || !*R->align)
-    return RFAIL("not a warp-specialised TMA kernel: %d stage lines, %d loads, %d wgmmas, %d stmatrix, "
-                 "%d stores, alignment '%s'", R->nstage, R->nload, R->ndesc, R->nst, R->nstore, R->align);
+  if ((R->ws && !*R->stage[0]) || !*R->stage[1] || !R->nload || !R->ndesc || !R->nst || !R->nstore ||
+      !*R->align)
+    return RFAIL("not a TMA kernel: stages '%.60s' / '%.60s', %d loads, %d wgmmas, %d stmatrix, %d stores, "
+                 "alignment '%.60s'", R->stage[0], R->stage[1], R->nload, R->ndesc, R->nst, R->nstore,
+                 R->align);
   return 0;
 }
 
@@ -594,9 +612,13 @@ static void replay_harness(const replay *R, const rtile *T, tc_str *h) {
   /* the ring's alignment for a few places of the dynamic shared memory */
   tc_str_printf(h, "  for (int o = 0; o < 2048; o += 496) { unsigned char *tc_dsm = tc_smem + 4096 + o;\n"
                    "    printf(\"A %%d %%u\\n\", o, tc_addr(%s) - 4096u); }\n", R->align);
-  tc_str_printf(h, "  for (unsigned tc_rank = 0; tc_rank < %d; tc_rank++)\n"
-                   "  for (int kt = 0; kt < %d; kt++) { const int tc_it = kt, tc_st = %s; COORDS\n%s  }\n",
-                T->cm, T->nk, R->stage[0], tc_str_cstr(&R->prod));
+  if (R->ws)
+    tc_str_printf(h, "  for (unsigned tc_rank = 0; tc_rank < %d; tc_rank++)\n"
+                     "  for (int kt = 0; kt < %d; kt++) { const int tc_it = kt, tc_st = %s; COORDS\n%s  }\n",
+                  T->cm, T->nk, R->stage[0], tc_str_cstr(&R->prod));
+  tc_str_printf(h, "  for (unsigned tc_rank = 0; tc_rank < %d; tc_rank++) {\n"
+                   "    const int kt = 0, tc_it = 0, tc_st = 0; COORDS\n%s  }\n",
+                T->cm, tc_str_cstr(&R->once));
   tc_str_printf(h, "  for (unsigned tc_rank = 0; tc_rank < %d; tc_rank++)\n"
                    "  for (int kt = 0; kt < %d; kt++) { const int tc_it = kt, tc_st = %s; COORDS\n%s"
                    "    for (int tc_wg = 0; tc_wg < %d; tc_wg++) {\n%s    }\n  }\n",
@@ -625,27 +647,95 @@ typedef struct rpair { unsigned bar, val; } rpair;
 typedef struct rdesc { unsigned long long a, b; } rdesc;
 typedef struct rstore { unsigned src; int c[3]; } rstore;
 
+/* What the harness printed, per statement (and rank, K tile, ...). */
+typedef struct rdata {
+  rload *L;            /* [load][rank][kt] */
+  rpair *X, *W, *Rl;   /* expect_tx [tx][rank][kt], waits [wait][rank][kt], releases [rel][kt] */
+  rdesc *D;            /* [wgmma][kt][warp group] */
+  unsigned *Sa;        /* stmatrix addresses [stmatrix][warp group][warp][lane] */
+  rstore *St;          /* [store][rank] */
+  int64_t smem_end;    /* the highest byte the kernel addresses, + 1 */
+} rdata;
+
+/* Notes that the kernel addresses shared memory up to byte end - 1. */
+static void reach(rdata *Dd, int64_t end) {
+  if (end > Dd->smem_end) Dd->smem_end = end;
+}
+
+/* Findings: counted, the first ones reported through TC_CHECK. */
+typedef struct finds { int n, shown, report; } finds;
+#define FIND(cond, ...)                                        \
+  do {                                                         \
+    if (!(cond)) {                                             \
+      F->n++;                                                  \
+      if (F->report && F->shown++ < 10) TC_CHECK(cond, __VA_ARGS__); \
+    }                                                          \
+  } while (0)
+
+/* Runs copy group x (expect_tx x and the copies after it) of K tile kt
+ * (the prologue's: as evaluated once) into block blk's shared memory sm,
+ * and checks that the bytes the phase expects are the bytes that land,
+ * on the full barrier of the stage of the group's K tile. */
+static void replay_group(const replay *R, const rtile *T, rdata *Dd, const tc_gemm_kernel *k,
+                         const mcase *tc, int x, int kt, int blk, uint64_t *sm, size_t nslot, finds *F) {
+  int cm = T->cm, nk = T->nk, at = R->tx_at[x], kx = at == AT_PROLOGUE ? 0 : kt, ktile = -1;
+  int64_t landed = 0, M = tc->m, N = tc->n, K = tc->k;
+  for (int i = 0; i < R->nload; i++)
+    for (int q = 0; q < cm && R->load_group[i] == x; q++) {
+      const rload *l = &Dd->L[(i * cm + q) * nk + kx];
+      if (R->load_mc[i] ? !(l->mask >> blk & 1) : q != blk) continue;
+      FIND(R->load_map[i] == 0 || R->load_map[i] == 1, "a copy through an unknown tensor map");
+      if (R->load_map[i] != 0 && R->load_map[i] != 1) continue;
+      const tc_rt_tmap *tm = &k->tmaps[R->load_map[i]];
+      int a_side = R->load_map[i] == 0, kmaj = a_side ? tc->a_trans : tc->b_trans;
+      int64_t bytes = (int64_t)tm->box[0] * tm->box[1] * 2;
+      int kt_of = (kmaj ? l->c[0] : l->c[1]) / 64;
+      FIND(l->dst % 1024 == 0 && tm->box[0] * 2 == (uint32_t)tm->swizzle && (ktile < 0 || kt_of == ktile),
+           "copy %d: destination %u not on a 1024-byte boundary, or a box row of %u bytes for a %d-byte "
+           "swizzle, or K tile %d in a group of K tile %d", i, l->dst, tm->box[0] * 2, tm->swizzle, kt_of,
+           ktile);
+      ktile = kt_of;
+      reach(Dd, l->dst + bytes);
+      landed += bytes;
+      for (uint32_t i1 = 0; i1 < tm->box[1]; i1++)
+        for (uint32_t i0 = 0; i0 < tm->box[0]; i0++) {
+          /* box element (i1, i0) is map element (c1 + i1, c0 + i0): zero
+           * outside the map's dims */
+          int64_t in = l->c[0] + i0, outc = l->c[1] + i1, g = tm->rank == 3 ? l->c[2] : 0;
+          int mapoob = in >= (int64_t)tm->dims[0] || outc >= (int64_t)tm->dims[1] ||
+                       (tm->rank == 3 && g >= (int64_t)tm->dims[2]);
+          int64_t r = a_side ? (kmaj ? outc : in) : (kmaj ? in : outc);  /* m of A, k of B */
+          int64_t cc = a_side ? (kmaj ? in : outc) : (kmaj ? outc : in); /* k of A, n of B */
+          int inside = r < (a_side ? M : K) && cc < (a_side ? K : N) && g < tc->g;
+          uint64_t v = mapoob ? mval(a_side ? 1 : 2, 1, g, r, cc)
+                       : inside ? mval(a_side ? 1 : 2, 0, g, r, cc) : mval(7, 0, g, r, cc);
+          unsigned addr = swz(l->dst + i1 * tm->box[0] * 2 + i0 * 2, tm->swizzle);
+          if (addr / 2 < nslot) sm[addr / 2] = v;
+        }
+    }
+  const rpair *e = &Dd->X[(x * cm + blk) * nk + kx];
+  FIND(ktile >= 0 && e->bar == REPLAY_BAR + (unsigned)(ktile % T->stages) && e->val == landed,
+       "block %d: expect_tx %d (K tile %d) arms barrier %#x with %u bytes; the copies of K tile %d land "
+       "%lld bytes in stage %d (barrier %#x)", blk, x, kt, e->bar, e->val, ktile, (long long)landed,
+       ktile % T->stages, REPLAY_BAR + ktile % T->stages);
+}
+
 /* Runs the replay of the parsed kernel k of case tc on tile T over the
  * harness's output; the number of findings (the first ones reported
  * through TC_CHECK when `report`). */
 static int replay_run(const replay *R, const rtile *T, const char *out, const tc_gemm_kernel *k,
                       const mcase *tc, int report) {
-  int nfind = 0, shown = 0, cm = T->cm, nk = T->nk, nc = T->nc, S = T->stages;
-#define FIND(cond, ...)                                          \
-  do {                                                           \
-    if (!(cond)) {                                               \
-      nfind++;                                                   \
-      if (report && shown++ < 10) TC_CHECK(cond, __VA_ARGS__);   \
-    }                                                            \
-  } while (0)
-  rload *L = calloc((size_t)(R->nload * cm * nk), sizeof *L);
-  rpair *X = calloc((size_t)(R->ntx * cm * nk), sizeof *X);
-  rpair *W = calloc((size_t)(R->nwait * cm * nk), sizeof *W);
-  rpair *Rl = calloc((size_t)(R->nrel * nk), sizeof *Rl);
-  rdesc *D = calloc((size_t)(R->ndesc * nk * nc), sizeof *D);
-  unsigned *Sa = calloc((size_t)(R->nst * nc * 128), sizeof *Sa);
-  rstore *St = calloc((size_t)(R->nstore * cm), sizeof *St);
-  int64_t smem_end = 0; /* the highest byte the kernel addresses, + 1 */
+  int cm = T->cm, nk = T->nk, nc = T->nc, S = T->stages;
+  finds F0 = {0, 0, report}, *F = &F0;
+  rdata Dd;
+  memset(&Dd, 0, sizeof Dd);
+  rload *L = Dd.L = calloc((size_t)(R->nload * cm * nk), sizeof *L);
+  rpair *X = Dd.X = calloc((size_t)(R->ntx * cm * nk), sizeof *X);
+  rpair *W = Dd.W = calloc((size_t)(R->nwait * cm * nk), sizeof *W);
+  rpair *Rl = Dd.Rl = calloc((size_t)(R->nrel * nk), sizeof *Rl);
+  rdesc *D = Dd.D = calloc((size_t)(R->ndesc * nk * nc), sizeof *D);
+  unsigned *Sa = Dd.Sa = calloc((size_t)(R->nst * nc * 128), sizeof *Sa);
+  rstore *St = Dd.St = calloc((size_t)(R->nstore * cm), sizeof *St);
   /* the harness's output */
   for (const char *p = out; p && *p; p = strchr(p, '\n'), p = p ? p + 1 : NULL) {
     int i = 0, kt = 0, wg = 0, a = 0, b = 0, c = 0;
@@ -679,9 +769,17 @@ static int replay_run(const replay *R, const rtile *T, const char *out, const tc
    * warp group of the block and, in a cluster, of the peer, whose producer
    * multicasts into this block's stages */
   FIND(R->init_full == 1, "full barriers expect %d arrivals, the producer makes 1", R->init_full);
-  FIND(R->init_empty == nc * cm && (R->peer_arrive > 0) == (cm > 1) && R->own_arrive > 0,
-       "empty barriers expect %d arrivals; %d consumer warp groups, cluster of %d (releases: %d own, %d "
-       "of the peer's)", R->init_empty, nc, cm, R->own_arrive, R->peer_arrive);
+  if (R->ws)
+    FIND(R->init_empty == nc * cm && (R->peer_arrive > 0) == (cm > 1) && R->own_arrive > 0,
+         "empty barriers expect %d arrivals; %d consumer warp groups, cluster of %d (releases: %d own, "
+         "%d of the peer's)", R->init_empty, nc, cm, R->own_arrive, R->peer_arrive);
+  else /* the block's barrier orders the refills after the reads */
+    FIND(R->init_empty < 0 && R->own_arrive + R->peer_arrive + R->nrel == 0,
+         "a block-synchronous kernel with empty barriers (%d arrivals) or releases", R->init_empty);
+  int waits[2] = {0, 0};
+  for (int i = 0; i < R->nwait; i++) waits[R->wait_role[i]]++;
+  FIND(waits[1] > 0 && (waits[0] > 0) == R->ws, "%d waits of the producer, %d of the consumers", waits[0],
+       waits[1]);
   size_t nslot = (size_t)k->smem_bytes / 2 + 1;
   uint64_t *sm = malloc(nslot * sizeof *sm);
   int64_t M = tc->m, N = tc->n, K = tc->k;
@@ -689,49 +787,16 @@ static int replay_run(const replay *R, const rtile *T, const char *out, const tc
     int64_t m0 = T->m0 + blk * T->mpb;
     for (size_t s = 0; s < nslot; s++) sm[s] = UNSET;
     for (int kt = 0; kt < nk; kt++) {
-      /* the copies landing in this block for K tile kt: its own, and the
-       * multicast ones of every block whose mask names it */
-      int64_t landed = 0;
-      for (int i = 0; i < R->nload; i++)
-        for (int q = 0; q < cm; q++) {
-          const rload *l = &L[(i * cm + q) * nk + kt];
-          if (R->load_mc[i] ? !(l->mask >> blk & 1) : q != blk) continue;
-          FIND(R->load_map[i] == 0 || R->load_map[i] == 1, "a copy through an unknown tensor map");
-          if (R->load_map[i] != 0 && R->load_map[i] != 1) continue;
-          const tc_rt_tmap *tm = &k->tmaps[R->load_map[i]];
-          int a_side = R->load_map[i] == 0, kmaj = a_side ? tc->a_trans : tc->b_trans;
-          int64_t bytes = (int64_t)tm->box[0] * tm->box[1] * 2;
-          FIND(l->dst % 1024 == 0 && tm->box[0] * 2 == (uint32_t)tm->swizzle,
-               "copy %d: destination %u not on a 1024-byte boundary, or a box row of %u bytes for a "
-               "%d-byte swizzle", i, l->dst, tm->box[0] * 2, tm->swizzle);
-          smem_end = l->dst + bytes > smem_end ? l->dst + bytes : smem_end;
-          landed += bytes;
-          for (uint32_t i1 = 0; i1 < tm->box[1]; i1++)
-            for (uint32_t i0 = 0; i0 < tm->box[0]; i0++) {
-              /* box element (i1, i0) is map element (c1 + i1, c0 + i0): zero
-               * outside the map's dims */
-              int64_t in = l->c[0] + i0, outc = l->c[1] + i1, g = tm->rank == 3 ? l->c[2] : 0;
-              int mapoob = in >= (int64_t)tm->dims[0] || outc >= (int64_t)tm->dims[1] ||
-                           (tm->rank == 3 && g >= (int64_t)tm->dims[2]);
-              int64_t r = a_side ? (kmaj ? outc : in) : (kmaj ? in : outc);  /* m of A, k of B */
-              int64_t cc = a_side ? (kmaj ? in : outc) : (kmaj ? outc : in); /* k of A, n of B */
-              int inside = r < (a_side ? M : K) && cc < (a_side ? K : N) && g < tc->g;
-              uint64_t v = mapoob ? mval(a_side ? 1 : 2, 1, g, r, cc)
-                           : inside ? mval(a_side ? 1 : 2, 0, g, r, cc) : mval(7, 0, g, r, cc);
-              unsigned addr = swz(l->dst + i1 * tm->box[0] * 2 + i0 * 2, tm->swizzle);
-              if (addr / 2 < nslot) sm[addr / 2] = v;
-            }
-        }
-      /* expect_tx: the bytes of the stage's phase are the bytes that land */
-      int64_t expect = 0;
-      for (int i = 0; i < R->ntx; i++) {
-        const rpair *x = &X[(i * cm + blk) * nk + kt];
-        FIND(x->bar == REPLAY_BAR + (unsigned)(kt % S), "K tile %d: expect_tx on barrier %#x, its stage's "
-             "full barrier is %#x", kt, x->bar, REPLAY_BAR + kt % S);
-        expect += x->val;
+      /* the copies, group by group (an expect_tx and the copies after it):
+       * the warp-specialised producer's of K tile kt, or the
+       * block-synchronous prologue's (before K tile 0); the refills come
+       * after the consumers' K tile kt.  A group's copies landing in this
+       * block: its own, and the multicast ones of every block whose mask
+       * names it. */
+      for (int x = 0; x < R->ntx; x++) {
+        if (R->tx_at[x] == AT_REFILL || (R->tx_at[x] == AT_PROLOGUE && kt > 0)) continue;
+        replay_group(R, T, &Dd, k, tc, x, kt, blk, sm, nslot, F);
       }
-      FIND(expect == landed, "block %d K tile %d: the stage expects %lld bytes, %lld land", blk, kt,
-           (long long)expect, (long long)landed);
       /* the waits: K tile kt is fill n = kt / S of stage kt % S.  Phase n of
        * the stage's full barrier completes when fill n has landed: the
        * consumers wait with parity n & 1.  Phase n of its empty barrier
@@ -784,18 +849,20 @@ static int replay_run(const replay *R, const rtile *T, const char *out, const tc
                 int oob = !(mn < (op ? N : M) && kx < K && T->g0 < tc->g);
                 uint64_t want = op ? mval(2, oob, T->g0, kx, mn) : mval(1, oob, T->g0, mn, kx);
                 unsigned addr = ptx_operand_addr(dd, trans, x, kk);
-                smem_end = addr + 2 > smem_end ? addr + 2 : smem_end;
+                reach(&Dd, addr + 2);
                 if (sm[addr / 2 % nslot] != want && bad++ < 2)
                   FIND(0, "block %d K tile %d warp group %d K step %d: %c element (%d, k %d) through "
                        "descriptor %#llx (%s-major) reads byte %u holding %#llx, want %#llx", blk, kt, wg, ks,
                        "AB"[op], x, kk, dd, trans ? "MN" : "K", addr, (unsigned long long)sm[addr / 2 % nslot],
                        (unsigned long long)want);
               }
-            nfind += bad > 2 ? bad - 2 : 0;
+            F->n += bad > 2 ? bad - 2 : 0;
           }
         }
         FIND(used == 15, "block %d K tile %d warp group %d: K steps %#x read, want all 4", blk, kt, wg, used);
       }
+      for (int x = 0; x < R->ntx; x++)
+        if (R->tx_at[x] == AT_REFILL) replay_group(R, T, &Dd, k, tc, x, kt, blk, sm, nslot, F);
     }
     /* the epilogue, in program order: stmatrix.x4 writes, bulk stores read */
     for (size_t s = 0; s < nslot; s++) sm[s] = UNSET;
@@ -819,7 +886,7 @@ static int replay_run(const replay *R, const rtile *T, const char *out, const tc
                   int l = 4 * rr + cc / 2, t = 32 * w + l, j = R->st_lr[i][q][cc % 2];
                   int row = 16 * (t / 32) + (t % 32) / 4 + 8 * ((j / 2) % 2);
                   int col = 8 * (j / 4) + 2 * (t % 4) + j % 2;
-                  smem_end = addr + 2 > smem_end ? addr + 2 : smem_end;
+                  reach(&Dd, addr + 2);
                   FIND(j >= 0 && j < T->npb / 2, "stmatrix %d: register %d holds c_acc[%d]", i, q, j);
                   sm[addr / 2 % nslot] = mval(3, 0, T->g0, m0 + 64 * wg + row, T->n0 + col);
                 }
@@ -830,8 +897,7 @@ static int replay_run(const replay *R, const rtile *T, const char *out, const tc
       const tc_rt_tmap *tm = &k->tmaps[2];
       int64_t g = R->store_rank == 3 ? st->c[2] : 0;
       FIND(st->src % 1024 == 0, "bulk store %d: source %u not on a 1024-byte boundary", i, st->src);
-      smem_end = st->src + tm->box[0] * tm->box[1] * 2 > smem_end ? st->src + tm->box[0] * tm->box[1] * 2
-                                                                     : smem_end;
+      reach(&Dd, st->src + (int64_t)tm->box[0] * tm->box[1] * 2);
       for (uint32_t i1 = 0; i1 < tm->box[1]; i1++)
         for (uint32_t i0 = 0; i0 < tm->box[0]; i0++) {
           int64_t n = st->c[0] + i0, m = st->c[1] + i1;
@@ -853,16 +919,16 @@ static int replay_run(const replay *R, const rtile *T, const char *out, const tc
       if (m < M && n < N && stored[t] != 1 && missing++ < 2)
         FIND(0, "block %d: C[%lld][%lld] stored %d times", blk, (long long)m, (long long)n, stored[t]);
     }
-    nfind += missing > 2 ? missing - 2 : 0;
+    F->n += missing > 2 ? missing - 2 : 0;
     free(stored);
   }
   /* all of it inside the dynamic shared memory, after the alignment slack
    * (the ring moves up by at most 1008 bytes from a 16-byte aligned start) */
-  FIND(smem_end + 1008 <= k->smem_bytes, "the kernel addresses %lld bytes of shared memory past the "
-       "alignment slack; it has %lld", (long long)smem_end, (long long)k->smem_bytes);
+  FIND(Dd.smem_end + 1008 <= k->smem_bytes, "the kernel addresses %lld bytes of shared memory from the "
+       "aligned ring; with up to 1008 bytes skipped to align it that is more than the %lld it has",
+       (long long)Dd.smem_end, (long long)k->smem_bytes);
   free(sm), free(L), free(X), free(W), free(Rl), free(D), free(Sa), free(St);
-#undef FIND
-  return nfind;
+  return F->n;
 }
 
 static const gemm_harness tma_harness = {"tilec_gemm_tma", tc_gemm_tma_default, 0};
@@ -881,9 +947,8 @@ static int replay_case(const mcase *tc, int report) {
     int cm = p.tma_cluster > 1 ? p.tma_cluster : 1;
     rtile T = {(int64_t)p.m_per_block * cm, p.n_per_block, tc->g - 1, cm, (int)((tc->k + 63) / 64),
                p.m_per_block / 64, p.tma_stages, p.m_per_block, p.n_per_block};
-    TC_CHECK(p.tma_ws && k.ntmaps == 3, "%s: not a warp-specialised TMA kernel", cfg);
-    int ok = p.tma_ws && k.ntmaps == 3 && replay_parse(&R, k.source) == 0;
-    TC_CHECK(ok, "%s: %s", cfg, R.why);
+    int ok = k.ntmaps == 3 && replay_parse(&R, k.source) == 0 && R.ws == p.tma_ws;
+    TC_CHECK(ok, "%s: %d tensor maps; %s", cfg, k.ntmaps, R.why);
     tc_str h, why;
     tc_str_init(&h), tc_str_init(&why);
     if (ok) {
@@ -917,6 +982,10 @@ static const mcase replay_cases[] = {
     {"tmaws:128,192,3,1,3", 1, 304, 504, 200, 0, 1, TC_BF16, TC_BF16, 0, 1.0f},
     /* the heuristic's choice */
     {NULL, 1, 512, 512, 512, 1, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    /* the block-synchronous pipeline: its prologue fills the stages, each
+     * K tile's refill follows the block's barrier */
+    {"tma:128,128,4", 1, 512, 384, 640, 0, 0, TC_BF16, TC_BF16, 0, 1.0f},
+    {"tma:64,256,2", 2, 104, 304, 200, 1, 1, TC_F16, TC_F16, 0, 1.0f},
 };
 
 static void test_replay(void) {
@@ -928,7 +997,8 @@ static void test_replay(void) {
   /* the generator's injected faults must be found: 1, descriptors without
    * the swizzle; 2, stmatrix registers out of order; 3, cluster blocks
    * that all load the first share of B */
-  static const struct { int fault; size_t c; } faults[] = {{1, 0}, {1, 1}, {2, 0}, {3, 2}, {3, 3}};
+  static const struct { int fault; size_t c; } faults[] = {{1, 0}, {1, 1}, {1, 6}, {2, 0}, {2, 7},
+                                                           {3, 2}, {3, 3}};
   for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
     tc_gemm_tma_test_fault = faults[i].fault;
     int f = replay_case(&replay_cases[faults[i].c], 0);
