@@ -7,9 +7,12 @@
 #     transA, transB, a ragged 1000^3, a skinny M=64 one and 8192^3 with
 #     2-block clusters (tmaws:128,256,4,2; also UCGABAR, the cluster barrier)
 #     and persistent (tmaws:128,256,4,1,132 and tmaws:128,256,4,2,132):
-#       HGMMA, UTMALDG, UTMASTG, STSM present; no LDL / STL (spills);
-#       a warp-specialised one (perf config tmaws:) also USETMAXREG, and
-#       ptxas must not have dropped its setmaxnreg (info C7508)
+#       HGMMA, UTMALDG, UTMASTG, STSM and SYNCS (the mbarrier operations)
+#       present; the HGMMA of the perf config's shape and type
+#       (HGMMA.64xNx16.F32.BF16, N the config's n_per_block); no LDL / STL
+#       (spills); a warp-specialised one (perf config tmaws:) also
+#       USETMAXREG, and ptxas must not have dropped its setmaxnreg (info
+#       C7508)
 #   LdStMatrixSet (build/bench/ldst_bandwidth --no-run --emit, 8192x8192),
 #     all 12 shmoo variants (swizzle 32/64/128B x cta_m 64/128 x cta_n 256/512):
 #       LDSM, STSM, UTMALDG, UTMASTG present; no LDL / STL
@@ -110,9 +113,12 @@ if [ "$only" != ldst ]; then
       continue
     fi
     pc=$(printf '%s\n' "$js" | sed -n 's/.*"perf_config": "\([^"]*\)".*/\1/p')
-    req="HGMMA UTMALDG UTMASTG STSM"
+    req="HGMMA UTMALDG UTMASTG STSM SYNCS"
     case $pc in tmaws:*) req="$req USETMAXREG" ;; esac
     case $pc in tmaws:*,*,*,2|tmaws:*,*,*,2,*) req="$req UCGABAR_ARV UCGABAR_WAIT" ;; esac
+    # the wgmma shape: m64 n<n_per_block> k16, f32 += bf16 * bf16
+    npb=$(printf '%s\n' "$pc" | sed -n 's/^tma[ws]*:[0-9]*,\([0-9]*\),.*/\1/p')
+    [ -n "$npb" ] && req="$req HGMMA.64x${npb}x16.F32.BF16"
     kernels+=("$name|$out/$name.cu|$req$extra|tilec gemm $args -t bf16 (perf config $pc)")
   done
 fi
@@ -149,17 +155,31 @@ opcounts() {
        END { for (o in c) print o, c[o] }' "$1"
 }
 count_of() { awk -v op="$2" '$1 == op { print $2; found = 1 } END { if (!found) print 0 }' "$1"; }
+# How often an instruction with exactly these modifiers is in a listing
+# (HGMMA.64x256x16.F32.BF16).
+count_full() {
+  awk -v op="$2" '/\/\*[0-9a-f]+\*\// {
+         line = $0
+         sub(/^.*\/\*[0-9a-f]+\*\/[ \t]*/, "", line)
+         n = split(line, w, /[ \t]+/)
+         o = w[1]
+         if (o ~ /^@/) o = w[2]
+         sub(/[ \t]*;.*/, "", o)
+         if (o == op) c++
+       }
+       END { print c + 0 }' "$1"
+}
 # How often the CUDA source asks for the PTX behind an opcode (evidence).
 ptx_for() {
   case $1 in
     HGMMA) echo "wgmma.mma_async" ;; UTMALDG) echo "cp.async.bulk.tensor.2d.shared::cluster.global" ;;
     UTMASTG) echo "cp.async.bulk.tensor.2d.global.shared" ;; STSM) echo "stmatrix.sync" ;;
-    USETMAXREG) echo "setmaxnreg" ;;
+    USETMAXREG) echo "setmaxnreg" ;; SYNCS) echo "mbarrier." ;; HGMMA.*) echo "wgmma.mma_async" ;;
     LDSM) echo "ldmatrix.sync" ;; *) echo "" ;;
   esac
 }
 
-cols="HGMMA UTMALDG UTMASTG LDSM STSM LDL STL"
+cols="HGMMA UTMALDG UTMASTG LDSM STSM SYNCS LDL STL"
 md=$out/sass_check.md
 {
   echo "| kernel | regs | stack | local | spill st/ld (B) | ${cols// / | } | SASS instructions | result |"
@@ -196,7 +216,7 @@ for kk in "${kernels[@]}"; do
   spill=${spill:-?}
   problems=""
   for op in $req; do
-    n=$(count_of "$counts" "$op")
+    case $op in *.*) n=$(count_full "$sass" "$op") ;; *) n=$(count_of "$counts" "$op") ;; esac
     if [ "$n" -eq 0 ]; then
       p=$(ptx_for "$op")
       if [ -n "$p" ]; then

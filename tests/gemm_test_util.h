@@ -151,6 +151,16 @@ static GEMM_U int generate(const gemm_harness *h, const mcase *tc, const problem
   return st == TC_OK;
 }
 
+/* Makes the case's problem (free it with problem_free, and k with
+ * tc_gemm_kernel_free, whatever this returns) and generates its kernel for
+ * target, as generate does; 1 on success. */
+static GEMM_U int gemm_make(const gemm_harness *h, const mcase *tc, tc_target target, problem *P,
+                            tc_gemm_params *p, tc_gemm_kernel *k, char *cfg, size_t cap) {
+  problem_make(tc, P);
+  memset(k, 0, sizeof *k);
+  return generate(h, tc, P, target, p, k, cfg, cap);
+}
+
 /* Runs a generated kernel on OpenCL over the problem's buffers; 1 on
  * success. */
 static GEMM_U int gemm_launch_cl(tc_cl *cl, const mcase *tc, problem *P, const tc_gemm_kernel *k,
@@ -218,13 +228,11 @@ static GEMM_U int64_t gemm_run_cl(tc_cl *cl, const gemm_harness *h, const mcase 
                                   void (*check)(const tc_gemm_kernel *k, const tc_gemm_params *p,
                                                 const char *cfg)) {
   problem P;
-  problem_make(tc, &P);
   tc_gemm_params p;
   tc_gemm_kernel k;
-  memset(&k, 0, sizeof k);
   char cfg[64];
   int64_t bad = -1;
-  int ok = generate(h, tc, &P, TC_TARGET_OPENCL, &p, &k, cfg, sizeof cfg);
+  int ok = gemm_make(h, tc, TC_TARGET_OPENCL, &P, &p, &k, cfg, sizeof cfg);
   if (ok) {
     if (check) check(&k, &p, cfg);
     ok = gemm_launch_cl(cl, tc, &P, &k, cfg);

@@ -1,13 +1,15 @@
 #!/usr/bin/env bash
 # sass_check_test.sh - runs bench/sass_check.sh (the SASS of the TMA GEMM
 # and of every LdStMatrixSet variant, compiled for sm_90a with nvcc and
-# listed with cuobjdump: HGMMA / LDSM / STSM / UTMALDG / UTMASTG present,
-# no LDL / STL) in a scratch folder, then checks the check itself: asking
-# every LdStMatrixSet kernel for HGMMA (which a copy has none of) must fail
-# with exit 1 and name what is missing.  Without nvcc or cuobjdump
-# (scripts/deps.sh pip-installs cuobjdump where nvcc exists) it reports one
-# skip with the reason.  Binaries: $TILEC (build/tilec), $LDST_BENCH
-# (build/bench/ldst_bandwidth).  Ends with "N passed, N failed, N skipped".
+# listed with cuobjdump: HGMMA of the config's shape / SYNCS / LDSM / STSM /
+# UTMALDG / UTMASTG present, no LDL / STL) in a scratch folder, then checks
+# the check itself: asking every LdStMatrixSet kernel for HGMMA (which a
+# copy has none of) must fail with exit 1 and name what is missing, and so
+# must asking every GEMM for an HGMMA of a shape none has (m64n8k16).
+# Without nvcc or cuobjdump (scripts/deps.sh pip-installs cuobjdump where
+# nvcc exists) it reports one skip with the reason.  Binaries: $TILEC
+# (build/tilec), $LDST_BENCH (build/bench/ldst_bandwidth).  Ends with
+# "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-sass.XXXXXX") || exit 1
@@ -40,6 +42,19 @@ if [ $nrc -eq 1 ] && [ "$nfail" -eq 12 ] && [ "$nwhy" -eq 12 ] &&
   p=$((p + 1))
 else
   echo "  FAIL --require HGMMA: expected 12 findings and exit 1, got exit $nrc, $nfail FAIL rows, $nwhy reasons:"
+  printf '%s\n' "$neg" | tail -n 20 | sed 's/^/    /'
+  f=$((f + 1))
+fi
+# the wgmma's shape is read with its modifiers: asking every GEMM for an
+# m64n8k16 HGMMA (none has one) must fail the same way
+neg=$(bench/sass_check.sh --out "$tmp/neg2" --only gemm --require HGMMA.64x8x16.F32.BF16 2>&1); nrc=$?
+nfail=$(printf '%s\n' "$neg" | grep -cE '^gemm_[a-z0-9_]+ .* FAIL$')
+nwhy=$(printf '%s\n' "$neg" | grep -c "no HGMMA.64x8x16.F32.BF16 (the source has 'wgmma.mma_async' [1-9][0-9]* times)")
+if [ $nrc -eq 1 ] && [ "$nfail" -eq 8 ] && [ "$nwhy" -eq 8 ]; then
+  echo "  ok   --require HGMMA.64x8x16.F32.BF16 on the 8 GEMMs: 8 findings, exit 1"
+  p=$((p + 1))
+else
+  echo "  FAIL --require HGMMA.64x8x16.F32.BF16: expected 8 findings and exit 1, got exit $nrc, $nfail FAIL rows, $nwhy reasons:"
   printf '%s\n' "$neg" | tail -n 20 | sed 's/^/    /'
   f=$((f + 1))
 fi

@@ -8,7 +8,12 @@
  *     parities, one wgmma group in flight) run in a model of mbarriers,
  *     copies and wgmmas that finish at random times: no deadlock, no read
  *     of a stage before its copy landed, no copy over a stage still read;
- *     wrong variants of the protocol are caught;
+ *     the model's mbarrier follows the PTX ISA's phases (a sequence worked
+ *     out by hand); wrong variants of the protocol are caught (wrong
+ *     arrival counts, either parity flipped, expect_tx a copy short or
+ *     over, a wait_group that leaves two groups in flight, ...);
+ *   - the persistent epilogue's bulk store groups in a model, and its
+ *     wait_group.read counts against a table worked out by hand;
  *   - GEMMs on OpenCL, where the copies, the wgmma and the stmatrix are
  *     emulated with the hardware's shared-memory addressing, vs a plain C
  *     reference: bf16 and f16, 256x256x128, ragged shapes (the copies'
@@ -21,8 +26,10 @@
  *   - the CUDA source for sm_90a: compiled by NVRTC (PTX holds the bulk
  *     tensor copies, mbarrier waits, wgmma with the transpose flags,
  *     stmatrix), its launch (dynamic shared memory, three tensor maps
- *     derived by hand here); the warp-specialised kernel's barriers,
- *     register split and named barrier. */
+ *     derived by hand here); the warp-specialised kernel's barrier counts,
+ *     releases, register split and named barrier.  What its copies,
+ *     descriptors, waits and stores compute is replayed against the PTX
+ *     ISA's rules in tests/test_sm90_facts.c. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -237,6 +244,8 @@ typedef struct proto {
   int tiles;            /* a persistent block's C tiles (0: one tile, the last stage kept) */
   int no_last_release;  /* fault: persistent, a tile's last stage is never released */
   int last_early;       /* fault: persistent, it is released before wait_group 0 */
+  int full_parity_off;  /* fault: added to the consumers' parity on the full barriers */
+  int tx_off;           /* fault: copies added to the producer's expect_tx */
 } proto;
 
 enum { MAXS = 8, MAXC = 4, MAXK = 64, MAXG = 8, MAXCL = 2, NPART = 1 + MAXCL };
@@ -294,7 +303,7 @@ static int sim_step(sim *S, int a) {
       if (!mbar_done(&S->empty[b][st], parity)) return 0;
     }
     /* expect_tx for everything landing in this block's stage, its arrival */
-    S->full[b][st].tx += p->own_tx_only ? 2 : 1 + S->cl;
+    S->full[b][st].tx += (p->own_tx_only ? 2 : 1 + S->cl) + p->tx_off;
     S->full[b][st].pending--;
     mbar_complete_if(&S->full[b][st]);
     S->copies[S->ncopies++] = (copy){kt, b, 0};        /* A, own block */
@@ -322,7 +331,7 @@ static int sim_step(sim *S, int a) {
     if (kt >= total) return 0; /* (wait_group 0 before the epilogue) */
     int st = kt % p->stages;
     if (S->cons_phase[b][c] == 0) {
-      if (!mbar_done(&S->full[b][st], (kt / p->stages) & 1)) return 0;
+      if (!mbar_done(&S->full[b][st], (kt / p->stages + p->full_parity_off) & 1)) return 0;
       /* the wgmmas are issued and committed: group kt reads stage st */
       S->groups[b][c][S->ngroups[b][c]++] = kt;
       S->readers[b][st]++;
@@ -399,6 +408,22 @@ static int sim_run(const proto *p, int runs) {
 }
 
 static void test_ws_protocol(void) {
+  /* the model's mbarrier, by hand from the PTX ISA: an mbarrier of 2
+   * arrivals starts in phase 0; try_wait.parity(P) succeeds once the phase
+   * of parity P has completed, where the phase before phase 0 counts as
+   * completed (parity 1 passes at once); a phase completes when its
+   * arrivals and its expected transaction bytes are all done */
+  mbar mb;
+  mbar_init(&mb, 2);
+  TC_CHECK(!mbar_done(&mb, 0) && mbar_done(&mb, 1), "a new barrier: parity 0 waits, 1 passes");
+  mb.tx += 256, mb.pending--, mbar_complete_if(&mb); /* arrive.expect_tx 256 */
+  mb.pending--, mbar_complete_if(&mb);                /* the second arrival */
+  TC_CHECK(!mbar_done(&mb, 0), "phase 0 completed with 256 bytes still expected");
+  mb.tx -= 256, mbar_complete_if(&mb); /* the bytes land */
+  TC_CHECK(mbar_done(&mb, 0) && !mbar_done(&mb, 1) && mb.pending == 2,
+           "after phase 0: parity 0 passes, parity 1 (phase 1) waits, 2 arrivals pending");
+  mb.pending -= 2, mbar_complete_if(&mb);
+  TC_CHECK(mbar_done(&mb, 1) && !mbar_done(&mb, 0), "after phase 1: parity 1 passes, parity 0 waits");
   sim_rng = 12345;
   /* the generator's protocol for tmaws configs: stages 2..8, consumers
    * 1..4, empty barriers of `consumers` arrivals (times the blocks of a
@@ -437,6 +462,19 @@ static void test_ws_protocol(void) {
       {{4, 2, 5, 2, 1, 0, 0, 1, 0, 0, 3, 1, 0}, "persistent: a tile's last stage kept"},
       {{4, 2, 5, 2, 1, 0, 0, 1, 0, 0, 3, 0, 1}, "persistent: last stage freed before wait_group 0"},
       {{4, 2, 5, 4, 1, 0, 0, 2, 0, 0, 3, 1, 0}, "persistent cluster: a tile's last stage kept"},
+      /* by hand: the consumers' parity flipped waits for "the phase before"
+       * fill n, which has completed (for fill 0, the phase before phase 0
+       * counts as completed): they read stages whose copies have not
+       * landed */
+      {{4, 2, 16, 2, 1, 0, 0, 1, 0, 0, 0, 0, 0, 1, 0}, "consumers wait on the full barrier's other parity"},
+      /* one copy fewer in expect_tx: the phase completes when all but one
+       * copy has landed, and the wgmmas read the missing one's tile */
+      {{4, 2, 16, 2, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, -1}, "expect_tx one copy short"},
+      /* one copy more: the phase never completes (a deadlock) */
+      {{4, 2, 16, 2, 1, 0, 0, 1, 0, 0, 0, 0, 0, 0, 1}, "expect_tx one copy over"},
+      /* wait_group 2 leaves K tile kt - 1's wgmmas running when its stage is
+       * released: the producer's refill can land while they read it */
+      {{4, 2, 16, 2, 2, 0, 0, 1, 0, 0}, "two groups in flight with four stages"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     TC_CHECK(sim_run(&bad[i].p, 200) != 0, "not caught: %s", bad[i].what);
@@ -469,8 +507,24 @@ static int cbuf_run(int (*pending)(int, int, int), int nbox, int nbuf, int tiles
   return errors;
 }
 static int pending_always_last(int j, int nbox, int nbuf) { return nbuf - 1; }
+static int pending_one_more(int j, int nbox, int nbuf) { return tc_gemm_tma_c_pending(j, nbox, nbuf) + 1; }
 
 static void test_c_buffers(void) {
+  /* by hand: box j goes to buffer j % nbuf; before stmatrix writes it, the
+   * groups still reading that buffer must be done.  The groups in flight
+   * end with box j - 1's, which (two buffers) read the other buffer, so
+   * one may stay pending (read 1) - except at a tile's box 0 when the
+   * previous tile's last box (nbox - 1) used buffer 0 too, an odd nbox:
+   * read 0.  One buffer: always read 0. */
+  static const struct { int nbox, nbuf, j, want; } table[] = {
+      {4, 2, 0, 1}, {4, 2, 1, 1}, {4, 2, 3, 1}, {3, 2, 0, 0}, {3, 2, 1, 1},
+      {3, 2, 2, 1}, {2, 2, 0, 1}, {2, 2, 1, 1}, {1, 1, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
+    TC_CHECK(tc_gemm_tma_c_pending(table[i].j, table[i].nbox, table[i].nbuf) == table[i].want,
+             "%d boxes, %d buffers, box %d: wait_group.read %d, by hand %d", table[i].nbox,
+             table[i].nbuf, table[i].j, tc_gemm_tma_c_pending(table[i].j, table[i].nbox, table[i].nbuf),
+             table[i].want);
   sim_rng = 777;
   /* the generator's waits: no overwrite for 1 to 4 boxes per tile, one
    * or two buffers, 1 to 3 tiles */
@@ -484,6 +538,10 @@ static void test_c_buffers(void) {
    * odd box count (3: the last box used buffer 0) */
   TC_CHECK(cbuf_run(pending_always_last, 3, 2, 3, 200) > 0, "not caught: read 1 at box 0 of 3");
   TC_CHECK(cbuf_run(pending_always_last, 4, 2, 3, 200) == 0, "an even count may leave one");
+  /* one group more left pending lets box j - 2's store, which read this
+   * buffer, still run while stmatrix overwrites it */
+  TC_CHECK(cbuf_run(pending_one_more, 4, 2, 3, 200) > 0, "not caught: read N + 1 with 4 boxes");
+  TC_CHECK(cbuf_run(pending_one_more, 3, 2, 3, 200) > 0, "not caught: read N + 1 with 3 boxes");
 }
 
 static void test_supported(void) {
@@ -695,19 +753,27 @@ static void test_cuda(void) {
       TC_CHECK(L.persistent == (p.tma_persist ? cmb : 0) && k.persistent == L.persistent,
                "%s: persistent %d", cfg, L.persistent);
       /* persistent: the tile loop of the producer and the consumers, the
-       * running K-tile count, the release of a tile's last stage, the wait
-       * for the stores' reads before the C tile is rewritten and at the end */
-      char pw[4][160];
+       * running K-tile count, the wait for the stores' reads before the C
+       * tile is rewritten and at the end */
+      char pw[3][160];
       snprintf(pw[0], sizeof pw[0],
                "for (int tc_tile = tc_bid; tc_tile < %lld; tc_tile += (int)gridDim.x) {",
                (long long)tiles);
       snprintf(pw[1], sizeof pw[1], "for (int kt = 0; kt < %lld; ++kt, ++tc_it) {",
                (long long)((tc->k + 63) / 64));
-      snprintf(pw[2], sizeof pw[2], "if (tid %% 128 == 0) {  /* the tile's last stage is free */");
-      snprintf(pw[3], sizeof pw[3], "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\"");
-      for (int w = 0; w < 4; w++)
+      snprintf(pw[2], sizeof pw[2], "if (tid == 0) asm volatile(\"cp.async.bulk.wait_group.read 0;\"");
+      for (int w = 0; w < 3; w++)
         TC_CHECK(has(k.source, pw[w]) == (p.tma_persist > 0), "%s: '%s' %s", cfg, pw[w],
                  p.tma_persist ? "missing" : "in a kernel of one tile per block");
+      /* the consumers' releases of stages (arrivals on the block's empty
+       * barriers): the K loop's, and a persistent kernel's epilogue's of
+       * the tile's last stage (the producer fills the next tile's); the
+       * barriers and parities they name are evaluated by the replay in
+       * tests/test_sm90_facts.c */
+      int releases = p.tma_ws ? (p.tma_persist ? 2 : 1) : 0;
+      TC_CHECK(count_of(k.source, "mbarrier.arrive.shared::cta.b64") == releases,
+               "%s: %d releases, want %d", cfg, count_of(k.source, "mbarrier.arrive.shared::cta.b64"),
+               releases);
       if (p.tma_persist) {
         const char *loops = strstr(k.source, pw[0]);
         TC_CHECK(loops && strstr(loops + 1, pw[0]), "%s: one tile loop per role", cfg);
@@ -762,24 +828,24 @@ static void test_cuda(void) {
                      tm[0].strides[2] == (uint64_t)(lda * (tc->a_trans ? tc->m : tc->k) * 2) &&
                      tm[2].strides[2] == (uint64_t)(ldc * tc->m * 2),
                  "%s: batch strides", cfg);
-      /* the warp-specialised pipeline: the producer warp group's registers
-       * and barrier waits, the consumers' releases, their named barrier */
-      int nc = p.m_per_block / 64, S = p.tma_stages;
-      char ws[6][160];
+      /* the warp-specialised pipeline: the producer warp group's registers,
+       * the empty barriers' arrival counts, one wgmma group left in flight,
+       * the consumers' named barrier (instruction operands; the waits'
+       * parities are evaluated by the replay in tests/test_sm90_facts.c) */
+      int nc = p.m_per_block / 64;
+      char ws[5][160];
       snprintf(ws[0], sizeof ws[0], "setmaxnreg.dec.sync.aligned.u32 40;");
       snprintf(ws[1], sizeof ws[1], "setmaxnreg.inc.sync.aligned.u32 %d;",
                tc_gemm_tma_consumer_regs(nc));
       snprintf(ws[2], sizeof ws[2], "mbarrier.init.shared::cta.b64 [%%0], %d;\" :: "
                "\"r\"(tc_bar_u32(&tc_empty[s]))", nc * cmb);
-      snprintf(ws[3], sizeof ws[3], "tc_empty[tc_st])), \"r\"((unsigned)((%s / %d + 1) & 1))",
-               p.tma_persist ? "tc_it" : "kt", S);
-      snprintf(ws[4], sizeof ws[4], "wgmma.wait_group.sync.aligned 1;");
-      snprintf(ws[5], sizeof ws[5], "bar.sync 1, %d;", nc * 128);
+      snprintf(ws[3], sizeof ws[3], "wgmma.wait_group.sync.aligned 1;");
+      snprintf(ws[4], sizeof ws[4], "bar.sync 1, %d;", nc * 128);
       snprintf(want, sizeof want, "__launch_bounds__(%lld, 1) tilec_gemm_tma(",
                (long long)(nc + p.tma_ws) * 128);
       TC_CHECK(has(k.source, want), "%s: no %s (setmaxnreg needs the register count at entry)",
                cfg, want);
-      for (int w = 0; w < 6; w++)
+      for (int w = 0; w < 5; w++)
         TC_CHECK(has(k.source, ws[w]) == p.tma_ws, "%s: '%s' %s", cfg, ws[w],
                  p.tma_ws ? "missing" : "in the block-synchronous kernel");
       /* clusters: the attribute, the cluster barriers, B multicast to both
