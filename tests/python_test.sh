@@ -41,6 +41,9 @@ fi
 out=$(PYTHONDONTWRITEBYTECODE=1 "$PY" -m pytest -q -rs -p no:cacheprovider python/tests 2>&1)
 rc=$?
 printf '%s\n' "$out"
+# pytest's skip reasons ("SKIPPED [n] file:line: reason") as this suite's
+# "  skip NAME (reason)" lines, so that run.sh lists them
+printf '%s\n' "$out" | sed -nE 's/^SKIPPED \[([0-9]+)\] ([^:]+):[0-9]+: (.*)$/  skip \2 x\1 (\3)/p'
 
 summary=$(printf '%s\n' "$out" | grep -E '(passed|failed|skipped|error|no tests ran).* in [0-9.]+s' | tail -n 1)
 count() { printf '%s\n' "$summary" | grep -oE "[0-9]+ $1" | head -n 1 | grep -oE '^[0-9]+' || echo 0; }
