@@ -70,6 +70,8 @@ void cli_usage(FILE *out) {
       "  TILEC_CACHE_DIR        the kernel cache directory (default: $XDG_CACHE_HOME/tilec,\n"
       "                         else $HOME/.cache/tilec)\n"
       "  TILEC_CACHE            0 turns the kernel cache off\n"
+      "  TILEC_RUN_TIMEOUT_MS   the longest an OpenCL kernel may run, in milliseconds;\n"
+      "                         a longer one fails (timed out) instead of blocking\n"
       "  TILEC_PERFDB           the perf database of conv2d/gemm --tune (default:\n"
       "                         $XDG_DATA_HOME/tilec/perfdb.sqlite, else\n"
       "                         ~/.local/share/tilec/perfdb.sqlite)\n"

@@ -33,7 +33,8 @@ typedef enum tc_status {
   TC_ERR_COMPILE,     /* the device compiler rejected the generated source */
   TC_ERR_RUNTIME,     /* the device failed to run the kernel */
   TC_ERR_NO_DEVICE,   /* no device / driver for the requested target */
-  TC_ERR_UNSUPPORTED  /* a feature this build or target does not have */
+  TC_ERR_UNSUPPORTED, /* a feature this build or target does not have */
+  TC_ERR_TIMEOUT      /* a kernel ran longer than $TILEC_RUN_TIMEOUT_MS allows */
 } tc_status;
 
 /* A few words for the status ("invalid schedule" for TC_ERR_SCHEDULE). */
@@ -436,7 +437,10 @@ typedef struct tc_compile_options {
 
 /* Lowers the fusion and prints the kernel.  On failure returns NULL and
  * *status / tc_fusion_error say why.  opt may be NULL (OpenCL, the
- * default arch, "tilec_kernel"). */
+ * default arch, "tilec_kernel").  For CUDA and HIP a block over 1024
+ * threads (CUDA: a TIDz extent over 64) or more shared memory than the
+ * GPU has per block (CUDA 232448 bytes; HIP 65536, 163840 on gfx950) is
+ * TC_ERR_LOWER; OpenCL's limits are the device's, checked at launch. */
 tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *status);
 /* Frees a kernel (NULL is fine). */
 void tc_kernel_free(tc_kernel *k);
@@ -509,7 +513,17 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device);
  * copied in, outputs copied back).  device selects an OpenCL device
  * ("pocl", a platform/device name substring, or "P:D" indices; NULL uses
  * $TILEC_OPENCL_DEVICE, then PoCL, then the first device).  If ms is not
- * NULL it receives the kernel time in milliseconds. */
+ * NULL it receives the kernel time in milliseconds.
+ *
+ * OpenCL: a kernel that needs more local (shared) memory than the device
+ * has (CL_DEVICE_LOCAL_MEM_SIZE), or a block over the device's work-group
+ * size, is refused before the launch with TC_ERR_RUNTIME and a message
+ * naming both numbers.  With $TILEC_RUN_TIMEOUT_MS set to a number of
+ * milliseconds, a launch that runs longer fails with TC_ERR_TIMEOUT
+ * instead of blocking forever; the kernel cannot be stopped, so it keeps
+ * running (PoCL: a CPU core per stuck work-group) until the process ends,
+ * its command queue and buffers are never released, and later runs use a
+ * new queue.  Unset or 0: no limit; any other value is TC_ERR_ARGUMENT. */
 tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, double *ms);
 
 /* ---- the kernel cache ---------------------------------------------------- */

@@ -13,6 +13,7 @@ class Status(enum.IntEnum):
     ERR_RUNTIME = 5
     ERR_NO_DEVICE = 6
     ERR_UNSUPPORTED = 7
+    ERR_TIMEOUT = 8
 
 
 class TilecError(Exception):

@@ -127,7 +127,8 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
       tc_kir_free(k);
       *status = tc_fail(f, TC_ERR_LOWER,
                         "compile: the kernel needs %lld bytes of shared memory (LDS); %s has at "
-                        "most %lld per work-group",
+                        "most %lld per work-group; keep less in shared memory at a time (inline "
+                        "the shared tensors deeper)",
                         (long long)need, arch, (long long)lds);
       return NULL;
     }

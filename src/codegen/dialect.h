@@ -51,6 +51,22 @@ typedef struct tc_dialect {
   /* Declares an on-chip buffer (shared, tensor or local memory). */
   void (*alloc)(tc_str *o, const tc_kalloc *a, int depth);
   const char *barrier;
+  /* Defines tc_wi_zero: an int that is 0 in every thread, computed from
+   * the thread index so that the device compiler takes it for a value
+   * that differs between threads (NULL: the target needs none).  In a
+   * kernel with barriers, the printer bounds every loop that has no
+   * barrier inside at extent + tc_wi_zero, except the Unroll and
+   * Vectorize loops: a bound it does not know would keep the device
+   * compiler from unrolling them, and unrolled they are no loops to PoCL's
+   * passes, which run after it.  PoCL (OpenCL on the CPU) adds
+   * barriers of its own to loops whose trip count is the same in every
+   * work-item, in kernels that have barriers, and PoCL 3.1 then runs an
+   * outer loop of such a loop a wrong number of times (wrong results, or
+   * a loop that never ends) when the inner loop's body is predicated on
+   * the outer loop's index; a bound it cannot prove uniform keeps it from
+   * adding them.  PoCL folds tc_wi_zero away once it has laid out the
+   * work-item loops, so the loops end up as the printed extents say. */
+  const char *wi_zero_def;
   const char *unroll_pragma;
   /* Reads element idx of buffer `name` (of dtype t in memory m) as its
    * compute type (float or int). */

@@ -170,6 +170,11 @@ const tc_dialect tc_dialect_opencl = {
         "  const int tidx = (int)get_local_id(0), tidy = (int)get_local_id(1), tidz = (int)get_local_id(2);\n",
     .alloc = cl_alloc,
     .barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    /* a local id is below the local size: 0, but not uniform to PoCL */
+    .wi_zero_def =
+        "  /* 0 in every work-item; loops without a barrier count to extent + tc_wi_zero so\n"
+        "   * that PoCL does not split them at barriers of its own */\n"
+        "  const int tc_wi_zero = (int)(get_local_id(0) >= get_local_size(0));\n",
     .unroll_pragma = "#pragma unroll",
     .load = cl_load,
     .store = cl_store,

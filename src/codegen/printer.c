@@ -209,7 +209,22 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_free(&idx), tc_str_free(&addr), tc_str_free(&elem), tc_str_free(&word), tc_str_free(&x);
 }
 
-static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth) {
+/* Whether printing n prints a barrier inside it (its own sync_before,
+ * printed before it, does not count): a barrier at the end of a loop
+ * body, before a node in it, or in a statement lowered to ldmatrix /
+ * stmatrix (the OpenCL emulation synchronizes the work-group). */
+static bool has_barrier_inside(const tc_knode *n) {
+  if (n->kind == TC_K_STMT) return n->ldsm != 0;
+  if (n->sync_end) return true;
+  for (int i = 0; i < n->nbody; i++)
+    if (n->body[i]->sync_before || has_barrier_inside(n->body[i])) return true;
+  return false;
+}
+
+/* wi_zero: the kernel defines tc_wi_zero (tc_dialect.wi_zero_def), which
+ * the loops without a barrier add to their bound. */
+static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,
+                       bool wi_zero) {
   if (n->sync_before) print_barrier(o, d, k, depth);
   if (n->kind == TC_K_STMT) {
     if (n->ldsm) tc_print_ldsm(o, d, k, n, depth);
@@ -233,15 +248,17 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
     return;
   }
   const char *v = k->pool ? tc_e_var_name(k->pool, (int)n->var->val) : "i";
-  if (n->ptype == TC_UNROLL || n->ptype == TC_VECTORIZE) {
+  bool unroll = n->ptype == TC_UNROLL || n->ptype == TC_VECTORIZE;
+  if (unroll) {
     tc_str_indent(o, depth);
     tc_str_printf(o, "%s\n", d->unroll_pragma);
   }
   tc_str_indent(o, depth);
-  tc_str_printf(o, "for (int %s = 0; %s < %lld; ++%s) {", v, v, (long long)n->extent, v);
+  tc_str_printf(o, "for (int %s = 0; %s < %lld%s; ++%s) {", v, v, (long long)n->extent,
+                wi_zero && !unroll && !has_barrier_inside(n) ? " + tc_wi_zero" : "", v);
   if (n->ptype != TC_SERIAL) tc_str_printf(o, "  /* %s */", tc_ptype_name(n->ptype));
   tc_str_cat(o, "\n");
-  for (int i = 0; i < n->nbody; i++) print_node(o, d, k, n->body[i], depth + 1);
+  for (int i = 0; i < n->nbody; i++) print_node(o, d, k, n->body[i], depth + 1, wi_zero);
   if (n->sync_end) print_barrier(o, d, k, depth + 1);
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");
@@ -275,11 +292,13 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   if (k->ntma > 0 && d->tma_params) d->tma_params(o, k);
   tc_str_cat(o, ") {\n");
   tc_str_cat(o, d->index_defs);
+  bool wi_zero = d->wi_zero_def && has_barrier_inside(k->root);
+  if (wi_zero) tc_str_cat(o, d->wi_zero_def);
   for (int i = 0; i < k->nallocs; i++) d->alloc(o, &k->allocs[i], 1);
   if (tmem) d->tmem_setup(o, k);
   if (k->nldsm > 0 && d->ldsm_setup) d->ldsm_setup(o, k);
   if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);
-  for (int i = 0; i < k->root->nbody; i++) print_node(o, d, k, k->root->body[i], 1);
+  for (int i = 0; i < k->root->nbody; i++) print_node(o, d, k, k->root->body[i], 1, wi_zero);
   if (tmem && d->tmem_teardown) d->tmem_teardown(o, k);
   tc_str_cat(o, "}\n");
 }

@@ -16,6 +16,7 @@ const char *tc_status_name(tc_status s) {
     case TC_ERR_RUNTIME: return "runtime error";
     case TC_ERR_NO_DEVICE: return "no device";
     case TC_ERR_UNSUPPORTED: return "unsupported";
+    case TC_ERR_TIMEOUT: return "timed out";
   }
   return "unknown status";
 }

@@ -226,15 +226,19 @@ static tc_status launch_config(lctx *c, tc_op **order, int n) {
                                 (long long)k->block[d], who[d]->name);
     tc_status st = tc_fail(c->f, TC_ERR_LOWER,
                            "compile: the block has %lld threads (%lld x %lld x %lld: %s) but %s "
-                           "allows at most 1024",
+                           "allows at most 1024; split a thread axis and make its outer part "
+                           "serial or a block axis",
                            (long long)threads, (long long)k->block[0], (long long)k->block[1],
                            (long long)k->block[2], tc_str_cstr(&w), where(c->target));
     tc_str_free(&w);
     return st;
   }
-  if (c->target != TC_TARGET_OPENCL && k->block[2] > 64)
-    return tc_fail(c->f, TC_ERR_LOWER, "compile: TIDz extent %lld exceeds the limit of 64",
-                   (long long)k->block[2]);
+  /* a block's z extent: at most 64 on NVIDIA GPUs (AMD's is 1024, the
+   * thread limit above) */
+  if (c->target == TC_TARGET_CUDA && k->block[2] > 64)
+    return tc_fail(c->f, TC_ERR_LOWER,
+                   "compile: TIDz extent %lld exceeds CUDA's limit of 64; bind the axis to TIDx "
+                   "or TIDy instead", (long long)k->block[2]);
   if (k->grid[1] > 65535 || k->grid[2] > 65535 || k->grid[0] > 2147483647)
     return tc_fail(c->f, TC_ERR_LOWER, "compile: grid %lld x %lld x %lld exceeds the launch limits",
                    (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
@@ -310,11 +314,14 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
   }
   k->smem_bytes = smem;
   k->tmem_columns = tmem;
-  if (c->target != TC_TARGET_OPENCL && smem > 232448)
+  /* HIP: the LDS of the arch, checked by tc_compile; OpenCL: the device's,
+   * checked at launch */
+  if (c->target == TC_TARGET_CUDA && smem > 232448)
     return tc_fail(c->f, TC_ERR_LOWER,
                    "compile: the kernel needs %lld bytes of shared memory per block but %s allows at "
-                   "most 232448 (227 KiB)", (long long)smem, where(c->target));
-  if (smem > INT32_MAX) /* OpenCL: the device's limit is checked at launch, this one here */
+                   "most 232448 (227 KiB); keep less in shared memory at a time (inline the shared "
+                   "tensors deeper)", (long long)smem, where(c->target));
+  if (smem > INT32_MAX) /* any target: the declarations count with 32 bits */
     return tc_fail(c->f, TC_ERR_LOWER,
                    "compile: the kernel needs %s bytes of shared memory per block; at most 2^31 - 1 "
                    "can be declared", smem == INT64_MAX ? "more than 2^63" : "more than 2^31");

@@ -5,6 +5,10 @@
  *
  * Every OpenCL error is reported by name and number, e.g.
  * "clEnqueueNDRangeKernel failed: CL_INVALID_WORK_GROUP_SIZE (-54)".
+ * A launch that needs more work-items or local memory than the device
+ * has is refused before it is enqueued.  With TILEC_RUN_TIMEOUT_MS set, a
+ * launch that has not finished in that time fails with TC_ERR_TIMEOUT
+ * instead of blocking forever (the watchdog below).
  * A tc_cl is not thread-safe: use one per thread (or lock around it). */
 #define CL_TARGET_OPENCL_VERSION 120
 #include <CL/cl.h>
@@ -15,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "runtime.h"
 
@@ -33,6 +38,8 @@ struct tc_cl {
   char *name;                /* "platform / device" */
   size_t max_wg;             /* CL_DEVICE_MAX_WORK_GROUP_SIZE */
   size_t max_items[3];       /* CL_DEVICE_MAX_WORK_ITEM_SIZES */
+  cl_ulong local_mem;        /* CL_DEVICE_LOCAL_MEM_SIZE (0: unknown) */
+  int abandoned;             /* queues given up on after a launch timed out */
   tc_cl_prog *progs;
   int nprogs, cap_progs;
 };
@@ -352,6 +359,9 @@ tc_status tc_cl_open(const char *selector, tc_cl **out, tc_str *err) {
     free(all);
   }
   memcpy(cl->max_items, items, sizeof items);
+  if (clGetDeviceInfo(cl->device, CL_DEVICE_LOCAL_MEM_SIZE, sizeof cl->local_mem,
+                      &cl->local_mem, NULL) != CL_SUCCESS)
+    cl->local_mem = 0; /* unknown: let the launch report it */
   list_free(&l);
   *out = cl;
   return TC_OK;
@@ -365,7 +375,8 @@ void tc_cl_close(tc_cl *cl) {
   }
   free(cl->progs);
   if (cl->queue) clReleaseCommandQueue(cl->queue);
-  if (cl->context) clReleaseContext(cl->context);
+  /* a launch that timed out still runs in the context: leave it be */
+  if (cl->context && !cl->abandoned) clReleaseContext(cl->context);
   free(cl->name);
   free(cl);
 }
@@ -373,6 +384,10 @@ void tc_cl_close(tc_cl *cl) {
 const char *tc_cl_device_name(const tc_cl *cl) { return cl ? cl->name : ""; }
 
 size_t tc_cl_max_work_group_size(const tc_cl *cl) { return cl ? cl->max_wg : 0; }
+
+uint64_t tc_cl_local_mem_size(const tc_cl *cl) { return cl ? (uint64_t)cl->local_mem : 0; }
+
+int tc_cl_abandoned_queues(const tc_cl *cl) { return cl ? cl->abandoned : 0; }
 
 int tc_cl_cached_programs(const tc_cl *cl) { return cl ? cl->nprogs : 0; }
 
@@ -459,11 +474,87 @@ static tc_status cl_enqueue(tc_cl *cl, cl_kernel k, const char *kernel_name, cl_
   return TC_ERR_RUNTIME;
 }
 
+/* ---- the run watchdog ------------------------------------------------------
+ * OpenCL cannot stop a kernel that has started.  With TILEC_RUN_TIMEOUT_MS
+ * set, tilec polls each launch's event instead of blocking on it, and
+ * when a launch has not finished in time it gives up on it: the launch
+ * fails with TC_ERR_TIMEOUT, and since the stuck kernel keeps its command
+ * queue (and the buffers and kernel object it uses) busy for good, those
+ * are never released, and the device gets a new queue for later launches.
+ * The stuck kernel goes on using the device's threads (PoCL: a CPU core
+ * per stuck work-group) until the process ends. */
+
+/* The longest one launch may run, in milliseconds, from
+ * $TILEC_RUN_TIMEOUT_MS: 0 (no limit) when it is unset, empty or 0.
+ * Non-zero, with the reason in err, for a value that is not a whole
+ * number of milliseconds. */
+static int run_timeout_ms(long long *ms, tc_str *err) {
+  *ms = 0;
+  const char *v = getenv("TILEC_RUN_TIMEOUT_MS");
+  if (!v || !*v) return 0;
+  char *end;
+  long long x = strtoll(v, &end, 10);
+  if (*end || x < 0 || x > 86400000LL * 365) {
+    tc_str_printf(err, "TILEC_RUN_TIMEOUT_MS is \"%s\"; it takes the longest a kernel may run, in "
+                  "milliseconds (a whole number; unset or 0: no limit)", v);
+    return 1;
+  }
+  *ms = x;
+  return 0;
+}
+
+static double now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e3 + (double)t.tv_nsec * 1e-6;
+}
+
+/* Polls ev until its command has finished (or failed): 0, or -1 when
+ * timeout_ms passed first. */
+static int cl_poll(cl_event ev, long long timeout_ms) {
+  double end = now_ms() + (double)timeout_ms;
+  long nap_us = 20;
+  for (;;) {
+    cl_int s = CL_COMPLETE;
+    if (clGetEventInfo(ev, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof s, &s, NULL) != CL_SUCCESS)
+      return 0; /* clWaitForEvents says what is wrong */
+    if (s <= CL_COMPLETE) return 0;
+    if (now_ms() >= end) return -1;
+    struct timespec nap = {0, nap_us * 1000};
+    nanosleep(&nap, NULL);
+    if (nap_us < 5000) nap_us *= 2;
+  }
+}
+
+/* After a launch timed out: its queue never drains, so leave it (and its
+ * context, at tc_cl_close) unreleased, and give the device a new queue. */
+static void abandon_queue(tc_cl *cl) {
+  cl->abandoned++;
+  cl_int e;
+  cl_command_queue q = clCreateCommandQueue(cl->context, cl->device, CL_QUEUE_PROFILING_ENABLE, &e);
+  cl->queue = q && e == CL_SUCCESS ? q : NULL;
+}
+
 /* Waits for the n launches of evs and checks that each completed; when ms
  * is not NULL, ms[i] gets the run time of evs[i] from its profiling
- * information. */
-static tc_status cl_wait_times(cl_event *evs, int n, const char *kernel_name, double *ms,
-                               tc_str *err) {
+ * information.  With timeout_ms > 0, each launch may take that long from
+ * when the previous one finished (or the wait began): TC_ERR_TIMEOUT, and
+ * the queue abandoned, when one takes longer. */
+static tc_status cl_wait_times(tc_cl *cl, cl_event *evs, int n, const char *kernel_name,
+                               long long timeout_ms, double *ms, tc_str *err) {
+  if (timeout_ms > 0) {
+    clFlush(cl->queue);
+    for (int i = 0; i < n; i++)
+      if (cl_poll(evs[i], timeout_ms) < 0) {
+        tc_str_printf(err, "kernel '%s' did not finish within %lld ms (TILEC_RUN_TIMEOUT_MS) on %s; "
+                      "it is left running: a kernel cannot be stopped, so its command queue and "
+                      "buffers are abandoned and later launches use a new queue; look for a loop "
+                      "that never ends, or raise TILEC_RUN_TIMEOUT_MS",
+                      kernel_name, timeout_ms, cl->name);
+        abandon_queue(cl);
+        return TC_ERR_TIMEOUT;
+      }
+  }
   cl_int e = clWaitForEvents((cl_uint)n, evs);
   /* a launch that failed says why in its execution status */
   cl_int bad = e == CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST ? CL_SUCCESS : e;
@@ -502,6 +593,13 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   }
   if (ms) *ms = 0;
   if (tc_launch_check_repeat(launch, kernel_name, err)) return TC_ERR_ARGUMENT;
+  long long timeout_ms;
+  if (run_timeout_ms(&timeout_ms, err)) return TC_ERR_ARGUMENT;
+  if (!cl->queue) {
+    tc_str_printf(err, "launch of '%s': %s has no command queue: a launch timed out and no new "
+                  "queue could be made; open the device again", kernel_name, cl->name);
+    return TC_ERR_RUNTIME;
+  }
 
   /* Launch geometry: global = grid * block per dimension, local = block. */
   size_t global[3], local[3];
@@ -527,8 +625,8 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   }
   if (cl->max_wg && wg > cl->max_wg) {
     tc_str_printf(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
-        "the max work-group size %zu of %s", kernel_name, local[0], local[1],
-        local[2], wg, cl->max_wg, cl->name);
+        "the max work-group size %zu of %s; launch fewer threads per block", kernel_name,
+        local[0], local[1], local[2], wg, cl->max_wg, cl->name);
     return TC_ERR_RUNTIME;
   }
   for (int d = 0; d < 3; d++) {
@@ -570,8 +668,23 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                                sizeof kwg, &kwg, NULL) == CL_SUCCESS &&
       kwg && wg > kwg) {
     tc_str_printf(err, "launch of '%s': block %zux%zux%zu has %zu work-items, which exceeds "
-        "the kernel's max work-group size %zu on %s", kernel_name, local[0],
-        local[1], local[2], wg, kwg, cl->name);
+        "the kernel's max work-group size %zu on %s; launch fewer threads per block",
+        kernel_name, local[0], local[1], local[2], wg, kwg, cl->name);
+    st = TC_ERR_RUNTIME;
+    goto done;
+  }
+  /* PoCL does not check a kernel's local arrays against the device:
+   * over its limit it aborts the process from a worker thread */
+  cl_ulong klocal = 0;
+  if (cl->local_mem &&
+      clGetKernelWorkGroupInfo(k, cl->device, CL_KERNEL_LOCAL_MEM_SIZE, sizeof klocal, &klocal,
+                               NULL) == CL_SUCCESS &&
+      klocal > cl->local_mem) {
+    tc_str_printf(err, "launch of '%s': the kernel needs %llu bytes of local (shared) memory per "
+        "work-group, but %s has %llu (CL_DEVICE_LOCAL_MEM_SIZE); keep less in shared memory at "
+        "a time (inline the shared tensors deeper, or move some to local memory), or pick a "
+        "device with more (`tilec devices` lists them)", kernel_name,
+        (unsigned long long)klocal, cl->name, (unsigned long long)cl->local_mem);
     st = TC_ERR_RUNTIME;
     goto done;
   }
@@ -607,7 +720,7 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   /* the first launch: its time, then its results */
   if ((st = cl_enqueue(cl, k, kernel_name, work_dim, global, local, &evs[0], err))) goto done;
   nevs = 1;
-  if ((st = cl_wait_times(evs, 1, kernel_name, ms, err))) goto done;
+  if ((st = cl_wait_times(cl, evs, 1, kernel_name, timeout_ms, ms, err))) goto done;
   for (int i = 0; i < nbufs; i++) {
     if (!bufs[i].copy_back || bufs[i].bytes == 0) continue;
     e = clEnqueueReadBuffer(cl->queue, mems[i], CL_TRUE, 0, bufs[i].bytes,
@@ -626,7 +739,8 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
     int n = launch->repeat - first < CL_TIMED_BATCH ? launch->repeat - first : CL_TIMED_BATCH;
     for (; nevs < n; nevs++)
       if ((st = cl_enqueue(cl, k, kernel_name, work_dim, global, local, &evs[nevs], err))) break;
-    if (!st) st = cl_wait_times(evs, nevs, kernel_name, &launch->repeat_ms[first], err);
+    if (!st)
+      st = cl_wait_times(cl, evs, nevs, kernel_name, timeout_ms, &launch->repeat_ms[first], err);
     if (st) {
       tc_str_printf(err, " in the timed launches %d to %d of %d", first + 1, first + n,
                     launch->repeat);
@@ -635,11 +749,12 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
   }
 
 done:
-  for (int i = 0; i < nevs; i++) clReleaseEvent(evs[i]);
-  for (int i = 0; i < nbufs; i++)
+  /* a launch that timed out still uses its buffers, kernel and events */
+  for (int i = 0; st != TC_ERR_TIMEOUT && i < nevs; i++) clReleaseEvent(evs[i]);
+  for (int i = 0; st != TC_ERR_TIMEOUT && i < nbufs; i++)
     if (mems[i]) clReleaseMemObject(mems[i]);
   free(mems);
-  clReleaseKernel(k);
+  if (st != TC_ERR_TIMEOUT) clReleaseKernel(k);
   return st;
 }
 

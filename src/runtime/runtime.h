@@ -154,7 +154,14 @@ const char *tc_cl_device_name(const tc_cl *cl);
  * kernel_name with the buffers as its arguments in order, waits, copies
  * back, then runs launch->repeat timed launches (see tc_launch).  *ms (if
  * not NULL) receives the first launch's run time from OpenCL profiling
- * events. */
+ * events.  A block over the device's (or the kernel's) work-group size,
+ * or a kernel with more local memory than the device has, is refused
+ * before the launch (TC_ERR_RUNTIME).  With $TILEC_RUN_TIMEOUT_MS set to
+ * a number of milliseconds, a launch that runs longer fails with
+ * TC_ERR_TIMEOUT: it cannot be stopped, so its command queue, buffers and
+ * kernel object are abandoned (never released; tc_cl_close leaves the
+ * context alone too) and later runs use a new queue.  A value that is not
+ * a whole number is TC_ERR_ARGUMENT. */
 tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
                     tc_rt_buffer *bufs, int nbufs, const tc_launch *launch,
                     double *ms, tc_str *err);
@@ -169,6 +176,12 @@ int tc_cl_list_devices(tc_str *out);
 const char *tc_cl_error_name(int code);
 /* CL_DEVICE_MAX_WORK_GROUP_SIZE of an open device (0 if unknown). */
 size_t tc_cl_max_work_group_size(const tc_cl *cl);
+/* CL_DEVICE_LOCAL_MEM_SIZE of an open device (0 if unknown): a launch of
+ * a kernel whose CL_KERNEL_LOCAL_MEM_SIZE is larger is refused. */
+uint64_t tc_cl_local_mem_size(const tc_cl *cl);
+/* How many command queues this tc_cl gave up on because a launch timed
+ * out (TILEC_RUN_TIMEOUT_MS; see tc_cl_run). */
+int tc_cl_abandoned_queues(const tc_cl *cl);
 /* How many built programs this tc_cl holds in its cache (for tests). */
 int tc_cl_cached_programs(const tc_cl *cl);
 
