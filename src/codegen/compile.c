@@ -8,6 +8,7 @@
 #include "../runtime/cache.h"
 #include "../runtime/runtime.h"
 #include "../sched/sched.h"
+#include "../target/target.h"
 #include "dialect.h"
 #include "kernel_tmaps.h"
 
@@ -43,7 +44,19 @@ struct tc_kernel {
 
 /* The default arch of a target. */
 static const char *default_arch(tc_target t) {
-  return t == TC_TARGET_HIP ? TC_HIP_DEFAULT_ARCH : "sm_80";
+  /* OpenCL kernels record the CUDA default (no arch applies; cache entries
+   * keep the field) */
+  const char *a = tc_target_default_arch(t);
+  return a ? a : TC_CUDA_DEFAULT_ARCH;
+}
+
+const tc_dialect *tc_dialect_for(tc_target target) {
+  switch (target) {
+    case TC_TARGET_OPENCL: return &tc_dialect_opencl;
+    case TC_TARGET_CUDA: return &tc_dialect_cuda;
+    case TC_TARGET_HIP: return &tc_dialect_hip;
+  }
+  return NULL;
 }
 
 static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, const char *name,
@@ -87,15 +100,11 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     *status = tc_fail(f, TC_ERR_ARGUMENT, "compile: kernel name \"%s\" is not a C identifier of at most 60 characters, or is a keyword, a built-in function or reserved (tc_, get_, __)", name);
     return NULL;
   }
-  const tc_dialect *d;
-  switch (o.target) {
-    case TC_TARGET_OPENCL: d = &tc_dialect_opencl; break;
-    case TC_TARGET_CUDA: d = &tc_dialect_cuda; break;
-    case TC_TARGET_HIP: d = &tc_dialect_hip; break;
-    default:
-      *status = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: target %s (%d) has no dialect in this build",
-                        tc_target_name(o.target), (int)o.target);
-      return NULL;
+  const tc_dialect *d = tc_dialect_for(o.target);
+  if (!d) {
+    *status = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: target %s (%d) has no dialect in this build",
+                      tc_target_name(o.target), (int)o.target);
+    return NULL;
   }
   char key[33] = "";
   tc_kernel *hit = kernel_from_cache(f, &o, name, key);
@@ -111,27 +120,14 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   *status = tc_lower(f, o.target, o.arch, &k);
   tc_swizzle_swap_restore(f, undo);
   if (*status) return NULL;
-  if (o.target == TC_TARGET_HIP && k->tmem_columns > 0) {
+  tc_target_info ti;
+  tc_target_info_make(o.target, o.arch, &ti, NULL); /* a bad arch fails at build */
+  if (!(ti.features & TC_FEAT_TCGEN05) && k->tmem_columns > 0) {
     tc_kir_free(k);
     *status = tc_fail(f, TC_ERR_UNSUPPORTED,
                       "compile: tensor memory is an NVIDIA Blackwell (tcgen05) feature; AMD GPUs "
                       "(target hip) have none");
     return NULL;
-  }
-  if (o.target == TC_TARGET_HIP) {
-    /* LDS per work-group: 64 KiB on CDNA 2 / 3, 160 KiB on gfx950 */
-    const char *arch = o.arch ? o.arch : TC_HIP_DEFAULT_ARCH;
-    int64_t lds = strncmp(arch, "gfx950", 6) == 0 ? 163840 : 65536;
-    if (k->smem_bytes > lds) {
-      int64_t need = k->smem_bytes;
-      tc_kir_free(k);
-      *status = tc_fail(f, TC_ERR_LOWER,
-                        "compile: the kernel needs %lld bytes of shared memory (LDS); %s has at "
-                        "most %lld per work-group; keep less in shared memory at a time (inline "
-                        "the shared tensors deeper)",
-                        (long long)need, arch, (long long)lds);
-      return NULL;
-    }
   }
   tc_kernel *kn = tc_xcalloc(1, sizeof *kn);
   tc_str src;
@@ -156,7 +152,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     kn->param_is_output[i] = i >= f->ninputs;
   }
   kn->nallocs = tc_kir_tensor_allocs(k, &kn->allocs);
-  if (o.target == TC_TARGET_CUDA && k->ntma > 0) {
+  if ((ti.features & TC_FEAT_TMA) && k->ntma > 0) {
     kn->tmaps = tc_xcalloc((size_t)k->ntma, sizeof *kn->tmaps);
     tc_str why;
     tc_str_init(&why);

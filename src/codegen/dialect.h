@@ -238,6 +238,8 @@ void tc_print_ldsm(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_kno
 extern const tc_dialect tc_dialect_opencl;
 extern const tc_dialect tc_dialect_cuda;
 extern const tc_dialect tc_dialect_hip;
+/* The dialect tc_compile prints for target; NULL for an unknown one. */
+const tc_dialect *tc_dialect_for(tc_target target);
 
 /* The OpenCL dialect's MFMA emulation (mfma_emu.c). */
 extern const char tc_cl_mfma_prelude[];

@@ -57,15 +57,6 @@ const char *tc_ptype_name(tc_ptype p) {
   return (unsigned)p < sizeof names / sizeof *names ? names[p] : "?";
 }
 
-const char *tc_target_name(tc_target t) {
-  switch (t) {
-    case TC_TARGET_OPENCL: return "opencl";
-    case TC_TARGET_CUDA: return "cuda";
-    case TC_TARGET_HIP: return "hip";
-  }
-  return "?";
-}
-
 tc_status tc_fail(tc_fusion *f, tc_status status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "../sched/sched.h"
+#include "../target/target.h"
 #include "ldst.h"
 
 static bool uses(const tc_expr *e, int64_t id) {
@@ -29,16 +30,6 @@ static const tc_expr *subst(tc_epool *p, const tc_expr *e, int n, const int64_t 
                          subst(p, e->c, n, ids, vals));
     default: return tc_e_bin(p, e->op, subst(p, e->a, n, ids, vals), subst(p, e->b, n, ids, vals));
   }
-}
-
-/* sm_XY -> XY*10 + ..., e.g. "sm_90a" -> 90; NULL -> 80 (the default). */
-static int arch_num(const char *arch) {
-  if (!arch) return 80;
-  if (strncmp(arch, "sm_", 3) != 0 && strncmp(arch, "compute_", 8) != 0) return 0;
-  const char *q = strchr(arch, '_') + 1;
-  int v = 0;
-  while (*q >= '0' && *q <= '9') v = v * 10 + (*q++ - '0');
-  return v;
 }
 
 int tc_ldsm_test_fault;
@@ -202,14 +193,17 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                    "compile: the %s moves %s -> %s, but m8n8 .b16 %s moves 16-bit elements (f16 or "
                    "bf16) of one type",
                    what, tc_dtype_name(in->dtype), tc_dtype_name(out->dtype), ins);
-  if (target == TC_TARGET_HIP)
+  tc_target_info ti;
+  tc_target_info_make(target, arch, &ti, NULL); /* a bad arch has no ldmatrix */
+  if (!(ti.features & (ld ? TC_FEAT_LDMATRIX : TC_FEAT_STMATRIX))) {
+    if (ti.family != TC_ARCH_SM)
+      return tc_fail(f, TC_ERR_UNSUPPORTED,
+                     "compile: the %s: target %s has no %s (an NVIDIA instruction; the OpenCL "
+                     "target emulates it): use TC_LDST_DEFAULT", what, ti.name, ins);
     return tc_fail(f, TC_ERR_UNSUPPORTED,
-                   "compile: the %s: target %s has no %s (an NVIDIA instruction; the OpenCL target "
-                   "emulates it): use TC_LDST_DEFAULT", what, tc_target_name(target), ins);
-  if (target == TC_TARGET_CUDA && arch_num(arch) < (ld ? 75 : 90))
-    return tc_fail(f, TC_ERR_UNSUPPORTED,
-                   "compile: the %s needs arch sm_%d or later, but the arch is %s", what,
-                   ld ? 75 : 90, arch ? arch : "sm_80 (the default)");
+                   "compile: the %s needs arch sm_%d or later, but the arch is %s%s", what,
+                   ld ? 75 : 90, ti.arch, ti.arch_given ? "" : " (the default)");
+  }
   if (!num)
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the %s needs an innermost Vectorize axis of 2, 4 or 8 elements (one "

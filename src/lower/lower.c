@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "../sched/sched.h"
+#include "../target/target.h"
 #include "kernel.h"
 #include "tmem.h"
 #include "ldst.h"
@@ -23,7 +24,7 @@ typedef struct lctx {
   tc_fusion *f;
   tc_dgraph *g;
   tc_kir *k;
-  tc_target target;
+  tc_target_info ti;    /* the target and arch compiled for */
   int maxloop;          /* max loop rank over tensors: key stride */
   int *uf;              /* union-find over tensor loop positions */
   const tc_expr **loopvar; /* per loop identity (uf root key) */
@@ -102,8 +103,6 @@ static bool axis_allocated(const tc_dgraph *g, const tc_tensor *t, int axis) {
   int pos = loop_pos(t, axis);
   return !(pos >= 0 && pos < t->ca_pos);
 }
-
-static const char *where(const tc_target target) { return tc_target_name(target); }
 
 /* ---- validation ------------------------------------------------------- */
 
@@ -218,7 +217,7 @@ static tc_status launch_config(lctx *c, tc_op **order, int n) {
     }
   }
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
-  if (c->target != TC_TARGET_OPENCL && threads > 1024) {
+  if (c->ti.max_threads && threads > c->ti.max_threads) {
     tc_str w;
     tc_str_init(&w);
     for (int d = 0; d < 3; d++)
@@ -226,19 +225,19 @@ static tc_status launch_config(lctx *c, tc_op **order, int n) {
                                 (long long)k->block[d], who[d]->name);
     tc_status st = tc_fail(c->f, TC_ERR_LOWER,
                            "compile: the block has %lld threads (%lld x %lld x %lld: %s) but %s "
-                           "allows at most 1024; split a thread axis and make its outer part "
+                           "allows at most %d; split a thread axis and make its outer part "
                            "serial or a block axis",
                            (long long)threads, (long long)k->block[0], (long long)k->block[1],
-                           (long long)k->block[2], tc_str_cstr(&w), where(c->target));
+                           (long long)k->block[2], tc_str_cstr(&w), c->ti.name, c->ti.max_threads);
     tc_str_free(&w);
     return st;
   }
   /* a block's z extent: at most 64 on NVIDIA GPUs (AMD's is 1024, the
    * thread limit above) */
-  if (c->target == TC_TARGET_CUDA && k->block[2] > 64)
+  if (c->ti.max_block_z && k->block[2] > c->ti.max_block_z)
     return tc_fail(c->f, TC_ERR_LOWER,
-                   "compile: TIDz extent %lld exceeds CUDA's limit of 64; bind the axis to TIDx "
-                   "or TIDy instead", (long long)k->block[2]);
+                   "compile: TIDz extent %lld exceeds target %s's limit of %d; bind the axis to "
+                   "TIDx or TIDy instead", (long long)k->block[2], c->ti.name, c->ti.max_block_z);
   if (k->grid[1] > 65535 || k->grid[2] > 65535 || k->grid[0] > 2147483647)
     return tc_fail(c->f, TC_ERR_LOWER, "compile: grid %lld x %lld x %lld exceeds the launch limits",
                    (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2]);
@@ -314,17 +313,27 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
   }
   k->smem_bytes = smem;
   k->tmem_columns = tmem;
-  /* HIP: the LDS of the arch, checked by tc_compile; OpenCL: the device's,
-   * checked at launch */
-  if (c->target == TC_TARGET_CUDA && smem > 232448)
-    return tc_fail(c->f, TC_ERR_LOWER,
-                   "compile: the kernel needs %lld bytes of shared memory per block but %s allows at "
-                   "most 232448 (227 KiB); keep less in shared memory at a time (inline the shared "
-                   "tensors deeper)", (long long)smem, where(c->target));
   if (smem > INT32_MAX) /* any target: the declarations count with 32 bits */
     return tc_fail(c->f, TC_ERR_LOWER,
                    "compile: the kernel needs %s bytes of shared memory per block; at most 2^31 - 1 "
                    "can be declared", smem == INT64_MAX ? "more than 2^63" : "more than 2^31");
+  return TC_OK;
+}
+
+/* The kernel's shared memory against the arch's (LDS on AMD), once the
+ * lowering has said what it would refuse first; OpenCL: the device's,
+ * checked at launch. */
+static tc_status check_smem_limit(lctx *c) {
+  const tc_kir *k = c->k;
+  /* (AMD's limit depends on the arch: name it) */
+  int gfx = c->ti.family == TC_ARCH_GFX;
+  if (c->ti.smem_max && k->smem_bytes > c->ti.smem_max)
+    return tc_fail(c->f, TC_ERR_LOWER,
+                   "compile: the kernel needs %lld bytes of shared memory%s per block but %s%s%s "
+                   "allows at most %lld (%lld KiB); keep less in shared memory at a time (inline "
+                   "the shared tensors deeper)", (long long)k->smem_bytes, gfx ? " (LDS)" : "", c->ti.name,
+                   gfx ? " " : "", gfx ? c->ti.arch : "", (long long)c->ti.smem_max,
+                   (long long)(c->ti.smem_max / 1024));
   return TC_OK;
 }
 
@@ -593,7 +602,8 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   int n;
   tc_op **order = tc_topo_order(f, &n);
   lctx c = {0};
-  c.f = f, c.g = &f->g, c.target = target;
+  c.f = f, c.g = &f->g;
+  tc_target_info_make(target, arch, &c.ti, NULL); /* a bad arch fails at build */
   c.k = tc_xcalloc(1, sizeof *c.k);
   c.k->f = f;
   c.k->pool = tc_epool_new();
@@ -629,6 +639,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = tc_ldst_lower(c.k, target, arch);
   if (!st) st = tc_tma_lower(c.k, target, arch);
   if (!st) st = tc_knode_each_stmt(c.k->root, check_printed_size, &c);
+  if (!st) st = check_smem_limit(&c);
   if (!st) {
     c.k->params = tc_xmalloc((size_t)(f->ninputs + f->noutputs + 1) * sizeof(tc_tensor *));
     for (int i = 0; i < f->ninputs; i++) c.k->params[c.k->nparams++] = f->inputs[i];

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "../sched/sched.h"
+#include "../target/target.h"
 #include "tma.h"
 
 static bool uses(const tc_expr *e, int64_t id) {
@@ -26,15 +27,6 @@ static const tc_expr *zero_vars(tc_epool *p, const tc_expr *e, int n, tc_knode *
                          zero_vars(p, e->c, n, loops));
     default: return tc_e_bin(p, e->op, zero_vars(p, e->a, n, loops), zero_vars(p, e->b, n, loops));
   }
-}
-
-static int arch_num(const char *arch) {
-  if (!arch) return 80;
-  const char *q = strchr(arch, '_');
-  if (!q) return 0;
-  int v = 0;
-  for (q++; *q >= '0' && *q <= '9'; q++) v = v * 10 + (*q - '0');
-  return v;
 }
 
 /* The byte offset a TMA copy with an S-byte swizzle gives byte b of the
@@ -181,6 +173,8 @@ static int lower_each(tc_knode *n, void *ctx) {
 }
 
 tc_status tc_tma_lower(tc_kir *k, tc_target target, const char *arch) {
-  if (target != TC_TARGET_CUDA || arch_num(arch) < 90) return TC_OK;
+  tc_target_info ti;
+  tc_target_info_make(target, arch, &ti, NULL);
+  if (!(ti.features & TC_FEAT_TMA)) return TC_OK;
   return tc_knode_each_stmt(k->root, lower_each, k);
 }

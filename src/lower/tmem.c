@@ -19,36 +19,28 @@
 #include <string.h>
 
 #include "../sched/sched.h"
+#include "../target/target.h"
 #include "tmem.h"
 
 #define PREFIX "Invalid data access pattern in TMem load/store: "
 
-bool tc_tmem_arch_ok(const char *arch) {
-  if (!arch || strncmp(arch, "sm_", 3) != 0) return false;
-  const char *p = arch + 3;
-  long v = 0;
-  int nd = 0;
-  while (*p >= '0' && *p <= '9' && nd < 4) v = v * 10 + (*p++ - '0'), nd++;
-  if (nd == 0 || (p[0] != 'a' && p[0] != 'f') || p[1] != 0) return false;
-  return v == 100 || v == 101 || v == 103 || v == 110;
-}
 
 tc_status tc_tmem_check_target(tc_fusion *f, tc_target target, const char *arch) {
   const tc_tensor *t = NULL;
   for (int i = 0; i < f->ntensors && !t; i++)
     if (f->tensors[i]->mem == TC_MEM_TENSOR) t = f->tensors[i];
-  if (!t || target == TC_TARGET_OPENCL) return TC_OK;
-  if (target == TC_TARGET_CUDA) {
-    if (tc_tmem_arch_ok(arch)) return TC_OK;
+  tc_target_info ti;
+  tc_target_info_make(target, arch, &ti, NULL); /* a bad arch has no tcgen05 */
+  if (!t || (ti.features & TC_FEAT_TCGEN05)) return TC_OK;
+  if (ti.family == TC_ARCH_SM)
     return tc_fail(f, TC_ERR_UNSUPPORTED,
                    "compile: %s is in tensor memory, which CUDA has only with tcgen05 (arch "
-                   "sm_100a, sm_100f, sm_103a, sm_110a ...); arch %s is not supported for it",
-                   t->name, arch ? arch : "sm_80 (the default)");
-  }
+                   "sm_100a, sm_100f, sm_103a, sm_110a ...); arch %s%s is not supported for it",
+                   t->name, ti.arch, ti.arch_given ? "" : " (the default)");
   return tc_fail(f, TC_ERR_UNSUPPORTED,
                  "compile: %s is in tensor memory, which target %s does not have (tensor memory "
                  "is NVIDIA Blackwell's; the OpenCL target emulates it): not supported",
-                 t->name, tc_target_name(target));
+                 t->name, ti.name);
 }
 
 /* ---- expressions ------------------------------------------------------- */

@@ -22,10 +22,6 @@
 /* tc_knode.tmem */
 enum { TC_TMEM_NONE = 0, TC_TMEM_ST = 1, TC_TMEM_LD = 2 };
 
-/* True for the CUDA archs with tcgen05: sm_100a/f, sm_101a/f, sm_103a/f,
- * sm_110a/f. */
-bool tc_tmem_arch_ok(const char *arch);
-
 /* TC_ERR_UNSUPPORTED (message on f) when a tensor of f is in tensor memory
  * and the target cannot have it: CUDA needs a tcgen05 arch, OpenCL
  * emulates tensor memory, other targets have none. */

@@ -940,14 +940,9 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
     return fail(&G, TC_ERR_ARGUMENT,
                 "GEMM: kernel name \"%.80s\" must be a C identifier of 1 to 63 characters", name);
   if (tc_gemm_params_is_tma(p)) return tc_gemm_tma_generate(pb, p, target, name, out, err, cap);
-  switch (target) {
-    case TC_TARGET_OPENCL: G.d = &tc_dialect_opencl; break;
-    case TC_TARGET_CUDA: G.d = &tc_dialect_cuda; break;
-    case TC_TARGET_HIP: G.d = &tc_dialect_hip; break;
-    default:
-      return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: unknown target %d (OpenCL, CUDA and HIP only)",
-                  (int)target);
-  }
+  if (!(G.d = tc_dialect_for(target)))
+    return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: unknown target %d (OpenCL, CUDA and HIP only)",
+                (int)target);
   G.pb = pb, G.p = p;
   tc_status st = check_problem(&G);
   if (st != TC_OK) return st;

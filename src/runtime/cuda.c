@@ -331,22 +331,6 @@ static void ctx_load(void) { g.ctx_err = g.cuDevicePrimaryCtxRetain(&g.ctx, g.de
 
 /* ---- compiling ----------------------------------------------------------- */
 
-/* Accepts "sm_80", "sm_90a", "sm_100f", "compute_90a" ... */
-static int valid_arch(const char *arch) {
-  const char *p;
-  if (strncmp(arch, "sm_", 3) == 0)
-    p = arch + 3;
-  else if (strncmp(arch, "compute_", 8) == 0)
-    p = arch + 8;
-  else
-    return 0;
-  int digits = 0;
-  while (*p >= '0' && *p <= '9') p++, digits++;
-  if (digits < 2) return 0;
-  if (*p >= 'a' && *p <= 'z') p++;
-  return *p == 0;
-}
-
 tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
                           tc_str *err) {
   if (ptx) *ptx = NULL;
@@ -354,17 +338,14 @@ tc_status tc_cuda_compile(const char *source, const char *arch, char **ptx,
     tc_str_printf(err, "tc_cuda_compile: source and ptx must not be NULL");
     return TC_ERR_ARGUMENT;
   }
-  if (!arch) arch = "sm_80";
-  if (!valid_arch(arch)) {
-    tc_str_printf(err, "bad CUDA architecture '%s' (expected sm_XX or compute_XX, "
-        "e.g. sm_80, sm_90a)", arch);
-    return TC_ERR_ARGUMENT;
-  }
+  tc_target_info ti;
+  if (tc_target_info_make(TC_TARGET_CUDA, arch, &ti, err) != TC_OK) return TC_ERR_ARGUMENT;
+  arch = ti.arch;
   if (!nvrtc_ready()) {
     tc_str_printf(err, "cannot compile CUDA: %s", g.nvrtc_why);
     return TC_ERR_UNSUPPORTED;
   }
-  char archopt[64];
+  char archopt[96];
   snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch);
   const char *opts[] = {archopt, "-default-device", "--std=c++17"};
 

@@ -166,20 +166,6 @@ int tc_hip_hipcc_version(char *buf, size_t cap) {
   return ok;
 }
 
-/* Is arch a plausible target ID ("gfx90a", "gfx90a:xnack+")? */
-static int valid_arch(const char *arch) {
-  if (!arch || strncmp(arch, "gfx", 3) != 0 || strlen(arch) > 40) return 0;
-  const char *p = arch + 3;
-  if (!*p) return 0;
-  for (; *p && *p != ':'; p++)
-    if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'f'))) return 0;
-  for (; *p; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= '0' && *p <= '9') || *p == ':' || *p == '+' ||
-          *p == '-'))
-      return 0;
-  return 1;
-}
-
 /* Does the log say the offload arch is unknown to this hipcc? */
 static int arch_rejected(const char *log) {
   return log && (strstr(log, "invalid target ID") || strstr(log, "Unsupported CUDA gpu arch") ||
@@ -208,19 +194,23 @@ tc_status tc_hip_compile(const char *source, const char *arch, char **co, size_t
     tc_str_printf(err, "tc_hip_compile: no source");
     return TC_ERR_ARGUMENT;
   }
-  if (!arch) arch = TC_HIP_DEFAULT_ARCH;
-  if (!valid_arch(arch)) {
-    tc_str_printf(err, "tc_hip_compile: '%s' is not an AMD GPU architecture (gfx90a, gfx940, "
-                  "gfx942, gfx950 ...)", arch);
+  tc_target_info ti;
+  tc_str why;
+  tc_str_init(&why);
+  if (tc_target_info_make(TC_TARGET_HIP, arch, &ti, &why) != TC_OK) {
+    tc_str_printf(err, "tc_hip_compile: %s", tc_str_cstr(&why));
+    tc_str_free(&why);
     return TC_ERR_ARGUMENT;
   }
+  tc_str_free(&why);
+  arch = ti.arch;
   char hipcc[4096], dir[4096];
   if (!tc_hip_find_hipcc(hipcc, sizeof hipcc)) {
     tc_str_printf(err, "%s", no_hipcc);
     return TC_ERR_UNSUPPORTED;
   }
   if (!make_tmpdir(dir, sizeof dir, err)) return TC_ERR_RUNTIME;
-  char src[4200], out[4200], log[4200], opt[64];
+  char src[4200], out[4200], log[4200], opt[96];
   snprintf(src, sizeof src, "%s/kernel.hip", dir);
   snprintf(out, sizeof out, "%s/kernel.co", dir);
   snprintf(log, sizeof log, "%s/hipcc.log", dir);

@@ -13,6 +13,7 @@
 
 #include "tilec/tilec.h"
 #include "../base/base.h"
+#include "../target/target.h"
 
 /* One kernel argument: a buffer of `bytes` bytes.  `host` is copied to the
  * device before the launch and, when copy_back is set, back afterwards. */
@@ -238,7 +239,6 @@ enum {
 long tc_cuda_dyn_smem_limit(size_t dyn, int static_bytes, int cur_max, int optin, tc_str *err);
 
 /* ---- HIP (AMD GPUs; hip.c) ---- */
-#define TC_HIP_DEFAULT_ARCH "gfx90a"
 /* The hipcc tilec uses: the first in $PATH, else /opt/rocm/bin/hipcc.
  * Returns 1 with its path, 0 when there is none. */
 int tc_hip_find_hipcc(char *path, size_t cap);

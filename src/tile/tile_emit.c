@@ -68,14 +68,7 @@ static vinfo *V(emitter *E, const tc_tile_value *v) { return &E->vi[v->id]; }
 
 static size_t dsize(tc_dtype t) { return t == TC_F16 || t == TC_BF16 ? 2 : t == TC_I8 ? 1 : 4; }
 
-const tc_dialect *tc_tile_dialect(tc_target target) {
-  switch (target) {
-    case TC_TARGET_OPENCL: return &tc_dialect_opencl;
-    case TC_TARGET_CUDA: return &tc_dialect_cuda;
-    case TC_TARGET_HIP: return &tc_dialect_hip;
-  }
-  return NULL;
-}
+const tc_dialect *tc_tile_dialect(tc_target target) { return tc_dialect_for(target); }
 
 /* ---- element expressions ---- */
 

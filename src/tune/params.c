@@ -38,6 +38,7 @@
 #include "params.h"
 
 #include "../base/base.h"
+#include "../target/target.h"
 
 #include <limits.h>
 #include <stdarg.h>
@@ -1034,16 +1035,6 @@ int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, si
 /* A kernel kind the defaults pick from: its candidate list, best first. */
 typedef int (*cands_fn)(const tc_gemm_shape *s, tc_gemm_params **out);
 
-/* The sm_XY of a CUDA architecture ("sm_86", "compute_90a" -> 86, 90);
- * NULL -> 80 (every caller's default is sm_80 or sm_90a); other text -> 0. */
-static int cuda_sm(const char *arch) {
-  if (!arch) return 80;
-  const char *q = strncmp(arch, "sm_", 3) == 0 ? arch + 3 : strncmp(arch, "compute_", 8) == 0 ? arch + 8 : "";
-  int v = 0;
-  for (; *q >= '0' && *q <= '9' && v < 10000; q++) v = v * 10 + (*q - '0');
-  return v;
-}
-
 #define MAX_KINDS 4
 
 /* The kernel kinds for the shape on target, preferred first (the table in
@@ -1053,17 +1044,18 @@ static int cuda_sm(const char *arch) {
 static int kinds_for(const tc_gemm_shape *s, tc_target target, const char *arch,
                      cands_fn kinds[MAX_KINDS]) {
   int n = 0, x16 = s->dtype == TC_F16 || s->dtype == TC_BF16;
-  if (target == TC_TARGET_CUDA) {
+  tc_target_info ti;
+  tc_target_info_make(target, arch, &ti, NULL); /* a bad arch: no tensor cores */
+  /* OpenCL: no tensor cores (mma.sync and MFMA are only emulated), so
+   * only the FMA kernel */
+  if (ti.family != TC_ARCH_NONE && x16) {
     /* the TMA + wgmma kernel: only for an arch known to be sm_90a (wgmma
      * needs the "a" features; NULL does not say) and plain matrices */
-    if (x16 && arch && (strcmp(arch, "sm_90a") == 0 || strcmp(arch, "compute_90a") == 0) &&
-        tc_gemm_tma_supported(s, NULL, 0) == 0)
+    if (ti.arch_given && (ti.features & TC_FEAT_WGMMA) && tc_gemm_tma_supported(s, NULL, 0) == 0)
       kinds[n++] = tc_gemm_tma_candidates;
-    if (x16 && cuda_sm(arch) >= 80) kinds[n++] = tc_gemm_mma_candidates; /* mma.sync: sm_80+ */
-  } else if (target == TC_TARGET_HIP) {
-    if (x16) kinds[n++] = tc_gemm_xdlops_candidates;  /* every gfx9 arch tilec emits has MFMA */
+    if (ti.features & TC_FEAT_MMA_SYNC) kinds[n++] = tc_gemm_mma_candidates;
+    if (ti.features & TC_FEAT_MFMA) kinds[n++] = tc_gemm_xdlops_candidates;
   }
-  /* TC_TARGET_OPENCL: no tensor cores (mma.sync and MFMA are only emulated) */
   kinds[n++] = tc_gemm_candidates;
   return n;
 }

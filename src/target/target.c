@@ -1,0 +1,145 @@
+/* target.c - the target model: the one parser of arch strings and the one
+ * table of what each arch has (see target.h).  The numbers are the
+ * vendors': NVIDIA's CUDA C++ Programming Guide (compute capabilities
+ * table) and PTX ISA (the sm_ each instruction needs), AMD's CDNA ISA
+ * guides and the LLVM AMDGPU processor table. */
+#include "target.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *tc_target_name(tc_target t) {
+  switch (t) {
+    case TC_TARGET_OPENCL: return "opencl";
+    case TC_TARGET_CUDA: return "cuda";
+    case TC_TARGET_HIP: return "hip";
+  }
+  return "?";
+}
+
+const char *tc_target_default_arch(tc_target t) {
+  return t == TC_TARGET_CUDA ? TC_CUDA_DEFAULT_ARCH : t == TC_TARGET_HIP ? TC_HIP_DEFAULT_ARCH : NULL;
+}
+
+const char *tc_target_ops_default_arch(tc_target t) {
+  return t == TC_TARGET_CUDA ? TC_CUDA_OPS_DEFAULT_ARCH : tc_target_default_arch(t);
+}
+
+/* "sm_90a", "compute_100f": the number and the suffix letter; 0 when the
+ * text is not of that form (at least two digits, at most one lowercase
+ * letter after them). */
+static int parse_sm(const char *arch, int *sm, char *suffix) {
+  const char *p;
+  if (strncmp(arch, "sm_", 3) == 0)
+    p = arch + 3;
+  else if (strncmp(arch, "compute_", 8) == 0)
+    p = arch + 8;
+  else
+    return 0;
+  int v = 0, digits = 0;
+  for (; *p >= '0' && *p <= '9'; p++, digits++)
+    if (digits < 6) v = v * 10 + (*p - '0');
+  if (digits < 2 || digits > 6) return 0;
+  char s = 0;
+  if (*p >= 'a' && *p <= 'z') s = *p++;
+  if (*p) return 0;
+  *sm = v, *suffix = s;
+  return 1;
+}
+
+static int hexval(char c) { return c >= '0' && c <= '9' ? c - '0' : c - 'a' + 10; }
+
+/* "gfx90a", "gfx942:sramecc+:xnack-" (an LLVM target ID): major, minor,
+ * stepping (the last two hex digits are minor and stepping); 0 when the
+ * text is not of that form. */
+static int parse_gfx(const char *arch, int *major, int *minor, int *stepping) {
+  if (strncmp(arch, "gfx", 3) != 0 || strlen(arch) > 40) return 0;
+  const char *p = arch + 3, *q = p;
+  for (; *q && *q != ':'; q++)
+    if (!((*q >= '0' && *q <= '9') || (*q >= 'a' && *q <= 'f'))) return 0;
+  size_t n = (size_t)(q - p);
+  if (n == 0) return 0;
+  for (const char *r = q; *r; r++)
+    if (!((*r >= 'a' && *r <= 'z') || (*r >= '0' && *r <= '9') || *r == ':' || *r == '+' ||
+          *r == '-'))
+      return 0;
+  *major = *minor = *stepping = 0;
+  if (n >= 3) { /* shorter names ("gfx9") name no processor: no features */
+    for (size_t i = 0; i + 2 < n; i++) *major = *major * 10 + hexval(p[i]) % 10;
+    *minor = hexval(p[n - 2]), *stepping = hexval(p[n - 1]);
+  }
+  return 1;
+}
+
+static unsigned sm_features(int sm, char suffix) {
+  unsigned f = 0;
+  int specific = suffix == 'a' || suffix == 'f';
+  if (sm >= 75) f |= TC_FEAT_LDMATRIX;
+  if (sm >= 80) f |= TC_FEAT_CP_ASYNC | TC_FEAT_MMA_SYNC;
+  if (sm >= 90) f |= TC_FEAT_STMATRIX | TC_FEAT_TMA | TC_FEAT_CLUSTERS;
+  if (sm == 90 && suffix == 'a') f |= TC_FEAT_WGMMA;
+  if (sm >= 90 && specific) f |= TC_FEAT_SETMAXNREG;
+  if ((sm == 100 || sm == 101 || sm == 103 || sm == 110) && specific) f |= TC_FEAT_TCGEN05;
+  return f;
+}
+
+static unsigned gfx_features(int major, int minor, int stepping) {
+  unsigned f = 0;
+  int cdna = major == 9 && ((minor == 0 && (stepping == 8 || stepping == 10)) || minor == 4 ||
+                            minor == 5);
+  if (cdna) f |= TC_FEAT_MFMA;
+  if (cdna && !(minor == 0 && stepping == 8)) f |= TC_FEAT_MFMA_BF16_1K; /* gfx90a and later */
+  if (major == 9 && minor >= 4) f |= TC_FEAT_MFMA_F8;                    /* gfx940 and later */
+  return f;
+}
+
+tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info *out, tc_str *err) {
+  memset(out, 0, sizeof *out);
+  out->target = target;
+  out->name = tc_target_name(target);
+  out->arch_valid = 1;
+  out->warp = 32;
+  if (target == TC_TARGET_OPENCL) {
+    /* the device decides the limits (checked at launch); the dialect
+     * emulates the NVIDIA instructions below with 32-lane warps */
+    out->features = TC_FEAT_LDMATRIX | TC_FEAT_STMATRIX | TC_FEAT_TCGEN05;
+    return TC_OK;
+  }
+  out->arch_given = arch != NULL;
+  if (!arch) arch = tc_target_default_arch(target);
+  snprintf(out->arch, sizeof out->arch, "%s", arch);
+  out->max_threads = 1024;
+  if (target == TC_TARGET_CUDA) {
+    out->family = TC_ARCH_SM;
+    out->max_block_z = 64;
+    /* 227 KiB (232448 bytes) of opt-in shared memory per block, the most
+     * of any arch (sm_90, sm_100); smaller GPUs are checked at launch */
+    out->smem_max = 232448;
+    out->regs_per_sm = 65536; /* 64 K 32-bit registers per SM */
+    out->max_regs_per_thread = 255;
+    if (!parse_sm(arch, &out->sm, &out->suffix)) {
+      out->arch_valid = 0;
+      if (err) tc_str_printf(err, "bad CUDA architecture '%s' (expected sm_XX or compute_XX, e.g. sm_80, "
+                         "sm_90a)", arch);
+      return TC_ERR_ARGUMENT;
+    }
+    out->features = sm_features(out->sm, out->suffix);
+    return TC_OK;
+  }
+  out->family = TC_ARCH_GFX;
+  out->warp = 64;
+  out->max_block_z = 1024;
+  out->max_regs_per_thread = 512; /* CDNA 2 / 3: 256 VGPRs + 256 AGPRs per lane */
+  if (!parse_gfx(arch, &out->gfx_major, &out->gfx_minor, &out->gfx_stepping)) {
+    out->arch_valid = 0;
+    out->smem_max = 65536;
+    if (err) tc_str_printf(err, "'%s' is not an AMD GPU architecture (gfx90a, gfx940, gfx942, gfx950 ...)",
+                  arch);
+    return TC_ERR_ARGUMENT;
+  }
+  /* LDS per work-group: 64 KiB on CDNA 2 / 3, 160 KiB on gfx950 (CDNA 4) */
+  int gfx950 = out->gfx_major == 9 && out->gfx_minor == 5 && out->gfx_stepping == 0;
+  out->smem_max = gfx950 ? 163840 : 65536;
+  out->features = gfx_features(out->gfx_major, out->gfx_minor, out->gfx_stepping);
+  return TC_OK;
+}

@@ -1,0 +1,83 @@
+/* target.h - what a target is: one tc_target_info made from (target, arch)
+ * in one place, tc_target_info_make.  It holds the parsed arch (sm_90a ->
+ * 90 + 'a', gfx90a -> 9.0.a), the feature bits the lowering and the ops ask
+ * about (ldmatrix, TMA, wgmma, tcgen05, MFMA ...) and the limits a kernel
+ * must fit (threads, shared memory / LDS per block).  Nothing else in tilec
+ * parses an arch string or compares one.
+ *
+ * Layering: this header needs only base and the public tilec.h, so every
+ * layer may ask it (base <- target <- expr <- ... <- runtime).  The dialect
+ * of a target (codegen's tc_dialect) is looked up in codegen from the
+ * target (tc_dialect_for), so that the target layer does not reach up. */
+#ifndef TC_TARGET_H
+#define TC_TARGET_H
+
+#include <stdint.h>
+
+#include "tilec/tilec.h"
+#include "../base/base.h"
+
+/* The arch a kernel is compiled for when none is given (tc_compile,
+ * tc_cuda_compile, tc_hip_compile). */
+#define TC_CUDA_DEFAULT_ARCH "sm_80"
+#define TC_HIP_DEFAULT_ARCH "gfx90a"
+/* The CUDA arch the GEMM / convolution ops and the tuner assume when none
+ * is given: the one tilec has its fastest kernels (TMA + wgmma) for. */
+#define TC_CUDA_OPS_DEFAULT_ARCH "sm_90a"
+
+/* How the arch of a target is named. */
+typedef enum tc_arch_family {
+  TC_ARCH_NONE, /* OpenCL: no arch, the device decides */
+  TC_ARCH_SM,   /* NVIDIA: sm_XY / compute_XY with an optional suffix letter */
+  TC_ARCH_GFX   /* AMD: gfxMMms (major, minor, stepping), ":feature+" allowed */
+} tc_arch_family;
+
+/* Feature bits (tc_target_info.features).  On OpenCL the bits are the
+ * instructions the OpenCL dialect emulates. */
+enum {
+  TC_FEAT_CP_ASYNC = 1u << 0,   /* cp.async: sm_80+ */
+  TC_FEAT_LDMATRIX = 1u << 1,   /* ldmatrix: sm_75+ */
+  TC_FEAT_STMATRIX = 1u << 2,   /* stmatrix: sm_90+ */
+  TC_FEAT_MMA_SYNC = 1u << 3,   /* mma.sync m16n8k16 f16 / bf16: sm_80+ */
+  TC_FEAT_TMA = 1u << 4,        /* cp.async.bulk.tensor (TMA): sm_90+ */
+  TC_FEAT_WGMMA = 1u << 5,      /* wgmma.mma_async: sm_90a only */
+  TC_FEAT_CLUSTERS = 1u << 6,   /* thread block clusters: sm_90+ */
+  TC_FEAT_SETMAXNREG = 1u << 7, /* setmaxnreg: sm_90a, sm_100a / f ... */
+  TC_FEAT_TCGEN05 = 1u << 8,    /* tcgen05 and tensor memory: sm_100/101/103/110 a or f */
+  TC_FEAT_MFMA = 1u << 9,       /* MFMA f32 / f16 (CDNA: gfx908, gfx90a, gfx94x, gfx950) */
+  TC_FEAT_MFMA_BF16_1K = 1u << 10, /* MFMA bf16 with k 8 per block ("_1k"): gfx90a+ */
+  TC_FEAT_MFMA_F8 = 1u << 11    /* MFMA fp8 / bf8: gfx940+ */
+};
+
+typedef struct tc_target_info {
+  tc_target target;
+  const char *name;      /* "opencl", "cuda", "hip" */
+  tc_arch_family family;
+  char arch[48];         /* the arch given, else the target's default; "" for OpenCL */
+  int arch_given;        /* 0 when arch is the default */
+  int arch_valid;        /* arch parses as the family's (always 1 for OpenCL) */
+  int sm;                /* NVIDIA: XY of sm_XY / compute_XY (90, 100); else 0 */
+  int gfx_major, gfx_minor, gfx_stepping; /* AMD: gfx90a -> 9, 0, 10; gfx950 -> 9, 5, 0 */
+  char suffix;           /* NVIDIA: 'a' (arch-specific), 'f' (family) or 0 */
+  unsigned features;     /* TC_FEAT_* */
+  int warp;              /* threads per warp / wavefront */
+  int max_threads;       /* threads per block; 0: the device's (OpenCL, checked at launch) */
+  int max_block_z;       /* a block's z extent; 0: the device's */
+  int64_t smem_max;      /* shared memory (LDS) bytes per block; 0: the device's */
+  int regs_per_sm;       /* 32-bit registers per SM / CU; 0: unknown */
+  int max_regs_per_thread; /* 0: unknown */
+} tc_target_info;
+
+/* Fills *out for target and arch (NULL: the target's default arch).  An
+ * arch that does not parse (or an arch given for OpenCL) gives
+ * TC_ERR_ARGUMENT with a message in err (may be NULL) naming the expected
+ * form; *out is still filled, with no features past the target's own, so
+ * that callers that check the arch later (at build) may go on. */
+tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info *out, tc_str *err);
+
+/* The arch tc_compile uses for target when none is given (NULL for OpenCL). */
+const char *tc_target_default_arch(tc_target target);
+/* The arch the ops and the tuner use when none is given (NULL for OpenCL). */
+const char *tc_target_ops_default_arch(tc_target target);
+
+#endif
