@@ -20,7 +20,7 @@
 #include "../src/runtime/runtime.h"
 #include "cli.h"
 
-#define DEFAULT_CUDA_ARCH "sm_90a"
+#define DEFAULT_CUDA_ARCH TC_CUDA_OPS_DEFAULT_ARCH
 
 static void demo_usage(FILE *out) {
   fputs("usage: tilec demo [--target opencl|cuda] [--device SEL] [--arch ARCH]\n"

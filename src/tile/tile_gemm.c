@@ -314,7 +314,7 @@ tc_status tc_tile_gemm_run(tc_target target, tc_cl *cl, const char *arch,
   if (target == TC_TARGET_OPENCL)
     return tc_cl_run(cl, em->source, em->name, bufs, em->nparams, &l, ms, err);
   if (target == TC_TARGET_CUDA)
-    return tc_cuda_run(em->source, em->name, arch ? arch : "sm_90a", bufs, em->nparams, &l, ms, err);
+    return tc_cuda_run(em->source, em->name, arch ? arch : TC_CUDA_OPS_DEFAULT_ARCH, bufs, em->nparams, &l, ms, err);
   tc_str_printf(err, "running %s kernels is not supported", tc_target_name(target));
   return TC_ERR_UNSUPPORTED;
 }

@@ -29,7 +29,7 @@
 
 #define TC_TUNE_DEFAULT_MAX 16
 #define TC_TUNE_DEFAULT_REPS 3
-#define TC_TUNE_DEFAULT_ARCH "sm_90a"
+#define TC_TUNE_DEFAULT_ARCH TC_CUDA_OPS_DEFAULT_ARCH /* see target.h */
 /* The arch kernels for target are built for: arch, or for CUDA
  * TC_TUNE_DEFAULT_ARCH when arch is NULL (NULL for other targets). */
 static inline const char *tc_tune_arch(tc_target target, const char *arch) {
