@@ -9,6 +9,7 @@
 #   make bench      build and run the benchmarks
 #   make install    PREFIX=/usr/local
 #   make fuzz       the libFuzzer harnesses (clang; into build/fuzz/, docs/fuzzing.md)
+#   make fuzz-diff  a campaign of differential tests: CASES=1000 SEED=1 (docs/fuzzing.md)
 
 CC      ?= cc
 BUILD   ?= build
@@ -111,6 +112,17 @@ build/fuzz/%: fuzz/%.c $(wildcard fuzz/*.h) $(BUILD)/libtilec.a $(FUZZ_TOOL_OBJ)
 	$(CC) $(CFLAGS_ALL) -Isrc -fsanitize=fuzzer -o $@ $< $(FUZZ_TOOL_OBJ) $(BUILD)/libtilec.a \
 	  $(LDLIBS_ALL)
 
+# Differential tests (docs/fuzzing.md): random fusions with random
+# schedules run on the default OpenCL device and checked against the
+# reference and an independent evaluation.  `make test` runs a fixed set
+# of 200 (tests/test_diff.c); this runs a campaign, failures shrunk and
+# printed as C programs:  make fuzz-diff CASES=5000 SEED=7
+CASES ?= 1000
+SEED ?= 1
+DIFF_FLAGS ?= --shrink
+fuzz-diff: $(BUILD)/tests/test_diff
+	$(BUILD)/tests/test_diff --seed $(SEED) --cases $(CASES) $(DIFF_FLAGS)
+
 # A benchmark that exits 3 found no device for its target (ldst_bandwidth
 # without a CUDA GPU): reported, not a failure.  On a GPU: bench/hopper.sh.
 bench: $(BENCH_BIN)
@@ -161,7 +173,7 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all deps demo tests test check-full asan bench install clean fuzz fuzz-bins
+.PHONY: all deps demo tests test check-full asan bench install clean fuzz fuzz-bins fuzz-diff
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d) \

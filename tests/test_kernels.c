@@ -510,6 +510,31 @@ static void test_i32_add_and_cast(void) {
   tc_fusion_free(f);
 }
 
+/* A tile taller than the tensor: [1, 6] split by 8 rows gives register
+ * arrays of 8 elements of which only element 0 is written (under the
+ * predicate row < 1) and read.  LLVM 15's loop vectorizer (PoCL 3.1's)
+ * took the f32 -> i32 copy loop for an "any-of" reduction that starts
+ * from the array's undefined contents and folded the whole kernel away:
+ * every output stayed unwritten.  T3 = set(cast(set(T0), i32)). */
+static void test_tile_taller_than_tensor(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {1, 6};
+  tc_tensor *a = tc_input(f, TC_F32, 2, shape);
+  tc_tensor *out = tc_set(f, tc_cast(f, tc_set(f, a), TC_I32));
+  OK(f, tc_add_output(f, out));
+  OK(f, tc_split(out, 0, 8, 1)); /* [1, 8, 6] */
+  OK(f, tc_propagate_transforms(out));
+  OK(f, tc_parallelize(out, 2, TC_TIDX));
+  OK(f, tc_parallelize_all_like(out));
+  float A[6] = {1.5f, 2.5f, -3.5f, 4.25f, -5.75f, 6};
+  int32_t want[6] = {1, 2, -3, 4, -5, 6}; /* truncated toward zero */
+  int32_t *O = out_buf(TC_I32, 6);
+  void *args[2] = {A, O};
+  if (compile_run(f, "tile_taller_than_tensor", args, NULL)) exact_i32("cast rows", O, want, 6);
+  free(O);
+  tc_fusion_free(f);
+}
+
 /* i8 inputs: max(a, b) stays i8, cast(a) + cast(b) in i32, cast(a) * cast(b)
  * in f32. */
 static void test_i8_inputs(void) {
@@ -782,9 +807,9 @@ static void test_compute_at(void) {
     char decl[64];
     /* t3 is not inlined past Yi: it keeps the 4 Yi elements per thread; t4
      * is inlined all the way: one element. */
-    snprintf(decl, sizeof decl, "float %s[4];", tc_tensor_name(t3));
+    snprintf(decl, sizeof decl, "float %s[4]", tc_tensor_name(t3));
     TC_CHECK(strstr(tc_kernel_source(k), decl) != NULL, "no \"%s\" in\n%s", decl, tc_kernel_source(k));
-    snprintf(decl, sizeof decl, "float %s[1];", tc_tensor_name(t4));
+    snprintf(decl, sizeof decl, "float %s[1]", tc_tensor_name(t4));
     TC_CHECK(strstr(tc_kernel_source(k), decl) != NULL, "no \"%s\" in\n%s", decl, tc_kernel_source(k));
   }
   tc_kernel_free(k);
@@ -965,6 +990,7 @@ int main(void) {
   TC_RUN(test_cast_f32_to_bf16_bits);
   TC_RUN(test_cast_f16_to_f32_all);
   TC_RUN(test_i32_add_and_cast);
+  TC_RUN(test_tile_taller_than_tensor);
   TC_RUN(test_i8_inputs);
   TC_RUN(test_transpose_shared);
   TC_RUN(test_transpose_shared_xor);

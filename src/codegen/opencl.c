@@ -52,8 +52,12 @@ static void cl_alloc(tc_str *o, const tc_kalloc *a, int depth) {
                   (long long)a->lanes, (long long)a->columns, a->t->name);
     return;
   }
-  tc_str_printf(o, "%s%s %s[%lld];\n", space(a->t->mem), tc_storage_type(a->t->dtype), a->t->name,
-                (long long)a->elems);
+  /* Registers start zeroed: LLVM 15 (PoCL 3.1's compiler) miscompiles a
+   * loop that writes one element of an array under a predicate, taking it
+   * for a reduction from the array's undefined contents, and drops the
+   * kernel's stores (tests/test_kernels.c, test_tile_taller_than_tensor). */
+  tc_str_printf(o, "%s%s %s[%lld]%s;\n", space(a->t->mem), tc_storage_type(a->t->dtype), a->t->name,
+                (long long)a->elems, a->t->mem == TC_MEM_LOCAL ? " = {0}" : "");
 }
 
 /* ---- tensor memory, emulated ----------------------------------------------

@@ -1,0 +1,918 @@
+/* diff_case.h - the cases of the differential tests (test_diff.c): a
+ * random fusion and a random schedule, kept as a record of what was made
+ * (the ops with their operands, the inputs' shapes, dtypes and value
+ * ranges, the outputs, the scheduling calls with their arguments) so that
+ * it can be rebuilt through the public API, evaluated independently
+ * (diff_values.h), shrunk by dropping calls and ops, and printed as a C
+ * program that reproduces it.
+ *
+ * Fusions: 1 to 3 inputs of rank 1 to 3 (extents 1 to 40, at most
+ * DF_MAX_ELEMS elements), f32 mostly and f16, bf16, i32, i8 sometimes;
+ * 1 to 8 unary / binary / cast / set / permute ops forming a DAG; every
+ * tensor nothing reads is an output (1 to 3, added in a random order).
+ * Every op is chosen so that its operands' value ranges (tracked as
+ * intervals over the whole tensor) keep it defined and away from
+ * overflow: log of values >= 0.1, divisors at least 0.25 from zero (1 for
+ * integers), exp of values <= 8, casts to integers of values in range.
+ *
+ * Schedules: caches of inputs (tc_cache_after) and outputs
+ * (tc_cache_before) in shared or local memory, intermediates in shared
+ * memory, splits (factors that do and do not divide), merges and
+ * reorders of a reference tensor, propagated to the fusion; block,
+ * thread, unroll and vector axes, copied to the fusion; inlining
+ * (tc_inline_most, tc_inline_all_at, tc_inline_at, tc_compute_at); and
+ * sometimes a few random calls on random tensors.  Each call is made on a
+ * live fusion as it is generated, so that its arguments fit the tensor as
+ * it is then; a call the library refuses is kept in the record (it is a
+ * no-op) and printed with its message. */
+#ifndef DIFF_CASE_H
+#define DIFF_CASE_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "diff_values.h"
+
+#define DF_MAX_T 16      /* inputs and ops */
+#define DF_MAX_H 24      /* tensors and caches */
+#define DF_MAX_STEPS 48  /* scheduling calls */
+#define DF_MAX_AX 12     /* loop axes of a reorder */
+#define DF_MAX_ELEMS 2048
+#define DF_MAX_THREADS 256
+/* Unrolled loops (their extents multiplied) stay this short: PoCL takes
+ * tens of seconds over a few hundred unrolled copies of a body. */
+#define DF_MAX_UNROLL 16
+
+/* ---- random numbers: splitmix64 ----------------------------------------- */
+
+/* The input values, in a macro so that the printed reproduction uses the
+ * very same code (DF_FILL_TEXT).  Value i is (lo + r % count) * 2^-shift,
+ * exact in the dtype; with edge values, one in 8 is instead 0, -0, +-inf,
+ * NaN, the largest finite or the smallest normal or subnormal value of a
+ * floating-point dtype. */
+#define DF_FILL_CODE                                                           \
+  static uint64_t df_mix(uint64_t *s) {                                        \
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);                                \
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;                               \
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;                               \
+    return z ^ (z >> 31);                                                      \
+  }                                                                            \
+  static double df_value(uint64_t *s, long long lo, unsigned count, int shift, \
+                         int edge, tc_dtype t) {                               \
+    uint64_t r = df_mix(s);                                                    \
+    int fl = t == TC_F32 || t == TC_F16 || t == TC_BF16;                       \
+    if (edge && fl && (r >> 61) == 0) {                                        \
+      double big = t == TC_F16 ? 65504.0                                       \
+                   : t == TC_BF16 ? 3.3895313892515355e38                      \
+                                  : 3.4028234663852886e38;                     \
+      int emin = t == TC_F16 ? -14 : -126;                                     \
+      int p = t == TC_F16 ? 11 : t == TC_BF16 ? 8 : 24;                        \
+      double v[8] = {0.0, -0.0, INFINITY, -INFINITY, NAN, big,                 \
+                     ldexp(1.0, emin), ldexp(1.0, emin - p + 1)};              \
+      return v[(r >> 8) % 8];                                                  \
+    }                                                                          \
+    return ldexp((double)(lo + (long long)((r >> 8) % count)), -shift);        \
+  }
+DF_FILL_CODE
+#define DF_STR2(...) #__VA_ARGS__
+#define DF_STR(x) DF_STR2(x)
+static const char df_fill_text[] = DF_STR(DF_FILL_CODE);
+
+typedef struct df_rng {
+  uint64_t s;
+} df_rng;
+
+static int df_below(df_rng *r, int n) { return n <= 1 ? 0 : (int)(df_mix(&r->s) % (uint64_t)n); }
+static int df_chance(df_rng *r, int percent) { return df_below(r, 100) < percent; }
+
+/* ---- the record ----------------------------------------------------------- */
+
+typedef enum df_kind { DF_INPUT, DF_SET, DF_UNARY, DF_BINARY, DF_CAST, DF_PERMUTE } df_kind;
+
+/* A tensor made by an input or an op. */
+typedef struct df_tensor {
+  df_kind kind;
+  int sub;          /* tc_unary_op / tc_binary_op */
+  int a, b;         /* operands (record indices) */
+  tc_dtype dtype;
+  int perm[3];
+  int rank;
+  int64_t shape[3];
+  long long lo;     /* inputs: values (lo + k) * 2^-shift, k < count */
+  unsigned count;
+  int shift;
+  dv range;         /* every value of the tensor lies in it */
+  int bypass;       /* shrinking: replaced by operand a */
+} df_tensor;
+
+typedef enum df_call {
+  DF_SPLIT, DF_MERGE, DF_REORDER, DF_PARALLELIZE, DF_MEMTYPE, DF_INLINE_AT, DF_COMPUTE_AT,
+  DF_INLINE_MOST, DF_INLINE_ALL_AT, DF_CACHE_AFTER, DF_CACHE_BEFORE, DF_PROPAGATE,
+  DF_PARALLELIZE_ALL_LIKE
+} df_call;
+
+/* A scheduling call on handle t (t2: compute_at's consumer; made: the
+ * handle a cache call makes).  Handles 0 .. nt-1 are the record's
+ * tensors, the others caches. */
+typedef struct df_step {
+  df_call call;
+  int t, t2, made;
+  int n;               /* reorder: axes */
+  int v[DF_MAX_AX];    /* arguments; reorder: new positions of axes 0 .. n-1 */
+  int refused;         /* the library refused it when generated */
+  int dropped;         /* shrinking: left out */
+} df_step;
+
+typedef struct df_case {
+  uint64_t seed;
+  int edge;            /* edge values in the floating-point inputs */
+  int nt, nh;          /* record tensors; handles (tensors and caches) */
+  df_tensor t[DF_MAX_T];
+  int nout, out[3];    /* outputs in the order they are added */
+  int nsteps;
+  df_step s[DF_MAX_STEPS];
+  /* Scheduled alike: transforms propagated from one tensor and its
+   * parallel types copied to all (both calls accepted), inlining only by
+   * calls that check it and keep the loops (not tc_compute_at, which
+   * replays the consumer's loop with serial axes past the position), and
+   * no random calls after that.  Such a schedule is legal by
+   * construction, so a refusal of it is suspect. */
+  int alike;
+} df_case;
+
+/* The tensor that stands for record tensor i (shrinking bypasses ops). */
+static int df_resolve(const df_case *c, int i) {
+  while (i >= 0 && c->t[i].bypass) i = c->t[i].a;
+  return i;
+}
+
+/* Which record tensors the outputs need (live[i]). */
+static void df_live(const df_case *c, int *live) {
+  memset(live, 0, sizeof(int) * DF_MAX_T);
+  for (int j = 0; j < c->nout; j++) live[df_resolve(c, c->out[j])] = 1;
+  for (int i = c->nt - 1; i >= 0; i--) {
+    const df_tensor *x = &c->t[i];
+    if (!live[i] || x->kind == DF_INPUT || x->bypass) continue;
+    live[df_resolve(c, x->a)] = 1;
+    if (x->kind == DF_BINARY) live[df_resolve(c, x->b)] = 1;
+  }
+}
+
+/* The outputs as added: resolved, without inputs or repeats; returns how
+ * many. */
+static int df_outputs(const df_case *c, int *out) {
+  int n = 0;
+  for (int j = 0; j < c->nout; j++) {
+    int o = df_resolve(c, c->out[j]), dup = c->t[o].kind == DF_INPUT;
+    for (int k = 0; k < n; k++) dup |= out[k] == o;
+    if (!dup) out[n++] = o;
+  }
+  return n;
+}
+
+static int64_t df_elems(const df_tensor *x) {
+  int64_t n = 1;
+  for (int d = 0; d < x->rank; d++) n *= x->shape[d];
+  return n;
+}
+
+/* ---- value ranges and which ops are allowed -------------------------------- */
+
+static double df_limit(tc_dtype t) {
+  switch (t) {
+    case TC_F16: return 3e4;
+    case TC_I32: return 1e6;
+    case TC_I8: return 100;
+    default: return 1e5;
+  }
+}
+
+/* The range of x's values from its operands' ranges; 0 when the op is
+ * not allowed on them (undefined, too close to a pole or an overflow). */
+static int df_derive_range(df_case *c, df_tensor *x) {
+  if (x->kind == DF_INPUT) {
+    x->range = (dv){ldexp((double)x->lo, -x->shift), ldexp((double)(x->lo + x->count - 1), -x->shift)};
+    return 1;
+  }
+  dv a = c->t[df_resolve(c, x->a)].range, r = a;
+  tc_dtype from = c->t[df_resolve(c, x->a)].dtype;
+  switch (x->kind) {
+    case DF_UNARY:
+      if ((x->sub == TC_LOG && a.lo < 0.1) || (x->sub == TC_SQRT && a.lo < 0.01) ||
+          (x->sub == TC_RECIPROCAL && a.lo < 0.25 && a.hi > -0.25) || (x->sub == TC_EXP && a.hi > 8))
+        return 0;
+      r = dv_unary((tc_unary_op)x->sub, x->dtype, a);
+      break;
+    case DF_BINARY: {
+      dv b = c->t[df_resolve(c, x->b)].range;
+      double gap = dt_float(x->dtype) ? 0.25 : 1;
+      if (x->sub == TC_DIV && b.lo < gap && b.hi > -gap) return 0;
+      r = dv_binary((tc_binary_op)x->sub, x->dtype, a, b);
+      break;
+    }
+    case DF_CAST: r = dv_cast(from, x->dtype, a); break;
+    default: break;
+  }
+  if (!dv_known(r) || fabs(r.lo) > df_limit(x->dtype) || fabs(r.hi) > df_limit(x->dtype)) return 0;
+  x->range = r;
+  return 1;
+}
+
+/* Re-derives every range (after shrinking); 0 when some op is no longer
+ * allowed. */
+static int df_ranges_ok(df_case *c) {
+  for (int i = 0; i < c->nt; i++)
+    if (!c->t[i].bypass && !df_derive_range(c, &c->t[i])) return 0;
+  return 1;
+}
+
+/* ---- generating the fusion ------------------------------------------------- */
+
+static tc_dtype df_pick_dtype(df_rng *r) {
+  int p = df_below(r, 100);
+  return p < 66 ? TC_F32 : p < 76 ? TC_F16 : p < 84 ? TC_BF16 : p < 93 ? TC_I32 : TC_I8;
+}
+
+static void df_input_values(df_rng *r, df_tensor *x) {
+  switch (x->dtype) {
+    case TC_I32: case TC_I8: {
+      int m = x->dtype == TC_I8 ? 10 : 20;
+      x->shift = 0;
+      if (df_chance(r, 50)) x->lo = -m, x->count = (unsigned)(2 * m + 1);
+      else x->lo = 1, x->count = (unsigned)m;
+      return;
+    }
+    default: {
+      /* steps exact in the format: 2^-12 (f32, 24 bits cover |k| < 2^15),
+       * 2^-6 (f16), 2^-4 (bf16, 8 bits cover |k| <= 128) */
+      int s = x->dtype == TC_F32 ? 12 : x->dtype == TC_F16 ? 6 : 4;
+      long long one = 1ll << s;
+      int top = x->dtype == TC_BF16 ? 8 : 4; /* |values| <= top */
+      x->shift = s;
+      switch (df_below(r, 4)) {
+        case 0: x->lo = -top * one, x->count = (unsigned)(2 * top * one + 1); break; /* [-top, top] */
+        case 1: x->lo = one / 4, x->count = (unsigned)(top * one - one / 4 + 1); break;  /* [0.25, top] */
+        case 2: x->lo = -one, x->count = (unsigned)(2 * one + 1); break;                 /* [-1, 1] */
+        default: x->lo = -top * one, x->count = (unsigned)(top * one - one / 4 + 1); break; /* [-top, -0.25] */
+      }
+    }
+  }
+}
+
+/* A random tensor with rank and shape (and dtype when want >= 0) of x; -1
+ * when none. */
+static int df_pick_like(df_rng *r, const df_case *c, const df_tensor *x, int want_dtype) {
+  int cand[DF_MAX_T], n = 0;
+  for (int i = 0; i < c->nt; i++) {
+    const df_tensor *y = &c->t[i];
+    if (y->rank != x->rank || (want_dtype >= 0 && (int)y->dtype != want_dtype)) continue;
+    if (memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->rank) != 0) continue;
+    cand[n++] = i;
+  }
+  return n ? cand[df_below(r, n)] : -1;
+}
+
+static void df_random_perm(df_rng *r, int *p, int n) {
+  for (int i = 0; i < n; i++) p[i] = i;
+  for (int i = n - 1; i > 0; i--) {
+    int j = df_below(r, i + 1), tmp = p[i];
+    p[i] = p[j], p[j] = tmp;
+  }
+}
+
+/* Tries to add one random op; 1 when it did. */
+static int df_try_op(df_rng *r, df_case *c, const int *used) {
+  df_tensor x = {0};
+  /* the operand: the newest tensor, an input nothing reads yet, or any */
+  int a = c->nt - 1;
+  int unused = -1;
+  for (int i = 0; i < c->nt; i++)
+    if (c->t[i].kind == DF_INPUT && !used[i]) unused = i;
+  if (unused >= 0 && df_chance(r, 40)) a = unused;
+  else if (df_chance(r, 35)) a = df_below(r, c->nt);
+  const df_tensor *A = &c->t[a];
+  x.a = a, x.b = -1, x.rank = A->rank, x.dtype = A->dtype;
+  memcpy(x.shape, A->shape, sizeof x.shape);
+  int p = df_below(r, 100), fl = dt_float(A->dtype);
+  if (p < 36) {
+    static const tc_unary_op fops[] = {TC_NEG, TC_ABS, TC_RELU, TC_EXP, TC_LOG,
+                                       TC_SQRT, TC_TANH, TC_SIGMOID, TC_RECIPROCAL};
+    static const tc_unary_op iops[] = {TC_NEG, TC_ABS, TC_RELU};
+    x.kind = DF_UNARY;
+    x.sub = fl ? fops[df_below(r, 9)] : iops[df_below(r, 3)];
+  } else if (p < 70) {
+    x.kind = DF_BINARY;
+    x.sub = df_below(r, 6);
+    /* prefer an input nothing reads yet as the second operand */
+    x.b = -1;
+    if (unused >= 0 && unused != a && c->t[unused].dtype == A->dtype && c->t[unused].rank == A->rank &&
+        memcmp(c->t[unused].shape, A->shape, sizeof(int64_t) * (size_t)A->rank) == 0)
+      x.b = unused;
+    if (x.b < 0) x.b = df_pick_like(r, c, A, (int)A->dtype);
+    if (df_chance(r, 50)) {
+      int tmp = x.a;
+      x.a = x.b, x.b = tmp;
+    }
+  } else if (p < 82) {
+    x.kind = DF_CAST;
+    do x.dtype = df_pick_dtype(r);
+    while (x.dtype == A->dtype);
+  } else if (p < 91 || A->rank < 2) {
+    x.kind = DF_SET;
+  } else {
+    x.kind = DF_PERMUTE;
+    do df_random_perm(r, x.perm, A->rank);
+    while (x.perm[0] == 0 && (A->rank == 1 || (x.perm[1] == 1)));
+    for (int d = 0; d < A->rank; d++) x.shape[d] = A->shape[x.perm[d]];
+  }
+  if (!df_derive_range(c, &x)) return 0;
+  c->t[c->nt++] = x;
+  return 1;
+}
+
+/* The fusion part of a case; 0 when this attempt should be thrown away. */
+static int df_try_fusion(df_rng *r, df_case *c) {
+  c->nt = 0;
+  int nin = 1 + (df_chance(r, 55) ? df_below(r, 3) : 0);
+  int rank = 1 + df_below(r, 3);
+  int64_t shape[3];
+  int64_t total;
+  do {
+    total = 1;
+    for (int d = 0; d < rank; d++) {
+      shape[d] = df_chance(r, 40) ? 1 + df_below(r, 8) : 1 + df_below(r, 40);
+      total *= shape[d];
+    }
+  } while (total > DF_MAX_ELEMS);
+  tc_dtype dt = df_pick_dtype(r);
+  for (int i = 0; i < nin; i++) {
+    df_tensor x = {0};
+    x.kind = DF_INPUT, x.a = x.b = -1, x.rank = rank;
+    x.dtype = i == 0 || df_chance(r, 70) ? dt : df_pick_dtype(r);
+    memcpy(x.shape, shape, sizeof shape);
+    if (i > 0 && rank > 1 && df_chance(r, 25)) {
+      int p[3];
+      df_random_perm(r, p, rank);
+      for (int d = 0; d < rank; d++) x.shape[d] = shape[p[d]];
+    }
+    df_input_values(r, &x);
+    df_derive_range(c, &x);
+    c->t[c->nt++] = x;
+  }
+  int nops = 1 + df_below(r, 8), tries = 0;
+  int used[DF_MAX_T] = {0};
+  while (c->nt < nin + nops && tries++ < 200)
+    if (df_try_op(r, c, used)) {
+      const df_tensor *x = &c->t[c->nt - 1];
+      used[x->a] = 1;
+      if (x->b >= 0) used[x->b] = 1;
+    }
+  if (c->nt == nin) return 0;
+  /* outputs: every tensor nothing reads, at most 3, and now and then one
+   * that something reads as well */
+  c->nout = 0;
+  for (int i = nin; i < c->nt; i++)
+    if (!used[i]) {
+      if (c->nout == 3) return 0;
+      c->out[c->nout++] = i;
+    }
+  if (c->nout < 3 && c->nt - nin > c->nout && df_chance(r, 20)) {
+    int o = nin + df_below(r, c->nt - nin), dup = 0;
+    for (int j = 0; j < c->nout; j++) dup |= c->out[j] == o;
+    if (!dup) c->out[c->nout++] = o;
+  }
+  int perm[3];
+  df_random_perm(r, perm, c->nout);
+  int out[3];
+  for (int j = 0; j < c->nout; j++) out[j] = c->out[perm[j]];
+  memcpy(c->out, out, sizeof out);
+  c->nh = c->nt;
+  return 1;
+}
+
+/* ---- building it through the API ------------------------------------------ */
+
+typedef struct df_built {
+  tc_fusion *f;
+  tc_tensor *h[DF_MAX_H];
+  int nin, in[DF_MAX_T];  /* record indices of the inputs, as kernel parameters */
+  int nout, out[3];       /* and of the outputs */
+} df_built;
+
+/* Makes one scheduling call; a call on a handle that does not exist (its
+ * tensor or cache was shrunk away) is refused. */
+static tc_status df_apply(const df_case *c, df_built *b, const df_step *s) {
+  tc_tensor *t = s->t >= 0 ? b->h[s->t] : NULL;
+  if (s->call != DF_INLINE_MOST && s->call != DF_INLINE_ALL_AT && !t) return TC_ERR_ARGUMENT;
+  switch (s->call) {
+    case DF_SPLIT: return tc_split(t, s->v[0], s->v[1], s->v[2]);
+    case DF_MERGE: return tc_merge(t, s->v[0], s->v[0] + 1);
+    case DF_REORDER: {
+      int old[DF_MAX_AX];
+      for (int i = 0; i < s->n; i++) old[i] = i;
+      return tc_reorder(t, s->n, old, s->v);
+    }
+    case DF_PARALLELIZE: return tc_parallelize(t, s->v[0], (tc_ptype)s->v[1]);
+    case DF_MEMTYPE: return tc_set_memory_type(t, (tc_memtype)s->v[0]);
+    case DF_INLINE_AT: return tc_inline_at(t, s->v[0]);
+    case DF_COMPUTE_AT:
+      if (!b->h[s->t2]) return TC_ERR_ARGUMENT;
+      return tc_compute_at(t, b->h[s->t2], s->v[0]);
+    case DF_INLINE_MOST: return tc_inline_most(b->f);
+    case DF_INLINE_ALL_AT: return tc_inline_all_at(b->f, s->v[0]);
+    case DF_CACHE_AFTER: case DF_CACHE_BEFORE:
+      b->h[s->made] = s->call == DF_CACHE_AFTER ? tc_cache_after(t) : tc_cache_before(t);
+      return b->h[s->made] ? TC_OK : TC_ERR_SCHEDULE;
+    case DF_PROPAGATE: return tc_propagate_transforms(t);
+    case DF_PARALLELIZE_ALL_LIKE: return tc_parallelize_all_like(t);
+  }
+  return TC_ERR_ARGUMENT;
+}
+
+/* Builds the fusion (without its schedule): the live inputs and ops. */
+static void df_build_fusion(const df_case *c, df_built *b) {
+  memset(b, 0, sizeof *b);
+  b->f = tc_fusion_new();
+  int live[DF_MAX_T];
+  df_live(c, live);
+  for (int i = 0; i < c->nt; i++) {
+    const df_tensor *x = &c->t[i];
+    if (x->bypass) continue;
+    if (!live[i]) continue;
+    tc_tensor *a = x->kind == DF_INPUT ? NULL : b->h[df_resolve(c, x->a)];
+    switch (x->kind) {
+      case DF_INPUT:
+        b->h[i] = tc_input(b->f, x->dtype, x->rank, x->shape);
+        b->in[b->nin++] = i;
+        break;
+      case DF_SET: b->h[i] = tc_set(b->f, a); break;
+      case DF_UNARY: b->h[i] = tc_unary(b->f, (tc_unary_op)x->sub, a); break;
+      case DF_BINARY: b->h[i] = tc_binary(b->f, (tc_binary_op)x->sub, a, b->h[df_resolve(c, x->b)]); break;
+      case DF_CAST: b->h[i] = tc_cast(b->f, a, x->dtype); break;
+      case DF_PERMUTE: b->h[i] = tc_permute(b->f, a, x->perm); break;
+    }
+  }
+  for (int i = 0; i < c->nt; i++)
+    if (c->t[i].bypass) b->h[i] = NULL;
+  b->nout = df_outputs(c, b->out);
+  for (int j = 0; j < b->nout; j++) tc_add_output(b->f, b->h[b->out[j]]);
+}
+
+/* Builds the fusion and its schedule. */
+static void df_build(const df_case *c, df_built *b) {
+  df_build_fusion(c, b);
+  for (int i = 0; i < c->nsteps; i++)
+    if (!c->s[i].dropped) df_apply(c, b, &c->s[i]);
+}
+
+/* ---- generating the schedule ---------------------------------------------- */
+
+typedef struct df_gen {
+  df_rng *r;
+  df_case *c;
+  df_built b;
+} df_gen;
+
+static df_step *df_step_new(df_gen *g, df_call call, int t) {
+  if (g->c->nsteps == DF_MAX_STEPS) return NULL;
+  df_step *s = &g->c->s[g->c->nsteps];
+  memset(s, 0, sizeof *s);
+  s->call = call, s->t = t, s->t2 = -1, s->made = -1;
+  return s;
+}
+
+/* Makes the call on the live fusion and keeps it in the record. */
+static void df_step_do(df_gen *g, df_step *s) {
+  if (!s) return;
+  if ((s->call == DF_CACHE_AFTER || s->call == DF_CACHE_BEFORE)) {
+    if (g->c->nh == DF_MAX_H) return;
+    s->made = g->c->nh++;
+  }
+  s->refused = df_apply(g->c, &g->b, s) != TC_OK;
+  g->c->nsteps++;
+}
+
+static void df_call1(df_gen *g, df_call call, int t, int v0) {
+  df_step *s = df_step_new(g, call, t);
+  if (s) s->v[0] = v0;
+  df_step_do(g, s);
+}
+
+static void df_call2(df_gen *g, df_call call, int t, int v0, int v1) {
+  df_step *s = df_step_new(g, call, t);
+  if (s) s->v[0] = v0, s->v[1] = v1;
+  df_step_do(g, s);
+}
+
+static int df_nloop(df_gen *g, int h) { return g->b.h[h] ? tc_tensor_nloop(g->b.h[h]) : 0; }
+static int64_t df_ext(df_gen *g, int h, int a) { return tc_tensor_loop_extent(g->b.h[h], a); }
+
+static void df_split(df_gen *g, int h) {
+  int n = df_nloop(g, h);
+  if (n == 0) return;
+  df_step *s = df_step_new(g, DF_SPLIT, h);
+  if (!s) return;
+  int a = df_below(g->r, n);
+  int64_t e = df_ext(g, h, a), f;
+  int p = df_below(g->r, 100);
+  if (p < 40) {
+    f = 2 + df_below(g->r, 7);
+  } else if (p < 70) { /* a divisor when there is one */
+    int64_t d[40];
+    int nd = 0;
+    for (int64_t k = 2; k < e && nd < 40; k++)
+      if (e % k == 0) d[nd++] = k;
+    f = nd ? d[df_below(g->r, nd)] : 2 + df_below(g->r, 7);
+  } else if (p < 90) {
+    f = 1 + df_below(g->r, e < 16 ? (int)e : 16);
+  } else {
+    f = e + df_below(g->r, 2);
+  }
+  s->v[0] = a, s->v[1] = (int)f, s->v[2] = df_chance(g->r, 85);
+  df_step_do(g, s);
+}
+
+static void df_merge(df_gen *g, int h) {
+  int n = df_nloop(g, h);
+  if (n >= 2) df_call1(g, DF_MERGE, h, df_below(g->r, n - 1));
+}
+
+static void df_reorder(df_gen *g, int h) {
+  int n = df_nloop(g, h);
+  if (n < 2 || n > DF_MAX_AX) return;
+  df_step *s = df_step_new(g, DF_REORDER, h);
+  if (!s) return;
+  s->n = n;
+  df_random_perm(g->r, s->v, n);
+  df_step_do(g, s);
+}
+
+/* Binds some of h's axes to blocks, threads, unrolled or vector loops,
+ * keeping the block within DF_MAX_THREADS threads. */
+static void df_parallelize(df_gen *g, int h, int percent) {
+  int n = df_nloop(g, h), order[DF_MAX_AX];
+  if (n > DF_MAX_AX) return;
+  df_random_perm(g->r, order, n);
+  int used[TC_UNROLL + 1] = {0};
+  int64_t threads = 1, unrolled = 1;
+  for (int k = 0; k < n; k++) {
+    int a = order[k];
+    if (!df_chance(g->r, percent)) continue;
+    int64_t e = df_ext(g, h, a);
+    static const tc_ptype choice[] = {TC_BIDX, TC_BIDY, TC_TIDX, TC_TIDY, TC_TIDZ,
+                                      TC_TIDX, TC_UNROLL, TC_VECTORIZE};
+    tc_ptype p = choice[df_below(g->r, 8)];
+    if (p == TC_VECTORIZE && a != n - 1) p = TC_UNROLL;
+    if (p != TC_UNROLL && used[p]) continue;
+    if (p >= TC_TIDX && p <= TC_TIDZ) {
+      if (threads * e > DF_MAX_THREADS) continue;
+      threads *= e;
+    }
+    if (p == TC_UNROLL) {
+      if (unrolled * e > DF_MAX_UNROLL) continue;
+      unrolled *= e;
+    }
+    used[p] = 1;
+    df_call2(g, DF_PARALLELIZE, h, a, (int)p);
+  }
+}
+
+/* The ops that read record tensor i (record indices). */
+static int df_consumers(const df_case *c, int i, int *cons) {
+  int n = 0;
+  for (int j = 0; j < c->nt; j++)
+    if (c->t[j].kind != DF_INPUT && (c->t[j].a == i || c->t[j].b == i)) cons[n++] = j;
+  return n;
+}
+
+static int df_is_output(const df_case *c, int h) {
+  for (int j = 0; j < c->nout; j++)
+    if (c->out[j] == h) return 1;
+  return 0;
+}
+
+/* A random scheduling call on a random tensor or cache. */
+static void df_random_call(df_gen *g) {
+  df_case *c = g->c;
+  int h, tries = 0;
+  do h = df_below(g->r, c->nh);
+  while ((h < c->nt && c->t[h].kind == DF_INPUT) && tries++ < 20);
+  if (h < c->nt && c->t[h].kind == DF_INPUT) return;
+  int n = df_nloop(g, h);
+  switch (df_below(g->r, 6)) {
+    case 0: df_split(g, h); break;
+    case 1: df_reorder(g, h); break;
+    case 2: {
+      static const tc_ptype p[] = {TC_SERIAL, TC_BIDX, TC_TIDX, TC_TIDY, TC_UNROLL};
+      if (!n) break;
+      int a = df_below(g->r, n);
+      tc_ptype pt = p[df_below(g->r, 5)];
+      if (!(pt == TC_UNROLL && df_ext(g, h, a) > DF_MAX_UNROLL)) df_call2(g, DF_PARALLELIZE, h, a, (int)pt);
+      break;
+    }
+    case 3:
+      if (!df_is_output(c, h) && !(h < c->nt && c->t[h].kind == DF_INPUT))
+        df_call1(g, DF_MEMTYPE, h, df_chance(g->r, 50) ? TC_MEM_SHARED : TC_MEM_LOCAL);
+      break;
+    case 4: df_call1(g, DF_INLINE_AT, h, df_below(g->r, n + 1)); break;
+    default: df_merge(g, h); break;
+  }
+}
+
+static void df_gen_schedule(df_gen *g) {
+  df_case *c = g->c;
+  df_rng *r = g->r;
+  int live[DF_MAX_T];
+  df_live(c, live);
+  /* caches of inputs and outputs */
+  for (int i = 0; i < c->nt; i++) {
+    if (!live[i]) continue;
+    int in = c->t[i].kind == DF_INPUT;
+    if (!(in ? df_chance(r, 25) : df_is_output(c, i) && df_chance(r, 12))) continue;
+    df_step *s = df_step_new(g, in ? DF_CACHE_AFTER : DF_CACHE_BEFORE, i);
+    df_step_do(g, s);
+    if (!s || s->made < 0 || s->refused) continue;
+    df_call1(g, DF_MEMTYPE, s->made, df_chance(r, 60) ? TC_MEM_SHARED : TC_MEM_LOCAL);
+  }
+  /* intermediates in shared memory */
+  for (int i = 0; i < c->nt; i++)
+    if (live[i] && c->t[i].kind != DF_INPUT && !df_is_output(c, i) && df_chance(r, 25))
+      df_call1(g, DF_MEMTYPE, i, TC_MEM_SHARED);
+  /* a reference tensor: an output mostly */
+  int ref = c->out[df_below(r, c->nout)];
+  if (df_chance(r, 15)) {
+    int h = df_below(r, c->nh);
+    if (g->b.h[h] && !(h < c->nt && c->t[h].kind == DF_INPUT)) ref = h;
+  }
+  int nx = df_below(r, 5);
+  for (int k = 0; k < nx; k++) {
+    int p = df_below(r, 100);
+    if (p < 55) df_split(g, ref);
+    else if (p < 80) df_merge(g, ref);
+    else df_reorder(g, ref);
+  }
+  int alike = 0;
+  if (df_chance(r, 92)) {
+    df_call1(g, DF_PROPAGATE, ref, 0);
+    alike = !c->s[c->nsteps - 1].refused;
+  }
+  df_parallelize(g, ref, 55);
+  if (df_chance(r, 90)) {
+    df_call1(g, DF_PARALLELIZE_ALL_LIKE, ref, 0);
+    alike &= !c->s[c->nsteps - 1].refused;
+  } else {
+    alike = 0;
+  }
+  /* inlining */
+  int p = df_below(r, 100);
+  if (p < 45) {
+    df_call1(g, DF_INLINE_MOST, -1, 0);
+  } else if (p < 60) {
+    df_call1(g, DF_INLINE_ALL_AT, -1, df_below(r, 1 + df_nloop(g, ref)));
+  } else if (p < 80) {
+    for (int i = 0; i < c->nt; i++) {
+      if (!live[i] || c->t[i].kind == DF_INPUT || !g->b.h[i]) continue;
+      int cons[DF_MAX_T], nc = df_consumers(c, i, cons);
+      if (nc == 0 || !df_chance(r, 60)) continue;
+      if (df_chance(r, 50)) {
+        df_call1(g, DF_INLINE_AT, i, df_below(r, 1 + df_nloop(g, i)));
+      } else {
+        int cj = cons[df_below(r, nc)];
+        df_step *s = df_step_new(g, DF_COMPUTE_AT, i);
+        if (!s) continue;
+        s->t2 = cj, s->v[0] = df_below(r, 1 + df_nloop(g, cj));
+        df_step_do(g, s);
+        /* the producer's loop is the consumer's again, and its axes past
+         * the position are serial: no longer parallelized alike */
+        if (!s->refused) alike = 0;
+      }
+    }
+  }
+  c->alike = alike;
+  /* and a few calls anywhere */
+  if (df_chance(r, 25)) {
+    c->alike = 0;
+    int n = 1 + df_below(r, 2);
+    for (int k = 0; k < n; k++) df_random_call(g);
+  }
+}
+
+/* Case `index` of a campaign with seed `seed`. */
+static void df_generate(df_case *c, uint64_t seed, uint64_t index, int edge) {
+  memset(c, 0, sizeof *c);
+  uint64_t s = seed * 0x100000001b3ull ^ (index + 1) * 0x9e3779b97f4a7c15ull;
+  df_rng r = {df_mix(&s)};
+  for (;;) {
+    memset(c, 0, sizeof *c);
+    c->seed = r.s, c->edge = edge;
+    if (df_try_fusion(&r, c)) break;
+  }
+  df_gen g = {&r, c, {0}};
+  df_build_fusion(c, &g.b);
+  df_gen_schedule(&g);
+  tc_fusion_free(g.b.f);
+}
+
+/* The seed of input i's values. */
+static uint64_t df_input_seed(const df_case *c, int i) { return c->seed ^ (uint64_t)(i + 1) * 0x2545f4914f6cdd1dull; }
+
+/* Fills input buffer i with its values (encoded here, not by the library). */
+static void df_fill(const df_case *c, int i, void *buf) {
+  const df_tensor *x = &c->t[i];
+  uint64_t s = df_input_seed(c, i);
+  int64_t n = df_elems(x);
+  for (int64_t e = 0; e < n; e++) {
+    double v = df_value(&s, x->lo, x->count, x->shift, c->edge, x->dtype);
+    switch (x->dtype) {
+      case TC_F32: ((float *)buf)[e] = (float)v; break;
+      case TC_F16: case TC_BF16:
+        ((uint16_t *)buf)[e] = isnan(v) ? (x->dtype == TC_F16 ? 0x7e00u : 0x7fc0u)
+                               : isinf(v) ? (uint16_t)((v < 0 ? 0x8000u : 0) | (x->dtype == TC_F16 ? 0x7c00u : 0x7f80u))
+                                          : dt_bits16(v, x->dtype);
+        break;
+      case TC_I32: ((int32_t *)buf)[e] = (int32_t)v; break;
+      case TC_I8: ((int8_t *)buf)[e] = (int8_t)v; break;
+    }
+  }
+}
+
+/* ---- printing a case as a C program ----------------------------------------- */
+
+static const char *df_dtype_c(tc_dtype t) {
+  static const char *n[] = {"TC_F32", "TC_F16", "TC_BF16", "TC_I32", "TC_I8"};
+  return n[t];
+}
+
+static const char *df_ptype_c(int p) {
+  static const char *n[] = {"TC_SERIAL", "TC_BIDX", "TC_BIDY", "TC_BIDZ", "TC_TIDX", "TC_TIDY",
+                            "TC_TIDZ", "TC_DIDX", "TC_DIDY", "TC_DIDZ", "TC_VECTORIZE", "TC_UNROLL"};
+  return p >= 0 && p <= TC_UNROLL ? n[p] : "?";
+}
+
+static const char *df_unary_c(int op) {
+  static const char *n[] = {"TC_NEG", "TC_ABS", "TC_RELU", "TC_EXP", "TC_LOG",
+                            "TC_SQRT", "TC_TANH", "TC_SIGMOID", "TC_RECIPROCAL"};
+  return n[op];
+}
+
+static const char *df_binary_c(int op) {
+  static const char *n[] = {"TC_ADD", "TC_SUB", "TC_MUL", "TC_DIV", "TC_MAX", "TC_MIN"};
+  return n[op];
+}
+
+static const char *df_mem_c(int m) {
+  static const char *n[] = {"TC_MEM_GLOBAL", "TC_MEM_SHARED", "TC_MEM_LOCAL", "TC_MEM_TENSOR"};
+  return n[m];
+}
+
+/* Writes text with a line break after each ; { } outside parentheses,
+ * indented (the one-line fill code of DF_FILL_TEXT). */
+static void df_print_code(FILE *o, const char *text) {
+  int depth = 0, paren = 0, bol = 1;
+  for (const char *p = text; *p; p++) {
+    if (bol && *p == ' ') continue;
+    if (*p == '}') depth--;
+    if (bol) fprintf(o, "%*s", 2 * depth, ""), bol = 0;
+    fputc(*p, o);
+    if (*p == '(') paren++;
+    if (*p == ')') paren--;
+    if (*p == '{') depth++;
+    if ((*p == ';' && !paren) || *p == '{' || *p == '}') fputc('\n', o), bol = 1;
+  }
+}
+
+static void df_print_step(FILE *o, const df_case *c, const df_step *s) {
+  fprintf(o, "  ");
+  switch (s->call) {
+    case DF_SPLIT: fprintf(o, "tc_split(t[%d], %d, %d, %d);", s->t, s->v[0], s->v[1], s->v[2]); break;
+    case DF_MERGE: fprintf(o, "tc_merge(t[%d], %d, %d);", s->t, s->v[0], s->v[0] + 1); break;
+    case DF_REORDER:
+      fprintf(o, "{ int from[%d] = {", s->n);
+      for (int i = 0; i < s->n; i++) fprintf(o, "%s%d", i ? ", " : "", i);
+      fprintf(o, "}, to[%d] = {", s->n);
+      for (int i = 0; i < s->n; i++) fprintf(o, "%s%d", i ? ", " : "", s->v[i]);
+      fprintf(o, "}; tc_reorder(t[%d], %d, from, to); }", s->t, s->n);
+      break;
+    case DF_PARALLELIZE: fprintf(o, "tc_parallelize(t[%d], %d, %s);", s->t, s->v[0], df_ptype_c(s->v[1])); break;
+    case DF_MEMTYPE: fprintf(o, "tc_set_memory_type(t[%d], %s);", s->t, df_mem_c(s->v[0])); break;
+    case DF_INLINE_AT: fprintf(o, "tc_inline_at(t[%d], %d);", s->t, s->v[0]); break;
+    case DF_COMPUTE_AT: fprintf(o, "tc_compute_at(t[%d], t[%d], %d);", s->t, s->t2, s->v[0]); break;
+    case DF_INLINE_MOST: fprintf(o, "tc_inline_most(f);"); break;
+    case DF_INLINE_ALL_AT: fprintf(o, "tc_inline_all_at(f, %d);", s->v[0]); break;
+    case DF_CACHE_AFTER: fprintf(o, "t[%d] = tc_cache_after(t[%d]);", s->made, s->t); break;
+    case DF_CACHE_BEFORE: fprintf(o, "t[%d] = tc_cache_before(t[%d]);", s->made, s->t); break;
+    case DF_PROPAGATE: fprintf(o, "tc_propagate_transforms(t[%d]);", s->t); break;
+    case DF_PARALLELIZE_ALL_LIKE: fprintf(o, "tc_parallelize_all_like(t[%d]);", s->t); break;
+  }
+  (void)c;
+}
+
+/* Prints the case as a complete program: it builds the fusion and the
+ * schedule (calls the library refused marked), compiles it for OpenCL,
+ * runs it on the same inputs and compares the outputs with
+ * tc_reference_run.  what: a comment saying what the case does. */
+static void df_print_case(FILE *o, const df_case *c, const char *what) {
+  df_built b;
+  df_build_fusion(c, &b); /* which handles exist, and the parameters */
+  fprintf(o, "/* %s */\n", what);
+  fprintf(o, "#include <math.h>\n#include <stdint.h>\n#include <stdio.h>\n#include <stdlib.h>\n"
+             "#include <string.h>\n#include <tilec/tilec.h>\n\n");
+  df_print_code(o, df_fill_text);
+  fprintf(o, "\n/* input values exactly as the test made them */\n"
+             "static void *fill(const tc_tensor *x, uint64_t seed, long long lo, unsigned count, int shift, int edge) {\n"
+             "  size_t n = tc_tensor_bytes(x) / tc_dtype_size(tc_tensor_dtype(x));\n"
+             "  void *buf = malloc(tc_tensor_bytes(x));\n"
+             "  for (size_t i = 0; i < n; i++) {\n"
+             "    double v = df_value(&seed, lo, count, shift, edge, tc_tensor_dtype(x));\n"
+             "    switch (tc_tensor_dtype(x)) {\n"
+             "      case TC_F32: ((float *)buf)[i] = (float)v; break;\n"
+             "      case TC_F16: ((uint16_t *)buf)[i] = tc_f32_to_f16((float)v); break;\n"
+             "      case TC_BF16: ((uint16_t *)buf)[i] = tc_f32_to_bf16((float)v); break;\n"
+             "      case TC_I32: ((int32_t *)buf)[i] = (int32_t)v; break;\n"
+             "      case TC_I8: ((int8_t *)buf)[i] = (int8_t)v; break;\n"
+             "    }\n  }\n  return buf;\n}\n\n"
+             "static double get(tc_dtype t, const void *buf, size_t i) {\n"
+             "  switch (t) {\n"
+             "    case TC_F32: return ((const float *)buf)[i];\n"
+             "    case TC_F16: return tc_f16_to_f32(((const uint16_t *)buf)[i]);\n"
+             "    case TC_BF16: return tc_bf16_to_f32(((const uint16_t *)buf)[i]);\n"
+             "    case TC_I32: return ((const int32_t *)buf)[i];\n"
+             "    default: return ((const int8_t *)buf)[i];\n"
+             "  }\n}\n\n");
+  fprintf(o, "int main(int argc, char **argv) {\n  tc_fusion *f = tc_fusion_new();\n  tc_tensor *t[%d] = {0};\n",
+          c->nh);
+  for (int i = 0; i < c->nt; i++) {
+    const df_tensor *x = &c->t[i];
+    if (!b.h[i]) continue;
+    int a = df_resolve(c, x->a);
+    switch (x->kind) {
+      case DF_INPUT:
+        fprintf(o, "  int64_t shape%d[%d] = {", i, x->rank);
+        for (int d = 0; d < x->rank; d++) fprintf(o, "%s%lld", d ? ", " : "", (long long)x->shape[d]);
+        fprintf(o, "};\n  t[%d] = tc_input(f, %s, %d, shape%d);\n", i, df_dtype_c(x->dtype), x->rank, i);
+        break;
+      case DF_SET: fprintf(o, "  t[%d] = tc_set(f, t[%d]);\n", i, a); break;
+      case DF_UNARY: fprintf(o, "  t[%d] = tc_unary(f, %s, t[%d]);\n", i, df_unary_c(x->sub), a); break;
+      case DF_BINARY:
+        fprintf(o, "  t[%d] = tc_binary(f, %s, t[%d], t[%d]);\n", i, df_binary_c(x->sub), a,
+                df_resolve(c, x->b));
+        break;
+      case DF_CAST: fprintf(o, "  t[%d] = tc_cast(f, t[%d], %s);\n", i, a, df_dtype_c(x->dtype)); break;
+      case DF_PERMUTE:
+        fprintf(o, "  { int perm[%d] = {", x->rank);
+        for (int d = 0; d < x->rank; d++) fprintf(o, "%s%d", d ? ", " : "", x->perm[d]);
+        fprintf(o, "}; t[%d] = tc_permute(f, t[%d], perm); }\n", i, a);
+        break;
+    }
+  }
+  for (int j = 0; j < b.nout; j++) fprintf(o, "  tc_add_output(f, t[%d]);\n", b.out[j]);
+  /* replay the schedule to mark the calls refused now */
+  for (int i = 0; i < c->nsteps; i++) {
+    const df_step *s = &c->s[i];
+    if (s->dropped) continue;
+    tc_status st = df_apply(c, &b, s);
+    df_print_step(o, c, s);
+    if (st != TC_OK) fprintf(o, " /* refused: %s */", tc_fusion_error(b.f));
+    fprintf(o, "\n");
+  }
+  tc_fusion_free(b.f);
+  fprintf(o, "\n  tc_status st;\n  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, NULL};\n"
+             "  tc_kernel *k = tc_compile(f, &opt, &st);\n"
+             "  if (!k) {\n    printf(\"refused: %%s: %%s\\n\", tc_status_name(st), tc_fusion_error(f));\n"
+             "    return 0;\n  }\n"
+             "  if (argc > 1) printf(\"%%s\\n\", tc_kernel_source(k));\n"
+             "  void *args[%d], *ref[%d];\n  const tc_tensor *param[%d];\n",
+          b.nin + b.nout, b.nin + b.nout, b.nin + b.nout);
+  for (int j = 0; j < b.nin; j++) {
+    int i = b.in[j];
+    const df_tensor *x = &c->t[i];
+    fprintf(o, "  param[%d] = t[%d];\n  args[%d] = ref[%d] = fill(t[%d], 0x%llxull, %lld, %u, %d, %d);\n", j,
+            i, j, j, i, (unsigned long long)df_input_seed(c, i), x->lo, x->count, x->shift, c->edge);
+  }
+  for (int j = 0; j < b.nout; j++) {
+    int p = b.nin + j;
+    fprintf(o, "  param[%d] = t[%d];\n  args[%d] = calloc(1, tc_tensor_bytes(t[%d]));\n"
+               "  ref[%d] = calloc(1, tc_tensor_bytes(t[%d]));\n", p, b.out[j], p, b.out[j], p, b.out[j]);
+  }
+  fprintf(o, "  st = tc_kernel_run(k, args, NULL, NULL);\n"
+             "  if (st != TC_OK) {\n    printf(\"run: %%s: %%s\\n\", tc_status_name(st), tc_kernel_error(k));\n"
+             "    return 1;\n  }\n"
+             "  tc_reference_run(f, ref);\n"
+             "  int bad = 0;\n"
+             "  for (int p = %d; p < %d; p++) {\n"
+             "    tc_dtype dt = tc_tensor_dtype(param[p]);\n"
+             "    size_t n = tc_tensor_bytes(param[p]) / tc_dtype_size(dt);\n"
+             "    double tol = dt == TC_F32 ? 1e-5 : dt == TC_F16 || dt == TC_BF16 ? 1e-2 : 0;\n"
+             "    for (size_t i = 0; i < n; i++) {\n"
+             "      double x = get(dt, args[p], i), y = get(dt, ref[p], i);\n"
+             "      if (x == y || (isnan(x) && isnan(y)) || fabs(x - y) <= tol * (1 + fabs(y))) continue;\n"
+             "      if (bad++ < 8) printf(\"%%s element %%zu: kernel %%.9g, reference %%.9g\\n\", tc_tensor_name(param[p]), i, x, y);\n"
+             "    }\n  }\n"
+             "  printf(\"%%d elements differ from the reference\\n\", bad);\n"
+             "  return bad != 0;\n}\n",
+          b.nin, b.nin + b.nout);
+}
+
+#endif

@@ -1,0 +1,229 @@
+/* diff_values.h - the value model of the differential tests (test_diff.c):
+ * an evaluation of fusion ops written here, independent of the library's
+ * reference evaluator.  A value is an interval [lo, hi] that holds every
+ * result an implementation allowed by the op's accuracy can produce: each
+ * op is evaluated exactly (in double) on its operands' intervals, widened
+ * by the op's error in f32 units in the last place, and rounded outward to
+ * the grid of the tensor's dtype.  A kernel (or reference) element is
+ * right when it lies in its interval.  An interval with a NaN bound is
+ * "unknown" (an input that is NaN or infinite, or an op outside its
+ * domain); the generator never makes one unless asked for edge values. */
+#ifndef DIFF_VALUES_H
+#define DIFF_VALUES_H
+
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "tilec/tilec.h"
+
+typedef struct dv {
+  double lo, hi;
+} dv;
+
+static const dv dv_unknown = {NAN, NAN};
+
+static int dv_known(dv v) { return !isnan(v.lo) && !isnan(v.hi) && isfinite(v.lo) && isfinite(v.hi); }
+static dv dv_point(double x) { return (dv){x, x}; }
+
+static int dt_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
+
+/* Significand bits (with the implicit one) and the smallest normal
+ * exponent of each floating-point format. */
+static void dt_format(tc_dtype t, int *p, int *emin) {
+  switch (t) {
+    case TC_F16: *p = 11, *emin = -14; return;
+    case TC_BF16: *p = 8, *emin = -126; return;
+    default: *p = 24, *emin = -126; return;
+  }
+}
+
+/* The spacing of t's values at magnitude ax > 0. */
+static double dt_spacing(double ax, tc_dtype t) {
+  int p, emin, e;
+  dt_format(t, &p, &emin);
+  frexp(ax, &e); /* ax = m * 2^e, m in [0.5, 1): ax in [2^(e-1), 2^e) */
+  int E = e - 1 < emin ? emin : e - 1;
+  return ldexp(1.0, E - (p - 1));
+}
+
+/* The largest value of format t not above x (x finite; integer types:
+ * floor). */
+static double dt_down(double x, tc_dtype t) {
+  if (!dt_float(t)) return floor(x);
+  if (x == 0) return 0;
+  double ax = fabs(x), q = dt_spacing(ax, t);
+  return x > 0 ? floor(ax / q) * q : -ceil(ax / q) * q;
+}
+
+static double dt_up(double x, tc_dtype t) { return -dt_down(-x, t); }
+
+/* The largest finite magnitude of each dtype. */
+static double dt_max(tc_dtype t) {
+  switch (t) {
+    case TC_F32: return 3.4028234663852886e38;
+    case TC_F16: return 65504.0;
+    case TC_BF16: return 3.3895313892515355e38;
+    case TC_I32: return 2147483647.0;
+    case TC_I8: return 127.0;
+  }
+  return 0;
+}
+
+/* ---- host encoding, written here from the formats' definitions ------------ */
+
+/* Bits of a value that format t (f16 or bf16) represents exactly, finite. */
+static uint16_t dt_bits16(double v, tc_dtype t) {
+  int p, emin;
+  dt_format(t, &p, &emin);
+  int ebits = t == TC_F16 ? 5 : 8, bias = (1 << (ebits - 1)) - 1;
+  uint16_t sign = signbit(v) ? 0x8000u : 0;
+  double a = fabs(v);
+  if (a == 0) return sign;
+  int e;
+  frexp(a, &e);
+  int E = e - 1;
+  if (E < emin) /* subnormal: a multiple of 2^(emin - p + 1) */
+    return sign | (uint16_t)ldexp(a, -(emin - (p - 1)));
+  uint16_t mant = (uint16_t)(ldexp(a, -E + (p - 1)) - ldexp(1.0, p - 1));
+  return sign | (uint16_t)((E + bias) << (p - 1)) | mant;
+}
+
+static double dt_from_bits16(uint16_t h, tc_dtype t) {
+  int p, emin;
+  dt_format(t, &p, &emin);
+  int ebits = t == TC_F16 ? 5 : 8, bias = (1 << (ebits - 1)) - 1;
+  int e = (h >> (p - 1)) & ((1 << ebits) - 1);
+  int m = h & ((1 << (p - 1)) - 1);
+  double v;
+  if (e == 0) v = ldexp((double)m, emin - (p - 1));
+  else if (e == (1 << ebits) - 1) v = m ? NAN : INFINITY;
+  else v = ldexp((double)(m | (1 << (p - 1))), e - bias - (p - 1));
+  return (h & 0x8000u) ? -v : v;
+}
+
+/* Element i of a host buffer of dtype t, as a double. */
+static double dt_read(tc_dtype t, const void *buf, size_t i) {
+  switch (t) {
+    case TC_F32: return ((const float *)buf)[i];
+    case TC_F16: case TC_BF16: return dt_from_bits16(((const uint16_t *)buf)[i], t);
+    case TC_I32: return ((const int32_t *)buf)[i];
+    case TC_I8: return ((const int8_t *)buf)[i];
+  }
+  return NAN;
+}
+
+/* ---- ops ---------------------------------------------------------------- */
+
+/* The stored result of an op whose exact value over the operands lies in
+ * [lo, hi]: widened by ulps units of f32 (the op's error when computed in
+ * float; 0 for exact ops), rounded outward to f32 (the compute type of
+ * every floating-point tensor), then to t's grid.  A bound past t's
+ * range makes the value unknown (the generator keeps away from that). */
+static dv dv_store(double lo, double hi, double ulps, tc_dtype t) {
+  if (isnan(lo) || isnan(hi) || !isfinite(lo) || !isfinite(hi)) return dv_unknown;
+  if (dt_float(t)) {
+    /* An exact op's bounds are the exact results (sums and products of
+     * f32 values are exact in double) and rounding outward covers
+     * rounding to nearest; an op with an error bound is computed here in
+     * double, whose own error 2^-50 covers.  The f32 minimum normal
+     * allows a device that flushes subnormal results to zero. */
+    double rel = ulps > 0 ? 0x1p-50 : 0, slack = 1.1754943508222875e-38;
+    lo -= ulps * (lo == 0 ? 0 : dt_spacing(fabs(lo), TC_F32)) + fabs(lo) * rel + slack;
+    hi += ulps * (hi == 0 ? 0 : dt_spacing(fabs(hi), TC_F32)) + fabs(hi) * rel + slack;
+    lo = dt_down(dt_down(lo, TC_F32), t), hi = dt_up(dt_up(hi, TC_F32), t);
+  }
+  if (fabs(lo) > dt_max(t) || fabs(hi) > dt_max(t)) return dv_unknown;
+  return (dv){lo, hi};
+}
+
+/* x rounded toward zero, as a float-to-integer conversion does. */
+static double dv_trunc(double x) { return x < 0 ? ceil(x) : floor(x); }
+
+static dv dv_unary(tc_unary_op op, tc_dtype t, dv x) {
+  if (!dv_known(x)) return dv_unknown;
+  double lo = x.lo, hi = x.hi;
+  switch (op) {
+    case TC_NEG: return dv_store(-hi, -lo, 0, t);
+    case TC_ABS:
+      if (lo >= 0) return dv_store(lo, hi, 0, t);
+      if (hi <= 0) return dv_store(-hi, -lo, 0, t);
+      return dv_store(0, fmax(-lo, hi), 0, t);
+    case TC_RELU: return dv_store(fmax(lo, 0), fmax(hi, 0), 0, t);
+    /* OpenCL's full-profile bounds: exp and log 3 ulp, sqrt 3, tanh 5,
+     * division 2.5; sigmoid = 1 / (1 + exp(-x)) adds a rounded sum and a
+     * division to exp's error */
+    case TC_EXP: return dv_store(exp(lo), exp(hi), 4, t);
+    case TC_LOG: return lo <= 0 ? dv_unknown : dv_store(log(lo), log(hi), 4, t);
+    case TC_SQRT: return lo < 0 ? dv_unknown : dv_store(sqrt(lo), sqrt(hi), 4, t);
+    case TC_TANH: return dv_store(tanh(lo), tanh(hi), 6, t);
+    case TC_SIGMOID: return dv_store(1 / (1 + exp(-lo)), 1 / (1 + exp(-hi)), 8, t);
+    case TC_RECIPROCAL:
+      return lo <= 0 && hi >= 0 ? dv_unknown : dv_store(1 / hi, 1 / lo, 3, t);
+  }
+  return dv_unknown;
+}
+
+/* The smallest and largest of four corner values. */
+static dv dv_corners(double a, double b, double c, double d) {
+  return (dv){fmin(fmin(a, b), fmin(c, d)), fmax(fmax(a, b), fmax(c, d))};
+}
+
+static dv dv_binary(tc_binary_op op, tc_dtype t, dv a, dv b) {
+  if (!dv_known(a) || !dv_known(b)) return dv_unknown;
+  int fl = dt_float(t);
+  dv r;
+  switch (op) {
+    case TC_ADD: return dv_store(a.lo + b.lo, a.hi + b.hi, 0, t);
+    case TC_SUB: return dv_store(a.lo - b.hi, a.hi - b.lo, 0, t);
+    case TC_MUL:
+      r = dv_corners(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi);
+      return dv_store(r.lo, r.hi, 0, t);
+    case TC_DIV:
+      if (b.lo <= 0 && b.hi >= 0) return dv_unknown;
+      if (fl) {
+        r = dv_corners(a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi);
+        return dv_store(r.lo, r.hi, 3, t);
+      }
+      /* integer division truncates; truncation is monotone, so the
+       * corners still bound it */
+      r = dv_corners(dv_trunc(a.lo / b.lo), dv_trunc(a.lo / b.hi), dv_trunc(a.hi / b.lo),
+                     dv_trunc(a.hi / b.hi));
+      return dv_store(r.lo, r.hi, 0, t);
+    case TC_MAX: return dv_store(fmax(a.lo, b.lo), fmax(a.hi, b.hi), 0, t);
+    case TC_MIN: return dv_store(fmin(a.lo, b.lo), fmin(a.hi, b.hi), 0, t);
+  }
+  return dv_unknown;
+}
+
+/* A cast: float to integer truncates (defined only inside the integer's
+ * range), integer to float rounds to f32 and then to the format, integer
+ * to a narrower integer only when the value fits. */
+static dv dv_cast(tc_dtype from, tc_dtype to, dv x) {
+  if (!dv_known(x)) return dv_unknown;
+  if (dt_float(from) && !dt_float(to)) {
+    if (x.lo <= -2147483648.0 || x.hi >= 2147483647.0) return dv_unknown;
+    return dv_store(dv_trunc(x.lo), dv_trunc(x.hi), 0, to);
+  }
+  return dv_store(x.lo, x.hi, 0, to);
+}
+
+/* Whether a device or reference value v is one that interval r allows:
+ * inside it, or for an unknown interval (edge values only), anything. */
+static int dv_allows(dv r, double v) {
+  if (!dv_known(r)) return 1;
+  return !isnan(v) && v >= r.lo && v <= r.hi;
+}
+
+/* For unknown intervals (edge values): the kernel and the reference agree
+ * when both are NaN, the same infinity, or finite and within 16 units of
+ * t's last place of each other. */
+static int dv_agree(tc_dtype t, double a, double b) {
+  if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+  if (isinf(a) || isinf(b)) return a == b;
+  if (!dt_float(t)) return a == b;
+  double m = fmax(fabs(a), fabs(b));
+  return fabs(a - b) <= 16 * (m == 0 ? 0 : dt_spacing(m, t));
+}
+
+#endif
