@@ -360,7 +360,10 @@ int cmd_conv(int argc, char **argv) {
         snprintf(extra, sizeof extra, "zero-initializes the %s\narguments: %s", buf_name(s->args[0]),
                  buf_name(s->args[0]));
       }
-      op_emit_kernel(&text, i + 1, plan->nsteps, &s->kernel, extra);
+      op_kernel k = {s->kernel.name, s->kernel.source, {0}, {0}, s->kernel.smem_bytes};
+      for (int d = 0; d < 3; d++)
+        k.grid[d] = (int64_t)s->kernel.grid[d], k.block[d] = (int64_t)s->kernel.block[d];
+      op_emit_kernel(&text, i + 1, plan->nsteps, &k, extra);
     }
     int wrc = op_write_file(&o, o.emit, tc_str_cstr(&text));
     tc_str_free(&text);

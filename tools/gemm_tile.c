@@ -256,12 +256,8 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
       tc_str_cat(&extra, "; tc_args:");
       for (int i = 0; i < em.nint_args; i++) tc_str_printf(&extra, "%s %s", i ? "," : "", em.int_args[i]);
     }
-    tc_gemm_kernel gk;
-    memset(&gk, 0, sizeof gk);
-    gk.source = em.source;
-    snprintf(gk.name, sizeof gk.name, "%s", em.name);
-    for (int i = 0; i < 3; i++) gk.grid[i] = em.grid[i], gk.block[i] = em.block[i];
-    gk.smem_bytes = em.smem_bytes;
+    op_kernel gk = {em.name, em.source, {0}, {0}, em.smem_bytes};
+    for (int i = 0; i < 3; i++) gk.grid[i] = (int64_t)em.grid[i], gk.block[i] = (int64_t)em.block[i];
     op_emit_kernel(&text, 1, 1, &gk, tc_str_cstr(&extra));
     int wrc = op_write_file(o, o->emit, tc_str_cstr(&text));
     tc_str_free(&text);

@@ -433,10 +433,22 @@ void op_print_run(const op_opts *o, const op_report *r, int with_max_abs, int64_
   fflush(stdout);
 }
 
-void op_emit_kernel(tc_str *out, int index, int count, const tc_gemm_kernel *k, const char *extra) {
+const char *op_api_message(const char *err) {
+  if (strncmp(err, "tc_", 3) != 0) return err;
+  size_t n = strcspn(err, ": ");
+  return err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
+}
+
+void op_api_tune_progress(void *ctx, const tc_op_tune_event *ev) {
+  tc_tune_event e = {ev->index, ev->total, ev->perf_config, ev->ok, ev->ms, ev->note};
+  op_tune_progress(ctx, &e);
+}
+
+void op_emit_kernel(tc_str *out, int index, int count, const op_kernel *k, const char *extra) {
   tc_str_printf(out, "/* ---- kernel %d of %d: %s\n", index, count, k->name);
-  tc_str_printf(out, " * launch: grid [%zu, %zu, %zu] of blocks [%zu, %zu, %zu], shared memory %lld bytes\n",
-                k->grid[0], k->grid[1], k->grid[2], k->block[0], k->block[1], k->block[2],
+  tc_str_printf(out, " * launch: grid [%lld, %lld, %lld] of blocks [%lld, %lld, %lld], shared memory %lld bytes\n",
+                (long long)k->grid[0], (long long)k->grid[1], (long long)k->grid[2],
+                (long long)k->block[0], (long long)k->block[1], (long long)k->block[2],
                 (long long)k->smem_bytes);
   for (const char *p = extra ? extra : ""; *p;) {
     size_t len = strcspn(p, "\n");

@@ -135,8 +135,21 @@ void op_set_time(const op_opts *o, op_report *r, double *times, double flops);
  * elements. */
 void op_print_run(const op_opts *o, const op_report *r, int with_max_abs, int64_t elems);
 
+/* A generated kernel as the public API describes it. */
+typedef struct op_kernel {
+  const char *name, *source;
+  int64_t grid[3], block[3];
+  int64_t smem_bytes;
+} op_kernel;
+
 /* --emit: one kernel's header comment and source appended to out. */
-void op_emit_kernel(tc_str *out, int index, int count, const tc_gemm_kernel *k, const char *extra);
+void op_emit_kernel(tc_str *out, int index, int count, const op_kernel *k, const char *extra);
+/* A public API error message ("tc_gemm_plan: why") without the name of
+ * the call, for the command's own message. */
+const char *op_api_message(const char *err);
+/* The tuning progress of the public API: "tuning 7/16 BS,..: 1.234 ms"
+ * on stderr. */
+void op_api_tune_progress(void *ctx, const tc_op_tune_event *ev);
 /* Writes text to path; CLI_OK or CLI_FAIL after a message. */
 int op_write_file(const op_opts *o, const char *path, const char *text);
 

@@ -640,6 +640,16 @@ typedef struct tc_op_tune_result {
   char perfdb[4096];     /* that file ("" when not stored) */
 } tc_op_tune_result;
 
+/* What a verification found, in full (tc_gemm_verify_result). */
+typedef struct tc_op_verify_result {
+  int64_t bad;         /* elements outside their bound (0: all pass; -1: an error) */
+  double worst;        /* the largest error as a fraction of its bound */
+  double max_abs;      /* the largest absolute error */
+  int64_t checked;     /* elements compared */
+  int64_t cell;        /* when fewer than all: one in each cell x cell square of C */
+  char message[512];   /* the first element that fails ("" when none) */
+} tc_op_verify_result;
+
 /* ---- 2-D convolution -------------------------------------------------------- */
 
 typedef enum tc_conv2d_direction {
@@ -748,6 +758,11 @@ const char *tc_conv2d_perf_config_source(const tc_conv2d *c);
 /* The same in a sentence for people, with the perf DB file and the tuned
  * time, and any warning (e.g. an unreadable perf DB). */
 const char *tc_conv2d_perf_config_detail(const tc_conv2d *c);
+/* What went wrong on the way to the last plan or tuning without stopping
+ * it, for a warning ("" when nothing): a perf DB that could not be read
+ * or whose entry did not fit (the heuristic was used), or a tuning result
+ * that could not be stored. */
+const char *tc_conv2d_warning(const tc_conv2d *c);
 /* The kernels of the plan, launched in order i = 0, 1, ... (0 before a
  * plan).  Backward data with a stride > 1 has several GEMM kernels and
  * may start with one that zeroes the input. */
@@ -771,7 +786,7 @@ typedef struct tc_gemm_desc {
   int64_t batch;       /* independent GEMMs, each matrix stored [batch][..]; >= 1 */
   int trans_a;         /* 1: A is stored [K, M] (0: [M, K]) */
   int trans_b;         /* 1: B is stored [N, K] (0: [K, N]) */
-  tc_dtype dtype;      /* TC_F32 or TC_F16; accumulation is f32 */
+  tc_dtype dtype;      /* TC_F32, TC_F16 or TC_BF16; accumulation is f32 */
 } tc_gemm_desc;
 
 typedef struct tc_gemm tc_gemm;
@@ -798,6 +813,17 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config);
 tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_result *r);
 tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double *ms);
 int64_t tc_gemm_verify(tc_gemm *g, const void *a, const void *b, const void *c, double *worst);
+/* Runs the GEMM as tc_gemm_run (its time, warm-up included, in *first_ms;
+ * may be NULL), then launches the same kernel iters more times back to
+ * back on the same buffers, the time of each in milliseconds in
+ * times[0 .. iters-1] (iters 0: none; times may then be NULL). */
+tc_status tc_gemm_run_timed(tc_gemm *g, const void *a, const void *b, void *c, double *first_ms,
+                            int iters, double *times);
+/* tc_gemm_verify with the whole finding in *r (may be NULL): the largest
+ * absolute error, and how many elements were compared in which cells.
+ * Returns r->bad. */
+int64_t tc_gemm_verify_result(tc_gemm *g, const void *a, const void *b, const void *c,
+                              tc_op_verify_result *r);
 /* As the tc_conv2d_ accessors: tc_gemm_perf_config,
  * tc_gemm_perf_config_source, tc_gemm_perf_config_detail, and
  * tc_gemm_kernel_name and tc_gemm_kernel_source of the GEMM's one kernel,
@@ -809,6 +835,14 @@ const char *tc_gemm_kernel_name(const tc_gemm *g);
 const char *tc_gemm_kernel_source(const tc_gemm *g);
 /* 0 before a plan, else 1 with the launch filled. */
 int tc_gemm_kernel_launch(const tc_gemm *g, int64_t grid[3], int64_t block[3]);
+/* The static shared memory of the kernel in bytes (0 before a plan). */
+int64_t tc_gemm_kernel_smem_bytes(const tc_gemm *g);
+/* As tc_conv2d_warning. */
+const char *tc_gemm_warning(const tc_gemm *g);
+/* How the kernel indexes A, B and C: each matrix's coordinate-transform
+ * view described in text, "A view:\n...", for a comment next to the
+ * emitted kernel ("" before a plan). */
+const char *tc_gemm_views_describe(const tc_gemm *g);
 
 #ifdef __cplusplus
 }

@@ -39,6 +39,7 @@ typedef struct op_common {
   char config[64];               /* the plan's perf config ("" before a plan) */
   const char *source;            /* "", "option", "perfdb", "tuned", "heuristic" */
   tc_str detail;
+  tc_str warn;                   /* what went wrong on the way ("" when nothing) */
   int dev_state;                 /* 0 not looked up, 1 devname known, -1 none */
   char devname[256];
   char dev_why[512];
@@ -50,6 +51,7 @@ static void common_init(op_common *o, const tc_op_options *opt) {
   memset(o, 0, sizeof *o);
   tc_str_init(&o->err);
   tc_str_init(&o->detail);
+  tc_str_init(&o->warn);
   o->target = opt ? opt->target : TC_TARGET_OPENCL;
   if (opt) {
     o->device = dup_or_null(opt->device);
@@ -66,6 +68,7 @@ static void common_free(op_common *o) {
   free(o->key);
   tc_str_free(&o->err);
   tc_str_free(&o->detail);
+  tc_str_free(&o->warn);
 }
 
 static void set_error(op_common *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -163,6 +166,11 @@ static void tune_report(op_common *o, const tc_tune_result *tr, tc_perfdb *db, c
   o->source = "tuned";
   snprintf(o->config, sizeof o->config, "%s", tr->best_config);
   tc_str_clear(&o->detail);
+  tc_str_clear(&o->warn);
+  if (!tr->stored && db)
+    tc_str_printf(&o->warn, "%s; the tuning result is not stored", tr->store_err);
+  else if (!tr->stored && warn && *warn)
+    tc_str_printf(&o->warn, "%s; the tuning result is not stored", warn);
   tc_str_printf(&o->detail, "tuned: fastest of %d tried, %.4f ms; ", tr->tried, tr->best_ms);
   if (tr->stored)
     tc_str_printf(&o->detail, "stored in the perf DB %s", tc_perfdb_path(db));
@@ -182,6 +190,16 @@ static void tune_report(op_common *o, const tc_tune_result *tr, tc_perfdb *db, c
     r->stored = tr->stored;
     if (tr->stored) snprintf(r->perfdb, sizeof r->perfdb, "%s", tc_perfdb_path(db));
   }
+}
+
+/* A plan fell back to the heuristic: warn ("; why" or "") is the
+ * warning, the detail "heuristic, KIND" followed by it. */
+static void heuristic_report(op_common *o, const char *kind, const char *more, const tc_str *warn) {
+  o->source = "heuristic";
+  tc_str_clear(&o->detail);
+  tc_str_printf(&o->detail, "heuristic, %s%s%s", kind, more, tc_str_cstr(warn));
+  tc_str_clear(&o->warn);
+  if (warn->len > 2) tc_str_cat(&o->warn, tc_str_cstr(warn) + 2);
 }
 
 /* ---- 2-D convolution --------------------------------------------------------- */
@@ -339,6 +357,7 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
     }
     conv_install(c, plan, &prm);
     c->o.source = "option";
+    tc_str_clear(&c->o.warn);
     tc_str_clear(&c->o.detail);
     tc_str_printf(&c->o.detail, "given to %s", fn);
     tc_str_clear(&c->o.err);
@@ -356,6 +375,7 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
     if (st == TC_OK) {
       conv_install(c, plan, &prm);
       c->o.source = "perfdb";
+      tc_str_clear(&c->o.warn);
       tc_str_clear(&c->o.detail);
       tc_str_printf(&c->o.detail, "from the perf DB %s; tuned to %.4f ms by tilec %s", path, e.ms,
                     e.version);
@@ -372,12 +392,10 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
     return st;
   }
   conv_install(c, plan, NULL);
-  c->o.source = "heuristic";
   int gemms = 0;
   for (int i = 0; i < plan->nsteps; i++) gemms += plan->steps[i].gemm_m > 0;
-  tc_str_clear(&c->o.detail);
-  tc_str_printf(&c->o.detail, "heuristic, %s%s%s", tc_gemm_params_kind(&plan->params),
-                gemms > 1 ? "; that of the first GEMM, each has its own" : "", tc_str_cstr(&warn));
+  heuristic_report(&c->o, tc_gemm_params_kind(&plan->params),
+                   gemms > 1 ? "; that of the first GEMM, each has its own" : "", &warn);
   tc_str_free(&warn);
   tc_str_clear(&c->o.err);
   return TC_OK;
@@ -473,6 +491,7 @@ const char *tc_conv2d_perf_config_source(const tc_conv2d *c) { return c ? c->o.s
 const char *tc_conv2d_perf_config_detail(const tc_conv2d *c) {
   return c ? tc_str_cstr(&c->o.detail) : "";
 }
+const char *tc_conv2d_warning(const tc_conv2d *c) { return c ? tc_str_cstr(&c->o.warn) : ""; }
 int tc_conv2d_num_kernels(const tc_conv2d *c) { return c && c->plan ? c->plan->nsteps : 0; }
 
 static const tc_conv_step *conv_step(const tc_conv2d *c, int i) {
@@ -516,6 +535,7 @@ struct tc_gemm {
   tc_gemm_kernel kern;
   int have_kernel;
   tc_cl *cl;               /* OpenCL: opened by the first run, kept */
+  tc_str views;            /* the views described (tc_gemm_views_describe) */
 };
 
 void tc_gemm_desc_init(tc_gemm_desc *d) {
@@ -529,6 +549,7 @@ void tc_gemm_desc_init(tc_gemm_desc *d) {
 tc_gemm *tc_gemm_new(const tc_gemm_desc *d, const tc_op_options *opt) {
   tc_gemm *g = tc_xcalloc(1, sizeof *g);
   common_init(&g->o, opt);
+  tc_str_init(&g->views);
   if (d)
     g->d = *d;
   else
@@ -550,6 +571,7 @@ void tc_gemm_free(tc_gemm *g) {
   tc_view_free(g->va);
   tc_view_free(g->vb);
   tc_view_free(g->vc);
+  tc_str_free(&g->views);
   common_free(&g->o);
   free(g);
 }
@@ -594,8 +616,8 @@ static int gemm_check(tc_gemm *g, const char *fn) {
               d->trans_b);
     return -1;
   }
-  if (d->dtype != TC_F32 && d->dtype != TC_F16) {
-    set_error(&g->o, "%s: unsupported data type %s for a GEMM: expected f32 or f16", fn,
+  if (d->dtype != TC_F32 && d->dtype != TC_F16 && d->dtype != TC_BF16) {
+    set_error(&g->o, "%s: unsupported data type %s for a GEMM: expected f32, f16 or bf16", fn,
               tc_dtype_name(d->dtype));
     return -1;
   }
@@ -633,6 +655,13 @@ static int gemm_check(tc_gemm *g, const char *fn) {
   g->pb.accumulate = 0;
   g->pb.alpha = 1.0f;
   g->shape = tc_gemm_problem_shape(&g->pb);
+  const tc_view *views[3] = {g->va, g->vb, g->vc};
+  tc_str_clear(&g->views);
+  for (int t = 0; t < 3; t++) {
+    tc_str_printf(&g->views, "%c view:\n", "ABC"[t]);
+    tc_view_describe(views[t], &g->views);
+    if (g->views.len && g->views.buf[g->views.len - 1] != '\n') tc_str_cat(&g->views, "\n");
+  }
   return 0;
 }
 
@@ -680,6 +709,7 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
       return st;
     }
     g->o.source = "option";
+    tc_str_clear(&g->o.warn);
     tc_str_clear(&g->o.detail);
     tc_str_printf(&g->o.detail, "given to %s", fn);
     tc_str_clear(&g->o.err);
@@ -695,6 +725,7 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
     if (tc_gemm_params_derive(&prm, &g->shape, why, sizeof why) == 0 &&
         gemm_install(g, &prm, why, sizeof why) == TC_OK) {
       g->o.source = "perfdb";
+      tc_str_clear(&g->o.warn);
       tc_str_clear(&g->o.detail);
       tc_str_printf(&g->o.detail, "from the perf DB %s; tuned to %.4f ms by tilec %s", path, e.ms,
                     e.version);
@@ -715,9 +746,7 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
     tc_str_free(&warn);
     return st;
   }
-  g->o.source = "heuristic";
-  tc_str_clear(&g->o.detail);
-  tc_str_printf(&g->o.detail, "heuristic, %s%s", kind, tc_str_cstr(&warn));
+  heuristic_report(&g->o, kind, "", &warn);
   tc_str_free(&warn);
   tc_str_clear(&g->o.err);
   return TC_OK;
@@ -782,9 +811,20 @@ out:
 }
 
 tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double *ms) {
+  return tc_gemm_run_timed(g, a, b, c, ms, 0, NULL);
+}
+
+tc_status tc_gemm_run_timed(tc_gemm *g, const void *a, const void *b, void *c, double *first_ms,
+                            int iters, double *times) {
+  double *ms = first_ms;
   if (ms) *ms = 0;
   if (!g) return TC_ERR_ARGUMENT;
-  const char *fn = "tc_gemm_run";
+  const char *fn = iters || times ? "tc_gemm_run_timed" : "tc_gemm_run";
+  if (iters < 0 || (iters > 0 && !times)) {
+    set_error(&g->o, "%s: iters must be >= 0 with times for each (got %d, times %s)", fn, iters,
+              times ? "given" : "NULL");
+    return TC_ERR_ARGUMENT;
+  }
   if (!a || !b || !c) {
     set_error(&g->o, "%s: the %s buffer is NULL", fn, !a ? "A" : !b ? "B" : "C");
     return TC_ERR_ARGUMENT;
@@ -807,7 +847,8 @@ tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double 
   tc_status st = TC_OK;
   if (g->o.target == TC_TARGET_OPENCL && !g->cl) st = tc_cl_open(g->o.device, &g->cl, &e);
   if (st == TC_OK)
-    st = tc_gemm_kernel_run(&g->kern, g->o.target, g->cl, arch_of(&g->o), bufs, 3, ms, 0, NULL, &e);
+    st = tc_gemm_kernel_run(&g->kern, g->o.target, g->cl, arch_of(&g->o), bufs, 3, ms, iters,
+                            times, &e);
   if (st != TC_OK)
     set_error(&g->o, "%s: %s", fn, tc_str_cstr(&e));
   else
@@ -817,7 +858,18 @@ tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double 
 }
 
 int64_t tc_gemm_verify(tc_gemm *g, const void *a, const void *b, const void *c, double *worst) {
-  if (worst) *worst = 0;
+  tc_op_verify_result r;
+  int64_t bad = tc_gemm_verify_result(g, a, b, c, &r);
+  if (worst) *worst = bad < 0 ? 0 : r.worst;
+  return bad;
+}
+
+int64_t tc_gemm_verify_result(tc_gemm *g, const void *a, const void *b, const void *c,
+                              tc_op_verify_result *r) {
+  tc_op_verify_result local;
+  if (!r) r = &local;
+  memset(r, 0, sizeof *r);
+  r->bad = -1;
   if (!g) return -1;
   const char *fn = "tc_gemm_verify";
   if (gemm_check(g, fn) != 0) return -1;
@@ -828,25 +880,32 @@ int64_t tc_gemm_verify(tc_gemm *g, const void *a, const void *b, const void *c, 
   const tc_gemm_desc *d = &g->d;
   tc_gemm_check chk;
   if (tc_gemm_check_make(d->batch, d->m, d->n, d->k, d->trans_a, d->trans_b, d->dtype, a, b, &chk,
-                         NULL) != 0) {
+                         &r->cell) != 0) {
     set_error(&g->o, "%s: cannot allocate the reference of C", fn);
     return -1;
   }
-  char msg[1024] = "";
-  int64_t bad = tc_tune_check(c, d->dtype, chk.idx, chk.want, chk.bound, chk.n, NULL, worst, msg,
-                              sizeof msg);
-  if (bad)
-    set_error(&g->o, "%s: %s", fn, msg);
+  r->checked = (int64_t)chk.n;
+  r->bad = tc_tune_check(c, d->dtype, chk.idx, chk.want, chk.bound, chk.n, &r->max_abs, &r->worst,
+                         r->message, sizeof r->message);
+  if (r->bad)
+    set_error(&g->o, "%s: %s", fn, r->message);
   else
     tc_str_clear(&g->o.err);
   tc_gemm_check_free(&chk);
-  return bad;
+  return r->bad;
 }
 
 const char *tc_gemm_perf_config(const tc_gemm *g) { return g ? g->o.config : ""; }
 const char *tc_gemm_perf_config_source(const tc_gemm *g) { return g ? g->o.source : ""; }
 const char *tc_gemm_perf_config_detail(const tc_gemm *g) {
   return g ? tc_str_cstr(&g->o.detail) : "";
+}
+const char *tc_gemm_warning(const tc_gemm *g) { return g ? tc_str_cstr(&g->o.warn) : ""; }
+const char *tc_gemm_views_describe(const tc_gemm *g) {
+  return g && g->have_kernel ? tc_str_cstr(&g->views) : "";
+}
+int64_t tc_gemm_kernel_smem_bytes(const tc_gemm *g) {
+  return g && g->have_kernel ? g->kern.smem_bytes : 0;
 }
 const char *tc_gemm_kernel_name(const tc_gemm *g) {
   return g && g->have_kernel ? g->kern.name : NULL;
