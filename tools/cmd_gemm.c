@@ -126,11 +126,13 @@ static int parse_args(op_opts *o, gemm_tile_opts *tile, tc_gemm_desc *d, int arg
 }
 
 /* A failed plan, tuning or run of the API: CLI_USAGE for a problem or
- * perf config that is not valid, else CLI_FAIL; `what` leads the message
- * of a failure that is not the input's. */
+ * perf config that is not valid, CLI_FAIL for one no kernel fits (no
+ * valid perf config) and the rest; `what` leads the message of a failure
+ * that is not the input's. */
 static int api_failure(const op_opts *o, const tc_gemm *g, tc_status st, const char *what) {
   const char *msg = op_api_message(tc_gemm_error(g));
   if (st == TC_ERR_ARGUMENT) return op_invalid(o, "%s", msg);
+  if (st == TC_ERR_UNSUPPORTED) return op_fail(o, "%s", msg);
   return op_fail(o, "%s (%s): %s", what, tc_status_name(st), msg);
 }
 

@@ -808,7 +808,10 @@ const char *tc_gemm_problem_string(const tc_gemm *g);
  * checks of tc_gemm_tune) compare every element of C when the GEMM has at
  * most 2^30 multiply-adds, else one pseudo-random element in each square
  * cell of C (power-of-two side, about 2^30 / K cells; `tilec gemm -V 1`
- * says how many), so checking an 8192^3 GEMM takes about a second. */
+ * says how many), so checking an 8192^3 GEMM takes about a second.
+ * tc_gemm_plan without a perf config returns TC_ERR_UNSUPPORTED when no
+ * kernel kind of the target fits the GEMM (the heuristic finds no valid
+ * perf config). */
 tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config);
 tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_result *r);
 tc_status tc_gemm_run(tc_gemm *g, const void *a, const void *b, void *c, double *ms);

@@ -739,7 +739,7 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
   if (tc_gemm_default_for(&g->shape, g->o.target, g->o.arch, &prm, &kind, why, sizeof why) != 0) {
     set_error(&g->o, "%s: no valid perf config for this GEMM: %s", fn, why);
     tc_str_free(&warn);
-    return TC_ERR_ARGUMENT;
+    return TC_ERR_UNSUPPORTED;
   }
   if ((st = gemm_install(g, &prm, why, sizeof why)) != TC_OK) {
     set_error(&g->o, "%s: %s", fn, why);
