@@ -75,7 +75,7 @@ test: deps
 	  tests/python_test.sh \
 	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
 	  tests/sass_check_test.sh tests/fuzz_smoke_test.sh \
-	  tests/docs_words_test.sh tests/docs_images_test.sh
+	  tests/docs_words_test.sh tests/docs_images_test.sh tests/layers_test.sh
 
 # The directories of src/ form layers (the list and the rules in
 # scripts/check_layers.sh); `make test` runs it as tests/layers_test.sh.
