@@ -42,6 +42,7 @@
 
 #define GEMM_TEST_SEED 9090
 #include "gemm_test_util.h"
+#include "base/test_hooks.h"
 
 static tc_cl *cl;
 static const gemm_harness H = {"tilec_gemm_tma", tc_gemm_tma_default, 1};
@@ -686,10 +687,10 @@ static void test_gemm_opencl(void) {
 static void test_wrong_layouts(void) {
   if (!cl) TC_SKIP("no OpenCL device");
   for (int f = 1; f <= 2; f++) {
-    tc_gemm_tma_test_fault = f;
+    tc_test_hooks_set(&(tc_test_hooks){.gemm_tma_fault = f});
     run_case(&cases[0], 0);
     run_case(&cases[1], 0);
-    tc_gemm_tma_test_fault = 0;
+    tc_test_hooks_set(NULL);
   }
   /* a cluster whose blocks ignore their rank when they load B's shares:
    * half of B never lands (N-major boxes and K-major half boxes) */
@@ -699,10 +700,10 @@ static void test_wrong_layouts(void) {
     if (cases[i].cfg && strcmp(cases[i].cfg, "tmaws:128,64,3,2") == 0) clusters[1] = &cases[i];
   }
   TC_REQUIRE(clusters[0] && clusters[1], "the cluster cases are in the table");
-  tc_gemm_tma_test_fault = 3;
+  tc_test_hooks_set(&(tc_test_hooks){.gemm_tma_fault = 3});
   run_case(clusters[0], 0);
   run_case(clusters[1], 0);
-  tc_gemm_tma_test_fault = 0;
+  tc_test_hooks_set(NULL);
 }
 
 static void test_cuda(void) {

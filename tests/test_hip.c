@@ -31,6 +31,7 @@
 
 #define GEMM_TEST_SEED 777
 #include "gemm_test_util.h"
+#include "base/test_hooks.h"
 
 static tc_cl *cl;
 static int have_hipcc;
@@ -132,9 +133,9 @@ static void test_mfma_wrong_layouts(void) {
   static const mcase c16 = {"xdlops:16,16,16,16,16", 1, 16, 16, 16, 0, 0, TC_F16, TC_F32, 0, 1};
   for (int fault = 1; fault <= 3; fault++)
     for (int which = 0; which < 2; which++) {
-      tc_mfma_test_fault = fault;
+      tc_test_hooks_set(&(tc_test_hooks){.mfma_fault = fault});
       int64_t bad = run_mfma(which ? &c16 : &c32, 0);
-      tc_mfma_test_fault = 0;
+      tc_test_hooks_set(NULL);
       TC_CHECK(bad > 0, "fault %d (%s): the wrong layout verified (%lld wrong)", fault,
                which ? "16x16x16" : "32x32x8", (long long)bad);
     }

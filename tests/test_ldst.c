@@ -24,7 +24,7 @@
  *      the OpenCL source calls the emulation with that variant and the run
  *      on PoCL gives output == input; the CUDA source for sm_90a holds the
  *      variant's instruction text exactly once with its register count, and
- *      NVRTC compiles it.  Injected faults (ldst.h's tc_ldsm_test_fault:
+ *      NVRTC compiles it.  Injected faults (base/test_hooks.h's ldsm_fault:
  *      the other transposition's row addresses, the rows reversed) make
  *      every variant's PoCL run wrong, so the runs do see the addresses.
  *   4. The fragment layout, unit-tested for every (lane, register, element)
@@ -49,6 +49,7 @@
 #include "runtime/runtime.h"
 #include "test.h"
 #include "tilec/tilec.h"
+#include "base/test_hooks.h"
 
 static int verbose(void) {
   const char *v = getenv("TILEC_TEST_VERBOSE");
@@ -350,9 +351,9 @@ static void test_variant_faults(void) {
           variant_label(label, sizeof label, ld, num, trans);
           snprintf(name, sizeof name, "ldsm_fault%d", fault); /* its own cache key */
           tc_fusion *f = matrix_copy(ld, num, trans, trans);
-          tc_ldsm_test_fault = fault;
+          tc_test_hooks_set(&(tc_test_hooks){.ldsm_fault = fault});
           int64_t first, bad = run_count(f, 16, 16 * num, name, label, NULL, &first);
-          tc_ldsm_test_fault = 0;
+          tc_test_hooks_set(NULL);
           TC_CHECK(bad != 0, "%s with fault %d: the copy is still right", label, fault);
           ran += bad > 0;
           tc_fusion_free(f);

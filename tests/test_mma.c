@@ -25,6 +25,7 @@
 
 #define GEMM_TEST_SEED 4242
 #include "gemm_test_util.h"
+#include "base/test_hooks.h"
 
 static tc_cl *cl;
 
@@ -185,9 +186,9 @@ static void test_mma_wrong_layouts(void) {
   static const mcase c2 = {"mma:32,32,32,32,16", 1, 32, 32, 32, 0, 0, TC_F16, TC_F32, 0, 1};
   for (int fault = 1; fault <= 3; fault++)
     for (int which = 0; which < 2; which++) {
-      tc_mma_test_fault = fault;
+      tc_test_hooks_set(&(tc_test_hooks){.mma_fault = fault});
       int64_t bad = run_mma(which ? &c2 : &c1, 0);
-      tc_mma_test_fault = 0;
+      tc_test_hooks_set(NULL);
       TC_CHECK(bad > 0, "fault %d (%s): the wrong layout verified (%lld wrong)", fault,
                which ? c2.cfg : c1.cfg, (long long)bad);
     }

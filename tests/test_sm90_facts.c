@@ -43,6 +43,7 @@
 
 #define GEMM_TEST_SEED 9091
 #include "gemm_test_util.h"
+#include "base/test_hooks.h"
 
 /* ---- the documents' rules, by hand ----------------------------------------
  * Matrix descriptor (PTX ISA, "Matrix Descriptor Format"), with
@@ -1000,9 +1001,9 @@ static void test_replay(void) {
   static const struct { int fault; size_t c; } faults[] = {{1, 0}, {1, 1}, {1, 6}, {2, 0}, {2, 7},
                                                            {3, 2}, {3, 3}};
   for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++) {
-    tc_gemm_tma_test_fault = faults[i].fault;
+    tc_test_hooks_set(&(tc_test_hooks){.gemm_tma_fault = faults[i].fault});
     int f = replay_case(&replay_cases[faults[i].c], 0);
-    tc_gemm_tma_test_fault = 0;
+    tc_test_hooks_set(NULL);
     TC_CHECK(f > 0, "fault %d on %s: not found (%d)", faults[i].fault, replay_cases[faults[i].c].cfg, f);
   }
 }

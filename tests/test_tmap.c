@@ -27,7 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "codegen/kernel_tmaps.h"
+#include "runtime/kernel_tmaps.h"
 #include "ldst_test_util.h"
 #include "runtime/runtime.h"
 #include "test.h"

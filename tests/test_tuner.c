@@ -1,5 +1,5 @@
 /* test_tuner.c - the perf database (src/tune/perfdb.c) and the tuner
- * (src/tune/tuner.c): put/get/overwrite, where the file goes, errors on a
+ * (src/ops/tuner.c): put/get/overwrite, where the file goes, errors on a
  * path that cannot be opened; the result check and the GEMM reference on
  * hand-computed values; tuning a tiny GEMM and a tiny convolution on the
  * OpenCL device, with the progress callback counted and the winner stored
@@ -22,7 +22,7 @@
 #include "runtime/runtime.h"
 #include "tune/params.h"
 #include "tune/perfdb.h"
-#include "tune/tuner.h"
+#include "ops/tuner.h"
 
 static char tmpdir[256];
 

@@ -26,6 +26,7 @@
 
 #define GEMM_TEST_SEED 4242
 #include "gemm_test_util.h"
+#include "base/test_hooks.h"
 
 static tc_cl *cl;
 
@@ -128,9 +129,9 @@ static void test_wgmma_wrong_layouts(void) {
   if (!cl) TC_SKIP("no OpenCL device");
   static const mcase c1 = {"wgmma:64,64,16", 1, 64, 64, 32, 0, 0, TC_F16, TC_F32, 0, 1};
   for (int fault = 1; fault <= 3; fault++) {
-    tc_wgmma_test_fault = fault;
+    tc_test_hooks_set(&(tc_test_hooks){.wgmma_fault = fault});
     int64_t bad = run_wgmma(&c1, 0);
-    tc_wgmma_test_fault = 0;
+    tc_test_hooks_set(NULL);
     TC_CHECK(bad > 0, "fault %d: the wrong layout verified (%lld wrong)", fault, (long long)bad);
   }
   TC_CHECK(run_wgmma(&c1, 1) == 0, "%s", c1.cfg);

@@ -19,7 +19,7 @@
 #include "../src/ops/conv.h"
 #include "../src/runtime/runtime.h"
 #include "../src/tune/perfdb.h"
-#include "../src/tune/tuner.h"
+#include "../src/ops/tuner.h"
 #include "cli.h"
 #include "op_cli.h"
 

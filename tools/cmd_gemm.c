@@ -17,7 +17,7 @@
 
 #include "tilec/tilec.h"
 #include "../src/base/base.h"
-#include "../src/tune/tuner.h"
+#include "../src/ops/tuner.h"
 #include "cli.h"
 #include "op_cli.h"
 #include "gemm_tile.h"

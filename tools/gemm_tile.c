@@ -12,7 +12,7 @@
 #include "../src/runtime/runtime.h"
 #include "../src/tile/passes.h"
 #include "../src/tile/tile_gemm.h"
-#include "../src/tune/tuner.h"
+#include "../src/ops/tuner.h"
 #include "cli.h"
 
 void gemm_tile_opts_init(gemm_tile_opts *t) {

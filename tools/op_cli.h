@@ -11,7 +11,7 @@
 
 #include "tilec/tilec.h"
 #include "../src/base/base.h"
-#include "../src/tune/tuner.h"
+#include "../src/ops/tuner.h"
 
 typedef struct op_opts {
   const char *cmd;         /* "conv2d" or "gemm", for messages */

@@ -3,9 +3,6 @@
  *
  * Exit statuses: 0 success, 1 a failure (a kernel did not verify, no
  * device), 2 a usage error (unknown command, option or example name). */
-#define CL_TARGET_OPENCL_VERSION 120
-#include <CL/cl.h>
-
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,63 +153,24 @@ static int find_line(const char *text, const char *prefix, char *buf, size_t cap
 }
 
 static void print_opencl_state(void) {
-  cl_uint np = 0;
-  cl_int e = clGetPlatformIDs(0, NULL, &np);
-  if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
+  char why[512];
+  tc_cl_platform_info *ps;
+  int np = tc_cl_platforms(&ps, why, sizeof why);
+  if (np == 0) {
     printf("OpenCL ICD: loaded, 0 platforms (install pocl-opencl-icd)\n");
     return;
   }
-  if (e != CL_SUCCESS) {
-    printf("OpenCL ICD: loaded, clGetPlatformIDs failed: %s (%d)\n", tc_cl_error_name(e), (int)e);
+  if (np < 0) {
+    printf("OpenCL ICD: loaded, %s\n", why);
     return;
   }
-  cl_platform_id *ps = calloc(np, sizeof *ps);
-  if (!ps || clGetPlatformIDs(np, ps, NULL) != CL_SUCCESS) {
-    printf("OpenCL ICD: loaded, %u platform%s\n", (unsigned)np, np == 1 ? "" : "s");
-    free(ps);
-    return;
-  }
-  printf("OpenCL ICD: loaded, %u platform%s (", (unsigned)np, np == 1 ? "" : "s");
-  for (cl_uint p = 0; p < np; p++) {
-    char name[256] = "?";
-    if (clGetPlatformInfo(ps[p], CL_PLATFORM_NAME, sizeof name - 1, name, NULL) != CL_SUCCESS)
-      snprintf(name, sizeof name, "?");
-    name[sizeof name - 1] = 0;
-    printf("%s%s", p ? ", " : "", name);
-  }
+  printf("OpenCL ICD: loaded, %d platform%s (", np, np == 1 ? "" : "s");
+  for (int p = 0; p < np; p++) printf("%s%s", p ? ", " : "", ps[p].name);
   printf(")\n");
-  free(ps);
+  tc_cl_platforms_free(ps, np);
 }
 
 /* ---- --json of version and devices --------------------------------------- */
-
-/* A platform's string (CL_PLATFORM_NAME ...) into buf ("?" on failure). */
-static void platform_info(cl_platform_id p, cl_platform_info what, char *buf, size_t cap) {
-  if (clGetPlatformInfo(p, what, cap - 1, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
-  buf[cap - 1] = 0;
-}
-
-/* The OpenCL platforms, NULL (and *n 0) with a reason in why when there
- * are none or they cannot be listed. */
-static cl_platform_id *cl_platforms(cl_uint *n, char *why, size_t cap) {
-  *n = 0;
-  why[0] = 0;
-  cl_uint np = 0;
-  cl_int e = clGetPlatformIDs(0, NULL, &np);
-  if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
-    snprintf(why, cap, "no OpenCL platform found (install pocl-opencl-icd)");
-    return NULL;
-  }
-  cl_platform_id *ps = e == CL_SUCCESS ? calloc(np, sizeof *ps) : NULL;
-  if (e == CL_SUCCESS && ps) e = clGetPlatformIDs(np, ps, NULL);
-  if (e != CL_SUCCESS || !ps) {
-    snprintf(why, cap, "clGetPlatformIDs failed: %s (%d)", tc_cl_error_name(e), (int)e);
-    free(ps);
-    return NULL;
-  }
-  *n = np;
-  return ps;
-}
 
 /* "cuda": NVRTC, the driver and device 0, from tc_cuda_describe. */
 static void json_cuda(tc_str *j) {
@@ -346,30 +304,21 @@ static int print_version_json(void) {
   tc_str_cat(&j, "{\"command\": \"version\", \"tilec\": ");
   op_json_str(&j, TILEC_VERSION);
   char why[512];
-  cl_uint np = 0;
-  cl_platform_id *ps = cl_platforms(&np, why, sizeof why);
+  tc_cl_platform_info *ps;
+  int np = tc_cl_platforms(&ps, why, sizeof why);
   tc_str_cat(&j, ", \"opencl\": {\"platforms\": [");
-  for (cl_uint p = 0; p < np; p++) {
-    char name[256];
-    platform_info(ps[p], CL_PLATFORM_NAME, name, sizeof name);
+  for (int p = 0; p < np; p++) {
     if (p) tc_str_cat(&j, ", ");
-    op_json_str(&j, name);
+    op_json_str(&j, ps[p].name);
   }
   tc_str_cat(&j, "], \"reason\": ");
   if (why[0]) op_json_str(&j, why); else tc_str_cat(&j, "null");
   tc_str_cat(&j, "}, ");
-  free(ps);
+  if (np > 0) tc_cl_platforms_free(ps, np);
   json_cuda(&j);
   tc_str_cat(&j, ", ");
   json_hip(&j, 0);
   return print_json_and_free(&j);
-}
-
-static const char *cl_type_name(cl_device_type t) {
-  if (t & CL_DEVICE_TYPE_GPU) return "GPU";
-  if (t & CL_DEVICE_TYPE_CPU) return "CPU";
-  if (t & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
-  return "other";
 }
 
 static int print_devices_json(void) {
@@ -386,61 +335,40 @@ static int print_devices_json(void) {
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"devices\", \"opencl\": {\"platforms\": [");
   char why[512];
-  cl_uint np = 0;
-  cl_platform_id *ps = cl_platforms(&np, why, sizeof why);
+  tc_cl_platform_info *ps;
+  int np = tc_cl_platforms(&ps, why, sizeof why);
   tc_str devs;
   tc_str_init(&devs);
   int ndevs = 0, marked = 0;
-  for (cl_uint p = 0; p < np; p++) {
-    char pname[256], vendor[256], version[256];
-    platform_info(ps[p], CL_PLATFORM_NAME, pname, sizeof pname);
-    platform_info(ps[p], CL_PLATFORM_VENDOR, vendor, sizeof vendor);
-    platform_info(ps[p], CL_PLATFORM_VERSION, version, sizeof version);
-    cl_uint nd = 0;
-    cl_device_id *ds = NULL;
-    if (clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS) nd = 0;
-    if (nd) {
-      ds = calloc(nd, sizeof *ds);
-      if (!ds || clGetDeviceIDs(ps[p], CL_DEVICE_TYPE_ALL, nd, ds, NULL) != CL_SUCCESS) nd = 0;
-    }
+  for (int p = 0; p < np; p++) {
+    const tc_cl_platform_info *pl = &ps[p];
     tc_str_printf(&j, "%s{\"index\": %u, \"name\": ", p ? ", " : "", (unsigned)p);
-    op_json_str(&j, pname);
+    op_json_str(&j, pl->name);
     tc_str_cat(&j, ", \"vendor\": ");
-    op_json_str(&j, vendor);
+    op_json_str(&j, pl->vendor);
     tc_str_cat(&j, ", \"version\": ");
-    op_json_str(&j, version);
-    tc_str_printf(&j, ", \"devices\": %u}", (unsigned)nd);
-    for (cl_uint d = 0; d < nd; d++) {
-      char dname[256] = "?";
-      cl_device_type t = 0;
-      cl_uint cus = 0;
-      cl_ulong lmem = 0, gmem = 0;
-      if (clGetDeviceInfo(ds[d], CL_DEVICE_NAME, sizeof dname - 1, dname, NULL) != CL_SUCCESS)
-        snprintf(dname, sizeof dname, "?");
-      dname[sizeof dname - 1] = 0;
-      clGetDeviceInfo(ds[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
-      clGetDeviceInfo(ds[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
-      clGetDeviceInfo(ds[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL);
-      clGetDeviceInfo(ds[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
+    op_json_str(&j, pl->version);
+    tc_str_printf(&j, ", \"devices\": %u}", (unsigned)pl->ndevices);
+    for (int d = 0; d < pl->ndevices; d++) {
+      const tc_cl_device_info *dv = &pl->devices[d];
       /* the default is the first device whose "platform / device" is def */
       char full[600];
-      snprintf(full, sizeof full, "%s / %s", pname, dname);
+      snprintf(full, sizeof full, "%s / %s", pl->name, dv->name);
       int is_def = def && !marked && strcmp(full, def) == 0;
       if (is_def) marked = 1;
       tc_str_printf(&devs, "%s{\"index\": \"%u:%u\", \"platform_index\": %u, \"device_index\": %u, "
                     "\"platform\": ", ndevs ? ", " : "", (unsigned)p, (unsigned)d, (unsigned)p,
                     (unsigned)d);
-      op_json_str(&devs, pname);
+      op_json_str(&devs, pl->name);
       tc_str_cat(&devs, ", \"name\": ");
-      op_json_str(&devs, dname);
+      op_json_str(&devs, dv->name);
       tc_str_printf(&devs, ", \"type\": \"%s\", \"compute_units\": %u, \"local_mem_bytes\": %llu, "
-                    "\"global_mem_bytes\": %llu, \"default\": %s}", cl_type_name(t), (unsigned)cus,
-                    (unsigned long long)lmem, (unsigned long long)gmem, is_def ? "true" : "false");
+                    "\"global_mem_bytes\": %llu, \"default\": %s}", dv->type, dv->compute_units,
+                    dv->local_mem_bytes, dv->global_mem_bytes, is_def ? "true" : "false");
       ndevs++;
     }
-    free(ds);
   }
-  free(ps);
+  if (np > 0) tc_cl_platforms_free(ps, np);
   tc_str_cat(&j, "], \"devices\": [");
   tc_str_cat(&j, tc_str_cstr(&devs));
   tc_str_cat(&j, "], \"default\": ");

@@ -99,7 +99,7 @@ typedef struct tc_dialect {
   void (*buffer_load)(tc_str *o, tc_dtype t, const char *name, const char *idx, int raw);
   /* MFMA (AMD matrix cores) for the XDLOPS GEMM (src/ops/gemm_mfma.c);
    * NULL where the target has none (CUDA).  `kind` is TC_MFMA_32X32X8 or
-   * TC_MFMA_16X16X16 (src/tune/params.h).  mfma_prelude (types, helpers)
+   * TC_MFMA_16X16X16 (src/target/target.h).  mfma_prelude (types, helpers)
    * is printed once before the kernel.  The kernel defines `tc_wave` and
    * `tc_lane` (tid / 64, tid % 64) before mfma_decls, which declares the
    * fragments a_frag[na][4], b_frag[nb][4] (16-bit storage bits) and the

@@ -20,7 +20,7 @@
  *     f32 x4 accumulators.  The lane layouts are in docs/amd.md. */
 #include "cxx_common.h"
 
-#include "../tune/params.h"
+#include "../target/target.h"
 
 static const char hip_prelude[] =
     "#include <hip/hip_runtime.h>\n"

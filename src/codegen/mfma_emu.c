@@ -31,7 +31,7 @@
  * flow (the barriers are the work-group's). */
 #include "dialect.h"
 
-#include "../tune/params.h"
+#include "../target/target.h"
 
 const char tc_cl_mfma_prelude[] =
     "/* MFMA emulation (tilec mfma_emu.c): one wave's D = A * B + C */\n"

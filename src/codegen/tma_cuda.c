@@ -20,7 +20,7 @@
 
 #include "dialect.h"
 #include "../lower/tma.h"
-#include "../runtime/runtime.h"
+#include "../lower/tmap.h"
 
 const char tc_cu_tma_prelude[] =
     /* CUDA 13's cuda.h aligns CUtensorMap to 128 bytes (the copy engine

@@ -237,6 +237,12 @@ tc_dtype tc_tensor_dtype(const tc_tensor *t) { return t->dtype; }
 int tc_tensor_ndims(const tc_tensor *t) { return t->nlogical; }
 int tc_tensor_nloop(const tc_tensor *t) { return t->nloop; }
 
+size_t tc_tensor_bytes(const tc_tensor *t) {
+  size_t n = tc_dtype_size(t->dtype);
+  for (int i = 0; i < t->nlogical; i++) n *= (size_t)t->f->g.axes[t->logical[i]].extent;
+  return n;
+}
+
 int64_t tc_tensor_extent(const tc_tensor *t, int axis) {
   int a = tc_norm_axis(axis, t->nlogical);
   return a < 0 ? -1 : t->f->g.axes[t->logical[a]].extent;

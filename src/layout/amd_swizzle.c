@@ -1,13 +1,11 @@
 /* amd_swizzle.c - Triton's (vec, perPhase, maxPhase) shared-memory swizzle
- * and AMD's matrix-core swizzle built from split / xor / merge, and the
- * scheduling calls tc_swizzle_amd and tc_swizzle_matrix_core. */
+ * and AMD's matrix-core swizzle built from split / xor / merge (the
+ * scheduling calls on a tensor are src/sched/swizzle_amd.c). */
 #include "amd_swizzle.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-
-#include "../ir/fusion.h"
 
 static int64_t pow2_ceil(int64_t v) {
   int64_t p = 1;
@@ -108,45 +106,4 @@ int tc_dg_amd_swizzle(tc_dgraph *g, int row, int col, const tc_amd_swizzle_param
   if (ci >= 0 && tc_dg_merge(g, c, ci, &c, err, errcap)) return -1;
   *row_out = r, *col_out = c;
   return 0;
-}
-
-/* ---- the scheduling calls ---------------------------------------------- */
-
-static tc_status swizzle_axes(tc_tensor *t, int row, int col, const tc_amd_swizzle_params *p,
-                              const char *call) {
-  int r = tc_norm_axis(row, t->nloop), c = tc_norm_axis(col, t->nloop);
-  if (r < 0 || c < 0)
-    return tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "%s has no loop axis %d; it has %d", t->name,
-                          r < 0 ? row : col, t->nloop);
-  if (r == c)
-    return tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "%s axis %d is both the row and the column", t->name, r);
-  char err[512];
-  int ro, co;
-  if (tc_dg_amd_swizzle(&t->f->g, t->loop[r], t->loop[c], p, &ro, &co, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s axes %d (rows), %d (columns): %s", t->name, r, c, err);
-  t->loop[r] = ro, t->loop[c] = co;
-  return TC_OK;
-}
-
-tc_status tc_swizzle_amd(tc_tensor *t, int row, int col, int vec, int per_phase, int max_phase) {
-  tc_status st = tc_tensor_check_computed(t, "tc_swizzle_amd");
-  if (st) return st;
-  tc_amd_swizzle_params p = {vec, per_phase, max_phase};
-  return swizzle_axes(t, row, col, &p, "tc_swizzle_amd");
-}
-
-tc_status tc_swizzle_matrix_core(tc_tensor *t, int row, int col, int vec) {
-  tc_status st = tc_tensor_check_computed(t, "tc_swizzle_matrix_core");
-  if (st) return st;
-  int c = tc_norm_axis(col, t->nloop);
-  if (c < 0)
-    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_swizzle_matrix_core", "%s has no loop axis %d; it has %d",
-                          t->name, col, t->nloop);
-  char err[512];
-  tc_amd_swizzle_params p;
-  int bits = (int)tc_dtype_size(t->dtype) * 8;
-  if (tc_amd_matrix_core_params(bits, t->f->g.axes[t->loop[c]].extent, vec, &p, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle_matrix_core", "%s (%s): %s", t->name,
-                          tc_dtype_name(t->dtype), err);
-  return swizzle_axes(t, row, col, &p, "tc_swizzle_matrix_core");
 }

@@ -7,6 +7,7 @@
 #include "../sched/sched.h"
 #include "../target/target.h"
 #include "ldst.h"
+#include "../base/test_hooks.h"
 
 static bool uses(const tc_expr *e, int64_t id) {
   if (!e) return false;
@@ -31,8 +32,6 @@ static const tc_expr *subst(tc_epool *p, const tc_expr *e, int n, const int64_t 
     default: return tc_e_bin(p, e->op, subst(p, e->a, n, ids, vals), subst(p, e->b, n, ids, vals));
   }
 }
-
-int tc_ldsm_test_fault;
 
 void tc_ldsm_fragment(int trans, int64_t lane, int v, int64_t *row, int64_t *col) {
   int64_t l = lane % 32;
@@ -139,7 +138,7 @@ static const tc_expr *derive_addr(tc_kir *k, const tc_expr *sh, int64_t vid, int
   tc_epool *p = k->pool;
   const tc_expr *tidx = k->pvar[3];
   const tc_expr *r = tc_e_modc(p, tidx, 8);
-  if (tc_ldsm_test_fault == 2) r = tc_e_sub(p, tc_e_const(p, 7), r); /* rows reversed */
+  if (tc_test_hooks_get()->ldsm_fault == 2) r = tc_e_sub(p, tc_e_const(p, 7), r); /* rows reversed */
   const tc_expr *j = tc_e_divc(p, tc_e_modc(p, tidx, 32), 8);
   if (num < 4) j = tc_e_modc(p, j, num);
   const tc_expr *warp = tc_e_mulc(p, tc_e_divc(p, tidx, 32), 32);
@@ -228,8 +227,8 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
   int64_t vid = vec->var->val;
   s->ldsm_vec = vec;
   /* fault 1 (tests): the other transposition's addresses, unchecked */
-  const tc_expr *addr = derive_addr(k, sh, vid, num, tc_ldsm_test_fault == 1 ? !trans : trans);
-  ldsm_bad bad = tc_ldsm_test_fault ? (ldsm_bad){0} : check(k, s, sh, addr, vid, num, trans);
+  const tc_expr *addr = derive_addr(k, sh, vid, num, tc_test_hooks_get()->ldsm_fault == 1 ? !trans : trans);
+  ldsm_bad bad = tc_test_hooks_get()->ldsm_fault ? (ldsm_bad){0} : check(k, s, sh, addr, vid, num, trans);
   if (bad.kind == 1) {
     /* would the other transposition serve? then say so */
     ldsm_bad other = check(k, s, sh, derive_addr(k, sh, vid, num, !trans), vid, num, !trans);

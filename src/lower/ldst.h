@@ -49,9 +49,5 @@ tc_status tc_ldst_lower(tc_kir *k, tc_target target, const char *arch);
  * both against the ISA's table. */
 void tc_ldsm_fragment(int trans, int64_t lane, int v, int64_t *row, int64_t *col);
 
-/* Tests only: 1 derives the row addresses by the other transposition's
- * rule, 2 with the rows of each matrix reversed; both skip the check, so
- * the kernel moves the wrong elements (the PoCL runs must notice). */
-extern int tc_ldsm_test_fault;
 
 #endif

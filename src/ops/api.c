@@ -1,7 +1,7 @@
 /* api.c - the public convolution and GEMM API of tilec.h (tc_conv2d_*,
  * tc_gemm_*), on top of the internal pieces `tilec conv2d` and `tilec gemm`
  * use: the convolution planner (conv.h), the GEMM generator (gemm.h), the
- * perf configs (tune/params.h), the tuner (tune/tuner.h) and the perf DB
+ * perf configs (tune/params.h), the tuner (ops/tuner.h) and the perf DB
  * (tune/perfdb.h).
  *
  * Both objects share op_common: the copied options, the last error, the
@@ -22,9 +22,9 @@
 #include "../runtime/runtime.h"
 #include "../tune/params.h"
 #include "../tune/perfdb.h"
-#include "../tune/tuner.h"
 #include "conv.h"
 #include "gemm.h"
+#include "tuner.h"
 
 /* Largest tensor or matrix, in elements (the commands' limit too). */
 #define API_MAX_ELEMS ((int64_t)1 << 31)

@@ -60,7 +60,7 @@
 
 #include "../codegen/dialect.h"
 #include "gemm_gen.h"
-#include "../tune/tuner.h"
+#include "tuner.h"
 
 /* the printing helpers of gemm_gen.h, by their short names */
 #define line tc_gemm_gen_line

@@ -84,12 +84,6 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
  * box j's buffer is written, so that every earlier copy from that buffer
  * has read it (the previous tile's boxes included). */
 int tc_gemm_tma_c_pending(int j, int nbox, int nbuf);
-/* Tests only: 0 normally; 1 prints the wgmma descriptors without the
- * 128-byte swizzle mode, 2 swaps the second and third stmatrix matrices,
- * 3 makes every block of a cluster load the first share of B (its box
- * numbers ignore the rank); the OpenCL emulation must expose each as
- * wrong results. */
-extern int tc_gemm_tma_test_fault;
 
 /* The shape of a problem (extents of the views' upper dims, dtype, and
  * vector widths from tc_view_vector_width). */

@@ -53,11 +53,6 @@ tc_status tc_gemm_gen_store_c(tc_gemm_gen *G, const tc_expr *m, const tc_expr *n
  * `lane` of an A fragment is A[ab_row][ab_k] (of a B fragment
  * B[ab_k][ab_row]); accumulator item `item` is C[c_row][c_col]. */
 void tc_mfma_layout(int kind, int lane, int item, int *ab_row, int *ab_k, int *c_row, int *c_col);
-/* Tests only: 0 normally; 1, 2, 3 make the generator print a wrong A
- * fragment layout (K groups swapped), C layout (rows within a group of 4
- * reversed) or B fragment layout (columns shifted), which the OpenCL
- * emulation must expose as wrong results. */
-extern int tc_mfma_test_fault;
 
 /* Bytes of shared memory the dialect's MFMA support adds (the OpenCL
  * emulation's scratch). */
@@ -80,11 +75,6 @@ tc_status tc_mfma_emit_c_store(tc_gemm_gen *G, int depth);
  * (0..3) is C[*c_row][*c_col]. */
 void tc_mma_layout(int lane, int e, int *a_row, int *a_k, int *b_k, int *b_col, int *c_row,
                    int *c_col);
-/* Tests only: 0 normally; 1, 2, 3 make the generator print a wrong A
- * fragment layout (registers a1 and a2 swapped), C layout (the two
- * columns of a lane swapped) or B fragment layout (the halves of each
- * register swapped), which the OpenCL emulation must expose. */
-extern int tc_mma_test_fault;
 int64_t tc_mma_extra_smem(const tc_dialect *d, const tc_gemm_params *p);
 void tc_mma_emit_prelude(tc_gemm_gen *G);
 void tc_mma_emit_setup(tc_gemm_gen *G, int depth);
@@ -96,10 +86,6 @@ tc_status tc_mma_emit_c_store(tc_gemm_gen *G, int depth);
 /* The generator's wgmma accumulator layout: value j of thread t (0..127)
  * of a warp group is D[*row][*col] of its 64 x N tile. */
 void tc_wgmma_d_layout(int t, int j, int *row, int *col);
-/* Tests only: 0 normally; 1 writes the shared tiles with each core matrix
- * transposed, 2 swaps LBO and SBO in the descriptors, 3 swaps rows g and
- * g + 8 of the C store; the OpenCL emulation must expose each. */
-extern int tc_wgmma_test_fault;
 void tc_wgmma_emit_prelude(tc_gemm_gen *G);
 void tc_wgmma_emit_setup(tc_gemm_gen *G, int depth);
 void tc_wgmma_emit_store(tc_gemm_gen *G, int odd, int depth);

@@ -33,12 +33,11 @@
 #include <string.h>
 
 #include "gemm_gen.h"
+#include "../base/test_hooks.h"
 
 /* the printing helpers of gemm_gen.h, by their short names */
 #define line tc_gemm_gen_line
 #define unroll tc_gemm_gen_unroll
-
-int tc_mfma_test_fault;
 
 typedef struct shape {
   int m, n, k, acc; /* the instruction's tile and f32 accumulators per lane */
@@ -72,7 +71,7 @@ void tc_mfma_emit_setup(tc_gemm_gen *G, int depth) {
   const tc_gemm_params *p = G->p;
   shape s = shape_of(p->mfma);
   int rm = p->m_per_wave / s.m, rn = p->n_per_wave / s.n;
-  int f = tc_mfma_test_fault;
+  int f = tc_test_hooks_get()->mfma_fault;
   line(G, depth, "/* MFMA %dx%dx%d: waves %d x %d of %d x %d, %d x %d MFMA tiles each */", s.m,
        s.n, s.k, p->waves_m, p->waves_n, p->m_per_wave, p->n_per_wave, rm, rn);
   line(G, depth, "const int tc_wave = tid / %d, tc_lane = tid %% %d;", TC_WAVE_SIZE, TC_WAVE_SIZE);
@@ -80,7 +79,7 @@ void tc_mfma_emit_setup(tc_gemm_gen *G, int depth) {
        p->waves_n, p->m_per_wave, p->waves_n, p->n_per_wave);
   line(G, depth, "/* lane layouts: fragments A[a_row][a_k4 + i], B[b_k4 + i][b_col]; C item v at "
                  "[c_row + %d*(v/4) + v%%4][c_col] */", 4 * (64 / s.n));
-  /* tc_mfma_test_fault 1 swaps A's K groups, 3 shifts B's columns */
+  /* tc_test_hooks_get()->mfma_fault 1 swaps A's K groups, 3 shifts B's columns */
   line(G, depth, f == 1 ? "const int a_row = tc_lane %% %d, a_k4 = 4 * ((tc_lane / %d) ^ 1);"
                          : "const int a_row = tc_lane %% %d, a_k4 = 4 * (tc_lane / %d);",
        s.m, s.m);
@@ -150,7 +149,7 @@ tc_status tc_mfma_emit_c_store(tc_gemm_gen *G, int depth) {
   for (int r = 0; r < rm && st == TC_OK; r++)
     for (int t = 0; t < rn && st == TC_OK; t++)
       for (int v = 0; v < s.acc && st == TC_OK; v++) {
-        int within = 4 * (64 / s.n) * (v / 4) + (tc_mfma_test_fault == 2 ? 3 - v % 4 : v % 4);
+        int within = 4 * (64 / s.n) * (v / 4) + (tc_test_hooks_get()->mfma_fault == 2 ? 3 - v % 4 : v % 4);
         const tc_expr *m = tc_e_addc(
             P, tc_e_add(P, tc_e_add(P, tc_e_mulc(P, G->m_blk, p->m_per_block), wm0), crow),
             r * s.m + within);

@@ -33,11 +33,10 @@
 #include <string.h>
 
 #include "gemm_gen.h"
+#include "../base/test_hooks.h"
 
 #define line tc_gemm_gen_line
 #define unroll tc_gemm_gen_unroll
-
-int tc_mma_test_fault;
 
 void tc_mma_layout(int lane, int e, int *a_row, int *a_k, int *b_k, int *b_col, int *c_row,
                    int *c_col) {
@@ -87,7 +86,7 @@ void tc_mma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth) {
   int kpb = p->k_per_block, mpb = p->m_per_block, npb = p->n_per_block;
   int rm = p->m_per_wave / 16, rn = p->n_per_wave / 8;
   int abase = odd ? kpb * mpb : 0, bbase = odd ? kpb * npb : 0;
-  int f = tc_mma_test_fault;
+  int f = tc_test_hooks_get()->mma_fault;
   int d1 = depth + 1, d2 = depth + 2, d3 = depth + 3, d4 = depth + 4;
   line(G, depth, "{ /* blockwise GEMM (mma.sync m16n8k16) on the %s buffers */",
        odd ? "odd" : "even");
@@ -149,7 +148,7 @@ tc_status tc_mma_emit_c_store(tc_gemm_gen *G, int depth) {
   for (int r = 0; r < rm && st == TC_OK; r++)
     for (int s = 0; s < rn && st == TC_OK; s++)
       for (int v = 0; v < 4 && st == TC_OK; v++) {
-        int col = tc_mma_test_fault == 2 ? 1 - v % 2 : v % 2; /* fault 2: columns swapped */
+        int col = tc_test_hooks_get()->mma_fault == 2 ? 1 - v % 2 : v % 2; /* fault 2: columns swapped */
         const tc_expr *m = tc_e_addc(
             P, tc_e_add(P, tc_e_add(P, tc_e_mulc(P, G->m_blk, p->m_per_block), wm0), g),
             r * 16 + 8 * (v / 2));

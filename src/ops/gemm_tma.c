@@ -69,8 +69,7 @@
 #include "../codegen/dialect.h"
 #include "../layout/tma_swizzle.h"
 #include "gemm.h"
-
-int tc_gemm_tma_test_fault;
+#include "../base/test_hooks.h"
 
 /* C tile rows per group of the blocks' walk over the tiles. */
 #define TC_TMA_GROUP_M 8
@@ -177,7 +176,7 @@ static void operand_split(operand *op, int split) {
 /* The tile's box number `jj` (a C expression) of box j of the block of
  * cluster rank `rank` (NULL or "0" without a split). */
 static void box_index(const operand *op, int j, const char *rank, char *jj, size_t cap) {
-  if (op->split > 1 && tc_gemm_tma_test_fault == 3) /* fault: every rank loads the first share */
+  if (op->split > 1 && tc_test_hooks_get()->gemm_tma_fault == 3) /* fault: every rank loads the first share */
     snprintf(jj, cap, "%d", j);
   else if (op->split > 1)
     snprintf(jj, cap, "(%s) * %d + %d", rank, op->nboxes, j);
@@ -333,7 +332,7 @@ static void emit_mma(hgen *H, const char *stage, int depth) {
       sbo[o] = 1024;
     }
     ln(H, depth + 1, "{");
-    int mode = tc_gemm_tma_test_fault == 1 ? 0 : 1; /* 1: 128-byte swizzle */
+    int mode = tc_test_hooks_get()->gemm_tma_fault == 1 ? 0 : 1; /* 1: 128-byte swizzle */
     ln(H, depth + 2, "const %s tc_da = tc_wgmma_desc(%s, %lldu, %lldu, %du);", ulong_t,
        tc_str_cstr(&addr[0]), (long long)lbo[0], (long long)sbo[0], mode);
     ln(H, depth + 2, "const %s tc_db = tc_wgmma_desc(%s, %lldu, %lldu, %du);", ulong_t,
@@ -499,7 +498,7 @@ static tc_status emit_epilogue(hgen *H, int depth) {
       tc_str_printf(&addr, "%lld + %s", (long long)(c0 + (int64_t)buf * mpb * 64), tc_str_cstr(&off));
       ln(H, depth, "{ /* columns %d .. %d */", 16 * jg, 16 * jg + 15);
       for (int i = 0; i < 4; i++) {
-        int src = tc_gemm_tma_test_fault == 2 && (i == 1 || i == 2) ? 3 - i : i;
+        int src = tc_test_hooks_get()->gemm_tma_fault == 2 && (i == 1 || i == 2) ? 3 - i : i;
         ln(H, depth + 1, "tc_lr[%d] = tc_pack2(c_acc[%d] * tc_alpha, c_acc[%d] * tc_alpha);", i,
            8 * jg + 2 * src, 8 * jg + 2 * src + 1);
       }

@@ -39,17 +39,16 @@
 
 #include "../layout/domain.h"
 #include "gemm_gen.h"
+#include "../base/test_hooks.h"
 
 #define line tc_gemm_gen_line
 #define unroll tc_gemm_gen_unroll
-
-int tc_wgmma_test_fault;
 
 void tc_wgmma_d_layout(int t, int j, int *row, int *col) {
   int w = t / 32, g = (t % 32) / 4, tq = t % 4;
   *row = 16 * w + g + 8 * ((j / 2) % 2);
   *col = 8 * (j / 4) + 2 * tq + j % 2;
-  if (tc_wgmma_test_fault == 3) *row = 16 * w + g + 8 * (1 - (j / 2) % 2);
+  if (tc_test_hooks_get()->wgmma_fault == 3) *row = 16 * w + g + 8 * (1 - (j / 2) % 2);
 }
 
 /* The shared layout of one operand tile [X][K] (see the top). */
@@ -70,7 +69,7 @@ static void layout_build(wg_layout *L, int kpb, int ext) {
   tc_dg_split(&L->g, L->root_x, 8, 1, &L->x_o, &xi, err, sizeof err);
   tc_dg_split(&L->g, L->root_k, 8, 1, &L->k_o, &ki, err, sizeof err);
   int order[4] = {L->k_o, L->x_o, xi, ki};
-  if (tc_wgmma_test_fault == 1) order[2] = ki, order[3] = xi; /* core matrices transposed */
+  if (tc_test_hooks_get()->wgmma_fault == 1) order[2] = ki, order[3] = xi; /* core matrices transposed */
   memcpy(L->alloc, order, sizeof order);
   int64_t s = 1;
   for (int i = 3; i >= 0; i--) {
@@ -153,7 +152,7 @@ void tc_wgmma_emit_block_gemm(tc_gemm_gen *G, int odd, int depth) {
   /* LBO: K-adjacent core matrices (k_o); SBO: 8-row groups (x_o); bytes */
   int64_t a_lbo = 2 * layout_stride(&LA, LA.k_o), a_sbo = 2 * layout_stride(&LA, LA.x_o);
   int64_t b_lbo = 2 * layout_stride(&LB, LB.k_o), b_sbo = 2 * layout_stride(&LB, LB.x_o);
-  if (tc_wgmma_test_fault == 2) { /* LBO and SBO swapped */
+  if (tc_test_hooks_get()->wgmma_fault == 2) { /* LBO and SBO swapped */
     int64_t t = a_lbo;
     a_lbo = a_sbo, a_sbo = t;
     t = b_lbo, b_lbo = b_sbo, b_sbo = t;
@@ -204,7 +203,7 @@ tc_status tc_wgmma_emit_c_store(tc_gemm_gen *G, int depth) {
                  "mma_g + 8*((j/2)%%2), column 8*(j/4) + 2*mma_t + j%%2) */");
   for (int j = 0; j < p->n_per_block / 2 && st == TC_OK; j++) {
     int rowc = 8 * ((j / 2) % 2);
-    if (tc_wgmma_test_fault == 3) rowc = 8 - rowc; /* rows g and g + 8 swapped */
+    if (tc_test_hooks_get()->wgmma_fault == 3) rowc = 8 - rowc; /* rows g and g + 8 swapped */
     const tc_expr *m = tc_e_addc(
         P,
         tc_e_add(P, tc_e_add(P, tc_e_mulc(P, G->m_blk, p->m_per_block), tc_e_mulc(P, wg, 64)),

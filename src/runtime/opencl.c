@@ -791,3 +791,82 @@ int tc_cl_list_devices(tc_str *out) {
   list_free(&l);
   return n;
 }
+
+/* ---- listing platforms and devices ---------------------------------------- */
+
+/* A platform's string (CL_PLATFORM_NAME ...) into buf ("?" on failure). */
+static void platform_info(cl_platform_id p, cl_platform_info what, char *buf, size_t cap) {
+  if (clGetPlatformInfo(p, what, cap - 1, buf, NULL) != CL_SUCCESS) snprintf(buf, cap, "?");
+  buf[cap - 1] = 0;
+}
+
+static const char *cl_type_name(cl_device_type t) {
+  if (t & CL_DEVICE_TYPE_GPU) return "GPU";
+  if (t & CL_DEVICE_TYPE_CPU) return "CPU";
+  if (t & CL_DEVICE_TYPE_ACCELERATOR) return "accelerator";
+  return "other";
+}
+
+/* The devices of platform p into *out (nd of them; 0 when they cannot be listed). */
+static int platform_devices(cl_platform_id p, tc_cl_device_info **out) {
+  cl_uint nd = 0;
+  cl_device_id *ds = NULL;
+  *out = NULL;
+  if (clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, NULL, &nd) != CL_SUCCESS) nd = 0;
+  if (nd) {
+    ds = calloc(nd, sizeof *ds);
+    if (!ds || clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ds, NULL) != CL_SUCCESS) nd = 0;
+  }
+  if (nd) *out = tc_xcalloc(nd, sizeof **out);
+  for (cl_uint d = 0; d < nd; d++) {
+    tc_cl_device_info *o = &(*out)[d];
+    cl_device_type t = 0;
+    cl_uint cus = 0;
+    cl_ulong lmem = 0, gmem = 0;
+    if (clGetDeviceInfo(ds[d], CL_DEVICE_NAME, sizeof o->name - 1, o->name, NULL) != CL_SUCCESS)
+      snprintf(o->name, sizeof o->name, "?");
+    o->name[sizeof o->name - 1] = 0;
+    clGetDeviceInfo(ds[d], CL_DEVICE_TYPE, sizeof t, &t, NULL);
+    clGetDeviceInfo(ds[d], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cus, &cus, NULL);
+    clGetDeviceInfo(ds[d], CL_DEVICE_LOCAL_MEM_SIZE, sizeof lmem, &lmem, NULL);
+    clGetDeviceInfo(ds[d], CL_DEVICE_GLOBAL_MEM_SIZE, sizeof gmem, &gmem, NULL);
+    o->type = cl_type_name(t);
+    o->compute_units = cus;
+    o->local_mem_bytes = lmem, o->global_mem_bytes = gmem;
+  }
+  free(ds);
+  return (int)nd;
+}
+
+int tc_cl_platforms(tc_cl_platform_info **out, char *why, size_t cap) {
+  *out = NULL;
+  why[0] = 0;
+  cl_uint np = 0;
+  cl_int e = clGetPlatformIDs(0, NULL, &np);
+  if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
+    snprintf(why, cap, "no OpenCL platform found (install pocl-opencl-icd)");
+    return 0;
+  }
+  cl_platform_id *ps = e == CL_SUCCESS ? calloc(np, sizeof *ps) : NULL;
+  if (e == CL_SUCCESS && ps) e = clGetPlatformIDs(np, ps, NULL);
+  if (e != CL_SUCCESS || !ps) {
+    snprintf(why, cap, "clGetPlatformIDs failed: %s (%d)", tc_cl_error_name(e), (int)e);
+    free(ps);
+    return -1;
+  }
+  tc_cl_platform_info *p = tc_xcalloc(np, sizeof *p);
+  for (cl_uint i = 0; i < np; i++) {
+    platform_info(ps[i], CL_PLATFORM_NAME, p[i].name, sizeof p[i].name);
+    platform_info(ps[i], CL_PLATFORM_VENDOR, p[i].vendor, sizeof p[i].vendor);
+    platform_info(ps[i], CL_PLATFORM_VERSION, p[i].version, sizeof p[i].version);
+    p[i].ndevices = platform_devices(ps[i], &p[i].devices);
+  }
+  free(ps);
+  *out = p;
+  return (int)np;
+}
+
+void tc_cl_platforms_free(tc_cl_platform_info *p, int n) {
+  for (int i = 0; i < n; i++) free(p[i].devices);
+  free(p);
+}

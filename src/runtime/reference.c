@@ -51,12 +51,6 @@ float tc_bf16_to_f32(uint16_t h) {
   return f;
 }
 
-size_t tc_tensor_bytes(const tc_tensor *t) {
-  size_t n = tc_dtype_size(t->dtype);
-  for (int i = 0; i < t->nlogical; i++) n *= (size_t)t->f->g.axes[t->logical[i]].extent;
-  return n;
-}
-
 static bool is_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
 
 /* The integer v (exact) wrapped to `bits` bits in two's complement. */

@@ -13,6 +13,7 @@
 
 #include "tilec/tilec.h"
 #include "../base/base.h"
+#include "../lower/tmap.h"
 #include "../target/target.h"
 
 /* One kernel argument: a buffer of `bytes` bytes.  `host` is copied to the
@@ -22,24 +23,6 @@ typedef struct tc_rt_buffer {
   size_t bytes;
   int copy_back;
 } tc_rt_buffer;
-
-/* One CUtensorMap kernel argument of a kernel that uses bulk tensor
- * copies (TMA, sm_90+): the CUDA runtime encodes it with
- * cuTensorMapEncodeTiled over the device copy of buffer `buffer` and
- * passes it by value (128 bytes) after the buffers, in the order of the
- * launch's tmaps[].  Dimension 0 is the innermost (contiguous) one.
- * Interleave none, L2 promotion 128B, out-of-bounds elements read as zero
- * (and are not written by stores).  OpenCL ignores tensor maps: its
- * emulation reads the buffers directly. */
-typedef struct tc_rt_tmap {
-  int buffer;          /* index into the launch's buffers */
-  tc_dtype dtype;      /* element type (f32, f16, bf16, i32, i8) */
-  int rank;            /* 1 .. 5 */
-  uint64_t dims[5];    /* tensor extents, innermost first */
-  uint64_t strides[5]; /* byte strides of dims 1 .. rank-1 (strides[0] unused) */
-  uint32_t box[5];     /* box extents, innermost first */
-  int swizzle;         /* 0 (none), 32, 64 or 128 bytes */
-} tc_rt_tmap;
 
 /* ---- tensor maps (tmap.c; pure C, needs neither cuda.h nor a GPU) ----
  * tilec's copies of the enum values cuda.h gives cuTensorMapEncodeTiled's
@@ -175,6 +158,26 @@ tc_status tc_cl_build(tc_cl *cl, const char *source, tc_str *err);
 int tc_cl_list_devices(tc_str *out);
 /* The name of an OpenCL error code ("CL_INVALID_WORK_GROUP_SIZE"). */
 const char *tc_cl_error_name(int code);
+
+/* The OpenCL platforms and their devices, as `tilec version` and `tilec
+ * devices` list them.  A string that cannot be read is "?". */
+typedef struct tc_cl_device_info {
+  char name[256];
+  const char *type;                   /* "GPU", "CPU", "accelerator" or "other" */
+  unsigned compute_units;
+  unsigned long long local_mem_bytes, global_mem_bytes;
+} tc_cl_device_info;
+typedef struct tc_cl_platform_info {
+  char name[256], vendor[256], version[256];
+  int ndevices;                       /* 0 also when they cannot be listed */
+  tc_cl_device_info *devices;
+} tc_cl_platform_info;
+/* Fills *out (allocated; free with tc_cl_platforms_free) and returns the
+ * number of platforms; with none, 0 and why "no OpenCL platform found
+ * (install pocl-opencl-icd)"; when they cannot be listed, -1 and why
+ * "clGetPlatformIDs failed: NAME (CODE)".  *out is NULL unless > 0. */
+int tc_cl_platforms(tc_cl_platform_info **out, char *why, size_t cap);
+void tc_cl_platforms_free(tc_cl_platform_info *p, int n);
 /* CL_DEVICE_MAX_WORK_GROUP_SIZE of an open device (0 if unknown). */
 size_t tc_cl_max_work_group_size(const tc_cl *cl);
 /* CL_DEVICE_LOCAL_MEM_SIZE of an open device (0 if unknown): a launch of

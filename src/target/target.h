@@ -49,6 +49,13 @@ enum {
   TC_FEAT_MFMA_F8 = 1u << 11    /* MFMA fp8 / bf8: gfx940+ */
 };
 
+/* The MFMA instruction kinds (f32 accumulation; f16 or bf16 inputs as the
+ * problem's dtype): v_mfma_f32_32x32x8{f16,bf16_1k} or
+ * v_mfma_f32_16x16x16{f16,bf16_1k}.  An XDLOPS kernel's parameters name one
+ * (tc_gemm_params.mfma) and the HIP dialect and its OpenCL emulation print it. */
+#define TC_MFMA_32X32X8 1
+#define TC_MFMA_16X16X16 2
+
 typedef struct tc_target_info {
   tc_target target;
   const char *name;      /* "opencl", "cuda", "hip" */

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "../runtime/host.h"
-#include "../tune/tuner.h"
+#include "../ops/tuner.h"
 
 void tc_tile_gemm_desc_init(tc_tile_gemm_desc *d, int64_t m, int64_t n, int64_t k) {
   memset(d, 0, sizeof *d);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "tilec/tilec.h"
+#include "../target/target.h"
 
 typedef struct tc_gemm_params {
   /* tuned */
@@ -78,11 +79,8 @@ typedef struct tc_gemm_params {
 #define TC_GEMM_READ_K 1
 #define TC_GEMM_READ_MN 2
 
-/* The MFMA instruction of an XDLOPS kernel (f32 accumulation; f16 or bf16
- * inputs as the problem's dtype): v_mfma_f32_32x32x8{f16,bf16_1k} or
- * v_mfma_f32_16x16x16{f16,bf16_1k}. */
-#define TC_MFMA_32X32X8 1
-#define TC_MFMA_16X16X16 2
+/* The MFMA instruction of an XDLOPS kernel: TC_MFMA_32X32X8 or
+ * TC_MFMA_16X16X16 (target.h, where codegen reads them too). */
 #define TC_WAVE_SIZE 64
 
 /* The mma.sync instruction of an mma kernel: m16n8k16, f16 or bf16

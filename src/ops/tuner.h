@@ -21,11 +21,11 @@
 #include <stddef.h>
 
 #include "tilec/tilec.h"
-#include "../ops/conv.h"
-#include "../ops/gemm.h"
 #include "../runtime/runtime.h"
-#include "params.h"
-#include "perfdb.h"
+#include "../tune/params.h"
+#include "../tune/perfdb.h"
+#include "conv.h"
+#include "gemm.h"
 
 #define TC_TUNE_DEFAULT_MAX 16
 #define TC_TUNE_DEFAULT_REPS 3

@@ -4,7 +4,7 @@
 #define TC_KERNEL_TMAPS_H
 
 #include "tilec/tilec.h"
-#include "../runtime/runtime.h"
+#include "runtime.h"
 
 /* The tensor maps tc_kernel_run passes to k's launch after its buffers,
  * in the order of its tc_tmap parameters: returns their number and sets

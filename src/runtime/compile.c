@@ -1,16 +1,18 @@
-/* compile.c - tc_compile (lower, then print in the target's dialect) and
- * the compiled-kernel object with its launch facts and run entry point. */
+/* compile.c - tc_compile (lower, then print in the target's dialect, through
+ * the kernel cache) and the compiled-kernel object with its launch facts and
+ * run entry point.  In the runtime layer: a tc_kernel holds its device
+ * handles and builds and runs through the runtime. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "../codegen/dialect.h"
 #include "../lower/allocation.h"
-#include "../runtime/cache.h"
-#include "../runtime/runtime.h"
 #include "../sched/sched.h"
 #include "../target/target.h"
-#include "dialect.h"
+#include "cache.h"
 #include "kernel_tmaps.h"
+#include "runtime.h"
 
 struct tc_kernel {
   char *source;
@@ -48,15 +50,6 @@ static const char *default_arch(tc_target t) {
    * keep the field) */
   const char *a = tc_target_default_arch(t);
   return a ? a : TC_CUDA_DEFAULT_ARCH;
-}
-
-const tc_dialect *tc_dialect_for(tc_target target) {
-  switch (target) {
-    case TC_TARGET_OPENCL: return &tc_dialect_opencl;
-    case TC_TARGET_CUDA: return &tc_dialect_cuda;
-    case TC_TARGET_HIP: return &tc_dialect_hip;
-  }
-  return NULL;
 }
 
 static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, const char *name,

@@ -1,0 +1,36 @@
+/* test_hooks.h - internal: faults the tests inject into the generators and
+ * the lowering to show that the checks they rely on (runs on the OpenCL
+ * emulation) catch a wrong layout.  All zero (no fault) unless a test sets
+ * them through tc_test_hooks_set; the library only reads them. */
+#ifndef TC_TEST_HOOKS_H
+#define TC_TEST_HOOKS_H
+
+typedef struct tc_test_hooks {
+  /* lower/ldst.c: 1 derives ldmatrix row addresses by the other
+   * transposition's rule, 2 with the rows of each matrix reversed; both
+   * skip the check, so the kernel moves the wrong elements */
+  int ldsm_fault;
+  /* ops/gemm_mfma.c: 1, 2, 3 print a wrong A fragment layout (K groups
+   * swapped), C layout (rows within a group of 4 reversed) or B fragment
+   * layout (columns shifted) */
+  int mfma_fault;
+  /* ops/gemm_mma.c: 1, 2, 3 print a wrong A fragment layout (registers a1
+   * and a2 swapped), C layout (the two columns of a lane swapped) or B
+   * fragment layout (the halves of each register swapped) */
+  int mma_fault;
+  /* ops/gemm_wgmma.c: 1 writes the shared tiles with each core matrix
+   * transposed, 2 swaps LBO and SBO in the descriptors, 3 swaps rows g and
+   * g + 8 of the C store */
+  int wgmma_fault;
+  /* ops/gemm_tma.c: 1 prints the wgmma descriptors without the 128-byte
+   * swizzle mode, 2 swaps the second and third stmatrix matrices, 3 makes
+   * every block of a cluster load the first share of B */
+  int gemm_tma_fault;
+} tc_test_hooks;
+
+/* The hooks in force (never NULL). */
+const tc_test_hooks *tc_test_hooks_get(void);
+/* Tests only: puts *h in force (NULL: no fault). */
+void tc_test_hooks_set(const tc_test_hooks *h);
+
+#endif
