@@ -30,6 +30,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "base/test_hooks.h"
 #include "demo/ldst_set.h"
 #include "lower/ldst.h"
 #include "runtime/runtime.h"
@@ -387,9 +388,11 @@ int main(int argc, char **argv) {
           tc_compile_options o = {cuda ? TC_TARGET_CUDA : TC_TARGET_OPENCL, cuda ? arch : NULL,
                                   fault == 1 ? "ldst_fault1" : fault == 2 ? "ldst_fault2"
                                                                           : "ldst_matrix_set"};
-          tc_ldsm_test_fault = fault;
+          tc_test_hooks hooks = {0};
+          hooks.ldsm_fault = fault;
+          tc_test_hooks_set(&hooks);
           k = tc_compile(s.f, &o, &st);
-          tc_ldsm_test_fault = 0;
+          tc_test_hooks_set(NULL);
           if (!k)
             snprintf(v->error, sizeof v->error, "compile (%s): %s", tc_status_name(st),
                      tc_fusion_error(s.f));
