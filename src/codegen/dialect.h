@@ -68,6 +68,17 @@ typedef struct tc_dialect {
    * work-item loops, so the loops end up as the printed extents say. */
   const char *wi_zero_def;
   const char *unroll_pragma;
+  /* Printed before every loop of the kernel's loop nest (NULL: none).
+   * OpenCL: keeps LLVM's loop vectorizer off the kernel's own loops.
+   * PoCL 3.1 lets it vectorize loops of a few iterations (it lowers the
+   * vectorizer's minimum trip count for its work-item loops), and
+   * LLVM 15 then predicates them with masked vector loads and stores
+   * that the x86 instruction selector cannot select when the values of
+   * one such loop feed another through shared memory ("LLVM ERROR:
+   * Cannot select", which ends the whole process): fabs / fmax results
+   * written to shared memory in a predicated loop, a predicated float
+   * to i8 cast.  PoCL still vectorizes across work-items. */
+  const char *loop_pragma;
   /* Reads element idx of buffer `name` (of dtype t in memory m) as its
    * compute type (float or int). */
   void (*load)(tc_str *o, tc_dtype t, tc_memtype m, const char *name, const char *idx);

@@ -180,6 +180,7 @@ const tc_dialect tc_dialect_opencl = {
         "   * that PoCL does not split them at barriers of its own */\n"
         "  const int tc_wi_zero = (int)(get_local_id(0) >= get_local_size(0));\n",
     .unroll_pragma = "#pragma unroll",
+    .loop_pragma = "#pragma clang loop vectorize(disable)",
     .load = cl_load,
     .store = cl_store,
     .fexp = "exp", .flog = "log", .fsqrt = "sqrt", .ftanh = "tanh",

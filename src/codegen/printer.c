@@ -253,6 +253,10 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
     tc_str_indent(o, depth);
     tc_str_printf(o, "%s\n", d->unroll_pragma);
   }
+  if (d->loop_pragma) {
+    tc_str_indent(o, depth);
+    tc_str_printf(o, "%s\n", d->loop_pragma);
+  }
   tc_str_indent(o, depth);
   tc_str_printf(o, "for (int %s = 0; %s < %lld%s; ++%s) {", v, v, (long long)n->extent,
                 wi_zero && !unroll && !has_barrier_inside(n) ? " + tc_wi_zero" : "", v);
