@@ -190,13 +190,10 @@ static tc_status validate_visibility(lctx *c, tc_tensor *t, tc_tensor *cons) {
                "threads of a block see", t->name);
     st = tc_fail(c->f, TC_ERR_SCHEDULE,
                  "compile: %s is in %s memory with axis %d bound to %s, but its consumer %s has no "
-                 "matching %s axis (one made the same way from the axes of %s it reads%s), so it would "
-                 "read elements another %s wrote; schedule and parallelize %s and %s alike "
-                 "(tc_propagate_transforms, tc_parallelize_all_like)%s",
+                 "matching %s axis, so it would read elements another %s wrote; schedule and "
+                 "parallelize %s and %s alike (tc_propagate_transforms, tc_parallelize_all_like)%s",
                  t->name, tc_memtype_name(t->mem), i, tc_ptype_name(a->ptype), cons->name,
-                 tc_ptype_name(a->ptype), t->name,
-                 cons->def && cons->def->kind == TC_OP_PERMUTE ? ", permuted" : "",
-                 thread ? "thread" : "block", t->name, cons->name,
+                 tc_ptype_name(a->ptype), thread ? "thread" : "block", t->name, cons->name,
                  thread ? move : "; the blocks of a launch neither share on-chip memory nor wait "
                  "for each other, so no memory type makes this safe");
   }

@@ -239,7 +239,7 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
       char why[400];
       conflicting_reader(t, c, csig, i, why, sizeof why);
       st = tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
-                          "cannot inline %s at position %d: its loop axis %d (%s) does not iterate like "
+                          "cannot inline %s at position %d: its loop axis %d (%s) does not map to "
                           "axis %d (%s) of its consumer %s, which reads %s%s%s; %sinline %s at position "
                           "%d or less",
                           t->name, pos, i, tc_axis_describe(g, t->loop[i], b1, sizeof b1), i,
