@@ -151,10 +151,7 @@ tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, t
   int64_t shape[16];
   for (int k = 0; k < src->nlogical; k++)
     shape[k] = f->g.axes[src->logical[perm ? perm[k] : k]].extent;
-  tc_tensor *tv = tc_tensor_new(f, t, src->nlogical, shape);
-  for (int k = 0; k < src->nlogical; k++)
-    f->g.axes[tv->logical[k]].sig = f->g.axes[src->logical[perm ? perm[k] : k]].sig;
-  return tv;
+  return tc_tensor_new(f, t, src->nlogical, shape);
 }
 
 int tc_op_in_axis(const tc_op *op, int j) { return op->kind == TC_OP_PERMUTE ? op->perm[j] : j; }

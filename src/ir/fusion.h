@@ -61,9 +61,9 @@ void tc_clear_error(tc_fusion *f);
 
 /* A new tensor with fresh root axes of the given shape. */
 tc_tensor *tc_tensor_new(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape);
-/* A new tensor whose logical axis k has the extent and signature of src's
- * logical axis perm[k] (perm NULL: the identity), so that axes map across
- * the op that makes it. */
+/* A new tensor whose logical axis k has the extent of src's logical axis
+ * perm[k] (perm NULL: the identity).  Which axes correspond across the op
+ * that makes it is the op's to say (tc_op_in_axis), not the axes'. */
 tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, tc_dtype t);
 /* The logical axis of op input k that output logical axis j reads. */
 int tc_op_in_axis(const tc_op *op, int j);

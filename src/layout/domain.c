@@ -30,9 +30,61 @@ static bool valid_axis(const tc_dgraph *g, int a) { return a >= 0 && a < g->naxe
 
 static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
+uint64_t tc_dg_root_sig(int64_t extent, int position) {
+  return tc_hash_mix(tc_hash_mix(1, (uint64_t)position), (uint64_t)extent);
+}
+
+/* The signature of output k of x (extent: that output's) from the
+ * signatures of its inputs: the one definition of an axis's structure. */
+static uint64_t xf_sig(const tc_xform *x, int k, int64_t extent, const uint64_t *in) {
+  uint64_t s;
+  switch (x->kind) {
+    case TC_XF_SPLIT:
+      s = tc_hash_mix(tc_hash_mix(tc_hash_mix(2, in[0]), (uint64_t)x->factor), (uint64_t)x->inner_split);
+      return tc_hash_mix(s, (uint64_t)k);
+    case TC_XF_MERGE: return tc_hash_mix(tc_hash_mix(3, in[0]), in[1]);
+    case TC_XF_XOR: return tc_hash_mix(tc_hash_mix(tc_hash_mix(4, in[0]), in[1]), (uint64_t)k);
+    case TC_XF_CUTE: return tc_hash_mix(tc_hash_mix(5, in[0]), (uint64_t)(x->b * 10000 + x->m * 100 + x->s));
+    case TC_XF_RESIZE:
+      return tc_hash_mix(tc_hash_mix(tc_hash_mix(6, in[0]), (uint64_t)x->left), (uint64_t)x->right);
+    case TC_XF_EMBED:
+      s = tc_hash_mix(tc_hash_mix(tc_hash_mix(7, in[0]), (uint64_t)x->coeff[k]), (uint64_t)extent);
+      return tc_hash_mix(s, (uint64_t)k);
+    case TC_XF_BROADCAST: return tc_hash_mix(tc_hash_mix(8, in[0]), (uint64_t)extent);
+    case TC_XF_ADDDIM: return tc_hash_mix(9, (uint64_t)extent);
+    default: return 0;
+  }
+}
+
+/* Adds x to g with fresh output axes of the given extents, signed by
+ * xf_sig from the signatures of its inputs; returns its index. */
+static int add_xform(tc_dgraph *g, tc_xform x, const int64_t *extents) {
+  int xi = new_xform(g, x);
+  uint64_t in[2] = {0, 0};
+  for (int k = 0; k < x.nin; k++) in[k] = g->axes[x.in[k]].sig;
+  for (int k = 0; k < x.nout; k++) {
+    int a = new_axis(g, extents[k], xi, xf_sig(&x, k, extents[k], in));
+    g->xf[xi].out[k] = a;
+  }
+  return xi;
+}
+
 int tc_dg_root(tc_dgraph *g, int64_t extent, int position) {
-  uint64_t sig = tc_hash_mix(tc_hash_mix(1, (uint64_t)position), (uint64_t)extent);
-  return new_axis(g, extent, -1, sig);
+  return new_axis(g, extent, -1, tc_dg_root_sig(extent, position));
+}
+
+void tc_dg_sigs_from(const tc_dgraph *g, const int *roots, const uint64_t *root_sigs, int n,
+                     uint64_t *sig) {
+  for (int a = 0; a < g->naxes; a++) sig[a] = 0;
+  for (int i = 0; i < n; i++) sig[roots[i]] = root_sigs[i];
+  for (int i = 0; i < g->nxf; i++) {
+    const tc_xform *x = &g->xf[i];
+    uint64_t in[2] = {0, 0};
+    bool all = x->nin > 0;
+    for (int k = 0; k < x->nin; k++) all &= (in[k] = sig[x->in[k]]) != 0;
+    for (int k = 0; all && k < x->nout; k++)
+      sig[x->out[k]] = xf_sig(x, k, g->axes[x->out[k]].extent, in);
+  }
 }
 
 int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
@@ -48,13 +100,9 @@ int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
   x.kind = TC_XF_SPLIT;
   x.in[0] = in, x.nin = 1, x.nout = 2;
   x.factor = factor, x.inner_split = inner_split != 0;
-  int xi = new_xform(g, x);
-  uint64_t s = tc_hash_mix(tc_hash_mix(tc_hash_mix(2, g->axes[in].sig), (uint64_t)factor),
-                           (uint64_t)x.inner_split);
-  int o = new_axis(g, inner_split ? rest : factor, xi, tc_hash_mix(s, 0));
-  int i = new_axis(g, inner_split ? factor : rest, xi, tc_hash_mix(s, 1));
-  g->xf[xi].out[0] = o, g->xf[xi].out[1] = i;
-  *outer = o, *inner = i;
+  int64_t ext[2] = {inner_split ? rest : factor, inner_split ? factor : rest};
+  int xi = add_xform(g, x, ext);
+  *outer = g->xf[xi].out[0], *inner = g->xf[xi].out[1];
   return 0;
 }
 
@@ -70,9 +118,8 @@ int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t 
   tc_xform x = {0};
   x.kind = TC_XF_MERGE;
   x.in[0] = outer, x.in[1] = inner, x.nin = 2, x.nout = 1;
-  int xi = new_xform(g, x);
-  uint64_t s = tc_hash_mix(tc_hash_mix(3, g->axes[outer].sig), g->axes[inner].sig);
-  *out = g->xf[xi].out[0] = new_axis(g, e, xi, s);
+  int xi = add_xform(g, x, &e);
+  *out = g->xf[xi].out[0];
   return 0;
 }
 
@@ -89,12 +136,9 @@ int tc_dg_xor(tc_dgraph *g, int xa, int ya, int *ox, int *oy, char *err, size_t 
   tc_xform x = {0};
   x.kind = TC_XF_XOR;
   x.in[0] = xa, x.in[1] = ya, x.nin = 2, x.nout = 2;
-  int xi = new_xform(g, x);
-  uint64_t s = tc_hash_mix(tc_hash_mix(4, g->axes[xa].sig), g->axes[ya].sig);
-  int a = new_axis(g, xe, xi, tc_hash_mix(s, 0));
-  int b = new_axis(g, ye, xi, tc_hash_mix(s, 1));
-  g->xf[xi].out[0] = a, g->xf[xi].out[1] = b;
-  *ox = a, *oy = b;
+  int64_t ext[2] = {xe, ye};
+  int xi = add_xform(g, x, ext);
+  *ox = g->xf[xi].out[0], *oy = g->xf[xi].out[1];
   return 0;
 }
 
@@ -114,10 +158,8 @@ int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, s
   x.kind = TC_XF_CUTE;
   x.in[0] = in, x.nin = 1, x.nout = 1;
   x.b = b, x.m = m, x.s = s;
-  int xi = new_xform(g, x);
-  uint64_t sig = tc_hash_mix(tc_hash_mix(5, g->axes[in].sig),
-                             (uint64_t)(b * 10000 + m * 100 + s));
-  *out = g->xf[xi].out[0] = new_axis(g, e, xi, sig);
+  int xi = add_xform(g, x, &e);
+  *out = g->xf[xi].out[0];
   return 0;
 }
 
@@ -145,10 +187,8 @@ int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
   x.kind = TC_XF_RESIZE;
   x.in[0] = in, x.nin = 1, x.nout = 1;
   x.left = left, x.right = right;
-  int xi = new_xform(g, x);
-  uint64_t sig = tc_hash_mix(tc_hash_mix(tc_hash_mix(6, g->axes[in].sig), (uint64_t)left),
-                             (uint64_t)right);
-  *out = g->xf[xi].out[0] = new_axis(g, e, xi, sig);
+  int xi = add_xform(g, x, &e);
+  *out = g->xf[xi].out[0];
   return 0;
 }
 
@@ -175,13 +215,8 @@ int tc_dg_embed(tc_dgraph *g, int in, int n, const int64_t *extents, const int64
   x.kind = TC_XF_EMBED;
   x.in[0] = in, x.nin = 1, x.nout = n;
   for (int i = 0; i < n; i++) x.coeff[i] = coeffs[i];
-  int xi = new_xform(g, x);
-  uint64_t s = tc_hash_mix(7, g->axes[in].sig);
-  for (int i = 0; i < n; i++) {
-    uint64_t si = tc_hash_mix(tc_hash_mix(tc_hash_mix(s, (uint64_t)coeffs[i]), (uint64_t)extents[i]),
-                              (uint64_t)i);
-    outs[i] = g->xf[xi].out[i] = new_axis(g, extents[i], xi, si);
-  }
+  int xi = add_xform(g, x, extents);
+  for (int i = 0; i < n; i++) outs[i] = g->xf[xi].out[i];
   return 0;
 }
 
@@ -194,9 +229,8 @@ int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, char *err, s
   tc_xform x = {0};
   x.kind = TC_XF_BROADCAST;
   x.in[0] = in, x.nin = 1, x.nout = 1;
-  int xi = new_xform(g, x);
-  uint64_t sig = tc_hash_mix(tc_hash_mix(8, g->axes[in].sig), (uint64_t)extent);
-  *out = g->xf[xi].out[0] = new_axis(g, extent, xi, sig);
+  int xi = add_xform(g, x, &extent);
+  *out = g->xf[xi].out[0];
   return 0;
 }
 
@@ -208,8 +242,8 @@ int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, char *err, size_t errc
   tc_xform x = {0};
   x.kind = TC_XF_ADDDIM;
   x.nin = 0, x.nout = 1;
-  int xi = new_xform(g, x);
-  *out = g->xf[xi].out[0] = new_axis(g, extent, xi, tc_hash_mix(9, (uint64_t)extent));
+  int xi = add_xform(g, x, &extent);
+  *out = g->xf[xi].out[0];
   return 0;
 }
 

@@ -13,9 +13,11 @@
  * can leave the input's range (a non-divisible split, a resize).
  *
  * Axis signatures: each axis has a structural hash of how it was made from
- * logical positions; two tensors' axes with equal signatures iterate the
- * same way, which is how compute-at and parallelize-all-like map axes
- * across tensors. */
+ * its tensor's logical positions, so two axes of one tensor with equal
+ * signatures iterate the same way.  Across tensors the positions differ
+ * by the ops between them (a permute reorders them); tc_dg_sigs_from
+ * signs the axes made from given roots with given root signatures, which
+ * is how axes are compared across an op (sched/axis_map.c). */
 #ifndef TC_DOMAIN_H
 #define TC_DOMAIN_H
 
@@ -80,6 +82,14 @@ void tc_dg_free(tc_dgraph *g);
 
 /* A root axis; `position` is its logical position, part of its signature. */
 int tc_dg_root(tc_dgraph *g, int64_t extent, int position);
+/* The signature of a root axis of that extent at that logical position. */
+uint64_t tc_dg_root_sig(int64_t extent, int position);
+/* The signatures of the axes made from roots[0..n) when root i has
+ * signature root_sigs[i] (nonzero), computed as the transforms compute
+ * them: sig[a] (g->naxes entries) is 0 for axes not made from the roots
+ * alone. */
+void tc_dg_sigs_from(const tc_dgraph *g, const int *roots, const uint64_t *root_sigs, int n,
+                     uint64_t *sig);
 /* Each returns 0 on success or -1 with a reason in err (buffer of errcap). */
 int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
                 int *outer, int *inner, char *err, size_t errcap);

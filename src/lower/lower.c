@@ -165,15 +165,18 @@ static tc_status validate_tensor(lctx *c, tc_tensor *t) {
  * block. */
 static tc_status validate_visibility(lctx *c, tc_tensor *t, tc_tensor *cons) {
   tc_dgraph *g = c->g;
-  for (int i = 0; i < t->nloop; i++) {
+  uint64_t *tsig, *csig;
+  tc_edge_sigs(t, cons, &tsig, &csig);
+  tc_status st = TC_OK;
+  for (int i = 0; i < t->nloop && !st; i++) {
     tc_axis *a = &g->axes[t->loop[i]];
     bool must = tc_ptype_is_block(a->ptype) || tc_ptype_is_device(a->ptype) ||
                 (t->mem == TC_MEM_LOCAL && tc_ptype_is_thread(a->ptype));
     if (!must) continue;
     bool found = false;
     for (int j = 0; j < cons->nloop && !found; j++) {
-      tc_axis *b = &g->axes[cons->loop[j]];
-      found = b->sig == a->sig && b->extent == a->extent && b->ptype == a->ptype;
+      found = tc_axes_match(g, tsig, t->loop[i], csig, cons->loop[j]) &&
+              g->axes[cons->loop[j]].ptype == a->ptype;
     }
     if (found) continue;
     /* the remedies that apply: the same binding on the consumer always;
@@ -185,16 +188,17 @@ static tc_status validate_visibility(lctx *c, tc_tensor *t, tc_tensor *cons) {
     if (thread)
       snprintf(move, sizeof move, ", or place %s in shared memory (tc_set_memory_type), which all "
                "threads of a block see", t->name);
-    return tc_fail(c->f, TC_ERR_SCHEDULE,
-                   "compile: %s is in %s memory with axis %d bound to %s, but its consumer %s has no "
-                   "matching %s axis, so it would read elements another %s wrote; schedule and "
-                   "parallelize %s and %s alike (tc_propagate_transforms, tc_parallelize_all_like)%s",
-                   t->name, tc_memtype_name(t->mem), i, tc_ptype_name(a->ptype), cons->name,
-                   tc_ptype_name(a->ptype), thread ? "thread" : "block", t->name, cons->name,
-                   thread ? move : "; the blocks of a launch neither share on-chip memory nor wait "
-                   "for each other, so no memory type makes this safe");
+    st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                 "compile: %s is in %s memory with axis %d bound to %s, but its consumer %s has no "
+                 "matching %s axis, so it would read elements another %s wrote; schedule and "
+                 "parallelize %s and %s alike (tc_propagate_transforms, tc_parallelize_all_like)%s",
+                 t->name, tc_memtype_name(t->mem), i, tc_ptype_name(a->ptype), cons->name,
+                 tc_ptype_name(a->ptype), thread ? "thread" : "block", t->name, cons->name,
+                 thread ? move : "; the blocks of a launch neither share on-chip memory nor wait "
+                 "for each other, so no memory type makes this safe");
   }
-  return TC_OK;
+  free(tsig), free(csig);
+  return st;
 }
 
 /* ---- launch configuration -------------------------------------------- */
@@ -357,6 +361,53 @@ static void loop_identities(lctx *c, tc_op **order, int n) {
     for (int j = 0; j < nc && j < 64; j++)
       for (int p = 0; p < t->ca_pos; p++) uf_union(c->uf, key(c, t, p), key(c, cons[j]->out, p));
   }
+}
+
+/* A consumer that shares a loop with a producer it reads (the two joined
+ * through tensors inlined into both) reads, in each iteration, the
+ * producer's elements of that iteration only: the loop axis must be made
+ * the same way from the axes the op relates on both sides.  Else (as when
+ * it reads the producer permuted) it would read elements a later
+ * iteration computes. */
+static tc_status validate_shared_loops(lctx *c, tc_op **order, int n) {
+  tc_dgraph *g = c->g;
+  tc_status st = TC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *cons = order[i]->out;
+    for (int k = 0; k < order[i]->nin && !st; k++) {
+      tc_tensor *t = order[i]->in[k];
+      if (t->is_input) continue;
+      uint64_t *tsig, *csig;
+      tc_edge_sigs(t, cons, &tsig, &csig);
+      for (int q = 0; q < cons->nloop && !st; q++) {
+        if (!is_loop_ptype(g->axes[cons->loop[q]].ptype)) continue;
+        int id = uf_find(c->uf, key(c, cons, q));
+        for (int p = 0; p < t->nloop && !st; p++) {
+          if (uf_find(c->uf, key(c, t, p)) != id ||
+              tc_axes_match(g, tsig, t->loop[p], csig, cons->loop[q]))
+            continue;
+          const char *via = "?";
+          for (int x = 0; x < c->f->ntensors && via[0] == '?'; x++) {
+            tc_tensor *y = c->f->tensors[x];
+            for (int r = 0; r < y->ca_pos && y != t && y != cons; r++)
+              if (uf_find(c->uf, key(c, y, r)) == id) via = y->name;
+          }
+          char b1[64], b2[64];
+          st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                       "compile: %s and its consumer %s share a loop (%s's axis %d %s, %s's axis %d %s) "
+                       "through %s, which is inlined into the loops of both, but %s reads %s%s, so the "
+                       "loop's axis of %s is not the one %s reads there: an iteration would read elements "
+                       "of %s that a later iteration computes; inline %s at position %d or less",
+                       t->name, cons->name, t->name, p, tc_axis_describe(g, t->loop[p], b1, sizeof b1),
+                       cons->name, q, tc_axis_describe(g, cons->loop[q], b2, sizeof b2), via, cons->name,
+                       t->name, order[i]->kind == TC_OP_PERMUTE ? " permuted" : "", t->name, cons->name,
+                       t->name, via, q);
+        }
+      }
+      free(tsig), free(csig);
+    }
+  }
+  return st;
 }
 
 /* Puts the statements in an order where the ops sharing a loop are
@@ -628,6 +679,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   }
   tc_knode **stmt_of = tc_xcalloc((size_t)n + 1, sizeof *stmt_of);
   if (!st) loop_identities(&c, order, n);
+  if (!st) st = validate_shared_loops(&c, order, n);
   if (!st) st = order_statements(&c, order, n);
   if (!st) st = tc_tmem_check_target(f, target, arch);
   if (!st) st = launch_config(&c, order, n);

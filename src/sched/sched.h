@@ -4,6 +4,7 @@
 #define TC_SCHED_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "../ir/fusion.h"
 
@@ -16,6 +17,33 @@ tc_status tc_check_vector_width(const tc_tensor *t, int axis, int64_t extent);
 /* Checks that t can be inlined into consumer c at pos (axes map, parallel
  * types agree, no vectorized axis shared). */
 tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const char *call);
+
+/* ---- axes across tensors (axis_map.c) ---------------------------------- */
+
+/* The signatures of the axes made from t's logical axes when logical axis
+ * i stands for reference position pos[i] (NULL: i); a tc_xmalloc'd array
+ * over the fusion's axes, 0 where an axis is not made from t's.  Axes of
+ * two tensors whose signatures, taken with positions that the ops relate,
+ * are equal iterate the same way. */
+uint64_t *tc_tensor_sigs(const tc_tensor *t, const int *pos);
+/* For each logical axis j of consumer, the logical axis of producer that
+ * it reads (the op's axis map; the identity if consumer does not read
+ * producer). */
+void tc_edge_positions(const tc_tensor *producer, const tc_tensor *consumer, int *pos);
+/* The signatures of producer's and consumer's axes in common terms, through
+ * the op that makes consumer; the caller frees both. */
+void tc_edge_sigs(const tc_tensor *producer, const tc_tensor *consumer, uint64_t **psig,
+                  uint64_t **csig);
+/* Whether axis a (signatures sa) and axis b (signatures sb) match: made
+ * the same way from related logical axes, with equal extents. */
+bool tc_axes_match(const tc_dgraph *g, const uint64_t *sa, int a, const uint64_t *sb, int b);
+/* For every tensor t of f, the logical axis of ref that each of t's
+ * logical axes corresponds to: entry t->id * 16 + i, -1 where none.  The
+ * correspondence follows the ops, breadth-first from ref through computed
+ * tensors before fusion inputs, so each tensor takes the map of its
+ * nearest path; a part of the fusion no op connects to ref corresponds by
+ * position where the rank and extents agree.  The caller frees it. */
+int *tc_ref_positions(const tc_fusion *f, const tc_tensor *ref);
 
 /* ---- the swizzle swap (swizzle_swap.c; the public call is tc_swizzle_swap) */
 

@@ -197,6 +197,28 @@ tc_status tc_set_ldst_type(tc_tensor *t, tc_ldst_type op) {
   return TC_OK;
 }
 
+/* Why no loop axis of t at position i can serve all its consumers: one
+ * whose axis i is made from other axes of t than c's is (as when one
+ * reads t permuted); writes "" when there is none. */
+static void conflicting_reader(const tc_tensor *t, const tc_tensor *c, const uint64_t *csig, int i,
+                               char *buf, size_t cap) {
+  buf[0] = 0;
+  tc_op *cons[64];
+  int nc = tc_consumers(t->f, t, cons, 64);
+  for (int k = 0; k < nc && k < 64 && !buf[0]; k++) {
+    const tc_tensor *d = cons[k]->out;
+    if (d == c || i >= d->nloop) continue;
+    uint64_t *psig, *dsig;
+    tc_edge_sigs(t, d, &psig, &dsig);
+    if (!tc_axes_match(&t->f->g, csig, c->loop[i], dsig, d->loop[i]))
+      snprintf(buf, cap,
+               "; %s is also read by %s, whose loop axis %d is made from other axes of %s (as when "
+               "one of them reads %s permuted), so no loop order of %s serves both there",
+               t->name, d->name, i, t->name, t->name, t->name);
+    free(psig), free(dsig);
+  }
+}
+
 /* Checks that t's loop axes [0, pos) map to consumer c's; on failure writes
  * the message and returns non-OK. */
 tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const char *call) {
@@ -206,29 +228,40 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
     return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
                            "cannot inline %s at position %d: its consumer %s has only %d loop axes", t->name,
                            pos, c->name, c->nloop);
-  for (int i = 0; i < pos; i++) {
+  uint64_t *psig, *csig;
+  tc_edge_sigs(t, c, &psig, &csig);
+  tc_status st = TC_OK;
+  for (int i = 0; i < pos && !st; i++) {
     const tc_axis *pa = &g->axes[t->loop[i]], *ca = &g->axes[c->loop[i]];
-    if (pa->sig != ca->sig || pa->extent != ca->extent)
-      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
-                             "cannot inline %s at position %d: its loop axis %d (%s) does not map to axis %d "
-                             "(%s) of its consumer %s",
-                             t->name, pos, i, tc_axis_describe(g, t->loop[i], b1, sizeof b1), i,
-                             tc_axis_describe(g, c->loop[i], b2, sizeof b2), c->name);
     bool pp = pa->ptype != TC_SERIAL && pa->ptype != TC_UNROLL;
     bool cp = ca->ptype != TC_SERIAL && ca->ptype != TC_UNROLL;
-    if ((pp || cp) && pa->ptype != ca->ptype)
-      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
-                             "cannot inline %s at position %d: its loop axis %d is %s but the mapped axis of "
-                             "its consumer %s is %s; parallelize both alike (tc_parallelize_all_like) or "
-                             "inline %s at position %d or less",
-                             t->name, pos, i, tc_ptype_name(pa->ptype), c->name, tc_ptype_name(ca->ptype),
-                             t->name, i);
-    if (pa->ptype == TC_VECTORIZE)
-      return tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
-                             "cannot inline %s at position %d: loop axis %d is vectorized and a vectorized "
-                             "axis must stay inside its own op", t->name, pos, i);
+    if (!tc_axes_match(g, psig, t->loop[i], csig, c->loop[i])) {
+      char why[400];
+      conflicting_reader(t, c, csig, i, why, sizeof why);
+      st = tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                          "cannot inline %s at position %d: its loop axis %d (%s) does not map to "
+                          "axis %d (%s) of its consumer %s, which reads %s%s%s; %sinline %s at position "
+                          "%d or less",
+                          t->name, pos, i, tc_axis_describe(g, t->loop[i], b1, sizeof b1), i,
+                          tc_axis_describe(g, c->loop[i], b2, sizeof b2), c->name, t->name,
+                          c->def && c->def->kind == TC_OP_PERMUTE ? " permuted" : "", why,
+                          why[0] ? "" : "give it the consumer's loop domain (tc_compute_at replays it) or ",
+                          t->name, i);
+    } else if ((pp || cp) && pa->ptype != ca->ptype) {
+      st = tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                          "cannot inline %s at position %d: its loop axis %d is %s but the mapped axis of "
+                          "its consumer %s is %s; parallelize both alike (tc_parallelize_all_like) or "
+                          "inline %s at position %d or less",
+                          t->name, pos, i, tc_ptype_name(pa->ptype), c->name, tc_ptype_name(ca->ptype),
+                          t->name, i);
+    } else if (pa->ptype == TC_VECTORIZE) {
+      st = tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                          "cannot inline %s at position %d: loop axis %d is vectorized and a vectorized "
+                          "axis must stay inside its own op", t->name, pos, i);
+    }
   }
-  return TC_OK;
+  free(psig), free(csig);
+  return st;
 }
 
 static tc_status inline_at(tc_tensor *t, int pos, const char *call) {
@@ -252,10 +285,10 @@ static tc_status inline_at(tc_tensor *t, int pos, const char *call) {
 
 tc_status tc_inline_at(tc_tensor *t, int pos) { return inline_at(t, pos, "tc_inline_at"); }
 
-/* Gives dst the loop transforms of src.  Logical axes are matched by
- * signature (so a transposed tensor maps to its source), which requires
- * both tensors to have the same set of logical axes. */
-static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const char *call) {
+/* Gives dst the loop transforms of src.  dst's logical axis j stands for
+ * src's logical axis src_of[j] (NULL: j), as the ops between them say (a
+ * permute reorders them); every logical axis of src needs one. */
+static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call) {
   tc_fusion *f = dst->f;
   tc_dgraph *g = &f->g;
   if (dst->nlogical != src->nlogical)
@@ -267,7 +300,7 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const char *c
     const tc_axis *sa = &g->axes[src->logical[i]];
     for (int j = 0; j < dst->nlogical && counterpart[i] < 0; j++) {
       const tc_axis *da = &g->axes[dst->logical[j]];
-      if (da->sig == sa->sig && da->extent == sa->extent) counterpart[i] = dst->logical[j];
+      if ((src_of ? src_of[j] : j) == i && da->extent == sa->extent) counterpart[i] = dst->logical[j];
     }
     if (counterpart[i] < 0)
       return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call,
@@ -319,7 +352,10 @@ tc_status tc_compute_at(tc_tensor *producer, tc_tensor *consumer, int pos) {
   int *old = tc_xmalloc((size_t)producer->nloop * sizeof(int)), nold = producer->nloop;
   memcpy(old, producer->loop, (size_t)nold * sizeof(int));
   int old_ca = producer->ca_pos;
-  st = replay_like(producer, consumer, "tc_compute_at");
+  int pos_in[16], cons_of[16];
+  tc_edge_positions(producer, consumer, pos_in);
+  for (int j = 0; j < consumer->nlogical; j++) cons_of[pos_in[j]] = j;
+  st = replay_like(producer, consumer, cons_of, "tc_compute_at");
   if (!st) {
     /* the shared loops are the consumer's: they run with its parallel types */
     tc_dgraph *g = &producer->f->g;
@@ -343,22 +379,25 @@ static int max_inline_pos(const tc_tensor *t) {
   int nc = tc_consumers(t->f, t, cons, 64);
   if (nc == 0 || nc > 64) return 0;
   const tc_dgraph *g = &t->f->g;
-  int p = 0;
-  for (; p < t->nloop; p++) {
-    const tc_axis *pa = &g->axes[t->loop[p]];
-    if (pa->ptype == TC_VECTORIZE) break;
-    bool ok = true;
-    for (int i = 0; i < nc && ok; i++) {
-      const tc_tensor *c = cons[i]->out;
-      if (p >= c->nloop) ok = false;
-      else {
-        const tc_axis *ca = &g->axes[c->loop[p]];
+  int p = t->nloop;
+  for (int i = 0; i < p; i++)
+    if (g->axes[t->loop[i]].ptype == TC_VECTORIZE) p = i;
+  for (int k = 0; k < nc; k++) {
+    const tc_tensor *c = cons[k]->out;
+    uint64_t *psig, *csig;
+    tc_edge_sigs(t, c, &psig, &csig);
+    for (int i = 0; i < p; i++) {
+      const tc_axis *pa = &g->axes[t->loop[i]], *ca;
+      bool ok = i < c->nloop;
+      if (ok) {
+        ca = &g->axes[c->loop[i]];
         bool pp = pa->ptype != TC_SERIAL && pa->ptype != TC_UNROLL;
         bool cp = ca->ptype != TC_SERIAL && ca->ptype != TC_UNROLL;
-        ok = pa->sig == ca->sig && pa->extent == ca->extent && !((pp || cp) && pa->ptype != ca->ptype);
+        ok = tc_axes_match(g, psig, t->loop[i], csig, c->loop[i]) && !((pp || cp) && pa->ptype != ca->ptype);
       }
+      if (!ok) p = i;
     }
-    if (!ok) break;
+    free(psig), free(csig);
   }
   return p;
 }
@@ -420,7 +459,7 @@ tc_tensor *tc_cache_after(tc_tensor *t) {
       if (op->in[k] == t) op->in[k] = c;
   }
   tc_op_new(f, TC_OP_SET, 0, t, NULL, c);
-  if (!t->is_input && replay_like(c, t, "tc_cache_after")) return NULL;
+  if (!t->is_input && replay_like(c, t, NULL, "tc_cache_after")) return NULL;
   return c;
 }
 
@@ -436,7 +475,7 @@ tc_tensor *tc_cache_before(tc_tensor *t) {
   def->out = c;
   c->def = def;
   tc_op_new(f, TC_OP_SET, 0, c, NULL, t);
-  if (replay_like(c, t, "tc_cache_before")) return NULL;
+  if (replay_like(c, t, NULL, "tc_cache_before")) return NULL;
   return c;
 }
 
@@ -444,13 +483,14 @@ tc_status tc_propagate_transforms(tc_tensor *ref) {
   tc_status st = tc_tensor_check_computed(ref, "tc_propagate_transforms");
   if (st) return st;
   tc_fusion *f = ref->f;
-  for (int i = 0; i < f->ntensors; i++) {
+  int *pos = tc_ref_positions(f, ref);
+  for (int i = 0; i < f->ntensors && !st; i++) {
     tc_tensor *t = f->tensors[i];
     if (t == ref || t->is_input) continue;
-    st = replay_like(t, ref, "tc_propagate_transforms");
-    if (st) return st;
+    st = replay_like(t, ref, pos + t->id * 16, "tc_propagate_transforms");
   }
-  return TC_OK;
+  free(pos);
+  return st;
 }
 
 tc_status tc_parallelize_all_like(tc_tensor *ref) {
@@ -458,16 +498,19 @@ tc_status tc_parallelize_all_like(tc_tensor *ref) {
   if (st) return st;
   tc_fusion *f = ref->f;
   tc_dgraph *g = &f->g;
+  int *pos = tc_ref_positions(f, ref);
+  uint64_t *rsig = tc_tensor_sigs(ref, NULL);
   for (int i = 0; i < f->ntensors; i++) {
     tc_tensor *t = f->tensors[i];
-    if (t == ref || t->is_input) continue;
+    if (t == ref || t->is_input || pos[t->id * 16] < 0) continue;
+    uint64_t *tsig = tc_tensor_sigs(t, pos + t->id * 16);
     for (int a = 0; a < t->nloop; a++)
-      for (int r = 0; r < ref->nloop; r++) {
-        const tc_axis *ra = &g->axes[ref->loop[r]];
-        tc_axis *ta = &g->axes[t->loop[a]];
-        if (ra->sig == ta->sig && ra->extent == ta->extent) ta->ptype = ra->ptype;
-      }
+      for (int r = 0; r < ref->nloop; r++)
+        if (tc_axes_match(g, rsig, ref->loop[r], tsig, t->loop[a]))
+          g->axes[t->loop[a]].ptype = g->axes[ref->loop[r]].ptype;
+    free(tsig);
   }
+  free(pos), free(rsig);
   return TC_OK;
 }
 
