@@ -141,7 +141,7 @@ static int tune(op_opts *o, tc_gemm *g, op_report *r) {
   fprintf(stderr, "tuning %s on %s (at most %d candidates)\n", tc_gemm_problem_string(g),
           r->device, o->tune_max ? o->tune_max : TC_TUNE_DEFAULT_MAX);
   fflush(stderr);
-  tc_op_tune_options to = {o->tune_max, 0, 0, op_api_tune_progress, o};
+  tc_op_tune_options to = {o->tune_max, 0, 0, op_tune_progress, o};
   tc_op_tune_result tr;
   tc_status st = tc_gemm_tune(g, &to, &tr);
   if (st != TC_OK) return op_fail(o, "tuning failed: %s", op_api_message(tc_gemm_error(g)));

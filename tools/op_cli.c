@@ -439,10 +439,6 @@ const char *op_api_message(const char *err) {
   return err[n] == ':' && err[n + 1] == ' ' ? err + n + 2 : err;
 }
 
-void op_api_tune_progress(void *ctx, const tc_op_tune_event *ev) {
-  tc_tune_event e = {ev->index, ev->total, ev->perf_config, ev->ok, ev->ms, ev->note};
-  op_tune_progress(ctx, &e);
-}
 
 void op_emit_kernel(tc_str *out, int index, int count, const op_kernel *k, const char *extra) {
   tc_str_printf(out, "/* ---- kernel %d of %d: %s\n", index, count, k->name);

@@ -147,9 +147,6 @@ void op_emit_kernel(tc_str *out, int index, int count, const op_kernel *k, const
 /* A public API error message ("tc_gemm_plan: why") without the name of
  * the call, for the command's own message. */
 const char *op_api_message(const char *err);
-/* The tuning progress of the public API: "tuning 7/16 BS,..: 1.234 ms"
- * on stderr. */
-void op_api_tune_progress(void *ctx, const tc_op_tune_event *ev);
 /* Writes text to path; CLI_OK or CLI_FAIL after a message. */
 int op_write_file(const op_opts *o, const char *path, const char *text);
 

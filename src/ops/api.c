@@ -118,7 +118,8 @@ static int db_lookup(op_common *o, tc_gemm_params *p, tc_perfdb_entry *e, char *
   return rc;
 }
 
-/* The tuner's progress event, passed on in the public form. */
+/* The tuner's progress events (the public tc_op_tune_event), passed on to
+ * the caller's callback and context. */
 typedef struct progress_relay {
   tc_op_tune_callback fn;
   void *ctx;
@@ -126,14 +127,7 @@ typedef struct progress_relay {
 
 static void relay_progress(void *vctx, const tc_tune_event *ev) {
   const progress_relay *r = vctx;
-  tc_op_tune_event out;
-  out.index = ev->index;
-  out.total = ev->total;
-  out.perf_config = ev->perf_config;
-  out.ok = ev->ok;
-  out.ms = ev->ms;
-  out.note = ev->note ? ev->note : "";
-  r->fn(r->ctx, &out);
+  r->fn(r->ctx, ev);
 }
 
 /* Fills the tuner's options from ours; *db is opened for writing when the

@@ -36,16 +36,10 @@ static inline const char *tc_tune_arch(tc_target target, const char *arch) {
   return arch ? arch : target == TC_TARGET_CUDA ? TC_TUNE_DEFAULT_ARCH : NULL;
 }
 
-/* One candidate done (timed or skipped). */
-typedef struct tc_tune_event {
-  int index, total;          /* 1-based candidate number, and how many are tried */
-  const char *perf_config;   /* "BS,MPB,NPB,KPB,MPT,NPT" */
-  int ok;                    /* 1: timed; 0: skipped (see note) */
-  double ms;                 /* the median time, when ok */
-  const char *note;          /* why it was skipped ("" when ok) */
-} tc_tune_event;
-
-typedef void (*tc_tune_progress)(void *ctx, const tc_tune_event *ev);
+/* One candidate done (timed or skipped): the public API's event and
+ * callback (tilec.h), which tc_conv2d_tune and tc_gemm_tune pass on. */
+typedef tc_op_tune_event tc_tune_event;
+typedef tc_op_tune_callback tc_tune_progress;
 
 typedef struct tc_tune_options {
   tc_target target;          /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
