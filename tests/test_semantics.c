@@ -191,6 +191,12 @@ static const row tanh_f32[] = {
     {INF, 0, 1}, {-INF, 0, -1}, {0.0, 0, 0.0}, {-0.0, 0, -0.0}, {NAN, 0, NAN}, {20, 0, 1}, {-20, 0, -1},
     {0.5, 0, 0x1.d9353ep-2}, {DN, 0, DN} /* tanh x = x - x^3/3 + ..: x for tiny x */,
 };
+/* tanh where f32 rounds it to +-1 exactly: OpenCL requires tanh(+-inf) =
+ * +-1, and 1 - tanh(x) = about 2 exp(-2x) is below half an ulp of 1
+ * (2^-25) for |x| > 13 ln 2 = 9.0109, so C's tanhf gives +-1 there */
+static const row tanh_saturated_f32[] = {
+    {INF, 0, 1}, {-INF, 0, -1}, {20, 0, 1}, {-20, 0, -1}, {9.5f, 0, 1}, {-100, 0, -1}, {NAN, 0, NAN},
+};
 /* sigmoid(x) = 1 / (1 + exp(-x)) in f32 */
 static const row sigmoid_f32[] = {
     {INF, 0, 1}, {-INF, 0, 0.0} /* 1 / (1 + inf) */, {NAN, 0, NAN}, {0.0, 0, 0.5}, {-0.0, 0, 0.5},
@@ -285,6 +291,8 @@ static const op_case cases[] = {
     CASE("exp_f32", UNARY, TC_EXP, TC_F32, TC_F32, ULPS, 4, "exp(", "expf(", exp_f32),
     CASE("log_f32", UNARY, TC_LOG, TC_F32, TC_F32, ULPS, 4, "log(", "logf(", log_f32),
     CASE("tanh_f32", UNARY, TC_TANH, TC_F32, TC_F32, ULPS, 6, "tanh(", "tanhf(", tanh_f32),
+    CASE("tanh_saturated_f32", UNARY, TC_TANH, TC_F32, TC_F32, EXACT, 0, "tanh(", "tanhf(",
+         tanh_saturated_f32),
     CASE("sigmoid_f32", UNARY, TC_SIGMOID, TC_F32, TC_F32, ULPS, 8, "exp(", "expf(", sigmoid_f32),
     CASE("cast_f32_i32", CAST, 0, TC_F32, TC_I32, EXACT, 0, "tc_sat_i32(", "tc_sat_i32(", f32_i32),
     CASE("cast_f32_i8", CAST, 0, TC_F32, TC_I8, EXACT, 0, "tc_sat_i8(", "tc_sat_i8(", f32_i8),

@@ -12,7 +12,12 @@ static const char cl_prelude[] =
     "  if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);\n"
     "  u += 0x7fffu + ((u >> 16) & 1u);\n"
     "  return (ushort)(u >> 16);\n"
-    "}\n";
+    "}\n"
+    /* tanh through a clamp: PoCL 3.1 returns 0.99999994 for tanh(inf) and
+     * for every large x, where OpenCL requires tanh(+-inf) = +-1 and f32
+     * rounds tanh(x) to +-1 for |x| > 13 ln 2 = 9.0109 (1 - tanh x = about
+     * 2 exp(-2x), below half an ulp of 1, 2^-25); NaN passes through. */
+    "static float tc_tanh(float x) { return fabs(x) >= 9.02f ? copysign(1.0f, x) : tanh(x); }\n";
 
 static const char *space(tc_memtype m) {
   switch (m) {
@@ -183,7 +188,7 @@ const tc_dialect tc_dialect_opencl = {
     .loop_pragma = "#pragma clang loop vectorize(disable)",
     .load = cl_load,
     .store = cl_store,
-    .fexp = "exp", .flog = "log", .fsqrt = "sqrt", .ftanh = "tanh",
+    .fexp = "exp", .flog = "log", .fsqrt = "sqrt", .ftanh = "tc_tanh",
     .fabs_ = "fabs", .fmax_ = "fmax", .fmin_ = "fmin",
     .kernel_begin = cl_kernel_begin,
     .buffer_param = cl_buffer_param,
