@@ -3,9 +3,10 @@
  * descriptions and their errors, planning with the heuristic, a given perf
  * config and one that breaks a rule, running and verifying all three
  * directions (with asymmetric padding, stride, dilation, groups and NHWC),
- * tuning with the progress callback, the perf DB found again by a new
- * object (and shared with `tilec conv2d`'s keys), the kernel accessors, and
- * the same for GEMM.  Every perf DB lives in a temporary directory. */
+ * each kernel's GEMM and shared memory, the timed run and the full
+ * verify result, tuning with the progress callback, the perf DB found
+ * again by a new object (and shared with `tilec conv2d`'s keys), the
+ * kernel accessors, and the same for GEMM.  Every perf DB lives in a temporary directory. */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -234,6 +235,100 @@ static void test_run_three_directions(void) {
   }
 }
 
+/* Each kernel's GEMM and shared memory, and the timed run with the full
+ * verify result. */
+static void test_kernel_gemms_and_timed_run(void) {
+  /* backward data, 3 x 3 filter, stride 2, 8 x 8 input, no padding: one
+   * GEMM per phase (y % 2, x % 2) of the input, M = C = 4, N = N * 4 * 4
+   * = 16 input pixels of the phase, K = K_out 8 * the filter taps of the
+   * phase: y and x even 2 * 2 = 4 taps (K 32), one odd 2 * 1 (K 16), both
+   * odd 1 (K 8); every input pixel is written, so no zeroing kernel */
+  tc_conv2d_desc d;
+  tc_conv2d_desc_init(&d);
+  d.direction = TC_CONV2D_BACKWARD_DATA;
+  d.n = 1, d.c = 4, d.h = d.w = 8, d.k = 8, d.y = d.x = 3, d.stride_h = d.stride_w = 2;
+  tc_op_options o = opts("");
+  tc_conv2d *c = tc_conv2d_new(&d, &o);
+  int64_t gm[4];
+  char pc[64] = "x";
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_gemm(c, 0, gm, pc, sizeof pc), 0); /* before a plan */
+  TC_CHECK(strcmp(pc, "") == 0, "perf config '%s'", pc);
+  TC_REQUIRE(tc_conv2d_plan(c, NULL) == TC_OK, "%s", tc_conv2d_error(c));
+  TC_REQUIRE(tc_conv2d_num_kernels(c) == 4, "%d kernels", tc_conv2d_num_kernels(c));
+  const int64_t want_k[4] = {32, 16, 16, 8};
+  for (int i = 0; i < 4; i++) {
+    TC_CHECK_EQ_INT(tc_conv2d_kernel_gemm(c, i, gm, pc, sizeof pc), 1);
+    TC_CHECK(gm[0] == 1 && gm[1] == 4 && gm[2] == 16 && gm[3] == want_k[i],
+             "kernel %d: GEMM G %lld M %lld N %lld K %lld", i, (long long)gm[0], (long long)gm[1],
+             (long long)gm[2], (long long)gm[3]);
+    TC_CHECK(strchr(pc, ',') != NULL, "kernel %d: perf config '%s'", i, pc);
+    int64_t smem = tc_conv2d_kernel_smem_bytes(c, i);
+    TC_CHECK(smem > 0 && smem <= 65536, "kernel %d: shared memory %lld", i, (long long)smem);
+  }
+  /* the first GEMM's perf config is the plan's */
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_gemm(c, 0, NULL, pc, sizeof pc), 1);
+  TC_CHECK(strcmp(pc, tc_conv2d_perf_config(c)) == 0, "perf config '%s'", pc);
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_gemm(c, 4, gm, NULL, 0), 0);
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_smem_bytes(c, 4), 0);
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_smem_bytes(c, -1), 0);
+
+  /* a given perf config is each GEMM's */
+  TC_REQUIRE(tc_conv2d_plan(c, "64,32,32,4,2,2") == TC_OK, "%s", tc_conv2d_error(c));
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_gemm(c, 3, gm, pc, sizeof pc), 1);
+  TC_CHECK(strcmp(pc, "64,32,32,4,2,2") == 0, "perf config '%s'", pc);
+
+  /* a 1 x 1 filter with stride 2 leaves 3 of the 4 phases unwritten: a
+   * zeroing kernel first, then one GEMM, K = K_out 8 * 1 tap */
+  d.y = d.x = 1;
+  tc_conv2d *z = tc_conv2d_new(&d, &o);
+  TC_REQUIRE(tc_conv2d_plan(z, NULL) == TC_OK, "%s", tc_conv2d_error(z));
+  TC_REQUIRE(tc_conv2d_num_kernels(z) == 2, "%d kernels", tc_conv2d_num_kernels(z));
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_gemm(z, 0, gm, pc, sizeof pc), 0);
+  TC_CHECK(strcmp(pc, "") == 0, "perf config '%s'", pc);
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_smem_bytes(z, 0), 0);
+  TC_CHECK_EQ_INT(tc_conv2d_kernel_gemm(z, 1, gm, NULL, 0), 1);
+  TC_CHECK(gm[1] == 4 && gm[2] == 16 && gm[3] == 8, "GEMM M %lld N %lld K %lld",
+           (long long)gm[1], (long long)gm[2], (long long)gm[3]);
+  tc_conv2d_free(z);
+
+  if (!device_ok()) {
+    tc_conv2d_free(c);
+    TC_SKIP("no OpenCL device");
+  }
+  int64_t n[3];
+  float *buf[3];
+  for (int t = 0; t < 3; t++) {
+    n[t] = tc_conv2d_elems(c, (tc_conv2d_tensor)t);
+    buf[t] = calloc((size_t)n[t], sizeof(float));
+    fill(buf[t], n[t], 5 + (uint64_t)t);
+  }
+  double first = -1, times[3] = {-1, -1, -1};
+  TC_CHECK_EQ_INT(tc_conv2d_run_timed(c, buf[0], buf[1], buf[2], &first, -1, times),
+                  TC_ERR_ARGUMENT);
+  TC_CHECK(strstr(tc_conv2d_error(c), "iters") != NULL, "%s", tc_conv2d_error(c));
+  TC_CHECK_EQ_INT(tc_conv2d_run_timed(c, buf[0], buf[1], buf[2], &first, 2, NULL),
+                  TC_ERR_ARGUMENT);
+  tc_status st = tc_conv2d_run_timed(c, buf[0], buf[1], buf[2], &first, 3, times);
+  TC_REQUIRE(st == TC_OK, "run_timed: %s", tc_conv2d_error(c));
+  TC_CHECK(first >= 0, "first run %g ms", first);
+  for (int r = 0; r < 3; r++) TC_CHECK(times[r] > 0, "timed launch %d: %g ms", r, times[r]);
+  /* the written tensor is the input: N * C * H * W = 1 * 4 * 8 * 8 */
+  tc_op_verify_result v;
+  TC_CHECK_EQ_INT(tc_conv2d_verify_result(c, buf[0], buf[1], buf[2], &v), 0);
+  TC_CHECK(v.bad == 0 && v.checked == 256 && v.cell == 0, "bad %lld checked %lld cell %lld",
+           (long long)v.bad, (long long)v.checked, (long long)v.cell);
+  TC_CHECK(v.worst >= 0 && v.worst <= 1, "worst %g", v.worst);
+  buf[0][17] += 1.0f;
+  TC_CHECK_EQ_INT(tc_conv2d_verify_result(c, buf[0], buf[1], buf[2], &v), 1);
+  TC_CHECK(v.bad == 1 && v.worst > 1 && strlen(v.message) > 0, "bad %lld worst %g '%s'",
+           (long long)v.bad, v.worst, v.message);
+  TC_CHECK(strstr(tc_conv2d_error(c), v.message) != NULL, "%s", tc_conv2d_error(c));
+  TC_CHECK_EQ_INT(tc_conv2d_verify_result(c, NULL, buf[1], buf[2], &v), -1);
+  TC_CHECK_EQ_INT(v.bad, -1);
+  for (int t = 0; t < 3; t++) free(buf[t]);
+  tc_conv2d_free(c);
+}
+
 /* ---- tuning and the perf DB --------------------------------------------------------- */
 
 typedef struct progress_log {
@@ -409,6 +504,7 @@ int main(void) {
   TC_RUN(test_problem_string_and_sizes);
   TC_RUN(test_plan_heuristic_and_option);
   TC_RUN(test_run_three_directions);
+  TC_RUN(test_kernel_gemms_and_timed_run);
   TC_RUN(test_tune_and_perfdb);
   TC_RUN(test_gemm);
   unlink(dbpath);

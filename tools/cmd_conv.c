@@ -1,12 +1,13 @@
 /* cmd_conv.c - `tilec conv2d`: a 2-D convolution (forward, backward-data
  * or backward-weight) as implicit GEMM, with MIOpenDriver's flags.
  *
- * It checks the problem, picks the perf config (--perf-config, --tune,
- * the perf DB entry of the problem on this device, or the heuristic, and
- * says which), plans the kernels (src/ops/conv.h), optionally writes their
- * sources (--emit), runs them on pseudo-random inputs, and with -V 1
- * verifies the result against the double-precision reference
- * (tc_conv_verify).  --time prints the median time of -i timed launches
+ * The command parses and prints; the public API (tc_conv2d_*,
+ * src/ops/api.c) checks the problem, picks the perf config (--perf-config,
+ * --tune, the perf DB entry of the problem on this device, or the
+ * heuristic, and says which) and plans the kernels.  The command
+ * optionally writes their sources (--emit), runs them on pseudo-random
+ * inputs, and with -V 1 verifies the result against the double-precision
+ * reference (tc_conv2d_verify_result).  --time prints the median time of -i timed launches
  * (back to back, after the verified first run) and GFLOP/s, --json one
  * JSON object instead of the text.  See docs/conv_cli.md. */
 #include <math.h>
@@ -17,14 +18,9 @@
 #include "tilec/tilec.h"
 #include "../src/base/base.h"
 #include "../src/ops/conv.h"
-#include "../src/runtime/runtime.h"
-#include "../src/tune/perfdb.h"
 #include "../src/ops/tuner.h"
 #include "cli.h"
 #include "op_cli.h"
-
-/* Largest tensor the command allocates, in elements. */
-#define CONV_MAX_ELEMS ((int64_t)1 << 31)
 
 static void conv_usage(FILE *out) {
   fputs("usage: tilec conv2d [-F 1|2|4] [-n N] [-c C] [-H H] [-W W] [-k K] [-y Y] [-x X]\n"
@@ -103,31 +99,42 @@ static void json_problem(tc_str *j, const tc_conv_problem *p, const char *key, i
   tc_str_cat(j, "}");
 }
 
-static const char *buf_name(tc_conv_buf b) {
-  return b == TC_BUF_INPUT ? "input" : b == TC_BUF_FILTER ? "filter" : "output";
+static const char *buf_name(int t) {
+  return t == TC_CONV2D_INPUT ? "input" : t == TC_CONV2D_FILTER ? "filter" : "output";
 }
 
-static void json_kernels(tc_str *j, const tc_conv_plan *plan) {
+/* Kernel i of the plan, as op_emit_kernel wants it. */
+static op_kernel kernel_of(const tc_conv2d *c, int i) {
+  op_kernel k = {tc_conv2d_kernel_name(c, i), tc_conv2d_kernel_source(c, i), {0}, {0},
+                 tc_conv2d_kernel_smem_bytes(c, i)};
+  tc_conv2d_kernel_launch(c, i, k.grid, k.block, NULL);
+  return k;
+}
+
+static void json_kernels(tc_str *j, const tc_conv2d *c) {
   tc_str_cat(j, "\"kernels\": [");
-  for (int i = 0; i < plan->nsteps; i++) {
-    const tc_conv_step *s = &plan->steps[i];
+  for (int i = 0; i < tc_conv2d_num_kernels(c); i++) {
+    op_kernel k = kernel_of(c, i);
+    tc_conv2d_tensor args[3];
+    int nargs = tc_conv2d_kernel_launch(c, i, NULL, NULL, args);
     tc_str_cat(j, i ? ", {\"name\": " : "{\"name\": ");
-    op_json_str(j, s->kernel.name);
-    tc_str_printf(j, ", \"grid\": [%zu, %zu, %zu], \"block\": [%zu, %zu, %zu], \"smem_bytes\": %lld",
-                  s->kernel.grid[0], s->kernel.grid[1], s->kernel.grid[2], s->kernel.block[0],
-                  s->kernel.block[1], s->kernel.block[2], (long long)s->kernel.smem_bytes);
+    op_json_str(j, k.name);
+    tc_str_printf(j, ", \"grid\": [%lld, %lld, %lld], \"block\": [%lld, %lld, %lld], "
+                  "\"smem_bytes\": %lld", (long long)k.grid[0], (long long)k.grid[1],
+                  (long long)k.grid[2], (long long)k.block[0], (long long)k.block[1],
+                  (long long)k.block[2], (long long)k.smem_bytes);
     tc_str_cat(j, ", \"args\": [");
-    for (int a = 0; a < s->nargs; a++) {
+    for (int a = 0; a < nargs; a++) {
       if (a) tc_str_cat(j, ", ");
-      op_json_str(j, buf_name(s->args[a]));
+      op_json_str(j, buf_name(args[a]));
     }
     tc_str_cat(j, "]");
-    if (s->gemm_m > 0) {
-      char pc[64];
-      tc_gemm_params_format(&s->params, pc, sizeof pc);
-      tc_str_printf(j, ", \"gemm\": {\"g\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld}, \"perf_config\": ",
-                    (long long)s->gemm_g, (long long)s->gemm_m, (long long)s->gemm_n,
-                    (long long)s->gemm_k);
+    int64_t gm[4];
+    char pc[64];
+    if (tc_conv2d_kernel_gemm(c, i, gm, pc, sizeof pc)) {
+      tc_str_printf(j, ", \"gemm\": {\"g\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld}, "
+                    "\"perf_config\": ", (long long)gm[0], (long long)gm[1], (long long)gm[2],
+                    (long long)gm[3]);
       op_json_str(j, pc);
     } else {
       tc_str_cat(j, ", \"gemm\": null");
@@ -137,25 +144,270 @@ static void json_kernels(tc_str *j, const tc_conv_plan *plan) {
   tc_str_cat(j, "]");
 }
 
-static void print_json(const op_opts *o, const tc_conv_problem *p, const char *key, int64_t ho,
-                       int64_t wo, const tc_conv_plan *plan, const op_report *r, int ok) {
+static void print_json(const op_opts *o, const tc_conv_problem *p, const tc_conv2d *c, int64_t ho,
+                       int64_t wo, const op_report *r, int ok) {
   tc_str j;
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"conv2d\", ");
-  json_problem(&j, p, key, ho, wo);
+  json_problem(&j, p, tc_conv2d_problem_string(c), ho, wo);
   op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"perf_config\": ");
   op_json_str(&j, r->config);
   tc_str_cat(&j, ", \"perf_config_source\": ");
   op_json_str(&j, r->source);
   tc_str_cat(&j, ", ");
-  json_kernels(&j, plan);
+  json_kernels(&j, c);
   op_json_run(&j, o, r, 0);
   op_json_tune(&j, r);
   op_json_end(&j, ok);
 }
 
+/* ---- the arguments ---------------------------------------------------------- */
+
+/* Reads the arguments into o and p (dir, pad_h, pad_w and side[] not yet
+ * in p).  CLI_OK, or the exit code (*done set for --help, which returns
+ * CLI_OK). */
+static int parse_args(op_opts *o, tc_conv_problem *p, int64_t *dir, int64_t *pad_h,
+                      int64_t *pad_w, int64_t side[4], int argc, char **argv, int *done) {
+  conv_flag flags[] = {
+      {"-F", "--forw", dir},            {"-n", "--batchsize", &p->n},
+      {"-c", "--in_channels", &p->c},   {"-H", "--in_h", &p->h},
+      {"-W", "--in_w", &p->w},          {"-k", "--out_channels", &p->k},
+      {"-y", "--fil_h", &p->y},         {"-x", "--fil_w", &p->x},
+      {"-p", "--pad_h", pad_h},         {"-q", "--pad_w", pad_w},
+      {"-u", "--conv_stride_h", &p->stride_h}, {"-v", "--conv_stride_w", &p->stride_w},
+      {"-l", "--dilation_h", &p->dil_h}, {"-j", "--dilation_w", &p->dil_w},
+      {"-g", "--group_count", &p->groups},
+      {"--pad_h_l", NULL, &side[0]},    {"--pad_h_r", NULL, &side[1]},
+      {"--pad_w_l", NULL, &side[2]},    {"--pad_w_r", NULL, &side[3]},
+  };
+  const int nflags = (int)(sizeof flags / sizeof *flags);
+  const char *lname[3] = {"--in_layout", "--fil_layout", "--out_layout"};
+  char *ldst[3] = {p->in_layout, p->fil_layout, p->out_layout};
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    int rc = CLI_OK, matched = 0;
+    if (cli_is_help(a)) {
+      conv_usage(stdout);
+      *done = 1;
+      return CLI_OK;
+    }
+    if (op_common_option(o, argc, argv, &i, &rc)) {
+      if (rc != CLI_OK) return rc;
+      continue;
+    }
+    for (int f = 0; f < nflags && !matched; f++) {
+      const char *name = flags[f].flag;
+      if (!(v = op_value(o, argc, argv, &i, name, &rc)) && rc == CLI_OK && flags[f].alias)
+        v = op_value(o, argc, argv, &i, name = flags[f].alias, &rc);
+      if (rc != CLI_OK) return rc;
+      if (!v) continue;
+      matched = 1;
+      if ((rc = op_parse_int(o, name, v, INT64_MIN, INT64_MAX, flags[f].dst)) != CLI_OK) return rc;
+    }
+    for (int l = 0; l < 3 && !matched; l++) {
+      if (!(v = op_value(o, argc, argv, &i, lname[l], &rc))) {
+        if (rc != CLI_OK) return rc;
+        continue;
+      }
+      matched = 1;
+      if ((rc = set_layout(o, lname[l], v, ldst[l])) != CLI_OK) return rc;
+    }
+    if (matched) continue;
+    if (a[0] == '-') return op_usage_error(o, "unknown option '%s'", a);
+    return op_usage_error(o, "unexpected argument '%s'", a);
+  }
+  return CLI_OK;
+}
+
+/* The parsed problem completed (direction, dtype, padding) and described
+ * for the API in *d (its layouts point into p).  CLI_OK or CLI_USAGE. */
+static int make_desc(const op_opts *o, tc_conv_problem *p, int64_t dir, int64_t pad_h,
+                     int64_t pad_w, const int64_t side[4], tc_conv2d_desc *d) {
+  if (dir != 1 && dir != 2 && dir != 4)
+    return op_usage_error(o, "-F must be 1 (forward), 2 (backward data) or 4 (backward weight), "
+                             "got %lld", (long long)dir);
+  p->dir = (tc_conv_dir)dir;
+  p->dtype = o->dtype;
+  if (pad_h < 0 || pad_w < 0)
+    return op_invalid(o, "%s must not be negative (got %lld)", pad_h < 0 ? "-p" : "-q",
+                      (long long)(pad_h < 0 ? pad_h : pad_w));
+  p->pad_h_l = side[0] != INT64_MIN ? side[0] : pad_h;
+  p->pad_h_r = side[1] != INT64_MIN ? side[1] : pad_h;
+  p->pad_w_l = side[2] != INT64_MIN ? side[2] : pad_w;
+  p->pad_w_r = side[3] != INT64_MIN ? side[3] : pad_w;
+  tc_conv2d_desc_init(d);
+  d->direction = (tc_conv2d_direction)dir;
+  d->n = p->n, d->c = p->c, d->h = p->h, d->w = p->w, d->k = p->k, d->y = p->y, d->x = p->x;
+  d->pad_top = p->pad_h_l, d->pad_bottom = p->pad_h_r;
+  d->pad_left = p->pad_w_l, d->pad_right = p->pad_w_r;
+  d->stride_h = p->stride_h, d->stride_w = p->stride_w;
+  d->dilation_h = p->dil_h, d->dilation_w = p->dil_w;
+  d->groups = p->groups;
+  d->dtype = p->dtype;
+  d->in_layout = p->in_layout, d->fil_layout = p->fil_layout, d->out_layout = p->out_layout;
+  return CLI_OK;
+}
+
 /* ---- the command ------------------------------------------------------------ */
+
+/* --tune through tc_conv2d_tune: progress on stderr, the result in r. */
+static int tune(op_opts *o, tc_conv2d *c, op_report *r) {
+  tc_op_tune_options to = op_tune_start(o, r, tc_conv2d_problem_string(c));
+  tc_op_tune_result tr;
+  tc_status st = tc_conv2d_tune(c, &to, &tr);
+  return op_tune_finish(o, r, st, &tr, tc_conv2d_error(c));
+}
+
+/* The perf config chosen (r->config, r->source, the detail) and printed
+ * with the plan's kernels. */
+static void report_plan(const op_opts *o, const tc_conv2d *c, op_report *r) {
+  op_set_plan(o, r, tc_conv2d_warning(c), tc_conv2d_perf_config(c),
+              tc_conv2d_perf_config_source(c), tc_conv2d_perf_config_detail(c));
+  if (o->json) return;
+  int n = tc_conv2d_num_kernels(c);
+  printf("perf config: %s (%s)\n", r->config, r->source_detail);
+  printf("plan: %d kernel%s:", n, n == 1 ? "" : "s");
+  for (int i = 0; i < n; i++) {
+    int64_t gm[4];
+    printf(" %s", tc_conv2d_kernel_name(c, i));
+    if (tc_conv2d_kernel_gemm(c, i, gm, NULL, 0))
+      printf(" (GEMM G %lld M %lld N %lld K %lld)", (long long)gm[0], (long long)gm[1],
+             (long long)gm[2], (long long)gm[3]);
+    printf("%s", i + 1 < n ? "," : "");
+  }
+  printf("\n");
+  fflush(stdout);
+}
+
+/* --emit FILE: the kernels in launch order, each with its GEMM and
+ * arguments in its header comment. */
+static int emit(const op_opts *o, const tc_conv2d *c, const op_report *r) {
+  int n = tc_conv2d_num_kernels(c);
+  tc_str text;
+  tc_str_init(&text);
+  tc_str_printf(&text, "/* tilec conv2d: %s\n * perf config %s (%s); %d kernel%s for %s, run in "
+                "this order */\n\n", tc_conv2d_problem_string(c), r->config, r->source, n,
+                n == 1 ? "" : "s", tc_target_name(o->target));
+  for (int i = 0; i < n; i++) {
+    char extra[512], pc[64];
+    int64_t gm[4];
+    tc_conv2d_tensor args[3];
+    tc_conv2d_kernel_launch(c, i, NULL, NULL, args);
+    if (tc_conv2d_kernel_gemm(c, i, gm, pc, sizeof pc))
+      snprintf(extra, sizeof extra, "GEMM G %lld, M %lld, N %lld, K %lld; perf config %s\n"
+               "arguments: %s, %s, %s", (long long)gm[0], (long long)gm[1], (long long)gm[2],
+               (long long)gm[3], pc, buf_name(args[0]), buf_name(args[1]), buf_name(args[2]));
+    else
+      snprintf(extra, sizeof extra, "zero-initializes the %s\narguments: %s", buf_name(args[0]),
+               buf_name(args[0]));
+    op_kernel k = kernel_of(c, i);
+    op_emit_kernel(&text, i + 1, n, &k, extra);
+  }
+  int rc = op_write_file(o, o->emit, tc_str_cstr(&text));
+  tc_str_free(&text);
+  if (rc == CLI_OK && !o->json)
+    printf("emit: %d kernel%s written to %s\n", n, n == 1 ? "" : "s", o->emit);
+  return rc;
+}
+
+/* Without a run: --target hip compiles with hipcc, cuda checks the
+ * sources with NVRTC where it exists (no device needed). */
+static int check_sources(op_opts *o, const tc_conv2d *c) {
+  int n = tc_conv2d_num_kernels(c);
+  const char **srcs = tc_xcalloc((size_t)n + 1, sizeof *srcs);
+  const char **names = tc_xcalloc((size_t)n + 1, sizeof *names);
+  for (int i = 0; i < n; i++)
+    srcs[i] = tc_conv2d_kernel_source(c, i), names[i] = tc_conv2d_kernel_name(c, i);
+  int rc = o->target == TC_TARGET_HIP    ? op_hip_finish(o, srcs, names, n)
+           : o->target == TC_TARGET_CUDA ? op_cuda_check(o, srcs, names, n)
+                                         : CLI_OK;
+  free(srcs);
+  free(names);
+  return rc;
+}
+
+/* Runs on pseudo-random inputs, then verifies (-V 1) and times (--time). */
+static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p, int64_t ho,
+                   int64_t wo, op_report *r) {
+  int64_t elems[3];
+  for (int t = 0; t < 3; t++) elems[t] = tc_conv2d_elems(c, (tc_conv2d_tensor)t);
+  int wb = (int)tc_conv_written_buf(p->dir);
+  size_t esize = tc_dtype_size(p->dtype);
+  uint64_t seed = 0x5eed0c0471ull;
+  void *buf[3] = {NULL, NULL, NULL};
+  double *times = o->time ? tc_xcalloc((size_t)o->iters, sizeof *times) : NULL;
+  int rc = CLI_FAIL;
+  for (int t = 0; t < 3; t++) {
+    if (!(buf[t] = calloc((size_t)elems[t] ? (size_t)elems[t] : 1, esize))) {
+      op_fail(o, "cannot allocate %lld bytes for the %s", (long long)elems[t] * (long long)esize,
+              buf_name(t));
+      goto out;
+    }
+    /* the tensors read get values in [-1, 1); the one written NaN, so an
+     * element no kernel writes cannot pass */
+    tc_tune_fill(buf[t], (size_t)elems[t], p->dtype, t == wb ? NULL : &seed);
+  }
+  /* the first run (copied back, verified), then with --time o->iters timed
+   * launches of each kernel back to back, in one call */
+  tc_status st = tc_conv2d_run_timed(c, buf[0], buf[1], buf[2], &r->first_ms,
+                                     times ? o->iters : 0, times);
+  if (st != TC_OK) {
+    op_fail(o, "the kernels failed (%s): %s", tc_status_name(st),
+            op_api_message(tc_conv2d_error(c)));
+    goto out;
+  }
+  r->ran = 1;
+  if (o->verify) {
+    tc_op_verify_result v;
+    r->verified = 1;
+    r->bad = tc_conv2d_verify_result(c, buf[0], buf[1], buf[2], &v);
+    r->worst = v.worst, r->pass = r->bad == 0;
+    snprintf(r->verify_msg, sizeof r->verify_msg, "%s", v.message);
+  }
+  if (times) {
+    op_set_time(o, r, times, 2.0 * (double)p->n * (double)p->k * (double)(p->c / p->groups) *
+                                 (double)p->y * (double)p->x * (double)ho * (double)wo);
+    times = NULL;
+  }
+  if (!o->json) op_print_run(o, r, 0, elems[wb]);
+  rc = !r->verified || r->pass ? CLI_OK : CLI_FAIL;
+out:
+  free(times);
+  for (int t = 0; t < 3; t++) free(buf[t]);
+  return rc;
+}
+
+/* Everything after the checked problem: plan (or tune), print, emit, run. */
+static int conv_main(op_opts *o, tc_conv2d *c, const tc_conv_problem *p, int64_t ho, int64_t wo,
+                     op_report *r, int *ok) {
+  tc_status st;
+  /* a given or stored perf config is planned first: a bad one fails
+   * before anything is printed */
+  if (!o->tune && (st = tc_conv2d_plan(c, o->perf_config)) != TC_OK) {
+    const char *msg = op_api_message(tc_conv2d_error(c));
+    if (o->perf_config && st == TC_ERR_ARGUMENT) return op_invalid(o, "%s", msg);
+    return op_fail(o, "cannot plan the convolution (%s): %s", tc_status_name(st), msg);
+  }
+  char why[2048] = "";
+  int runs, have_dev = op_find_device(o, r, &runs, why, sizeof why);
+  if (!have_dev && runs) return CLI_FAIL;
+  if (!o->json) {
+    printf("problem: %s\n", tc_conv2d_problem_string(c));
+    printf("direction: %s, output %lld x %lld x %lld x %lld (Ho %lld, Wo %lld)\n",
+           tc_conv_dir_name(p->dir), (long long)p->n, (long long)p->k, (long long)ho, (long long)wo,
+           (long long)ho, (long long)wo);
+    op_print_device(o, r, have_dev, why);
+    fflush(stdout);
+  }
+  int rc = o->tune ? tune(o, c, r) : CLI_OK;
+  if (rc != CLI_OK) return rc;
+  report_plan(o, c, r);
+  if (o->emit && (rc = emit(o, c, r)) != CLI_OK) return rc;
+  rc = runs ? execute(o, c, p, ho, wo, r) : check_sources(o, c);
+  *ok = rc == CLI_OK;
+  return rc;
+}
 
 int cmd_conv(int argc, char **argv) {
   op_opts o;
@@ -164,276 +416,27 @@ int cmd_conv(int argc, char **argv) {
   tc_conv_problem_init(&p);
   /* side[]: --pad_h_l .. --pad_w_r, INT64_MIN when not given */
   int64_t dir = 1, pad_h = 0, pad_w = 0, side[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
-  conv_flag flags[] = {
-      {"-F", "--forw", &dir},           {"-n", "--batchsize", &p.n},
-      {"-c", "--in_channels", &p.c},    {"-H", "--in_h", &p.h},
-      {"-W", "--in_w", &p.w},           {"-k", "--out_channels", &p.k},
-      {"-y", "--fil_h", &p.y},          {"-x", "--fil_w", &p.x},
-      {"-p", "--pad_h", &pad_h},        {"-q", "--pad_w", &pad_w},
-      {"-u", "--conv_stride_h", &p.stride_h}, {"-v", "--conv_stride_w", &p.stride_w},
-      {"-l", "--dilation_h", &p.dil_h}, {"-j", "--dilation_w", &p.dil_w},
-      {"-g", "--group_count", &p.groups},
-      {"--pad_h_l", NULL, &side[0]},    {"--pad_h_r", NULL, &side[1]},
-      {"--pad_w_l", NULL, &side[2]},    {"--pad_w_r", NULL, &side[3]},
-  };
-  const int nflags = (int)(sizeof flags / sizeof *flags);
-
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v = NULL;
-    int rc = CLI_OK;
-    if (cli_is_help(a)) {
-      conv_usage(stdout);
-      return CLI_OK;
-    }
-    if (op_common_option(&o, argc, argv, &i, &rc)) {
-      if (rc != CLI_OK) return rc;
-      continue;
-    }
-    int matched = 0;
-    for (int f = 0; f < nflags && !matched; f++) {
-      const char *name = flags[f].flag;
-      if (!(v = op_value(&o, argc, argv, &i, name, &rc)) && rc == CLI_OK && flags[f].alias)
-        v = op_value(&o, argc, argv, &i, name = flags[f].alias, &rc);
-      if (rc != CLI_OK) return rc;
-      if (!v) continue;
-      matched = 1;
-      if ((rc = op_parse_int(&o, name, v, INT64_MIN, INT64_MAX, flags[f].dst)) != CLI_OK) return rc;
-    }
-    if (matched) continue;
-    const char *lname[3] = {"--in_layout", "--fil_layout", "--out_layout"};
-    char *ldst[3] = {p.in_layout, p.fil_layout, p.out_layout};
-    for (int l = 0; l < 3 && !matched; l++) {
-      if (!(v = op_value(&o, argc, argv, &i, lname[l], &rc))) {
-        if (rc != CLI_OK) return rc;
-        continue;
-      }
-      matched = 1;
-      if ((rc = set_layout(&o, lname[l], v, ldst[l])) != CLI_OK) return rc;
-    }
-    if (matched) continue;
-    if (a[0] == '-') return op_usage_error(&o, "unknown option '%s'", a);
-    return op_usage_error(&o, "unexpected argument '%s'", a);
-  }
-  int rc = op_opts_check(&o);
-  if (rc != CLI_OK) return rc;
-  if (dir != 1 && dir != 2 && dir != 4)
-    return op_usage_error(&o, "-F must be 1 (forward), 2 (backward data) or 4 (backward weight), "
-                              "got %lld", (long long)dir);
-  p.dir = (tc_conv_dir)dir;
-  p.dtype = o.dtype;
-  if (pad_h < 0 || pad_w < 0)
-    return op_invalid(&o, "%s must not be negative (got %lld)", pad_h < 0 ? "-p" : "-q",
-                      (long long)(pad_h < 0 ? pad_h : pad_w));
-  p.pad_h_l = side[0] != INT64_MIN ? side[0] : pad_h;
-  p.pad_h_r = side[1] != INT64_MIN ? side[1] : pad_h;
-  p.pad_w_l = side[2] != INT64_MIN ? side[2] : pad_w;
-  p.pad_w_r = side[3] != INT64_MIN ? side[3] : pad_w;
-
-  char why[2048] = "";
+  int done = 0, rc = parse_args(&o, &p, &dir, &pad_h, &pad_w, side, argc, argv, &done);
+  if (rc != CLI_OK || done) return rc;
+  if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
+  tc_conv2d_desc d;
+  if ((rc = make_desc(&o, &p, dir, pad_h, pad_w, side, &d)) != CLI_OK) return rc;
+  /* --arch as given: the heuristic plans with it as the command always did */
+  tc_op_options opt = {o.target, o.device, o.arch, NULL};
+  tc_conv2d *c = tc_conv2d_new(&d, &opt);
   int64_t ho = 0, wo = 0;
-  if (tc_conv_check(&p, &ho, &wo, why, sizeof why) != 0) return op_invalid(&o, "%s", why);
-  int64_t elems[3] = {tc_conv_input_elems(&p), tc_conv_filter_elems(&p), tc_conv_output_elems(&p)};
-  for (int t = 0; t < 3; t++)
-    if (elems[t] > CONV_MAX_ELEMS)
-      return op_invalid(&o, "the %s tensor would have %lld elements; tilec conv2d handles at most "
-                            "2^31", buf_name((tc_conv_buf)t), (long long)elems[t]);
-
-  tc_str key;
-  tc_str_init(&key);
-  tc_conv_problem_string(&p, &key);
-
-  tc_gemm_params prm;
-  memset(&prm, 0, sizeof prm);
-  if (o.perf_config && tc_gemm_params_parse(o.perf_config, &prm, why, sizeof why) != 0) {
-    tc_str_free(&key);
-    return op_invalid(&o, "bad --perf-config '%s': %s", o.perf_config, why);
+  if (tc_conv2d_output_size(c, &ho, &wo) != TC_OK) {
+    rc = op_invalid(&o, "%s", op_api_message(tc_conv2d_error(c)));
+    tc_conv2d_free(c);
+    return rc;
   }
-
   op_report r;
   memset(&r, 0, sizeof r);
-  /* --target hip: generated and compiled, never run (op_hip_finish) */
-  int hip = o.target == TC_TARGET_HIP, runs;
-  const char *arch = o.arch ? o.arch : TC_TUNE_DEFAULT_ARCH;
-  /* tc_conv_run's device: the OpenCL selector, or the CUDA architecture */
-  const char *run_device = o.target == TC_TARGET_CUDA ? arch : o.device;
-  tc_perfdb *db = NULL;
-  tc_conv_plan *plan = NULL;
-  void *buf[3] = {NULL, NULL, NULL};
   int ok = 0;
-  rc = CLI_FAIL;
-  int have_dev = op_find_device(&o, &r, &runs, why, sizeof why);
-  if (!have_dev && runs) goto out;
-  if (!o.json) {
-    printf("problem: %s\n", tc_str_cstr(&key));
-    printf("direction: %s, output %lld x %lld x %lld x %lld (Ho %lld, Wo %lld)\n",
-           tc_conv_dir_name(p.dir), (long long)p.n, (long long)p.k, (long long)ho, (long long)wo,
-           (long long)ho, (long long)wo);
-    op_print_device(&o, &r, have_dev, why);
-    fflush(stdout);
-  }
-
-  /* ---- the perf config ---- */
-  const tc_gemm_params *use = NULL;
-  r.source = "heuristic";
-  if (o.perf_config) {
-    use = &prm;
-    r.source = "option";
-    snprintf(r.source_detail, sizeof r.source_detail, "--perf-config");
-  } else if (o.tune) {
-    tc_tune_options to;
-    op_tune_begin(&o, &r, &db, tc_str_cstr(&key), &to);
-    tc_status st = tc_tune_conv(&p, &to, &r.tune, why, sizeof why);
-    if (st != TC_OK) {
-      op_fail(&o, "tuning failed: %s", why);
-      goto out;
-    }
-    prm = r.tune.best;
-    use = &prm;
-    op_tune_end(&o, &r, db);
-  } else if (have_dev) {
-    db = op_perfdb_open(&o, 0);
-    if (db) {
-      tc_perfdb_entry e;
-      int found = tc_tune_lookup(db, tc_str_cstr(&key), o.target, r.device, &prm, &e, why, sizeof why);
-      if (found == 1) {
-        use = &prm;
-        op_from_perfdb(&r, db, &e);
-      } else if (found < 0) {
-        fprintf(stderr, "tilec conv2d: warning: %s; using the heuristic\n", why);
-      }
-    }
-  }
-  tc_status st = tc_conv_plan_make_for(&p, use, o.target, o.arch, &plan, why, sizeof why);
-  if (st != TC_OK && use && strcmp(r.source, "perfdb") == 0) {
-    fprintf(stderr, "tilec conv2d: warning: the perf DB entry does not fit: %s; using the heuristic\n", why);
-    use = NULL;
-    r.source = "heuristic";
-    st = tc_conv_plan_make_for(&p, NULL, o.target, o.arch, &plan, why, sizeof why);
-  }
-  if (st != TC_OK) {
-    if (strcmp(r.source, "option") == 0 && st == TC_ERR_ARGUMENT)
-      rc = op_invalid(&o, "--perf-config %s: %s", o.perf_config, why);
-    else
-      op_fail(&o, "cannot plan the convolution (%s): %s", tc_status_name(st), why);
-    goto out;
-  }
-  tc_gemm_params_format(use ? use : &plan->params, r.config, sizeof r.config);
-  int ngemms = 0;
-  for (int i = 0; i < plan->nsteps; i++) ngemms += plan->steps[i].gemm_m > 0;
-  if (strcmp(r.source, "heuristic") == 0)
-    snprintf(r.source_detail, sizeof r.source_detail, "heuristic, %s%s",
-             tc_gemm_params_kind(&plan->params), ngemms > 1 ? "; that of the first GEMM, each has its own" : "");
-  if (!o.json) {
-    printf("perf config: %s (%s)\n", r.config, r.source_detail);
-    printf("plan: %d kernel%s:", plan->nsteps, plan->nsteps == 1 ? "" : "s");
-    for (int i = 0; i < plan->nsteps; i++) {
-      const tc_conv_step *s = &plan->steps[i];
-      if (s->gemm_m > 0)
-        printf(" %s (GEMM G %lld M %lld N %lld K %lld)%s", s->kernel.name, (long long)s->gemm_g,
-               (long long)s->gemm_m, (long long)s->gemm_n, (long long)s->gemm_k,
-               i + 1 < plan->nsteps ? "," : "");
-      else
-        printf(" %s%s", s->kernel.name, i + 1 < plan->nsteps ? "," : "");
-    }
-    printf("\n");
-    fflush(stdout);
-  }
-
-  /* ---- --emit ---- */
-  if (o.emit) {
-    tc_str text;
-    tc_str_init(&text);
-    tc_str_printf(&text, "/* tilec conv2d: %s\n * perf config %s (%s); %d kernel%s for %s, run in this order */\n\n",
-                  tc_str_cstr(&key), r.config, r.source, plan->nsteps, plan->nsteps == 1 ? "" : "s",
-                  tc_target_name(o.target));
-    for (int i = 0; i < plan->nsteps; i++) {
-      const tc_conv_step *s = &plan->steps[i];
-      char extra[512];
-      if (s->gemm_m > 0) {
-        char pc[64];
-        tc_gemm_params_format(&s->params, pc, sizeof pc);
-        snprintf(extra, sizeof extra, "GEMM G %lld, M %lld, N %lld, K %lld; perf config %s\narguments: %s, %s, %s",
-                 (long long)s->gemm_g, (long long)s->gemm_m, (long long)s->gemm_n,
-                 (long long)s->gemm_k, pc, buf_name(s->args[0]), buf_name(s->args[1]),
-                 buf_name(s->args[2]));
-      } else {
-        snprintf(extra, sizeof extra, "zero-initializes the %s\narguments: %s", buf_name(s->args[0]),
-                 buf_name(s->args[0]));
-      }
-      op_kernel k = {s->kernel.name, s->kernel.source, {0}, {0}, s->kernel.smem_bytes};
-      for (int d = 0; d < 3; d++)
-        k.grid[d] = (int64_t)s->kernel.grid[d], k.block[d] = (int64_t)s->kernel.block[d];
-      op_emit_kernel(&text, i + 1, plan->nsteps, &k, extra);
-    }
-    int wrc = op_write_file(&o, o.emit, tc_str_cstr(&text));
-    tc_str_free(&text);
-    if (wrc != CLI_OK) goto out;
-    if (!o.json) printf("emit: %d kernel%s written to %s\n", plan->nsteps, plan->nsteps == 1 ? "" : "s", o.emit);
-  }
-
-  /* ---- run ---- */
-  if (!runs) {
-    /* --target hip: compiled with hipcc, never run; cuda: the sources are
-     * checked with NVRTC where it exists (no device needed) */
-    const char **srcs = tc_xcalloc((size_t)plan->nsteps + 1, sizeof *srcs);
-    const char **names = tc_xcalloc((size_t)plan->nsteps + 1, sizeof *names);
-    for (int i = 0; i < plan->nsteps; i++)
-      srcs[i] = plan->steps[i].kernel.source, names[i] = plan->steps[i].kernel.name;
-    if (hip)
-      rc = op_hip_finish(&o, srcs, names, plan->nsteps);
-    else if (o.target == TC_TARGET_CUDA)
-      rc = op_cuda_check(&o, srcs, names, plan->nsteps);
-    else
-      rc = CLI_OK;
-    ok = rc == CLI_OK;
-    free(srcs);
-    free(names);
-    goto out;
-  }
-  tc_conv_buf wb = tc_conv_written_buf(p.dir);
-  size_t esize = tc_dtype_size(p.dtype);
-  uint64_t seed = 0x5eed0c0471ull;
-  for (int t = 0; t < 3; t++) {
-    buf[t] = calloc((size_t)elems[t] ? (size_t)elems[t] : 1, esize);
-    if (!buf[t]) {
-      op_fail(&o, "cannot allocate %lld bytes for the %s", (long long)elems[t] * (long long)esize,
-              buf_name((tc_conv_buf)t));
-      goto out;
-    }
-    /* the tensors read get values in [-1, 1); the one written NaN, so an
-     * element no kernel writes cannot pass */
-    tc_tune_fill(buf[t], (size_t)elems[t], p.dtype, (tc_conv_buf)t == wb ? NULL : &seed);
-  }
-  /* the first run (copied back, verified), then with --time o.iters timed
-   * launches of each kernel back to back, in one call */
-  double *times = o.time ? tc_xcalloc((size_t)o.iters, sizeof *times) : NULL;
-  st = tc_conv_run(plan, run_device, buf[0], buf[1], buf[2], &r.first_ms, times ? o.iters : 0,
-                   times, why, sizeof why);
-  if (st != TC_OK) {
-    free(times);
-    op_fail(&o, "the kernels failed (%s): %s", tc_status_name(st), why);
-    goto out;
-  }
-  r.ran = 1;
-  if (o.verify) {
-    r.verified = 1;
-    r.bad = tc_conv_verify(&p, buf[0], buf[1], buf[2], &r.worst, r.verify_msg, sizeof r.verify_msg);
-    r.pass = r.bad == 0;
-  }
-  if (times)
-    op_set_time(&o, &r, times,
-                2.0 * (double)p.n * (double)p.k * (double)(p.c / p.groups) * (double)p.y *
-                    (double)p.x * (double)ho * (double)wo);
-  if (!o.json) op_print_run(&o, &r, 0, elems[tc_conv_written_buf(p.dir)]);
-  ok = !r.verified || r.pass;
-  rc = ok ? CLI_OK : CLI_FAIL;
-
-out:
-  if (o.json && plan) print_json(&o, &p, tc_str_cstr(&key), ho, wo, plan, &r, ok);
-  else if (o.json && rc != CLI_OK) op_json_failure(&o, tc_str_cstr(&key));
-  for (int t = 0; t < 3; t++) free(buf[t]);
-  tc_conv_plan_free(plan);
-  tc_perfdb_close(db);
-  tc_str_free(&key);
+  rc = conv_main(&o, c, &p, ho, wo, &r, &ok);
+  if (o.json && tc_conv2d_num_kernels(c) > 0) print_json(&o, &p, c, ho, wo, &r, ok);
+  else if (o.json && rc != CLI_OK) op_json_failure(&o, tc_conv2d_problem_string(c));
+  free((char *)r.db_path);
+  tc_conv2d_free(c);
   return rc;
 }

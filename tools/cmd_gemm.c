@@ -138,27 +138,16 @@ static int api_failure(const op_opts *o, const tc_gemm *g, tc_status st, const c
 
 /* --tune through tc_gemm_tune: progress on stderr, the result in r. */
 static int tune(op_opts *o, tc_gemm *g, op_report *r) {
-  fprintf(stderr, "tuning %s on %s (at most %d candidates)\n", tc_gemm_problem_string(g),
-          r->device, o->tune_max ? o->tune_max : TC_TUNE_DEFAULT_MAX);
-  fflush(stderr);
-  tc_op_tune_options to = {o->tune_max, 0, 0, op_tune_progress, o};
+  tc_op_tune_options to = op_tune_start(o, r, tc_gemm_problem_string(g));
   tc_op_tune_result tr;
   tc_status st = tc_gemm_tune(g, &to, &tr);
-  if (st != TC_OK) return op_fail(o, "tuning failed: %s", op_api_message(tc_gemm_error(g)));
-  r->tuned = 1;
-  r->tune.candidates = tr.candidates, r->tune.tried = tr.tried, r->tune.skipped = tr.skipped;
-  r->tune.best_ms = tr.ms, r->tune.stored = tr.stored;
-  r->db_path = tr.stored ? tc_xstrdup(tr.perfdb) : NULL;
-  return CLI_OK;
+  return op_tune_finish(o, r, st, &tr, tc_gemm_error(g));
 }
 
 /* The perf config chosen (r->config, r->source, the detail) and printed. */
 static void report_plan(const op_opts *o, const tc_gemm *g, op_report *r) {
-  if (*tc_gemm_warning(g)) fprintf(stderr, "tilec gemm: warning: %s\n", tc_gemm_warning(g));
-  snprintf(r->config, sizeof r->config, "%s", tc_gemm_perf_config(g));
-  r->source = tc_gemm_perf_config_source(g);
-  snprintf(r->source_detail, sizeof r->source_detail, "%s",
-           strcmp(r->source, "option") == 0 ? "--perf-config" : tc_gemm_perf_config_detail(g));
+  op_set_plan(o, r, tc_gemm_warning(g), tc_gemm_perf_config(g), tc_gemm_perf_config_source(g),
+              tc_gemm_perf_config_detail(g));
   if (o->json) return;
   op_kernel k = kernel_of(g);
   printf("perf config: %s (%s)\n", r->config, r->source_detail);

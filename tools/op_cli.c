@@ -297,20 +297,6 @@ int op_hip_finish(op_opts *o, const char *const *sources, const char *const *nam
 
 int op_runs(const op_opts *o) { return !o->emit || o->verify || o->time || o->tune; }
 
-tc_perfdb *op_perfdb_open(op_opts *o, int create) {
-  tc_perfdb *db = NULL;
-  char err[1024];
-  int rc = tc_perfdb_open(NULL, create, &db, err, sizeof err);
-  if (rc == 1) return db;
-  if (rc < 0 && !o->warned_db) {
-    fprintf(stderr, "tilec %s: warning: %s; %s\n", o->cmd, err,
-            create ? "the tuning result is not stored" : "the perf DB is not used");
-    fflush(stderr);
-    o->warned_db = 1;
-  }
-  return NULL;
-}
-
 void op_tune_progress(void *ctx, const tc_tune_event *ev) {
   (void)ctx;
   if (ev->ok) {
@@ -340,35 +326,31 @@ void op_print_device(const op_opts *o, const op_report *r, int have_dev, const c
     printf("device: %s, none (%s)\n", tc_target_name(o->target), why);
 }
 
-void op_tune_begin(op_opts *o, op_report *r, tc_perfdb **db, const char *key, tc_tune_options *to) {
-  *db = op_perfdb_open(o, 1);
-  r->db_path = *db ? tc_perfdb_path(*db) : NULL;
-  memset(to, 0, sizeof *to);
-  to->target = o->target, to->device = o->device, to->arch = o->arch;
-  to->max_candidates = o->tune_max;
-  to->progress = op_tune_progress, to->progress_ctx = o;
-  to->db = *db, to->key = key;
+tc_op_tune_options op_tune_start(op_opts *o, const op_report *r, const char *key) {
   fprintf(stderr, "tuning %s on %s (at most %d candidates)\n", key, r->device,
           o->tune_max ? o->tune_max : TC_TUNE_DEFAULT_MAX);
   fflush(stderr);
+  tc_op_tune_options to = {o->tune_max, 0, 0, op_tune_progress, o};
+  return to;
 }
 
-void op_tune_end(const op_opts *o, op_report *r, const tc_perfdb *db) {
+int op_tune_finish(const op_opts *o, op_report *r, tc_status st, const tc_op_tune_result *tr,
+                   const char *err) {
+  if (st != TC_OK) return op_fail(o, "tuning failed: %s", op_api_message(err));
   r->tuned = 1;
-  r->source = "tuned";
-  if (db && !r->tune.stored)
-    fprintf(stderr, "tilec %s: warning: %s; the tuning result is not stored\n", o->cmd,
-            r->tune.store_err);
-  snprintf(r->source_detail, sizeof r->source_detail, "tuned: fastest of %d tried, %.4f ms; %s%s",
-           r->tune.tried, r->tune.best_ms, r->tune.stored ? "stored in the perf DB " : "not stored",
-           r->tune.stored ? r->db_path : "");
+  r->tune.candidates = tr->candidates, r->tune.tried = tr->tried, r->tune.skipped = tr->skipped;
+  r->tune.best_ms = tr->ms, r->tune.stored = tr->stored;
+  r->db_path = tr->stored ? tc_xstrdup(tr->perfdb) : NULL;
+  return CLI_OK;
 }
 
-void op_from_perfdb(op_report *r, const tc_perfdb *db, const tc_perfdb_entry *e) {
-  r->source = "perfdb";
-  r->db_path = tc_perfdb_path(db);
-  snprintf(r->source_detail, sizeof r->source_detail,
-           "from the perf DB %s; tuned to %.4f ms by tilec %s", r->db_path, e->ms, e->version);
+void op_set_plan(const op_opts *o, op_report *r, const char *warning, const char *config,
+                 const char *source, const char *detail) {
+  if (*warning) fprintf(stderr, "tilec %s: warning: %s\n", o->cmd, warning);
+  snprintf(r->config, sizeof r->config, "%s", config);
+  r->source = source;
+  snprintf(r->source_detail, sizeof r->source_detail, "%s",
+           strcmp(source, "option") == 0 ? "--perf-config" : detail);
 }
 
 int op_cuda_check(const op_opts *o, const char *const *sources, const char *const *names, int n) {

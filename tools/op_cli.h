@@ -1,8 +1,7 @@
 /* op_cli.h - what `tilec conv2d` (cmd_conv.c) and `tilec gemm`
  * (cmd_gemm.c) share: the options common to both (-V, -t, --perf-config,
  * --tune, --time, --emit, --json, --device, --target ...), integer
- * arguments, the perf DB with its one warning, tuning progress, the
- * --emit file and a small JSON writer. */
+ * arguments, tuning progress, the --emit file and a small JSON writer. */
 #ifndef TILEC_OP_CLI_H
 #define TILEC_OP_CLI_H
 
@@ -28,7 +27,6 @@ typedef struct op_opts {
   const char *target_arg;  /* --target as given */
   tc_target target;
   tc_dtype dtype;          /* -t */
-  int warned_db;           /* the perf DB warning was printed */
 } op_opts;
 
 #define OP_DEFAULT_ITERS 5
@@ -77,11 +75,6 @@ int op_hip_device(char *why, size_t cap);
  * --time asked for a run. */
 int op_hip_finish(op_opts *o, const char *const *sources, const char *const *names, int n);
 
-/* Opens the perf DB (create: for storing).  On a failure prints one
- * warning (once per process) and returns NULL; without create, a missing
- * file is NULL without a warning. */
-tc_perfdb *op_perfdb_open(op_opts *o, int create);
-
 /* The tuner's progress callback: "tuning 7/16 BS,..: 1.234 ms" on stderr. */
 void op_tune_progress(void *ctx, const tc_tune_event *ev);
 
@@ -109,14 +102,20 @@ int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t 
 /* "device: TARGET NAME" or "device: TARGET, none (WHY)" on stdout. */
 void op_print_device(const op_opts *o, const op_report *r, int have_dev, const char *why);
 
-/* --tune: opens the perf DB for storing into *db (r->db_path), fills the
- * tuner options for problem `key` and prints "tuning KEY on DEVICE ...". */
-void op_tune_begin(op_opts *o, op_report *r, tc_perfdb **db, const char *key, tc_tune_options *to);
-/* After a successful tuning into r->tune: r->tuned, r->source and its
- * detail; warns when the result could not be stored in db. */
-void op_tune_end(const op_opts *o, op_report *r, const tc_perfdb *db);
-/* A perf DB entry e is used: r->source, r->db_path and the detail. */
-void op_from_perfdb(op_report *r, const tc_perfdb *db, const tc_perfdb_entry *e);
+/* --tune: prints "tuning KEY on DEVICE (at most N candidates)" on stderr
+ * and returns the API's tuning options, with op_tune_progress. */
+tc_op_tune_options op_tune_start(op_opts *o, const op_report *r, const char *key);
+/* A tuning that ended with status st: CLI_OK with the result tr in r
+ * (r->tuned, r->tune, r->db_path a copy the caller frees), or CLI_FAIL
+ * after "tuning failed: <err>". */
+int op_tune_finish(const op_opts *o, op_report *r, tc_status st, const tc_op_tune_result *tr,
+                   const char *err);
+
+/* The plan's perf config into r: r->config, r->source and the detail
+ * ("--perf-config" for a given one), after "tilec CMD: warning: ..." on
+ * stderr where the API gave a warning. */
+void op_set_plan(const op_opts *o, op_report *r, const char *warning, const char *config,
+                 const char *source, const char *detail);
 
 /* --target cuda without a run: compiles each source with NVRTC for --arch
  * where NVRTC exists ("compiled with NVRTC for ARCH", or "not compiled:

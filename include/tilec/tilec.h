@@ -744,6 +744,19 @@ tc_status tc_conv2d_run(tc_conv2d *c, void *in, void *fil, void *out, double *ms
  * the largest error as a fraction of its bound. */
 int64_t tc_conv2d_verify(tc_conv2d *c, const void *in, const void *fil, const void *out,
                          double *worst);
+/* Runs the kernels as tc_conv2d_run (their time, warm-up included, in
+ * *first_ms; may be NULL), then launches each kernel iters more times
+ * back to back on the same buffers: times[r] (r < iters) gets the summed
+ * time in milliseconds of the r-th timed launch of every kernel (iters 0:
+ * none; times may then be NULL).  The written tensor is copied back after
+ * the first run. */
+tc_status tc_conv2d_run_timed(tc_conv2d *c, void *in, void *fil, void *out, double *first_ms,
+                              int iters, double *times);
+/* tc_conv2d_verify with the whole finding in *r (may be NULL): r->checked
+ * is every element of the written tensor (r->cell 0); r->max_abs is not
+ * measured (0).  Returns r->bad. */
+int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, const void *out,
+                                tc_op_verify_result *r);
 /* Computes the written tensor on the host (summed in double, rounded to
  * the dtype) from the two tensors read, as tc_conv2d_run would. */
 tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out);
@@ -776,6 +789,15 @@ const char *tc_conv2d_kernel_source(const tc_conv2d *c, int i);
  * an index out of range). */
 int tc_conv2d_kernel_launch(const tc_conv2d *c, int i, int64_t grid[3], int64_t block[3],
                             tc_conv2d_tensor args[3]);
+/* The GEMM kernel i computes: 1 with its G, M, N, K in gemm[0..3] and
+ * its perf config in perf_config (cap bytes; 64 is enough), either may be
+ * NULL; 0 (perf_config "") for a kernel that only zeroes a tensor or an
+ * index out of range. */
+int tc_conv2d_kernel_gemm(const tc_conv2d *c, int i, int64_t gemm[4], char *perf_config,
+                          size_t cap);
+/* The static shared memory of kernel i in bytes (0 for an index out of
+ * range). */
+int64_t tc_conv2d_kernel_smem_bytes(const tc_conv2d *c, int i);
 
 /* ---- GEMM ------------------------------------------------------------------- */
 

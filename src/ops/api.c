@@ -432,8 +432,19 @@ out:
 }
 
 tc_status tc_conv2d_run(tc_conv2d *c, void *in, void *fil, void *out, double *ms) {
-  if (ms) *ms = 0;
+  return tc_conv2d_run_timed(c, in, fil, out, ms, 0, NULL);
+}
+
+tc_status tc_conv2d_run_timed(tc_conv2d *c, void *in, void *fil, void *out, double *first_ms,
+                              int iters, double *times) {
+  if (first_ms) *first_ms = 0;
   if (!c) return TC_ERR_ARGUMENT;
+  const char *fn = iters || times ? "tc_conv2d_run_timed" : "tc_conv2d_run";
+  if (iters < 0 || (iters > 0 && !times)) {
+    set_error(&c->o, "%s: iters must be >= 0 with times for each (got %d, times %s)", fn, iters,
+              times ? "given" : "NULL");
+    return TC_ERR_ARGUMENT;
+  }
   if (!c->plan) {
     tc_status st = tc_conv2d_plan(c, NULL);
     if (st != TC_OK) return st;
@@ -441,9 +452,9 @@ tc_status tc_conv2d_run(tc_conv2d *c, void *in, void *fil, void *out, double *ms
   char why[4096] = "";
   /* tc_conv_run's device: the OpenCL selector, or the CUDA architecture */
   const char *dev = c->o.target == TC_TARGET_CUDA ? arch_of(&c->o) : c->o.device;
-  tc_status st = tc_conv_run(c->plan, dev, in, fil, out, ms, 0, NULL, why, sizeof why);
+  tc_status st = tc_conv_run(c->plan, dev, in, fil, out, first_ms, iters, times, why, sizeof why);
   if (st != TC_OK) {
-    set_error(&c->o, "tc_conv2d_run: %s", why);
+    set_error(&c->o, "%s: %s", fn, why);
     return st;
   }
   tc_str_clear(&c->o.err);
@@ -452,20 +463,34 @@ tc_status tc_conv2d_run(tc_conv2d *c, void *in, void *fil, void *out, double *ms
 
 int64_t tc_conv2d_verify(tc_conv2d *c, const void *in, const void *fil, const void *out,
                          double *worst) {
-  if (worst) *worst = 0;
+  tc_op_verify_result r;
+  int64_t bad = tc_conv2d_verify_result(c, in, fil, out, &r);
+  if (worst) *worst = bad < 0 ? 0 : r.worst;
+  return bad;
+}
+
+int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, const void *out,
+                                tc_op_verify_result *r) {
+  tc_op_verify_result local;
+  if (!r) r = &local;
+  memset(r, 0, sizeof *r);
+  r->bad = -1;
   if (!c) return -1;
   if (conv_check(c, "tc_conv2d_verify", NULL, NULL) != 0) return -1;
   if (!in || !fil || !out) {
     set_error(&c->o, "tc_conv2d_verify: a buffer is NULL");
     return -1;
   }
-  char msg[1024] = "";
-  int64_t bad = tc_conv_verify(&c->p, in, fil, out, worst, msg, sizeof msg);
-  if (bad != 0)
-    set_error(&c->o, "tc_conv2d_verify: %s", msg);
+  tc_conv_buf wb = tc_conv_written_buf(c->p.dir);
+  r->checked = wb == TC_BUF_INPUT    ? tc_conv_input_elems(&c->p)
+               : wb == TC_BUF_FILTER ? tc_conv_filter_elems(&c->p)
+                                     : tc_conv_output_elems(&c->p);
+  r->bad = tc_conv_verify(&c->p, in, fil, out, &r->worst, r->message, sizeof r->message);
+  if (r->bad != 0)
+    set_error(&c->o, "tc_conv2d_verify: %s", r->message);
   else
     tc_str_clear(&c->o.err);
-  return bad;
+  return r->bad;
 }
 
 tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out) {
@@ -501,6 +526,21 @@ const char *tc_conv2d_kernel_name(const tc_conv2d *c, int i) {
 const char *tc_conv2d_kernel_source(const tc_conv2d *c, int i) {
   const tc_conv_step *s = conv_step(c, i);
   return s ? s->kernel.source : NULL;
+}
+
+int tc_conv2d_kernel_gemm(const tc_conv2d *c, int i, int64_t gemm[4], char *perf_config,
+                          size_t cap) {
+  const tc_conv_step *s = conv_step(c, i);
+  if (perf_config && cap) perf_config[0] = 0;
+  if (!s || s->gemm_m <= 0) return 0;
+  if (gemm) gemm[0] = s->gemm_g, gemm[1] = s->gemm_m, gemm[2] = s->gemm_n, gemm[3] = s->gemm_k;
+  if (perf_config && cap) tc_gemm_params_format(&s->params, perf_config, cap);
+  return 1;
+}
+
+int64_t tc_conv2d_kernel_smem_bytes(const tc_conv2d *c, int i) {
+  const tc_conv_step *s = conv_step(c, i);
+  return s ? s->kernel.smem_bytes : 0;
 }
 
 int tc_conv2d_kernel_launch(const tc_conv2d *c, int i, int64_t grid[3], int64_t block[3],
