@@ -46,7 +46,7 @@ typedef struct tc_gemm_kernel {
 void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l);
 /* Runs kernel k once over buffers b[0 .. nb) on target: OpenCL on cl
  * (opened by the caller), CUDA for arch (NULL: sm_90a, TC_TUNE_DEFAULT_ARCH)
- * with the launch above; other targets fail with TC_ERR_UNSUPPORTED.  *ms
+ * with the launch above, HIP as tc_hip_run (tc_rt_launch picks).  *ms
  * (may be NULL) gets the kernel time.  Then, after the copy back, repeat
  * timed launches back to back (0: none), their times in repeat_ms[0 ..
  * repeat) (tc_launch's repeat and repeat_ms). */
