@@ -171,7 +171,8 @@ tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *c
   tc_launch l;
   tc_gemm_kernel_launch_config(k, &l);
   l.repeat = repeat, l.repeat_ms = repeat_ms;
-  tc_rt_code code = {k->source, k->name, arch ? arch : TC_TUNE_DEFAULT_ARCH, NULL, NULL};
+  const char *run_arch = arch ? arch : tc_target_ops_default_arch(target);
+  tc_rt_code code = {k->source, k->name, run_arch, NULL, NULL};
   return tc_rt_launch(target, cl, &code, b, nb, &l, ms, e);
 }
 
