@@ -168,208 +168,259 @@ static int parse_pos_int(const char *s, const char *opt, long long lo, long long
   return CLI_OK;
 }
 
-int cmd_layout(int argc, char **argv) {
-  const char *eval = NULL, *svg = NULL, *tvdim = NULL;
-  long long elem = 4, vec = 1, warp = -1;
-  int json = 0, grid = 0, view_addr = 0, access_col = 0, rc;
-  tc_str text;
-  tc_str_init(&text);
+/* What the command line asked for. */
+typedef struct {
+  const char *eval, *svg, *tvdim;
+  long long elem, vec, warp;
+  int json, grid, view_addr, access_col, help;
+  tc_str text; /* the LAYOUT: the positional arguments joined with spaces */
+} layout_opts;
+
+/* Parses one option that takes a value (v); returns CLI_OK or CLI_USAGE. */
+static int parse_valued_option(const char *name, const char *v, layout_opts *op) {
+  if (!strcmp(name, "--eval")) {
+    op->eval = v;
+  } else if (!strcmp(name, "--svg")) {
+    op->svg = v;
+  } else if (!strcmp(name, "--tv")) {
+    op->tvdim = v;
+  } else if (!strcmp(name, "--elem-bytes")) {
+    if (parse_pos_int(v, "--elem-bytes", 1, 16, &op->elem)) return CLI_USAGE;
+    long long e = op->elem;
+    if (e != 1 && e != 2 && e != 4 && e != 8 && e != 16)
+      return cli_usage_error("--elem-bytes must be 1, 2, 4, 8 or 16, got %lld", e);
+  } else if (!strcmp(name, "--vec")) {
+    return parse_pos_int(v, "--vec", 1, 64, &op->vec);
+  } else if (!strcmp(name, "--warp")) {
+    return parse_pos_int(v, "--warp", 0, 1LL << 40, &op->warp);
+  } else if (!strcmp(name, "--access")) {
+    if (strcmp(v, "row") && strcmp(v, "col") && strcmp(v, "column"))
+      return cli_usage_error("--access must be row or col, got '%s'", v);
+    op->access_col = strcmp(v, "row") != 0;
+  } else if (!strcmp(name, "--view")) {
+    if (strcmp(v, "logical") && strcmp(v, "address"))
+      return cli_usage_error("--view must be logical or address, got '%s'", v);
+    op->view_addr = strcmp(v, "address") == 0;
+  }
+  return CLI_OK;
+}
+
+/* Fills *op from argv; stops at --help (op->help set). Returns CLI_OK or
+ * CLI_USAGE (after printing the error); op->text is to be freed either way. */
+static int parse_layout_args(int argc, char **argv, layout_opts *op) {
+  static const char *const valued[] = {"--eval", "--svg",  "--tv",     "--elem-bytes",
+                                       "--vec",  "--warp", "--access", "--view"};
+  memset(op, 0, sizeof *op);
+  op->elem = 4;
+  op->vec = 1;
+  op->warp = -1;
+  tc_str_init(&op->text);
   for (int i = 1; i < argc; i++) {
-    const char *a = argv[i], *v;
-    int err;
+    const char *a = argv[i];
     if (cli_is_help(a)) {
-      layout_usage(stdout);
-      tc_str_free(&text);
+      op->help = 1;
       return CLI_OK;
     }
-#define OPT(name) ((v = cli_option_value(argc, argv, &i, name, &err)) != NULL || err)
-    if (OPT("--eval")) {
-      if (err) goto usage;
-      eval = v;
-    } else if (OPT("--svg")) {
-      if (err) goto usage;
-      svg = v;
-    } else if (OPT("--tv")) {
-      if (err) goto usage;
-      tvdim = v;
-    } else if (OPT("--elem-bytes")) {
-      if (err || parse_pos_int(v, "--elem-bytes", 1, 16, &elem)) goto usage;
-      if (elem != 1 && elem != 2 && elem != 4 && elem != 8 && elem != 16) {
-        cli_usage_error("--elem-bytes must be 1, 2, 4, 8 or 16, got %lld", elem);
-        goto usage;
-      }
-    } else if (OPT("--vec")) {
-      if (err || parse_pos_int(v, "--vec", 1, 64, &vec)) goto usage;
-    } else if (OPT("--warp")) {
-      if (err || parse_pos_int(v, "--warp", 0, 1LL << 40, &warp)) goto usage;
-    } else if (OPT("--access")) {
-      if (err) goto usage;
-      if (strcmp(v, "row") && strcmp(v, "col") && strcmp(v, "column")) {
-        cli_usage_error("--access must be row or col, got '%s'", v);
-        goto usage;
-      }
-      access_col = strcmp(v, "row") != 0;
-    } else if (OPT("--view")) {
-      if (err) goto usage;
-      if (strcmp(v, "logical") && strcmp(v, "address")) {
-        cli_usage_error("--view must be logical or address, got '%s'", v);
-        goto usage;
-      }
-      view_addr = strcmp(v, "address") == 0;
-    } else if (!strcmp(a, "--json")) {
-      json = 1;
+    int matched = 0;
+    for (size_t k = 0; k < sizeof valued / sizeof *valued && !matched; k++) {
+      int err;
+      const char *v = cli_option_value(argc, argv, &i, valued[k], &err);
+      if (!v && !err) continue;
+      if (err || parse_valued_option(valued[k], v, op)) return CLI_USAGE;
+      matched = 1;
+    }
+    if (matched) continue;
+    if (!strcmp(a, "--json")) {
+      op->json = 1;
     } else if (!strcmp(a, "--grid")) {
-      grid = 1;
+      op->grid = 1;
     } else if (a[0] == '-' && a[1] == '-') {
-      cli_usage_error("unknown option '%s' for `tilec layout`", a);
-      goto usage;
+      return cli_usage_error("unknown option '%s' for `tilec layout`", a);
     } else {
-      if (text.len) tc_str_cat(&text, " ");
-      tc_str_cat(&text, a);
+      if (op->text.len) tc_str_cat(&op->text, " ");
+      tc_str_cat(&op->text, a);
     }
-#undef OPT
   }
+  return CLI_OK;
+}
 
-  if (eval) {
-    if (text.len) {
-      cli_usage_error("--eval takes the expression as its value; unexpected argument '%s'", tc_str_cstr(&text));
-      goto usage;
-    }
-    tc_str_free(&text);
-    return do_eval(eval, json);
-  }
-  if (!text.len) {
-    cli_usage_error("`tilec layout` needs a LAYOUT, e.g. '(8,64):(64,1)'");
-    goto usage;
-  }
-
-  const char *src = tc_str_cstr(&text);
-  tc_tile t;
+/* Parses the LAYOUT, as a thread-value layout of an RxC tile under --tv.
+ * Returns CLI_OK, or the exit status after reporting the error. */
+static int parse_tile(const layout_opts *op, tc_tile *t) {
+  const char *src = tc_str_cstr(&op->text);
   tc_cute_error e;
-  if (tvdim) {
+  int rc;
+  if (op->tvdim) {
     long long r = 0, c = 0;
     char x = 0, extra = 0;
-    if (sscanf(tvdim, "%lld%c%lld%c", &r, &x, &c, &extra) != 3 || (x != 'x' && x != 'X') || r < 1 || c < 1) {
-      cli_usage_error("--tv needs ROWSxCOLS, e.g. 16x16, got '%s'", tvdim);
-      goto usage;
-    }
-    rc = tc_tile_parse_tv(src, r, c, &t, &e);
+    if (sscanf(op->tvdim, "%lld%c%lld%c", &r, &x, &c, &extra) != 3 || (x != 'x' && x != 'X') || r < 1 || c < 1)
+      return cli_usage_error("--tv needs ROWSxCOLS, e.g. 16x16, got '%s'", op->tvdim);
+    rc = tc_tile_parse_tv(src, r, c, t, &e);
   } else {
-    rc = tc_tile_parse(src, &t, &e);
+    rc = tc_tile_parse(src, t, &e);
   }
-  if (rc) {
-    rc = report_error(src, &e, json);
-    tc_str_free(&text);
-    return rc;
-  }
+  return rc ? report_error(src, &e, op->json) : CLI_OK;
+}
 
-  tc_bank_opts o = {(int)elem, access_col ? TC_ACCESS_COL : TC_ACCESS_ROW, (int)vec};
-  tc_bank_report br;
-  memset(&br, 0, sizeof br);
-  bool banks = t.form != TC_TILE_TV;
+/* A parsed tile and a warp's accesses to it: what every output shows. */
+typedef struct {
+  const char *src;
+  tc_tile t;
+  tc_bank_opts o;
+  tc_bank_report br; /* zero for a thread-value layout (no banks) */
+  bool banks;
+  long long warp; /* the access outlined in the SVG */
+} layout_view;
+
+/* Runs the bank analysis of a memory layout; returns CLI_OK or CLI_USAGE. */
+static int analyze_banks(const layout_opts *op, layout_view *lv) {
+  lv->o = (tc_bank_opts){(int)op->elem, op->access_col ? TC_ACCESS_COL : TC_ACCESS_ROW, (int)op->vec};
+  memset(&lv->br, 0, sizeof lv->br);
+  lv->banks = lv->t.form != TC_TILE_TV;
+  lv->warp = op->warp;
   char msg[256];
-  if (banks && tc_bank_analyze(&t, &o, &br, msg, sizeof msg)) {
-    cli_usage_error("%s", msg);
-    rc = CLI_USAGE;
-    goto done;
-  }
-  if (banks && warp >= br.accesses) {
-    cli_usage_error("--warp %lld: the tile has accesses 0..%lld", warp, (long long)br.accesses - 1);
-    rc = CLI_USAGE;
-    goto done;
-  }
-  if (warp < 0) warp = br.worst;
+  if (lv->banks && tc_bank_analyze(&lv->t, &lv->o, &lv->br, msg, sizeof msg)) return cli_usage_error("%s", msg);
+  if (lv->banks && lv->warp >= lv->br.accesses)
+    return cli_usage_error("--warp %lld: the tile has accesses 0..%lld", lv->warp, (long long)lv->br.accesses - 1);
+  if (lv->warp < 0) lv->warp = lv->br.worst;
+  return CLI_OK;
+}
 
-  char bij[160];
-  why_not_bijective(&t, bij, sizeof bij);
-  const char *form = t.form == TC_TILE_CUTE ? "cute" : t.form == TC_TILE_XFORM ? "transforms" : "tv";
-  if (json) {
-    tc_str j;
-    tc_str_init(&j);
-    tc_str_cat(&j, "{\"layout\": ");
-    json_str(&j, src);
-    tc_str_printf(&j, ", \"notation\": \"%s\"", form);
-    if (t.canon) tc_str_cat(&j, ", \"canonical\": "), json_str(&j, t.canon);
-    if (t.expr) {
-      tc_str_cat(&j, ", \"offset_expr\": "), json_str(&j, t.expr);
-      tc_str_cat(&j, ", \"indices\": "), json_str(&j, t.vars);
-    }
-    tc_str_printf(&j, ", \"rows\": %lld, \"cols\": %lld, \"size\": %lld", (long long)t.rows, (long long)t.cols,
-                  (long long)t.size);
-    if (t.form == TC_TILE_TV) {
-      tc_str_printf(&j,
-                    ", \"threads\": %lld, \"values\": %lld, \"duplicates\": %lld, \"missing\": %lld, "
-                    "\"outside\": %lld, \"bijective\": %s",
-                    (long long)t.threads, (long long)t.values, (long long)t.dup, (long long)t.missing,
-                    (long long)t.outside, t.bijective ? "true" : "false");
-    } else {
-      tc_str_printf(&j,
-                    ", \"cosize\": %lld, \"allocation\": %lld, \"injective\": %s, \"bijective\": %s, "
-                    "\"elem_bytes\": %d, \"access\": {\"pattern\": \"%s\", \"vec\": %d, \"threads\": 32, "
-                    "\"accesses\": %lld, \"max_ways\": %lld, \"worst_access\": %lld, \"wavefronts\": %lld, "
-                    "\"ideal_wavefronts\": %lld, \"conflicts\": %lld, \"noncontiguous_accesses\": %lld, "
-                    "\"ways\": [",
-                    (long long)t.cosize, (long long)t.alloc, t.injective ? "true" : "false",
-                    t.bijective ? "true" : "false", o.elem_bytes, access_col ? "col" : "row", o.vec,
-                    (long long)br.accesses, (long long)br.max_ways, (long long)br.worst, (long long)br.wavefronts,
-                    (long long)br.ideal, (long long)br.conflicts, (long long)br.noncontig);
-      for (int64_t k = 0; k < br.accesses; k++) tc_str_printf(&j, "%s%d", k ? ", " : "", (int)br.ways[k]);
-      tc_str_cat(&j, "]}");
-    }
-    if (svg) tc_str_cat(&j, ", \"svg\": "), json_str(&j, svg);
-    tc_str_cat(&j, "}\n");
-    fputs(tc_str_cstr(&j), stdout);
-    tc_str_free(&j);
+static void print_json(const layout_opts *op, const layout_view *lv) {
+  const tc_tile *t = &lv->t;
+  const tc_bank_report *br = &lv->br;
+  const char *form = t->form == TC_TILE_CUTE ? "cute" : t->form == TC_TILE_XFORM ? "transforms" : "tv";
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_cat(&j, "{\"layout\": ");
+  json_str(&j, lv->src);
+  tc_str_printf(&j, ", \"notation\": \"%s\"", form);
+  if (t->canon) tc_str_cat(&j, ", \"canonical\": "), json_str(&j, t->canon);
+  if (t->expr) {
+    tc_str_cat(&j, ", \"offset_expr\": "), json_str(&j, t->expr);
+    tc_str_cat(&j, ", \"indices\": "), json_str(&j, t->vars);
+  }
+  tc_str_printf(&j, ", \"rows\": %lld, \"cols\": %lld, \"size\": %lld", (long long)t->rows, (long long)t->cols,
+                (long long)t->size);
+  if (t->form == TC_TILE_TV) {
+    tc_str_printf(&j,
+                  ", \"threads\": %lld, \"values\": %lld, \"duplicates\": %lld, \"missing\": %lld, "
+                  "\"outside\": %lld, \"bijective\": %s",
+                  (long long)t->threads, (long long)t->values, (long long)t->dup, (long long)t->missing,
+                  (long long)t->outside, t->bijective ? "true" : "false");
   } else {
-    printf("layout: %s\n", src);
-    if (t.canon && strcmp(t.canon, src) != 0) printf("evaluates to: %s\n", t.canon);
-    if (t.expr) printf("offset(%s) = %s\n", t.vars, t.expr);
-    printf("tile: %lld x %lld (rows x columns)\n", (long long)t.rows, (long long)t.cols);
-    printf("size: %lld\n", (long long)t.size);
-    if (t.form == TC_TILE_TV) {
-      printf("threads: %lld, values per thread: %lld\n", (long long)t.threads, (long long)t.values);
-      printf("each element owned once: %s", t.bijective ? "yes\n" : "no");
-      if (!t.bijective)
-        printf(" (%lld owned twice, %lld unowned, %lld (thread, value) pairs outside the tile)\n", (long long)t.dup,
-               (long long)t.missing, (long long)t.outside);
-    } else {
-      printf("cosize: %lld\n", (long long)t.cosize);
-      if (t.form == TC_TILE_XFORM) printf("allocation: %lld elements\n", (long long)t.alloc);
-      printf("bijective: %s\n", bij);
-      printf("access: %s, 32 threads x %d element%s of %d bytes, %lld accesses\n", access_col ? "col" : "row", o.vec,
-             o.vec == 1 ? "" : "s", o.elem_bytes, (long long)br.accesses);
-      printf("bank conflicts: %lld-way max per access%s\n", (long long)br.max_ways,
-             br.max_ways <= 1 ? " (conflict-free)" : "");
-      printf("wavefronts: %lld (ideal %lld, %lld extra)\n", (long long)br.wavefronts, (long long)br.ideal,
-             (long long)br.conflicts);
-      if (br.noncontig)
-        printf("note: %lld accesses have thread vectors that are not contiguous in memory\n", (long long)br.noncontig);
-      if (grid) print_grid(&t);
-    }
+    tc_str_printf(&j,
+                  ", \"cosize\": %lld, \"allocation\": %lld, \"injective\": %s, \"bijective\": %s, "
+                  "\"elem_bytes\": %d, \"access\": {\"pattern\": \"%s\", \"vec\": %d, \"threads\": 32, "
+                  "\"accesses\": %lld, \"max_ways\": %lld, \"worst_access\": %lld, \"wavefronts\": %lld, "
+                  "\"ideal_wavefronts\": %lld, \"conflicts\": %lld, \"noncontiguous_accesses\": %lld, "
+                  "\"ways\": [",
+                  (long long)t->cosize, (long long)t->alloc, t->injective ? "true" : "false",
+                  t->bijective ? "true" : "false", lv->o.elem_bytes, op->access_col ? "col" : "row", lv->o.vec,
+                  (long long)br->accesses, (long long)br->max_ways, (long long)br->worst, (long long)br->wavefronts,
+                  (long long)br->ideal, (long long)br->conflicts, (long long)br->noncontig);
+    for (int64_t k = 0; k < br->accesses; k++) tc_str_printf(&j, "%s%d", k ? ", " : "", (int)br->ways[k]);
+    tc_str_cat(&j, "]}");
   }
+  if (op->svg) tc_str_cat(&j, ", \"svg\": "), json_str(&j, op->svg);
+  tc_str_cat(&j, "}\n");
+  fputs(tc_str_cstr(&j), stdout);
+  tc_str_free(&j);
+}
 
-  rc = CLI_OK;
-  if (svg) {
-    tc_str pic;
-    tc_str_init(&pic);
-    char title[400];
-    snprintf(title, sizeof title, "tilec layout %s", src);
-    if (tc_tile_svg(&pic, &t, &o, banks ? &br : NULL, warp, view_addr ? TC_VIEW_ADDRESS : TC_VIEW_LOGICAL, title, msg,
-                    sizeof msg)) {
-      cli_usage_error("%s", msg);
-      rc = CLI_USAGE;
-    } else {
-      rc = write_file(svg, tc_str_cstr(&pic));
-      if (rc == CLI_OK && !json) printf("svg: %s\n", svg);
-    }
-    tc_str_free(&pic);
+/* The text lines of a thread-value layout: who owns each element. */
+static void print_text_tv(const tc_tile *t) {
+  printf("threads: %lld, values per thread: %lld\n", (long long)t->threads, (long long)t->values);
+  printf("each element owned once: %s", t->bijective ? "yes\n" : "no");
+  if (!t->bijective)
+    printf(" (%lld owned twice, %lld unowned, %lld (thread, value) pairs outside the tile)\n", (long long)t->dup,
+           (long long)t->missing, (long long)t->outside);
+}
+
+/* The text lines of a memory layout: cosize, bijectivity, bank conflicts. */
+static void print_text_memory(const layout_opts *op, const layout_view *lv) {
+  const tc_tile *t = &lv->t;
+  const tc_bank_report *br = &lv->br;
+  char bij[160];
+  why_not_bijective(t, bij, sizeof bij);
+  printf("cosize: %lld\n", (long long)t->cosize);
+  if (t->form == TC_TILE_XFORM) printf("allocation: %lld elements\n", (long long)t->alloc);
+  printf("bijective: %s\n", bij);
+  printf("access: %s, 32 threads x %d element%s of %d bytes, %lld accesses\n", op->access_col ? "col" : "row",
+         lv->o.vec, lv->o.vec == 1 ? "" : "s", lv->o.elem_bytes, (long long)br->accesses);
+  printf("bank conflicts: %lld-way max per access%s\n", (long long)br->max_ways,
+         br->max_ways <= 1 ? " (conflict-free)" : "");
+  printf("wavefronts: %lld (ideal %lld, %lld extra)\n", (long long)br->wavefronts, (long long)br->ideal,
+         (long long)br->conflicts);
+  if (br->noncontig)
+    printf("note: %lld accesses have thread vectors that are not contiguous in memory\n", (long long)br->noncontig);
+  if (op->grid) print_grid(t);
+}
+
+static void print_text(const layout_opts *op, const layout_view *lv) {
+  const tc_tile *t = &lv->t;
+  printf("layout: %s\n", lv->src);
+  if (t->canon && strcmp(t->canon, lv->src) != 0) printf("evaluates to: %s\n", t->canon);
+  if (t->expr) printf("offset(%s) = %s\n", t->vars, t->expr);
+  printf("tile: %lld x %lld (rows x columns)\n", (long long)t->rows, (long long)t->cols);
+  printf("size: %lld\n", (long long)t->size);
+  if (t->form == TC_TILE_TV) print_text_tv(t);
+  else print_text_memory(op, lv);
+}
+
+/* Draws the layout into op->svg; returns the exit status. */
+static int write_svg(const layout_opts *op, const layout_view *lv) {
+  tc_str pic;
+  tc_str_init(&pic);
+  char title[400], msg[256];
+  snprintf(title, sizeof title, "tilec layout %s", lv->src);
+  int rc;
+  if (tc_tile_svg(&pic, &lv->t, &lv->o, lv->banks ? &lv->br : NULL, lv->warp,
+                  op->view_addr ? TC_VIEW_ADDRESS : TC_VIEW_LOGICAL, title, msg, sizeof msg)) {
+    rc = cli_usage_error("%s", msg);
+  } else {
+    rc = write_file(op->svg, tc_str_cstr(&pic));
+    if (rc == CLI_OK && !op->json) printf("svg: %s\n", op->svg);
   }
-done:
-  tc_bank_report_free(&br);
-  tc_tile_free(&t);
-  tc_str_free(&text);
+  tc_str_free(&pic);
   return rc;
-usage:
-  tc_str_free(&text);
-  return CLI_USAGE;
+}
+
+/* Summarises a layout (text or JSON) and draws it when asked. */
+static int show_layout(const layout_opts *op) {
+  layout_view lv;
+  memset(&lv, 0, sizeof lv);
+  lv.src = tc_str_cstr(&op->text);
+  int rc = parse_tile(op, &lv.t);
+  if (rc) return rc;
+  rc = analyze_banks(op, &lv);
+  if (rc == CLI_OK) {
+    if (op->json) print_json(op, &lv);
+    else print_text(op, &lv);
+    if (op->svg) rc = write_svg(op, &lv);
+  }
+  tc_bank_report_free(&lv.br);
+  tc_tile_free(&lv.t);
+  return rc;
+}
+
+/* Checks the arguments against the mode (--eval or a LAYOUT) and runs it. */
+static int run_layout(const layout_opts *op) {
+  if (op->eval) {
+    if (op->text.len)
+      return cli_usage_error("--eval takes the expression as its value; unexpected argument '%s'",
+                             tc_str_cstr(&op->text));
+    return do_eval(op->eval, op->json);
+  }
+  if (!op->text.len) return cli_usage_error("`tilec layout` needs a LAYOUT, e.g. '(8,64):(64,1)'");
+  return show_layout(op);
+}
+
+int cmd_layout(int argc, char **argv) {
+  layout_opts op;
+  int rc = parse_layout_args(argc, argv, &op);
+  if (rc == CLI_OK && op.help) layout_usage(stdout);
+  else if (rc == CLI_OK) rc = run_layout(&op);
+  tc_str_free(&op.text);
+  return rc;
 }

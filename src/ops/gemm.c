@@ -171,11 +171,9 @@ tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *c
   tc_launch l;
   tc_gemm_kernel_launch_config(k, &l);
   l.repeat = repeat, l.repeat_ms = repeat_ms;
-  if (target == TC_TARGET_OPENCL) return tc_cl_run(cl, k->source, k->name, b, nb, &l, ms, e);
-  if (target == TC_TARGET_CUDA)
-    return tc_cuda_run(k->source, k->name, arch ? arch : TC_TUNE_DEFAULT_ARCH, b, nb, &l, ms, e);
-  tc_str_printf(e, "running %s kernels is not supported in this build", tc_target_name(target));
-  return TC_ERR_UNSUPPORTED;
+  const char *run_arch = arch ? arch : tc_target_ops_default_arch(target);
+  tc_rt_code code = {k->source, k->name, run_arch, NULL, NULL};
+  return tc_rt_launch(target, cl, &code, b, nb, &l, ms, e);
 }
 
 /* ---- checking the problem --------------------------------------------- */

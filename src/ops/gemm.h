@@ -44,10 +44,10 @@ typedef struct tc_gemm_kernel {
 /* The launch of kernel k (grid, block, dynamic shared memory, tensor
  * maps): every launch of a generated GEMM goes through this. */
 void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l);
-/* Runs kernel k once over buffers b[0 .. nb) on target: OpenCL on cl
- * (opened by the caller), CUDA for arch (NULL: sm_90a, TC_TUNE_DEFAULT_ARCH)
- * with the launch above; other targets fail with TC_ERR_UNSUPPORTED.  *ms
- * (may be NULL) gets the kernel time.  Then, after the copy back, repeat
+/* Runs kernel k once over buffers b[0 .. nb) on target with the launch
+ * above (tc_rt_launch): OpenCL on cl (opened by the caller), CUDA or HIP
+ * for arch (NULL: tc_target_ops_default_arch, sm_90a on CUDA).  *ms (may
+ * be NULL) gets the kernel time.  Then, after the copy back, repeat
  * timed launches back to back (0: none), their times in repeat_ms[0 ..
  * repeat) (tc_launch's repeat and repeat_ms). */
 tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *cl,

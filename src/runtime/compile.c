@@ -275,6 +275,14 @@ static tc_status cuda_ptx(tc_kernel *k, tc_str *err) {
   return TC_OK;
 }
 
+/* cuda_ptx as a tc_rt_code's PTX source (ctx: the tc_kernel). */
+static tc_status kernel_ptx(void *ctx, const char **ptx, tc_str *err) {
+  tc_kernel *k = ctx;
+  tc_status st = cuda_ptx(k, err);
+  *ptx = k->ptx;
+  return st;
+}
+
 int tc_kernel_from_cache(const tc_kernel *k) { return k && k->from_cache; }
 
 void tc_kernel_free(tc_kernel *k) {
@@ -382,23 +390,10 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
   if (k->target == TC_TARGET_CUDA) l.tmaps = k->tmaps, l.ntmaps = k->ntmaps;
   tc_str err;
   tc_str_init(&err);
-  tc_status st;
-  if (k->target == TC_TARGET_OPENCL) {
-    st = open_cl(k, device, &err);
-    if (!st) st = tc_cl_run(k->cl, k->source, k->name, bufs, k->nparams, &l, ms, &err);
-  } else if (k->target == TC_TARGET_CUDA) {
-    /* as tc_cuda_run, but with the PTX from the cache or an earlier build;
-     * the tensor maps' rules first, since they need no device */
-    if (tc_tmap_check_all(l.tmaps, l.ntmaps, k->nparams, &err)) st = TC_ERR_ARGUMENT;
-    else if (!tc_cuda_available(&err)) st = TC_ERR_NO_DEVICE;
-    else if (!(st = cuda_ptx(k, &err)))
-      st = tc_cuda_run_ptx(k->ptx, k->name, k->arch, bufs, k->nparams, &l, ms, &err);
-  } else if (k->target == TC_TARGET_HIP) {
-    st = tc_hip_run(k->source, k->name, k->arch, bufs, k->nparams, &l, ms, &err);
-  } else {
-    st = TC_ERR_UNSUPPORTED;
-    tc_str_printf(&err, "running %s kernels is not supported in this build", tc_target_name(k->target));
-  }
+  tc_status st = k->target == TC_TARGET_OPENCL ? open_cl(k, device, &err) : TC_OK;
+  /* CUDA runs the PTX from the cache or an earlier build */
+  tc_rt_code code = {k->source, k->name, k->arch, kernel_ptx, k};
+  if (!st) st = tc_rt_launch(k->target, k->cl, &code, bufs, k->nparams, &l, ms, &err);
   snprintf(k->err, sizeof k->err, "%s", tc_str_cstr(&err));
   tc_str_free(&err);
   free(bufs);

@@ -267,4 +267,26 @@ tc_status tc_hip_run(const char *source, const char *kernel_name, const char *ar
                      tc_rt_buffer *bufs, int nbufs, const tc_launch *launch, double *ms,
                      tc_str *err);
 
+/* ---- running on any target (dispatch.c) ---- */
+/* A kernel to launch: its source in the target's dialect, its entry point
+ * and the arch to compile it for (CUDA, HIP; already resolved by the
+ * caller, NULL: the runtime's default). */
+typedef struct tc_rt_code {
+  const char *source;
+  const char *name;
+  const char *arch;
+  /* CUDA, optional: gives the PTX of source (e.g. from the kernel cache;
+   * it stays the caller's), called after the tensor maps and the device
+   * were checked.  NULL: NVRTC compiles source at the launch. */
+  tc_status (*ptx)(void *ctx, const char **ptx, tc_str *err);
+  void *ptx_ctx;
+} tc_rt_code;
+
+/* Launches code on target with the buffers and launch as tc_cl_run,
+ * tc_cuda_run / tc_cuda_run_ptx or tc_hip_run do (cl: the open OpenCL
+ * device; ignored elsewhere).  A target this build cannot run is
+ * TC_ERR_UNSUPPORTED.  The one place that picks a runtime for a target. */
+tc_status tc_rt_launch(tc_target target, tc_cl *cl, const tc_rt_code *code, tc_rt_buffer *bufs,
+                       int nbufs, const tc_launch *launch, double *ms, tc_str *err);
+
 #endif

@@ -311,10 +311,7 @@ tc_status tc_tile_gemm_run(tc_target target, tc_cl *cl, const char *arch,
   memset(&l, 0, sizeof l);
   for (int i = 0; i < 3; i++) l.grid[i] = em->grid[i], l.block[i] = em->block[i];
   l.repeat = repeat, l.repeat_ms = repeat_ms;
-  if (target == TC_TARGET_OPENCL)
-    return tc_cl_run(cl, em->source, em->name, bufs, em->nparams, &l, ms, err);
-  if (target == TC_TARGET_CUDA)
-    return tc_cuda_run(em->source, em->name, arch ? arch : TC_CUDA_OPS_DEFAULT_ARCH, bufs, em->nparams, &l, ms, err);
-  tc_str_printf(err, "running %s kernels is not supported", tc_target_name(target));
-  return TC_ERR_UNSUPPORTED;
+  const char *run_arch = arch ? arch : tc_target_ops_default_arch(target);
+  tc_rt_code code = {em->source, em->name, run_arch, NULL, NULL};
+  return tc_rt_launch(target, cl, &code, bufs, em->nparams, &l, ms, err);
 }

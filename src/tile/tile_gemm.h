@@ -71,8 +71,9 @@ void tc_tile_gemm_ids(const tc_tile_gemm_desc *d, int32_t *ids);
 void tc_tile_gemm_reference(const tc_tile_gemm_desc *d, const void *a, const void *b,
                             const int32_t *ids, double *want, double *bound);
 
-/* Launches an emitted GEMM kernel: on OpenCL through cl, on CUDA (arch)
- * otherwise; c is copied back.  *ms (may be NULL) gets the kernel time.
+/* Launches an emitted GEMM kernel on target (tc_rt_launch): on OpenCL
+ * through cl, on CUDA or HIP for arch (NULL: tc_target_ops_default_arch);
+ * c is copied back.  *ms (may be NULL) gets the kernel time.
  * Then repeat timed launches back to back (0: none), their times in
  * repeat_ms[0 .. repeat) (tc_launch's repeat and repeat_ms: c keeps the
  * first launch's result). */
