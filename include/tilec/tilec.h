@@ -600,7 +600,10 @@ float tc_bf16_to_f32(uint16_t h);
 typedef struct tc_op_options {
   tc_target target;    /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
   const char *device;  /* the OpenCL device as for tc_kernel_run; NULL: the default */
-  const char *arch;    /* the CUDA architecture; NULL: "sm_90a" */
+  const char *arch;    /* the CUDA architecture; NULL: kernels are built
+                          for "sm_90a", but the heuristic then picks only
+                          kernels any sm_80+ GPU runs (mma.sync, not TMA +
+                          wgmma); name "sm_90a" for those */
   const char *perfdb;  /* the perf DB file; NULL: $TILEC_PERFDB, else
                           $XDG_DATA_HOME/tilec/perfdb.sqlite, else
                           $HOME/.local/share/tilec/perfdb.sqlite; "": none */
