@@ -20,7 +20,6 @@
 #include "../src/runtime/runtime.h"
 #include "cli.h"
 
-#define DEFAULT_CUDA_ARCH TC_CUDA_OPS_DEFAULT_ARCH
 
 static void demo_usage(FILE *out) {
   fputs("usage: tilec demo [--target opencl|cuda] [--device SEL] [--arch ARCH]\n"
@@ -33,7 +32,7 @@ static void demo_usage(FILE *out) {
         "                         needed), run and verify where a CUDA device exists\n"
         "  --device SEL           OpenCL device: \"P:D\" or a name substring (e.g. pocl);\n"
         "                         default $TILEC_OPENCL_DEVICE, then PoCL, then the first\n"
-        "  --arch ARCH            CUDA architecture (default: " DEFAULT_CUDA_ARCH ")\n"
+        "  --arch ARCH            CUDA architecture (default: " TC_CUDA_OPS_DEFAULT_ARCH ")\n"
         "  --only NAME[,NAME..]   run only these examples (see --list)\n"
         "  --list                 list the examples and exit\n",
         out);
@@ -321,7 +320,7 @@ int cmd_demo(int argc, char **argv) {
       printf("%-16s %s\n", e->name, e->what);
     }
   } else if (cuda) {
-    rc = demo_cuda(arch ? arch : DEFAULT_CUDA_ARCH, selected, nselected);
+    rc = demo_cuda(arch ? arch : TC_CUDA_OPS_DEFAULT_ARCH, selected, nselected);
   } else {
     rc = demo_opencl(device, selected, nselected);
   }

@@ -308,7 +308,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     op_fail(o, "%s", tc_str_cstr(&e));
     goto out;
   }
-  const char *arch = o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH;
+  const char *arch = o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH;
   tc_str_clear(&e);
   /* the first run (C copied back, verified), then with --time o->iters
    * timed launches back to back on the same loaded kernel, in one call */

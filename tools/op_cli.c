@@ -354,7 +354,7 @@ void op_set_plan(const op_opts *o, op_report *r, const char *warning, const char
 }
 
 int op_cuda_check(const op_opts *o, const char *const *sources, const char *const *names, int n) {
-  const char *arch = o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH;
+  const char *arch = o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH;
   for (int i = 0; i < n; i++) {
     char *ptx = NULL;
     tc_str e;

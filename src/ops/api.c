@@ -80,7 +80,7 @@ static void set_error(op_common *o, const char *fmt, ...) {
   va_end(ap);
 }
 
-static const char *arch_of(const op_common *o) { return o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH; }
+static const char *arch_of(const op_common *o) { return o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH; }
 
 /* The device name of the perf DB keys: 0, or -1 (why in dev_why). */
 static int device_name(op_common *o) {

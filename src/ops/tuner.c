@@ -352,7 +352,7 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
   conv_ctx c;
   memset(&c, 0, sizeof c);
   c.p = p, c.o = o;
-  c.device = o->target == TC_TARGET_CUDA ? (o->arch ? o->arch : TC_TUNE_DEFAULT_ARCH) : o->device;
+  c.device = o->target == TC_TARGET_CUDA ? (o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH) : o->device;
   c.elems[0] = (size_t)tc_conv_input_elems(p);
   c.elems[1] = (size_t)tc_conv_filter_elems(p);
   c.elems[2] = (size_t)tc_conv_output_elems(p);

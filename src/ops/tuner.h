@@ -29,11 +29,10 @@
 
 #define TC_TUNE_DEFAULT_MAX 16
 #define TC_TUNE_DEFAULT_REPS 3
-#define TC_TUNE_DEFAULT_ARCH TC_CUDA_OPS_DEFAULT_ARCH /* see target.h */
 /* The arch kernels for target are built for: arch, or for CUDA
- * TC_TUNE_DEFAULT_ARCH when arch is NULL (NULL for other targets). */
+ * TC_CUDA_OPS_DEFAULT_ARCH when arch is NULL (NULL for other targets). */
 static inline const char *tc_tune_arch(tc_target target, const char *arch) {
-  return arch ? arch : target == TC_TARGET_CUDA ? TC_TUNE_DEFAULT_ARCH : NULL;
+  return arch ? arch : target == TC_TARGET_CUDA ? TC_CUDA_OPS_DEFAULT_ARCH : NULL;
 }
 
 /* One candidate done (timed or skipped): the public API's event and
@@ -44,7 +43,7 @@ typedef tc_op_tune_callback tc_tune_progress;
 typedef struct tc_tune_options {
   tc_target target;          /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
   const char *device;        /* OpenCL device selector; NULL: the default */
-  const char *arch;          /* CUDA architecture; NULL: TC_TUNE_DEFAULT_ARCH */
+  const char *arch;          /* CUDA architecture; NULL: TC_CUDA_OPS_DEFAULT_ARCH */
   int max_candidates;        /* 0: TC_TUNE_DEFAULT_MAX */
   int reps;                  /* timed runs per candidate; 0: TC_TUNE_DEFAULT_REPS */
   tc_tune_progress progress; /* may be NULL */
