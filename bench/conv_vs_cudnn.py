@@ -18,7 +18,9 @@ geometric mean of the ratios per layout, and writes it with a JSON copy to
 
 It stops starting new layers after --budget seconds (default 240); each
 tilec call gets --timeout seconds (default 60).  --layers 1,3,5 runs a
-subset (numbers of the table below), --dry-run prints the commands.
+subset (numbers of the table below), --no-verify times without -V 1 (the
+CPU reference of a whole batch-32 layer takes seconds), --dry-run prints
+the commands.
 
 Exit status: 0 every layer ran and verified; 1 a tilec run failed, timed
 out or did not verify; 2 a bad option or no tilec binary; 3 torch or a CUDA
@@ -72,7 +74,7 @@ def tilec_cmd(args, layer, layout):
     return [args.tilec, "conv2d", "-F", "1", "-n", str(args.batch), "-c", str(c), "-H", str(h),
             "-W", str(h), "-k", str(k), "-y", str(r), "-x", str(r), "-p", str(p), "-q", str(p),
             "-u", str(u), "-v", str(u), "-t", "f16", "--in_layout", i, "--fil_layout", f,
-            "--out_layout", o, "--target", "cuda", "-V", "1", "--time", "-i", str(args.runs),
+            "--out_layout", o, "--target", "cuda", "-V", "0" if args.no_verify else "1", "--time", "-i", str(args.runs),
             "--json"]
 
 
@@ -172,6 +174,8 @@ def main():
     ap.add_argument("--budget", type=float, default=240)
     ap.add_argument("--timeout", type=int, default=60)
     ap.add_argument("--out", default=None)
+    ap.add_argument("--no-verify", action="store_true",
+                    help="-V 0: time only (bench/cuda_paths.sh verifies the conv kernels)")
     ap.add_argument("--dry-run", action="store_true")
     args = ap.parse_args()
     try:
@@ -232,7 +236,7 @@ def main():
                 row["error"] = (row["error"] or "") + " torch: %s" % e
             if row["tilec_tflops"] and row["cudnn_tflops"]:
                 row["ratio"] = row["tilec_tflops"] / row["cudnn_tflops"]
-            failed += bool(row["error"]) or row["verify"] != "PASS"
+            failed += bool(row["error"]) or row["verify"] not in ("PASS", "-")
             write_table(out, device, args, rows)
             print("%2d %-22s %s tilec %s ms  cuDNN %s ms  ratio %s  %s %s" % (
                 i, row["layer"], lay, fmt(row["tilec_ms"], ".4f"), fmt(row["cudnn_ms"], ".4f"),

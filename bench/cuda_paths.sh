@@ -11,7 +11,8 @@
 #
 # Prints one line per command (PASS / FAIL / TIMEOUT and the verify line),
 # then "cuda_paths: P passed, F failed".  Each command runs under its own
-# timeout (CUDA_PATHS_TIMEOUT, default 60 s).
+# timeout (CUDA_PATHS_TIMEOUT, default 60 s); CUDA_PATHS_ONLY (an extended
+# regular expression) runs only the commands whose name matches it.
 # Exit status: 0 all passed, 1 one failed, 3 no CUDA device.
 set -u
 T=${1:-build/tilec}
@@ -20,6 +21,7 @@ pass=0 fail=0 nodev=0
 run() {
   local name=$1 out rc
   shift
+  [ -n "${CUDA_PATHS_ONLY:-}" ] && ! printf '%s' "$name" | grep -Eq "$CUDA_PATHS_ONLY" && return
   out=$(timeout -k 5 "$lim" "$T" "$@" 2>&1)
   rc=$?
   if printf '%s' "$out" | grep -q 'no CUDA device'; then

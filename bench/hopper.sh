@@ -232,6 +232,7 @@ fi
 # HOPPER_GEMM_SHAPES: --shape arguments replacing the default list
 if want gemm; then
 gbudget=$(($(left) - 250)); [ $gbudget -gt 200 ] && gbudget=200; [ $gbudget -lt 30 ] && gbudget=30
+[ -n "${HOPPER_GEMM_BUDGET:-}" ] && gbudget=$HOPPER_GEMM_BUDGET
 # shellcheck disable=SC2086
 step 04 gemm_vs_cublas 300 python3 bench/gemm_vs_cublas.py --tilec build/tilec --budget $gbudget \
   --timeout 100 --out "$OUT/gemm_vs_cublas.md" ${HOPPER_GEMM_SHAPES:-}
@@ -259,14 +260,16 @@ fi
 # ---- 4c. conv2d forward vs cuDNN on ResNet-50's layers ----
 if want conv; then
 cbudget=$(($(left) - 200)); [ $cbudget -gt 150 ] && cbudget=150; [ $cbudget -lt 20 ] && cbudget=20
+[ -n "${HOPPER_CONV_BUDGET:-}" ] && cbudget=$HOPPER_CONV_BUDGET
+# shellcheck disable=SC2086
 step 04 conv_vs_cudnn 240 python3 bench/conv_vs_cudnn.py --tilec build/tilec --budget $cbudget \
-  --out "$OUT/conv_vs_cudnn.md"
+  --out "$OUT/conv_vs_cudnn.md" ${HOPPER_CONV_ARGS:-}
 grep -E '^- geomean' "$OUT/conv_vs_cudnn.md" 2>/dev/null | sed 's/^/   /'
 verdict "conv_vs_cudnn" "$(grep -E '^- geomean' "$OUT/conv_vs_cudnn.md" 2>/dev/null | tr '\n' ' ')$([ $rc -eq 0 ] || echo "; $(tail -n 1 "$log")")"
 fi
 
 # ---- 5. the GPU-relevant tests ----
-tests_deadline=$(($(date +%s) + 220))
+tests_deadline=$(($(date +%s) + ${HOPPER_TESTS_S:-220}))
 want tests || tests_deadline=0
 for t in test_gemm_tma test_ldst test_tmap test_nvcc test_cache test_wgmma test_mma test_runtime \
          test_gemm test_tmem test_ldmatrix_index test_swizzle_swap test_abstract_tensor; do
