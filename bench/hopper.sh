@@ -14,6 +14,9 @@
 #                  git revision, nvidia-smi
 #   2. build       make -j16 all tests (the library, tilec, the tests and
 #                  the benchmarks)
+#   2b. paths      bench/cuda_paths.sh: every CUDA path of the tilec command
+#                  (demo, each GEMM kind, conv2d fwd/bwd-data/bwd-weight in
+#                  NCHW and NHWC) verified with -V 1
 #   3. ldst        build/bench/ldst_bandwidth: the LdStMatrixSet copy at
 #                  8192x8192 bf16, all 12 shmoo variants, output == input,
 #                  GB/s against cuMemcpyDtoD (goal >= 90%)
@@ -25,6 +28,8 @@
 #                  tmaws:128,256,4,1,132 and tmaws:128,256,4,2,132
 #                  (persistent, 132 blocks) and tma:256,128,4
 #                  (block-synchronous), each -V 1 --time
+#   4c. conv       bench/conv_vs_cudnn.py: f16 conv2d forward on 14
+#                  ResNet-50 layers (N = 32, NCHW and NHWC) vs cuDNN
 #   5. tests       build/tests/test_gemm_tma, test_ldst, test_tmap, test_nvcc,
 #                  test_cache, test_wgmma, test_mma, test_runtime (fresh
 #                  kernel cache); on a GPU these launch the TMA kernels and

@@ -1274,8 +1274,13 @@ static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap)
  * a tile's time grows more slowly than its area (a larger tile reads less
  * shared memory per multiply-add): the relative cost of a tile of area
  * MPB * NPB is area / efficiency, efficiency 1 from 128 x 256 up, 0.9 for
- * 128 x 128, 0.75 for 64 x 128, 0.6 for 64 x 64 (estimates, to be
- * replaced by measurements; --tune measures). */
+ * 128 x 128, 0.75 for 64 x 128, 0.6 for 64 x 64.  Measured on an H100
+ * (bench/RESULTS.md, 2026-11-26): a 128 x 256 tile ran 5.35 TFLOP/s per
+ * SM (8192^3, 16 waves) and a 128 x 128 tile 4.88 (256 x 8192 x 8192,
+ * one wave): 0.91, as estimated.  The two smaller values stay estimates:
+ * the shapes that pick those tiles (M <= 128, N = K = 8192) ran at the
+ * memory bound (B read once at 97% of the copy rate, as cuBLAS), where a
+ * tile's compute efficiency does not show; --tune measures. */
 #define TC_TMA_SMS 132 /* H100 / H200 SXM */
 static double tma_cost(const cand *c) {
   int64_t area = (int64_t)c->p.m_per_block * c->p.n_per_block;
