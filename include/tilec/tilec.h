@@ -182,7 +182,36 @@ tc_tensor *tc_cast(tc_fusion *f, tc_tensor *in, tc_dtype to);
  * perm[k] (a transpose for perm = {1, 0}). */
 tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm);
 /* These return NULL (message in tc_fusion_error) on bad arguments, e.g.
- * operands of different shapes. */
+ * operands of different shapes.
+ *
+ * Broadcasting: tc_binary's operands have the same rank; along an axis
+ * where one has extent 1 (a reduced axis counts as 1) and the other n, the
+ * first is read at index 0 for every one of the n elements (numpy's
+ * broadcasting without the rank extension). */
+
+/* a op value, element by element, with the scalar a compile-time constant
+ * of a's type (rounded to f32 for floats; an integer for i32 / i8). */
+tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double value);
+
+typedef enum tc_reduce_op {
+  TC_REDUCE_SUM, TC_REDUCE_MAX, TC_REDUCE_MIN
+} tc_reduce_op;
+
+/* Reduces `in` over its logical axes axes[0..naxes) (negative counts from
+ * the end) with op: a sum, or the max / min with MAX and MIN's semantics
+ * (a NaN element is ignored).  The result keeps the rank: a reduced axis
+ * has extent 1 to the result's consumers (numpy's keepdims), so that
+ * tc_binary broadcasts it against the unreduced tensor (x - max(x)).  In
+ * the result's own loop domain the reduced axes are reduction axes
+ * (printed "r", e.g. rS{1024}), scheduled like any axis: split, reordered
+ * (reduction axes innermost of the serial loops), parallelized; one bound
+ * to a thread axis (TIDx, TIDy or TIDz) makes a block reduction, whose
+ * result every thread of the block then holds (the tensor must be in
+ * local memory).  16-bit floats accumulate and return f32, i8 i32; the
+ * sum adds in the loop order of the schedule, so results differ from a
+ * different order by rounding.  The identity of an empty axis cannot
+ * arise (extents are >= 1). */
+tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, const int *axes);
 
 /* The tensor's name as it appears in kernels and messages ("T3"). */
 const char *tc_tensor_name(const tc_tensor *t);

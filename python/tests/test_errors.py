@@ -69,7 +69,9 @@ def test_op_errors():
     with pytest.raises(tilec.TilecError, match="is an input"):
         f.add_output(a)
     with pytest.raises(TypeError):
-        a * 2.0
+        a * "2.0"  # a number is a scalar (tc_binary_scalar); a string is nothing
+    with pytest.raises(TypeError):
+        a * True
     other = tilec.Fusion().input(tilec.f32, (4, 8))
     with pytest.raises(tilec.TilecError, match="another fusion"):
         a * other

@@ -88,6 +88,7 @@ class Target(enum.IntEnum):
 _UNARY = {"neg": 0, "abs": 1, "relu": 2, "exp": 3, "log": 4, "sqrt": 5, "tanh": 6,
           "sigmoid": 7, "reciprocal": 8}
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
+_REDUCE = {"sum": 0, "max": 1, "min": 2}
 
 
 def _enum_arg(cls, value, what):
@@ -263,10 +264,29 @@ class Fusion:
         return self._wrap(self._L.tc_unary(self._p, _UNARY[op], self._own(x)))
 
     def binary(self, op, a, b):
-        """op is one of add, sub, mul, div, max, min; a and b have one shape."""
+        """op is one of add, sub, mul, div, max, min; a and b have one rank,
+        and where their extents differ one of them is 1 (it broadcasts).  b
+        may be a Python number: a compile-time scalar (tc_binary_scalar)."""
         if op not in _BINARY:
             raise ValueError("unknown binary op %r; expected one of %s" % (op, ", ".join(_BINARY)))
+        if isinstance(b, (int, float, np.integer, np.floating)):
+            return self._wrap(self._L.tc_binary_scalar(self._p, _BINARY[op], self._own(a), float(b)))
         return self._wrap(self._L.tc_binary(self._p, _BINARY[op], self._own(a), self._own(b)))
+
+    def reduce(self, op, x, axes):
+        """op is sum, max or min over x's axes (an int or a sequence; negative
+        counts from the end).  The result keeps x's rank with extent 1 on the
+        reduced axes (keepdims), so it broadcasts against x; 16-bit floats
+        give f32 (tc_reduce)."""
+        if op not in _REDUCE:
+            raise ValueError("unknown reduction %r; expected one of %s" % (op, ", ".join(_REDUCE)))
+        axes = [int(axes)] if isinstance(axes, (int, np.integer)) else [int(a) for a in axes]
+        arr = (ctypes.c_int * max(1, len(axes)))(*axes)
+        return self._wrap(self._L.tc_reduce(self._p, _REDUCE[op], self._own(x), len(axes), arr))
+
+    def sum(self, x, axes): return self.reduce("sum", x, axes)
+    def max(self, x, axes): return self.reduce("max", x, axes)
+    def min(self, x, axes): return self.reduce("min", x, axes)
 
     def neg(self, x): return self.unary("neg", x)
     def abs(self, x): return self.unary("abs", x)
@@ -420,10 +440,16 @@ class Tensor:
         return hash(self._p)
 
     # -- arithmetic (builds ops in the tensor's fusion)
-    def __add__(self, o): return self._f.binary("add", self, o) if isinstance(o, Tensor) else NotImplemented
-    def __sub__(self, o): return self._f.binary("sub", self, o) if isinstance(o, Tensor) else NotImplemented
-    def __mul__(self, o): return self._f.binary("mul", self, o) if isinstance(o, Tensor) else NotImplemented
-    def __truediv__(self, o): return self._f.binary("div", self, o) if isinstance(o, Tensor) else NotImplemented
+    # (a Python number as the right operand is a compile-time scalar)
+    def _bin(self, op, o):
+        if isinstance(o, (Tensor, int, float, np.integer, np.floating)) and not isinstance(o, bool):
+            return self._f.binary(op, self, o)
+        return NotImplemented
+
+    def __add__(self, o): return self._bin("add", o)
+    def __sub__(self, o): return self._bin("sub", o)
+    def __mul__(self, o): return self._bin("mul", o)
+    def __truediv__(self, o): return self._bin("div", o)
     def __neg__(self): return self._f.unary("neg", self)
     def __abs__(self): return self._f.unary("abs", self)
 

@@ -64,6 +64,8 @@ _PROTOS = {
     "tc_unary": (c_tensor_p, [c_fusion_p, _i, c_tensor_p]),
     "tc_binary": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, c_tensor_p]),
     "tc_cast": (c_tensor_p, [c_fusion_p, c_tensor_p, _i]),
+    "tc_binary_scalar": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, ctypes.c_double]),
+    "tc_reduce": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, _i, ctypes.POINTER(_i)]),
     "tc_permute": (c_tensor_p, [c_fusion_p, c_tensor_p, ctypes.POINTER(_i)]),
     "tc_tensor_name": (_str, [c_tensor_p]),
     "tc_tensor_dtype": (_i, [c_tensor_p]),

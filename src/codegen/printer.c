@@ -1,5 +1,6 @@
 /* printer.c - the one printer from kernel IR to source text; the dialect
  * supplies every target-specific piece. */
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,6 +31,33 @@ static void load_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_kn
   tc_str_free(&idx);
 }
 
+/* A compile-time constant of a float (f32) or integer compute type: an
+ * infinity through its bits, other floats in full precision. */
+static void literal(tc_str *o, const tc_dialect *d, double v, bool fl) {
+  if (fl && isinf(v)) tc_str_printf(o, "%s(0x%sf800000u)", d->bits_f32 ? d->bits_f32 : "", v < 0 ? "f" : "7");
+  else if (fl) tc_str_printf(o, "%.9ef", v);
+  else if (v == -2147483648.0) tc_str_cat(o, "(-2147483647 - 1)");
+  else tc_str_printf(o, "%d", (int)v);
+}
+
+/* The identity of reduction op: 0, or -inf / INT_MIN for MAX, +inf /
+ * INT_MAX for MIN. */
+static void red_identity(tc_str *o, const tc_dialect *d, tc_reduce_op op, bool fl) {
+  double v = op == TC_REDUCE_MAX ? (fl ? -INFINITY : -2147483648.0)
+             : op == TC_REDUCE_MIN ? (fl ? INFINITY : 2147483647.0) : 0;
+  literal(o, d, v, fl);
+}
+
+/* acc combined with x by reduction op, with MAX / MIN's semantics. */
+static void red_combine(tc_str *o, const tc_dialect *d, tc_reduce_op op, bool fl, const char *acc,
+                        const char *x) {
+  switch (op) {
+    case TC_REDUCE_SUM: tc_str_printf(o, fl ? "(%s + %s)" : "tc_iadd(%s, %s)", acc, x); break;
+    case TC_REDUCE_MAX: tc_str_printf(o, "%s(%s, %s)", fl ? d->fmax_ : "tc_max", acc, x); break;
+    case TC_REDUCE_MIN: tc_str_printf(o, "%s(%s, %s)", fl ? d->fmin_ : "tc_min", acc, x); break;
+  }
+}
+
 /* The value computed by a statement, in the output's compute type, with
  * the semantics of the ops stated in tilec.h: min / max / relu of floats
  * are the math library's fmin / fmax (a NaN operand is ignored), integer
@@ -41,9 +69,19 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   tc_str_init(&a), tc_str_init(&b);
   load_in(&a, d, k, s, 0);
   if (op->nin > 1) load_in(&b, d, k, s, 1);
+  else if (op->has_scalar) literal(&b, d, op->scalar, fl);
   const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b);
   switch (op->kind) {
     case TC_OP_SET: case TC_OP_PERMUTE: tc_str_cat(o, x); break;
+    case TC_OP_REDUCE: {
+      tc_str acc, idx;
+      tc_str_init(&acc), tc_str_init(&idx);
+      expr(&idx, k, s->out_index);
+      d->load(&acc, op->out->dtype, op->out->mem, op->out->name, tc_str_cstr(&idx));
+      red_combine(o, d, (tc_reduce_op)op->sub, fl, tc_str_cstr(&acc), x);
+      tc_str_free(&acc), tc_str_free(&idx);
+      break;
+    }
     case TC_OP_CAST: {
       bool from_fl = is_float(op->in[0]->dtype);
       if (fl && !from_fl) tc_str_printf(o, "(float)(%s)", x);
@@ -96,10 +134,69 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   tc_str_free(&a), tc_str_free(&b);
 }
 
+static bool is_float_t(tc_dtype t) { return is_float(t); }
+static void print_barrier(tc_str *o, const tc_dialect *d, const tc_kir *k, int depth);
+
+/* A block reduction (TC_RED_ALL): each thread's partial result goes to
+ * a shared scratch word, the threads along the reduction's thread axis
+ * combine them pairwise in a tree (log2 steps, a barrier after each),
+ * and every one of them reads the total back.  Printed outside any
+ * predicate, so that every thread reaches every barrier. */
+static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
+                            int depth) {
+  const tc_tensor *t = s->op->out;
+  bool fl = is_float_t(t->dtype);
+  const char *scr = fl ? "tc_red_f" : "tc_red_i";
+  int ax = s->red_slot - 3;
+  int64_t bx = k->block[0], by = k->block[1], r = k->block[ax], p2 = 1;
+  int64_t stride = ax == 0 ? 1 : ax == 1 ? bx : bx * by;
+  while (p2 < r) p2 *= 2;
+  tc_str idx, cur, comb, other;
+  tc_str_init(&idx), tc_str_init(&cur), tc_str_init(&comb), tc_str_init(&other);
+  expr(&idx, k, s->out_index);
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "{  /* %s: %s over TID%c, a block reduction through shared memory */\n", t->name,
+                s->op->sub == TC_REDUCE_SUM ? "sum" : s->op->sub == TC_REDUCE_MAX ? "max" : "min",
+                'x' + ax);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "const int tc_rs = tidx + %lld * (tidy + %lld * tidz), tc_rr = tid%c;\n",
+                (long long)bx, (long long)by, 'x' + ax);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "%s[tc_rs] = ", scr);
+  d->load(o, t->dtype, t->mem, t->name, tc_str_cstr(&idx));
+  tc_str_cat(o, ";\n");
+  print_barrier(o, d, k, depth + 1);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "for (int tc_s = %lld; tc_s > 0; tc_s >>= 1) {\n", (long long)(p2 / 2));
+  tc_str_indent(o, depth + 2);
+  tc_str_printf(&cur, "%s[tc_rs]", scr);
+  tc_str_printf(&other, "%s[tc_rs + tc_s * %lld]", scr, (long long)stride);
+  red_combine(&comb, d, (tc_reduce_op)s->op->sub, fl, tc_str_cstr(&cur), tc_str_cstr(&other));
+  tc_str_printf(o, "if (tc_rr < tc_s && tc_rr + tc_s < %lld) %s = %s;\n", (long long)r,
+                tc_str_cstr(&cur), tc_str_cstr(&comb));
+  print_barrier(o, d, k, depth + 2);
+  tc_str_indent(o, depth + 1);
+  tc_str_cat(o, "}\n");
+  tc_str_indent(o, depth + 1);
+  tc_str_clear(&cur);
+  tc_str_printf(&cur, "%s[tc_rs - tc_rr * %lld]", scr, (long long)stride);
+  d->store(o, t->dtype, t->mem, t->name, tc_str_cstr(&idx), tc_str_cstr(&cur));
+  tc_str_cat(o, "\n");
+  print_barrier(o, d, k, depth + 1); /* before the scratch is written again */
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+  tc_str_free(&idx), tc_str_free(&cur), tc_str_free(&comb), tc_str_free(&other);
+}
+
 static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  if (s->red == TC_RED_ALL) {
+    print_allreduce(o, d, k, s, depth);
+    return;
+  }
   tc_str v, idx;
   tc_str_init(&v), tc_str_init(&idx);
-  value(&v, d, k, s);
+  if (s->red == TC_RED_INIT) red_identity(&v, d, (tc_reduce_op)s->op->sub, is_float(s->op->out->dtype));
+  else value(&v, d, k, s);
   expr(&idx, k, s->out_index);
   bool guarded = !tc_e_is_const(s->pred, 1);
   tc_str_indent(o, depth);
@@ -214,7 +311,7 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
  * body, before a node in it, or in a statement lowered to ldmatrix /
  * stmatrix (the OpenCL emulation synchronizes the work-group). */
 static bool has_barrier_inside(const tc_knode *n) {
-  if (n->kind == TC_K_STMT) return n->ldsm != 0;
+  if (n->kind == TC_K_STMT) return n->ldsm != 0 || n->red == TC_RED_ALL;
   if (n->sync_end) return true;
   for (int i = 0; i < n->nbody; i++)
     if (n->body[i]->sync_before || has_barrier_inside(n->body[i])) return true;
@@ -299,6 +396,9 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   bool wi_zero = d->wi_zero_def && has_barrier_inside(k->root);
   if (wi_zero) tc_str_cat(o, d->wi_zero_def);
   for (int i = 0; i < k->nallocs; i++) d->alloc(o, &k->allocs[i], 1);
+  int64_t threads = k->block[0] * k->block[1] * k->block[2];
+  if (k->nred_f) d->shared_array(o, TC_F32, "tc_red_f", threads, 1);
+  if (k->nred_i) d->shared_array(o, TC_I32, "tc_red_i", threads, 1);
   if (tmem) d->tmem_setup(o, k);
   if (k->nldsm > 0 && d->ldsm_setup) d->ldsm_setup(o, k);
   if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);

@@ -147,10 +147,20 @@ tc_status tc_add_output(tc_fusion *f, tc_tensor *t) {
   return TC_OK;
 }
 
+int64_t tc_logical_extent(const tc_tensor *t, int i) {
+  const tc_axis *a = &t->f->g.axes[t->logical[i]];
+  return a->reduction ? 1 : a->extent;
+}
+
+bool tc_tensor_is_reduction(const tc_tensor *t) {
+  for (int i = 0; i < t->nlogical; i++)
+    if (t->f->g.axes[t->logical[i]].reduction) return true;
+  return false;
+}
+
 tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, tc_dtype t) {
   int64_t shape[16];
-  for (int k = 0; k < src->nlogical; k++)
-    shape[k] = f->g.axes[src->logical[perm ? perm[k] : k]].extent;
+  for (int k = 0; k < src->nlogical; k++) shape[k] = tc_logical_extent(src, perm ? perm[k] : k);
   return tc_tensor_new(f, t, src->nlogical, shape);
 }
 
@@ -189,17 +199,66 @@ tc_tensor *tc_binary(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) 
   if (a->nlogical != b->nlogical)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s has rank %d but %s has rank %d", a->name,
                    a->nlogical, b->name, b->nlogical), NULL;
+  int64_t shape[16];
   for (int i = 0; i < a->nlogical; i++) {
-    int64_t ea = f->g.axes[a->logical[i]].extent, eb = f->g.axes[b->logical[i]].extent;
-    if (ea != eb)
-      return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s and %s differ in extent at axis %d (%lld vs %lld)",
-                     a->name, b->name, i, (long long)ea, (long long)eb), NULL;
+    int64_t ea = tc_logical_extent(a, i), eb = tc_logical_extent(b, i);
+    if (ea != eb && ea != 1 && eb != 1)
+      return tc_fail(f, TC_ERR_ARGUMENT,
+                     "tc_binary: %s and %s differ in extent at axis %d (%lld vs %lld); an operand "
+                     "broadcasts along an axis only where its extent is 1", a->name, b->name, i,
+                     (long long)ea, (long long)eb), NULL;
+    shape[i] = ea > eb ? ea : eb;
   }
   if (a->dtype != b->dtype)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s is %s but %s is %s; cast one first", a->name,
                    tc_dtype_name(a->dtype), b->name, tc_dtype_name(b->dtype)), NULL;
-  tc_tensor *out = like(f, a, a->dtype);
+  tc_tensor *out = tc_tensor_new(f, a->dtype, a->nlogical, shape);
   tc_op_new(f, TC_OP_BINARY, op, a, b, out);
+  return out;
+}
+
+tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double value) {
+  tc_clear_error(f);
+  if (!owned(f, a))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary_scalar: operand is not a tensor of this fusion"), NULL;
+  if ((int)op < TC_ADD || op > TC_MIN)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary_scalar: unknown op %d on %s", (int)op, a->name), NULL;
+  bool fl = a->dtype == TC_F32 || a->dtype == TC_F16 || a->dtype == TC_BF16;
+  if (!(value == value) || (!fl && (value != (double)(int32_t)value)))
+    return tc_fail(f, TC_ERR_ARGUMENT,
+                   "tc_binary_scalar: %s is %s and the scalar %g is not %s", a->name,
+                   tc_dtype_name(a->dtype), value, fl ? "a number" : "a 32-bit integer"), NULL;
+  tc_tensor *out = like(f, a, a->dtype);
+  tc_op *o = tc_op_new(f, TC_OP_BINARY, op, a, NULL, out);
+  o->has_scalar = true;
+  o->scalar = fl ? (double)(float)value : value;
+  return out;
+}
+
+tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, const int *axes) {
+  tc_clear_error(f);
+  if (!owned(f, in))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_reduce: operand is not a tensor of this fusion"), NULL;
+  if ((int)op < TC_REDUCE_SUM || op > TC_REDUCE_MIN)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_reduce: unknown op %d on %s", (int)op, in->name), NULL;
+  if (naxes < 1 || naxes > in->nlogical || !axes)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_reduce: give 1..%d axes of %s to reduce, got %d",
+                   in->nlogical, in->name, naxes), NULL;
+  bool red[16] = {false};
+  for (int k = 0; k < naxes; k++) {
+    int a = tc_norm_axis(axes[k], in->nlogical);
+    if (a < 0 || red[a])
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_reduce: axis %d of %s (rank %d) is %s", axes[k],
+                     in->name, in->nlogical, a < 0 ? "out of range" : "listed twice"), NULL;
+    red[a] = true;
+  }
+  /* f32 accumulation for 16-bit floats; 32-bit for i8 */
+  tc_dtype t = in->dtype == TC_F16 || in->dtype == TC_BF16 ? TC_F32 : in->dtype == TC_I8 ? TC_I32
+                                                                                        : in->dtype;
+  tc_tensor *out = like(f, in, t);
+  for (int i = 0; i < in->nlogical; i++)
+    if (red[i]) out->logical[i] = out->loop[i] = tc_dg_root_reduction(&f->g, tc_logical_extent(in, i), i);
+  tc_op_new(f, TC_OP_REDUCE, op, in, NULL, out);
   return out;
 }
 
@@ -236,13 +295,13 @@ int tc_tensor_nloop(const tc_tensor *t) { return t->nloop; }
 
 size_t tc_tensor_bytes(const tc_tensor *t) {
   size_t n = tc_dtype_size(t->dtype);
-  for (int i = 0; i < t->nlogical; i++) n *= (size_t)t->f->g.axes[t->logical[i]].extent;
+  for (int i = 0; i < t->nlogical; i++) n *= (size_t)tc_logical_extent(t, i);
   return n;
 }
 
 int64_t tc_tensor_extent(const tc_tensor *t, int axis) {
   int a = tc_norm_axis(axis, t->nlogical);
-  return a < 0 ? -1 : t->f->g.axes[t->logical[a]].extent;
+  return a < 0 ? -1 : tc_logical_extent(t, a);
 }
 
 int64_t tc_tensor_loop_extent(const tc_tensor *t, int axis) {

@@ -15,7 +15,11 @@
 #include "tilec/tilec.h"
 #include "../layout/domain.h"
 
-typedef enum tc_op_kind { TC_OP_SET, TC_OP_UNARY, TC_OP_BINARY, TC_OP_CAST, TC_OP_PERMUTE } tc_op_kind;
+typedef enum tc_op_kind {
+  TC_OP_SET, TC_OP_UNARY, TC_OP_BINARY, TC_OP_CAST, TC_OP_PERMUTE,
+  TC_OP_REDUCE             /* sub: tc_reduce_op; the output's reduced logical
+                              axes are reduction axes (tc_axis.reduction) */
+} tc_op_kind;
 
 typedef struct tc_op {
   tc_op_kind kind;
@@ -25,6 +29,8 @@ typedef struct tc_op {
   int nin;
   tc_tensor *out;
   int perm[16];            /* PERMUTE: out logical axis k is input axis perm[k] */
+  bool has_scalar;         /* BINARY with one tensor: in[0] op scalar */
+  double scalar;
 } tc_op;
 
 struct tc_tensor {
@@ -65,6 +71,13 @@ tc_tensor *tc_tensor_new(tc_fusion *f, tc_dtype t, int ndims, const int64_t *sha
  * perm[k] (perm NULL: the identity).  Which axes correspond across the op
  * that makes it is the op's to say (tc_op_in_axis), not the axes'. */
 tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, tc_dtype t);
+/* The extent of t's logical axis i as its consumers see it: 1 for a
+ * reduced axis (a reduction keeps its rank: numpy's keepdims), else the
+ * axis's extent. */
+int64_t tc_logical_extent(const tc_tensor *t, int i);
+/* Whether t has reduction axes in its logical domain (it is made by a
+ * reduction). */
+bool tc_tensor_is_reduction(const tc_tensor *t);
 /* The logical axis of op input k that output logical axis j reads. */
 int tc_op_in_axis(const tc_op *op, int j);
 tc_op *tc_op_new(tc_fusion *f, tc_op_kind kind, int sub, tc_tensor *a, tc_tensor *b,
@@ -110,7 +123,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 12
+#define TC_CODEGEN_FORMAT 13
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

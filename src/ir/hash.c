@@ -32,10 +32,10 @@ _Static_assert(sizeof(tc_xform) == 264, "tc_xform changed: update tc_fusion_hash
 #else
 _Static_assert(sizeof(tc_xform) == 80, "tc_xform changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
-_Static_assert(sizeof(tc_axis) == 24, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
+_Static_assert(sizeof(tc_axis) == 32, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_tensor) == 112,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(tc_op) == 112, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
+_Static_assert(sizeof(tc_op) == 128, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_fusion) == 1120,
                "tc_fusion changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
@@ -146,6 +146,7 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     i64(&h, (int64_t)a->ptype);
     i64(&h, a->def);
     u64(&h, a->sig);
+    i64(&h, a->reduction);
   }
   i64(&h, g->nxf);
   for (int i = 0; i < g->nxf; i++) {
@@ -200,6 +201,8 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     i64(&h, op->nin);
     for (int k = 0; k < op->nin && k < 2; k++) i64(&h, tensor_id(op->in[k]));
     i64(&h, tensor_id(op->out));
+    i64(&h, op->has_scalar);
+    if (op->has_scalar) tc_hasher_bytes(&h, &op->scalar, sizeof op->scalar);
     if (op->kind == TC_OP_PERMUTE) {
       int n = op->out ? op->out->nlogical : 0;
       if (n > 16) n = 16;

@@ -16,7 +16,7 @@ void tc_dg_free(tc_dgraph *g) {
 }
 
 static int new_axis(tc_dgraph *g, int64_t extent, int def, uint64_t sig) {
-  tc_axis a = {extent, def, TC_SERIAL, sig};
+  tc_axis a = {extent, def, TC_SERIAL, sig, false};
   TC_PUSH(g->axes, g->naxes, g->caxes, a);
   return g->naxes - 1;
 }
@@ -32,6 +32,10 @@ static bool is_pow2(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 uint64_t tc_dg_root_sig(int64_t extent, int position) {
   return tc_hash_mix(tc_hash_mix(1, (uint64_t)position), (uint64_t)extent);
+}
+
+uint64_t tc_dg_root_rsig(int64_t extent, int position) {
+  return tc_hash_mix(tc_dg_root_sig(extent, position), 0x7265647563ull); /* "reduc" */
 }
 
 /* The signature of output k of x (extent: that output's) from the
@@ -61,9 +65,11 @@ static uint64_t xf_sig(const tc_xform *x, int k, int64_t extent, const uint64_t 
 static int add_xform(tc_dgraph *g, tc_xform x, const int64_t *extents) {
   int xi = new_xform(g, x);
   uint64_t in[2] = {0, 0};
-  for (int k = 0; k < x.nin; k++) in[k] = g->axes[x.in[k]].sig;
+  bool red = false;
+  for (int k = 0; k < x.nin; k++) in[k] = g->axes[x.in[k]].sig, red |= g->axes[x.in[k]].reduction;
   for (int k = 0; k < x.nout; k++) {
     int a = new_axis(g, extents[k], xi, xf_sig(&x, k, extents[k], in));
+    g->axes[a].reduction = red;
     g->xf[xi].out[k] = a;
   }
   return xi;
@@ -71,6 +77,12 @@ static int add_xform(tc_dgraph *g, tc_xform x, const int64_t *extents) {
 
 int tc_dg_root(tc_dgraph *g, int64_t extent, int position) {
   return new_axis(g, extent, -1, tc_dg_root_sig(extent, position));
+}
+
+int tc_dg_root_reduction(tc_dgraph *g, int64_t extent, int position) {
+  int a = new_axis(g, extent, -1, tc_dg_root_rsig(extent, position));
+  g->axes[a].reduction = true;
+  return a;
 }
 
 void tc_dg_sigs_from(const tc_dgraph *g, const int *roots, const uint64_t *root_sigs, int n,
@@ -109,6 +121,8 @@ int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
 int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t errcap) {
   if (!valid_axis(g, outer) || !valid_axis(g, inner) || outer == inner)
     return snprintf(err, errcap, "merge needs two distinct axes"), -1;
+  if (g->axes[outer].reduction != g->axes[inner].reduction)
+    return snprintf(err, errcap, "cannot merge a reduction axis with an iteration axis"), -1;
   int64_t oe = g->axes[outer].extent, ie = g->axes[inner].extent;
   if (oe > 0 && ie > INT64_MAX / oe) {
     snprintf(err, errcap, "merging extents %lld and %lld overflows 64 bits", (long long)oe, (long long)ie);
@@ -433,7 +447,8 @@ const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap) {
     snprintf(buf, cap, "?");
     return buf;
   }
-  snprintf(buf, cap, "i%s{%lld}", ptype_tag(g->axes[a].ptype), (long long)g->axes[a].extent);
+  snprintf(buf, cap, "%c%s{%lld}", g->axes[a].reduction ? 'r' : 'i', ptype_tag(g->axes[a].ptype),
+           (long long)g->axes[a].extent);
   return buf;
 }
 

@@ -57,6 +57,8 @@ typedef struct tc_axis {
   int def;          /* transform producing this axis, -1 for a root */
   tc_ptype ptype;
   uint64_t sig;     /* structural signature (see above) */
+  bool reduction;   /* an axis a reduction sums (or maxes, mins) over:
+                       nvFuser's rK; splits of it are reduction axes too */
 } tc_axis;
 
 typedef struct tc_xform {
@@ -82,8 +84,13 @@ void tc_dg_free(tc_dgraph *g);
 
 /* A root axis; `position` is its logical position, part of its signature. */
 int tc_dg_root(tc_dgraph *g, int64_t extent, int position);
+/* A root reduction axis (tc_axis.reduction): its signature differs from
+ * an iteration axis's at the same position, so the two never match. */
+int tc_dg_root_reduction(tc_dgraph *g, int64_t extent, int position);
 /* The signature of a root axis of that extent at that logical position. */
 uint64_t tc_dg_root_sig(int64_t extent, int position);
+/* The same for a reduction axis. */
+uint64_t tc_dg_root_rsig(int64_t extent, int position);
 /* The signatures of the axes made from roots[0..n) when root i has
  * signature root_sigs[i] (nonzero), computed as the transforms compute
  * them: sig[a] (g->naxes entries) is 0 for axes not made from the roots

@@ -19,7 +19,7 @@ static tc_allocation param(const tc_fusion *f, const tc_tensor *t) {
   a.naxes = t->nlogical;
   a.elements = 1;
   for (int j = 0; j < t->nlogical; j++) {
-    int64_t e = f->g.axes[t->logical[j]].extent;
+    int64_t e = tc_logical_extent(t, j);
     if (j < TC_KALLOC_LISTED) a.positions[j] = j, a.extents[j] = e;
     a.elements = tc_sat_mul(a.elements, e);
   }

@@ -65,7 +65,18 @@ typedef struct tc_knode {
   const tc_expr *tma_row, *tma_col, *tma_smem;
   /* LOOP: the TMA statement this loop nest is printed as (or NULL) */
   struct tc_knode *tma_stmt;
+  /* STMT of a reduction (op->kind == TC_OP_REDUCE): TC_RED_ACC
+   * out[out_index] = combine(out[out_index], in[0][in_index[0]]) when
+   * pred holds; TC_RED_INIT out[out_index] = the op's identity, before
+   * the outermost reduction loop; TC_RED_ALL after it, when a reduction
+   * axis is bound to thread index red_slot (3..5: tidx..tidz): the
+   * threads along it combine their partial results through shared
+   * memory and every one of them gets the total (a block reduction) */
+  int red;
+  int red_slot;
 } tc_knode;
+
+enum { TC_RED_NONE, TC_RED_ACC, TC_RED_INIT, TC_RED_ALL };
 
 #define TC_KALLOC_LISTED 16 /* allocated axes listed per allocation */
 
@@ -96,6 +107,8 @@ typedef struct tc_kir {
   int64_t tmem_columns;    /* columns allocated (power of two >= 32), 0 if none */
   int nldsm;               /* statements lowered to ldmatrix / stmatrix */
   int ntma, ntma_bars;     /* statements lowered to bulk tensor copies; mbarriers */
+  int nred_f, nred_i;      /* block reductions of floats / integers (each
+                              needs a shared scratch of one word per thread) */
   tc_tensor **params;      /* inputs then outputs */
   int nparams;
 } tc_kir;

@@ -94,6 +94,7 @@ static int alloc_domain(const tc_tensor *t, const int **axes) {
  * one always does, and otherwise axes left of the compute-at position are
  * not allocated. */
 static bool axis_allocated(const tc_dgraph *g, const tc_tensor *t, int axis) {
+  if (g->axes[axis].reduction) return false; /* a reduction's result has none */
   tc_ptype p = g->axes[axis].ptype;
   bool distributed = tc_ptype_is_block(p) || tc_ptype_is_device(p) ||
                      (t->mem == TC_MEM_LOCAL && tc_ptype_is_thread(p));
@@ -105,6 +106,56 @@ static bool axis_allocated(const tc_dgraph *g, const tc_tensor *t, int axis) {
 }
 
 /* ---- validation ------------------------------------------------------- */
+
+static bool is_loop_ptype_(tc_ptype p) { return !(tc_ptype_is_block(p) || tc_ptype_is_thread(p)); }
+
+/* A reduction's loop domain: its serial reduction loops innermost of its
+ * loops (the result is initialized before the outermost one and complete
+ * after it), no reduction axis on a block (that would be a grid
+ * reduction) or vectorized, at most one on a thread axis, and then the
+ * result in registers, where each thread holds the block's total. */
+static tc_status validate_reduction(lctx *c, tc_tensor *t, const char *desc) {
+  tc_dgraph *g = c->g;
+  if (!t->def || t->def->kind != TC_OP_REDUCE) return TC_OK;
+  int first_loop = -1, thread = -1;
+  char b[64];
+  for (int i = 0; i < t->nloop; i++) {
+    tc_axis *a = &g->axes[t->loop[i]];
+    tc_axis_describe(g, t->loop[i], b, sizeof b);
+    if (a->reduction && tc_ptype_is_block(a->ptype))
+      return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                     "compile: %s's reduction axis %d (%s) is bound to %s: the blocks of a launch "
+                     "cannot combine their results (a grid reduction), which tilec does not make "
+                     "yet; keep the axis serial or bind it to a thread axis (%s)",
+                     t->name, i, b, tc_ptype_name(a->ptype), desc);
+    if (a->reduction && a->ptype == TC_VECTORIZE)
+      return tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s's reduction axis %d (%s) is vectorized; make it serial or "
+                     "unrolled (%s)", t->name, i, b, desc);
+    if (a->reduction && tc_ptype_is_thread(a->ptype)) {
+      if (thread >= 0)
+        return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                       "compile: %s has reduction axes on two thread axes (%d and %d); merge them "
+                       "into one before binding it (%s)", t->name, thread, i, desc);
+      thread = i;
+    }
+    if (!is_loop_ptype_(a->ptype)) continue;
+    if (a->reduction && first_loop < 0) first_loop = i;
+    if (!a->reduction && first_loop >= 0)
+      return tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s's loop axis %d (%s) iterates inside its reduction loop %d; "
+                     "reorder the reduction axes innermost (tc_reorder) (%s)",
+                     t->name, i, b, first_loop, desc);
+  }
+  if (thread >= 0 && t->mem != TC_MEM_LOCAL)
+    return tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s reduces over a thread axis (axis %d, %s), so each thread holds a "
+                   "partial result that the block combines in registers, but %s is in %s memory; "
+                   "reduce into a local tensor and copy it out (tc_cache_before(%s)) (%s)",
+                   t->name, thread, tc_ptype_name(g->axes[t->loop[thread]].ptype), t->name,
+                   tc_memtype_name(t->mem), t->name, desc);
+  return TC_OK;
+}
 
 static tc_status validate_tensor(lctx *c, tc_tensor *t) {
   tc_dgraph *g = c->g;
@@ -152,6 +203,7 @@ static tc_status validate_tensor(lctx *c, tc_tensor *t) {
     st = tc_fail(c->f, TC_ERR_SCHEDULE,
                  "compile: %s is an intermediate tensor in global memory; tilec allocates no global "
                  "scratch: place it in shared or local memory", t->name);
+  if (!st) st = validate_reduction(c, t, tc_str_cstr(&d));
   if (!st && t->mem == TC_MEM_TENSOR && t->tmem_dimsep < 0)
     st = tc_fail(c->f, TC_ERR_SCHEDULE,
                  "compile: %s is in tensor memory but has no dim-sep position; call "
@@ -170,6 +222,7 @@ static tc_status validate_visibility(lctx *c, tc_tensor *t, tc_tensor *cons) {
   tc_status st = TC_OK;
   for (int i = 0; i < t->nloop && !st; i++) {
     tc_axis *a = &g->axes[t->loop[i]];
+    if (a->reduction) continue; /* every thread holds the block reduction's total */
     bool must = tc_ptype_is_block(a->ptype) || tc_ptype_is_device(a->ptype) ||
                 (t->mem == TC_MEM_LOCAL && tc_ptype_is_thread(a->ptype));
     if (!must) continue;
@@ -441,9 +494,16 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
   for (int i = 0; i < n; i++) {
     tc_op *op = order[i];
     tc_tensor *t = op->out;
-    tc_knode *cur = k->root;
+    tc_knode *cur = k->root, *init = NULL;
+    int red_slot = -1;
     for (int p = 0; p < t->nloop; p++) {
       tc_axis *a = &c->g->axes[t->loop[p]];
+      if (op->kind == TC_OP_REDUCE && a->reduction && !init) {
+        init = knode_new(TC_K_STMT, cur); /* before the outermost reduction loop */
+        init->op = op;
+        init->red = TC_RED_INIT;
+      }
+      if (a->reduction && tc_ptype_is_thread(a->ptype)) red_slot = 3 + (int)(a->ptype - TC_TIDX);
       if (!is_loop_ptype(a->ptype)) continue;
       int id = uf_find(c->uf, key(c, t, p));
       tc_knode *last = cur->nbody ? cur->body[cur->nbody - 1] : NULL;
@@ -473,6 +533,16 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
     tc_knode *s = knode_new(TC_K_STMT, cur);
     s->op = op;
     stmt_of[i] = s;
+    if (!init) continue;
+    s->red = TC_RED_ACC;
+    if (red_slot >= 0) {
+      tc_knode *all = knode_new(TC_K_STMT, init->parent); /* after the reduction loops */
+      all->op = op;
+      all->red = TC_RED_ALL;
+      all->red_slot = red_slot;
+      bool fl = t->dtype == TC_F32 || t->dtype == TC_F16 || t->dtype == TC_BF16;
+      (fl ? &k->nred_f : &k->nred_i)[0]++;
+    }
   }
   return TC_OK;
 }
@@ -486,7 +556,8 @@ static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const
   const tc_expr *idx = tc_e_const(p, 0);
   if (x->mem == TC_MEM_GLOBAL) {
     for (int i = 0; i < x->nlogical; i++)
-      idx = tc_e_add(p, tc_e_mulc(p, idx, g->axes[x->logical[i]].extent), lv[i]);
+      if (!g->axes[x->logical[i]].reduction)
+        idx = tc_e_add(p, tc_e_mulc(p, idx, g->axes[x->logical[i]].extent), lv[i]);
     *out = tc_simplify(p, idx);
     return TC_OK;
   }
@@ -537,15 +608,20 @@ static const tc_expr *index_from_walk(lctx *c, const tc_tensor *t, const tc_expr
   return tc_simplify(p, idx);
 }
 
-static tc_status stmt_indices(lctx *c, tc_knode *s) {
+/* Gives vals (g->naxes entries) the values of t's loop axes in its
+ * statement (loop variables, block / thread indices) and of every axis
+ * the walk of the axis graph derives from them; returns the predicate
+ * that keeps the statement in range.  skip_reduction: leaves t's
+ * reduction axes out (before their loops). */
+static const tc_expr *loop_values(lctx *c, const tc_tensor *t, bool skip_reduction,
+                                  const tc_expr **vals) {
   tc_kir *k = c->k;
   tc_epool *p = k->pool;
   tc_dgraph *g = c->g;
-  tc_tensor *t = s->op->out;
-  const tc_expr **vals = tc_xcalloc((size_t)g->naxes, sizeof *vals);
   const tc_expr *pred = tc_e_const(p, 1);
   for (int i = 0; i < t->nloop; i++) {
     tc_axis *a = &g->axes[t->loop[i]];
+    if (skip_reduction && a->reduction) continue;
     const tc_expr *v;
     if (tc_ptype_is_block(a->ptype) || tc_ptype_is_thread(a->ptype)) {
       int slot = tc_ptype_is_block(a->ptype) ? a->ptype - TC_BIDX : 3 + a->ptype - TC_TIDX;
@@ -557,6 +633,16 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
     vals[t->loop[i]] = v;
   }
   tc_dg_walk(p, g, vals, &pred);
+  return pred;
+}
+
+static tc_status stmt_indices(lctx *c, tc_knode *s) {
+  tc_kir *k = c->k;
+  tc_epool *p = k->pool;
+  tc_dgraph *g = c->g;
+  tc_tensor *t = s->op->out;
+  const tc_expr **vals = tc_xcalloc((size_t)g->naxes, sizeof *vals);
+  const tc_expr *pred = loop_values(c, t, false, vals);
   const tc_expr *lv[16];
   tc_status st = TC_OK;
   for (int i = 0; i < t->nlogical; i++) {
@@ -582,10 +668,53 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
   if (!st && direct) s->out_index = direct;
   for (int i = 0; i < s->op->nin && !st; i++) {
     const tc_expr *in_lv[16];
-    for (int j = 0; j < t->nlogical; j++) in_lv[tc_op_in_axis(s->op, j)] = lv[j];
-    st = index_of(c, s->op->in[i], in_lv, &s->in_index[i]);
+    const tc_tensor *x = s->op->in[i];
+    for (int j = 0; j < t->nlogical; j++) {
+      int a = tc_op_in_axis(s->op, j);
+      /* an operand broadcasts along an axis of extent 1 (a reduced one too) */
+      in_lv[a] = tc_logical_extent(x, a) == 1 ? tc_e_const(p, 0) : lv[j];
+    }
+    st = index_of(c, x, in_lv, &s->in_index[i]);
   }
   return st;
+}
+
+/* The predicate of a reduction's TC_RED_INIT statement: the conditions of
+ * the statement's iteration axes, without the reduction axes' (which
+ * have no value before their loops); none for a result in registers,
+ * which every thread must start at the identity (a block reduction
+ * combines the partial results of all of them). */
+static const tc_expr *init_pred(lctx *c, const tc_tensor *t) {
+  tc_kir *k = c->k;
+  tc_epool *p = k->pool;
+  tc_dgraph *g = c->g;
+  if (t->mem == TC_MEM_LOCAL) return tc_e_const(p, 1);
+  const tc_expr **vals = tc_xcalloc((size_t)g->naxes, sizeof *vals);
+  const tc_expr *pred = loop_values(c, t, true, vals);
+  free(vals);
+  return tc_simplify(p, pred);
+}
+
+/* The TC_RED_ACC statement of reduction op under n (NULL: none). */
+static tc_knode *find_acc(tc_knode *n, const tc_op *op) {
+  if (n->kind == TC_K_STMT) return n->red == TC_RED_ACC && n->op == op ? n : NULL;
+  for (int i = 0; i < n->nbody; i++) {
+    tc_knode *r = find_acc(n->body[i], op);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+/* The reduction's TC_RED_INIT and TC_RED_ALL statements write the
+ * element its TC_RED_ACC statement accumulates into (an index without
+ * the reduction axes). */
+static int reduction_indices(tc_knode *n, void *ctx) {
+  lctx *c = ctx;
+  if (n->red != TC_RED_INIT && n->red != TC_RED_ALL) return 0;
+  tc_knode *acc = find_acc(c->k->root, n->op);
+  n->out_index = acc->out_index;
+  n->pred = n->red == TC_RED_INIT ? init_pred(c, n->op->out) : tc_e_const(c->k->pool, 1);
+  return 0;
 }
 
 /* ---- barriers ---------------------------------------------------------- */
@@ -686,6 +815,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = allocate(&c, order, n);
   if (!st) st = build_loops(&c, order, n, stmt_of);
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
+  if (!st) tc_knode_each_stmt(c.k->root, reduction_indices, &c);
   if (!st) place_barriers(&c, order, n, stmt_of);
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);

@@ -140,7 +140,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   for (int i = 0; i < k->nparams; i++) {
     const tc_tensor *t = k->params[i];
     size_t n = tc_dtype_size(t->dtype);
-    for (int j = 0; j < t->nlogical; j++) n *= (size_t)f->g.axes[t->logical[j]].extent;
+    for (int j = 0; j < t->nlogical; j++) n *= (size_t)tc_logical_extent(t, j);
     kn->param_bytes[i] = n;
     kn->param_is_output[i] = i >= f->ninputs;
   }

@@ -179,6 +179,26 @@ static double cast(tc_dtype from, tc_dtype to, double a) {
   return a <= lo ? lo : a >= hi ? hi : trunc(a);
 }
 
+/* The start of a reduction: 0, or the value every element replaces
+ * (MAX: -inf / INT32_MIN; MIN: +inf / INT32_MAX). */
+static double reduce_identity(tc_reduce_op op, bool fl) {
+  switch (op) {
+    case TC_REDUCE_MAX: return fl ? -INFINITY : -2147483648.0;
+    case TC_REDUCE_MIN: return fl ? INFINITY : 2147483647.0;
+    default: return 0;
+  }
+}
+
+/* acc combined with element a: MAX and MIN ignore a NaN (fmax / fmin);
+ * an integer sum wraps at the end (round_to) as 32-bit sums do. */
+static double reduce_step(tc_reduce_op op, bool fl, double acc, double a) {
+  switch (op) {
+    case TC_REDUCE_MAX: return fl ? fmax(acc, a) : (a > acc ? a : acc);
+    case TC_REDUCE_MIN: return fl ? fmin(acc, a) : (a < acc ? a : acc);
+    default: return acc + a;
+  }
+}
+
 tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   tc_clear_error(f);
   if (!args) return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: args is NULL");
@@ -195,39 +215,63 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     tc_op *op = order[o];
     tc_tensor *t = op->out;
     int r = t->nlogical;
-    int64_t ext[16], in_stride[16], coord[16] = {0};
-    for (int d = 0; d < r; d++) ext[d] = f->g.axes[t->logical[d]].extent;
-    /* input strides (row-major over the input's own logical shape) */
+    /* the loop runs over t's whole logical domain, reduced axes at their
+     * full extent; t's element skips those, and an input is read at 0
+     * along an axis where it broadcasts (its extent is 1) */
+    int64_t ext[16], out_stride[16], in_stride[2][16], coord[16] = {0};
     int64_t s = 1;
     for (int d = r - 1; d >= 0; d--) {
-      in_stride[d] = s;
-      s *= f->g.axes[op->in[0]->logical[d]].extent;
+      ext[d] = f->g.axes[t->logical[d]].extent;
+      out_stride[d] = f->g.axes[t->logical[d]].reduction ? 0 : s;
+      s *= tc_logical_extent(t, d);
     }
-    size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
+    for (int k = 0; k < op->nin; k++) {
+      const tc_tensor *x = op->in[k];
+      int64_t xs[16];
+      s = 1;
+      for (int d = r - 1; d >= 0; d--) xs[d] = s, s *= tc_logical_extent(x, d);
+      for (int d = 0; d < r; d++) {
+        int a = tc_op_in_axis(op, d);
+        in_stride[k][d] = tc_logical_extent(x, a) == 1 ? 0 : xs[a];
+      }
+    }
+    size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype), total = 1;
+    for (int d = 0; d < r; d++) total *= (size_t)ext[d];
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
     bool fl = is_float(t->dtype);
-    for (size_t e = 0; e < cnt; e++) {
-      int64_t src = 0;
-      for (int d = 0; d < r; d++) src += coord[d] * in_stride[tc_op_in_axis(op, d)];
-      double a = val[op->in[0]->id][src], v;
+    bool red = op->kind == TC_OP_REDUCE;
+    if (red)
+      for (size_t e = 0; e < cnt; e++) val[t->id][e] = reduce_identity((tc_reduce_op)op->sub, fl);
+    for (size_t e = 0; e < total; e++) {
+      int64_t src[2] = {0, 0}, dst = 0;
+      for (int d = 0; d < r; d++) {
+        dst += coord[d] * out_stride[d];
+        for (int k = 0; k < op->nin; k++) src[k] += coord[d] * in_stride[k][d];
+      }
+      double a = val[op->in[0]->id][src[0]], v;
       switch (op->kind) {
         case TC_OP_UNARY:
           v = fl ? float_unary((tc_unary_op)op->sub, a) : int_unary((tc_unary_op)op->sub, a);
           break;
         case TC_OP_BINARY: {
-          double b = val[op->in[1]->id][src];
+          double b = op->has_scalar ? op->scalar : val[op->in[1]->id][src[1]];
           v = fl ? float_binary((tc_binary_op)op->sub, a, b) : int_binary((tc_binary_op)op->sub, a, b);
           break;
         }
         case TC_OP_CAST: v = cast(op->in[0]->dtype, t->dtype, a); break;
+        case TC_OP_REDUCE: v = reduce_step((tc_reduce_op)op->sub, fl, val[t->id][dst], a); break;
         default: v = a; break;
       }
-      val[t->id][e] = round_to(t->dtype, v);
+      /* a reduction accumulates exactly (double, 64-bit integers) and
+       * rounds once at the end */
+      val[t->id][dst] = red ? v : round_to(t->dtype, v);
       for (int d = r - 1; d >= 0; d--) {
         if (++coord[d] < ext[d]) break;
         coord[d] = 0;
       }
     }
+    if (red)
+      for (size_t e = 0; e < cnt; e++) val[t->id][e] = round_to(t->dtype, val[t->id][e]);
   }
   for (int i = 0; i < f->noutputs; i++) {
     tc_tensor *t = f->outputs[i];

@@ -12,15 +12,23 @@
 
 #include "sched.h"
 
-uint64_t *tc_tensor_sigs(const tc_tensor *t, const int *pos) {
+/* salt: sign t's reduction axes apart from iteration axes, as its
+ * consumers see them (a reduction axis never iterates as the axis a
+ * consumer reads); its producers and tensors scheduled alike see the
+ * reduction axis as the axis it reduces. */
+static uint64_t *sigs(const tc_tensor *t, const int *pos, bool salt) {
   const tc_dgraph *g = &t->f->g;
   uint64_t roots[16];
-  for (int i = 0; i < t->nlogical; i++)
-    roots[i] = tc_dg_root_sig(g->axes[t->logical[i]].extent, pos ? pos[i] : i);
+  for (int i = 0; i < t->nlogical; i++) {
+    const tc_axis *a = &g->axes[t->logical[i]];
+    roots[i] = (salt && a->reduction ? tc_dg_root_rsig : tc_dg_root_sig)(a->extent, pos ? pos[i] : i);
+  }
   uint64_t *sig = tc_xmalloc(((size_t)g->naxes + 1) * sizeof *sig);
   tc_dg_sigs_from(g, t->logical, roots, t->nlogical, sig);
   return sig;
 }
+
+uint64_t *tc_tensor_sigs(const tc_tensor *t, const int *pos) { return sigs(t, pos, false); }
 
 void tc_edge_positions(const tc_tensor *producer, const tc_tensor *consumer, int *pos) {
   const tc_op *op = consumer->def;
@@ -33,8 +41,8 @@ void tc_edge_sigs(const tc_tensor *producer, const tc_tensor *consumer, uint64_t
                   uint64_t **csig) {
   int pos[16];
   tc_edge_positions(producer, consumer, pos);
-  *psig = tc_tensor_sigs(producer, NULL);
-  *csig = tc_tensor_sigs(consumer, pos);
+  *psig = sigs(producer, NULL, true);
+  *csig = sigs(consumer, pos, false);
 }
 
 bool tc_axes_match(const tc_dgraph *g, const uint64_t *sa, int a, const uint64_t *sb, int b) {
@@ -58,7 +66,7 @@ static void through_op(const tc_op *op, int from, int to, int *pos) {
 static bool seed(const tc_fusion *f, const tc_tensor *ref, const tc_tensor *t, int *pt) {
   if (t->nlogical != ref->nlogical) return false;
   for (int i = 0; i < t->nlogical; i++)
-    if (f->g.axes[t->logical[i]].extent != f->g.axes[ref->logical[i]].extent) return false;
+    if (tc_logical_extent(t, i) != tc_logical_extent(ref, i)) return false;
   for (int i = 0; i < t->nlogical; i++) pt[i] = i;
   return true;
 }

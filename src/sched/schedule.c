@@ -294,45 +294,75 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const int *sr
   if (dst->nlogical != src->nlogical)
     return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "%s has rank %d but %s has rank %d", dst->name,
                            dst->nlogical, src->name, src->nlogical);
-  int counterpart[16];
+  int counterpart[16], bcast[16];
   for (int i = 0; i < src->nlogical; i++) {
-    counterpart[i] = -1;
+    counterpart[i] = bcast[i] = -1;
     const tc_axis *sa = &g->axes[src->logical[i]];
-    for (int j = 0; j < dst->nlogical && counterpart[i] < 0; j++) {
+    for (int j = 0; j < dst->nlogical && counterpart[i] < 0 && bcast[i] < 0; j++) {
       const tc_axis *da = &g->axes[dst->logical[j]];
-      if ((src_of ? src_of[j] : j) == i && da->extent == sa->extent) counterpart[i] = dst->logical[j];
+      if ((src_of ? src_of[j] : j) != i) continue;
+      if (da->extent == sa->extent) counterpart[i] = dst->logical[j];
+      else if (tc_logical_extent(dst, j) == 1) bcast[i] = dst->logical[j];
     }
-    if (counterpart[i] < 0)
+    if (counterpart[i] < 0 && bcast[i] < 0)
       return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call,
                              "%s's logical axis %d (extent %lld) has no counterpart in %s", src->name, i,
                              (long long)sa->extent, dst->name);
   }
   int *hist = tc_xmalloc((size_t)(g->nxf + 1) * sizeof(int));
   int nh = tc_dg_history(g, src->logical, src->nlogical, src->loop, src->nloop, hist);
+  /* an axis along which dst broadcasts (extent 1 where src has n) takes
+   * none of src's transforms of it: dst keeps it whole, in the loop
+   * position of the first of src's loop axes made from it */
+  int *from_b = tc_xmalloc((size_t)g->naxes * sizeof(int));
+  for (int i = 0; i < g->naxes; i++) from_b[i] = -1;
+  for (int i = 0; i < src->nlogical; i++)
+    if (bcast[i] >= 0) from_b[src->logical[i]] = bcast[i];
+  int kept = 0;
+  for (int h = 0; h < nh; h++) {
+    const tc_xform *x = &g->xf[hist[h]];
+    int b = -1;
+    for (int k = 0; k < x->nin; k++)
+      if (from_b[x->in[k]] >= 0) b = from_b[x->in[k]];
+    if (b < 0) {
+      hist[kept++] = hist[h];
+      continue;
+    }
+    for (int k = 0; k < x->nout; k++) from_b[x->out[k]] = b;
+  }
+  nh = kept;
   int *map = tc_xmalloc((size_t)g->naxes * sizeof(int));
   for (int i = 0; i < g->naxes; i++) map[i] = -1;
-  for (int i = 0; i < src->nlogical; i++) map[src->logical[i]] = counterpart[i];
+  for (int i = 0; i < src->nlogical; i++)
+    if (counterpart[i] >= 0) map[src->logical[i]] = counterpart[i];
   char err[256];
   tc_status st = TC_OK;
   if (tc_dg_replay(g, hist, nh, &map, err, sizeof err)) {
     st = tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "cannot replay %s's transforms on %s: %s", src->name,
                          dst->name, err);
   } else {
-    int *loop = tc_xmalloc((size_t)src->nloop * sizeof(int));
+    int *loop = tc_xmalloc((size_t)src->nloop * sizeof(int)), nl = 0;
     for (int i = 0; i < src->nloop; i++) {
-      loop[i] = map[src->loop[i]];
-      if (loop[i] < 0) {
+      int b = from_b[src->loop[i]];
+      if (b >= 0) {
+        bool placed = false;
+        for (int q = 0; q < nl; q++) placed |= loop[q] == b;
+        if (!placed) loop[nl++] = b;
+        continue;
+      }
+      loop[nl] = map[src->loop[i]];
+      if (loop[nl++] < 0) {
         free(loop);
-        free(hist), free(map);
+        free(hist), free(map), free(from_b);
         return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call,
                                "%s's loop axis %d does not derive from its logical domain", src->name, i);
       }
     }
     free(dst->loop);
-    dst->loop = loop, dst->nloop = src->nloop;
+    dst->loop = loop, dst->nloop = nl;
     if (dst->ca_pos > dst->nloop) dst->ca_pos = dst->nloop;
   }
-  free(hist), free(map);
+  free(hist), free(map), free(from_b);
   return st;
 }
 
@@ -463,6 +493,35 @@ tc_tensor *tc_cache_after(tc_tensor *t) {
   return c;
 }
 
+/* tc_cache_before of a reduction's result t: the reduction moves to the
+ * new tensor c (with t's reduction axes), and t becomes a copy of c with
+ * the shape its consumers see (extent 1 where c reduces).  Before any
+ * schedule of t, whose loop axes would not exist on c. */
+static tc_tensor *cache_before_reduction(tc_tensor *t) {
+  tc_fusion *f = t->f;
+  bool plain = t->nloop == t->nlogical && t->ca_pos == 0 && !t->alloc_set;
+  for (int i = 0; plain && i < t->nloop; i++) plain = t->loop[i] == t->logical[i];
+  if (!plain) {
+    tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_cache_before",
+                   "%s is a reduction's result and is already scheduled; call tc_cache_before on "
+                   "it before scheduling it", t->name);
+    return NULL;
+  }
+  int64_t shape[16];
+  for (int i = 0; i < t->nlogical; i++) shape[i] = f->g.axes[t->logical[i]].extent;
+  tc_tensor *c = tc_tensor_new(f, t->dtype, t->nlogical, shape);
+  for (int i = 0; i < t->nlogical; i++)
+    if (f->g.axes[t->logical[i]].reduction) {
+      c->logical[i] = c->loop[i] = tc_dg_root_reduction(&f->g, shape[i], i);
+      t->logical[i] = t->loop[i] = tc_dg_root(&f->g, 1, i);
+    }
+  tc_op *def = t->def;
+  def->out = c;
+  c->def = def;
+  tc_op_new(f, TC_OP_SET, 0, c, NULL, t);
+  return c;
+}
+
 tc_tensor *tc_cache_before(tc_tensor *t) {
   tc_fusion *f = t->f;
   tc_clear_error(f);
@@ -470,6 +529,7 @@ tc_tensor *tc_cache_before(tc_tensor *t) {
     tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_cache_before", "%s is a fusion input and has no definition to cache", t->name);
     return NULL;
   }
+  if (tc_tensor_is_reduction(t)) return cache_before_reduction(t);
   tc_tensor *c = tc_tensor_like(f, t, NULL, t->dtype);
   tc_op *def = t->def;
   def->out = c;

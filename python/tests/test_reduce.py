@@ -1,0 +1,52 @@
+"""Reductions and broadcasting from Python: softmax and RMSNorm against NumPy."""
+import numpy as np
+import pytest
+
+import tilec
+
+
+def _rows_on_blocks(f, y, threads):
+    """One block per row, the row split by `threads` with the inner part on
+    TIDx; every tensor scheduled like y."""
+    y.split(1, threads)
+    y.parallelize(0, tilec.BIDx)
+    y.parallelize(2, tilec.TIDx)
+    f.propagate(y)
+    f.parallelize_all_like(y)
+
+
+@pytest.mark.parametrize("shape", [(7, 1000), (3, 1), (33, 4099)])
+def test_softmax(rng, shape):
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, shape)
+    e = f.exp(x - f.max(x, 1))
+    y = f.add_output(e / f.sum(e, 1))
+    _rows_on_blocks(f, y, 128)
+    k = f.compile(name="softmax")
+    a = rng.standard_normal(shape, dtype=np.float32) * 4
+    want = np.exp(a - a.max(axis=1, keepdims=True))
+    want /= want.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(k.run(a), want, rtol=2e-5, atol=1e-7)
+    np.testing.assert_allclose(f.reference(a), want, rtol=1e-6, atol=1e-8)
+
+
+def test_rmsnorm_scalars(rng):
+    shape = (5, 777)
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, shape)
+    y = f.add_output(x * f.reciprocal(f.sqrt(f.sum(x * x, -1) * (1.0 / shape[1]) + 1e-5)))
+    _rows_on_blocks(f, y, 128)
+    a = rng.standard_normal(shape, dtype=np.float32)
+    want = a / np.sqrt((a.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+    np.testing.assert_allclose(f.compile().run(a), want, rtol=2e-5, atol=1e-6)
+
+
+def test_reduce_shape_and_errors():
+    f = tilec.Fusion()
+    x = f.input(tilec.bf16, (4, 6, 8))
+    s = f.sum(x, (0, 2))
+    assert list(s.shape) == [1, 6, 1] and s.dtype == tilec.f32
+    with pytest.raises(ValueError):
+        f.reduce("mean", x, 0)
+    with pytest.raises(tilec.TilecError, match="out of range"):
+        f.max(x, 3)

@@ -1,0 +1,341 @@
+/* test_reduce.c - reductions (sum, max, min over axes) and broadcasting.
+ *
+ * Each fusion is compiled for OpenCL, run on the default device (PoCL)
+ * and compared with values computed here in plain C (in double) and with
+ * tc_reference_run; sums are compared within a bound of the rounding an
+ * f32 sum of n terms can make (n * 2^-24 * sum |x|).  The schedules cover
+ * a serial reduction written straight to global memory, an outer
+ * (column) reduction with the columns on threads, and block reductions
+ * (the reduced axis on TIDx) as softmax and RMSNorm need them, at ragged
+ * shapes; misuse gets a message naming the tensor, axis and reason. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tilec/tilec.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+static void fill(float *p, int64_t n, int salt) {
+  for (int64_t i = 0; i < n; i++) p[i] = (float)((i * 37 + salt * 11) % 101) / 17.0f - 3.0f;
+}
+
+/* Compiles f for OpenCL, runs it (args: inputs then one f32 output of n
+ * elements) and compares the output with want within tol[i] (NULL: 0),
+ * and tc_reference_run's output with want too.  Returns 0 when there is
+ * no device (the caller skips). */
+static int run_check(tc_fusion *f, const char *name, void **args, int nargs, const double *want,
+                     const double *tol, int64_t n) {
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, name};
+  tc_status st = TC_OK;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_CHECK(k != NULL, "compile %s: %s: %s", name, tc_status_name(st), tc_fusion_error(f));
+  if (!k) return 1;
+  float *out = args[nargs - 1];
+  for (int64_t i = 0; i < n; i++) out[i] = -12345.0f;
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st == TC_ERR_NO_DEVICE) {
+    tc_kernel_free(k);
+    return 0;
+  }
+  TC_CHECK(st == TC_OK, "run %s: %s", name, tc_kernel_error(k));
+  float *rout = malloc((size_t)n * sizeof(float));
+  void *ref[8];
+  for (int i = 0; i < nargs - 1; i++) ref[i] = args[i];
+  ref[nargs - 1] = rout;
+  OK(f, tc_reference_run(f, ref));
+  int bad = 0, rbad = 0;
+  for (int64_t i = 0; i < n && st == TC_OK; i++) {
+    double t = tol ? tol[i] : 0;
+    if (!(fabs(out[i] - want[i]) <= t) && bad++ < 5)
+      TC_CHECK(0, "%s element %lld: kernel %.9g, want %.9g (tolerance %.3g)\n%s", name,
+               (long long)i, out[i], want[i], t, bad == 1 ? tc_kernel_source(k) : "");
+    if (!(fabs(rout[i] - want[i]) <= t) && rbad++ < 3)
+      TC_CHECK(0, "%s: reference element %lld is %.9g, want %.9g", name, (long long)i, rout[i],
+               want[i]);
+  }
+  free(rout);
+  tc_kernel_free(k);
+  return 1;
+}
+
+/* The f32 rounding bound of a sum of n terms of absolute sum abs. */
+static double sum_tol(int64_t n, double abs) { return (double)(n + 2) * ldexp(1.0, -24) * abs + 1e-30; }
+
+/* sum over the last axis of [rows, cols], serial, written to global
+ * memory by the reduction itself. */
+static void check_row_sum(int64_t rows, int64_t cols) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {rows, cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = 1;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+  TC_REQUIRE(s, "tc_reduce: %s", tc_fusion_error(f));
+  TC_CHECK_EQ_INT(tc_tensor_extent(s, 0), rows);
+  TC_CHECK_EQ_INT(tc_tensor_extent(s, 1), 1);
+  OK(f, tc_add_output(f, s));
+  OK(f, tc_parallelize(s, 0, TC_BIDX));
+  float *X = malloc((size_t)(rows * cols) * sizeof(float)), *O = malloc((size_t)rows * sizeof(float));
+  double *want = malloc((size_t)rows * sizeof(double)), *tol = malloc((size_t)rows * sizeof(double));
+  fill(X, rows * cols, 1);
+  for (int64_t r = 0; r < rows; r++) {
+    double a = 0, m = 0;
+    for (int64_t c = 0; c < cols; c++) a += X[r * cols + c], m += fabs(X[r * cols + c]);
+    want[r] = a, tol[r] = sum_tol(cols, m);
+  }
+  void *args[2] = {X, O};
+  char name[64];
+  snprintf(name, sizeof name, "row_sum_%lldx%lld", (long long)rows, (long long)cols);
+  if (!run_check(f, name, args, 2, want, tol, rows)) TC_SKIP("no OpenCL device");
+  free(X), free(O), free(want), free(tol);
+  tc_fusion_free(f);
+}
+
+static void test_row_sum_serial(void) {
+  check_row_sum(7, 1000);
+  check_row_sum(3, 1);
+  check_row_sum(1, 4099);
+}
+
+/* max over axis 0 of [33, 65] (an outer reduction): the columns on TIDx,
+ * the rows a serial reduction loop in each thread. */
+static void test_column_max_threads(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {33, 65};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = 0;
+  tc_tensor *m = tc_reduce(f, TC_REDUCE_MAX, x, 1, &ax);
+  TC_REQUIRE(m, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, m));
+  OK(f, tc_parallelize(m, 1, TC_TIDX));
+  char d[128];
+  TC_CHECK(strstr(tc_tensor_describe(m, d, sizeof d), "rS{33}") != NULL, "describe: %s", d);
+  float X[33 * 65], O[65];
+  double want[65];
+  fill(X, 33 * 65, 2);
+  X[5 * 65 + 3] = NAN; /* ignored, as fmax ignores it */
+  for (int c = 0; c < 65; c++) {
+    double v = -INFINITY;
+    for (int r = 0; r < 33; r++) v = isnan(X[r * 65 + c]) ? v : fmax(v, X[r * 65 + c]);
+    want[c] = v;
+  }
+  void *args[2] = {X, O};
+  if (!run_check(f, "col_max", args, 2, want, NULL, 65)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+}
+
+/* softmax over the rows of [rows, cols]: y = exp(x - max) / sum(exp(x -
+ * max)), one block per row, the columns split by `threads` with the inner
+ * part on TIDx, so max and sum are block reductions; every tensor is
+ * scheduled like y (tc_propagate_transforms, tc_parallelize_all_like). */
+static void check_softmax(int64_t rows, int64_t cols, int64_t threads) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {rows, cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = 1;
+  tc_tensor *mx = tc_reduce(f, TC_REDUCE_MAX, x, 1, &ax);
+  tc_tensor *e = tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, mx));
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, e, 1, &ax);
+  tc_tensor *y = tc_binary(f, TC_DIV, e, s);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_split(y, 1, threads, 1));
+  OK(f, tc_parallelize(y, 0, TC_BIDX));
+  OK(f, tc_parallelize(y, 2, TC_TIDX));
+  OK(f, tc_propagate_transforms(y));
+  OK(f, tc_parallelize_all_like(y));
+  char d[160];
+  TC_CHECK(strstr(tc_tensor_describe(s, d, sizeof d), "rTIDx") != NULL, "sum's schedule: %s", d);
+  int64_t n = rows * cols;
+  float *X = malloc((size_t)n * sizeof(float)), *O = malloc((size_t)n * sizeof(float));
+  double *want = malloc((size_t)n * sizeof(double)), *tol = malloc((size_t)n * sizeof(double));
+  fill(X, n, 3);
+  for (int64_t r = 0; r < rows; r++) {
+    double m = -INFINITY, z = 0;
+    for (int64_t c = 0; c < cols; c++) m = fmax(m, X[r * cols + c]);
+    for (int64_t c = 0; c < cols; c++) z += exp((double)X[r * cols + c] - m);
+    for (int64_t c = 0; c < cols; c++) {
+      want[r * cols + c] = exp((double)X[r * cols + c] - m) / z;
+      /* exp's 3 ulp and the sum's rounding, relative */
+      tol[r * cols + c] = want[r * cols + c] * (8e-7 + (double)(cols + 8) * 1.2e-7);
+    }
+  }
+  void *args[2] = {X, O};
+  char name[64];
+  snprintf(name, sizeof name, "softmax_%lldx%lld", (long long)rows, (long long)cols);
+  if (!run_check(f, name, args, 2, want, tol, n)) TC_SKIP("no OpenCL device");
+  free(X), free(O), free(want), free(tol);
+  tc_fusion_free(f);
+}
+
+static void test_softmax_block(void) {
+  check_softmax(7, 1000, 128);
+  check_softmax(3, 1, 32);
+  check_softmax(33, 4099, 256);
+  check_softmax(2, 100, 64); /* threads beyond the row's end hold the identity */
+}
+
+/* RMSNorm: y = x / sqrt(mean(x^2) + eps), eps and 1/n as scalars, the
+ * sum a block reduction. */
+static void test_rmsnorm_block(void) {
+  int64_t rows = 5, cols = 777;
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {rows, cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = -1;
+  tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &ax);
+  tc_tensor *ms = tc_binary_scalar(f, TC_MUL, ss, 1.0 / (double)cols);
+  tc_tensor *inv = tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, ms, 1e-5)));
+  tc_tensor *y = tc_binary(f, TC_MUL, x, inv);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_split(y, 1, 128, 1));
+  OK(f, tc_parallelize(y, 0, TC_BIDX));
+  OK(f, tc_parallelize(y, 2, TC_TIDX));
+  OK(f, tc_propagate_transforms(y));
+  OK(f, tc_parallelize_all_like(y));
+  int64_t n = rows * cols;
+  float *X = malloc((size_t)n * sizeof(float)), *O = malloc((size_t)n * sizeof(float));
+  double *want = malloc((size_t)n * sizeof(double)), *tol = malloc((size_t)n * sizeof(double));
+  fill(X, n, 4);
+  for (int64_t r = 0; r < rows; r++) {
+    double q = 0;
+    for (int64_t c = 0; c < cols; c++) q += (double)X[r * cols + c] * X[r * cols + c];
+    double sc = 1.0 / sqrt(q / (double)cols + 1e-5);
+    for (int64_t c = 0; c < cols; c++) {
+      want[r * cols + c] = X[r * cols + c] * sc;
+      tol[r * cols + c] = fabs(want[r * cols + c]) * (1e-6 + (double)cols * 1.2e-7);
+    }
+  }
+  void *args[2] = {X, O};
+  if (!run_check(f, "rmsnorm", args, 2, want, tol, n)) TC_SKIP("no OpenCL device");
+  free(X), free(O), free(want), free(tol);
+  tc_fusion_free(f);
+}
+
+/* Integer sums wrap in 32 bits; i8 accumulates in i32. */
+static void test_int_sum_wraps(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {2, 3};
+  tc_tensor *x = tc_input(f, TC_I32, 2, shape);
+  int ax = 1;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  TC_CHECK_EQ_INT(tc_tensor_dtype(s), TC_I32);
+  int32_t X[6] = {2147483647, 1, 5, -7, 3, 4}, O[2] = {0, 0};
+  void *args[2] = {X, O};
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "isum"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st == TC_ERR_NO_DEVICE) {
+    tc_kernel_free(k), tc_fusion_free(f);
+    TC_SKIP("no OpenCL device");
+  }
+  TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+  TC_CHECK_EQ_INT(O[0], -2147483648 + 5); /* INT_MAX + 1 + 5 wraps */
+  TC_CHECK_EQ_INT(O[1], 0);
+  int32_t R[2];
+  void *ref[2] = {X, R};
+  OK(f, tc_reference_run(f, ref));
+  TC_CHECK_EQ_INT(R[0], O[0]);
+  TC_CHECK_EQ_INT(R[1], O[1]);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  tc_tensor *b = tc_input(f, TC_BF16, 2, shape);
+  tc_tensor *bs = tc_reduce(f, TC_REDUCE_MAX, b, 1, &ax);
+  TC_CHECK_EQ_INT(tc_tensor_dtype(bs), TC_F32);
+  tc_fusion_free(f);
+}
+
+/* What is refused, with a message naming the tensor, the axis and why. */
+static void test_misuse(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {4, 64}, other[2] = {4, 3};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape), *z = tc_input(f, TC_F32, 2, other);
+  int ax = 1, bad[2] = {1, -1};
+  TC_CHECK(tc_reduce(f, TC_REDUCE_SUM, x, 2, bad) == NULL &&
+               strstr(tc_fusion_error(f), "listed twice"), "twice: %s", tc_fusion_error(f));
+  TC_CHECK(tc_reduce(f, TC_REDUCE_SUM, x, 1, (int[]){2}) == NULL &&
+               strstr(tc_fusion_error(f), "out of range"), "range: %s", tc_fusion_error(f));
+  TC_CHECK(tc_binary(f, TC_ADD, x, z) == NULL && strstr(tc_fusion_error(f), "its extent is 1"),
+           "mismatch: %s", tc_fusion_error(f));
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  /* the reduced axis on a block: a grid reduction */
+  OK(f, tc_parallelize(s, 1, TC_BIDX));
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "m"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_CHECK(!k && st == TC_ERR_UNSUPPORTED && strstr(tc_fusion_error(f), "grid reduction") &&
+               strstr(tc_fusion_error(f), "T2's reduction axis 1"), "grid: %s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  /* on a thread axis while in global memory */
+  OK(f, tc_parallelize(s, 1, TC_TIDX));
+  k = tc_compile(f, &o, &st);
+  TC_CHECK(!k && strstr(tc_fusion_error(f), "tc_cache_before"), "global: %s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  /* an iteration loop inside the reduction loop */
+  OK(f, tc_parallelize(s, 1, TC_SERIAL));
+  int from[2] = {0, 1}, to[2] = {1, 0};
+  OK(f, tc_reorder(s, 2, from, to));
+  k = tc_compile(f, &o, &st);
+  TC_CHECK(!k && strstr(tc_fusion_error(f), "reorder the reduction axes innermost"), "order: %s",
+           tc_fusion_error(f));
+  tc_kernel_free(k);
+  /* merging a reduction axis with an iteration axis */
+  TC_CHECK(tc_merge(s, 0, 1) != TC_OK && strstr(tc_fusion_error(f), "reduction axis"), "merge: %s",
+           tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
+/* The reduction into registers, copied out (tc_cache_before), with the
+ * block reduction on TIDx; CUDA and HIP print it too. */
+static void test_cache_before_and_targets(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {3, 300};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = 1;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_MIN, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  tc_tensor *acc = tc_cache_before(s);
+  TC_REQUIRE(acc, "%s", tc_fusion_error(f));
+  OK(f, tc_split(acc, 1, 64, 1));
+  OK(f, tc_parallelize(acc, 0, TC_BIDX));
+  OK(f, tc_parallelize(acc, 2, TC_TIDX));
+  OK(f, tc_parallelize(s, 0, TC_BIDX));
+  float X[900], O[3];
+  double want[3];
+  fill(X, 900, 5);
+  for (int r = 0; r < 3; r++) {
+    double v = INFINITY;
+    for (int c = 0; c < 300; c++) v = fmin(v, X[r * 300 + c]);
+    want[r] = v;
+  }
+  void *args[2] = {X, O};
+  if (!run_check(f, "min_cached", args, 2, want, NULL, 3)) TC_SKIP("no OpenCL device");
+  for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++) {
+    tc_compile_options o = {(tc_target)t, NULL, "min_cached"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
+    if (k) TC_CHECK(strstr(tc_kernel_source(k), "tc_red_f") != NULL, "no block reduction printed");
+    tc_kernel_free(k);
+  }
+  tc_fusion_free(f);
+}
+
+int main(void) {
+  TC_RUN(test_row_sum_serial);
+  TC_RUN(test_column_max_threads);
+  TC_RUN(test_softmax_block);
+  TC_RUN(test_rmsnorm_block);
+  TC_RUN(test_int_sum_wraps);
+  TC_RUN(test_misuse);
+  TC_RUN(test_cache_before_and_targets);
+  TC_MAIN_END();
+}
