@@ -287,6 +287,25 @@ tc_status tc_inline_at(tc_tensor *t, int pos);
 tc_status tc_compute_at(tc_tensor *producer, tc_tensor *consumer, int pos);
 /* Inlines every intermediate tensor as deep as its consumer allows. */
 tc_status tc_inline_most(tc_fusion *f);
+/* Schedules every tensor of an unscheduled fusion for target / arch, from
+ * its ops and shapes (nvFuser's pointwise, reduction and normalization
+ * schedulers): no reduction: the output's elements in blocks of 128
+ * threads; reductions of the last axes (softmax, RMSNorm): one row per
+ * block (several on TIDy for rows under 128 threads), the row split over
+ * T threads on TIDx (a power of two, at most 1024, for at most 16
+ * elements each where the row allows) and held in registers between the
+ * block reductions and the normalization; reductions of leading axes
+ * (column sums): a column per thread, reduced serially.  Every reduction
+ * must reduce the same axes, and every tensor have the output's rank;
+ * else TC_ERR_UNSUPPORTED with a message.  A reduction that is an output
+ * reduces into registers and is copied out (tc_cache_before).  Where any
+ * tensor is already scheduled, the user's schedule wins: nothing changes.
+ * The choice is the fusion's schedule note. */
+tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
+/* What tc_schedule_auto chose, in words (the scheduler, rows, threads,
+ * steps), also printed as a comment at the top of compiled kernels; ""
+ * when it was not called. */
+const char *tc_fusion_schedule_note(const tc_fusion *f);
 /* Inlines every intermediate tensor at pos (inlineAllAt). */
 tc_status tc_inline_all_at(tc_fusion *f, int pos);
 /* Sets the tensor-memory dimension separator of the allocation domain:

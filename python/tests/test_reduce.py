@@ -50,3 +50,18 @@ def test_reduce_shape_and_errors():
         f.reduce("mean", x, 0)
     with pytest.raises(tilec.TilecError, match="out of range"):
         f.max(x, 3)
+
+
+@pytest.mark.parametrize("shape", [(3, 1), (7, 1000), (2, 65537)])
+def test_softmax_schedule_auto(rng, shape):
+    """Five lines of fusion, no schedule by hand."""
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, shape)
+    e = f.exp(x - f.max(x, 1))
+    f.add_output(e / f.sum(e, 1))
+    f.schedule_auto()
+    assert "inner reduction" in f.schedule_note
+    a = rng.standard_normal(shape, dtype=np.float32)
+    want = np.exp(a - a.max(axis=1, keepdims=True))
+    want /= want.sum(axis=1, keepdims=True)
+    np.testing.assert_allclose(f.compile().run(a), want, rtol=5e-5, atol=1e-8)

@@ -331,6 +331,19 @@ class Fusion:
         self._check(self._L.tc_inline_most(self._p))
         return self
 
+    def schedule_auto(self, target="opencl", arch=None):
+        """Schedules the whole unscheduled fusion (tc_schedule_auto:
+        pointwise, inner- and outer-reduction schedules); a schedule already
+        given is kept.  schedule_note says what it chose."""
+        tgt = _enum_arg(Target, target, "target")
+        self._check(self._L.tc_schedule_auto(self._p, int(tgt), arch.encode() if arch else None))
+        return self
+
+    @property
+    def schedule_note(self):
+        """What schedule_auto chose, in words ("" if it was not called)."""
+        return self._L.tc_fusion_schedule_note(self._p).decode()
+
     def inline_all_at(self, pos):
         """Inlines every intermediate tensor at loop position pos."""
         self._check(self._L.tc_inline_all_at(self._p, int(pos)))

@@ -87,6 +87,8 @@ _PROTOS = {
     "tc_inline_at": (_i, [c_tensor_p, _i]),
     "tc_compute_at": (_i, [c_tensor_p, c_tensor_p, _i]),
     "tc_inline_most": (_i, [c_fusion_p]),
+    "tc_schedule_auto": (_i, [c_fusion_p, _i, ctypes.c_char_p]),
+    "tc_fusion_schedule_note": (_str, [c_fusion_p]),
     "tc_inline_all_at": (_i, [c_fusion_p, _i]),
     "tc_set_tmem_dimsep": (_i, [c_tensor_p, _i]),
     "tc_set_alloc_to_loop": (_i, [c_tensor_p]),

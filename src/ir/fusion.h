@@ -58,6 +58,7 @@ struct tc_fusion {
   tc_tensor **inputs, **outputs;
   int ninputs, cinputs, noutputs, coutputs;
   char err[1024];
+  char sched_note[256];    /* what tc_schedule_auto chose ("": not used) */
 };
 
 /* Records an error message on the fusion and returns status. */

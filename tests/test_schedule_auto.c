@@ -1,0 +1,226 @@
+/* test_schedule_auto.c - the automatic scheduler (tc_schedule_auto) on
+ * random cases: a template (softmax, RMSNorm, LayerNorm in two passes, a
+ * row sum as output, a column max, a pointwise a * b + c) at a random
+ * shape (extents of 1, primes, rows from 1 to 65537 elements), scheduled
+ * by tc_schedule_auto alone, compiled for OpenCL and run on PoCL; each
+ * output compared with a plain C loop written here (in double) and with
+ * tc_reference_run, within the rounding of f32 sums of the row's length.
+ * Also: the schedule note, that a user's schedule wins, and the
+ * refusals.
+ *
+ *   test_schedule_auto [--cases N] [--seed S]   (default 20 cases, seed 1) */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tilec/tilec.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+enum { K_SOFTMAX, K_RMSNORM, K_LAYERNORM, K_ROWSUM, K_COLMAX, K_POINTWISE, K_NUM };
+static const char *kname[K_NUM] = {"softmax", "rmsnorm", "layernorm", "rowsum", "colmax", "pointwise"};
+
+static uint64_t rng_state;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13, rng_state ^= rng_state >> 7, rng_state ^= rng_state << 17;
+  return rng_state;
+}
+
+static void fill(float *p, int64_t n) {
+  for (int64_t i = 0; i < n; i++) p[i] = (float)((double)(rnd() % 20001) / 2500.0 - 4.0);
+}
+
+/* Builds template kind on x[rows, cols] (b, c: extra inputs of the
+ * pointwise template); returns the output. */
+static tc_tensor *build(tc_fusion *f, int kind, int64_t rows, int64_t cols) {
+  int64_t shape[2] = {rows, cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int last = 1, first = 0;
+  double inv = 1.0 / (double)cols;
+  switch (kind) {
+    case K_SOFTMAX: {
+      tc_tensor *e = tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, tc_reduce(f, TC_REDUCE_MAX, x, 1, &last)));
+      return tc_binary(f, TC_DIV, e, tc_reduce(f, TC_REDUCE_SUM, e, 1, &last));
+    }
+    case K_RMSNORM: {
+      tc_tensor *ms = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &last), inv);
+      tc_tensor *r = tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, ms, 1e-5)));
+      return tc_binary(f, TC_MUL, x, r);
+    }
+    case K_LAYERNORM: {
+      tc_tensor *mean = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, x, 1, &last), inv);
+      tc_tensor *xc = tc_binary(f, TC_SUB, x, mean);
+      tc_tensor *var = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, xc, xc), 1, &last), inv);
+      tc_tensor *r = tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, var, 1e-5)));
+      return tc_binary(f, TC_MUL, xc, r);
+    }
+    case K_ROWSUM: return tc_reduce(f, TC_REDUCE_SUM, tc_unary(f, TC_ABS, x), 1, &last);
+    case K_COLMAX: return tc_reduce(f, TC_REDUCE_MAX, x, 1, &first);
+    default: {
+      tc_tensor *b = tc_input(f, TC_F32, 2, shape), *c = tc_input(f, TC_F32, 2, shape);
+      return tc_binary(f, TC_ADD, tc_binary(f, TC_MUL, x, b), c);
+    }
+  }
+}
+
+/* The plain C value of every output element, and its tolerance. */
+static void expect(int kind, int64_t rows, int64_t cols, float *const *in, double *want, double *tol) {
+  const float *x = in[0];
+  double u = ldexp(1.0, -24);
+  for (int64_t r = 0; r < rows && kind != K_COLMAX; r++) {
+    const float *row = x + r * cols;
+    double mx = -INFINITY, s = 0, a = 0, q = 0;
+    for (int64_t c = 0; c < cols; c++) mx = fmax(mx, row[c]), s += row[c], a += fabs(row[c]), q += (double)row[c] * row[c];
+    double mean = s / (double)cols, var = 0, z = 0;
+    for (int64_t c = 0; c < cols; c++) var += (row[c] - mean) * (row[c] - mean), z += exp(row[c] - mx);
+    var /= (double)cols;
+    double rel = (double)(cols + 16) * u * 4; /* an f32 sum of cols terms, then a few ops */
+    for (int64_t c = 0; c < cols; c++) {
+      double *w = want + r * cols + c, *t = tol + r * cols + c;
+      switch (kind) {
+        case K_SOFTMAX: *w = exp(row[c] - mx) / z, *t = *w * (rel + 1e-6); break;
+        case K_RMSNORM: *w = row[c] / sqrt(q / (double)cols + 1e-5), *t = fabs(*w) * (rel + 1e-6); break;
+        case K_LAYERNORM: {
+          double sd = sqrt(var + 1e-5);
+          *w = (row[c] - mean) / sd;
+          /* mean's error (a / n * rel) is amplified by 1 / sd */
+          *t = fabs(*w) * (rel + 1e-6) + (a / (double)cols) * rel / sd * 2;
+          break;
+        }
+        case K_POINTWISE: {
+          double v = (double)row[c] * in[1][r * cols + c] + in[2][r * cols + c];
+          *w = v, *t = (fabs((double)row[c] * in[1][r * cols + c]) + fabs(v)) * u * 2;
+          break;
+        }
+        default: break;
+      }
+    }
+    if (kind == K_ROWSUM) want[r] = a, tol[r] = a * rel;
+  }
+  if (kind == K_COLMAX)
+    for (int64_t c = 0; c < cols; c++) {
+      double m = -INFINITY;
+      for (int64_t r = 0; r < rows; r++) m = fmax(m, x[r * cols + c]);
+      want[c] = m, tol[c] = 0;
+    }
+}
+
+static void run_case(int kind, int64_t rows, int64_t cols, int idx) {
+  tc_fusion *f = tc_fusion_new();
+  tc_tensor *y = build(f, kind, rows, cols);
+  TC_REQUIRE(y, "%s: %s", kname[kind], tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  const char *note = tc_fusion_schedule_note(f);
+  const char *cls = kind == K_POINTWISE ? "pointwise" : kind == K_COLMAX ? "outer reduction" : "inner reduction";
+  TC_CHECK(strstr(note, cls) != NULL, "case %d %s %lldx%lld: note '%s'", idx, kname[kind],
+           (long long)rows, (long long)cols, note);
+  char name[64];
+  snprintf(name, sizeof name, "auto_%s", kname[kind]);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, name};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_CHECK(k != NULL, "case %d %s %lldx%lld: compile: %s", idx, kname[kind], (long long)rows,
+           (long long)cols, tc_fusion_error(f));
+  if (!k) {
+    tc_fusion_free(f);
+    return;
+  }
+  TC_CHECK(strstr(tc_kernel_source(k), note) != NULL, "the kernel does not print its schedule note");
+  int nin = kind == K_POINTWISE ? 3 : 1;
+  int64_t n = rows * cols, nout = kind == K_ROWSUM ? rows : kind == K_COLMAX ? cols : n;
+  float *in[3], *out = malloc((size_t)nout * sizeof(float)), *ref = malloc((size_t)nout * sizeof(float));
+  for (int i = 0; i < nin; i++) in[i] = malloc((size_t)n * sizeof(float)), fill(in[i], n);
+  double *want = malloc((size_t)n * sizeof(double)), *tol = malloc((size_t)n * sizeof(double));
+  expect(kind, rows, cols, in, want, tol);
+  void *args[4], *rargs[4];
+  for (int i = 0; i < nin; i++) args[i] = rargs[i] = in[i];
+  args[nin] = out, rargs[nin] = ref;
+  for (int64_t i = 0; i < nout; i++) out[i] = -12345.0f;
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "case %d: run: %s", idx, tc_kernel_error(k));
+    OK(f, tc_reference_run(f, rargs));
+    int bad = 0;
+    for (int64_t i = 0; i < nout && st == TC_OK && bad < 3; i++) {
+      if (!(fabs(out[i] - want[i]) <= tol[i])) {
+        bad++;
+        TC_CHECK(0, "case %d %s %lldx%lld [%s]: element %lld = %.9g, want %.9g (+-%.3g)", idx,
+                        kname[kind], (long long)rows, (long long)cols, note, (long long)i, out[i],
+                        want[i], tol[i]);
+      }
+      if (!(fabs(ref[i] - want[i]) <= tol[i])) {
+        bad++;
+        TC_CHECK(0, "case %d %s: reference element %lld = %.9g, want %.9g", idx, kname[kind],
+                 (long long)i, ref[i], want[i]);
+      }
+    }
+  }
+  for (int i = 0; i < nin; i++) free(in[i]);
+  free(out), free(ref), free(want), free(tol);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+static long g_cases = 20;
+
+static void test_random_cases(void) {
+  static const int64_t rows[] = {1, 2, 3, 7, 33, 128};
+  static const int64_t cols[] = {1, 5, 31, 100, 257, 1000, 4099, 65537};
+  for (long i = 0; i < g_cases; i++) {
+    int kind = (int)(rnd() % K_NUM);
+    int64_t r = rows[rnd() % 6], c = cols[rnd() % 8];
+    if (r * c > (int64_t)1 << 18) r = 2; /* keeps a case under a second on PoCL */
+    run_case(kind, r, c, (int)i);
+  }
+}
+
+/* The shapes the issue lists, each template at each. */
+static void test_listed_shapes(void) {
+  static const int64_t shapes[][2] = {{3, 1}, {7, 1000}, {33, 4099}, {2, 65537}};
+  for (int s = 0; s < 4; s++)
+    for (int kind = 0; kind < K_NUM; kind++) run_case(kind, shapes[s][0], shapes[s][1], -1);
+}
+
+static void test_user_schedule_wins_and_refusals(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {4, 64};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  tc_tensor *y = tc_unary(f, TC_EXP, x);
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_parallelize(y, 1, TC_TIDX));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "kept the user's schedule") != NULL, "note: %s",
+           tc_fusion_schedule_note(f));
+  TC_CHECK_EQ_INT(tc_tensor_loop_ptype(y, 0), TC_SERIAL);
+  TC_CHECK_EQ_INT(tc_tensor_loop_ptype(y, 1), TC_TIDX);
+  tc_fusion_free(f);
+  /* reductions over different axes */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, shape);
+  int a0 = 0, a1 = 1;
+  tc_tensor *s = tc_binary(f, TC_ADD, tc_reduce(f, TC_REDUCE_SUM, x, 1, &a0), tc_reduce(f, TC_REDUCE_SUM, x, 1, &a1));
+  OK(f, tc_add_output(f, s));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "reduce different axes"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  f = tc_fusion_new(); /* no outputs */
+  TC_CHECK_EQ_INT(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL), TC_ERR_ARGUMENT);
+  tc_fusion_free(f);
+}
+
+int main(int argc, char **argv) {
+  uint64_t seed = 1;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!strcmp(argv[i], "--cases")) g_cases = atol(argv[i + 1]);
+    else if (!strcmp(argv[i], "--seed")) seed = strtoull(argv[i + 1], NULL, 10);
+  }
+  rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
+  TC_RUN(test_user_schedule_wins_and_refusals);
+  TC_RUN(test_listed_shapes);
+  TC_RUN(test_random_cases);
+  TC_MAIN_END();
+}
