@@ -156,7 +156,10 @@ expect_rc "--tune with --perf-config" 2
 expect_one_line "--tune with --perf-config" 'exclude'
 run conv2d --target cuda --device pocl
 expect_rc "--device with --target cuda" 2
-expect_one_line "--device with --target cuda" 'OpenCL device'
+expect_one_line "--device with --target cuda" 'OpenCL device; --target cuda uses CUDA device 0; run'
+run gemm -M 4 -N 4 -K 4 --arch sm_80
+expect_rc "--arch with --target opencl" 2
+expect_one_line "--arch with --target opencl" '^tilec gemm: --arch applies to --target cuda and hip only; run'
 
 echo "-- impossible problems (non-zero, one line)"
 run conv2d -n 1 -c 4 -H 2 -W 8 -k 4 -y 5 -x 3
@@ -230,8 +233,18 @@ expect_rc "gemm --target hip --tune" 1
 expect_out "gemm --target hip --tune: says why" '^tilec gemm: --tune times the kernels on the device' stderr
 run gemm -M 4 -N 4 -K 4 --target hip --device pocl
 expect_rc "gemm --target hip --device" 2
+expect_one_line "gemm --target hip --device" 'OpenCL device; --target hip has none; run'
 run gemm -M 4 -N 4 -K 4 --target hip --arch sm_90a
 expect_rc "gemm --target hip --arch sm_90a" 2
+expect_one_line "gemm --target hip --arch sm_90a" "AMD GPU architecture \(gfx90a, .*\), got 'sm_90a'; run"
+# an arch that starts like an AMD one but is none (the target model's
+# parser, not a prefix, decides): refused before any kernel is made
+for a in gfx gfxz 'gfx90a:bad_x'; do
+  run gemm -M 4 -N 4 -K 4 --target hip --arch "$a" --emit "$tmp/bad_arch.hip"
+  expect_rc "gemm --target hip --arch $a" 2
+  expect_one_line "gemm --target hip --arch $a" "AMD GPU architecture \(gfx90a, .*\), got '$a'; run"
+  if [ -e "$tmp/bad_arch.hip" ]; then bad "--arch $a: nothing emitted" "$tmp/bad_arch.hip exists"; else ok "--arch $a: nothing emitted"; fi
+done
 run gemm -M 4 -N 4 -K 4 --target hip --json
 expect_rc "gemm --target hip --json" 0
 expect_out "gemm --target hip --json: one object" '^\{"command": "gemm".*"target": "hip".*"ran": false'

@@ -17,7 +17,20 @@
  *    wavefront 64 on gfx9; LDS 64 KiB per work-group on gfx90a, gfx940,
  *    gfx942, 160 KiB on gfx950; 1024 work-items per work-group; MFMA on
  *    gfx908, gfx90a, gfx94x, gfx950; bf16 "_1k" MFMA from gfx90a; fp8 MFMA
- *    from gfx940. */
+ *    from gfx940.
+ *  - How each target's kernels are built and run: NVIDIA's NVRTC guide
+ *    (CUDA C++ compiled at run time to PTX, no GPU needed) and the CUDA
+ *    driver API (a kernel runs on a CUdevice, device 0 by default; the
+ *    Hopper TMA copies take a CUtensorMap made by cuTensorMapEncodeTiled
+ *    as a __grid_constant__ kernel parameter); AMD's HIP programming guide
+ *    (HIP kernels are CUDA-syntax C++: __global__, blockIdx; hipcc
+ *    --genco makes a code object for a gfx arch without a GPU); the
+ *    OpenCL 3.0 API and C specifications (a device is picked among the
+ *    platforms' devices; the program is built by the driver for that
+ *    device, clBuildProgram; kernels are OpenCL C: __kernel,
+ *    get_global_id).  tilec has no HIP launcher yet (its kernels are only
+ *    compiled), and it swaps swizzles automatically only on AMD, whose
+ *    direct-to-LDS loads write LDS at lane_id * n (docs/swizzle_swap.md). */
 #include <string.h>
 
 #include "test.h"
@@ -150,10 +163,92 @@ static void test_defaults(void) {
            "names");
 }
 
+static void test_build_and_run(void) {
+  const struct {
+    tc_target t;
+    const char *name, *api;
+    tc_build_kind build;
+    tc_source_lang lang;
+    int selector, runs, tensor_maps, swap, warp;
+  } cases[] = {
+      {TC_TARGET_OPENCL, "opencl", "OpenCL", TC_BUILD_OPENCL, TC_LANG_OPENCL_C, 1, 1, 0, 0, 32},
+      {TC_TARGET_CUDA, "cuda", "CUDA", TC_BUILD_NVRTC, TC_LANG_CUDA_CXX, 0, 1, 1, 0, 32},
+      {TC_TARGET_HIP, "hip", "HIP", TC_BUILD_HIPCC, TC_LANG_CUDA_CXX, 0, 0, 0, 1, 64},
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    tc_target_info ti = tc_target_info_of(cases[i].t);
+    TC_CHECK(strcmp(ti.name, cases[i].name) == 0 && strcmp(ti.api, cases[i].api) == 0, "%s: api %s",
+             cases[i].name, ti.api);
+    TC_CHECK(ti.build == cases[i].build && ti.lang == cases[i].lang, "%s: build %d lang %d",
+             cases[i].name, (int)ti.build, (int)ti.lang);
+    TC_CHECK(ti.device_selector == cases[i].selector && ti.runs == cases[i].runs &&
+                 ti.tensor_maps == cases[i].tensor_maps && ti.swizzle_swap == cases[i].swap,
+             "%s: selector %d runs %d tensor maps %d swap %d", cases[i].name, ti.device_selector,
+             ti.runs, ti.tensor_maps, ti.swizzle_swap);
+    TC_CHECK(ti.warp == cases[i].warp && ti.arch_valid && !ti.arch_given, "%s: warp %d",
+             cases[i].name, ti.warp);
+    /* what does not depend on the arch is the same for every arch */
+    const char *other = cases[i].t == TC_TARGET_CUDA  ? "sm_100a"
+                        : cases[i].t == TC_TARGET_HIP ? "gfx950"
+                                                      : NULL;
+    tc_target_info tj = make(cases[i].t, other, TC_OK);
+    TC_CHECK(tj.build == ti.build && tj.runs == ti.runs && tj.device_selector == ti.device_selector &&
+                 tj.tensor_maps == ti.tensor_maps && tj.swizzle_swap == ti.swizzle_swap &&
+                 tj.lang == ti.lang && strcmp(tj.api, ti.api) == 0,
+             "%s %s: the same build and run", cases[i].name, other ? other : "NULL");
+    /* a bad arch keeps them: callers check the arch later */
+    if (other) {
+      tc_target_info tb = make(cases[i].t, "bogus", TC_ERR_ARGUMENT);
+      TC_CHECK(tb.build == ti.build && tb.runs == ti.runs, "%s bogus: build %d", cases[i].name,
+               (int)tb.build);
+    }
+  }
+  /* a value outside tc_target: nothing to build or run it with */
+  tc_target_info ti;
+  TC_CHECK(tc_target_info_make((tc_target)42, NULL, &ti, NULL) == TC_ERR_ARGUMENT, "target 42");
+  TC_CHECK(ti.build == TC_BUILD_NONE && ti.lang == TC_LANG_NONE && !ti.runs && !ti.device_selector &&
+               strcmp(ti.name, "?") == 0 && strcmp(ti.api, "?") == 0 && ti.arch[0] == 0 &&
+               ti.features == 0,
+           "target 42: build %d name %s arch '%s'", (int)ti.build, ti.name, ti.arch);
+}
+
+static void test_names(void) {
+  const tc_target all[] = {TC_TARGET_OPENCL, TC_TARGET_CUDA, TC_TARGET_HIP};
+  const char *names[] = {"opencl", "cuda", "hip"};
+  for (int i = 0; i < 3; i++) {
+    tc_target t = (tc_target)42;
+    TC_CHECK(tc_target_from_name(names[i], &t) == 1 && t == all[i], "%s", names[i]);
+    TC_CHECK(strcmp(tc_target_name(all[i]), names[i]) == 0, "name of %d", (int)all[i]);
+  }
+  const char *bad[] = {"CUDA", "", "cud", "cudax", "opencl ", "rocm"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    tc_target t = TC_TARGET_HIP;
+    TC_CHECK(tc_target_from_name(bad[i], &t) == 0 && t == TC_TARGET_HIP, "'%s'", bad[i]);
+  }
+  tc_target t = TC_TARGET_CUDA;
+  TC_CHECK(tc_target_from_name(NULL, &t) == 0 && t == TC_TARGET_CUDA, "NULL");
+  TC_CHECK(strcmp(tc_target_name((tc_target)42), "?") == 0, "unknown name");
+}
+
+/* The arch the ops pass down: given, else sm_90a on CUDA (tc_compile's own
+ * default is sm_80); NULL where the layers below pick the ops' default
+ * themselves (HIP: gfx90a both) or there is no arch (OpenCL). */
+static void test_ops_arch(void) {
+  TC_CHECK(strcmp(tc_target_ops_arch(TC_TARGET_CUDA, NULL), "sm_90a") == 0, "CUDA NULL");
+  TC_CHECK(strcmp(tc_target_ops_arch(TC_TARGET_CUDA, "sm_80"), "sm_80") == 0, "CUDA sm_80");
+  TC_CHECK(tc_target_ops_arch(TC_TARGET_HIP, NULL) == NULL, "HIP NULL");
+  TC_CHECK(strcmp(tc_target_ops_arch(TC_TARGET_HIP, "gfx942"), "gfx942") == 0, "HIP gfx942");
+  TC_CHECK(tc_target_ops_arch(TC_TARGET_OPENCL, NULL) == NULL, "OpenCL");
+  TC_CHECK(tc_target_ops_arch((tc_target)42, NULL) == NULL, "unknown");
+}
+
 int main(void) {
   TC_RUN(test_cuda_archs);
   TC_RUN(test_amd_archs);
   TC_RUN(test_bad_archs);
   TC_RUN(test_defaults);
+  TC_RUN(test_build_and_run);
+  TC_RUN(test_names);
+  TC_RUN(test_ops_arch);
   TC_MAIN_END();
 }

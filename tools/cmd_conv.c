@@ -19,6 +19,7 @@
 #include "../src/base/base.h"
 #include "../src/ops/conv.h"
 #include "../src/ops/tuner.h"
+#include "../src/target/target.h"
 #include "cli.h"
 #include "op_cli.h"
 
@@ -319,9 +320,10 @@ static int check_sources(op_opts *o, const tc_conv2d *c) {
   const char **names = tc_xcalloc((size_t)n + 1, sizeof *names);
   for (int i = 0; i < n; i++)
     srcs[i] = tc_conv2d_kernel_source(c, i), names[i] = tc_conv2d_kernel_name(c, i);
-  int rc = o->target == TC_TARGET_HIP    ? op_hip_finish(o, srcs, names, n)
-           : o->target == TC_TARGET_CUDA ? op_cuda_check(o, srcs, names, n)
-                                         : CLI_OK;
+  tc_build_kind b = tc_target_info_of(o->target).build;
+  int rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, srcs, names, n)
+           : b == TC_BUILD_NVRTC ? op_cuda_check(o, srcs, names, n)
+                                 : CLI_OK;
   free(srcs);
   free(names);
   return rc;

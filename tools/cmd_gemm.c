@@ -18,6 +18,7 @@
 #include "tilec/tilec.h"
 #include "../src/base/base.h"
 #include "../src/ops/tuner.h"
+#include "../src/target/target.h"
 #include "cli.h"
 #include "op_cli.h"
 #include "gemm_tile.h"
@@ -244,9 +245,10 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
   if (!runs) {
     /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
     const char *src = tc_gemm_kernel_source(g), *kname = tc_gemm_kernel_name(g);
-    rc = o->target == TC_TARGET_HIP    ? op_hip_finish(o, &src, &kname, 1)
-         : o->target == TC_TARGET_CUDA ? op_cuda_check(o, &src, NULL, 1)
-                                       : CLI_OK;
+    tc_build_kind b = tc_target_info_of(o->target).build;
+    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, &src, &kname, 1)
+         : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
+                               : CLI_OK;
   } else {
     rc = execute(o, g, d, r);
   }
@@ -270,7 +272,7 @@ int cmd_gemm(int argc, char **argv) {
   if (tile.first) return op_usage_error(&o, "%s applies to --kernel tile", tile.first);
   d.dtype = o.dtype;
   /* the command names the default arch: on CUDA it may pick TMA + wgmma */
-  tc_op_options opt = {o.target, o.device, tc_tune_arch(o.target, o.arch), NULL};
+  tc_op_options opt = {o.target, o.device, tc_target_ops_arch(o.target, o.arch), NULL};
   tc_gemm *g = tc_gemm_new(&d, &opt);
   op_report r;
   memset(&r, 0, sizeof r);

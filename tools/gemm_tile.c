@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../src/runtime/runtime.h"
+#include "../src/target/target.h"
 #include "../src/tile/passes.h"
 #include "../src/tile/tile_gemm.h"
 #include "../src/ops/tuner.h"
@@ -216,7 +217,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   }
   have_em = 1;
 
-  int hip = o->target == TC_TARGET_HIP, runs;
+  int runs;
   int have_dev = op_find_device(o, &r, &runs, why, sizeof why);
   if (!have_dev && runs) goto out;
   if (!o->json) {
@@ -269,8 +270,10 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   if (!runs) {
     /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
     const char *src = em.source, *name = em.name;
-    rc = hip ? op_hip_finish(o, &src, &name, 1)
-             : o->target == TC_TARGET_CUDA ? op_cuda_check(o, &src, NULL, 1) : CLI_OK;
+    tc_build_kind b = tc_target_info_of(o->target).build;
+    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, &src, &name, 1)
+         : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
+                               : CLI_OK;
     ok = rc == CLI_OK;
     goto out;
   }
@@ -304,16 +307,16 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     }
     tc_tile_gemm_reference(&d, host[0], host[1], ids, want, bound);
   }
-  if (o->target == TC_TARGET_OPENCL && (st = tc_cl_open(o->device, &cl, &e)) != TC_OK) {
+  if (tc_target_info_of(o->target).device_selector &&
+      (st = tc_cl_open(o->device, &cl, &e)) != TC_OK) {
     op_fail(o, "%s", tc_str_cstr(&e));
     goto out;
   }
-  const char *arch = o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH;
   tc_str_clear(&e);
   /* the first run (C copied back, verified), then with --time o->iters
    * timed launches back to back on the same loaded kernel, in one call */
   double *tm = o->time ? tc_xcalloc((size_t)o->iters, sizeof *tm) : NULL;
-  st = tc_tile_gemm_run(o->target, cl, arch, &em, &d, host[0], host[1], host[2], ids, &r.first_ms,
+  st = tc_tile_gemm_run(o->target, cl, o->arch, &em, &d, host[0], host[1], host[2], ids, &r.first_ms,
                         tm ? o->iters : 0, tm, &e);
   if (st != TC_OK) {
     free(tm);

@@ -9,12 +9,13 @@
 
 #include "cli.h"
 #include "../src/runtime/runtime.h"
+#include "../src/target/target.h"
 
 void op_opts_init(op_opts *o, const char *cmd) {
   memset(o, 0, sizeof *o);
   o->cmd = cmd;
   o->iters = OP_DEFAULT_ITERS;
-  o->target = TC_TARGET_OPENCL;
+  o->target = TC_DEFAULT_TARGET;
   o->dtype = TC_F32;
 }
 
@@ -214,29 +215,27 @@ void op_common_usage(FILE *out) {
 }
 
 int op_opts_check(op_opts *o) {
-  if (o->target_arg) {
-    if (strcmp(o->target_arg, "opencl") == 0)
-      o->target = TC_TARGET_OPENCL;
-    else if (strcmp(o->target_arg, "cuda") == 0)
-      o->target = TC_TARGET_CUDA;
-    else if (strcmp(o->target_arg, "hip") == 0)
-      o->target = TC_TARGET_HIP;
-    else
-      return op_usage_error(o, "unknown target '%s' (opencl, cuda or hip)", o->target_arg);
+  if (o->target_arg && !tc_target_from_name(o->target_arg, &o->target))
+    return op_usage_error(o, "unknown target '%s' (opencl, cuda or hip)", o->target_arg);
+  tc_target_info ti;
+  tc_target_info_make(o->target, o->arch, &ti, NULL);
+  if (o->device && !ti.device_selector) {
+    if (ti.runs)
+      return op_usage_error(o, "--device selects an OpenCL device; --target %s uses %s device 0",
+                            ti.name, ti.api);
+    return op_usage_error(o, "--device selects an OpenCL device; --target %s has none", ti.name);
   }
-  if (o->target == TC_TARGET_CUDA && o->device)
-    return op_usage_error(o, "--device selects an OpenCL device; --target cuda uses CUDA device 0");
-  if (o->target == TC_TARGET_HIP && o->device)
-    return op_usage_error(o, "--device selects an OpenCL device; --target hip has none");
-  if (o->target == TC_TARGET_OPENCL && o->arch)
+  if (o->arch && ti.family == TC_ARCH_NONE)
     return op_usage_error(o, "--arch applies to --target cuda and hip only");
-  if (o->target == TC_TARGET_HIP && o->arch && strncmp(o->arch, "gfx", 3) != 0)
+  /* an AMD arch is checked here, a CUDA one where the kernels are
+   * compiled (tc_cuda_compile) */
+  if (o->arch && ti.family == TC_ARCH_GFX && !ti.arch_valid)
     return op_usage_error(o, "--arch for --target hip is an AMD GPU architecture (gfx90a, gfx940, "
                              "gfx942, gfx950), got '%s'", o->arch);
   if (o->tune && o->perf_config)
     return op_usage_error(o, "--tune and --perf-config exclude each other");
   if (o->tune_max && !o->tune) return op_usage_error(o, "--tune-max applies to --tune only");
-  if (o->target == TC_TARGET_HIP && o->tune) {
+  if (!ti.runs && o->tune) {
     tc_str m;
     tc_str_init(&m);
     if (tc_hip_available(&m)) tc_str_cat(&m, "running HIP kernels is not implemented yet");
@@ -259,8 +258,13 @@ int op_hip_device(char *why, size_t cap) {
   return 0;
 }
 
+/* The arch the kernels are built for: --arch, else the ops' default. */
+static const char *build_arch(const op_opts *o) {
+  return o->arch ? o->arch : tc_target_ops_default_arch(o->target);
+}
+
 int op_hip_finish(op_opts *o, const char *const *sources, const char *const *names, int n) {
-  const char *arch = o->arch ? o->arch : TC_HIP_DEFAULT_ARCH;
+  const char *arch = build_arch(o);
   int compiled = 1;
   for (int i = 0; i < n; i++) {
     tc_str e;
@@ -310,7 +314,7 @@ void op_tune_progress(void *ctx, const tc_tune_event *ev) {
 }
 
 int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t cap) {
-  int hip = o->target == TC_TARGET_HIP;
+  int hip = !tc_target_info_of(o->target).runs; /* compiled only: op_hip_finish */
   *runs = hip ? 0 : op_runs(o);
   int have_dev = hip ? op_hip_device(why, cap)
                      : tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, why,
@@ -354,7 +358,7 @@ void op_set_plan(const op_opts *o, op_report *r, const char *warning, const char
 }
 
 int op_cuda_check(const op_opts *o, const char *const *sources, const char *const *names, int n) {
-  const char *arch = o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH;
+  const char *arch = build_arch(o);
   for (int i = 0; i < n; i++) {
     char *ptx = NULL;
     tc_str e;

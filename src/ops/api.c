@@ -20,6 +20,7 @@
 #include "../base/base.h"
 #include "../layout/coord.h"
 #include "../runtime/runtime.h"
+#include "../target/target.h"
 #include "../tune/params.h"
 #include "../tune/perfdb.h"
 #include "conv.h"
@@ -52,7 +53,7 @@ static void common_init(op_common *o, const tc_op_options *opt) {
   tc_str_init(&o->err);
   tc_str_init(&o->detail);
   tc_str_init(&o->warn);
-  o->target = opt ? opt->target : TC_TARGET_OPENCL;
+  o->target = opt ? opt->target : TC_DEFAULT_TARGET;
   if (opt) {
     o->device = dup_or_null(opt->device);
     o->arch = dup_or_null(opt->arch);
@@ -450,8 +451,8 @@ tc_status tc_conv2d_run_timed(tc_conv2d *c, void *in, void *fil, void *out, doub
     if (st != TC_OK) return st;
   }
   char why[4096] = "";
-  /* tc_conv_run's device: the OpenCL selector, or the CUDA architecture */
-  const char *dev = c->o.target == TC_TARGET_CUDA ? arch_of(&c->o) : c->o.device;
+  /* tc_conv_run's device: the OpenCL selector, or the arch (HIP: refused there) */
+  const char *dev = tc_target_info_of(c->o.target).device_selector ? c->o.device : arch_of(&c->o);
   tc_status st = tc_conv_run(c->plan, dev, in, fil, out, first_ms, iters, times, why, sizeof why);
   if (st != TC_OK) {
     set_error(&c->o, "%s: %s", fn, why);
@@ -879,7 +880,8 @@ tc_status tc_gemm_run_timed(tc_gemm *g, const void *a, const void *b, void *c, d
   tc_str e;
   tc_str_init(&e);
   tc_status st = TC_OK;
-  if (g->o.target == TC_TARGET_OPENCL && !g->cl) st = tc_cl_open(g->o.device, &g->cl, &e);
+  if (tc_target_info_of(g->o.target).device_selector && !g->cl)
+    st = tc_cl_open(g->o.device, &g->cl, &e);
   if (st == TC_OK)
     st = tc_gemm_kernel_run(&g->kern, g->o.target, g->cl, arch_of(&g->o), bufs, 3, ms, iters,
                             times, &e);

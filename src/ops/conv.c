@@ -8,6 +8,7 @@
 
 #include "conv_internal.h"
 #include "../runtime/runtime.h"
+#include "../target/target.h"
 
 /* ---- problem --------------------------------------------------------- */
 
@@ -294,7 +295,7 @@ static void zero_kernel(tc_target target, tc_dtype t, int64_t elems, tc_gemm_ker
   tc_str_init(&s);
   int half = tc_dtype_size(t) == 2;
   snprintf(k->name, sizeof k->name, "tilec_conv_zero");
-  if (target == TC_TARGET_OPENCL) {
+  if (tc_target_info_of(target).lang == TC_LANG_OPENCL_C) {
     tc_str_printf(&s,
         "/* tilec: zero-init of the %lld-element input gradient (elements no\n"
         " * backward-data GEMM writes must read 0). */\n"
@@ -440,8 +441,9 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
       return TC_ERR_ARGUMENT;
     }
   }
-  if (plan->target == TC_TARGET_HIP) {
-    snprintf(err, cap, "tc_conv_run: running HIP kernels is not supported in this build");
+  tc_target_info ti = tc_target_info_of(plan->target);
+  if (!ti.runs) {
+    snprintf(err, cap, "tc_conv_run: running %s kernels is not supported in this build", ti.api);
     return TC_ERR_UNSUPPORTED;
   }
   tc_conv_buf written = tc_conv_written_buf(p->dir);
@@ -449,7 +451,7 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
   tc_str_init(&e);
   tc_cl *cl = NULL;
   tc_status st = TC_OK;
-  if (plan->target == TC_TARGET_OPENCL) st = tc_cl_open(device, &cl, &e);
+  if (ti.device_selector) st = tc_cl_open(device, &cl, &e);
   /* each step's timed launches (the runtime checks repeat and repeat_ms) */
   double *step_ms = repeat > 0 && repeat_ms ? tc_xcalloc((size_t)repeat, sizeof *step_ms) : NULL;
   for (int r = 0; step_ms && r < repeat; r++) repeat_ms[r] = 0;

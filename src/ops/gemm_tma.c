@@ -67,6 +67,7 @@
 
 #include "../codegen/cxx_common.h"
 #include "../codegen/dialect.h"
+#include "../target/target.h"
 #include "../layout/tma_swizzle.h"
 #include "gemm.h"
 #include "../base/test_hooks.h"
@@ -742,11 +743,11 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   memset(&H, 0, sizeof H);
   H.err = err, H.cap = cap;
   H.pb = pb, H.p = p;
-  if (target == TC_TARGET_CUDA)
-    H.d = &tc_dialect_cuda, H.cuda = 1;
-  else if (target == TC_TARGET_OPENCL)
-    H.d = &tc_dialect_opencl;
-  else
+  /* the hardware's TMA + wgmma where the copies take tensor maps (CUDA);
+   * emulated where only the dialect has wgmma (OpenCL) */
+  H.d = tc_dialect_for(target);
+  H.cuda = tc_target_info_of(target).tensor_maps;
+  if (!H.d || !H.d->wgmma)
     return hfail(&H, TC_ERR_UNSUPPORTED,
                  "GEMM: tma kernels are for NVIDIA sm_90a: target cuda, or opencl (emulated); not %s",
                  tc_target_name(target));

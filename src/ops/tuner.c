@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "../runtime/host.h"
+#include "../target/target.h"
 
 
 /* ---- comparing and filling host buffers --------------------------------- */
@@ -135,45 +136,17 @@ void tc_tune_fill(void *buf, size_t n, tc_dtype t, uint64_t *seed) {
 tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, size_t bufcap,
                               char *err, size_t cap) {
   if (bufcap) buf[0] = 0;
-  if (target == TC_TARGET_OPENCL) {
-    tc_str e;
-    tc_str_init(&e);
-    tc_cl *cl = NULL;
-    tc_status st = tc_cl_open(device, &cl, &e);
-    if (st != TC_OK) {
-      tc_set_err(err, cap, "%s", tc_str_cstr(&e));
-      tc_str_free(&e);
-      return st;
-    }
-    snprintf(buf, bufcap, "%s", tc_cl_device_name(cl));
-    tc_cl_close(cl);
-    tc_str_free(&e);
-    return TC_OK;
-  }
-  if (target == TC_TARGET_CUDA) {
-    tc_str why, desc;
-    tc_str_init(&why);
-    tc_str_init(&desc);
-    tc_status st = TC_OK;
-    if (!tc_cuda_available(&why)) {
-      tc_set_err(err, cap, "%s", tc_str_cstr(&why));
-      st = TC_ERR_NO_DEVICE;
-    } else {
-      tc_cuda_describe(&desc);
-      const char *p = strstr(tc_str_cstr(&desc), "CUDA device 0: ");
-      if (p) {
-        p += strlen("CUDA device 0: ");
-        snprintf(buf, bufcap, "%.*s", (int)strcspn(p, "\n"), p);
-      } else {
-        snprintf(buf, bufcap, "CUDA device 0");
-      }
-    }
-    tc_str_free(&why);
-    tc_str_free(&desc);
-    return st;
-  }
-  tc_set_err(err, cap, "target %s is not available yet", tc_target_name(target));
-  return TC_ERR_UNSUPPORTED;
+  tc_str name, why;
+  tc_str_init(&name);
+  tc_str_init(&why);
+  tc_status st = tc_rt_device_name(target, device, &name, &why);
+  if (st == TC_OK)
+    snprintf(buf, bufcap, "%s", tc_str_cstr(&name));
+  else
+    tc_set_err(err, cap, "%s", tc_str_cstr(&why));
+  tc_str_free(&name);
+  tc_str_free(&why);
+  return st;
 }
 
 int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char *device_name,
@@ -352,7 +325,9 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
   conv_ctx c;
   memset(&c, 0, sizeof c);
   c.p = p, c.o = o;
-  c.device = o->target == TC_TARGET_CUDA ? (o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH) : o->device;
+  /* tc_conv_run's device: the OpenCL selector, or the arch (HIP: none, it does not run) */
+  c.device = tc_target_info_of(o->target).device_selector ? o->device
+                                                          : tc_target_ops_arch(o->target, o->arch);
   c.elems[0] = (size_t)tc_conv_input_elems(p);
   c.elems[1] = (size_t)tc_conv_filter_elems(p);
   c.elems[2] = (size_t)tc_conv_output_elems(p);
@@ -444,7 +419,7 @@ tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
   g.pb = pb, g.o = o, g.bufs = bufs, g.chk = chk;
   g.shape = tc_gemm_problem_shape(pb);
   tc_status st;
-  if (o->target == TC_TARGET_OPENCL) {
+  if (tc_target_info_of(o->target).device_selector) {
     tc_str e;
     tc_str_init(&e);
     st = tc_cl_open(o->device, &g.cl, &e);
@@ -461,11 +436,11 @@ tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
   }
   tc_gemm_params first;
   char why[512];
+  const char *arch = tc_target_ops_arch(o->target, o->arch);
   int have_first =
-      tc_gemm_default_for(&g.shape, o->target, tc_tune_arch(o->target, o->arch), &first, NULL, why,
-                          sizeof why) == 0;
+      tc_gemm_default_for(&g.shape, o->target, arch, &first, NULL, why, sizeof why) == 0;
   tc_gemm_params *cands = NULL;
-  int ncands = tc_gemm_candidates_for(&g.shape, o->target, tc_tune_arch(o->target, o->arch), &cands);
+  int ncands = tc_gemm_candidates_for(&g.shape, o->target, arch, &cands);
   g.c_scratch = tc_xmalloc(bufs[2].bytes);
   st = tune_loop(have_first ? &first : NULL, cands, ncands, o, gemm_try, &g, r, err, cap);
   if (st != TC_OK && !have_first && ncands == 0)

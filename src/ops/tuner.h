@@ -29,19 +29,13 @@
 
 #define TC_TUNE_DEFAULT_MAX 16
 #define TC_TUNE_DEFAULT_REPS 3
-/* The arch kernels for target are built for: arch, or for CUDA
- * TC_CUDA_OPS_DEFAULT_ARCH when arch is NULL (NULL for other targets). */
-static inline const char *tc_tune_arch(tc_target target, const char *arch) {
-  return arch ? arch : target == TC_TARGET_CUDA ? TC_CUDA_OPS_DEFAULT_ARCH : NULL;
-}
-
 /* One candidate done (timed or skipped): the public API's event and
  * callback (tilec.h), which tc_conv2d_tune and tc_gemm_tune pass on. */
 typedef tc_op_tune_event tc_tune_event;
 typedef tc_op_tune_callback tc_tune_progress;
 
 typedef struct tc_tune_options {
-  tc_target target;          /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
+  tc_target target;          /* one whose kernels run (tc_target_info.runs) */
   const char *device;        /* OpenCL device selector; NULL: the default */
   const char *arch;          /* CUDA architecture; NULL: TC_CUDA_OPS_DEFAULT_ARCH */
   int max_candidates;        /* 0: TC_TUNE_DEFAULT_MAX */
@@ -107,8 +101,9 @@ int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char 
                    tc_gemm_params *p, tc_perfdb_entry *e, char *err, size_t cap);
 
 /* The name of the device a run with (target, device selector) uses, as the
- * DB key spells it: "platform / device" for OpenCL, the CUDA device 0 name
- * for CUDA.  TC_OK, or TC_ERR_NO_DEVICE / TC_ERR_UNSUPPORTED with err. */
+ * DB key spells it (tc_rt_device_name): "platform / device" for OpenCL,
+ * the CUDA device 0 name for CUDA.  TC_OK, or TC_ERR_NO_DEVICE /
+ * TC_ERR_UNSUPPORTED with err. */
 tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, size_t bufcap,
                               char *err, size_t cap);
 

@@ -56,10 +56,10 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
                                     char key[33]);
 static void kernel_to_cache(const tc_kernel *k);
 
-/* Does tc_compile apply tc_swizzle_swap by itself?  For HIP, unless
- * TILEC_SWIZZLE_SWAP=0 says no. */
+/* Does tc_compile apply tc_swizzle_swap by itself?  Where the target says
+ * so (HIP), unless TILEC_SWIZZLE_SWAP=0 says no. */
 static bool swizzle_swap_on(const tc_compile_options *o) {
-  return o->target == TC_TARGET_HIP && tc_swizzle_swap_env_enabled();
+  return tc_target_info_of(o->target).swizzle_swap && tc_swizzle_swap_env_enabled();
 }
 
 static bool valid_name(const char *s) {
@@ -85,7 +85,7 @@ static bool valid_name(const char *s) {
 tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *status) {
   tc_status dummy;
   if (!status) status = &dummy;
-  tc_compile_options o = {TC_TARGET_OPENCL, NULL, NULL};
+  tc_compile_options o = {TC_DEFAULT_TARGET, NULL, NULL};
   if (opt) o = *opt;
   const char *name = o.kernel_name ? o.kernel_name : "tilec_kernel";
   tc_clear_error(f);
@@ -172,7 +172,7 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   key[0] = 0;
   if (!tc_cache_enabled()) return NULL;
   tc_cache_key(f, o->target, o->arch, name, key);
-  if (o->target == TC_TARGET_HIP) { /* the automatic swizzle swap changes the kernel */
+  if (tc_target_info_of(o->target).swizzle_swap) { /* the automatic swap changes the kernel */
     tc_hasher h;
     tc_hasher_init(&h);
     tc_hasher_str(&h, key);
@@ -341,17 +341,21 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device) {
   tc_str err;
   tc_str_init(&err);
   tc_status st;
-  if (k->target == TC_TARGET_CUDA) {
+  switch (tc_target_info_of(k->target).build) {
+  case TC_BUILD_NVRTC:
     st = cuda_ptx(k, &err);
-  } else if (k->target == TC_TARGET_OPENCL) {
+    break;
+  case TC_BUILD_OPENCL:
     st = open_cl(k, device, &err);
     if (!st) st = tc_cl_build(k->cl, k->source, &err);
-  } else if (k->target == TC_TARGET_HIP) {
+    break;
+  case TC_BUILD_HIPCC:
     /* hipcc --genco for the kernel's arch; needs no GPU */
     free(k->hip_co);
     k->hip_co = NULL, k->hip_co_bytes = 0;
     st = tc_hip_compile(k->source, k->arch, &k->hip_co, &k->hip_co_bytes, &err);
-  } else {
+    break;
+  default:
     st = TC_ERR_UNSUPPORTED;
     tc_str_printf(&err, "building %s kernels is not supported in this build", tc_target_name(k->target));
   }
@@ -366,7 +370,8 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     snprintf(k->err, sizeof k->err, "tc_kernel_run: args is NULL; pass one host pointer per parameter");
     return TC_ERR_ARGUMENT;
   }
-  if (k->target == TC_TARGET_CUDA && k->tmap_why[0]) {
+  tc_target_info ti = tc_target_info_of(k->target);
+  if (ti.tensor_maps && k->tmap_why[0]) {
     snprintf(k->err, sizeof k->err,
              "tc_kernel_run: the kernel uses bulk tensor copies (TMA), and its CUtensorMap "
              "parameters cannot be described: %s; compile for an arch below sm_90 or use "
@@ -387,10 +392,10 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
   tc_launch l = {{0}};
   for (int d = 0; d < 3; d++) l.grid[d] = (size_t)k->grid[d], l.block[d] = (size_t)k->block[d];
   l.dyn_smem = (size_t)k->smem;
-  if (k->target == TC_TARGET_CUDA) l.tmaps = k->tmaps, l.ntmaps = k->ntmaps;
+  if (ti.tensor_maps) l.tmaps = k->tmaps, l.ntmaps = k->ntmaps;
   tc_str err;
   tc_str_init(&err);
-  tc_status st = k->target == TC_TARGET_OPENCL ? open_cl(k, device, &err) : TC_OK;
+  tc_status st = ti.device_selector ? open_cl(k, device, &err) : TC_OK;
   /* CUDA runs the PTX from the cache or an earlier build */
   tc_rt_code code = {k->source, k->name, k->arch, kernel_ptx, k};
   if (!st) st = tc_rt_launch(k->target, k->cl, &code, bufs, k->nparams, &l, ms, &err);

@@ -289,4 +289,10 @@ typedef struct tc_rt_code {
 tc_status tc_rt_launch(tc_target target, tc_cl *cl, const tc_rt_code *code, tc_rt_buffer *bufs,
                        int nbufs, const tc_launch *launch, double *ms, tc_str *err);
 
+/* The name of the device a run on target uses (selector: the OpenCL
+ * device selector, ignored elsewhere) into name: "platform / device" for
+ * OpenCL, CUDA device 0's for CUDA.  TC_OK, or TC_ERR_NO_DEVICE /
+ * TC_ERR_UNSUPPORTED (a target with no device here yet: HIP) with err. */
+tc_status tc_rt_device_name(tc_target target, const char *selector, tc_str *name, tc_str *err);
+
 #endif

@@ -52,9 +52,10 @@ bool tc_swizzle_swap_legal(const tc_tensor *t, char *why, size_t cap);
 /* False when TILEC_SWIZZLE_SWAP is 0, off, no or false. */
 bool tc_swizzle_swap_env_enabled(void);
 /* Swaps every copy of f where it is legal and needed (tc_compile does this
- * for TC_TARGET_HIP), recording in *undo how to put the schedule back;
- * returns the number of copies swapped.  tc_swizzle_swap_restore undoes
- * the swaps (the graph drops the axes they made) and frees undo. */
+ * where the target asks for it, tc_target_info.swizzle_swap: HIP),
+ * recording in *undo how to put the schedule back; returns the number of
+ * copies swapped.  tc_swizzle_swap_restore undoes the swaps (the graph
+ * drops the axes they made) and frees undo. */
 typedef struct tc_swap_undo tc_swap_undo;
 int tc_swizzle_swap_auto(tc_fusion *f, tc_swap_undo **undo);
 void tc_swizzle_swap_restore(tc_fusion *f, tc_swap_undo *undo);

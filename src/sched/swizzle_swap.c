@@ -237,7 +237,7 @@ tc_status tc_swizzle_swap(tc_tensor *t, int n) {
   return st;
 }
 
-/* ---- automatic application (tc_compile for TC_TARGET_HIP) ---------------- */
+/* ---- automatic application (tc_compile, tc_target_info.swizzle_swap) ---- */
 
 typedef struct swap_saved {
   tc_tensor *t;

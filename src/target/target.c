@@ -8,13 +8,37 @@
 #include <stdio.h>
 #include <string.h>
 
+/* What each target is, whatever its arch: the one table of names, device
+ * APIs and ways to build and run (tc_target_info's fields of the same
+ * names). */
+static const struct target_row {
+  tc_target target;
+  const char *name, *api;
+  tc_build_kind build;
+  tc_source_lang lang;
+  int device_selector, runs, tensor_maps, swizzle_swap;
+} targets[] = {
+    {TC_TARGET_OPENCL, "opencl", "OpenCL", TC_BUILD_OPENCL, TC_LANG_OPENCL_C, 1, 1, 0, 0},
+    {TC_TARGET_CUDA, "cuda", "CUDA", TC_BUILD_NVRTC, TC_LANG_CUDA_CXX, 0, 1, 1, 0},
+    {TC_TARGET_HIP, "hip", "HIP", TC_BUILD_HIPCC, TC_LANG_CUDA_CXX, 0, 0, 0, 1},
+};
+#define NTARGETS (sizeof targets / sizeof targets[0])
+
+static const struct target_row *row_of(tc_target t) {
+  for (size_t i = 0; i < NTARGETS; i++)
+    if (targets[i].target == t) return &targets[i];
+  return NULL;
+}
+
 const char *tc_target_name(tc_target t) {
-  switch (t) {
-    case TC_TARGET_OPENCL: return "opencl";
-    case TC_TARGET_CUDA: return "cuda";
-    case TC_TARGET_HIP: return "hip";
-  }
-  return "?";
+  const struct target_row *r = row_of(t);
+  return r ? r->name : "?";
+}
+
+int tc_target_from_name(const char *name, tc_target *out) {
+  for (size_t i = 0; name && i < NTARGETS; i++)
+    if (strcmp(name, targets[i].name) == 0) return *out = targets[i].target, 1;
+  return 0;
 }
 
 const char *tc_target_default_arch(tc_target t) {
@@ -23,6 +47,12 @@ const char *tc_target_default_arch(tc_target t) {
 
 const char *tc_target_ops_default_arch(tc_target t) {
   return t == TC_TARGET_CUDA ? TC_CUDA_OPS_DEFAULT_ARCH : tc_target_default_arch(t);
+}
+
+const char *tc_target_ops_arch(tc_target t, const char *arch) {
+  if (arch) return arch;
+  const char *ops = tc_target_ops_default_arch(t), *below = tc_target_default_arch(t);
+  return ops && below && strcmp(ops, below) != 0 ? ops : NULL;
 }
 
 /* "sm_90a", "compute_100f": the number and the suffix letter; 0 when the
@@ -97,6 +127,13 @@ tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info
   memset(out, 0, sizeof *out);
   out->target = target;
   out->name = tc_target_name(target);
+  const struct target_row *r = row_of(target);
+  out->api = "?";
+  if (r) {
+    out->api = r->api, out->build = r->build, out->lang = r->lang;
+    out->device_selector = r->device_selector, out->runs = r->runs;
+    out->tensor_maps = r->tensor_maps, out->swizzle_swap = r->swizzle_swap;
+  }
   out->arch_valid = 1;
   out->warp = 32;
   if (target == TC_TARGET_OPENCL) {
@@ -107,6 +144,7 @@ tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info
   }
   out->arch_given = arch != NULL;
   if (!arch) arch = tc_target_default_arch(target);
+  if (!arch) arch = ""; /* a value outside tc_target: no default */
   snprintf(out->arch, sizeof out->arch, "%s", arch);
   out->max_threads = 1024;
   if (target == TC_TARGET_CUDA) {
@@ -142,4 +180,10 @@ tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info
   out->smem_max = gfx950 ? 163840 : 65536;
   out->features = gfx_features(out->gfx_major, out->gfx_minor, out->gfx_stepping);
   return TC_OK;
+}
+
+tc_target_info tc_target_info_of(tc_target target) {
+  tc_target_info ti;
+  tc_target_info_make(target, NULL, &ti, NULL); /* the default arch parses */
+  return ti;
 }

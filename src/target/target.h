@@ -1,9 +1,13 @@
 /* target.h - what a target is: one tc_target_info made from (target, arch)
  * in one place, tc_target_info_make.  It holds the parsed arch (sm_90a ->
  * 90 + 'a', gfx90a -> 9.0.a), the feature bits the lowering and the ops ask
- * about (ldmatrix, TMA, wgmma, tcgen05, MFMA ...) and the limits a kernel
- * must fit (threads, shared memory / LDS per block).  Nothing else in tilec
- * parses an arch string or compares one.
+ * about (ldmatrix, TMA, wgmma, tcgen05, MFMA ...), the limits a kernel
+ * must fit (threads, shared memory / LDS per block) and, the same for every
+ * arch of a target, how its kernels are built and run (device API,
+ * compiler, device selection, whether tilec launches them).  Nothing else
+ * in tilec parses an arch string or compares one; code above asks these
+ * fields instead of comparing targets (the dispatcher in runtime/ and
+ * codegen's tc_dialect_for are the switches over targets).
  *
  * Layering: this header needs only base and the public tilec.h, so every
  * layer may ask it (base <- target <- expr <- ... <- runtime).  The dialect
@@ -16,6 +20,11 @@
 
 #include "tilec/tilec.h"
 #include "../base/base.h"
+
+/* The target when none is named: tc_compile and the ops with NULL
+ * options, the tilec command without --target.  OpenCL runs anywhere an
+ * OpenCL driver does (PoCL on the CPU). */
+#define TC_DEFAULT_TARGET TC_TARGET_OPENCL
 
 /* The arch a kernel is compiled for when none is given (tc_compile,
  * tc_cuda_compile, tc_hip_compile). */
@@ -31,6 +40,22 @@ typedef enum tc_arch_family {
   TC_ARCH_SM,   /* NVIDIA: sm_XY / compute_XY with an optional suffix letter */
   TC_ARCH_GFX   /* AMD: gfxMMms (major, minor, stepping), ":feature+" allowed */
 } tc_arch_family;
+
+/* How a target's kernels are built (tc_target_info.build). */
+typedef enum tc_build_kind {
+  TC_BUILD_NONE,   /* an unknown target: not at all */
+  TC_BUILD_OPENCL, /* by the OpenCL driver of the device they run on, when they run */
+  TC_BUILD_NVRTC,  /* by NVRTC, to PTX for the arch; needs no GPU */
+  TC_BUILD_HIPCC   /* by hipcc --genco, to a code object for the arch; needs no GPU */
+} tc_build_kind;
+
+/* The language kernels are printed in outside the dialects (the ops'
+ * small helper kernels). */
+typedef enum tc_source_lang {
+  TC_LANG_NONE,      /* an unknown target */
+  TC_LANG_OPENCL_C,  /* OpenCL C: __kernel, get_global_id */
+  TC_LANG_CUDA_CXX   /* CUDA C++: __global__, blockIdx; HIP compiles the same */
+} tc_source_lang;
 
 /* Feature bits (tc_target_info.features).  On OpenCL the bits are the
  * instructions the OpenCL dialect emulates. */
@@ -73,18 +98,45 @@ typedef struct tc_target_info {
   int64_t smem_max;      /* shared memory (LDS) bytes per block; 0: the device's */
   int regs_per_sm;       /* 32-bit registers per SM / CU; 0: unknown */
   int max_regs_per_thread; /* 0: unknown */
+  /* How kernels are built and run; the same for every arch of a target. */
+  const char *api;       /* the device API they run through: "OpenCL", "CUDA", "HIP" */
+  tc_build_kind build;
+  tc_source_lang lang;
+  int device_selector;   /* the device is an OpenCL one picked by a selector string
+                          * (tc_cl_open; --device): OpenCL.  Else the API's device 0 */
+  int runs;              /* tilec launches the kernels (tc_rt_launch): OpenCL, CUDA; HIP
+                          * kernels are only compiled (no launcher yet) */
+  int tensor_maps;       /* bulk tensor copies (TMA) take CUtensorMap launch parameters
+                          * (the CUDA driver's); OpenCL emulates them with plain pointers */
+  int swizzle_swap;      /* tc_compile applies tc_swizzle_swap by itself: HIP, where a
+                          * lane writes LDS at lane_id * n (docs/swizzle_swap.md) */
 } tc_target_info;
 
 /* Fills *out for target and arch (NULL: the target's default arch).  An
  * arch that does not parse (or an arch given for OpenCL) gives
  * TC_ERR_ARGUMENT with a message in err (may be NULL) naming the expected
  * form; *out is still filled, with no features past the target's own, so
- * that callers that check the arch later (at build) may go on. */
+ * that callers that check the arch later (at build) may go on.  A value
+ * outside tc_target (name and api "?") has no way to build or run: build
+ * TC_BUILD_NONE, lang TC_LANG_NONE, runs 0. */
 tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info *out, tc_str *err);
+/* The target's info for its default arch: what does not depend on the
+ * arch (api, build, lang, device_selector, runs, ...). */
+tc_target_info tc_target_info_of(tc_target target);
+
+/* The target named `name` ("opencl", "cuda", "hip", as tc_target_name
+ * gives) into *out: 1, or 0 when no target has that name. */
+int tc_target_from_name(const char *name, tc_target *out);
 
 /* The arch tc_compile uses for target when none is given (NULL for OpenCL). */
 const char *tc_target_default_arch(tc_target target);
 /* The arch the ops and the tuner use when none is given (NULL for OpenCL). */
 const char *tc_target_ops_default_arch(tc_target target);
+/* The arch the ops pass down to the layers below (tc_gemm_default_for,
+ * tc_gemm_candidates_for, tc_compile), whose NULL means
+ * tc_target_default_arch: arch when given; else the ops' default where it
+ * is not that one (CUDA: sm_90a, not sm_80); else NULL (HIP: both are
+ * gfx90a; OpenCL has no arch). */
+const char *tc_target_ops_arch(tc_target target, const char *arch);
 
 #endif
