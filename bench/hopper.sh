@@ -28,6 +28,8 @@
 #                  tmaws:128,256,4,1,132 and tmaws:128,256,4,2,132
 #                  (persistent, 132 blocks) and tma:256,128,4
 #                  (block-synchronous), each -V 1 --time
+#   4d. norms      build/bench/norms: softmax / RMSNorm / LayerNorm in bf16
+#                  over N = 256 .. 262144 (GB/s, verified)
 #   4c. conv       bench/conv_vs_cudnn.py: f16 conv2d forward on 14
 #                  ResNet-50 layers (N = 32, NCHW and NHWC) vs cuDNN
 #   5. tests       build/tests/test_gemm_tma, test_ldst, test_tmap, test_nvcc,
@@ -122,10 +124,10 @@ verdict() {
 }
 
 # want NAME: whether HOPPER_STEPS (a space-separated list of step names:
-# build paths ldst gemm pipelines conv tests sass; default all of them)
+# build paths ldst gemm pipelines norms conv tests sass; default all of them)
 # names the step.  A later session reruns only what it fixed this way.
 want() {
-  case " ${HOPPER_STEPS:-build paths ldst gemm pipelines conv tests sass} " in
+  case " ${HOPPER_STEPS:-build paths ldst gemm pipelines norms conv tests sass} " in
     *" $1 "*) return 0 ;;
   esac
   return 1
@@ -260,6 +262,14 @@ step 04 gemm_pipelines 200 bash -c '
 pipelines=$(grep -E '^== |^time:|^verify:|^exit|tilec gemm:' "$log")
 printf '%s\n' "$pipelines" | sed 's/^/   /'
 verdict "gemm_pipelines (8192^3)" "$(grep -c '^verify: PASS' "$log") of 5 verified"
+fi
+
+# ---- 4d. the normalizations (softmax, RMSNorm, LayerNorm), bf16, 2^27
+#      elements, N = 256 .. 262144, as tc_schedule_auto schedules them ----
+if want norms; then
+step 04 norms 150 build/bench/norms --target cuda -t bf16 --total 27 -i 20
+grep -E '^(kernel|softmax|rmsnorm|layernorm|norms:)' "$log" | cut -c1-60 | sed 's/^/   /'
+verdict "norms (bf16, 2^27)" "$(grep -E '^norms:' "$log" | tail -n 1)"
 fi
 
 # ---- 4c. conv2d forward vs cuDNN on ResNet-50's layers ----

@@ -15,12 +15,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "demo/norms.h"
 #include "test.h"
 #include "tilec/tilec.h"
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
 
-enum { K_SOFTMAX, K_RMSNORM, K_LAYERNORM, K_ROWSUM, K_COLMAX, K_POINTWISE, K_NUM };
+/* the first three are norms.h's, in its order */
+enum { K_SOFTMAX = TC_NORM_SOFTMAX, K_RMSNORM = TC_NORM_RMSNORM, K_LAYERNORM = TC_NORM_LAYERNORM, K_ROWSUM, K_COLMAX, K_POINTWISE, K_NUM };
 static const char *kname[K_NUM] = {"softmax", "rmsnorm", "layernorm", "rowsum", "colmax", "pointwise"};
 
 static uint64_t rng_state;
@@ -36,27 +38,11 @@ static void fill(float *p, int64_t n) {
 /* Builds template kind on x[rows, cols] (b, c: extra inputs of the
  * pointwise template); returns the output. */
 static tc_tensor *build(tc_fusion *f, int kind, int64_t rows, int64_t cols) {
+  if (kind <= K_LAYERNORM) return tc_norm_build(f, (tc_norm_kind)kind, TC_F32, rows, cols);
   int64_t shape[2] = {rows, cols};
   tc_tensor *x = tc_input(f, TC_F32, 2, shape);
   int last = 1, first = 0;
-  double inv = 1.0 / (double)cols;
   switch (kind) {
-    case K_SOFTMAX: {
-      tc_tensor *e = tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, tc_reduce(f, TC_REDUCE_MAX, x, 1, &last)));
-      return tc_binary(f, TC_DIV, e, tc_reduce(f, TC_REDUCE_SUM, e, 1, &last));
-    }
-    case K_RMSNORM: {
-      tc_tensor *ms = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &last), inv);
-      tc_tensor *r = tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, ms, 1e-5)));
-      return tc_binary(f, TC_MUL, x, r);
-    }
-    case K_LAYERNORM: {
-      tc_tensor *mean = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, x, 1, &last), inv);
-      tc_tensor *xc = tc_binary(f, TC_SUB, x, mean);
-      tc_tensor *var = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, xc, xc), 1, &last), inv);
-      tc_tensor *r = tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, var, 1e-5)));
-      return tc_binary(f, TC_MUL, xc, r);
-    }
     case K_ROWSUM: return tc_reduce(f, TC_REDUCE_SUM, tc_unary(f, TC_ABS, x), 1, &last);
     case K_COLMAX: return tc_reduce(f, TC_REDUCE_MAX, x, 1, &first);
     default: {

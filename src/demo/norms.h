@@ -1,0 +1,26 @@
+/* norms.h - the row-wise normalizations as fusions built through the
+ * public API (softmax, RMSNorm, LayerNorm without affine parameters), for
+ * the tests, the benchmark bench/norms.c and the examples: each reads x
+ * [rows, cols] of dtype t, computes in f32 and writes y of dtype t.  No
+ * schedule: call tc_schedule_auto or schedule by hand. */
+#ifndef TC_NORMS_H
+#define TC_NORMS_H
+
+#include "tilec/tilec.h"
+
+typedef enum tc_norm_kind { TC_NORM_SOFTMAX, TC_NORM_RMSNORM, TC_NORM_LAYERNORM, TC_NORM_COUNT } tc_norm_kind;
+
+/* "softmax", "rmsnorm", "layernorm". */
+const char *tc_norm_name(tc_norm_kind kind);
+
+/* Adds the input x and the fusion of kind to f and returns its output y
+ * (not yet added as an output); NULL with the fusion's error on bad
+ * arguments.
+ *   softmax    y = exp(x - max(x)) / sum(exp(x - max(x)))
+ *   rmsnorm    y = x / sqrt(sum(x^2) / cols + eps)
+ *   layernorm  y = (x - mean) / sqrt(var + eps), mean and the variance in
+ *              two passes: var = sum((x - mean)^2) / cols
+ * over the last axis, eps = 1e-5. */
+tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols);
+
+#endif
