@@ -32,5 +32,7 @@ int cmd_layout(int argc, char **argv);
  * is the command name. */
 int cmd_conv(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
+/* `tilec norm softmax|rmsnorm|layernorm ...` (cmd_norm.c). */
+int cmd_norm(int argc, char **argv);
 
 #endif

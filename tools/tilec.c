@@ -40,6 +40,8 @@ void cli_usage(FILE *out) {
       "            -V 1 verifies, --tune tunes into the perf DB (see `tilec conv2d --help`)\n"
       "  gemm      run C = A * B with the gridwise GEMM kernel: -M -N -K --transA\n"
       "            --transB -g (see `tilec gemm --help`)\n"
+      "  norm      run softmax, rmsnorm or layernorm over the rows of an M x N tensor,\n"
+      "            scheduled automatically (see `tilec norm --help`)\n"
       "  help      print this help (also -h, --help)\n"
       "\n"
       "demo options:\n"
@@ -565,6 +567,10 @@ int main(int argc, char **argv) {
         char *sub[] = {argv[2], "--help", NULL};
         return strcmp(argv[2], "gemm") == 0 ? cmd_gemm(2, sub) : cmd_conv(2, sub);
       }
+      if (strcmp(argv[2], "norm") == 0) {
+        char *sub[] = {argv[2], "--help", NULL};
+        return cmd_norm(2, sub);
+      }
       if (strcmp(argv[2], "version") == 0 || strcmp(argv[2], "devices") == 0) {
         char *sub[] = {argv[2], "--help", NULL};
         return strcmp(argv[2], "version") == 0 ? cmd_version(2, sub) : cmd_devices(2, sub);
@@ -582,6 +588,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "layout") == 0) return cmd_layout(argc - 1, argv + 1);
   if (strcmp(cmd, "conv2d") == 0) return cmd_conv(argc - 1, argv + 1);
   if (strcmp(cmd, "gemm") == 0) return cmd_gemm(argc - 1, argv + 1);
+  if (strcmp(cmd, "norm") == 0) return cmd_norm(argc - 1, argv + 1);
   if (cmd[0] == '-') return cli_usage_error("unknown option '%s'", cmd);
   return cli_usage_error("unknown command '%s'", cmd);
 }

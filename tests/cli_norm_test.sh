@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# cli_norm_test.sh - `tilec norm` through the real binary: softmax, rmsnorm
+# and layernorm at ragged shapes and three dtypes verified on PoCL (-V 1
+# against tc_reference_run), the schedule line, --json, --emit without a
+# run, --time, and the usage errors and refusals with their exit codes.
+# Ends with "N passed, N failed, N skipped".
+set -u
+cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+T=${TILEC:-build/tilec}
+passed=0 failed=0 skipped=0
+pass() { passed=$((passed + 1)); echo "  ok   $1"; }
+fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-norm.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+
+# expect NAME CODE PATTERN CMD...: exit code CODE and output matching PATTERN
+expect() {
+  local name=$1 code=$2 pat=$3 out rc
+  shift 3
+  out=$("$T" "$@" 2>&1); rc=$?
+  if [ $rc -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then pass "$name"
+  else fail "$name: exit $rc (want $code), output: $(printf '%s' "$out" | tail -n 3)"; fi
+}
+
+if ! "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
+  echo "  skip tilec norm runs (no PoCL device)"; skipped=$((skipped + 1))
+else
+  for k in softmax rmsnorm layernorm; do
+    expect "$k 7 x 1000 f32" 0 '^verify: PASS' norm $k -M 7 -N 1000 -V 1
+    expect "$k 3 x 1 bf16" 0 '^verify: PASS' norm $k -M 3 -N 1 -t bf16 -V 1
+    expect "$k 2 x 65537 f16" 0 '^verify: PASS' norm $k -M 2 -N 65537 -t f16 -V 1
+  done
+  expect "schedule line" 0 '^schedule: tc_schedule_auto: inner reduction \(normalization\): 33 rows of 4099, 1 row per block on BIDx, 512 threads per row' \
+    norm softmax -M 33 -N 4099
+  expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GB/s' norm rmsnorm -M 4 -N 300 --time -i 2
+  out=$("$T" norm layernorm -M 5 -N 77 -V 1 --json 2>&1); rc=$?
+  if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["verify"]["result"]=="PASS" and d["rows"]==5 and d["cols"]==77 and d["ok"] and "inner reduction" in d["schedule"]' 2>/dev/null; then
+    pass "--json"
+  else fail "--json: $out"; fi
+fi
+expect "--emit only: nothing runs" 0 '^emitted: ' norm softmax -M 3 -N 5 --target cuda --emit "$tmp/n.cu"
+grep -q 'tc_schedule_auto: inner reduction' "$tmp/n.cu" 2>/dev/null && pass "the kernel prints its schedule" ||
+  fail "no schedule comment in $tmp/n.cu"
+expect "xent refused" 1 'needs a gather' norm xent -M 2 -N 3
+expect "unknown kind" 2 "unknown normalization 'mean'" norm mean -M 2 -N 3
+expect "missing -N" 2 '-M and -N are required' norm softmax -M 2
+expect "no perf config" 2 'no perf config' norm rmsnorm -M 2 -N 3 --perf-config 1,2
+expect "bad dtype" 2 "unknown data type 'i32'" norm rmsnorm -M 2 -N 3 -t i32
+expect "help" 0 'usage: tilec norm softmax\|rmsnorm\|layernorm' norm --help
+expect "tilec help norm" 0 'usage: tilec norm' help norm
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

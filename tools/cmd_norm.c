@@ -1,0 +1,209 @@
+/* cmd_norm.c - `tilec norm softmax|rmsnorm|layernorm -M ROWS -N COLS ...`:
+ * one normalization over the last axis of an [M, N] tensor, built as a
+ * fusion (src/demo/norms.c), scheduled by tc_schedule_auto, compiled for
+ * the target and run; -V 1 checks it against tc_reference_run (double
+ * accumulation). */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "op_cli.h"
+#include "../src/demo/norms.h"
+
+static void usage(FILE *out) {
+  fprintf(out,
+          "usage: tilec norm softmax|rmsnorm|layernorm -M ROWS -N COLS [-t f32|f16|bf16] [-V 0|1]\n"
+          "                  [--time [-i N]] [--emit FILE] [--json]\n"
+          "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
+          "\n"
+          "runs one normalization over the last axis of x [ROWS, COLS], as one kernel that\n"
+          "tc_schedule_auto schedules (the schedule is printed):\n"
+          "  softmax    y = exp(x - max(x)) / sum(exp(x - max(x)))\n"
+          "  rmsnorm    y = x / sqrt(mean(x^2) + 1e-5)\n"
+          "  layernorm  y = (x - mean) / sqrt(var + 1e-5), two passes (no affine weights)\n"
+          "x is random in [-4, 4); 16-bit inputs compute in f32 and round y back.\n"
+          "\n"
+          "  -M, -N N               rows and row length (required, 1 .. 2^31 elements in all)\n"
+          "  -V 0|1                 1: compare y with tc_reference_run (sums in double) and print\n"
+          "                         `verify: PASS` or `verify: FAIL`; passes when the largest error\n"
+          "                         is at most 1e-5 (f32), 2e-3 (f16), 1.6e-2 (bf16) of the\n"
+          "                         largest |y| (default 0)\n"
+          "  --time                 print the kernel time (median of -i runs) and GB/s (x read and\n"
+          "                         y written once)\n");
+  op_common_usage(out);
+  fprintf(out, "\nExit status: 0 ok, 1 a kernel failed to compile, run or verify, or no device;\n"
+               "2 a usage error. (xent, cross-entropy, needs a gather op tilec does not have yet.)\n");
+}
+
+static double host_value(tc_dtype t, const void *p, int64_t i) {
+  if (t == TC_F32) return ((const float *)p)[i];
+  uint16_t h = ((const uint16_t *)p)[i];
+  return t == TC_F16 ? tc_f16_to_f32(h) : tc_bf16_to_f32(h);
+}
+
+static void host_store(tc_dtype t, void *p, int64_t i, float v) {
+  if (t == TC_F32) ((float *)p)[i] = v;
+  else ((uint16_t *)p)[i] = t == TC_F16 ? tc_f32_to_f16(v) : tc_f32_to_bf16(v);
+}
+
+typedef struct norm_run {
+  int verified, pass;
+  double err;     /* largest error over the largest |y| */
+  double ms, gbs;
+  int timed;
+} norm_run;
+
+/* Runs k (and checks it with -V 1); CLI_OK or CLI_FAIL after a message. */
+static int run(op_opts *o, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t cols, norm_run *r) {
+  int64_t n = rows * cols;
+  size_t esz = o->dtype == TC_F32 ? 4 : 2;
+  void *x = malloc((size_t)n * esz), *y = malloc((size_t)n * esz), *ref = malloc((size_t)n * esz);
+  uint64_t s = 0x2545F4914F6CDD1Dull;
+  for (int64_t i = 0; i < n; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    host_store(o->dtype, x, i, (float)((double)(s >> 11) * ldexp(1.0, -53) * 8.0 - 4.0));
+  }
+  void *args[2] = {x, y}, *rargs[2] = {x, ref};
+  int rc = CLI_OK;
+  double ms = 0;
+  tc_status st = tc_kernel_run(k, args, o->device, &ms);
+  if (st) {
+    rc = op_fail(o, "%s", tc_kernel_error(k));
+  } else if (o->verify) {
+    double err = 0, big = 0;
+    if (tc_reference_run(f, rargs)) rc = op_fail(o, "%s", tc_fusion_error(f));
+    for (int64_t i = 0; i < n && !rc; i++) {
+      double a = host_value(o->dtype, y, i), b = host_value(o->dtype, ref, i);
+      if (!(fabs(a - b) <= err)) err = fabs(a - b);
+      if (fabs(b) > big) big = fabs(b);
+    }
+    double tol = o->dtype == TC_F32 ? 1e-5 : o->dtype == TC_F16 ? 2e-3 : 1.6e-2;
+    r->verified = 1;
+    r->err = err / (big > 0 ? big : 1);
+    r->pass = r->err <= tol;
+  }
+  if (!rc && o->time) {
+    double *t = malloc(sizeof(double) * (size_t)o->iters);
+    for (int i = 0; i < o->iters && !st; i++) st = tc_kernel_run(k, args, o->device, &t[i]);
+    if (st) rc = op_fail(o, "%s", tc_kernel_error(k));
+    else {
+      r->ms = op_median(t, o->iters);
+      r->gbs = 2.0 * (double)n * (double)esz / (r->ms * 1e6);
+      r->timed = 1;
+    }
+    free(t);
+  }
+  free(x), free(y), free(ref);
+  return rc;
+}
+
+static void print_json(const op_opts *o, const char *kind, int64_t rows, int64_t cols, const char *note,
+                       const norm_run *r, int ok) {
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_printf(&j, "{\"command\": \"norm\", \"kind\": \"%s\", \"rows\": %lld, \"cols\": %lld, "
+                "\"dtype\": \"%s\", \"target\": \"%s\", \"schedule\": ", kind, (long long)rows,
+                (long long)cols, tc_dtype_name(o->dtype), tc_target_name(o->target));
+  op_json_str(&j, note);
+  tc_str_cat(&j, ", \"verify\": ");
+  if (r->verified) {
+    tc_str_printf(&j, "{\"result\": \"%s\", \"max_error_over_max\": ", r->pass ? "PASS" : "FAIL");
+    op_json_num(&j, r->err);
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_cat(&j, ", \"time\": ");
+  if (r->timed) {
+    tc_str_printf(&j, "{\"ms\": ");
+    op_json_num(&j, r->ms);
+    tc_str_printf(&j, ", \"runs\": %d, \"gbps\": ", o->iters);
+    op_json_num(&j, r->gbs);
+    tc_str_cat(&j, "}");
+  } else {
+    tc_str_cat(&j, "null");
+  }
+  tc_str_printf(&j, ", \"ok\": %s}\n", ok ? "true" : "false");
+  fputs(tc_str_cstr(&j), stdout);
+  tc_str_free(&j);
+}
+
+int cmd_norm(int argc, char **argv) {
+  op_opts o;
+  op_opts_init(&o, "norm");
+  o.dtype = TC_F32;
+  if (argc >= 2 && cli_is_help(argv[1])) {
+    usage(stdout);
+    return CLI_OK;
+  }
+  if (argc < 2 || argv[1][0] == '-') return op_usage_error(&o, "name the normalization: softmax, rmsnorm or layernorm");
+  const char *kind = argv[1];
+  int k_id = -1;
+  for (int i = 0; i < TC_NORM_COUNT; i++)
+    if (!strcmp(kind, tc_norm_name((tc_norm_kind)i))) k_id = i;
+  if (!strcmp(kind, "xent"))
+    return op_fail(&o, "xent (cross-entropy) needs a gather of the label's logit, an op tilec "
+                   "does not have yet");
+  if (k_id < 0) return op_usage_error(&o, "unknown normalization '%s' (softmax, rmsnorm or layernorm)", kind);
+  int64_t rows = 0, cols = 0;
+  for (int i = 2; i < argc; i++) {
+    int rc = CLI_OK;
+    const char *v;
+    if (cli_is_help(argv[i])) {
+      usage(stdout);
+      return CLI_OK;
+    }
+    if ((v = op_value(&o, argc, argv, &i, "-M", &rc)) || (!rc && (v = op_value(&o, argc, argv, &i, "-m", &rc)))) {
+      if ((rc = op_parse_int(&o, "-M", v, 1, (int64_t)1 << 31, &rows))) return rc;
+    } else if (!rc && ((v = op_value(&o, argc, argv, &i, "-N", &rc)) ||
+                       (!rc && (v = op_value(&o, argc, argv, &i, "-n", &rc))))) {
+      if ((rc = op_parse_int(&o, "-N", v, 1, (int64_t)1 << 31, &cols))) return rc;
+    } else if (!rc && !op_common_option(&o, argc, argv, &i, &rc) && !rc) {
+      return op_usage_error(&o, "unknown option '%s'", argv[i]);
+    }
+    if (rc) return rc;
+  }
+  if (!rows || !cols) return op_usage_error(&o, "-M and -N are required");
+  if (rows * cols > (int64_t)1 << 31) return op_invalid(&o, "%lld x %lld is more than 2^31 elements", (long long)rows, (long long)cols);
+  if (o.perf_config || o.tune) return op_usage_error(&o, "norm takes no perf config and no --tune: tc_schedule_auto picks the schedule");
+  if (o.dtype != TC_F32 && o.dtype != TC_F16 && o.dtype != TC_BF16)
+    return op_usage_error(&o, "-t takes f32, f16 or bf16");
+  int rc = op_opts_check(&o);
+  if (rc) return rc;
+  tc_fusion *f = tc_fusion_new();
+  tc_tensor *y = tc_norm_build(f, (tc_norm_kind)k_id, o.dtype, rows, cols);
+  tc_status st = y ? tc_add_output(f, y) : TC_ERR_ARGUMENT;
+  if (!st) st = tc_schedule_auto(f, o.target, o.arch);
+  tc_compile_options co = {o.target, o.arch, kind};
+  tc_kernel *k = st ? NULL : tc_compile(f, &co, &st);
+  if (!k) {
+    rc = op_fail(&o, "%s", tc_fusion_error(f));
+    tc_fusion_free(f);
+    return rc;
+  }
+  const char *note = tc_fusion_schedule_note(f);
+  if (o.emit && (rc = op_write_file(&o, o.emit, tc_kernel_source(k)))) {
+    tc_kernel_free(k), tc_fusion_free(f);
+    return rc;
+  }
+  norm_run r = {0};
+  int runs = o.verify || o.time || !o.emit;
+  if (runs) rc = run(&o, f, k, rows, cols, &r);
+  int ok = !rc && (!r.verified || r.pass);
+  if (o.json) {
+    print_json(&o, kind, rows, cols, note, &r, ok);
+  } else {
+    printf("problem: norm %s -M %lld -N %lld -t %s --target %s\n", kind, (long long)rows, (long long)cols,
+           tc_dtype_name(o.dtype), tc_target_name(o.target));
+    printf("schedule: %s\n", note);
+    if (o.emit) printf("emitted: %s\n", o.emit);
+    if (r.verified)
+      printf("verify: %s (max error %.3g of the largest |y|; %lld elements)\n", r.pass ? "PASS" : "FAIL",
+             r.err, (long long)(rows * cols));
+    if (r.timed) printf("time: %.4f ms (median of %d runs), %.2f GB/s\n", r.ms, o.iters, r.gbs);
+  }
+  tc_kernel_free(k), tc_fusion_free(f);
+  if (rc) return rc;
+  return ok ? CLI_OK : CLI_FAIL;
+}
