@@ -1,14 +1,15 @@
 /* norms.c - bytes per second of the normalizations (softmax, RMSNorm,
- * LayerNorm) as tc_schedule_auto schedules them, over row lengths N = 256
+ * LayerNorm, and the backward of softmax and RMSNorm) as tc_schedule_auto
+ * schedules them, over row lengths N = 256
  * .. 262144 at rows x N = a fixed total, each verified against
  * tc_reference_run on its first run (the largest error over the largest
  * |y|, "max_rel", printed) and then
  * timed (median of -i runs; the time tc_kernel_run reports).  Bytes moved:
- * x read once and y written once (2 * rows * N * element size), the least
- * any kernel can move.
+ * each input read once and the result written once, the least any kernel
+ * can move.
  *
  *   build/bench/norms [--target opencl|cuda] [-t f32|f16|bf16]
- *                     [--total LOG2] [-i N] [--only softmax|rmsnorm|layernorm]
+ *                     [--total LOG2] [-i N] [--only NAME]
  *
  * Defaults: OpenCL (PoCL: a check that it runs, not a GPU figure), f32,
  * 2^20 elements, 3 runs.  On an H100: --target cuda -t bf16 --total 27.
@@ -87,7 +88,9 @@ int main(int argc, char **argv) {
         if (dt == TC_F32) ((float *)xin)[i] = x[i];
         else ((unsigned short *)xin)[i] = dt == TC_F16 ? tc_f32_to_f16(x[i]) : tc_f32_to_bf16(x[i]);
       }
-      void *args[2] = {xin, yout}, *rargs[2] = {xin, yref};
+      /* the backward kernels read their two inputs from the same buffer */
+      int nin = tc_norm_inputs((tc_norm_kind)kind);
+      void *args[3] = {xin, nin > 1 ? xin : yout, yout}, *rargs[3] = {xin, nin > 1 ? xin : yref, yref};
       double ms = 0;
       st = tc_kernel_run(k, args, NULL, &ms);
       if (st == TC_ERR_NO_DEVICE) {
@@ -110,7 +113,7 @@ int main(int argc, char **argv) {
       int bad = st != TC_OK || !(maxrel <= tol);
       for (int r = 0; r < runs && !st; r++) st = tc_kernel_run(k, args, NULL, &t[r]);
       if (!st) qsort(t, (size_t)runs, sizeof *t, cmp), ms = t[runs / 2];
-      double gbs = ms > 0 ? 2.0 * (double)total * (double)esz / (ms * 1e6) : 0;
+      double gbs = ms > 0 ? (double)(nin + 1) * (double)total * (double)esz / (ms * 1e6) : 0;
       printf("%-10s %8lld %8lld %10.4f %10.2f %10.2e  %s%s\n", o.kernel_name, (long long)rows, (long long)n,
              ms, gbs, maxrel, tc_fusion_schedule_note(f) + strlen("tc_schedule_auto: "),
              bad ? (st ? "  RUN FAILED" : "  DIFFERS") : "");

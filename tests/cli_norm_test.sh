@@ -30,6 +30,8 @@ else
     expect "$k 3 x 1 bf16" 0 '^verify: PASS' norm $k -M 3 -N 1 -t bf16 -V 1
     expect "$k 2 x 65537 f16" 0 '^verify: PASS' norm $k -M 2 -N 65537 -t f16 -V 1
   done
+  expect "softmax_bwd 7 x 1000 f32" 0 '^verify: PASS' norm softmax_bwd -M 7 -N 1000 -V 1
+  expect "rmsnorm_bwd 33 x 4099 bf16" 0 '^verify: PASS' norm rmsnorm_bwd -M 33 -N 4099 -t bf16 -V 1
   expect "schedule line" 0 '^schedule: tc_schedule_auto: inner reduction \(normalization\): 33 rows of 4099, 1 row per block on BIDx, 512 threads per row' \
     norm softmax -M 33 -N 4099
   expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GB/s' norm rmsnorm -M 4 -N 300 --time -i 2
@@ -46,7 +48,7 @@ expect "unknown kind" 2 "unknown normalization 'mean'" norm mean -M 2 -N 3
 expect "missing -N" 2 '-M and -N are required' norm softmax -M 2
 expect "no perf config" 2 'no perf config' norm rmsnorm -M 2 -N 3 --perf-config 1,2
 expect "bad dtype" 2 "unknown data type 'i32'" norm rmsnorm -M 2 -N 3 -t i32
-expect "help" 0 'usage: tilec norm softmax\|rmsnorm\|layernorm' norm --help
+expect "help" 0 'usage: tilec norm KIND' norm --help
 expect "tilec help norm" 0 'usage: tilec norm' help norm
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

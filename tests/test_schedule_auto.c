@@ -1,6 +1,7 @@
 /* test_schedule_auto.c - the automatic scheduler (tc_schedule_auto) on
- * random cases: a template (softmax, RMSNorm, LayerNorm in two passes, a
- * row sum as output, a column max, a pointwise a * b + c) at a random
+ * random cases: a template (softmax, RMSNorm, LayerNorm in two passes, the
+ * backward of softmax and of RMSNorm, a row sum as output, a column max,
+ * a pointwise a * b + c) at a random
  * shape (extents of 1, primes, rows from 1 to 65537 elements), scheduled
  * by tc_schedule_auto alone, compiled for OpenCL and run on PoCL; each
  * output compared with a plain C loop written here (in double) and with
@@ -8,7 +9,7 @@
  * Also: the schedule note, that a user's schedule wins, and the
  * refusals.
  *
- *   test_schedule_auto [--cases N] [--seed S]   (default 20 cases, seed 1) */
+ *   test_schedule_auto [--cases N] [--seed S]   (default 10 cases, seed 1) */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -21,9 +22,14 @@
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
 
-/* the first three are norms.h's, in its order */
-enum { K_SOFTMAX = TC_NORM_SOFTMAX, K_RMSNORM = TC_NORM_RMSNORM, K_LAYERNORM = TC_NORM_LAYERNORM, K_ROWSUM, K_COLMAX, K_POINTWISE, K_NUM };
-static const char *kname[K_NUM] = {"softmax", "rmsnorm", "layernorm", "rowsum", "colmax", "pointwise"};
+/* the first five are norms.h's, in its order */
+enum {
+  K_SOFTMAX = TC_NORM_SOFTMAX, K_RMSNORM = TC_NORM_RMSNORM, K_LAYERNORM = TC_NORM_LAYERNORM,
+  K_SOFTMAX_BWD = TC_NORM_SOFTMAX_BWD, K_RMSNORM_BWD = TC_NORM_RMSNORM_BWD,
+  K_ROWSUM = TC_NORM_COUNT, K_COLMAX, K_POINTWISE, K_NUM
+};
+static const char *kname[K_NUM] = {"softmax", "rmsnorm", "layernorm", "softmax_bwd", "rmsnorm_bwd",
+                                   "rowsum", "colmax", "pointwise"};
 
 static uint64_t rng_state;
 static uint64_t rnd(void) {
@@ -38,7 +44,7 @@ static void fill(float *p, int64_t n) {
 /* Builds template kind on x[rows, cols] (b, c: extra inputs of the
  * pointwise template); returns the output. */
 static tc_tensor *build(tc_fusion *f, int kind, int64_t rows, int64_t cols) {
-  if (kind <= K_LAYERNORM) return tc_norm_build(f, (tc_norm_kind)kind, TC_F32, rows, cols);
+  if (kind < TC_NORM_COUNT) return tc_norm_build(f, (tc_norm_kind)kind, TC_F32, rows, cols);
   int64_t shape[2] = {rows, cols};
   tc_tensor *x = tc_input(f, TC_F32, 2, shape);
   int last = 1, first = 0;
@@ -74,6 +80,22 @@ static void expect(int kind, int64_t rows, int64_t cols, float *const *in, doubl
           *w = (row[c] - mean) / sd;
           /* mean's error (a / n * rel) is amplified by 1 / sd */
           *t = fabs(*w) * (rel + 1e-6) + (a / (double)cols) * rel / sd * 2;
+          break;
+        }
+        case K_SOFTMAX_BWD: { /* x is y; in[1] is dy */
+          double sy = 0, sa = 0;
+          for (int64_t j = 0; j < cols; j++) sy += (double)in[1][r * cols + j] * row[j], sa += fabs((double)in[1][r * cols + j] * row[j]);
+          double dy = in[1][r * cols + c];
+          *w = row[c] * (dy - sy), *t = fabs(row[c]) * (fabs(dy) + sa) * (rel + 1e-6);
+          break;
+        }
+        case K_RMSNORM_BWD: {
+          double md = 0, ma = 0;
+          for (int64_t j = 0; j < cols; j++) md += (double)in[1][r * cols + j] * row[j], ma += fabs((double)in[1][r * cols + j] * row[j]);
+          md /= (double)cols, ma /= (double)cols;
+          double rr = 1.0 / sqrt(q / (double)cols + 1e-5), dy = in[1][r * cols + c];
+          *w = rr * dy - row[c] * rr * rr * rr * md;
+          *t = (fabs(rr * dy) + fabs(row[c]) * rr * rr * rr * ma) * (rel + 1e-6) * 4;
           break;
         }
         case K_POINTWISE: {
@@ -116,7 +138,7 @@ static void run_case(int kind, int64_t rows, int64_t cols, int idx) {
     return;
   }
   TC_CHECK(strstr(tc_kernel_source(k), note) != NULL, "the kernel does not print its schedule note");
-  int nin = kind == K_POINTWISE ? 3 : 1;
+  int nin = kind < TC_NORM_COUNT ? tc_norm_inputs((tc_norm_kind)kind) : kind == K_POINTWISE ? 3 : 1;
   int64_t n = rows * cols, nout = kind == K_ROWSUM ? rows : kind == K_COLMAX ? cols : n;
   float *in[3], *out = malloc((size_t)nout * sizeof(float)), *ref = malloc((size_t)nout * sizeof(float));
   for (int i = 0; i < nin; i++) in[i] = malloc((size_t)n * sizeof(float)), fill(in[i], n);
@@ -151,7 +173,7 @@ static void run_case(int kind, int64_t rows, int64_t cols, int idx) {
   tc_fusion_free(f);
 }
 
-static long g_cases = 20;
+static long g_cases = 10;
 
 static void test_random_cases(void) {
   static const int64_t rows[] = {1, 2, 3, 7, 33, 128};

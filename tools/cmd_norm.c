@@ -1,4 +1,5 @@
-/* cmd_norm.c - `tilec norm softmax|rmsnorm|layernorm -M ROWS -N COLS ...`:
+/* cmd_norm.c - `tilec norm softmax|rmsnorm|layernorm|softmax_bwd|rmsnorm_bwd
+ * -M ROWS -N COLS ...`:
  * one normalization over the last axis of an [M, N] tensor, built as a
  * fusion (src/demo/norms.c), scheduled by tc_schedule_auto, compiled for
  * the target and run; -V 1 checks it against tc_reference_run (double
@@ -13,7 +14,7 @@
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: tilec norm softmax|rmsnorm|layernorm -M ROWS -N COLS [-t f32|f16|bf16] [-V 0|1]\n"
+          "usage: tilec norm KIND -M ROWS -N COLS [-t f32|f16|bf16] [-V 0|1]\n"
           "                  [--time [-i N]] [--emit FILE] [--json]\n"
           "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
           "\n"
@@ -22,15 +23,18 @@ static void usage(FILE *out) {
           "  softmax    y = exp(x - max(x)) / sum(exp(x - max(x)))\n"
           "  rmsnorm    y = x / sqrt(mean(x^2) + 1e-5)\n"
           "  layernorm  y = (x - mean) / sqrt(var + 1e-5), two passes (no affine weights)\n"
-          "x is random in [-4, 4); 16-bit inputs compute in f32 and round y back.\n"
+          "  softmax_bwd  dx = y * (dy - sum(dy * y)), from softmax's output y and dy\n"
+          "  rmsnorm_bwd  dx = r * dy - x * r^3 * mean(dy * x), r = 1 / sqrt(mean(x^2) + 1e-5)\n"
+          "the inputs are random in [-4, 4) (y in (0, 1) for softmax_bwd); 16-bit inputs\n"
+          "compute in f32 and round the result back.\n"
           "\n"
           "  -M, -N N               rows and row length (required, 1 .. 2^31 elements in all)\n"
           "  -V 0|1                 1: compare y with tc_reference_run (sums in double) and print\n"
           "                         `verify: PASS` or `verify: FAIL`; passes when the largest error\n"
           "                         is at most 1e-5 (f32), 2e-3 (f16), 1.6e-2 (bf16) of the\n"
           "                         largest |y| (default 0)\n"
-          "  --time                 print the kernel time (median of -i runs) and GB/s (x read and\n"
-          "                         y written once)\n");
+          "  --time                 print the kernel time (median of -i runs) and GB/s (each\n"
+          "                         input read and the result written once)\n");
   op_common_usage(out);
   fprintf(out, "\nExit status: 0 ok, 1 a kernel failed to compile, run or verify, or no device;\n"
                "2 a usage error. (xent, cross-entropy, needs a gather op tilec does not have yet.)\n");
@@ -55,16 +59,23 @@ typedef struct norm_run {
 } norm_run;
 
 /* Runs k (and checks it with -V 1); CLI_OK or CLI_FAIL after a message. */
-static int run(op_opts *o, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t cols, norm_run *r) {
+static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t cols,
+               norm_run *r) {
   int64_t n = rows * cols;
   size_t esz = o->dtype == TC_F32 ? 4 : 2;
-  void *x = malloc((size_t)n * esz), *y = malloc((size_t)n * esz), *ref = malloc((size_t)n * esz);
+  int nin = tc_norm_inputs(kind);
+  void *in[2] = {NULL, NULL}, *y = malloc((size_t)n * esz), *ref = malloc((size_t)n * esz);
   uint64_t s = 0x2545F4914F6CDD1Dull;
-  for (int64_t i = 0; i < n; i++) {
-    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
-    host_store(o->dtype, x, i, (float)((double)(s >> 11) * ldexp(1.0, -53) * 8.0 - 4.0));
+  for (int q = 0; q < nin; q++) {
+    in[q] = malloc((size_t)n * esz);
+    for (int64_t i = 0; i < n; i++) {
+      s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+      double u = (double)(s >> 11) * ldexp(1.0, -53);
+      /* softmax_bwd's first input is a softmax output: in (0, 1) */
+      host_store(o->dtype, in[q], i, (float)(kind == TC_NORM_SOFTMAX_BWD && q == 0 ? u / (double)cols : u * 8.0 - 4.0));
+    }
   }
-  void *args[2] = {x, y}, *rargs[2] = {x, ref};
+  void *args[3] = {in[0], nin > 1 ? in[1] : y, y}, *rargs[3] = {in[0], nin > 1 ? in[1] : ref, ref};
   int rc = CLI_OK;
   double ms = 0;
   tc_status st = tc_kernel_run(k, args, o->device, &ms);
@@ -89,12 +100,12 @@ static int run(op_opts *o, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t col
     if (st) rc = op_fail(o, "%s", tc_kernel_error(k));
     else {
       r->ms = op_median(t, o->iters);
-      r->gbs = 2.0 * (double)n * (double)esz / (r->ms * 1e6);
+      r->gbs = (double)(nin + 1) * (double)n * (double)esz / (r->ms * 1e6);
       r->timed = 1;
     }
     free(t);
   }
-  free(x), free(y), free(ref);
+  free(in[0]), free(in[1]), free(y), free(ref);
   return rc;
 }
 
@@ -137,7 +148,8 @@ int cmd_norm(int argc, char **argv) {
     usage(stdout);
     return CLI_OK;
   }
-  if (argc < 2 || argv[1][0] == '-') return op_usage_error(&o, "name the normalization: softmax, rmsnorm or layernorm");
+  if (argc < 2 || argv[1][0] == '-')
+    return op_usage_error(&o, "name the normalization: softmax, rmsnorm, layernorm, softmax_bwd or rmsnorm_bwd");
   const char *kind = argv[1];
   int k_id = -1;
   for (int i = 0; i < TC_NORM_COUNT; i++)
@@ -145,7 +157,9 @@ int cmd_norm(int argc, char **argv) {
   if (!strcmp(kind, "xent"))
     return op_fail(&o, "xent (cross-entropy) needs a gather of the label's logit, an op tilec "
                    "does not have yet");
-  if (k_id < 0) return op_usage_error(&o, "unknown normalization '%s' (softmax, rmsnorm or layernorm)", kind);
+  if (k_id < 0)
+    return op_usage_error(&o, "unknown normalization '%s' (softmax, rmsnorm, layernorm, softmax_bwd or "
+                          "rmsnorm_bwd)", kind);
   int64_t rows = 0, cols = 0;
   for (int i = 2; i < argc; i++) {
     int rc = CLI_OK;
@@ -189,7 +203,7 @@ int cmd_norm(int argc, char **argv) {
   }
   norm_run r = {0};
   int runs = o.verify || o.time || !o.emit;
-  if (runs) rc = run(&o, f, k, rows, cols, &r);
+  if (runs) rc = run(&o, (tc_norm_kind)k_id, f, k, rows, cols, &r);
   int ok = !rc && (!r.verified || r.pass);
   if (o.json) {
     print_json(&o, kind, rows, cols, note, &r, ok);

@@ -2,7 +2,8 @@
 #include "norms.h"
 
 const char *tc_norm_name(tc_norm_kind kind) {
-  static const char *names[TC_NORM_COUNT] = {"softmax", "rmsnorm", "layernorm"};
+  static const char *names[TC_NORM_COUNT] = {"softmax", "rmsnorm", "layernorm", "softmax_bwd",
+                                             "rmsnorm_bwd"};
   return kind >= 0 && kind < TC_NORM_COUNT ? names[kind] : "?";
 }
 
@@ -11,11 +12,20 @@ static tc_tensor *rsqrt_eps(tc_fusion *f, tc_tensor *v) {
   return tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, v, 1e-5)));
 }
 
+int tc_norm_inputs(tc_norm_kind kind) {
+  return kind == TC_NORM_SOFTMAX_BWD || kind == TC_NORM_RMSNORM_BWD ? 2 : 1;
+}
+
+/* An input of dtype t, as f32. */
+static tc_tensor *input_f32(tc_fusion *f, tc_dtype t, const int64_t *shape) {
+  tc_tensor *in = tc_input(f, t, 2, shape);
+  return !in || t == TC_F32 ? in : tc_cast(f, in, TC_F32);
+}
+
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols) {
   int64_t shape[2] = {rows, cols};
-  tc_tensor *in = tc_input(f, t, 2, shape);
-  if (!in) return NULL;
-  tc_tensor *x = t == TC_F32 ? in : tc_cast(f, in, TC_F32);
+  tc_tensor *x = input_f32(f, t, shape);
+  if (!x) return NULL;
   int last = 1;
   double inv = 1.0 / (double)cols;
   tc_tensor *y = NULL;
@@ -35,6 +45,21 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
       tc_tensor *xc = tc_binary(f, TC_SUB, x, mean);
       tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, xc, xc), 1, &last);
       y = tc_binary(f, TC_MUL, xc, rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv)));
+      break;
+    }
+    case TC_NORM_SOFTMAX_BWD: { /* x is y here */
+      tc_tensor *dy = input_f32(f, t, shape);
+      tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, dy, x), 1, &last);
+      y = tc_binary(f, TC_MUL, x, tc_binary(f, TC_SUB, dy, s));
+      break;
+    }
+    case TC_NORM_RMSNORM_BWD: {
+      tc_tensor *dy = input_f32(f, t, shape);
+      tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &last);
+      tc_tensor *r = rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv));
+      tc_tensor *m = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, dy, x), 1, &last), inv);
+      tc_tensor *r3m = tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, r, r), r), m);
+      y = tc_binary(f, TC_SUB, tc_binary(f, TC_MUL, r, dy), tc_binary(f, TC_MUL, x, r3m));
       break;
     }
     default: return NULL;

@@ -8,9 +8,12 @@
 
 #include "tilec/tilec.h"
 
-typedef enum tc_norm_kind { TC_NORM_SOFTMAX, TC_NORM_RMSNORM, TC_NORM_LAYERNORM, TC_NORM_COUNT } tc_norm_kind;
+typedef enum tc_norm_kind {
+  TC_NORM_SOFTMAX, TC_NORM_RMSNORM, TC_NORM_LAYERNORM, TC_NORM_SOFTMAX_BWD, TC_NORM_RMSNORM_BWD,
+  TC_NORM_COUNT
+} tc_norm_kind;
 
-/* "softmax", "rmsnorm", "layernorm". */
+/* "softmax", "rmsnorm", "layernorm", "softmax_bwd", "rmsnorm_bwd". */
 const char *tc_norm_name(tc_norm_kind kind);
 
 /* Adds the input x and the fusion of kind to f and returns its output y
@@ -20,7 +23,12 @@ const char *tc_norm_name(tc_norm_kind kind);
  *   rmsnorm    y = x / sqrt(sum(x^2) / cols + eps)
  *   layernorm  y = (x - mean) / sqrt(var + eps), mean and the variance in
  *              two passes: var = sum((x - mean)^2) / cols
- * over the last axis, eps = 1e-5. */
+ *   softmax_bwd   inputs y (softmax's output) and dy: dx = y * (dy - sum(dy * y))
+ *   rmsnorm_bwd   inputs x and dy, r = 1 / sqrt(mean(x^2) + eps):
+ *                 dx = r * dy - x * r^3 * mean(dy * x)
+ * over the last axis, eps = 1e-5.  tc_norm_inputs gives the number of
+ * inputs (1, or 2 for the backward ones, in the order above). */
+int tc_norm_inputs(tc_norm_kind kind);
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols);
 
 #endif
