@@ -16,6 +16,7 @@
  * Exit status: 0 all verified, 1 a kernel failed or differed, 2 bad
  * option, 3 no device for the target. */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -88,9 +89,14 @@ int main(int argc, char **argv) {
         if (dt == TC_F32) ((float *)xin)[i] = x[i];
         else ((unsigned short *)xin)[i] = dt == TC_F16 ? tc_f32_to_f16(x[i]) : tc_f32_to_bf16(x[i]);
       }
-      /* the backward kernels read their two inputs from the same buffer */
+      /* the backward kernels read their two inputs from the same buffer;
+       * xent's labels are rows x 1 i32 */
       int nin = tc_norm_inputs((tc_norm_kind)kind);
-      void *args[3] = {xin, nin > 1 ? xin : yout, yout}, *rargs[3] = {xin, nin > 1 ? xin : yref, yref};
+      int32_t *label = calloc((size_t)rows, sizeof(int32_t));
+      for (int64_t i = 0; i < rows; i++) label[i] = (int32_t)((i * 40503) % n);
+      void *second = kind == TC_NORM_XENT ? (void *)label : xin;
+      void *args[3] = {xin, nin > 1 ? second : yout, yout}, *rargs[3] = {xin, nin > 1 ? second : yref, yref};
+      int64_t nout = rows * tc_norm_out_cols((tc_norm_kind)kind, n);
       double ms = 0;
       st = tc_kernel_run(k, args, NULL, &ms);
       if (st == TC_ERR_NO_DEVICE) {
@@ -99,7 +105,7 @@ int main(int argc, char **argv) {
       }
       double maxrel = 0, maxerr = 0, maxref = 0;
       if (!st && !tc_reference_run(f, rargs)) {
-        for (int64_t i = 0; i < total; i++) {
+        for (int64_t i = 0; i < nout; i++) {
           double a, b;
           if (dt == TC_F32) a = ((float *)yout)[i], b = ((float *)yref)[i];
           else if (dt == TC_F16) a = tc_f16_to_f32(((unsigned short *)yout)[i]), b = tc_f16_to_f32(((unsigned short *)yref)[i]);
@@ -113,13 +119,15 @@ int main(int argc, char **argv) {
       int bad = st != TC_OK || !(maxrel <= tol);
       for (int r = 0; r < runs && !st; r++) st = tc_kernel_run(k, args, NULL, &t[r]);
       if (!st) qsort(t, (size_t)runs, sizeof *t, cmp), ms = t[runs / 2];
-      double gbs = ms > 0 ? (double)(nin + 1) * (double)total * (double)esz / (ms * 1e6) : 0;
+      double bytes = kind == TC_NORM_XENT ? (double)total * (double)esz + (double)rows * (4.0 + (double)esz)
+                                          : (double)(nin + 1) * (double)total * (double)esz;
+      double gbs = ms > 0 ? bytes / (ms * 1e6) : 0;
       printf("%-10s %8lld %8lld %10.4f %10.2f %10.2e  %s%s\n", o.kernel_name, (long long)rows, (long long)n,
              ms, gbs, maxrel, tc_fusion_schedule_note(f) + strlen("tc_schedule_auto: "),
              bad ? (st ? "  RUN FAILED" : "  DIFFERS") : "");
       if (st) fprintf(stderr, "%s N=%lld: %s\n", o.kernel_name, (long long)n, tc_kernel_error(k));
       failed += bad, ran++;
-      free(x), free(ref), free(xin), free(yout), free(yref);
+      free(x), free(ref), free(xin), free(yout), free(yref), free(label);
       tc_kernel_free(k);
       tc_fusion_free(f);
     }

@@ -32,6 +32,8 @@ else
   done
   expect "softmax_bwd 7 x 1000 f32" 0 '^verify: PASS' norm softmax_bwd -M 7 -N 1000 -V 1
   expect "rmsnorm_bwd 33 x 4099 bf16" 0 '^verify: PASS' norm rmsnorm_bwd -M 33 -N 4099 -t bf16 -V 1
+  expect "xent 7 x 1000 f32" 0 '^verify: PASS \(max error .*; 7 elements\)' norm xent -M 7 -N 1000 -V 1
+  expect "xent 2 x 65537 bf16" 0 '^verify: PASS' norm xent -M 2 -N 65537 -t bf16 -V 1
   expect "schedule line" 0 '^schedule: tc_schedule_auto: inner reduction \(normalization\): 33 rows of 4099, 1 row per block on BIDx, 512 threads per row' \
     norm softmax -M 33 -N 4099
   expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GB/s' norm rmsnorm -M 4 -N 300 --time -i 2
@@ -43,7 +45,6 @@ fi
 expect "--emit only: nothing runs" 0 '^emitted: ' norm softmax -M 3 -N 5 --target cuda --emit "$tmp/n.cu"
 grep -q 'tc_schedule_auto: inner reduction' "$tmp/n.cu" 2>/dev/null && pass "the kernel prints its schedule" ||
   fail "no schedule comment in $tmp/n.cu"
-expect "xent refused" 1 'needs a gather' norm xent -M 2 -N 3
 expect "unknown kind" 2 "unknown normalization 'mean'" norm mean -M 2 -N 3
 expect "missing -N" 2 '-M and -N are required' norm softmax -M 2
 expect "no perf config" 2 'no perf config' norm rmsnorm -M 2 -N 3 --perf-config 1,2

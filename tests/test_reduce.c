@@ -329,6 +329,46 @@ static void test_cache_before_and_targets(void) {
   tc_fusion_free(f);
 }
 
+/* tc_gather along axis 1 of [3, 5] with indices in and out of range
+ * (outside [0, 5) reads 0), and along axis 0 with two rows gathered. */
+static void test_gather(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t xs[2] = {3, 5}, is[2] = {3, 2};
+  tc_tensor *x = tc_input(f, TC_F32, 2, xs), *idx = tc_input(f, TC_I32, 2, is);
+  tc_tensor *g = tc_gather(f, x, -1, idx);
+  TC_REQUIRE(g, "%s", tc_fusion_error(f));
+  TC_CHECK_EQ_INT(tc_tensor_extent(g, 1), 2);
+  OK(f, tc_add_output(f, g));
+  float X[15];
+  for (int i = 0; i < 15; i++) X[i] = (float)(10 * (i / 5) + i % 5) + 0.5f;
+  int32_t I[6] = {4, 0, -1, 2, 5, 3}, IB[6];
+  memcpy(IB, I, sizeof I);
+  float O[6];
+  double want[6] = {4.5, 0.5, 0, 12.5, 0, 23.5};
+  void *args[3] = {X, I, O};
+  if (!run_check(f, "gather", args, 3, want, NULL, 6)) TC_SKIP("no OpenCL device");
+  TC_CHECK(memcmp(I, IB, sizeof I) == 0, "the index changed");
+  tc_fusion_free(f);
+  /* misuse */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, xs);
+  tc_tensor *fi = tc_input(f, TC_F32, 2, is);
+  TC_CHECK(!tc_gather(f, x, 1, fi) && strstr(tc_fusion_error(f), "must be i32"), "%s", tc_fusion_error(f));
+  int64_t bad[2] = {2, 2};
+  tc_tensor *bi = tc_input(f, TC_I32, 2, bad);
+  TC_CHECK(!tc_gather(f, x, 1, bi) && strstr(tc_fusion_error(f), "only along the gathered axis"), "%s",
+           tc_fusion_error(f));
+  tc_tensor *ii = tc_input(f, TC_I32, 2, is);
+  tc_tensor *gl = tc_gather(f, tc_unary(f, TC_NEG, x), 1, ii); /* from a local tensor */
+  OK(f, tc_add_output(f, gl));
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "g"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_CHECK(!k && strstr(tc_fusion_error(f), "global memory"), "%s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
 int main(void) {
   TC_RUN(test_row_sum_serial);
   TC_RUN(test_column_max_threads);
@@ -337,5 +377,6 @@ int main(void) {
   TC_RUN(test_int_sum_wraps);
   TC_RUN(test_misuse);
   TC_RUN(test_cache_before_and_targets);
+  TC_RUN(test_gather);
   TC_MAIN_END();
 }

@@ -1,6 +1,7 @@
 /* test_schedule_auto.c - the automatic scheduler (tc_schedule_auto) on
  * random cases: a template (softmax, RMSNorm, LayerNorm in two passes, the
- * backward of softmax and of RMSNorm, a row sum as output, a column max,
+ * backward of softmax and of RMSNorm, the cross-entropy loss (a gather of
+ * the label's logit), a row sum as output, a column max,
  * a pointwise a * b + c) at a random
  * shape (extents of 1, primes, rows from 1 to 65537 elements), scheduled
  * by tc_schedule_auto alone, compiled for OpenCL and run on PoCL; each
@@ -22,14 +23,14 @@
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
 
-/* the first five are norms.h's, in its order */
+/* the first six are norms.h's, in its order */
 enum {
   K_SOFTMAX = TC_NORM_SOFTMAX, K_RMSNORM = TC_NORM_RMSNORM, K_LAYERNORM = TC_NORM_LAYERNORM,
-  K_SOFTMAX_BWD = TC_NORM_SOFTMAX_BWD, K_RMSNORM_BWD = TC_NORM_RMSNORM_BWD,
+  K_SOFTMAX_BWD = TC_NORM_SOFTMAX_BWD, K_RMSNORM_BWD = TC_NORM_RMSNORM_BWD, K_XENT = TC_NORM_XENT,
   K_ROWSUM = TC_NORM_COUNT, K_COLMAX, K_POINTWISE, K_NUM
 };
 static const char *kname[K_NUM] = {"softmax", "rmsnorm", "layernorm", "softmax_bwd", "rmsnorm_bwd",
-                                   "rowsum", "colmax", "pointwise"};
+                                   "xent", "rowsum", "colmax", "pointwise"};
 
 static uint64_t rng_state;
 static uint64_t rnd(void) {
@@ -107,6 +108,11 @@ static void expect(int kind, int64_t rows, int64_t cols, float *const *in, doubl
       }
     }
     if (kind == K_ROWSUM) want[r] = a, tol[r] = a * rel;
+    if (kind == K_XENT) { /* in[1] holds the labels as i32 */
+      int32_t lab = ((const int32_t *)in[1])[r];
+      want[r] = log(z) + mx - row[lab];
+      tol[r] = (fabs(log(z)) + fabs(mx) + fabs(row[lab])) * (rel + 1e-6);
+    }
   }
   if (kind == K_COLMAX)
     for (int64_t c = 0; c < cols; c++) {
@@ -139,9 +145,11 @@ static void run_case(int kind, int64_t rows, int64_t cols, int idx) {
   }
   TC_CHECK(strstr(tc_kernel_source(k), note) != NULL, "the kernel does not print its schedule note");
   int nin = kind < TC_NORM_COUNT ? tc_norm_inputs((tc_norm_kind)kind) : kind == K_POINTWISE ? 3 : 1;
-  int64_t n = rows * cols, nout = kind == K_ROWSUM ? rows : kind == K_COLMAX ? cols : n;
+  int64_t n = rows * cols, nout = kind == K_ROWSUM || kind == K_XENT ? rows : kind == K_COLMAX ? cols : n;
   float *in[3], *out = malloc((size_t)nout * sizeof(float)), *ref = malloc((size_t)nout * sizeof(float));
   for (int i = 0; i < nin; i++) in[i] = malloc((size_t)n * sizeof(float)), fill(in[i], n);
+  if (kind == K_XENT) /* the labels, i32 [rows, 1], in [0, cols) */
+    for (int64_t r = 0; r < rows; r++) ((int32_t *)in[1])[r] = (int32_t)(rnd() % (uint64_t)cols);
   double *want = malloc((size_t)n * sizeof(double)), *tol = malloc((size_t)n * sizeof(double));
   expect(kind, rows, cols, in, want, tol);
   void *args[4], *rargs[4];

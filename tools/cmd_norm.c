@@ -5,6 +5,8 @@
  * the target and run; -V 1 checks it against tc_reference_run (double
  * accumulation). */
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +27,8 @@ static void usage(FILE *out) {
           "  layernorm  y = (x - mean) / sqrt(var + 1e-5), two passes (no affine weights)\n"
           "  softmax_bwd  dx = y * (dy - sum(dy * y)), from softmax's output y and dy\n"
           "  rmsnorm_bwd  dx = r * dy - x * r^3 * mean(dy * x), r = 1 / sqrt(mean(x^2) + 1e-5)\n"
+          "  xent       the cross-entropy loss of each row [ROWS, 1]: log(sum(exp(x - max))) + max\n"
+          "             - x[label], with random labels in [0, COLS) (i32)\n"
           "the inputs are random in [-4, 4) (y in (0, 1) for softmax_bwd); 16-bit inputs\n"
           "compute in f32 and round the result back.\n"
           "\n"
@@ -37,7 +41,7 @@ static void usage(FILE *out) {
           "                         input read and the result written once)\n");
   op_common_usage(out);
   fprintf(out, "\nExit status: 0 ok, 1 a kernel failed to compile, run or verify, or no device;\n"
-               "2 a usage error. (xent, cross-entropy, needs a gather op tilec does not have yet.)\n");
+               "2 a usage error.\n");
 }
 
 static double host_value(tc_dtype t, const void *p, int64_t i) {
@@ -61,18 +65,20 @@ typedef struct norm_run {
 /* Runs k (and checks it with -V 1); CLI_OK or CLI_FAIL after a message. */
 static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t cols,
                norm_run *r) {
-  int64_t n = rows * cols;
+  int64_t n = rows * cols, nout = rows * tc_norm_out_cols(kind, cols);
   size_t esz = o->dtype == TC_F32 ? 4 : 2;
   int nin = tc_norm_inputs(kind);
-  void *in[2] = {NULL, NULL}, *y = malloc((size_t)n * esz), *ref = malloc((size_t)n * esz);
+  void *in[2] = {NULL, NULL}, *y = malloc((size_t)nout * esz), *ref = malloc((size_t)nout * esz);
   uint64_t s = 0x2545F4914F6CDD1Dull;
   for (int q = 0; q < nin; q++) {
-    in[q] = malloc((size_t)n * esz);
-    for (int64_t i = 0; i < n; i++) {
+    bool label = kind == TC_NORM_XENT && q == 1; /* i32 [rows, 1] in [0, cols) */
+    in[q] = malloc((size_t)(label ? rows : n) * (label ? 4 : esz));
+    for (int64_t i = 0; i < (label ? rows : n); i++) {
       s ^= s << 13, s ^= s >> 7, s ^= s << 17;
       double u = (double)(s >> 11) * ldexp(1.0, -53);
+      if (label) ((int32_t *)in[q])[i] = (int32_t)(s % (uint64_t)cols);
       /* softmax_bwd's first input is a softmax output: in (0, 1) */
-      host_store(o->dtype, in[q], i, (float)(kind == TC_NORM_SOFTMAX_BWD && q == 0 ? u / (double)cols : u * 8.0 - 4.0));
+      else host_store(o->dtype, in[q], i, (float)(kind == TC_NORM_SOFTMAX_BWD && q == 0 ? u / (double)cols : u * 8.0 - 4.0));
     }
   }
   void *args[3] = {in[0], nin > 1 ? in[1] : y, y}, *rargs[3] = {in[0], nin > 1 ? in[1] : ref, ref};
@@ -84,7 +90,7 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
   } else if (o->verify) {
     double err = 0, big = 0;
     if (tc_reference_run(f, rargs)) rc = op_fail(o, "%s", tc_fusion_error(f));
-    for (int64_t i = 0; i < n && !rc; i++) {
+    for (int64_t i = 0; i < nout && !rc; i++) {
       double a = host_value(o->dtype, y, i), b = host_value(o->dtype, ref, i);
       if (!(fabs(a - b) <= err)) err = fabs(a - b);
       if (fabs(b) > big) big = fabs(b);
@@ -100,7 +106,9 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
     if (st) rc = op_fail(o, "%s", tc_kernel_error(k));
     else {
       r->ms = op_median(t, o->iters);
-      r->gbs = (double)(nin + 1) * (double)n * (double)esz / (r->ms * 1e6);
+      double bytes = (double)n * (double)esz * (kind == TC_NORM_XENT ? 1 : nin) +
+                     (double)nout * (double)esz + (kind == TC_NORM_XENT ? 4.0 * (double)rows : 0);
+      r->gbs = bytes / (r->ms * 1e6);
       r->timed = 1;
     }
     free(t);
@@ -149,17 +157,15 @@ int cmd_norm(int argc, char **argv) {
     return CLI_OK;
   }
   if (argc < 2 || argv[1][0] == '-')
-    return op_usage_error(&o, "name the normalization: softmax, rmsnorm, layernorm, softmax_bwd or rmsnorm_bwd");
+    return op_usage_error(&o, "name the normalization: softmax, rmsnorm, layernorm, softmax_bwd, "
+                          "rmsnorm_bwd or xent");
   const char *kind = argv[1];
   int k_id = -1;
   for (int i = 0; i < TC_NORM_COUNT; i++)
     if (!strcmp(kind, tc_norm_name((tc_norm_kind)i))) k_id = i;
-  if (!strcmp(kind, "xent"))
-    return op_fail(&o, "xent (cross-entropy) needs a gather of the label's logit, an op tilec "
-                   "does not have yet");
   if (k_id < 0)
-    return op_usage_error(&o, "unknown normalization '%s' (softmax, rmsnorm, layernorm, softmax_bwd or "
-                          "rmsnorm_bwd)", kind);
+    return op_usage_error(&o, "unknown normalization '%s' (softmax, rmsnorm, layernorm, softmax_bwd, "
+                          "rmsnorm_bwd or xent)", kind);
   int64_t rows = 0, cols = 0;
   for (int i = 2; i < argc; i++) {
     int rc = CLI_OK;
@@ -214,7 +220,7 @@ int cmd_norm(int argc, char **argv) {
     if (o.emit) printf("emitted: %s\n", o.emit);
     if (r.verified)
       printf("verify: %s (max error %.3g of the largest |y|; %lld elements)\n", r.pass ? "PASS" : "FAIL",
-             r.err, (long long)(rows * cols));
+             r.err, (long long)(rows * tc_norm_out_cols((tc_norm_kind)k_id, cols)));
     if (r.timed) printf("time: %.4f ms (median of %d runs), %.2f GB/s\n", r.ms, o.iters, r.gbs);
   }
   tc_kernel_free(k), tc_fusion_free(f);

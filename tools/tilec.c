@@ -40,7 +40,7 @@ void cli_usage(FILE *out) {
       "            -V 1 verifies, --tune tunes into the perf DB (see `tilec conv2d --help`)\n"
       "  gemm      run C = A * B with the gridwise GEMM kernel: -M -N -K --transA\n"
       "            --transB -g (see `tilec gemm --help`)\n"
-      "  norm      run softmax, rmsnorm, layernorm or their backward over the rows of an\n"
+      "  norm      run softmax, rmsnorm, layernorm, their backward or xent over the rows of an\n"
       "            M x N tensor, scheduled automatically (see `tilec norm --help`)\n"
       "  help      print this help (also -h, --help)\n"
       "\n"

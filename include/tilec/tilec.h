@@ -193,6 +193,15 @@ tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm);
  * of a's type (rounded to f32 for floats; an integer for i32 / i8). */
 tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double value);
 
+/* out[..., i, ...] = in[..., index[..., i, ...], ...] along `axis`
+ * (negative counts from the end), as torch.gather: the index is an i32
+ * tensor of in's rank with in's extents except along axis, and the result
+ * has the index's shape and in's dtype.  An index outside [0, extent) reads
+ * 0 (no access outside in).  in must stay in global memory (a fusion input
+ * or output): the kernel reads it at positions only the data knows.
+ * Cross-entropy reads the label's logit this way. */
+tc_tensor *tc_gather(tc_fusion *f, tc_tensor *in, int axis, tc_tensor *index);
+
 typedef enum tc_reduce_op {
   TC_REDUCE_SUM, TC_REDUCE_MAX, TC_REDUCE_MIN
 } tc_reduce_op;

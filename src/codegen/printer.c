@@ -73,6 +73,22 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b);
   switch (op->kind) {
     case TC_OP_SET: case TC_OP_PERMUTE: tc_str_cat(o, x); break;
+    case TC_OP_GATHER: {
+      /* in[0] at its index plus the position in[1] holds (y) times the
+       * gathered axis's stride; 0 where that position is outside */
+      const tc_tensor *in = op->in[0];
+      int64_t stride = 1, e = tc_logical_extent(in, op->sub);
+      for (int i = op->sub + 1; i < in->nlogical; i++) stride *= tc_logical_extent(in, i);
+      tc_str base, at;
+      tc_str_init(&base), tc_str_init(&at);
+      expr(&base, k, s->in_index[0]);
+      tc_str_printf(&at, "%s + (%s) * %lld", tc_str_cstr(&base), y, (long long)stride);
+      tc_str_printf(o, "((unsigned)(%s) < %lldu ? ", y, (long long)e);
+      d->load(o, in->dtype, in->mem, in->name, tc_str_cstr(&at));
+      tc_str_printf(o, " : %s)", fl ? "0.0f" : "0");
+      tc_str_free(&base), tc_str_free(&at);
+      break;
+    }
     case TC_OP_REDUCE: {
       tc_str acc, idx;
       tc_str_init(&acc), tc_str_init(&idx);

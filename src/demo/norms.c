@@ -3,7 +3,7 @@
 
 const char *tc_norm_name(tc_norm_kind kind) {
   static const char *names[TC_NORM_COUNT] = {"softmax", "rmsnorm", "layernorm", "softmax_bwd",
-                                             "rmsnorm_bwd"};
+                                             "rmsnorm_bwd", "xent"};
   return kind >= 0 && kind < TC_NORM_COUNT ? names[kind] : "?";
 }
 
@@ -13,8 +13,10 @@ static tc_tensor *rsqrt_eps(tc_fusion *f, tc_tensor *v) {
 }
 
 int tc_norm_inputs(tc_norm_kind kind) {
-  return kind == TC_NORM_SOFTMAX_BWD || kind == TC_NORM_RMSNORM_BWD ? 2 : 1;
+  return kind == TC_NORM_SOFTMAX_BWD || kind == TC_NORM_RMSNORM_BWD || kind == TC_NORM_XENT ? 2 : 1;
 }
+
+int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols) { return kind == TC_NORM_XENT ? 1 : cols; }
 
 /* An input of dtype t, as f32. */
 static tc_tensor *input_f32(tc_fusion *f, tc_dtype t, const int64_t *shape) {
@@ -24,8 +26,9 @@ static tc_tensor *input_f32(tc_fusion *f, tc_dtype t, const int64_t *shape) {
 
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols) {
   int64_t shape[2] = {rows, cols};
-  tc_tensor *x = input_f32(f, t, shape);
-  if (!x) return NULL;
+  tc_tensor *in = tc_input(f, t, 2, shape);
+  if (!in) return NULL;
+  tc_tensor *x = t == TC_F32 ? in : tc_cast(f, in, TC_F32);
   int last = 1;
   double inv = 1.0 / (double)cols;
   tc_tensor *y = NULL;
@@ -60,6 +63,16 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
       tc_tensor *m = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, dy, x), 1, &last), inv);
       tc_tensor *r3m = tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, r, r), r), m);
       y = tc_binary(f, TC_SUB, tc_binary(f, TC_MUL, r, dy), tc_binary(f, TC_MUL, x, r3m));
+      break;
+    }
+    case TC_NORM_XENT: {
+      int64_t lshape[2] = {rows, 1};
+      tc_tensor *label = tc_input(f, TC_I32, 2, lshape);
+      tc_tensor *mx = tc_reduce(f, TC_REDUCE_MAX, x, 1, &last);
+      tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, mx)), 1, &last);
+      tc_tensor *lse = tc_binary(f, TC_ADD, tc_unary(f, TC_LOG, s), mx);
+      tc_tensor *g = tc_gather(f, in, 1, label); /* the label's logit, from global memory */
+      y = tc_binary(f, TC_SUB, lse, t == TC_F32 ? g : tc_cast(f, g, TC_F32));
       break;
     }
     default: return NULL;

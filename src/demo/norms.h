@@ -10,10 +10,10 @@
 
 typedef enum tc_norm_kind {
   TC_NORM_SOFTMAX, TC_NORM_RMSNORM, TC_NORM_LAYERNORM, TC_NORM_SOFTMAX_BWD, TC_NORM_RMSNORM_BWD,
-  TC_NORM_COUNT
+  TC_NORM_XENT, TC_NORM_COUNT
 } tc_norm_kind;
 
-/* "softmax", "rmsnorm", "layernorm", "softmax_bwd", "rmsnorm_bwd". */
+/* "softmax", "rmsnorm", "layernorm", "softmax_bwd", "rmsnorm_bwd", "xent". */
 const char *tc_norm_name(tc_norm_kind kind);
 
 /* Adds the input x and the fusion of kind to f and returns its output y
@@ -26,9 +26,14 @@ const char *tc_norm_name(tc_norm_kind kind);
  *   softmax_bwd   inputs y (softmax's output) and dy: dx = y * (dy - sum(dy * y))
  *   rmsnorm_bwd   inputs x and dy, r = 1 / sqrt(mean(x^2) + eps):
  *                 dx = r * dy - x * r^3 * mean(dy * x)
+ *   xent          inputs the logits x and the labels [rows, 1] (i32): the
+ *                 cross-entropy loss [rows, 1] = log(sum(exp(x - max))) +
+ *                 max - x[label] (a label outside [0, cols) reads 0)
  * over the last axis, eps = 1e-5.  tc_norm_inputs gives the number of
- * inputs (1, or 2 for the backward ones, in the order above). */
+ * inputs (1, or 2 for the backward ones and xent, in the order above);
+ * tc_norm_out_cols the result's row length (1 for xent, else cols). */
 int tc_norm_inputs(tc_norm_kind kind);
+int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols);
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols);
 
 #endif

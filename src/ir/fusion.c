@@ -166,6 +166,10 @@ tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, t
 
 int tc_op_in_axis(const tc_op *op, int j) { return op->kind == TC_OP_PERMUTE ? op->perm[j] : j; }
 
+bool tc_op_axis_gathered(const tc_op *op, int k, int j) {
+  return op->kind == TC_OP_GATHER && k == 0 && j == op->sub;
+}
+
 static tc_tensor *like(tc_fusion *f, const tc_tensor *in, tc_dtype t) {
   return tc_tensor_like(f, in, NULL, t);
 }
@@ -232,6 +236,34 @@ tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double 
   tc_op *o = tc_op_new(f, TC_OP_BINARY, op, a, NULL, out);
   o->has_scalar = true;
   o->scalar = fl ? (double)(float)value : value;
+  return out;
+}
+
+tc_tensor *tc_gather(tc_fusion *f, tc_tensor *in, int axis, tc_tensor *index) {
+  tc_clear_error(f);
+  if (!owned(f, in) || !owned(f, index))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_gather: operand is not a tensor of this fusion"), NULL;
+  int a = tc_norm_axis(axis, in->nlogical);
+  if (a < 0)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_gather: axis %d is out of range for %s (rank %d)", axis,
+                   in->name, in->nlogical), NULL;
+  if (index->dtype != TC_I32)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_gather: the index %s is %s; it must be i32", index->name,
+                   tc_dtype_name(index->dtype)), NULL;
+  if (index->nlogical != in->nlogical)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_gather: the index %s has rank %d but %s has rank %d",
+                   index->name, index->nlogical, in->name, in->nlogical), NULL;
+  int64_t shape[16];
+  for (int i = 0; i < in->nlogical; i++) {
+    shape[i] = tc_logical_extent(index, i);
+    if (i != a && shape[i] != tc_logical_extent(in, i))
+      return tc_fail(f, TC_ERR_ARGUMENT,
+                     "tc_gather: the index %s has extent %lld at axis %d but %s has %lld; they may "
+                     "differ only along the gathered axis %d", index->name, (long long)shape[i], i,
+                     in->name, (long long)tc_logical_extent(in, i), a), NULL;
+  }
+  tc_tensor *out = tc_tensor_new(f, in->dtype, in->nlogical, shape);
+  tc_op_new(f, TC_OP_GATHER, a, in, index, out);
   return out;
 }
 

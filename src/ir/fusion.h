@@ -17,8 +17,10 @@
 
 typedef enum tc_op_kind {
   TC_OP_SET, TC_OP_UNARY, TC_OP_BINARY, TC_OP_CAST, TC_OP_PERMUTE,
-  TC_OP_REDUCE             /* sub: tc_reduce_op; the output's reduced logical
+  TC_OP_REDUCE,            /* sub: tc_reduce_op; the output's reduced logical
                               axes are reduction axes (tc_axis.reduction) */
+  TC_OP_GATHER             /* out = in[0] read along axis `sub` at the
+                              positions in[1] (i32) holds */
 } tc_op_kind;
 
 typedef struct tc_op {
@@ -81,6 +83,10 @@ int64_t tc_logical_extent(const tc_tensor *t, int i);
 bool tc_tensor_is_reduction(const tc_tensor *t);
 /* The logical axis of op input k that output logical axis j reads. */
 int tc_op_in_axis(const tc_op *op, int j);
+/* Whether input k of op reads output axis j at a position the data
+ * decides (a gather's data input along its axis): no axis of the input
+ * iterates with it. */
+bool tc_op_axis_gathered(const tc_op *op, int k, int j);
 tc_op *tc_op_new(tc_fusion *f, tc_op_kind kind, int sub, tc_tensor *a, tc_tensor *b,
                  tc_tensor *out);
 

@@ -204,6 +204,11 @@ static tc_status validate_tensor(lctx *c, tc_tensor *t) {
                  "compile: %s is an intermediate tensor in global memory; tilec allocates no global "
                  "scratch: place it in shared or local memory", t->name);
   if (!st) st = validate_reduction(c, t, tc_str_cstr(&d));
+  if (!st && t->def && t->def->kind == TC_OP_GATHER && t->def->in[0]->mem != TC_MEM_GLOBAL)
+    st = tc_fail(c->f, TC_ERR_SCHEDULE,
+                 "compile: %s gathers from %s, which is in %s memory; a gather reads its data in "
+                 "global memory (a fusion input or output), at positions only the data knows",
+                 t->name, t->def->in[0]->name, tc_memtype_name(t->def->in[0]->mem));
   if (!st && t->mem == TC_MEM_TENSOR && t->tmem_dimsep < 0)
     st = tc_fail(c->f, TC_ERR_SCHEDULE,
                  "compile: %s is in tensor memory but has no dim-sep position; call "
@@ -671,8 +676,9 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
     const tc_tensor *x = s->op->in[i];
     for (int j = 0; j < t->nlogical; j++) {
       int a = tc_op_in_axis(s->op, j);
-      /* an operand broadcasts along an axis of extent 1 (a reduced one too) */
-      in_lv[a] = tc_logical_extent(x, a) == 1 ? tc_e_const(p, 0) : lv[j];
+      /* an operand broadcasts along an axis of extent 1 (a reduced one too);
+       * a gather's data is read at 0 plus what the printer adds */
+      in_lv[a] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(s->op, i, j) ? tc_e_const(p, 0) : lv[j];
     }
     st = index_of(c, x, in_lv, &s->in_index[i]);
   }

@@ -218,7 +218,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     /* the loop runs over t's whole logical domain, reduced axes at their
      * full extent; t's element skips those, and an input is read at 0
      * along an axis where it broadcasts (its extent is 1) */
-    int64_t ext[16], out_stride[16], in_stride[2][16], coord[16] = {0};
+    int64_t ext[16], out_stride[16], in_stride[2][16], coord[16] = {0}, gstride = 0;
     int64_t s = 1;
     for (int d = r - 1; d >= 0; d--) {
       ext[d] = f->g.axes[t->logical[d]].extent;
@@ -232,8 +232,9 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
       for (int d = r - 1; d >= 0; d--) xs[d] = s, s *= tc_logical_extent(x, d);
       for (int d = 0; d < r; d++) {
         int a = tc_op_in_axis(op, d);
-        in_stride[k][d] = tc_logical_extent(x, a) == 1 ? 0 : xs[a];
+        in_stride[k][d] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(op, k, d) ? 0 : xs[a];
       }
+      if (op->kind == TC_OP_GATHER && k == 0) gstride = xs[op->sub];
     }
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype), total = 1;
     for (int d = 0; d < r; d++) total *= (size_t)ext[d];
@@ -260,6 +261,12 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
         }
         case TC_OP_CAST: v = cast(op->in[0]->dtype, t->dtype, a); break;
         case TC_OP_REDUCE: v = reduce_step((tc_reduce_op)op->sub, fl, val[t->id][dst], a); break;
+        case TC_OP_GATHER: { /* in[0] at the position in[1] holds; 0 outside */
+          double g = val[op->in[1]->id][src[1]];
+          int64_t ge = tc_logical_extent(op->in[0], op->sub);
+          v = g >= 0 && g < (double)ge ? val[op->in[0]->id][src[0] + (int64_t)g * gstride] : 0;
+          break;
+        }
         default: v = a; break;
       }
       /* a reduction accumulates exactly (double, 64-bit integers) and

@@ -17,8 +17,9 @@
  *   outer       the reduced axes are a prefix (column sums): the kept axes
  *               merged and split by 128 threads over blocks, each thread
  *               reducing its column serially.
- * Every tensor is then scheduled like the reference (an output, or the
- * first reduction when all outputs are reductions) and bound alike; a
+ * Every tensor is then scheduled like the reference (the first reduction,
+ * whose loop iterates the reduced extents, or the first output when there
+ * is none) and bound alike; a
  * reduction that is an output reduces into registers first
  * (tc_cache_before) and is copied out.  The choice is recorded as the
  * fusion's schedule note (tc_fusion_schedule_note), which compiled
@@ -165,11 +166,15 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
     copied[i] = true;
     if (!ref) ref = acc;
   }
-  for (int i = 0; i < f->noutputs && i < 64; i++)
-    if (!copied[i]) {
-      ref = f->outputs[i];
+  /* the reference iterates the full extents: the first reduction (its
+   * reduction axes at the reduced extent), else the first output */
+  for (int i = 0; i < f->nops && any; i++)
+    if (f->ops[i]->kind == TC_OP_REDUCE) {
+      ref = f->ops[i]->out;
       break;
     }
+  for (int i = 0; i < f->noutputs && i < 64 && !ref; i++)
+    if (!copied[i]) ref = f->outputs[i];
   int nred = 0;
   bool prefix = true;
   for (int a = 0; a < r; a++) {

@@ -34,7 +34,14 @@ void tc_edge_positions(const tc_tensor *producer, const tc_tensor *consumer, int
   const tc_op *op = consumer->def;
   bool reads = false;
   for (int k = 0; op && k < op->nin; k++) reads |= op->in[k] == producer;
-  for (int j = 0; j < consumer->nlogical; j++) pos[j] = reads ? tc_op_in_axis(op, j) : j;
+  int k = 0;
+  while (op && k < op->nin && op->in[k] != producer) k++;
+  for (int j = 0; j < consumer->nlogical; j++) {
+    pos[j] = reads ? tc_op_in_axis(op, j) : j;
+    /* a gathered axis reads the producer at data-decided positions: a
+     * position no axis of the producer has, so nothing matches it */
+    if (reads && tc_op_axis_gathered(op, k, j)) pos[j] = 16 + j;
+  }
 }
 
 void tc_edge_sigs(const tc_tensor *producer, const tc_tensor *consumer, uint64_t **psig,
@@ -55,8 +62,11 @@ static void through_op(const tc_op *op, int from, int to, int *pos) {
   const int *pf = pos + from * 16;
   int *pt = pos + to * 16;
   const tc_tensor *out = op->out;
+  int k = 0;
+  while (k < op->nin && op->in[k]->id != (from == out->id ? to : from)) k++;
   for (int j = 0; j < out->nlogical; j++) {
     int in_axis = tc_op_in_axis(op, j);
+    if (tc_op_axis_gathered(op, k, j)) continue; /* no axis iterates with it */
     if (from == out->id) pt[in_axis] = pf[j];
     else pt[j] = pf[in_axis];
   }

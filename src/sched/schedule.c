@@ -300,8 +300,11 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const int *sr
     const tc_axis *sa = &g->axes[src->logical[i]];
     for (int j = 0; j < dst->nlogical && counterpart[i] < 0 && bcast[i] < 0; j++) {
       const tc_axis *da = &g->axes[dst->logical[j]];
-      if ((src_of ? src_of[j] : j) != i) continue;
-      if (da->extent == sa->extent) counterpart[i] = dst->logical[j];
+      int from = src_of ? src_of[j] : j;
+      /* (-1: an axis no op relates to src's, such as a gathered one: it can
+       * only stand for src's axis where it has extent 1) */
+      if (from != i && !(from < 0 && tc_logical_extent(dst, j) == 1 && j == i)) continue;
+      if (from == i && da->extent == sa->extent) counterpart[i] = dst->logical[j];
       else if (tc_logical_extent(dst, j) == 1) bcast[i] = dst->logical[j];
     }
     if (counterpart[i] < 0 && bcast[i] < 0)
