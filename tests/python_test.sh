@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # python_test.sh - runs the Python binding's tests (python/tests, pytest)
-# against the shared library ($TILEC_LIB, default build/libtilec.so).  Ends
+# against the shared library ($TILEC_LIB, default build/libtilec.so), and
+# the tests of `tilec driver`'s tensor files against the command ($TILEC,
+# default build/tilec).  Ends
 # with "N passed, N failed, N skipped" taken from pytest's summary; exits
 # non-zero if a test failed.  Without python3 (or without numpy and pytest,
 # which scripts/deps.sh installs) it reports one skip and exits 0.
@@ -28,6 +30,9 @@ lib=${TILEC_LIB:-build/libtilec.so}
 [ -f "$lib" ] || fail_all "$lib not found (build it with make)"
 case $lib in /*) ;; *) lib=$PWD/$lib ;; esac
 export TILEC_LIB=$lib
+bin=${TILEC:-build/tilec}
+case $bin in /*) ;; *) bin=$PWD/$bin ;; esac
+export TILEC=$bin
 
 # A library built with AddressSanitizer (make asan) needs the ASan runtime
 # loaded first; Python itself is not instrumented, so leak checks are off.

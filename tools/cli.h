@@ -34,5 +34,8 @@ int cmd_conv(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 /* `tilec norm softmax|rmsnorm|layernorm ...` (cmd_norm.c). */
 int cmd_norm(int argc, char **argv);
+/* `tilec driver conv|convfp16 ...` (cmd_driver.c): MIOpenDriver's
+ * convolution command line; argv[0] is "driver". */
+int cmd_driver(int argc, char **argv);
 
 #endif

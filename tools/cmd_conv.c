@@ -21,6 +21,7 @@
 #include "../src/ops/tuner.h"
 #include "../src/target/target.h"
 #include "cli.h"
+#include "conv_cli.h"
 #include "op_cli.h"
 
 static void conv_usage(FILE *out) {
@@ -221,10 +222,8 @@ static int parse_args(op_opts *o, tc_conv_problem *p, int64_t *dir, int64_t *pad
   return CLI_OK;
 }
 
-/* The parsed problem completed (direction, dtype, padding) and described
- * for the API in *d (its layouts point into p).  CLI_OK or CLI_USAGE. */
-static int make_desc(const op_opts *o, tc_conv_problem *p, int64_t dir, int64_t pad_h,
-                     int64_t pad_w, const int64_t side[4], tc_conv2d_desc *d) {
+int conv_make_desc(const op_opts *o, tc_conv_problem *p, int64_t dir, int64_t pad_h,
+                   int64_t pad_w, const int64_t side[4], tc_conv2d_desc *d) {
   if (dir != 1 && dir != 2 && dir != 4)
     return op_usage_error(o, "-F must be 1 (forward), 2 (backward data) or 4 (backward weight), "
                              "got %lld", (long long)dir);
@@ -252,20 +251,17 @@ static int make_desc(const op_opts *o, tc_conv_problem *p, int64_t dir, int64_t 
 
 /* ---- the command ------------------------------------------------------------ */
 
-/* --tune through tc_conv2d_tune: progress on stderr, the result in r. */
-static int tune(op_opts *o, tc_conv2d *c, op_report *r) {
+int conv_tune(op_opts *o, tc_conv2d *c, op_report *r) {
   tc_op_tune_options to = op_tune_start(o, r, tc_conv2d_problem_string(c));
   tc_op_tune_result tr;
   tc_status st = tc_conv2d_tune(c, &to, &tr);
   return op_tune_finish(o, r, st, &tr, tc_conv2d_error(c));
 }
 
-/* The perf config chosen (r->config, r->source, the detail) and printed
- * with the plan's kernels. */
-static void report_plan(const op_opts *o, const tc_conv2d *c, op_report *r) {
+void conv_report_plan(const op_opts *o, const tc_conv2d *c, op_report *r, int print) {
   op_set_plan(o, r, tc_conv2d_warning(c), tc_conv2d_perf_config(c),
               tc_conv2d_perf_config_source(c), tc_conv2d_perf_config_detail(c));
-  if (o->json) return;
+  if (o->json || !print) return;
   int n = tc_conv2d_num_kernels(c);
   printf("perf config: %s (%s)\n", r->config, r->source_detail);
   printf("plan: %d kernel%s:", n, n == 1 ? "" : "s");
@@ -402,9 +398,9 @@ static int conv_main(op_opts *o, tc_conv2d *c, const tc_conv_problem *p, int64_t
     op_print_device(o, r, have_dev, why);
     fflush(stdout);
   }
-  int rc = o->tune ? tune(o, c, r) : CLI_OK;
+  int rc = o->tune ? conv_tune(o, c, r) : CLI_OK;
   if (rc != CLI_OK) return rc;
-  report_plan(o, c, r);
+  conv_report_plan(o, c, r, 1);
   if (o->emit && (rc = emit(o, c, r)) != CLI_OK) return rc;
   rc = runs ? execute(o, c, p, ho, wo, r) : check_sources(o, c);
   *ok = rc == CLI_OK;
@@ -422,7 +418,7 @@ int cmd_conv(int argc, char **argv) {
   if (rc != CLI_OK || done) return rc;
   if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
   tc_conv2d_desc d;
-  if ((rc = make_desc(&o, &p, dir, pad_h, pad_w, side, &d)) != CLI_OK) return rc;
+  if ((rc = conv_make_desc(&o, &p, dir, pad_h, pad_w, side, &d)) != CLI_OK) return rc;
   /* --arch as given: the heuristic plans with it as the command always did */
   tc_op_options opt = {o.target, o.device, o.arch, NULL};
   tc_conv2d *c = tc_conv2d_new(&d, &opt);

@@ -38,6 +38,10 @@ void cli_usage(FILE *out) {
       "  conv2d    run a 2-D convolution (fwd, bwd-data, bwd-weight) as implicit GEMM,\n"
       "            MIOpenDriver flags (-F -n -c -H -W -k -y -x -p -q -u -v -l -j -g);\n"
       "            -V 1 verifies, --tune tunes into the perf DB (see `tilec conv2d --help`)\n"
+      "  driver    run an MIOpenDriver convolution line as it is: `tilec driver conv\n"
+      "            -n 2 -c 8 ... -F 0 -t 1` runs, verifies and times fwd, bwd, wrw;\n"
+      "            --in_data/--weights/--dout_data read raw or .npy tensors, --out\n"
+      "            FILE writes results (see `tilec driver --help`)\n"
       "  gemm      run C = A * B with the gridwise GEMM kernel: -M -N -K --transA\n"
       "            --transB -g (see `tilec gemm --help`)\n"
       "  norm      run softmax, rmsnorm, layernorm, their backward or xent over the rows of an\n"
@@ -571,6 +575,10 @@ int main(int argc, char **argv) {
         char *sub[] = {argv[2], "--help", NULL};
         return cmd_norm(2, sub);
       }
+      if (strcmp(argv[2], "driver") == 0) {
+        char *sub[] = {argv[2], "--help", NULL};
+        return cmd_driver(2, sub);
+      }
       if (strcmp(argv[2], "version") == 0 || strcmp(argv[2], "devices") == 0) {
         char *sub[] = {argv[2], "--help", NULL};
         return strcmp(argv[2], "version") == 0 ? cmd_version(2, sub) : cmd_devices(2, sub);
@@ -589,6 +597,7 @@ int main(int argc, char **argv) {
   if (strcmp(cmd, "conv2d") == 0) return cmd_conv(argc - 1, argv + 1);
   if (strcmp(cmd, "gemm") == 0) return cmd_gemm(argc - 1, argv + 1);
   if (strcmp(cmd, "norm") == 0) return cmd_norm(argc - 1, argv + 1);
+  if (strcmp(cmd, "driver") == 0) return cmd_driver(argc - 1, argv + 1);
   if (cmd[0] == '-') return cli_usage_error("unknown option '%s'", cmd);
   return cli_usage_error("unknown command '%s'", cmd);
 }

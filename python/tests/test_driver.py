@@ -1,0 +1,170 @@
+"""`tilec driver` (MIOpenDriver's conv command line) with tensors in and out:
+--in_data / --weights / --dout_data read as .npy or raw by their extension,
+--out FILE and --dump_output 1 written, all round-tripped through NumPy and
+the results compared with the float64 references of conv_ref.py.  Runs the
+real binary ($TILEC, default build/tilec) on the default OpenCL device."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+
+from conv_ref import geometry, ref_backward_data, ref_backward_weight, ref_forward
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TILEC = os.path.abspath(os.environ.get("TILEC", os.path.join(REPO, "build", "tilec")))
+
+
+@pytest.fixture(autouse=True)
+def private_env(tmp_path, monkeypatch):
+    """Never read or write the user's perf DB; run in a scratch directory
+    (--dump_output writes into the current one)."""
+    monkeypatch.setenv("TILEC_PERFDB", str(tmp_path / "perfdb.sqlite"))
+    monkeypatch.chdir(tmp_path)
+
+
+def driver(*args, rc=0):
+    assert os.access(TILEC, os.X_OK), f"{TILEC} is not built (make)"
+    p = subprocess.run([TILEC, "driver", *map(str, args)], capture_output=True, text=True,
+                       timeout=600)
+    assert p.returncode == rc, f"exit {p.returncode}\nstdout:\n{p.stdout}\nstderr:\n{p.stderr}"
+    return p
+
+
+def rand(rng, shape, dtype=np.float32):
+    return rng.uniform(-1, 1, size=shape).astype(dtype)
+
+
+# one problem with everything that moves an index: groups, stride,
+# dilation, padding on one side only, a non-square filter
+N, C, H, W, K, Y, X = 2, 4, 9, 7, 6, 3, 2
+STRIDE, PAD, DIL, G = (2, 1), ((1, 1), (0, 0)), (1, 2), 2
+FLAGS = ["-n", N, "-c", C, "-H", H, "-W", W, "-k", K, "-y", Y, "-x", X, "-p", 1, "-q", 0,
+         "-u", 2, "-v", 1, "-l", 1, "-j", 2, "-g", G]
+XSHAPE, WSHAPE = (N, C, H, W), (K, C // G, Y, X)
+_, HO, WO = geometry(XSHAPE, WSHAPE, STRIDE, PAD, DIL)
+YSHAPE = (N, K, HO, WO)
+
+
+def refs(x, w, dy):
+    return {"fwd": ref_forward(x, w, STRIDE, PAD, DIL, G),
+            "bwd": ref_backward_data(x.shape, w, dy, STRIDE, PAD, DIL, G),
+            "wrw": ref_backward_weight(x, w.shape, dy, STRIDE, PAD, DIL, G)}
+
+
+def test_npy_in_and_out_all_three_directions(rng):
+    x, dy = rand(rng, XSHAPE), rand(rng, YSHAPE)
+    w = rng.uniform(-1, 1, size=WSHAPE)  # float64: converted to float32 on reading
+    np.save("x.npy", x)
+    np.save("w.npy", w)
+    np.save("dy.npy", dy)
+    p = driver("conv", *FLAGS, "-F", 0, "-d", "x.npy", "-e", "w.npy", "-D", "dy.npy",
+               "--out", "res.npy")
+    assert "Read data from input file w.npy, converted to f32" in p.stdout
+    for line in ("Forward Convolution Verifies OK on CPU reference",
+                 "Backward Convolution Data Verifies OK on CPU reference",
+                 "Backward Convolution Weights Verifies OK on CPU reference"):
+        assert line in p.stdout
+    want = refs(x, w.astype(np.float32), dy)
+    shapes = {"fwd": YSHAPE, "bwd": XSHAPE, "wrw": WSHAPE}
+    for tag in ("fwd", "bwd", "wrw"):
+        got = np.load(f"res.{tag}.npy")
+        assert got.dtype == np.float32 and got.shape == shapes[tag], tag
+        np.testing.assert_allclose(got, want[tag], rtol=1e-5, atol=1e-5, err_msg=tag)
+
+
+def test_raw_in_and_out_one_direction(rng):
+    x, w = rand(rng, XSHAPE), rand(rng, WSHAPE)
+    x.tofile("x.bin")
+    w.tofile("w.bin")
+    driver("conv", *FLAGS, "-F", 1, "--in_data", "x.bin", "--weights", "w.bin",
+           "--out", "y.bin")
+    assert not os.path.exists("y.fwd.bin")  # one direction: the name as given
+    got = np.fromfile("y.bin", dtype=np.float32)
+    assert got.size == np.prod(YSHAPE)
+    np.testing.assert_allclose(got.reshape(YSHAPE), ref_forward(x, w, STRIDE, PAD, DIL, G),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_fp16_nhwc_npy(rng):
+    """convfp16 with NHWC tensors: the files hold the dims in the layout's
+    order and float16 elements."""
+    x, w, dy = rand(rng, XSHAPE, np.float16), rand(rng, WSHAPE, np.float16), rand(rng, YSHAPE, np.float16)
+    nhwc = (0, 2, 3, 1)
+    np.save("x.npy", x.transpose(nhwc))
+    np.save("w.npy", w.transpose(nhwc))
+    np.save("dy.npy", dy.transpose(nhwc))
+    driver("convfp16", *FLAGS, "-F", 0, "-I", "NHWC", "-f", "NHWC", "-O", "NHWC",
+           "-d", "x.npy", "-e", "w.npy", "-D", "dy.npy", "--out", "r.npy")
+    want = refs(x, w, dy)
+    for tag in ("fwd", "bwd", "wrw"):
+        got = np.load(f"r.{tag}.npy")
+        assert got.dtype == np.float16, tag
+        np.testing.assert_allclose(got.transpose(0, 3, 1, 2).astype(np.float64), want[tag],
+                                   rtol=2e-3, atol=4e-3, err_msg=tag)
+
+
+def test_dump_output_files(rng):
+    """--dump_output 1: MIOpenDriver's raw files in the current directory."""
+    x, w = rand(rng, XSHAPE), rand(rng, WSHAPE)
+    np.save("x.npy", x)
+    np.save("w.npy", w)
+    driver("conv", *FLAGS, "-F", 1, "-d", "x.npy", "-e", "w.npy", "-o", 1, "--out", "y.npy")
+    np.testing.assert_array_equal(np.fromfile("dump_in.bin", dtype=np.float32), x.ravel())
+    np.testing.assert_array_equal(np.fromfile("dump_wei.bin", dtype=np.float32), w.ravel())
+    assert not os.path.exists("dump_dout.bin")  # -F 1 reads no dy
+    gpu = np.fromfile("dump_fwd_out_gpu.bin", dtype=np.float32)
+    np.testing.assert_array_equal(gpu, np.load("y.npy").ravel())
+    cpu = np.fromfile("dump_fwd_out_cpu.bin", dtype=np.float32).reshape(YSHAPE)
+    np.testing.assert_allclose(cpu, ref_forward(x, w, STRIDE, PAD, DIL, G), rtol=1e-6, atol=1e-6)
+
+
+def test_written_npy_is_numpy_format_1_0(rng):
+    driver("conv", *FLAGS, "-F", 4, "-V", 0, "--out", "dw.npy")
+    with open("dw.npy", "rb") as f:
+        assert np.lib.format.read_magic(f) == (1, 0)
+        shape, fortran, dtype = np.lib.format.read_array_header_1_0(f)
+        assert (shape, fortran, dtype) == (WSHAPE, False, np.dtype("<f4"))
+        assert f.tell() % 64 == 0  # the data starts aligned, as NumPy writes it
+
+
+def test_npy_versions_and_byte_orders_read(rng):
+    """A version 2.0 header and big-endian elements read the same as the
+    plain file."""
+    x, w = rand(rng, XSHAPE), rand(rng, WSHAPE)
+    with open("x.npy", "wb") as f:
+        np.lib.format.write_array(f, x, version=(2, 0))
+    np.save("w.npy", w.astype(">f4"))
+    driver("conv", *FLAGS, "-F", 1, "-d", "x.npy", "-e", "w.npy", "--out", "y.npy")
+    np.testing.assert_allclose(np.load("y.npy"), ref_forward(x, w, STRIDE, PAD, DIL, G),
+                               rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("make,words", [
+    (lambda rng: np.save("x.npy", rand(rng, (N, H, W, C))), ["has shape (2, 9, 7, 4)", "expected (2, 4, 9, 7)"]),
+    (lambda rng: np.save("x.npy", np.zeros(XSHAPE, dtype=np.int32)), ["signed integer", "'<i4'"]),
+    (lambda rng: np.save("x.npy", np.asfortranarray(rand(rng, XSHAPE))), ["Fortran order"]),
+    (lambda rng: open("x.npy", "wb").write(b"not an array"), ["not a valid .npy file"]),
+])
+def test_npy_that_does_not_fit(rng, make, words):
+    """exit 2, one line naming the flag and what is wrong"""
+    make(rng)
+    p = driver("conv", *FLAGS, "-F", 1, "-d", "x.npy", rc=2)
+    line = p.stderr.strip()
+    assert "\n" not in line and line.startswith("tilec driver: -d: x.npy"), line
+    for w in words:
+        assert w in line
+
+
+def test_raw_of_the_wrong_size(rng):
+    rand(rng, (N * C * H * W - 1,)).tofile("x.bin")
+    p = driver("conv", *FLAGS, "-F", 1, "-d", "x.bin", rc=2)
+    assert f"x.bin holds {4 * (N * C * H * W - 1)} bytes" in p.stderr
+    assert f"takes {4 * N * C * H * W}" in p.stderr
+
+
+def test_missing_file_and_unwritable_out():
+    p = driver("conv", *FLAGS, "-F", 1, "--weights", "nothing.npy", rc=1)
+    assert "--weights: cannot open nothing.npy" in p.stderr
+    p = driver("conv", *FLAGS, "-F", 1, "--out", "no/such/dir/y.npy", rc=1)
+    assert "cannot write no/such/dir/y.npy" in p.stderr

@@ -1,0 +1,299 @@
+#!/usr/bin/env bash
+# cli_driver_test.sh - tests `tilec driver` through the real binary ($TILEC,
+# default build/tilec): MIOpenDriver conv lines in the styles of MIOpen's
+# test/perf_models files, its CI and rocMLIR's config lists, run as they
+# are on the default OpenCL device (small sizes) with every direction
+# verified; MIOpenDriver's defaults (-F 0, -V 1, -t 0); every flag of
+# MIOpenDriver's conv accepted by its long and its short name; what tilec
+# refuses (exit 1, named, never "unknown option") and the malformed lines
+# (exit 2); --pad_mode, -s 1 (the tuner and the perf DB, $TILEC_PERFDB in
+# a temporary directory), --dump_output 1 and --out.  The tensor files'
+# contents are checked against NumPy in python/tests/test_driver.py.
+# Ends with "N passed, N failed, N skipped"; exits non-zero if any check
+# failed.
+set -u
+TILEC=${TILEC:-build/tilec}
+case $TILEC in /*) ;; *) TILEC=$PWD/$TILEC ;; esac
+passed=0 failed=0 skipped=0
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+export TILEC_PERFDB="$tmp/db/perfdb.sqlite"
+
+ok()   { passed=$((passed + 1)); echo "  ok   $1"; }
+bad()  { failed=$((failed + 1)); echo "  FAIL $1"; shift; for l in "$@"; do echo "       $l"; done; }
+
+# run ARGS...: `tilec driver ARGS` in $tmp/work, leaving stdout in $out,
+# stderr in $err, status in $rc
+mkdir -p "$tmp/work"
+run() {
+  (cd "$tmp/work" && "$TILEC" driver "$@") >"$tmp/out" 2>"$tmp/err"
+  rc=$?
+  out=$(cat "$tmp/out")
+  err=$(cat "$tmp/err")
+}
+expect_rc() {
+  if [ "$rc" -eq "$2" ]; then ok "$1: exit $2"; else
+    bad "$1: exit $2" "got exit $rc" "stdout: $(head -c 2000 "$tmp/out")" "stderr: $(head -c 1500 "$tmp/err")"
+  fi
+}
+expect_out() {
+  local text=$out
+  [ "${3:-stdout}" = stderr ] && text=$err
+  if printf '%s\n' "$text" | grep -Eq -- "$2"; then ok "$1"; else
+    bad "$1" "no line matches /$2/ in ${3:-stdout}:" "$(printf '%s\n' "$text" | head -n 30)"
+  fi
+}
+expect_no() {
+  if printf '%s\n' "$out" | grep -Eq -- "$2"; then bad "$1" "a line matches /$2/:" "$out"; else ok "$1"; fi
+}
+# expect_count NAME N REGEX: exactly N lines of stdout match
+expect_count() {
+  local n
+  n=$(printf '%s\n' "$out" | grep -Ec -- "$3")
+  if [ "$n" -eq "$2" ]; then ok "$1"; else bad "$1" "$n lines match /$3/, not $2:" "$out"; fi
+}
+# fails KIND CODE NAME REGEX ARGS...: exit CODE, nothing on stdout, one
+# line on stderr matching REGEX
+fails() {
+  local kind=$1 code=$2 name=$3 re=$4
+  shift 4
+  run "$@"
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ "$rc" -eq "$code" ] && [ "$lines" -eq 1 ] && [ ! -s "$tmp/out" ] && printf '%s\n' "$err" | grep -Eq -- "$re"; then
+    ok "$kind: $name"
+  else
+    bad "$kind: $name (exit $code, one line matching /$re/)" "exit $rc" "stdout: $(head -c 600 "$tmp/out")" "stderr: $err"
+  fi
+}
+# refused NAME REGEX ARGS...: what MIOpenDriver runs and tilec does not:
+# exit 1 (an unknown option is exit 2), named in the message
+refused() { fails refused 1 "$@"; }
+# usage NAME REGEX ARGS...: a malformed line, exit 2
+usage() { fails "usage error" 2 "$@"; }
+# runs_ok NAME DIRECTIONS ARGS...: exit 0 and one "Verifies OK on CPU
+# reference" line for each of the DIRECTIONS (fwd, bwd, wrw), no FAILED
+runs_ok() {
+  local name=$1 dirs=$2
+  shift 2
+  run "$@"
+  expect_rc "$name" 0
+  local want=0 d
+  for d in $dirs; do
+    want=$((want + 1))
+    case $d in
+      fwd) expect_out "$name: fwd verifies" '^Forward Convolution Verifies OK on CPU reference \(' ;;
+      bwd) expect_out "$name: bwd verifies" '^Backward Convolution Data Verifies OK on CPU reference \(' ;;
+      wrw) expect_out "$name: wrw verifies" '^Backward Convolution Weights Verifies OK on CPU reference \(' ;;
+    esac
+  done
+  expect_count "$name: $want verification lines" "$want" 'Verifies OK on CPU reference'
+  expect_no "$name: nothing FAILED" 'FAILED'
+}
+
+if [ ! -x "$TILEC" ]; then
+  echo "  FAIL $TILEC is not an executable (build it with make)"
+  echo "0 passed, 1 failed, 0 skipped"
+  exit 1
+fi
+
+echo "-- help"
+"$TILEC" --help >"$tmp/out" 2>&1
+if grep -q '^  driver ' "$tmp/out"; then ok "tilec --help lists driver"; else bad "tilec --help lists driver"; fi
+"$TILEC" help driver >"$tmp/out" 2>&1 && grep -q '^usage: tilec driver' "$tmp/out" &&
+  ok "tilec help driver" || bad "tilec help driver" "$(head -c 400 "$tmp/out")"
+run --help
+expect_rc "driver --help" 0
+# MIOpenDriver's conv flags (driver/conv_driver.hpp, AddCmdLineArgs): long
+# name and short name of each
+miopen_flags="forw:F batchsize:n in_channels:c in_d:! in_h:H in_w:W out_channels:k fil_d:@
+fil_h:y fil_w:x conv_stride_d:# conv_stride_h:u conv_stride_w:v pad_d:$ pad_h:p pad_w:q pad_val:r
+trans_output_pad_d:% trans_output_pad_h:Y trans_output_pad_w:X iter:i verify:V
+verification_cache:C time:t wall:w search:s printconv:P dump_output:o in_data:d weights:e
+bias:b mode:m pad_mode:z tensor_vect:Z vector_length:L dilation_d:^ dilation_h:l dilation_w:j
+in_bias:a group_count:g dout_data:D solution:S gpualloc:G in_cast_type:U out_cast_type:T
+wei_cast_type:R in_layout:I out_layout:O fil_layout:f spatial_dim:_"
+missing=""
+for f in $miopen_flags; do
+  long=${f%%:*} short=${f##*:}
+  grep -qF -- "-$short, --$long " "$tmp/out" || missing="$missing $long"
+done
+if [ -z "$missing" ]; then ok "driver --help lists every MIOpenDriver conv flag with its short name"; else
+  bad "driver --help lists every MIOpenDriver conv flag" "missing:$missing"; fi
+
+echo "-- every MIOpenDriver conv flag is known, by both its names"
+# each flag with a value of its kind, then -F 9: a known flag reaches the
+# check of -F (exit 2 naming -F); an unknown one stops at itself
+value_of() {
+  case $1 in
+    mode) echo conv ;; pad_mode) echo default ;; solution|in_cast_type|out_cast_type|wei_cast_type) echo -1 ;;
+    in_layout|out_layout|fil_layout) echo NCHW ;; spatial_dim) echo 2 ;; vector_length|iter|verify|printconv) echo 1 ;;
+    verification_cache|in_data|weights|in_bias|dout_data) echo "" ;; *) echo 0 ;;
+  esac
+}
+unknown=""
+for f in $miopen_flags; do
+  long=${f%%:*} short=${f##*:} v=$(value_of "${f%%:*}")
+  [ "$long" = forw ] && continue
+  for spelled in "--$long" "-$short"; do
+    run conv "$spelled" "$v" -F 9
+    printf '%s\n' "$err" | grep -q -- '-F must be between 0 and 7' || unknown="$unknown $spelled"
+  done
+done
+if [ -z "$unknown" ]; then ok "all $(echo $miopen_flags | wc -w) flags are read by their long and short names"; else
+  bad "every MIOpenDriver flag is read" "not read:$unknown"; fi
+run conv --conv_stride_0 1 --conv_stride_1 1 -F 9
+expect_out "older MIOpenDriver spellings --conv_stride_0/1 are read" '-F must be between 0 and 7' stderr
+
+echo "-- lines as they are (small sizes)"
+# rocMLIR's config-list style, all three directions, timed
+runs_ok "rocMLIR line -F 0 -t 1" "fwd bwd wrw" \
+  conv -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 0 -t 1
+expect_out "echoes the command line first" '^tilec driver conv -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -F 0 -t 1$'
+expect_out "the device line" '^device: opencl '
+for f in 1 2 4; do
+  expect_out "problem string of -F $f" "^problem: conv2d -F $f -n 2 -c 8 -H 9 -W 9 -k 8 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -g 1 -t f32 --in_layout NCHW --fil_layout KCYX --out_layout NKHW$"
+done
+expect_out "perf config line" '^perf config: [0-9]+(,[0-9]+){5} \(heuristic'
+expect_out "fwd time" '^GPU Kernel Time Forward Conv\. Elapsed: [0-9]+\.[0-9]{6} ms \(median of 10\), [0-9.]+ GFLOP/s$'
+expect_out "bwd time" '^GPU Kernel Time Backward Data Conv\. Elapsed: [0-9.]+ ms \(median of 10\), [0-9.]+ GFLOP/s$'
+expect_out "wrw time" '^GPU Kernel Time Backward Weights Conv\. Elapsed: [0-9.]+ ms \(median of 10\), [0-9.]+ GFLOP/s$'
+# 2 * N * K * C * Y * X * Ho * Wo = 2 * 2 * 8 * 8 * 3 * 3 * 9 * 9
+expect_out "fwd stats: flopCnt 186624" '^stats: fwd-conv3x3u1, 2, 8, 9, 9, 3, 3, 8,  186624, '
+expect_count "a stats header per direction" 3 '^stats: name, n, c, ho, wo, x, y, k, flopCnt, bytesRead, bytesWritten, GFLOPs, GB/s, timeMs$'
+expect_out "fwd: every element checked (N*K*Ho*Wo = 1296)" '^Forward Convolution Verifies OK on CPU reference \(max error [0-9.e+-]+ of the bound; 1296 elements\)$'
+
+# MIOpenDriver's defaults: -F 0 (all three), -V 1, -t 0
+runs_ok "defaults: -F 0 -V 1" "fwd bwd wrw" conv -n 1 -c 4 -H 6 -W 6 -k 4
+expect_no "defaults: -t 0 prints no time" 'GPU Kernel Time'
+
+# MIOpen's test/perf_models style: long names, the 3-D flags at 0 / 1
+runs_ok "perf_models line" "fwd" \
+  conv --batchsize 2 --spatial_dim 2 --pad_h 1 --pad_w 1 --pad_d 0 --conv_stride_h 1 --conv_stride_w 1 --conv_stride_d 0 --dilation_h 1 --dilation_w 1 --dilation_d 0 --group_count 1 --mode conv --pad_mode default --trans_output_pad_h 0 --trans_output_pad_w 0 --trans_output_pad_d 0 --out_layout NCHW --in_d 1 --in_h 13 --in_w 13 --fil_d 1 --fil_h 3 --fil_w 3 --in_channels 12 --out_channels 16 --forw 1
+runs_ok "perf_models line, stride 4, 11x11" "fwd" \
+  conv --batchsize 1 --spatial_dim 2 --pad_h 2 --pad_w 2 --pad_d 0 --conv_stride_h 4 --conv_stride_w 4 --conv_stride_d 0 --dilation_h 1 --dilation_w 1 --dilation_d 0 --group_count 1 --mode conv --pad_mode default --trans_output_pad_h 0 --trans_output_pad_w 0 --trans_output_pad_d 0 --out_layout NCHW --in_d 1 --in_h 31 --in_w 31 --fil_d 1 --fil_h 11 --fil_w 11 --in_channels 3 --out_channels 8 --forw 1
+# MIOpen's CI style: backward data alone, layouts by long name
+runs_ok "CI line --forw 2" "bwd" \
+  conv --forw 2 --in_layout NCHW --out_layout NCHW --fil_layout NCHW -n 2 -c 16 -H 7 -W 7 -k 8 -y 1 -x 1 -p 0 -q 0 -u 1 -v 1 -l 1 -j 1 -m conv -g 1 -t 1
+# rocMLIR's f16 lines: NHWC by short names, lower case
+runs_ok "rocMLIR convfp16 NHWC line" "fwd" \
+  convfp16 -F 1 -f kyxc -I nhwc -O nhwk -n 2 -c 16 -H 7 -W 7 -k 32 -y 1 -x 1 -p 0 -q 0 -u 2 -v 2 -l 1 -j 1 -m conv -g 1 -t 1
+expect_out "convfp16: f16 NHWC problem" '^problem: conv2d -F 1 -n 2 -c 16 -H 7 -W 7 -k 32 -y 1 -x 1 -p 0 -q 0 -u 2 -v 2 -l 1 -j 1 -g 1 -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK$'
+runs_ok "rocMLIR conv NCHW line -F 0" "fwd bwd wrw" \
+  conv -F 0 -f NCHW -I NCHW -O NCHW -n 2 -c 16 -H 8 -W 8 -k 8 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -m conv -g 1 -t 1
+runs_ok "convfp16 all directions, NHWC, groups" "fwd bwd wrw" \
+  convfp16 -n 2 -c 8 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1 -l 1 -j 1 -m conv -g 2 -F 0 --in_layout NHWC --fil_layout NHWC --out_layout NHWC
+runs_ok "groups, stride, dilation, non-square filter" "fwd bwd wrw" \
+  conv -n 1 -c 4 -H 9 -W 7 -k 6 -y 3 -x 2 -p 1 -q 0 -u 2 -v 1 -l 1 -j 2 -g 2 -F 0
+runs_ok "-F 6: bwd and wrw only" "bwd wrw" conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 6
+runs_ok "-F 5: fwd and wrw only" "fwd wrw" conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 5
+
+echo "-- -V, -P, -i, --pad_mode"
+run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1 -V 0
+expect_rc "-V 0" 0
+expect_no "-V 0 verifies nothing" 'Verif'
+run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1 -P 0
+expect_rc "-P 0" 0
+expect_no "-P 0: no problem line" '^problem:'
+expect_out "-P 0: still verified" '^Forward Convolution Verifies OK'
+run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1 -t 1 -i 3
+expect_out "-i 3" 'Elapsed: [0-9.]+ ms \(median of 3\)'
+# MIOpenDriver's rule: same pads (Y - S) / 2 where S divides H, else
+# (Y - H % S) / 2; H 9, S 2, Y 3: (3 - 1) / 2 = 1; H 8, S 2: (3 - 2) / 2 = 0
+run conv -n 1 -c 4 -H 9 -W 8 -k 4 -u 2 -v 2 --pad_mode same -F 1
+expect_rc "--pad_mode same" 0
+expect_out "--pad_mode same: -p 1 -q 0" '^problem: conv2d -F 1 -n 1 -c 4 -H 9 -W 8 -k 4 -y 3 -x 3 -p 1 -q 0 -u 2 -v 2 '
+run conv -n 1 -c 4 -H 9 -W 8 -k 4 -p 2 -q 2 --pad_mode valid -F 1
+expect_out "--pad_mode valid: -p 0 -q 0" '^problem: conv2d .* -p 0 -q 0 -u 1 -v 1 '
+run conv -n 1 -c 4 -H 9 -W 9 -k 4 -p 2 -q 1 -l 2 -j 2 --pad_mode valid -F 1
+expect_out "--pad_mode with dilation 2: the given padding (as MIOpenDriver)" '^problem: conv2d .* -p 2 -q 1 '
+
+echo "-- -s 1: tilec's tuner and the perf DB"
+run conv -n 1 -c 4 -H 6 -W 6 -k 8 -F 1 -s 1
+expect_rc "-s 1" 0
+expect_out "-s 1 tunes" '^perf config: .*\(tuned: fastest of [0-9]+ tried'
+expect_out "-s 1 shows progress on stderr" '^tuning 1/[0-9]+ ' stderr
+expect_out "-s 1 verifies the tuned kernel" '^Forward Convolution Verifies OK'
+run conv -n 1 -c 4 -H 6 -W 6 -k 8 -F 1
+expect_out "the next run uses the perf DB" '^perf config: .*\(from the perf DB '
+
+echo "-- --dump_output 1 and --out"
+rm -rf "$tmp/work" && mkdir -p "$tmp/work"
+run conv -n 2 -c 4 -H 6 -W 5 -k 8 -y 3 -x 3 -p 1 -q 1 -F 0 -o 1 --out res.bin
+expect_rc "-o 1 --out res.bin" 0
+# elements: x 2*4*6*5 = 240, w 8*4*3*3 = 288, y 2*8*6*5 = 480; 4 bytes each
+for f in dump_in.bin:960 dump_wei.bin:1152 dump_dout.bin:1920 dump_fwd_out_gpu.bin:1920 \
+         dump_fwd_out_cpu.bin:1920 dump_bwd_din_gpu.bin:960 dump_bwd_din_cpu.bin:960 \
+         dump_bwd_dwei_gpu.bin:1152 dump_bwd_dwei_cpu.bin:1152 res.fwd.bin:1920 res.bwd.bin:960 \
+         res.wrw.bin:1152; do
+  name=${f%%:*} size=${f##*:}
+  got=$(stat -c %s "$tmp/work/$name" 2>/dev/null || echo none)
+  if [ "$got" = "$size" ]; then ok "$name: $size bytes"; else bad "$name: $size bytes" "got $got"; fi
+done
+if cmp -s "$tmp/work/dump_fwd_out_gpu.bin" "$tmp/work/res.fwd.bin"; then ok "--out holds what dump_fwd_out_gpu.bin holds"; else bad "--out holds the fwd result"; fi
+expect_out "says what it wrote" '^Wrote output to file res\.wrw\.bin$'
+rm -rf "$tmp/work" && mkdir -p "$tmp/work"
+run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 4 -V 0 --out dw
+expect_rc "--out without an extension, one direction" 0
+got=$(stat -c %s "$tmp/work/dw" 2>/dev/null || echo none)
+if [ "$got" = 576 ]; then ok "--out dw: raw, 4*4*3*3*4 = 576 bytes"; else bad "--out dw: 576 bytes" "got $got"; fi
+run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1 --dout_data nothing.bin
+expect_rc "--dout_data with -F 1" 0
+expect_out "--dout_data with -F 1: noted as not read" 'note: --dout_data is not read: no direction of -F 1 reads the output gradient' stderr
+
+echo "-- a result that does not verify"
+# x with a NaN (little-endian f32 0x7fc00000) and zeros: fwd cannot verify;
+# bwd does not read x, runs after it and verifies (as in MIOpenDriver)
+rm -rf "$tmp/work" && mkdir -p "$tmp/work"
+{ printf '\000\000\300\177'; head -c $((1 * 4 * 6 * 6 * 4 - 4)) /dev/zero; } >"$tmp/work/xnan.bin"
+run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 3 -d xnan.bin
+expect_rc "a NaN in x: exit 1" 1
+expect_out "fwd: FAILED, naming the first element" '^Forward Convolution FAILED: [0-9]+ of 64 elements out of bound; first at offset 0 \(n 0, k 0, ho 0, wo 0\)'
+expect_out "bwd still runs and verifies" '^Backward Convolution Data Verifies OK on CPU reference'
+
+echo "-- refused: MIOpenDriver runs them, tilec does not (yet)"
+refused "--spatial_dim 3" '^tilec driver: --spatial_dim 3 is not supported yet: 3-D convolution' conv --spatial_dim 3 -n 1 -c 4 --in_d 4 -H 6 -W 6 -k 4
+refused "-_ 3" '^tilec driver: -_ 3 is not supported yet: 3-D' conv -_ 3
+refused "-m trans" '^tilec driver: -m trans is not supported yet: .*transposed convolution' conv -n 1 -c 4 -H 6 -W 6 -k 4 -m trans
+refused "--mode trans" '^tilec driver: --mode trans is not supported yet' conv --mode trans --trans_output_pad_h 1
+refused "-b 1" '^tilec driver: -b 1 is not supported yet: .*bias' conv -n 1 -c 4 -H 6 -W 6 -k 4 -b 1
+refused "convbfp16" '^tilec driver: convbfp16 is not supported: .*no bf16' convbfp16 -n 1 -c 4 -H 6 -W 6 -k 4
+refused "convint8" '^tilec driver: convint8 is not supported: .*int8' convint8 -F 1 -f NCHW -I NCHW -O NCHW -n 1 -c 3 -H 8 -W 8 -k 4
+refused "convfp8" '^tilec driver: convfp8 is not supported' convfp8 -n 1
+refused "pool (another MIOpenDriver command)" "^tilec driver: 'pool' is an MIOpenDriver command tilec does not run" pool -n 1
+refused "gemm points to tilec gemm" 'use `tilec gemm`' gemmfp16 -m 4
+refused "-r 1" '^tilec driver: -r 1 is not supported: .*zeros' conv -r 1
+refused "-w 1" '^tilec driver: -w 1 is not supported: .*wall-clock' conv -t 1 -w 1
+refused "-C DIR" '^tilec driver: -C is not supported: .*reference' conv -C "$tmp"
+refused "-S 3" '^tilec driver: -S 3 is not supported: .*one solution' conv -S 3
+refused "-S by name" '^tilec driver: -S ConvHipImplicitGemmV4R1Fwd is not supported' conv -S ConvHipImplicitGemmV4R1Fwd
+refused "-G 1" '^tilec driver: -G 1 is not supported' conv -G 1 -V 0
+refused "-Z 1 -L 4" '^tilec driver: -Z 1 is not supported: .*int8' conv -Z 1 -L 4
+refused "-U fp8" '^tilec driver: -U fp8 is not supported: .*cast' conv -U fp8
+refused "--wei_cast_type bf16" '^tilec driver: --wei_cast_type bf16 is not supported' conv --wei_cast_type bf16
+refused "--target hip" 'target hip is not supported by the driver' conv --target hip
+usage "a malformed line is reported before a refused word" "unknown option '--frob'" convbfp16 --frob 1
+
+echo "-- malformed lines (exit 2)"
+usage "no command word" "the first word is the command" -n 1 -c 4
+usage "unknown command word" "unknown command 'convx'" convx -n 1
+usage "unknown long flag" "unknown option '--frob': not a flag of MIOpenDriver's conv" conv --frob 1
+usage "unknown short flag" "unknown option '-K': not a flag of MIOpenDriver's conv" conv -K 1
+usage "rocMLIR's -perf_priority is not MIOpenDriver's" "unknown option '-perf_priority'" conv -F 1 -n 1 -perf_priority 2
+usage "missing value" '-n needs a value' conv -n
+usage "-t f32 (the data type is the first word)" "-t is MIOpenDriver's --time, 0 or 1 .* the data type is the first word" conv -t f32
+usage "-F 8" '-F must be between 0 and 7 \(got 8\)' conv -F 8
+usage "-n two" "-n needs an integer, got 'two'" conv -n two
+usage "-i 0" '-i must be between 1 and' conv -i 0
+usage "-m foo" "-m must be conv or trans, got 'foo'" conv -m foo
+usage "--pad_mode foo" "--pad_mode must be default, same or valid" conv --pad_mode foo
+usage "-Z 1 alone" 'does not go with' conv -Z 1
+usage "--in_layout NCDHW with --spatial_dim 2" '--in_layout NCDHW is a 3-D layout' conv --in_layout NCDHW
+usage "bad layout" "bad input layout 'NCXW'" conv -n 1 -c 4 -H 6 -W 6 -k 4 -I NCXW
+usage "rocMLIR's own layout notation" "bad input layout '01NGC'" conv -F 1 -f N01GC -I 01NGC -O NGC01 -n 1 -c 3 -H 8 -W 8 -k 4
+usage "c % g" 'not divisible by the group count' conv -n 1 -c 6 -H 6 -W 6 -k 4 -g 4
+usage "negative output" 'output height would be' conv -n 1 -c 4 -H 2 -W 6 -k 4 -y 5
+usage "--out ''" '--out needs a file name' conv --out ''
+
+echo "$passed passed, $failed failed, $skipped skipped"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,805 @@
+/* cmd_driver.c - `tilec driver`: MIOpenDriver's convolution command line
+ * as it is ("MIOpenDriver conv -n 2 ..." runs as "tilec driver conv -n 2
+ * ..."), on tilec's implicit-GEMM convolution (the tc_conv2d_ API).
+ *
+ * The first word picks the data type (conv f32, convfp16 f16); every flag
+ * of MIOpenDriver's conv is read with MIOpenDriver's default and either
+ * honoured or refused by name with the reason (exit 1: MIOpenDriver runs
+ * it, tilec cannot yet); a malformed line is a usage error (exit 2).  Like
+ * MIOpenDriver it runs the directions -F selects one after another (the
+ * default -F 0: forward, backward data, backward weights) on the tensors
+ * x, w and dy (pseudo-random, or read with --in_data, --weights and
+ * --dout_data as raw binary or .npy), and prints MIOpenDriver's kind of
+ * lines per direction: with -t 1 the kernel time and GFLOP/s, with -V 1
+ * (the default) whether it verifies against the CPU reference.  tilec's
+ * problem string, perf config and plan come first (-P 1, the default).
+ * --dump_output 1 writes MIOpenDriver's dump_*.bin files, --out FILE the
+ * results (tensor_file.h).  See docs/driver.md. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tilec/tilec.h"
+#include "../src/base/base.h"
+#include "../src/ops/conv.h"
+#include "../src/ops/tuner.h"
+#include "cli.h"
+#include "conv_cli.h"
+#include "op_cli.h"
+#include "tensor_file.h"
+
+/* ---- MIOpenDriver's conv flags (and tilec's few own) ----------------------- */
+
+enum {
+  D_FORW, D_BATCH, D_IN_C, D_IN_D, D_IN_H, D_IN_W, D_OUT_C, D_FIL_D, D_FIL_H, D_FIL_W,
+  D_STRIDE_D, D_STRIDE_H, D_STRIDE_W, D_PAD_D, D_PAD_H, D_PAD_W, D_PAD_VAL, D_TPAD_D, D_TPAD_H,
+  D_TPAD_W, D_ITER, D_VERIFY, D_VCACHE, D_TIME, D_WALL, D_SEARCH, D_PRINTCONV, D_DUMP,
+  D_IN_DATA, D_WEIGHTS, D_BIAS, D_MODE, D_PAD_MODE, D_TENSOR_VECT, D_VECTOR_LENGTH, D_DIL_D,
+  D_DIL_H, D_DIL_W, D_IN_BIAS, D_GROUPS, D_DOUT_DATA, D_SOLUTION, D_GPUALLOC, D_IN_CAST,
+  D_OUT_CAST, D_WEI_CAST, D_IN_LAYOUT, D_OUT_LAYOUT, D_FIL_LAYOUT, D_SPATIAL_DIM,
+  D_MIOPEN_FLAGS, /* tilec's own flags follow */
+  D_OUT = D_MIOPEN_FLAGS, D_DEVICE, D_TARGET, D_ARCH,
+  D_NFLAGS
+};
+
+typedef struct drv_flag {
+  const char *name;  /* the long name, without "--" */
+  char letter;       /* MIOpenDriver's short name, 0 for tilec's own flags */
+  const char *dflt;  /* MIOpenDriver's default */
+  const char *help;  /* what tilec does with it */
+} drv_flag;
+
+static const drv_flag flags[D_NFLAGS] = {
+    [D_FORW] = {"forw", 'F', "0", "0: fwd, bwd and wrw one after another; 1 fwd, 2 bwd (backward\n"
+                                  "data), 4 wrw (backward weights), or a sum of them"},
+    [D_BATCH] = {"batchsize", 'n', "100", "mini-batch size N"},
+    [D_IN_C] = {"in_channels", 'c', "3", "input channels C"},
+    [D_IN_D] = {"in_d", '!', "32", "input depth (3-D only: unused with --spatial_dim 2)"},
+    [D_IN_H] = {"in_h", 'H', "32", "input height"},
+    [D_IN_W] = {"in_w", 'W', "32", "input width"},
+    [D_OUT_C] = {"out_channels", 'k', "32", "output channels K"},
+    [D_FIL_D] = {"fil_d", '@', "3", "filter depth (3-D only)"},
+    [D_FIL_H] = {"fil_h", 'y', "3", "filter height"},
+    [D_FIL_W] = {"fil_w", 'x', "3", "filter width"},
+    [D_STRIDE_D] = {"conv_stride_d", '#', "1", "stride of the depth (3-D only)"},
+    [D_STRIDE_H] = {"conv_stride_h", 'u', "1", "stride of the height (also --conv_stride_0)"},
+    [D_STRIDE_W] = {"conv_stride_w", 'v', "1", "stride of the width (also --conv_stride_1)"},
+    [D_PAD_D] = {"pad_d", '$', "0", "zero padding of the depth (3-D only)"},
+    [D_PAD_H] = {"pad_h", 'p', "0", "zero padding of the height, both sides"},
+    [D_PAD_W] = {"pad_w", 'q', "0", "zero padding of the width, both sides"},
+    [D_PAD_VAL] = {"pad_val", 'r', "0", "padding value: 0 (another is refused: the kernels pad with\n"
+                                        "zeros)"},
+    [D_TPAD_D] = {"trans_output_pad_d", '%', "0", "output padding of the depth (-m trans, 3-D)"},
+    [D_TPAD_H] = {"trans_output_pad_h", 'Y', "0", "output padding of the height (-m trans only;\n"
+                                                  "unused with -m conv, as in MIOpenDriver)"},
+    [D_TPAD_W] = {"trans_output_pad_w", 'X', "0", "output padding of the width (-m trans only)"},
+    [D_ITER] = {"iter", 'i', "10", "timed launches of each direction with -t 1, after its\n"
+                                   "verified first run; their median is printed"},
+    [D_VERIFY] = {"verify", 'V', "1", "1: verify each result against the CPU reference (summed in\n"
+                                      "double, every element within its error bound)"},
+    [D_VCACHE] = {"verification_cache", 'C', "", "a directory caching reference results: refused\n"
+                                                 "(tilec computes the reference every run)"},
+    [D_TIME] = {"time", 't', "0", "1: print each direction's kernel time and GFLOP/s"},
+    [D_WALL] = {"wall", 'w', "0", "wall-clock timing: 0 (1 and 2 are refused: tilec times the\n"
+                                  "kernels only)"},
+    [D_SEARCH] = {"search", 's', "0", "1: tune each direction with tilec's tuner, store the fastest\n"
+                                      "perf config in the perf DB and run it"},
+    [D_PRINTCONV] = {"printconv", 'P', "1", "1: print each direction's problem string, perf config\n"
+                                            "and plan"},
+    [D_DUMP] = {"dump_output", 'o', "0", "1: write MIOpenDriver's raw dump files into the current\n"
+                                         "directory (dump_in.bin, dump_wei.bin, dump_dout.bin,\n"
+                                         "dump_fwd_out_gpu.bin, dump_bwd_din_gpu.bin,\n"
+                                         "dump_bwd_dwei_gpu.bin; with -V 1 the *_cpu.bin references)"},
+    [D_IN_DATA] = {"in_data", 'd', "", "the input x from FILE: raw, or .npy by its extension"},
+    [D_WEIGHTS] = {"weights", 'e', "", "the weights w from FILE: raw or .npy"},
+    [D_BIAS] = {"bias", 'b', "0", "1: add a bias: refused (not supported yet)"},
+    [D_MODE] = {"mode", 'm', "conv", "conv; trans (transposed convolution) is refused: not\n"
+                                     "supported yet"},
+    [D_PAD_MODE] = {"pad_mode", 'z', "default", "default (-p, -q), same or valid, as MIOpenDriver\n"
+                                                "computes them"},
+    [D_TENSOR_VECT] = {"tensor_vect", 'Z', "0", "0 (1, vectorized int8 tensors, is refused)"},
+    [D_VECTOR_LENGTH] = {"vector_length", 'L', "1", "1 (4 or 8 go with --tensor_vect 1)"},
+    [D_DIL_D] = {"dilation_d", '^', "1", "dilation of the depth (3-D only)"},
+    [D_DIL_H] = {"dilation_h", 'l', "1", "dilation of the height"},
+    [D_DIL_W] = {"dilation_w", 'j', "1", "dilation of the width"},
+    [D_IN_BIAS] = {"in_bias", 'a', "", "the bias from FILE (with -b 1 only; unused otherwise)"},
+    [D_GROUPS] = {"group_count", 'g', "1", "groups G; C and K must be multiples of G"},
+    [D_DOUT_DATA] = {"dout_data", 'D', "", "the output gradient dy from FILE: raw or .npy"},
+    [D_SOLUTION] = {"solution", 'S', "-1", "-1 (find) or 0 (the fastest) run tilec's one solution,\n"
+                                           "the implicit GEMM; another id or name is refused"},
+    [D_GPUALLOC] = {"gpualloc", 'G', "0", "0: the tensors are filled on the host (1 is refused)"},
+    [D_IN_CAST] = {"in_cast_type", 'U', "-1", "casts to fp8 / bf8 of the input: refused"},
+    [D_OUT_CAST] = {"out_cast_type", 'T', "-1", "casts of the output: refused"},
+    [D_WEI_CAST] = {"wei_cast_type", 'R', "-1", "casts of the weights: refused"},
+    [D_IN_LAYOUT] = {"in_layout", 'I', "NCHW", "NCHW or NHWC (any order of the letters)"},
+    [D_OUT_LAYOUT] = {"out_layout", 'O', "NCHW", "NCHW or NHWC (also NKHW, NHWK)"},
+    [D_FIL_LAYOUT] = {"fil_layout", 'f', "NCHW", "NCHW or NHWC (also KCYX, KYXC)"},
+    [D_SPATIAL_DIM] = {"spatial_dim", '_', "2", "2; 3 (3-D convolution) is refused: not supported\n"
+                                                "yet"},
+    [D_OUT] = {"out", 0, "", "each direction's result to FILE (.npy or raw); with several\n"
+                             "directions FILE gets .fwd, .bwd, .wrw before its extension"},
+    [D_DEVICE] = {"device", 0, "", "the OpenCL device (as for `tilec demo --device`)"},
+    [D_TARGET] = {"target", 0, "opencl", "opencl or cuda"},
+    [D_ARCH] = {"arch", 0, "", "the CUDA architecture for --target cuda (default sm_90a)"},
+};
+
+/* The flags as given: a value for each (the default until given) and how
+ * the user spelled the flag, for messages. */
+typedef struct drv_args {
+  const char *val[D_NFLAGS];
+  char spelled[D_NFLAGS][32];
+  int given[D_NFLAGS];
+} drv_args;
+
+static void driver_usage(FILE *out) {
+  fputs("usage: tilec driver conv|convfp16 [MIOpenDriver's conv flags] [--out FILE]\n"
+        "                   [--device SEL] [--target opencl|cuda] [--arch ARCH]\n"
+        "\n"
+        "runs an MIOpenDriver convolution line as it is, with `tilec driver` in place\n"
+        "of `MIOpenDriver`, on tilec's implicit-GEMM convolution: the directions -F\n"
+        "picks one after another, each verified against the CPU reference (-V 1)\n"
+        "and timed (-t 1), in MIOpenDriver's conventions: input x [N, C, H, W],\n"
+        "weights w [K, C/G, Y, X], output y and its gradient dy [N, K, Ho, Wo].\n"
+        "\n"
+        "The first word is the data type: conv (f32) or convfp16 (f16); convbfp16,\n"
+        "convint8, convfp8 and convbfp8 are refused (tilec's convolution has f32\n"
+        "and f16 kernels only).  Each flag takes its value as the next argument\n"
+        "(or after '='), by its long or its short name; the defaults are\n"
+        "MIOpenDriver's:\n"
+        "\n",
+        out);
+  for (int i = 0; i < D_NFLAGS; i++) {
+    const drv_flag *f = &flags[i];
+    char head[64];
+    if (i == D_MIOPEN_FLAGS) fputs("\ntilec's own flags:\n\n", out);
+    if (f->letter)
+      snprintf(head, sizeof head, "  -%c, --%s", f->letter, f->name);
+    else
+      snprintf(head, sizeof head, "  --%s", f->name);
+    fprintf(out, "%-28s", head);
+    if (strlen(head) > 27) fprintf(out, "\n%-28s", "");
+    /* the help and the default (one word: \001 prints as a space),
+     * word-wrapped into the column */
+    char text[512];
+    snprintf(text, sizeof text, "%s%s%s%s", f->help, *f->dflt ? " (default\001" : "", f->dflt,
+             *f->dflt ? ")" : "");
+    int col = 0;
+    for (char *w = text; *w;) {
+      size_t n = strcspn(w, " \n");
+      if (col && col + 1 + (int)n > 51) {
+        fprintf(out, "\n%-28s", "");
+        col = 0;
+      }
+      if (col) fputc(' ', out);
+      for (size_t c = 0; c < n; c++) fputc(w[c] == '\001' ? ' ' : w[c], out);
+      col += (col ? 1 : 0) + (int)n;
+      w += n;
+      while (*w == ' ' || *w == '\n') w++;
+    }
+    fputc('\n', out);
+  }
+  fputs("\n"
+        "Output, per direction: with -P 1 `problem: conv2d -F N ...` (tilec's problem\n"
+        "string, the perf DB key of `tilec conv2d`), `perf config:` and `plan:`;\n"
+        "with -t 1 `GPU Kernel Time Forward Conv. Elapsed: T ms (median of I), G\n"
+        "GFLOP/s` and MIOpenDriver's `stats:` lines; with -V 1 `Forward Convolution\n"
+        "Verifies OK on CPU reference (...)` or `Forward Convolution FAILED: ...`\n"
+        "(Backward Convolution Data, Backward Convolution Weights for bwd and wrw).\n"
+        "\n"
+        "exit status: 0 every direction ran (and with -V 1 verified); 1 a direction\n"
+        "failed to run or verify, no device, a file that cannot be read or written,\n"
+        "or something MIOpenDriver runs that tilec does not support yet (the message\n"
+        "names the flag and says why); 2 a malformed line: an unknown flag, a missing\n"
+        "or bad value, an impossible problem, a tensor file that does not fit it\n",
+        out);
+}
+
+/* ---- parsing ---------------------------------------------------------------- */
+
+static int find_long(const char *name, size_t len) {
+  static const struct { const char *alias; int id; } aliases[] = {
+      {"conv_stride_0", D_STRIDE_H}, {"conv_stride_1", D_STRIDE_W}};
+  for (int i = 0; i < D_NFLAGS; i++)
+    if (strlen(flags[i].name) == len && strncmp(flags[i].name, name, len) == 0) return i;
+  for (size_t i = 0; i < sizeof aliases / sizeof *aliases; i++)
+    if (strlen(aliases[i].alias) == len && strncmp(aliases[i].alias, name, len) == 0)
+      return aliases[i].id;
+  return -1;
+}
+
+static int find_short(char c) {
+  for (int i = 0; i < D_MIOPEN_FLAGS; i++)
+    if (flags[i].letter == c) return i;
+  return -1;
+}
+
+/* Reads argv[2..] into a; CLI_OK, or the exit code (*done for --help). */
+static int parse_flags(op_opts *o, drv_args *a, int argc, char **argv, int *done) {
+  memset(a, 0, sizeof *a);
+  for (int i = 0; i < D_NFLAGS; i++) {
+    a->val[i] = flags[i].dflt;
+    snprintf(a->spelled[i], sizeof a->spelled[i], "--%s", flags[i].name);
+  }
+  for (int i = 2; i < argc; i++) {
+    const char *arg = argv[i], *eq, *v = NULL;
+    int id;
+    if (cli_is_help(arg) || strcmp(arg, "-?") == 0) {
+      driver_usage(stdout);
+      *done = 1;
+      return CLI_OK;
+    }
+    if (arg[0] != '-' || !arg[1])
+      return op_usage_error(o, "unexpected argument '%s' (flags start with - or --)", arg);
+    if (arg[1] == '-') {
+      size_t len = (eq = strchr(arg + 2, '=')) ? (size_t)(eq - arg - 2) : strlen(arg + 2);
+      if ((id = find_long(arg + 2, len)) < 0)
+        return op_usage_error(o, "unknown option '%.*s': not a flag of MIOpenDriver's conv",
+                              (int)(len + 2), arg);
+      snprintf(a->spelled[id], sizeof a->spelled[id], "--%.*s", (int)len, arg + 2);
+      if (eq) v = eq + 1;
+    } else {
+      if ((arg[2] && arg[2] != '=') || (id = find_short(arg[1])) < 0)
+        return op_usage_error(o, "unknown option '%s': not a flag of MIOpenDriver's conv", arg);
+      snprintf(a->spelled[id], sizeof a->spelled[id], "-%c", arg[1]);
+      if (arg[2] == '=') v = arg + 3;
+    }
+    if (!v) {
+      if (i + 1 >= argc) return op_usage_error(o, "option %s needs a value", a->spelled[id]);
+      v = argv[++i];
+    }
+    a->val[id] = v;
+    a->given[id] = 1;
+  }
+  return CLI_OK;
+}
+
+static int get_int(const op_opts *o, const drv_args *a, int id, int64_t min, int64_t max,
+                   int64_t *out) {
+  /* MIOpenDriver leaves an int flag it was not given at its default; an
+   * empty value (-b's default) is 0 */
+  const char *v = *a->val[id] ? a->val[id] : "0";
+  return op_parse_int(o, a->spelled[id], v, min, max, out);
+}
+
+static int is(const drv_args *a, int id, const char *s) { return strcmp(a->val[id], s) == 0; }
+
+/* ---- refusals: what MIOpenDriver runs and tilec does not (yet) ---------------- */
+
+static const char *const other_commands[] = {
+    "pool", "lrn", "activ", "softmax", "bnorm", "rnn", "gemm", "ctc", "dropout", "tensorop",
+    "reduce", "layernorm", "sum", "groupnorm", "cat", "addlayernorm", "t5layernorm", "adam",
+    "ampadam", "adamw", "ampadamw", "transformersadamw", "transformersampadamw", "getitem",
+    "reducecalculation", "reduceextreme", "rope", "prelu", "kthvalue", "glu", "softmarginloss",
+    "multimarginloss", "argmax", "argmin", "fold", "unfold", "mseloss", "nllloss"};
+
+/* Is w a word MIOpenDriver knows: its conv commands, or another command
+ * of it (the index of its name in other_commands + 1)? */
+static int other_command(const char *w) {
+  for (size_t i = 0; i < sizeof other_commands / sizeof *other_commands; i++) {
+    size_t n = strlen(other_commands[i]);
+    if (strncmp(w, other_commands[i], n) == 0 &&
+        (!w[n] || strstr(w + n, "fp16") || strstr(w + n, "fp64") || strstr(w + n, "_seq")))
+      return (int)i + 1;
+  }
+  return 0;
+}
+
+static const char *const conv_words[] = {"conv", "convfp16", "convbfp16", "convint8", "convfp8",
+                                         "convbfp8"};
+
+/* A word MIOpenDriver does not know: CLI_USAGE after a message, else
+ * CLI_OK (checked before the flags). */
+static int known_word(const op_opts *o, const char *w) {
+  for (size_t i = 0; i < sizeof conv_words / sizeof *conv_words; i++)
+    if (strcmp(w, conv_words[i]) == 0) return CLI_OK;
+  if (other_command(w)) return CLI_OK;
+  return op_usage_error(o, "unknown command '%s': expected conv or convfp16 (MIOpenDriver's "
+                           "convolution commands)", w);
+}
+
+/* The first word, known: CLI_OK with o's dtype, or CLI_FAIL for one
+ * tilec refuses (checked after the flags: a malformed line first). */
+static int check_word(op_opts *o, const char *w) {
+  if (strcmp(w, "conv") == 0) return o->dtype = TC_F32, CLI_OK;
+  if (strcmp(w, "convfp16") == 0) return o->dtype = TC_F16, CLI_OK;
+  if (strcmp(w, "convbfp16") == 0)
+    return op_fail(o, "convbfp16 is not supported: tilec's convolution has f32 and f16 kernels "
+                      "only, no bf16 yet (use conv or convfp16)");
+  if (strcmp(w, "convint8") == 0)
+    return op_fail(o, "convint8 is not supported: tilec's convolution has no int8 kernels "
+                      "(int8 inputs accumulated in int32); use conv or convfp16");
+  if (strcmp(w, "convfp8") == 0 || strcmp(w, "convbfp8") == 0)
+    return op_fail(o, "%s is not supported: tilec's convolution has no 8-bit float kernels; use "
+                      "conv or convfp16", w);
+  int i = other_command(w) - 1;
+  return op_fail(o, "'%s' is an MIOpenDriver command tilec does not run: `tilec driver` runs "
+                    "its convolutions (conv, convfp16)%s", w,
+                 i >= 0 && strcmp(other_commands[i], "gemm") == 0 ? "; for a GEMM use `tilec gemm`"
+                                                                   : "");
+}
+
+/* The flags whose values MIOpenDriver accepts but tilec cannot run, in
+ * the order checked; CLI_FAIL after a message naming the first. */
+static int check_supported(const op_opts *o, const drv_args *a, int64_t spatial_dim) {
+  int64_t v;
+  if (spatial_dim == 3)
+    return op_fail(o, "%s 3 is not supported yet: 3-D convolution (NCDHW, NDHWC) needs 3-D "
+                      "coordinate transforms in tilec's implicit-GEMM lowering, which builds "
+                      "the 2-D ones only", a->spelled[D_SPATIAL_DIM]);
+  if (is(a, D_MODE, "trans"))
+    return op_fail(o, "%s trans is not supported yet: tilec's lowering has no transposed "
+                      "convolution (it would run backward data as its forward, with output "
+                      "padding); only -m conv runs", a->spelled[D_MODE]);
+  if (get_int(o, a, D_BIAS, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
+    return op_fail(o, "%s %s is not supported yet: tilec's convolution kernels have no bias "
+                      "epilogue and the driver adds no second pass; run without -b",
+                   a->spelled[D_BIAS], a->val[D_BIAS]);
+  if (get_int(o, a, D_PAD_VAL, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
+    return op_fail(o, "%s %s is not supported: tilec's convolution pads with zeros only",
+                   a->spelled[D_PAD_VAL], a->val[D_PAD_VAL]);
+  if (get_int(o, a, D_WALL, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
+    return op_fail(o, "%s %s is not supported: tilec has no wall-clock timing; -t 1 prints the "
+                      "kernel time (the median of -i launches)",
+                   a->spelled[D_WALL], a->val[D_WALL]);
+  if (*a->val[D_VCACHE])
+    return op_fail(o, "%s is not supported: tilec keeps no cache of reference results (it "
+                      "computes the reference every run); drop the flag", a->spelled[D_VCACHE]);
+  if (!is(a, D_SOLUTION, "-1") && !is(a, D_SOLUTION, "0"))
+    return op_fail(o, "%s %s is not supported: tilec has one solution for each direction, its "
+                      "implicit GEMM (-S -1 or -S 0 run it); tune its perf config with -s 1",
+                   a->spelled[D_SOLUTION], a->val[D_SOLUTION]);
+  if (get_int(o, a, D_GPUALLOC, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
+    return op_fail(o, "%s %s is not supported: tilec fills the tensors on the host and copies "
+                      "them to the device", a->spelled[D_GPUALLOC], a->val[D_GPUALLOC]);
+  if (get_int(o, a, D_TENSOR_VECT, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
+    return op_fail(o, "%s %s is not supported: vectorized tensors (NCHW_VECT_C) are MIOpen's "
+                      "int8 format and tilec's convolution has no int8 kernels",
+                   a->spelled[D_TENSOR_VECT], a->val[D_TENSOR_VECT]);
+  const int casts[3] = {D_IN_CAST, D_OUT_CAST, D_WEI_CAST};
+  for (int i = 0; i < 3; i++)
+    if (!is(a, casts[i], "-1"))
+      return op_fail(o, "%s %s is not supported: tilec's convolution has no tensor casts (its "
+                        "tensors are all of the command's type)",
+                     a->spelled[casts[i]], a->val[casts[i]]);
+  return CLI_OK;
+}
+
+/* ---- the problem ------------------------------------------------------------ */
+
+/* Everything the line says, checked. */
+typedef struct drv_problem {
+  tc_conv_problem p;      /* sizes, strides, dilations, groups, layouts (dir unset) */
+  int64_t pad_h, pad_w;   /* after --pad_mode */
+  int dirs;               /* bits 1 fwd, 2 bwd, 4 wrw */
+  int forw;               /* -F as given */
+  int verify, time, search, print, dump;
+  int64_t iters;
+} drv_problem;
+
+/* 3-D layouts (NCDHW, NDHWC: five letters with a D) say --spatial_dim 3 */
+static int check_layout(const op_opts *o, const drv_args *a, int id) {
+  if (strlen(a->val[id]) == 5 && strpbrk(a->val[id], "Dd"))
+    return op_invalid(o, "%s %s is a 3-D layout; --spatial_dim is 2 (NCHW or NHWC)",
+                      a->spelled[id], a->val[id]);
+  return CLI_OK;
+}
+
+static int read_problem(op_opts *o, const drv_args *a, drv_problem *d) {
+  int64_t v[D_NFLAGS] = {0};
+  /* every integer flag is checked, those of 3-D too, as MIOpenDriver reads them */
+  static const struct { int id; int64_t min, max; } ints[] = {
+      {D_FORW, 0, 7}, {D_BATCH, 1, INT32_MAX}, {D_IN_C, 1, INT32_MAX}, {D_IN_D, INT32_MIN, INT32_MAX},
+      {D_IN_H, 1, INT32_MAX}, {D_IN_W, 1, INT32_MAX}, {D_OUT_C, 1, INT32_MAX},
+      {D_FIL_D, INT32_MIN, INT32_MAX}, {D_FIL_H, 1, INT32_MAX}, {D_FIL_W, 1, INT32_MAX},
+      {D_STRIDE_D, INT32_MIN, INT32_MAX}, {D_STRIDE_H, 1, INT32_MAX}, {D_STRIDE_W, 1, INT32_MAX},
+      {D_PAD_D, INT32_MIN, INT32_MAX}, {D_PAD_H, 0, INT32_MAX}, {D_PAD_W, 0, INT32_MAX},
+      {D_PAD_VAL, INT32_MIN, INT32_MAX}, {D_TPAD_D, INT32_MIN, INT32_MAX},
+      {D_TPAD_H, INT32_MIN, INT32_MAX}, {D_TPAD_W, INT32_MIN, INT32_MAX}, {D_ITER, 1, 100000},
+      {D_VERIFY, 0, 1}, {D_TIME, 0, 1}, {D_WALL, 0, 2}, {D_SEARCH, 0, 1}, {D_PRINTCONV, 0, 1},
+      {D_DUMP, 0, 1}, {D_BIAS, 0, 1}, {D_TENSOR_VECT, 0, 1}, {D_VECTOR_LENGTH, 1, 8},
+      {D_DIL_D, INT32_MIN, INT32_MAX}, {D_DIL_H, 1, INT32_MAX}, {D_DIL_W, 1, INT32_MAX},
+      {D_GROUPS, 0, INT32_MAX}, {D_GPUALLOC, 0, 1}, {D_SPATIAL_DIM, 2, 3}};
+  int rc;
+  if (!is(a, D_TIME, "0") && !is(a, D_TIME, "1"))
+    return op_usage_error(o, "%s is MIOpenDriver's --time, 0 or 1 (got '%s'); the data type is "
+                             "the first word: conv (f32) or convfp16 (f16)",
+                          a->spelled[D_TIME], a->val[D_TIME]);
+  for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+    if ((rc = get_int(o, a, ints[i].id, ints[i].min, ints[i].max, &v[ints[i].id])) != CLI_OK)
+      return rc;
+  if (!is(a, D_MODE, "conv") && !is(a, D_MODE, "trans"))
+    return op_usage_error(o, "%s must be conv or trans, got '%s'", a->spelled[D_MODE],
+                          a->val[D_MODE]);
+  if (!is(a, D_PAD_MODE, "default") && !is(a, D_PAD_MODE, "same") && !is(a, D_PAD_MODE, "valid"))
+    return op_usage_error(o, "%s must be default, same or valid, got '%s'",
+                          a->spelled[D_PAD_MODE], a->val[D_PAD_MODE]);
+  /* MIOpenDriver's valid pairs: length 1 unvectorized, 4 or 8 vectorized */
+  if (!((v[D_TENSOR_VECT] == 0 && v[D_VECTOR_LENGTH] == 1) ||
+        (v[D_TENSOR_VECT] == 1 && (v[D_VECTOR_LENGTH] == 4 || v[D_VECTOR_LENGTH] == 8))))
+    return op_usage_error(o, "%s %lld does not go with %s %lld (1 with 0; 4 or 8 with 1)",
+                          a->spelled[D_VECTOR_LENGTH], (long long)v[D_VECTOR_LENGTH],
+                          a->spelled[D_TENSOR_VECT], (long long)v[D_TENSOR_VECT]);
+  static const char *const casts[] = {"fp32", "fp16", "bf16", "fp8", "bf8"};
+  const int cast_ids[3] = {D_IN_CAST, D_OUT_CAST, D_WEI_CAST};
+  for (int i = 0; i < 3; i++) {
+    int ok = is(a, cast_ids[i], "-1");
+    for (size_t c = 0; c < sizeof casts / sizeof *casts; c++) ok |= is(a, cast_ids[i], casts[c]);
+    if (!ok)
+      return op_usage_error(o, "%s must be fp32, fp16, bf16, fp8 or bf8, got '%s'",
+                            a->spelled[cast_ids[i]], a->val[cast_ids[i]]);
+  }
+  if (a->given[D_OUT] && !*a->val[D_OUT]) return op_usage_error(o, "--out needs a file name");
+  if ((rc = check_supported(o, a, v[D_SPATIAL_DIM])) != CLI_OK) return rc;
+  for (int id = D_IN_LAYOUT; id <= D_FIL_LAYOUT; id++)
+    if ((rc = check_layout(o, a, id)) != CLI_OK) return rc;
+
+  tc_conv_problem *p = &d->p;
+  tc_conv_problem_init(p);
+  p->n = v[D_BATCH], p->c = v[D_IN_C], p->h = v[D_IN_H], p->w = v[D_IN_W];
+  p->k = v[D_OUT_C], p->y = v[D_FIL_H], p->x = v[D_FIL_W];
+  p->stride_h = v[D_STRIDE_H], p->stride_w = v[D_STRIDE_W];
+  p->dil_h = v[D_DIL_H], p->dil_w = v[D_DIL_W];
+  p->groups = v[D_GROUPS] < 1 ? 1 : v[D_GROUPS]; /* MIOpenDriver: max(g, 1) */
+  const char *lay[3] = {a->val[D_IN_LAYOUT], a->val[D_FIL_LAYOUT], a->val[D_OUT_LAYOUT]};
+  char *dst[3] = {p->in_layout, p->fil_layout, p->out_layout};
+  for (int i = 0; i < 3; i++) {
+    if (strlen(lay[i]) >= 8)
+      return op_invalid(o, "bad %s '%s': expected a 4-letter layout such as NCHW",
+                        a->spelled[i == 0 ? D_IN_LAYOUT : i == 1 ? D_FIL_LAYOUT : D_OUT_LAYOUT],
+                        lay[i]);
+    if (*lay[i]) snprintf(dst[i], 8, "%s", lay[i]);
+  }
+  d->pad_h = v[D_PAD_H], d->pad_w = v[D_PAD_W];
+  /* --pad_mode as MIOpenDriver applies it: for -m conv where the dilations
+   * or the filter sizes are all 1; "same" pads (Y - S) / 2, or
+   * (Y - H % S) / 2 where S does not divide H, at least 0 */
+  if ((p->dil_h == 1 && p->dil_w == 1) || (p->y == 1 && p->x == 1)) {
+    if (is(a, D_PAD_MODE, "valid")) {
+      d->pad_h = d->pad_w = 0;
+    } else if (is(a, D_PAD_MODE, "same")) {
+      int64_t in[2] = {p->h, p->w}, fil[2] = {p->y, p->x}, st[2] = {p->stride_h, p->stride_w}, pad[2];
+      for (int i = 0; i < 2; i++) {
+        int64_t t = in[i] % st[i] == 0 ? fil[i] - st[i] : fil[i] - in[i] % st[i];
+        pad[i] = (t > 0 ? t : 0) / 2;
+      }
+      d->pad_h = pad[0], d->pad_w = pad[1];
+    }
+  }
+  d->forw = (int)v[D_FORW];
+  d->dirs = d->forw == 0 ? 7 : d->forw;
+  d->verify = (int)v[D_VERIFY], d->time = (int)v[D_TIME], d->search = (int)v[D_SEARCH];
+  d->print = (int)v[D_PRINTCONV], d->dump = (int)v[D_DUMP];
+  d->iters = v[D_ITER];
+  return CLI_OK;
+}
+
+/* ---- tensors ------------------------------------------------------------------ */
+
+enum { X_IN, X_WEI, X_DOUT, NDATA }; /* the tensors the directions read */
+
+/* The dims of conv tensor t (TC_CONV2D_INPUT, _FILTER, _OUTPUT) in memory
+ * order, from its layout (valid: the API checked it). */
+static void mem_dims(const tc_conv_problem *p, int t, int64_t ho, int64_t wo, int64_t dims[4]) {
+  const char *lay = t == TC_CONV2D_INPUT ? p->in_layout : t == TC_CONV2D_FILTER ? p->fil_layout
+                                                                               : p->out_layout;
+  for (int i = 0; i < 4; i++) {
+    char ch = lay[i] >= 'a' && lay[i] <= 'z' ? (char)(lay[i] - 'a' + 'A') : lay[i];
+    int64_t e = 0;
+    if (t == TC_CONV2D_INPUT)
+      e = ch == 'N' ? p->n : ch == 'C' ? p->c : ch == 'H' ? p->h : p->w;
+    else if (t == TC_CONV2D_FILTER)
+      e = ch == 'K' || ch == 'N' ? p->k : ch == 'C' ? p->c / p->groups : ch == 'Y' || ch == 'H' ? p->y : p->x;
+    else
+      e = ch == 'N' ? p->n : ch == 'K' || ch == 'C' ? p->k : ch == 'H' ? ho : wo;
+    dims[i] = e;
+  }
+}
+
+typedef struct drv_run {
+  op_opts *o;
+  drv_problem *d;
+  const drv_args *a;
+  int64_t ho, wo, elems[3];
+  void *data[NDATA]; /* x, w, dy */
+  const char *device; /* the device's name, for --search's progress */
+} drv_run;
+
+static const struct {
+  int flag;           /* the file flag */
+  int tensor;         /* its conv tensor */
+  int read_by;        /* direction bits that read it */
+  const char *what, *dump;
+} data_of[NDATA] = {
+    [X_IN] = {D_IN_DATA, TC_CONV2D_INPUT, 1 | 4, "the input x", "dump_in.bin"},
+    [X_WEI] = {D_WEIGHTS, TC_CONV2D_FILTER, 1 | 2, "the weights w", "dump_wei.bin"},
+    [X_DOUT] = {D_DOUT_DATA, TC_CONV2D_OUTPUT, 2 | 4, "the output gradient dy", "dump_dout.bin"},
+};
+
+/* A tensor file: CLI_OK, CLI_FAIL (cannot read / write), CLI_USAGE (does
+ * not fit), after a message naming the flag. */
+static int file_status(const op_opts *o, tf_status st, const char *flag, const char *err) {
+  if (st == TF_OK) return CLI_OK;
+  return st == TF_IO ? op_fail(o, "%s: %s", flag, err) : op_invalid(o, "%s: %s", flag, err);
+}
+
+static int write_tensor(const drv_run *r, const char *flag, const char *path, int t, const void *buf) {
+  int64_t dims[4];
+  char err[600];
+  mem_dims(&r->d->p, t, r->ho, r->wo, dims);
+  int rc = file_status(r->o, tf_write(path, r->d->p.dtype, 4, dims, buf, err, sizeof err), flag, err);
+  if (rc == CLI_OK) printf("Wrote output to file %s\n", path);
+  return rc;
+}
+
+/* x, w and dy as the directions need them: read from their files, else
+ * pseudo-random in [-1, 1); with --dump_output 1 written to dump_*.bin. */
+static int make_data(drv_run *r) {
+  const drv_args *a = r->a;
+  size_t esize = tc_dtype_size(r->d->p.dtype);
+  uint64_t seed = 0x5eed0d71e5ull;
+  for (int x = 0; x < NDATA; x++) {
+    const char *path = a->val[data_of[x].flag], *flag = a->spelled[data_of[x].flag];
+    int64_t n = r->elems[data_of[x].tensor];
+    if (!(r->d->dirs & data_of[x].read_by)) {
+      if (*path)
+        fprintf(stderr, "tilec driver: note: %s is not read: no direction of -F %d reads %s\n",
+                flag, r->d->forw, data_of[x].what);
+      continue;
+    }
+    if (!(r->data[x] = calloc((size_t)n ? (size_t)n : 1, esize)))
+      return op_fail(r->o, "cannot allocate %lld bytes for %s", (long long)n * (long long)esize,
+                     data_of[x].what);
+    if (!*path) {
+      tc_tune_fill(r->data[x], (size_t)n, r->d->p.dtype, &seed);
+    } else {
+      int64_t dims[4];
+      int converted = 0;
+      char err[600];
+      mem_dims(&r->d->p, data_of[x].tensor, r->ho, r->wo, dims);
+      tf_status st = tf_read(path, r->d->p.dtype, 4, dims, r->data[x], &converted, err, sizeof err);
+      int rc = file_status(r->o, st, flag, err);
+      if (rc != CLI_OK) return rc;
+      printf("Read data from input file %s%s%s\n", path, converted ? ", converted to " : "",
+             converted ? tc_dtype_name(r->d->p.dtype) : "");
+    }
+    if (r->d->dump) {
+      int rc = write_tensor(r, flag, data_of[x].dump, data_of[x].tensor, r->data[x]);
+      if (rc != CLI_OK) return rc;
+    }
+  }
+  return CLI_OK;
+}
+
+/* ---- the directions ------------------------------------------------------------ */
+
+typedef struct drv_dir {
+  int bit;
+  tc_conv2d_direction dir;
+  const char *tag;         /* --out's infix, as -F's help names them */
+  const char *verify_name; /* MIOpenDriver's names in its lines */
+  const char *time_name;
+  const char *stats_name;
+  const char *dump_gpu, *dump_cpu;
+} drv_dir;
+
+static const drv_dir dirs_of[3] = {
+    {1, TC_CONV2D_FORWARD, "fwd", "Forward Convolution", "Forward Conv.", "fwd-conv",
+     "dump_fwd_out_gpu.bin", "dump_fwd_out_cpu.bin"},
+    {2, TC_CONV2D_BACKWARD_DATA, "bwd", "Backward Convolution Data", "Backward Data Conv.",
+     "bwdd-conv", "dump_bwd_din_gpu.bin", "dump_bwd_din_cpu.bin"},
+    {4, TC_CONV2D_BACKWARD_WEIGHT, "wrw", "Backward Convolution Weights",
+     "Backward Weights Conv.", "bwdw-conv", "dump_bwd_dwei_gpu.bin", "dump_bwd_dwei_cpu.bin"},
+};
+
+/* --out FILE for direction dd: FILE itself when one direction runs, else
+ * FILE with ".fwd" (".bwd", ".wrw") before its extension. */
+static void out_path(const drv_run *r, const drv_dir *dd, char *buf, size_t cap) {
+  const char *f = r->a->val[D_OUT];
+  int several = r->d->dirs != 1 && r->d->dirs != 2 && r->d->dirs != 4;
+  const char *slash = strrchr(f, '/'), *dot = strrchr(f, '.');
+  if (!several) {
+    snprintf(buf, cap, "%s", f);
+  } else if (dot && (!slash || dot > slash + 1)) {
+    snprintf(buf, cap, "%.*s.%s%s", (int)(dot - f), f, dd->tag, dot);
+  } else {
+    snprintf(buf, cap, "%s.%s", f, dd->tag);
+  }
+}
+
+/* MIOpenDriver's time and stats lines. */
+static void print_time(const drv_run *r, const drv_dir *dd, const op_report *rep) {
+  const tc_conv_problem *p = &r->d->p;
+  double flops = 2.0 * (double)p->n * (double)p->k * (double)(p->c / p->groups) * (double)p->y *
+                 (double)p->x * (double)r->ho * (double)r->wo;
+  size_t esize = tc_dtype_size(p->dtype);
+  int wt = dd->bit == 1 ? TC_CONV2D_OUTPUT : dd->bit == 2 ? TC_CONV2D_INPUT : TC_CONV2D_FILTER;
+  double written = (double)r->elems[wt] * (double)esize;
+  double read = ((double)r->elems[0] + (double)r->elems[1] + (double)r->elems[2]) * (double)esize -
+                written;
+  printf("GPU Kernel Time %s Elapsed: %f ms (median of %lld), %.3f GFLOP/s\n", dd->time_name,
+         rep->ms, (long long)r->d->iters, rep->gflops);
+  printf("stats: name, n, c, ho, wo, x, y, k, flopCnt, bytesRead, bytesWritten, GFLOPs, GB/s, "
+         "timeMs\n");
+  printf("stats: %s%lldx%lldu%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,  %.0f, %.0f, %.0f, "
+         "%.3f, %.3f, %f\n", dd->stats_name, (long long)p->y, (long long)p->x,
+         (long long)p->stride_h, (long long)p->n, (long long)p->c, (long long)r->ho,
+         (long long)r->wo, (long long)p->x, (long long)p->y, (long long)p->k, flops, read, written,
+         rep->gflops, rep->ms > 0 ? (read + written) / (rep->ms * 1e6) : 0.0, rep->ms);
+}
+
+/* Runs, times, verifies and writes one direction.  CLI_OK, CLI_FAIL (run
+ * or verify failed, a file not written) or CLI_USAGE (the problem). */
+static int run_dir(drv_run *r, const drv_dir *dd) {
+  op_opts *o = r->o;
+  drv_problem *d = r->d;
+  tc_conv2d_desc desc;
+  const int64_t side[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
+  int rc = conv_make_desc(o, &d->p, dd->dir, d->pad_h, d->pad_w, side, &desc);
+  if (rc != CLI_OK) return rc;
+  tc_op_options opt = {o->target, o->device, o->arch, NULL};
+  tc_conv2d *c = tc_conv2d_new(&desc, &opt);
+  op_report rep;
+  memset(&rep, 0, sizeof rep);
+  snprintf(rep.device, sizeof rep.device, "%s", r->device);
+  void *result = NULL, *ref = NULL;
+  double *times = NULL;
+  int wt = dd->bit == 1 ? TC_CONV2D_OUTPUT : dd->bit == 2 ? TC_CONV2D_INPUT : TC_CONV2D_FILTER;
+  size_t esize = tc_dtype_size(d->p.dtype);
+  tc_status st;
+  if (d->print) printf("problem: %s\n", tc_conv2d_problem_string(c));
+  if (o->tune) {
+    if ((rc = conv_tune(o, c, &rep)) != CLI_OK) goto out;
+  } else if ((st = tc_conv2d_plan(c, NULL)) != TC_OK) {
+    rc = op_fail(o, "cannot plan the %s convolution (%s): %s", dd->tag, tc_status_name(st),
+                 op_api_message(tc_conv2d_error(c)));
+    goto out;
+  }
+  conv_report_plan(o, c, &rep, d->print);
+  fflush(stdout);
+  /* the buffers as the API takes them: x, w, y; the written one is NaN
+   * before the run, so an element no kernel writes cannot pass */
+  if (!(result = calloc((size_t)r->elems[wt] ? (size_t)r->elems[wt] : 1, esize))) {
+    rc = op_fail(o, "cannot allocate the %s result", dd->tag);
+    goto out;
+  }
+  tc_tune_fill(result, (size_t)r->elems[wt], d->p.dtype, NULL);
+  void *buf[3] = {r->data[X_IN], r->data[X_WEI], r->data[X_DOUT]};
+  buf[wt] = result;
+  if (d->time) times = tc_xcalloc((size_t)d->iters, sizeof *times);
+  st = tc_conv2d_run_timed(c, buf[0], buf[1], buf[2], &rep.first_ms, times ? (int)d->iters : 0,
+                           times);
+  if (st != TC_OK) {
+    rc = op_fail(o, "the %s kernels failed (%s): %s", dd->tag, tc_status_name(st),
+                 op_api_message(tc_conv2d_error(c)));
+    goto out;
+  }
+  if (times) {
+    op_set_time(o, &rep, times, 2.0 * (double)d->p.n * (double)d->p.k *
+                                    (double)(d->p.c / d->p.groups) * (double)d->p.y *
+                                    (double)d->p.x * (double)r->ho * (double)r->wo);
+    times = NULL;
+    print_time(r, dd, &rep);
+  }
+  /* the files first (as MIOpenDriver dumps before it verifies); one that
+   * cannot be written fails the direction, which is still verified */
+  rc = CLI_OK;
+  if (d->dump) rc = write_tensor(r, r->a->spelled[D_DUMP], dd->dump_gpu, wt, result);
+  if (*r->a->val[D_OUT]) {
+    char path[4200];
+    out_path(r, dd, path, sizeof path);
+    int wrc = write_tensor(r, r->a->spelled[D_OUT], path, wt, result);
+    if (wrc != CLI_OK) rc = wrc;
+  }
+  if (d->verify) {
+    tc_op_verify_result v;
+    int64_t bad = tc_conv2d_verify_result(c, buf[0], buf[1], buf[2], &v);
+    if (bad == 0)
+      printf("%s Verifies OK on CPU reference (max error %.3g of the bound; %lld elements)\n",
+             dd->verify_name, v.worst, (long long)r->elems[wt]);
+    else
+      printf("%s FAILED: %s\n", dd->verify_name,
+             bad < 0 ? op_api_message(tc_conv2d_error(c)) : v.message);
+    if (bad != 0) rc = CLI_FAIL;
+    if (d->dump) {
+      /* MIOpenDriver's dump of the CPU reference */
+      if (!(ref = calloc((size_t)r->elems[wt] ? (size_t)r->elems[wt] : 1, esize))) {
+        rc = op_fail(o, "cannot allocate the %s reference", dd->tag);
+        goto out;
+      }
+      buf[wt] = ref;
+      int wrc = tc_conv2d_reference(c, buf[0], buf[1], buf[2]) == TC_OK
+                    ? write_tensor(r, r->a->spelled[D_DUMP], dd->dump_cpu, wt, ref)
+                    : op_fail(o, "the %s reference failed: %s", dd->tag,
+                              op_api_message(tc_conv2d_error(c)));
+      if (wrc != CLI_OK) rc = wrc;
+    }
+  }
+out:
+  fflush(stdout);
+  free(times);
+  free(result);
+  free(ref);
+  free((char *)rep.db_path);
+  tc_conv2d_free(c);
+  return rc;
+}
+
+/* ---- the command ------------------------------------------------------------------ */
+
+int cmd_driver(int argc, char **argv) {
+  op_opts o;
+  op_opts_init(&o, "driver");
+  if (argc < 2 || cli_is_help(argv[1]) || strcmp(argv[1], "-?") == 0) {
+    driver_usage(argc < 2 ? stderr : stdout);
+    return argc < 2 ? CLI_USAGE : CLI_OK;
+  }
+  drv_args a;
+  int done = 0, rc;
+  if (argv[1][0] == '-')
+    return op_usage_error(&o, "the first word is the command (conv or convfp16), got '%s'",
+                          argv[1]);
+  /* a word MIOpenDriver does not know is a usage error before the flags;
+   * one tilec refuses is refused after them (a malformed line first) */
+  if ((rc = known_word(&o, argv[1])) != CLI_OK) return rc;
+  if ((rc = parse_flags(&o, &a, argc, argv, &done)) != CLI_OK || done) return rc;
+  if ((rc = check_word(&o, argv[1])) != CLI_OK) return rc;
+  drv_problem d;
+  memset(&d, 0, sizeof d);
+  if ((rc = read_problem(&o, &a, &d)) != CLI_OK) return rc;
+  /* tilec's own flags */
+  o.device = *a.val[D_DEVICE] ? a.val[D_DEVICE] : NULL;
+  o.arch = *a.val[D_ARCH] ? a.val[D_ARCH] : NULL;
+  o.target_arg = a.val[D_TARGET];
+  if (strcmp(o.target_arg, "hip") == 0)
+    return op_fail(&o, "--target hip is not supported by the driver: it runs every direction, "
+                       "and HIP kernels cannot run here (`tilec conv2d --target hip` compiles "
+                       "them)");
+  o.verify = d.verify, o.time = d.time, o.tune = d.search, o.iters = (int)d.iters;
+  if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
+  d.p.dtype = o.dtype;
+
+  /* the problem, checked once (the forward one: the sizes are the same
+   * in every direction) */
+  tc_conv2d_desc desc;
+  const int64_t side[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
+  if ((rc = conv_make_desc(&o, &d.p, 1, d.pad_h, d.pad_w, side, &desc)) != CLI_OK) return rc;
+  tc_op_options opt = {o.target, o.device, o.arch, NULL};
+  tc_conv2d *c = tc_conv2d_new(&desc, &opt);
+  drv_run r;
+  memset(&r, 0, sizeof r);
+  r.o = &o, r.d = &d, r.a = &a;
+  if (tc_conv2d_output_size(c, &r.ho, &r.wo) != TC_OK) {
+    rc = op_invalid(&o, "%s", op_api_message(tc_conv2d_error(c)));
+    tc_conv2d_free(c);
+    return rc;
+  }
+  for (int t = 0; t < 3; t++) r.elems[t] = tc_conv2d_elems(c, (tc_conv2d_tensor)t);
+  tc_conv2d_free(c);
+
+  /* MIOpenDriver echoes its command line first */
+  printf("tilec driver");
+  for (int i = 1; i < argc; i++) printf(" %s", argv[i]);
+  printf("\n");
+  op_report dev;
+  memset(&dev, 0, sizeof dev);
+  char why[2048] = "";
+  int runs;
+  if (!op_find_device(&o, &dev, &runs, why, sizeof why)) {
+    fflush(stdout);
+    return CLI_FAIL;
+  }
+  op_print_device(&o, &dev, 1, why);
+  fflush(stdout);
+  r.device = dev.device;
+  if ((rc = make_data(&r)) == CLI_OK) {
+    /* every direction runs, as MIOpenDriver goes on after a failure */
+    for (int i = 0; i < 3; i++) {
+      if (!(d.dirs & dirs_of[i].bit)) continue;
+      int drc = run_dir(&r, &dirs_of[i]);
+      if (drc != CLI_OK && (rc == CLI_OK || drc == CLI_USAGE)) rc = drc;
+    }
+  }
+  for (int x = 0; x < NDATA; x++) free(r.data[x]);
+  fflush(stdout);
+  return rc;
+}
