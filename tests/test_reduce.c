@@ -369,6 +369,61 @@ static void test_gather(void) {
   tc_fusion_free(f);
 }
 
+/* LayerNorm with affine weights: y = (x - mean) / sqrt(var + eps) * w + b,
+ * w and b of shape [cols] broadcast to [1, cols] (tc_broadcast), scheduled
+ * by tc_schedule_auto; and tc_expand of a column to a matrix. */
+static void test_broadcast_affine_layernorm(void) {
+  int64_t rows = 6, cols = 130;
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {rows, cols}, ws[1] = {cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape), *w = tc_input(f, TC_F32, 1, ws), *b = tc_input(f, TC_F32, 1, ws);
+  int ax = 1;
+  bool nw[2] = {true, false};
+  tc_tensor *mean = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax), 1.0 / (double)cols);
+  tc_tensor *xc = tc_binary(f, TC_SUB, x, mean);
+  tc_tensor *var = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, xc, xc), 1, &ax), 1.0 / (double)cols);
+  tc_tensor *r = tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, var, 1e-5)));
+  tc_tensor *wb = tc_broadcast(f, w, 2, nw), *bb = tc_broadcast(f, b, 2, nw);
+  TC_REQUIRE(wb && tc_tensor_extent(wb, 0) == 1 && tc_tensor_extent(wb, 1) == cols, "%s", tc_fusion_error(f));
+  tc_tensor *y = tc_binary(f, TC_ADD, tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, xc, r), wb), bb);
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  float X[6 * 130], W[130], B[130], O[6 * 130];
+  double want[6 * 130], tol[6 * 130];
+  fill(X, rows * cols, 6), fill(W, cols, 7), fill(B, cols, 8);
+  for (int64_t i = 0; i < rows; i++) {
+    double m = 0, v = 0;
+    for (int64_t c = 0; c < cols; c++) m += X[i * cols + c];
+    m /= (double)cols;
+    for (int64_t c = 0; c < cols; c++) v += (X[i * cols + c] - m) * (X[i * cols + c] - m);
+    v /= (double)cols;
+    for (int64_t c = 0; c < cols; c++) {
+      double n = (X[i * cols + c] - m) / sqrt(v + 1e-5);
+      want[i * cols + c] = n * W[c] + B[c];
+      tol[i * cols + c] = (fabs(n * W[c]) + fabs(B[c])) * 4e-6 + 1e-6;
+    }
+  }
+  void *args[4] = {X, W, B, O};
+  if (!run_check(f, "layernorm_affine", args, 4, want, tol, rows * cols)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+  /* expand [3, 1] to [3, 4]; misuse */
+  f = tc_fusion_new();
+  int64_t cs[2] = {3, 1}, es[2] = {3, 4}, bad[2] = {2, 4};
+  tc_tensor *c = tc_input(f, TC_F32, 2, cs);
+  TC_CHECK(!tc_expand(f, c, 2, bad) && strstr(tc_fusion_error(f), "cannot expand"), "%s", tc_fusion_error(f));
+  bool two[2] = {true, true};
+  TC_CHECK(!tc_broadcast(f, c, 2, two) && strstr(tc_fusion_error(f), "must be equal"), "%s", tc_fusion_error(f));
+  tc_tensor *e = tc_expand(f, c, 2, es);
+  OK(f, tc_add_output(f, e));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  float C[3] = {1.5f, -2, 7}, E[12];
+  double ew[12];
+  for (int i = 0; i < 12; i++) ew[i] = C[i / 4];
+  void *eargs[2] = {C, E};
+  if (!run_check(f, "expand", eargs, 2, ew, NULL, 12)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+}
+
 int main(void) {
   TC_RUN(test_row_sum_serial);
   TC_RUN(test_column_max_threads);
@@ -378,5 +433,6 @@ int main(void) {
   TC_RUN(test_misuse);
   TC_RUN(test_cache_before_and_targets);
   TC_RUN(test_gather);
+  TC_RUN(test_broadcast_affine_layernorm);
   TC_MAIN_END();
 }

@@ -15,6 +15,7 @@
 #ifndef TILEC_H
 #define TILEC_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -192,6 +193,14 @@ tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm);
 /* a op value, element by element, with the scalar a compile-time constant
  * of a's type (rounded to f32 for floats; an integer for i32 / i8). */
 tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double value);
+
+/* in with new axes of extent 1: the result has rank ndims, its axis j is
+ * new where is_new[j] and else in's next axis (numpy's expand_dims); a
+ * new axis broadcasts in tc_binary like any axis of extent 1. */
+tc_tensor *tc_broadcast(tc_fusion *f, tc_tensor *in, int ndims, const bool *is_new);
+/* A copy of in with its axes of extent 1 expanded to shape[0..ndims)
+ * (ndims is in's rank; every other axis keeps its extent). */
+tc_tensor *tc_expand(tc_fusion *f, tc_tensor *in, int ndims, const int64_t *shape);
 
 /* out[..., i, ...] = in[..., index[..., i, ...], ...] along `axis`
  * (negative counts from the end), as torch.gather: the index is an i32

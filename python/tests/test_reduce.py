@@ -65,3 +65,42 @@ def test_softmax_schedule_auto(rng, shape):
     want = np.exp(a - a.max(axis=1, keepdims=True))
     want /= want.sum(axis=1, keepdims=True)
     np.testing.assert_allclose(f.compile().run(a), want, rtol=5e-5, atol=1e-8)
+
+
+def test_cross_entropy_gather(rng):
+    rows, cols = 9, 301
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, (rows, cols))
+    label = f.input(tilec.i32, (rows, 1))
+    mx = f.max(x, 1)
+    loss = f.add_output(f.log(f.sum(f.exp(x - mx), 1)) + mx - f.gather(x, 1, label))
+    f.schedule_auto()
+    a = rng.standard_normal((rows, cols), dtype=np.float32) * 3
+    lab = rng.integers(0, cols, (rows, 1)).astype(np.int32)
+    m = a.max(axis=1, keepdims=True).astype(np.float64)
+    want = np.log(np.exp(a - m).sum(axis=1, keepdims=True)) + m - np.take_along_axis(a, lab, 1)
+    np.testing.assert_allclose(f.compile().run(a, lab), want, rtol=1e-5, atol=1e-5)
+
+
+def test_affine_layernorm_broadcast(rng):
+    rows, cols = 4, 257
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, (rows, cols))
+    w = f.input(tilec.f32, (cols,))
+    b = f.input(tilec.f32, (cols,))
+    xc = x - f.sum(x, 1) * (1.0 / cols)
+    r = f.reciprocal(f.sqrt(f.sum(xc * xc, 1) * (1.0 / cols) + 1e-5))
+    f.add_output(xc * r * f.broadcast(w, (True, False)) + f.broadcast(b, (True, False)))
+    f.schedule_auto()
+    a = rng.standard_normal((rows, cols), dtype=np.float32)
+    wv = rng.standard_normal(cols, dtype=np.float32)
+    bv = rng.standard_normal(cols, dtype=np.float32)
+    a64 = a.astype(np.float64)
+    want = (a64 - a64.mean(1, keepdims=True)) / np.sqrt(a64.var(1, keepdims=True) + 1e-5) * wv + bv
+    np.testing.assert_allclose(f.compile().run(a, wv, bv), want, rtol=1e-4, atol=2e-5)
+    e = tilec.Fusion()
+    c = e.input(tilec.f32, (3, 1))
+    e.add_output(e.expand(c, (3, 4)))
+    e.schedule_auto()
+    cv = np.array([[1.5], [-2.0], [7.0]], dtype=np.float32)
+    np.testing.assert_array_equal(e.compile().run(cv), np.broadcast_to(cv, (3, 4)))

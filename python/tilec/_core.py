@@ -284,6 +284,24 @@ class Fusion:
         arr = (ctypes.c_int * max(1, len(axes)))(*axes)
         return self._wrap(self._L.tc_reduce(self._p, _REDUCE[op], self._own(x), len(axes), arr))
 
+    def gather(self, x, axis, index):
+        """x read along axis at the positions the i32 tensor index holds
+        (torch.gather; an index outside the extent reads 0); tc_gather."""
+        return self._wrap(self._L.tc_gather(self._p, self._own(x), int(axis), self._own(index)))
+
+    def broadcast(self, x, is_new):
+        """x with new axes of extent 1 where is_new is true (a sequence of
+        the result's rank); tc_broadcast."""
+        flags = [bool(b) for b in is_new]
+        arr = (ctypes.c_bool * max(1, len(flags)))(*flags)
+        return self._wrap(self._L.tc_broadcast(self._p, self._own(x), len(flags), arr))
+
+    def expand(self, x, shape):
+        """A copy of x with its extent-1 axes expanded to shape; tc_expand."""
+        shape = [int(e) for e in shape]
+        arr = (ctypes.c_int64 * max(1, len(shape)))(*shape)
+        return self._wrap(self._L.tc_expand(self._p, self._own(x), len(shape), arr))
+
     def sum(self, x, axes): return self.reduce("sum", x, axes)
     def max(self, x, axes): return self.reduce("max", x, axes)
     def min(self, x, axes): return self.reduce("min", x, axes)

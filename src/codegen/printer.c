@@ -72,7 +72,7 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   else if (op->has_scalar) literal(&b, d, op->scalar, fl);
   const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b);
   switch (op->kind) {
-    case TC_OP_SET: case TC_OP_PERMUTE: tc_str_cat(o, x); break;
+    case TC_OP_SET: case TC_OP_PERMUTE: case TC_OP_BROADCAST: tc_str_cat(o, x); break;
     case TC_OP_GATHER: {
       /* in[0] at its index plus the position in[1] holds (y) times the
        * gathered axis's stride; 0 where that position is outside */

@@ -164,7 +164,9 @@ tc_tensor *tc_tensor_like(tc_fusion *f, const tc_tensor *src, const int *perm, t
   return tc_tensor_new(f, t, src->nlogical, shape);
 }
 
-int tc_op_in_axis(const tc_op *op, int j) { return op->kind == TC_OP_PERMUTE ? op->perm[j] : j; }
+int tc_op_in_axis(const tc_op *op, int j) {
+  return op->kind == TC_OP_PERMUTE || op->kind == TC_OP_BROADCAST ? op->perm[j] : j;
+}
 
 bool tc_op_axis_gathered(const tc_op *op, int k, int j) {
   return op->kind == TC_OP_GATHER && k == 0 && j == op->sub;
@@ -236,6 +238,51 @@ tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double 
   tc_op *o = tc_op_new(f, TC_OP_BINARY, op, a, NULL, out);
   o->has_scalar = true;
   o->scalar = fl ? (double)(float)value : value;
+  return out;
+}
+
+tc_tensor *tc_broadcast(tc_fusion *f, tc_tensor *in, int ndims, const bool *is_new) {
+  tc_clear_error(f);
+  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_broadcast: operand is not a tensor of this fusion"), NULL;
+  if (ndims < 1 || ndims > 16 || !is_new)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_broadcast: the result's rank must be 1..16, got %d", ndims), NULL;
+  int64_t shape[16];
+  int perm[16], k = 0;
+  for (int j = 0; j < ndims; j++) {
+    if (is_new[j]) {
+      shape[j] = 1, perm[j] = -1;
+      continue;
+    }
+    if (k >= in->nlogical) break;
+    shape[j] = tc_logical_extent(in, k), perm[j] = k++;
+  }
+  int kept = 0;
+  for (int j = 0; j < ndims; j++) kept += !is_new[j];
+  if (kept != in->nlogical)
+    return tc_fail(f, TC_ERR_ARGUMENT,
+                   "tc_broadcast: %s has %d axes but the result keeps %d (ndims %d minus the new "
+                   "ones); they must be equal", in->name, in->nlogical, kept, ndims), NULL;
+  tc_tensor *out = tc_tensor_new(f, in->dtype, ndims, shape);
+  tc_op *op = tc_op_new(f, TC_OP_BROADCAST, 0, in, NULL, out);
+  memcpy(op->perm, perm, (size_t)ndims * sizeof(int));
+  return out;
+}
+
+tc_tensor *tc_expand(tc_fusion *f, tc_tensor *in, int ndims, const int64_t *shape) {
+  tc_clear_error(f);
+  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_expand: operand is not a tensor of this fusion"), NULL;
+  if (ndims != in->nlogical || !shape)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_expand: %s has rank %d but the shape has %d extents",
+                   in->name, in->nlogical, ndims), NULL;
+  for (int i = 0; i < ndims; i++) {
+    int64_t e = tc_logical_extent(in, i);
+    if (shape[i] < 1 || shape[i] > ((int64_t)1 << 31) || (e != 1 && shape[i] != e))
+      return tc_fail(f, TC_ERR_ARGUMENT,
+                     "tc_expand: %s has extent %lld at axis %d, which cannot expand to %lld (only "
+                     "an extent of 1 expands)", in->name, (long long)e, i, (long long)shape[i]), NULL;
+  }
+  tc_tensor *out = tc_tensor_new(f, in->dtype, ndims, shape);
+  tc_op_new(f, TC_OP_SET, 0, in, NULL, out); /* a copy reads an extent-1 axis at 0 */
   return out;
 }
 

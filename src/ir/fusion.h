@@ -19,8 +19,10 @@ typedef enum tc_op_kind {
   TC_OP_SET, TC_OP_UNARY, TC_OP_BINARY, TC_OP_CAST, TC_OP_PERMUTE,
   TC_OP_REDUCE,            /* sub: tc_reduce_op; the output's reduced logical
                               axes are reduction axes (tc_axis.reduction) */
-  TC_OP_GATHER             /* out = in[0] read along axis `sub` at the
+  TC_OP_GATHER,            /* out = in[0] read along axis `sub` at the
                               positions in[1] (i32) holds */
+  TC_OP_BROADCAST          /* out = in[0] with new axes of extent 1: out
+                              axis j is in[0]'s axis perm[j], or new (-1) */
 } tc_op_kind;
 
 typedef struct tc_op {
@@ -60,7 +62,7 @@ struct tc_fusion {
   tc_tensor **inputs, **outputs;
   int ninputs, cinputs, noutputs, coutputs;
   char err[1024];
-  char sched_note[256];    /* what tc_schedule_auto chose ("": not used) */
+  char sched_note[512];    /* what tc_schedule_auto chose ("": not used) */
 };
 
 /* Records an error message on the fusion and returns status. */
@@ -81,7 +83,8 @@ int64_t tc_logical_extent(const tc_tensor *t, int i);
 /* Whether t has reduction axes in its logical domain (it is made by a
  * reduction). */
 bool tc_tensor_is_reduction(const tc_tensor *t);
-/* The logical axis of op input k that output logical axis j reads. */
+/* The logical axis of op input k that output logical axis j reads; -1
+ * for an axis a broadcast adds. */
 int tc_op_in_axis(const tc_op *op, int j);
 /* Whether input k of op reads output axis j at a position the data
  * decides (a gather's data input along its axis): no axis of the input

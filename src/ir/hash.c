@@ -36,7 +36,7 @@ _Static_assert(sizeof(tc_axis) == 32, "tc_axis changed: update tc_fusion_hash in
 _Static_assert(sizeof(struct tc_tensor) == 112,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(tc_op) == 128, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(struct tc_fusion) == 1376,
+_Static_assert(sizeof(struct tc_fusion) == 1632,
                "tc_fusion changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
 
@@ -204,7 +204,7 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     i64(&h, tensor_id(op->out));
     i64(&h, op->has_scalar);
     if (op->has_scalar) tc_hasher_bytes(&h, &op->scalar, sizeof op->scalar);
-    if (op->kind == TC_OP_PERMUTE) {
+    if (op->kind == TC_OP_PERMUTE || op->kind == TC_OP_BROADCAST) {
       int n = op->out ? op->out->nlogical : 0;
       if (n > 16) n = 16;
       int_list(&h, TAG_OP, op->perm, n);

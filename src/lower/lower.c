@@ -676,6 +676,7 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
     const tc_tensor *x = s->op->in[i];
     for (int j = 0; j < t->nlogical; j++) {
       int a = tc_op_in_axis(s->op, j);
+      if (a < 0) continue; /* an axis a broadcast adds */
       /* an operand broadcasts along an axis of extent 1 (a reduced one too);
        * a gather's data is read at 0 plus what the printer adds */
       in_lv[a] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(s->op, i, j) ? tc_e_const(p, 0) : lv[j];

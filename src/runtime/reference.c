@@ -229,10 +229,10 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
       const tc_tensor *x = op->in[k];
       int64_t xs[16];
       s = 1;
-      for (int d = r - 1; d >= 0; d--) xs[d] = s, s *= tc_logical_extent(x, d);
+      for (int d = x->nlogical - 1; d >= 0; d--) xs[d] = s, s *= tc_logical_extent(x, d);
       for (int d = 0; d < r; d++) {
         int a = tc_op_in_axis(op, d);
-        in_stride[k][d] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(op, k, d) ? 0 : xs[a];
+        in_stride[k][d] = a < 0 || tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(op, k, d) ? 0 : xs[a];
       }
       if (op->kind == TC_OP_GATHER && k == 0) gstride = xs[op->sub];
     }

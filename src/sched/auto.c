@@ -47,6 +47,20 @@ static tc_status merge_range(tc_tensor *t, int from, int to) {
   return TC_OK;
 }
 
+/* Whether some tensor of f broadcasts along logical axis a of ref (has
+ * extent 1 there where ref has more): merging that axis with another
+ * would mix an axis the tensor lacks into one it has. */
+static bool broadcasts_along(const tc_fusion *f, const tc_tensor *ref, int a) {
+  if (tc_logical_extent(ref, a) == 1 && !f->g.axes[ref->logical[a]].reduction) return false;
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    if (t->nlogical == ref->nlogical && tc_logical_extent(t, a) == 1 &&
+        !f->g.axes[t->logical[a]].reduction)
+      return true;
+  }
+  return false;
+}
+
 static int64_t pow2_at_least(int64_t v) {
   int64_t p = 1;
   while (p < v) p *= 2;
@@ -64,34 +78,39 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *no
   int newpos[16];
   for (int i = 0; i < r; i++) newpos[i] = i;
   tc_status st = tc_reorder(ref, r, order, newpos);
-  /* order[i] goes to i: tc_reorder moves old_pos[i] to new_pos[i] */
-  if (!st && nk > 1) st = merge_range(ref, 0, nk);
-  int kept = nk > 0 ? 1 : 0;
-  if (!st) st = merge_range(ref, kept, kept + (r - nk));
+  /* order[i] goes to i: tc_reorder moves old_pos[i] to new_pos[i]; the
+   * kept axes merge into rows unless a tensor broadcasts along one of
+   * them: then the last is the rows and the others serial loops */
+  bool bc = false;
+  for (int i = 0; i < nk; i++) bc |= broadcasts_along(ref->f, ref, order[i]);
+  int lead = bc && nk > 1 ? nk - 1 : 0; /* serial leading axes */
+  if (!st && nk > 1 && !bc) st = merge_range(ref, 0, nk);
+  int kept = nk > 0 ? 1 : 0, row = lead, col = lead + kept; /* loop positions */
+  if (!st) st = merge_range(ref, col, col + (r - nk));
   if (st) return st;
-  int64_t rows = kept ? tc_tensor_loop_extent(ref, 0) : 1, cols = tc_tensor_loop_extent(ref, kept);
+  int64_t rows = kept ? tc_tensor_loop_extent(ref, row) : 1, cols = tc_tensor_loop_extent(ref, col);
   int64_t t = pow2_at_least((cols + 15) / 16);
   if (t < 32) t = 32;
   if (t > 1024) t = 1024;
   int64_t per_block = kept && t < 128 ? 128 / t : 1;
   if (per_block > rows) per_block = pow2_at_least(rows);
-  st = tc_split(ref, kept, t, 1);
-  if (!st && kept && per_block > 1) st = tc_split(ref, 0, per_block, 1);
+  st = tc_split(ref, col, t, 1);
+  if (!st && kept && per_block > 1) st = tc_split(ref, row, per_block, 1), col++;
   if (st) return st;
-  int ax = 0;
   if (kept) {
-    st = tc_parallelize(ref, ax++, TC_BIDX);
-    if (!st && per_block > 1) st = tc_parallelize(ref, ax++, TC_TIDY);
+    st = tc_parallelize(ref, row, TC_BIDX);
+    if (!st && per_block > 1) st = tc_parallelize(ref, row + 1, TC_TIDY);
   }
-  if (!st) st = tc_parallelize(ref, ax + 1, TC_TIDX);
+  if (!st) st = tc_parallelize(ref, col + 1, TC_TIDX);
   int64_t steps = (cols + t - 1) / t;
   snprintf(note, cap,
            "tc_schedule_auto: inner reduction (normalization): %lld rows of %lld, %lld row%s per "
            "block on %s, %lld threads per row on TIDx, %lld serial step%s each, the row held in "
-           "registers (%lld per thread)",
+           "registers (%lld per thread)%s",
            (long long)rows, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
            per_block > 1 ? "BIDx x TIDy" : "BIDx", (long long)t, (long long)steps,
-           steps > 1 ? "s" : "", (long long)steps);
+           steps > 1 ? "s" : "", (long long)steps,
+           lead ? "; broadcasting along the leading axes: they are serial loops" : "");
   return st;
 }
 
@@ -110,15 +129,25 @@ static tc_status schedule_outer(tc_tensor *ref, int nred, int r, char *note, siz
   return st;
 }
 
+/* [BIDx, TIDx(128)] over the merged axes; where a tensor broadcasts
+ * along some axis, only the last axis over BIDx x TIDx and the leading
+ * ones serial loops (so that no merge mixes a broadcast axis in). */
 static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t cap) {
-  tc_status st = merge_range(ref, 0, r);
+  bool bc = false;
+  for (int a = 0; a < r; a++) bc |= broadcasts_along(ref->f, ref, a);
+  int first = bc ? r - 1 : 0;
+  tc_status st = merge_range(ref, first, r);
   if (st) return st;
-  int64_t n = tc_tensor_loop_extent(ref, 0);
-  st = tc_split(ref, 0, 128, 1);
-  if (!st) st = tc_parallelize(ref, 0, TC_BIDX);
-  if (!st) st = tc_parallelize(ref, 1, TC_TIDX);
-  snprintf(note, cap, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx",
-           (long long)n);
+  int64_t n = tc_tensor_loop_extent(ref, first);
+  st = tc_split(ref, first, 128, 1);
+  if (!st) st = tc_parallelize(ref, first, TC_BIDX);
+  if (!st) st = tc_parallelize(ref, first + 1, TC_TIDX);
+  if (bc)
+    snprintf(note, cap, "tc_schedule_auto: pointwise with broadcasting: the last axis (%lld) over "
+             "BIDx x TIDx(128), the %d leading axes serial loops", (long long)n, r - 1);
+  else
+    snprintf(note, cap, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx",
+             (long long)n);
   return st;
 }
 

@@ -40,7 +40,7 @@ void tc_edge_positions(const tc_tensor *producer, const tc_tensor *consumer, int
     pos[j] = reads ? tc_op_in_axis(op, j) : j;
     /* a gathered axis reads the producer at data-decided positions: a
      * position no axis of the producer has, so nothing matches it */
-    if (reads && tc_op_axis_gathered(op, k, j)) pos[j] = 16 + j;
+    if (reads && (tc_op_axis_gathered(op, k, j) || pos[j] < 0)) pos[j] = 16 + j;
   }
 }
 
@@ -66,7 +66,7 @@ static void through_op(const tc_op *op, int from, int to, int *pos) {
   while (k < op->nin && op->in[k]->id != (from == out->id ? to : from)) k++;
   for (int j = 0; j < out->nlogical; j++) {
     int in_axis = tc_op_in_axis(op, j);
-    if (tc_op_axis_gathered(op, k, j)) continue; /* no axis iterates with it */
+    if (tc_op_axis_gathered(op, k, j) || in_axis < 0) continue; /* no axis iterates with it */
     if (from == out->id) pt[in_axis] = pf[j];
     else pt[j] = pf[in_axis];
   }
