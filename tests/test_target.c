@@ -150,10 +150,35 @@ static void test_defaults(void) {
            "names");
 }
 
+/* A device's own numbers narrow the arch's: an MI210 (gfx90a, 104 CUs)
+ * keeps the arch's 64 KiB of LDS and 1024 work-items; a device reporting
+ * less wins; what it does not report (0) stays the arch's. */
+static void test_device_limits(void) {
+  tc_target_info ti = make(TC_TARGET_HIP, "gfx90a", TC_OK);
+  TC_CHECK(ti.units == 0, "units before a device: %d", ti.units);
+  tc_device_limits mi210 = {64, 1024, 65536, 104};
+  tc_target_info_set_device(&ti, &mi210);
+  TC_CHECK(ti.warp == 64 && ti.max_threads == 1024 && ti.smem_max == 65536 && ti.units == 104,
+           "MI210: warp %d, %d threads, %lld bytes, %d units", ti.warp, ti.max_threads,
+           (long long)ti.smem_max, ti.units);
+  tc_device_limits small = {32, 256, 32768, 0};
+  tc_target_info_set_device(&ti, &small);
+  TC_CHECK(ti.warp == 32 && ti.max_threads == 256 && ti.smem_max == 32768 && ti.units == 104,
+           "narrowed: warp %d, %d threads, %lld bytes, %d units", ti.warp, ti.max_threads,
+           (long long)ti.smem_max, ti.units);
+  tc_device_limits none = {0, 0, 0, 0};
+  ti = make(TC_TARGET_HIP, "gfx950", TC_OK);
+  tc_target_info_set_device(&ti, &none);
+  TC_CHECK(ti.warp == 64 && ti.max_threads == 1024 && ti.smem_max == 163840 && ti.units == 0,
+           "nothing reported: the arch's");
+  TC_CHECK(ti.features & TC_FEAT_MFMA, "features are the arch's");
+}
+
 int main(void) {
   TC_RUN(test_cuda_archs);
   TC_RUN(test_amd_archs);
   TC_RUN(test_bad_archs);
   TC_RUN(test_defaults);
+  TC_RUN(test_device_limits);
   TC_MAIN_END();
 }

@@ -242,9 +242,9 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
   report_plan(o, g, r);
   if (o->emit && (rc = emit(o, g, r)) != CLI_OK) return rc;
   if (!runs) {
-    /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
+    /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
     const char *src = tc_gemm_kernel_source(g), *kname = tc_gemm_kernel_name(g);
-    rc = o->target == TC_TARGET_HIP    ? op_hip_finish(o, &src, &kname, 1)
+    rc = o->target == TC_TARGET_HIP    ? op_hip_finish(o, have_dev, why, &src, &kname, 1)
          : o->target == TC_TARGET_CUDA ? op_cuda_check(o, &src, NULL, 1)
                                        : CLI_OK;
   } else {

@@ -267,9 +267,9 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   }
 
   if (!runs) {
-    /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
+    /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
     const char *src = em.source, *name = em.name;
-    rc = hip ? op_hip_finish(o, &src, &name, 1)
+    rc = hip ? op_hip_finish(o, have_dev, why, &src, &name, 1)
              : o->target == TC_TARGET_CUDA ? op_cuda_check(o, &src, NULL, 1) : CLI_OK;
     ok = rc == CLI_OK;
     goto out;
@@ -308,7 +308,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     op_fail(o, "%s", tc_str_cstr(&e));
     goto out;
   }
-  const char *arch = o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH;
+  const char *arch = tc_tune_arch(o->target, o->arch);
   tc_str_clear(&e);
   /* the first run (C copied back, verified), then with --time o->iters
    * timed launches back to back on the same loaded kernel, in one call */

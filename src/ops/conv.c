@@ -440,10 +440,6 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
       return TC_ERR_ARGUMENT;
     }
   }
-  if (plan->target == TC_TARGET_HIP) {
-    snprintf(err, cap, "tc_conv_run: running HIP kernels is not supported in this build");
-    return TC_ERR_UNSUPPORTED;
-  }
   tc_conv_buf written = tc_conv_written_buf(p->dir);
   tc_str e;
   tc_str_init(&e);

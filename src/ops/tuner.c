@@ -172,6 +172,18 @@ tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, s
     tc_str_free(&desc);
     return st;
   }
+  if (target == TC_TARGET_HIP) {
+    tc_str why;
+    tc_str_init(&why);
+    tc_hip_device d;
+    tc_status st = TC_OK;
+    if (tc_hip_device_get(&d, &why))
+      snprintf(buf, bufcap, "%s", d.name);
+    else
+      tc_set_err(err, cap, "%s", tc_str_cstr(&why)), st = TC_ERR_NO_DEVICE;
+    tc_str_free(&why);
+    return st;
+  }
   tc_set_err(err, cap, "target %s is not available yet", tc_target_name(target));
   return TC_ERR_UNSUPPORTED;
 }
@@ -352,7 +364,7 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
   conv_ctx c;
   memset(&c, 0, sizeof c);
   c.p = p, c.o = o;
-  c.device = o->target == TC_TARGET_CUDA ? (o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH) : o->device;
+  c.device = o->target == TC_TARGET_OPENCL ? o->device : tc_tune_arch(o->target, o->arch);
   c.elems[0] = (size_t)tc_conv_input_elems(p);
   c.elems[1] = (size_t)tc_conv_filter_elems(p);
   c.elems[2] = (size_t)tc_conv_output_elems(p);

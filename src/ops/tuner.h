@@ -29,10 +29,14 @@
 
 #define TC_TUNE_DEFAULT_MAX 16
 #define TC_TUNE_DEFAULT_REPS 3
-/* The arch kernels for target are built for: arch, or for CUDA
- * TC_CUDA_OPS_DEFAULT_ARCH when arch is NULL (NULL for other targets). */
+/* The arch kernels for target are built for: arch; when arch is NULL,
+ * for CUDA TC_CUDA_OPS_DEFAULT_ARCH, for HIP the AMD GPU's when there is
+ * one (tc_hip_device_arch; NULL without: TC_HIP_DEFAULT_ARCH then
+ * applies); NULL for OpenCL. */
 static inline const char *tc_tune_arch(tc_target target, const char *arch) {
-  return arch ? arch : target == TC_TARGET_CUDA ? TC_CUDA_OPS_DEFAULT_ARCH : NULL;
+  if (arch) return arch;
+  if (target == TC_TARGET_CUDA) return TC_CUDA_OPS_DEFAULT_ARCH;
+  return target == TC_TARGET_HIP ? tc_hip_device_arch() : NULL;
 }
 
 /* One candidate done (timed or skipped): the public API's event and
@@ -41,9 +45,9 @@ typedef tc_op_tune_event tc_tune_event;
 typedef tc_op_tune_callback tc_tune_progress;
 
 typedef struct tc_tune_options {
-  tc_target target;          /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
+  tc_target target;          /* TC_TARGET_OPENCL, TC_TARGET_CUDA or TC_TARGET_HIP */
   const char *device;        /* OpenCL device selector; NULL: the default */
-  const char *arch;          /* CUDA architecture; NULL: TC_CUDA_OPS_DEFAULT_ARCH */
+  const char *arch;          /* CUDA or AMD architecture; NULL: tc_tune_arch's */
   int max_candidates;        /* 0: TC_TUNE_DEFAULT_MAX */
   int reps;                  /* timed runs per candidate; 0: TC_TUNE_DEFAULT_REPS */
   tc_tune_progress progress; /* may be NULL */
@@ -108,7 +112,8 @@ int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char 
 
 /* The name of the device a run with (target, device selector) uses, as the
  * DB key spells it: "platform / device" for OpenCL, the CUDA device 0 name
- * for CUDA.  TC_OK, or TC_ERR_NO_DEVICE / TC_ERR_UNSUPPORTED with err. */
+ * for CUDA, the AMD GPU's (hipDeviceGetName: "AMD Instinct MI250X") for
+ * HIP.  TC_OK, or TC_ERR_NO_DEVICE / TC_ERR_UNSUPPORTED with err. */
 tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, size_t bufcap,
                               char *err, size_t cap);
 

@@ -143,3 +143,10 @@ tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info
   out->features = gfx_features(out->gfx_major, out->gfx_minor, out->gfx_stepping);
   return TC_OK;
 }
+
+void tc_target_info_set_device(tc_target_info *ti, const tc_device_limits *d) {
+  if (d->warp > 0) ti->warp = d->warp;
+  if (d->max_threads > 0) ti->max_threads = d->max_threads;
+  if (d->smem_max > 0) ti->smem_max = d->smem_max;
+  if (d->units > 0) ti->units = d->units;
+}

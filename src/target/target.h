@@ -73,7 +73,18 @@ typedef struct tc_target_info {
   int64_t smem_max;      /* shared memory (LDS) bytes per block; 0: the device's */
   int regs_per_sm;       /* 32-bit registers per SM / CU; 0: unknown */
   int max_regs_per_thread; /* 0: unknown */
+  int units;             /* SMs / compute units of the device; 0: no device told (the arch
+                            alone does not say) */
 } tc_target_info;
+
+/* What a present device reports about itself (0: not reported).  The
+ * runtimes fill one from the device (the HIP runtime's attributes). */
+typedef struct tc_device_limits {
+  int warp;          /* threads per warp / wavefront */
+  int max_threads;   /* threads per block */
+  int64_t smem_max;  /* shared memory (LDS) bytes per block */
+  int units;         /* SMs / compute units */
+} tc_device_limits;
 
 /* Fills *out for target and arch (NULL: the target's default arch).  An
  * arch that does not parse (or an arch given for OpenCL) gives
@@ -81,6 +92,12 @@ typedef struct tc_target_info {
  * form; *out is still filled, with no features past the target's own, so
  * that callers that check the arch later (at build) may go on. */
 tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info *out, tc_str *err);
+
+/* Narrows *ti, made for a device's arch, to the device: its warp,
+ * max_threads, smem_max and units become the device's where it reports
+ * them (> 0).  The device's own numbers win over the arch's (a GPU with
+ * less than its family's most, a partitioned GPU). */
+void tc_target_info_set_device(tc_target_info *ti, const tc_device_limits *d);
 
 /* The arch tc_compile uses for target when none is given (NULL for OpenCL). */
 const char *tc_target_default_arch(tc_target target);
