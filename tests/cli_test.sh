@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_test.sh - tests the real `tilec` binary ($TILEC, default build/tilec):
 # help, version, devices (and their --json, which must parse with python3
-# -m json.tool, as must conv2d/gemm/layout --json), demo (OpenCL and CUDA
-# compile-only), and the usage errors.  Ends with "N passed, N failed, N
+# -m json.tool, as must conv2d/gemm/layout --json), demo (OpenCL, and CUDA
+# and HIP compile-only without their GPUs; HIP without its runtime), and the
+# usage errors.  Ends with "N passed, N failed, N
 # skipped"; exits non-zero if any check failed.
 set -u
 TILEC=${TILEC:-build/tilec}
@@ -291,8 +292,12 @@ expect_out "unknown top-level flag is named" "unknown option '--frobnicate'.*til
 run demo --frobnicate
 expect_rc "unknown demo flag" 2
 expect_out "unknown demo flag is named" "unknown option '--frobnicate'.*tilec --help" stderr
-run demo --target hip
-expect_rc "demo --target hip" 2
+run demo --target vulkan
+expect_rc "demo --target vulkan" 2
+run demo --target hip --device pocl
+expect_rc "demo --target hip --device" 2
+run demo --target hip --arch sm_90a
+expect_rc "demo --target hip --arch sm_90a" 2
 run demo --device
 expect_rc "demo --device without a value" 2
 run version extra
@@ -383,6 +388,50 @@ else
   expect_rc "demo --target cuda, warm cache" 0
   written=$(find "$tmp/cache" -newer "$tmp/marker" -name '*.tck' | wc -l)
   if [ "$written" -eq 0 ]; then ok "warm cache (CUDA): nothing rewritten"; else bad "warm cache (CUDA): nothing rewritten" "$written written"; fi
+fi
+
+echo "-- demo (HIP)"
+have_hipcc=0
+{ command -v hipcc >/dev/null 2>&1 || [ -x /opt/rocm/bin/hipcc ]; } && have_hipcc=1
+have_libhip=0
+for f in /usr/lib/*/libamdhip64.so* /usr/lib/libamdhip64.so* /opt/rocm/lib/libamdhip64.so*; do
+  [ -e "$f" ] && have_libhip=1
+done
+have_amd=0
+[ -e /dev/kfd ] && have_amd=1
+run demo --target hip --only gsg_copy_6,transpose
+if [ $have_hipcc = 0 ]; then
+  expect_rc "demo --target hip without hipcc" 1
+  expect_out "demo --target hip: hipcc missing" '^tilec demo: cannot compile for HIP: hipcc not found' stderr
+elif [ $have_amd = 1 ]; then
+  expect_rc "demo --target hip on the AMD GPU" 0
+  expect_out "hip summary" '^2 of 2 kernels verified on '
+else
+  expect_rc "demo --target hip, no AMD GPU: compiled" 0
+  expect_out "hip: gsg_copy_6 compiled" '^gsg_copy_6 +hip +8 +compiled \(hipcc gfx90a\)'
+  expect_out "hip: transpose compiled" '^transpose +hip +[0-9]+ +compiled \(hipcc gfx90a\)'
+  expect_out "hip summary" '^2 of 2 kernels compiled with hipcc for gfx90a$'
+  if [ $have_libhip = 1 ]; then
+    # the HIP runtime is there: hipGetDeviceCount is asked and its answer said
+    expect_out "demo --target hip: hipGetDeviceCount reached" \
+      '^not run: no AMD GPU: hipGetDeviceCount (failed: hipError[A-Za-z]+ \([0-9]+\)|reports 0 devices); '
+  else
+    expect_out "demo --target hip: no HIP runtime" '^not run: no AMD GPU: the HIP runtime \(libamdhip64\) cannot be loaded'
+  fi
+fi
+# no HIP runtime at all (TILEC_HIP_RUNTIME names a library that is not there)
+TILEC_HIP_RUNTIME=/nonexistent/libamdhip64.so run demo --target hip --only gsg_copy_6
+if [ $have_hipcc = 1 ]; then
+  expect_rc "demo --target hip, no HIP runtime: compiled" 0
+  expect_out "demo --target hip, no HIP runtime: says so" \
+    '^not run: no AMD GPU: the HIP runtime \(libamdhip64\) cannot be loaded \(tried /nonexistent/libamdhip64.so: .*TILEC_HIP_RUNTIME names it'
+fi
+TILEC_HIP_RUNTIME=/nonexistent/libamdhip64.so run devices
+expect_out "devices, no HIP runtime" '^  HIP device: no AMD GPU: the HIP runtime \(libamdhip64\) cannot be loaded'
+if printf '%s\n' "$out" | grep -q '^  HIP runtime: '; then bad "devices, no HIP runtime: no runtime line" "$out"; else ok "devices, no HIP runtime: no runtime line"; fi
+if [ $have_libhip = 1 ]; then
+  run devices
+  expect_out "devices: the HIP runtime" '^  HIP runtime: [0-9]+\.[0-9]+\.[0-9]+ \(.*libamdhip64'
 fi
 
 echo

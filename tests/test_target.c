@@ -173,7 +173,7 @@ static void test_build_and_run(void) {
   } cases[] = {
       {TC_TARGET_OPENCL, "opencl", "OpenCL", TC_BUILD_OPENCL, TC_LANG_OPENCL_C, 1, 1, 0, 0, 32},
       {TC_TARGET_CUDA, "cuda", "CUDA", TC_BUILD_NVRTC, TC_LANG_CUDA_CXX, 0, 1, 1, 0, 32},
-      {TC_TARGET_HIP, "hip", "HIP", TC_BUILD_HIPCC, TC_LANG_CUDA_CXX, 0, 0, 0, 1, 64},
+      {TC_TARGET_HIP, "hip", "HIP", TC_BUILD_HIPCC, TC_LANG_CUDA_CXX, 0, 1, 0, 1, 64},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     tc_target_info ti = tc_target_info_of(cases[i].t);
@@ -242,6 +242,30 @@ static void test_ops_arch(void) {
   TC_CHECK(tc_target_ops_arch((tc_target)42, NULL) == NULL, "unknown");
 }
 
+/* A device's own numbers narrow the arch's: an MI210 (gfx90a, 104 CUs)
+ * keeps the arch's 64 KiB of LDS and 1024 work-items; a device reporting
+ * less wins; what it does not report (0) stays the arch's. */
+static void test_device_limits(void) {
+  tc_target_info ti = make(TC_TARGET_HIP, "gfx90a", TC_OK);
+  TC_CHECK(ti.units == 0, "units before a device: %d", ti.units);
+  tc_device_limits mi210 = {64, 1024, 65536, 104};
+  tc_target_info_set_device(&ti, &mi210);
+  TC_CHECK(ti.warp == 64 && ti.max_threads == 1024 && ti.smem_max == 65536 && ti.units == 104,
+           "MI210: warp %d, %d threads, %lld bytes, %d units", ti.warp, ti.max_threads,
+           (long long)ti.smem_max, ti.units);
+  tc_device_limits small = {32, 256, 32768, 0};
+  tc_target_info_set_device(&ti, &small);
+  TC_CHECK(ti.warp == 32 && ti.max_threads == 256 && ti.smem_max == 32768 && ti.units == 104,
+           "narrowed: warp %d, %d threads, %lld bytes, %d units", ti.warp, ti.max_threads,
+           (long long)ti.smem_max, ti.units);
+  tc_device_limits none = {0, 0, 0, 0};
+  ti = make(TC_TARGET_HIP, "gfx950", TC_OK);
+  tc_target_info_set_device(&ti, &none);
+  TC_CHECK(ti.warp == 64 && ti.max_threads == 1024 && ti.smem_max == 163840 && ti.units == 0,
+           "nothing reported: the arch's");
+  TC_CHECK(ti.features & TC_FEAT_MFMA, "features are the arch's");
+}
+
 int main(void) {
   TC_RUN(test_cuda_archs);
   TC_RUN(test_amd_archs);
@@ -250,5 +274,6 @@ int main(void) {
   TC_RUN(test_build_and_run);
   TC_RUN(test_names);
   TC_RUN(test_ops_arch);
+  TC_RUN(test_device_limits);
   TC_MAIN_END();
 }

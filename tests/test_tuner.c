@@ -472,12 +472,28 @@ static void test_tune_conv(void) {
   tc_str_free(&key);
 }
 
+/* The perf DB's device names: HIP's is the AMD GPU's (hipDeviceGetName),
+ * or TC_ERR_NO_DEVICE with "no AMD GPU: ..." as the runtime says; a
+ * target without a runtime is TC_ERR_UNSUPPORTED. */
 static void test_device_name(void) {
-  char name[256], err[256];
-  TC_CHECK(tc_tune_device_name(TC_TARGET_HIP, NULL, name, sizeof name, err, sizeof err) ==
-               TC_ERR_UNSUPPORTED, "hip");
-  TC_CHECK(strstr(err, "hip") != NULL, "message: %s", err);
-  tc_status st = tc_tune_device_name(TC_TARGET_OPENCL, "no-such-device-anywhere", name, sizeof name,
+  char name[256], err[2048];
+  tc_hip_device d;
+  tc_str why;
+  tc_str_init(&why);
+  int gpu = tc_hip_device_get(&d, &why);
+  tc_status st = tc_tune_device_name(TC_TARGET_HIP, NULL, name, sizeof name, err, sizeof err);
+  if (gpu)
+    TC_CHECK(st == TC_OK && strcmp(name, d.name) == 0, "hip: %s: '%s', want '%s'",
+             tc_status_name(st), name, d.name);
+  else
+    TC_CHECK(st == TC_ERR_NO_DEVICE && strcmp(err, tc_str_cstr(&why)) == 0 &&
+                 strncmp(err, "no AMD GPU: ", 12) == 0,
+             "hip: %s: %s", tc_status_name(st), err);
+  tc_str_free(&why);
+  st = tc_tune_device_name((tc_target)42, NULL, name, sizeof name, err, sizeof err);
+  TC_CHECK(st == TC_ERR_UNSUPPORTED && strstr(err, "not available") != NULL, "target 42: %s: %s",
+           tc_status_name(st), err);
+  st = tc_tune_device_name(TC_TARGET_OPENCL, "no-such-device-anywhere", name, sizeof name,
                                      err, sizeof err);
   TC_CHECK(st != TC_OK, "a selector that matches nothing gave '%s'", name);
   TC_CHECK(strstr(err, "no-such-device-anywhere") != NULL, "message: %s", err);

@@ -308,16 +308,17 @@ static int emit(const op_opts *o, const tc_conv2d *c, const op_report *r) {
   return rc;
 }
 
-/* Without a run: --target hip compiles with hipcc, cuda checks the
- * sources with NVRTC where it exists (no device needed). */
-static int check_sources(op_opts *o, const tc_conv2d *c) {
+/* Without a run: --target hip compiles with hipcc (have_dev: whether
+ * there is an AMD GPU, why not), cuda checks the sources with NVRTC where
+ * it exists (no device needed). */
+static int check_sources(op_opts *o, const tc_conv2d *c, int have_dev, const char *why) {
   int n = tc_conv2d_num_kernels(c);
   const char **srcs = tc_xcalloc((size_t)n + 1, sizeof *srcs);
   const char **names = tc_xcalloc((size_t)n + 1, sizeof *names);
   for (int i = 0; i < n; i++)
     srcs[i] = tc_conv2d_kernel_source(c, i), names[i] = tc_conv2d_kernel_name(c, i);
   tc_build_kind b = tc_target_info_of(o->target).build;
-  int rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, srcs, names, n)
+  int rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, srcs, names, n)
            : b == TC_BUILD_NVRTC ? op_cuda_check(o, srcs, names, n)
                                  : CLI_OK;
   free(srcs);
@@ -402,7 +403,7 @@ static int conv_main(op_opts *o, tc_conv2d *c, const tc_conv_problem *p, int64_t
   if (rc != CLI_OK) return rc;
   conv_report_plan(o, c, r, 1);
   if (o->emit && (rc = emit(o, c, r)) != CLI_OK) return rc;
-  rc = runs ? execute(o, c, p, ho, wo, r) : check_sources(o, c);
+  rc = runs ? execute(o, c, p, ho, wo, r) : check_sources(o, c, have_dev, why);
   *ok = rc == CLI_OK;
   return rc;
 }

@@ -6,10 +6,14 @@
  *   --target cuda              compile for CUDA and build with NVRTC (no GPU
  *                              needed); run and verify where a CUDA device
  *                              exists, else say once why not.
+ *   --target hip               the same for AMD GPUs: build with hipcc for
+ *                              --arch (default the AMD GPU's, else gfx90a),
+ *                              run and verify through the HIP runtime.
  *
  * One table row per example, flushed as it completes; failures print their
  * reason under the row.  Exit 0 only if every selected example verified
- * (for CUDA without a device: compiled), 1 otherwise, 2 on usage errors. */
+ * (for CUDA or HIP without a device: compiled), 1 otherwise, 2 on usage
+ * errors. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,17 +26,20 @@
 
 
 static void demo_usage(FILE *out) {
-  fputs("usage: tilec demo [--target opencl|cuda] [--device SEL] [--arch ARCH]\n"
+  fputs("usage: tilec demo [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--only NAME[,NAME..]] [--list]\n"
         "\n"
         "compiles the example kernels, runs them and verifies their outputs against a\n"
         "plain C reference; exit 0 only if every one verified.\n"
         "\n"
-        "  --target opencl|cuda   opencl (default), or cuda: build with NVRTC (no GPU\n"
-        "                         needed), run and verify where a CUDA device exists\n"
+        "  --target opencl|cuda|hip  opencl (default); cuda: build with NVRTC (no GPU\n"
+        "                         needed), run and verify where a CUDA device exists;\n"
+        "                         hip: build with hipcc, run and verify where an AMD GPU\n"
+        "                         exists\n"
         "  --device SEL           OpenCL device: \"P:D\" or a name substring (e.g. pocl);\n"
         "                         default $TILEC_OPENCL_DEVICE, then PoCL, then the first\n"
-        "  --arch ARCH            CUDA architecture (default: " TC_CUDA_OPS_DEFAULT_ARCH ")\n"
+        "  --arch ARCH            CUDA architecture (default: " TC_CUDA_OPS_DEFAULT_ARCH "), or\n"
+        "                         AMD one (default: the AMD GPU's, else " TC_HIP_DEFAULT_ARCH ")\n"
         "  --only NAME[,NAME..]   run only these examples (see --list)\n"
         "  --list                 list the examples and exit\n",
         out);
@@ -145,13 +152,20 @@ static int demo_opencl(const char *device, const char *selected, int nselected) 
   return verified == nselected ? CLI_OK : CLI_FAIL;
 }
 
-/* ---- CUDA --------------------------------------------------------------- */
+/* ---- CUDA and HIP ------------------------------------------------------ */
 
-/* Builds one example for CUDA with NVRTC and, when run_it, runs and
- * verifies it.  Returns 1 when it compiled (and, if run, verified). */
-static int cuda_one(const tc_example *e, const char *arch, int run_it) {
+/* A GPU target of the demo: how it builds, and its device. */
+typedef struct gpu_target {
+  tc_target target;
+  const char *arch;
+  const char *compiler; /* "NVRTC", "hipcc" */
+} gpu_target;
+
+/* Builds one example for the target and, when run_it, runs and verifies
+ * it.  Returns 1 when it compiled (and, if run, verified). */
+static int gpu_one(const tc_example *e, const gpu_target *t, int run_it) {
   tc_fusion *f = e->build();
-  tc_compile_options opt = {TC_TARGET_CUDA, arch, e->name};
+  tc_compile_options opt = {t->target, t->arch, e->name};
   tc_status st = TC_OK;
   char result[96];
   char msg[1024] = "";
@@ -173,7 +187,7 @@ static int cuda_one(const tc_example *e, const char *arch, int run_it) {
     goto report;
   }
   if (!run_it) {
-    snprintf(result, sizeof result, "compiled (NVRTC %s)", arch);
+    snprintf(result, sizeof result, "compiled (%s %s)", t->compiler, t->arch);
     ok = 1;
     goto report;
   }
@@ -194,14 +208,14 @@ static int cuda_one(const tc_example *e, const char *arch, int run_it) {
     }
     ok = bad == 0;
     if (ok)
-      snprintf(result, sizeof result, "compiled (NVRTC %s), verified", arch);
+      snprintf(result, sizeof result, "compiled (%s %s), verified", t->compiler, t->arch);
     else
       snprintf(result, sizeof result, "FAILED (max error %.3g)", max_err);
   }
 
 report:
   tc_params_free(f, got), tc_params_free(f, want);
-  print_row(e->name, "cuda", smem, result, ms, has_time);
+  print_row(e->name, tc_target_name(t->target), smem, result, ms, has_time);
   if (!ok) print_reason(msg);
   fflush(stdout);
   tc_kernel_free(k);
@@ -221,42 +235,66 @@ static int line_after(const char *text, const char *prefix, char *buf, size_t ca
   return 1;
 }
 
-static int demo_cuda(const char *arch, const char *selected, int nselected) {
-  tc_str desc, why;
+/* Whether the target's compiler is there (why not in why); with a device,
+ * its name into dev (have_dev; why says why there is none). */
+static int gpu_state(const gpu_target *t, int *have_dev, char *dev, size_t devcap, tc_str *why) {
+  tc_str desc;
   tc_str_init(&desc);
-  tc_str_init(&why);
-  tc_cuda_describe(&desc);
   char line[1024];
-  if (line_after(tc_str_cstr(&desc), "CUDA compiler: unavailable: ", line, sizeof line)) {
-    fprintf(stderr, "tilec demo: cannot compile for CUDA: %s\n", line);
-    tc_str_free(&desc);
+  int compiler = 1;
+  if (t->target == TC_TARGET_CUDA) {
+    tc_cuda_describe(&desc);
+    if (line_after(tc_str_cstr(&desc), "CUDA compiler: unavailable: ", line, sizeof line)) {
+      tc_str_printf(why, "%s", line);
+      compiler = 0;
+    } else if ((*have_dev = tc_cuda_available(why)) &&
+               !line_after(tc_str_cstr(&desc), "CUDA device 0: ", dev, devcap)) {
+      snprintf(dev, devcap, "CUDA device 0");
+    }
+  } else {
+    char hipcc[4096];
+    tc_hip_device d;
+    if (!tc_hip_find_hipcc(hipcc, sizeof hipcc)) {
+      tc_str_cat(why, "hipcc not found (apt-get install hipcc libamdhip64-dev rocm-device-libs)");
+      compiler = 0;
+    } else if ((*have_dev = tc_hip_device_get(&d, why))) {
+      snprintf(dev, devcap, "%.200s (%.200s)", d.name, d.target_id);
+    }
+  }
+  tc_str_free(&desc);
+  return compiler;
+}
+
+static int demo_gpu(const gpu_target *t, const char *selected, int nselected) {
+  tc_str why;
+  tc_str_init(&why);
+  int have_device = 0;
+  char dev[512] = "";
+  if (!gpu_state(t, &have_device, dev, sizeof dev, &why)) {
+    fprintf(stderr, "tilec demo: cannot compile for %s: %s\n",
+            t->target == TC_TARGET_CUDA ? "CUDA" : "HIP", tc_str_cstr(&why));
     tc_str_free(&why);
     return CLI_FAIL;
   }
-  int have_device = tc_cuda_available(&why);
-  char dev[512] = "";
-  if (have_device && !line_after(tc_str_cstr(&desc), "CUDA device 0: ", dev, sizeof dev))
-    snprintf(dev, sizeof dev, "CUDA device 0");
-  printf("tilec demo: %d example kernel%s for CUDA %s, built with NVRTC; %s%s\n", nselected,
-         nselected == 1 ? "" : "s", arch, have_device ? "running on " : "",
+  printf("tilec demo: %d example kernel%s for %s %s, built with %s; %s%s\n", nselected,
+         nselected == 1 ? "" : "s", t->target == TC_TARGET_CUDA ? "CUDA" : "HIP", t->arch,
+         t->compiler, have_device ? "running on " : "",
          have_device ? dev : "compile only (no GPU needed)");
   print_header_row();
 
   int ok = 0;
   for (int i = 0; i < tc_example_count(); i++)
-    if (selected[i]) ok += cuda_one(tc_example_get(i), arch, have_device);
+    if (selected[i]) ok += gpu_one(tc_example_get(i), t, have_device);
 
-  int rc;
   if (have_device) {
     printf("%d of %d kernel%s verified on %s\n", ok, nselected, nselected == 1 ? "" : "s", dev);
   } else {
-    printf("%d of %d kernel%s compiled with NVRTC for %s\n", ok, nselected, nselected == 1 ? "" : "s", arch);
+    printf("%d of %d kernel%s compiled with %s for %s\n", ok, nselected,
+           nselected == 1 ? "" : "s", t->compiler, t->arch);
     printf("not run: %s\n", tc_str_cstr(&why));
   }
-  rc = ok == nselected ? CLI_OK : CLI_FAIL;
-  tc_str_free(&desc);
   tc_str_free(&why);
-  return rc;
+  return ok == nselected ? CLI_OK : CLI_FAIL;
 }
 
 /* ---- the command -------------------------------------------------------- */
@@ -294,17 +332,24 @@ int cmd_demo(int argc, char **argv) {
       rc = cli_usage_error("unexpected argument '%s' for `tilec demo`", a);
     }
   }
-  int cuda = 0;
+  int cuda = 0, hip = 0;
   if (rc == CLI_OK) {
     if (strcmp(target, "cuda") == 0)
       cuda = 1;
+    else if (strcmp(target, "hip") == 0)
+      hip = 1;
     else if (strcmp(target, "opencl") != 0)
-      rc = cli_usage_error("unknown target '%s' (opencl or cuda)", target);
+      rc = cli_usage_error("unknown target '%s' (opencl, cuda or hip)", target);
   }
   if (rc == CLI_OK && cuda && device)
     rc = cli_usage_error("--device selects an OpenCL device; --target cuda uses CUDA device 0");
-  if (rc == CLI_OK && !cuda && arch)
-    rc = cli_usage_error("--arch applies to --target cuda only");
+  if (rc == CLI_OK && hip && device)
+    rc = cli_usage_error("--device selects an OpenCL device; --target hip uses AMD GPU 0");
+  if (rc == CLI_OK && !cuda && !hip && arch)
+    rc = cli_usage_error("--arch applies to --target cuda and hip only");
+  if (rc == CLI_OK && hip && arch && strncmp(arch, "gfx", 3) != 0)
+    rc = cli_usage_error("--arch for --target hip is an AMD GPU architecture (gfx90a, gfx940, "
+                         "gfx942, gfx950), got '%s'", arch);
   if (rc != CLI_OK) {
     free(selected);
     return rc;
@@ -319,8 +364,11 @@ int cmd_demo(int argc, char **argv) {
       const tc_example *e = tc_example_get(i);
       printf("%-16s %s\n", e->name, e->what);
     }
-  } else if (cuda) {
-    rc = demo_cuda(arch ? arch : TC_CUDA_OPS_DEFAULT_ARCH, selected, nselected);
+  } else if (cuda || hip) {
+    gpu_target t = {cuda ? TC_TARGET_CUDA : TC_TARGET_HIP, arch, cuda ? "NVRTC" : "hipcc"};
+    if (!t.arch) t.arch = cuda ? TC_CUDA_OPS_DEFAULT_ARCH : tc_hip_device_arch();
+    if (!t.arch) t.arch = TC_HIP_DEFAULT_ARCH;
+    rc = demo_gpu(&t, selected, nselected);
   } else {
     rc = demo_opencl(device, selected, nselected);
   }

@@ -243,10 +243,10 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
   report_plan(o, g, r);
   if (o->emit && (rc = emit(o, g, r)) != CLI_OK) return rc;
   if (!runs) {
-    /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
+    /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
     const char *src = tc_gemm_kernel_source(g), *kname = tc_gemm_kernel_name(g);
     tc_build_kind b = tc_target_info_of(o->target).build;
-    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, &src, &kname, 1)
+    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, &src, &kname, 1)
          : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
                                : CLI_OK;
   } else {

@@ -268,10 +268,10 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   }
 
   if (!runs) {
-    /* --target hip: compiled with hipcc, never run; cuda: checked with NVRTC */
+    /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
     const char *src = em.source, *name = em.name;
     tc_build_kind b = tc_target_info_of(o->target).build;
-    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, &src, &name, 1)
+    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, &src, &name, 1)
          : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
                                : CLI_OK;
     ok = rc == CLI_OK;
@@ -312,11 +312,12 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     op_fail(o, "%s", tc_str_cstr(&e));
     goto out;
   }
+  const char *arch = tc_tune_arch(o->target, o->arch);
   tc_str_clear(&e);
   /* the first run (C copied back, verified), then with --time o->iters
    * timed launches back to back on the same loaded kernel, in one call */
   double *tm = o->time ? tc_xcalloc((size_t)o->iters, sizeof *tm) : NULL;
-  st = tc_tile_gemm_run(o->target, cl, o->arch, &em, &d, host[0], host[1], host[2], ids, &r.first_ms,
+  st = tc_tile_gemm_run(o->target, cl, arch, &em, &d, host[0], host[1], host[2], ids, &r.first_ms,
                         tm ? o->iters : 0, tm, &e);
   if (st != TC_OK) {
     free(tm);

@@ -171,14 +171,15 @@ void op_common_usage(FILE *out) {
         "                          only generates the kernels and runs nothing\n"
         "  --json                  print one JSON object on stdout instead of the text\n"
         "  --target opencl|cuda|hip  opencl (default), cuda (NVRTC + the CUDA driver) or\n"
-        "                          hip (AMD: the kernels are compiled with hipcc, not run;\n"
-        "                          -V 1 and --time then fail: no AMD GPU)\n"
+        "                          hip (hipcc + the HIP runtime on an AMD GPU; without\n"
+        "                          one the kernels are only compiled, and -V 1, --time and\n"
+        "                          --tune fail)\n"
         "  --device SEL            OpenCL device: \"P:D\" or a name substring (e.g. pocl);\n"
         "                          default $TILEC_OPENCL_DEVICE, then PoCL, then the first\n"
         "  --arch ARCH             CUDA architecture for --target cuda (default sm_90a), or\n"
-        "                          AMD one for --target hip (default gfx90a; gfx940; gfx942\n"
-        "                          and gfx950 are emitted but Debian's hipcc cannot compile\n"
-        "                          them)\n"
+        "                          AMD one for --target hip (default: the AMD GPU's, else\n"
+        "                          gfx90a; gfx940; gfx942 and gfx950 are emitted but\n"
+        "                          Debian's hipcc cannot compile them: ROCm 6.0 / 7.0 can)\n"
         "\n"
         "Without --tune or --perf-config the perf config comes from the perf DB entry of\n"
         "the problem on this device when there is one, else from the heuristic; the\n"
@@ -207,10 +208,10 @@ void op_common_usage(FILE *out) {
         "the tensor-core candidates first, then the FMA ones); f32 and opencl use\n"
         "the FMA kernel.\n"
         "\n"
-        "exit status: 0 success (with -V 1: verify PASS; --target hip: compiled, or\n"
-        "hipcc missing); 1 no device, a kernel failed to compile or run, verify FAIL,\n"
-        "-V 1 / --time / --tune with --target hip; 2 a bad option or value, an\n"
-        "impossible problem, or a perf config that breaks a rule\n",
+        "exit status: 0 success (with -V 1: verify PASS; --target hip without an AMD\n"
+        "GPU: compiled, or hipcc missing); 1 no device, a kernel failed to compile or\n"
+        "run, verify FAIL, -V 1 / --time / --tune with --target hip and no AMD GPU; 2 a\n"
+        "bad option or value, an impossible problem, or a perf config that breaks a rule\n",
         out);
 }
 
@@ -235,27 +236,17 @@ int op_opts_check(op_opts *o) {
   if (o->tune && o->perf_config)
     return op_usage_error(o, "--tune and --perf-config exclude each other");
   if (o->tune_max && !o->tune) return op_usage_error(o, "--tune-max applies to --tune only");
-  if (!ti.runs && o->tune) {
+  if (ti.build == TC_BUILD_HIPCC && o->tune) { /* an AMD GPU must be there to time on */
     tc_str m;
     tc_str_init(&m);
-    if (tc_hip_available(&m)) tc_str_cat(&m, "running HIP kernels is not implemented yet");
-    int rc = op_fail(o, "--tune times the kernels on the device; --target hip cannot run them: %s",
-                     tc_str_cstr(&m));
+    int rc = CLI_OK;
+    if (!tc_hip_available(&m))
+      rc = op_fail(o, "--tune times the kernels on the device; --target hip cannot run them: %s",
+                   tc_str_cstr(&m));
     tc_str_free(&m);
     return rc;
   }
   return CLI_OK;
-}
-
-int op_hip_device(char *why, size_t cap) {
-  tc_str m;
-  tc_str_init(&m);
-  if (tc_hip_available(&m))
-    snprintf(why, cap, "an AMD GPU is present, but running HIP kernels is not implemented yet");
-  else
-    snprintf(why, cap, "%s", tc_str_cstr(&m));
-  tc_str_free(&m);
-  return 0;
 }
 
 /* The arch the kernels are built for: --arch, else the ops' default. */
@@ -263,8 +254,10 @@ static const char *build_arch(const op_opts *o) {
   return o->arch ? o->arch : tc_target_ops_default_arch(o->target);
 }
 
-int op_hip_finish(op_opts *o, const char *const *sources, const char *const *names, int n) {
-  const char *arch = build_arch(o);
+int op_hip_finish(op_opts *o, int have_dev, const char *why, const char *const *sources,
+                  const char *const *names, int n) {
+  const char *arch = tc_tune_arch(o->target, o->arch);
+  if (!arch) arch = TC_HIP_DEFAULT_ARCH;
   int compiled = 1;
   for (int i = 0; i < n; i++) {
     tc_str e;
@@ -285,15 +278,13 @@ int op_hip_finish(op_opts *o, const char *const *sources, const char *const *nam
     }
     tc_str_free(&e);
   }
-  char why[512];
-  op_hip_device(why, sizeof why);
-  const char *state = strncmp(why, "no AMD GPU", 10) == 0 ? "no AMD GPU" : why;
   if (!o->json) {
-    if (compiled) printf("compiled for %s (hipcc); %s: cannot run\n", arch, state);
-    else printf("%s: cannot run\n", state);
+    if (have_dev && compiled) printf("compiled for %s (hipcc)\n", arch);
+    else if (compiled) printf("compiled for %s (hipcc); no AMD GPU: cannot run\n", arch);
+    else if (!have_dev) printf("no AMD GPU: cannot run\n");
     fflush(stdout);
   }
-  if (o->verify || o->time || o->tune)
+  if (!have_dev && (o->verify || o->time || o->tune))
     return op_fail(o, "%s needs the kernels to run: --target hip cannot run them here (%s)",
                    o->verify ? "-V 1" : o->time ? "--time" : "--tune", why);
   return CLI_OK;
@@ -314,11 +305,11 @@ void op_tune_progress(void *ctx, const tc_tune_event *ev) {
 }
 
 int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t cap) {
-  int hip = !tc_target_info_of(o->target).runs; /* compiled only: op_hip_finish */
-  *runs = hip ? 0 : op_runs(o);
-  int have_dev = hip ? op_hip_device(why, cap)
-                     : tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, why,
-                                           cap) == TC_OK;
+  *runs = op_runs(o);
+  int have_dev = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, why,
+                                     cap) == TC_OK;
+  /* --target hip without an AMD GPU: the kernels are compiled (op_hip_finish) */
+  if (!have_dev && tc_target_info_of(o->target).build == TC_BUILD_HIPCC) *runs = 0;
   if (!have_dev && *runs) op_fail(o, "%s", why);
   return have_dev;
 }

@@ -59,21 +59,22 @@ int op_common_option(op_opts *o, int argc, char **argv, int *i, int *rc);
 void op_common_usage(FILE *out);
 /* Checks the combination once all options are read (target, --device
  * with cuda or hip, --tune with --perf-config ...).  CLI_OK, CLI_USAGE, or
- * CLI_FAIL for --tune with --target hip (nothing can run). */
+ * CLI_FAIL for --tune with --target hip and no AMD GPU (nothing can run). */
 int op_opts_check(op_opts *o);
 /* Whether the kernels run: not when --emit is given without -V 1,
- * --time or --tune (and never for --target hip: op_hip_finish). */
+ * --time or --tune (and not for --target hip without an AMD GPU:
+ * op_find_device, op_hip_finish). */
 int op_runs(const op_opts *o);
-/* --target hip: fills why with "no AMD GPU: ..." (or that launching is not
- * implemented where there is one) and returns 0: HIP kernels never run. */
-int op_hip_device(char *why, size_t cap);
-/* --target hip, after the kernels were generated (and --emit written):
- * compiles each source with hipcc for --arch (default gfx90a) and prints
- * "compiled for ARCH (hipcc); no AMD GPU: ...: cannot run" (or "not
- * compiled: ..." where hipcc is missing or does not know the arch).
- * Returns CLI_OK, or CLI_FAIL when a source does not compile or -V 1 /
- * --time asked for a run. */
-int op_hip_finish(op_opts *o, const char *const *sources, const char *const *names, int n);
+/* --target hip when nothing runs (no AMD GPU, or --emit alone), after the
+ * kernels were generated (and --emit written): compiles each source with
+ * hipcc for --arch (default: the AMD GPU's, else gfx90a) and prints
+ * "compiled for ARCH (hipcc)", without a GPU (have_dev 0) "compiled for
+ * ARCH (hipcc); no AMD GPU: cannot run" (or "not compiled: ..." where
+ * hipcc is missing or does not know the arch).  Returns CLI_OK, or
+ * CLI_FAIL when a source does not compile or, without a GPU (why says
+ * why), -V 1 / --time / --tune asked for a run. */
+int op_hip_finish(op_opts *o, int have_dev, const char *why, const char *const *sources,
+                  const char *const *names, int n);
 
 /* The tuner's progress callback: "tuning 7/16 BS,..: 1.234 ms" on stderr. */
 void op_tune_progress(void *ctx, const tc_tune_event *ev);
@@ -94,10 +95,11 @@ typedef struct op_report {
   const char *db_path;
 } op_report;
 
-/* The device of the run into r->device (--target hip: never one; why
- * says why).  Returns whether there is one, and sets *runs (op_runs, never
- * for hip); without a device but with kernels to run it prints the
- * failure (the caller then fails). */
+/* The device of the run into r->device (its name, the perf DB key; why
+ * says why there is none).  Returns whether there is one, and sets *runs
+ * (op_runs; for hip without an AMD GPU 0: op_hip_finish compiles); without
+ * a device but with kernels to run it prints the failure (the caller then
+ * fails). */
 int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t cap);
 /* "device: TARGET NAME" or "device: TARGET, none (WHY)" on stdout. */
 void op_print_device(const op_opts *o, const op_report *r, int have_dev, const char *why);

@@ -28,8 +28,8 @@ void cli_usage(FILE *out) {
       "            and whether CUDA (NVRTC, driver, device) and HIP (hipcc, the AMD\n"
       "            archs it compiles for, an AMD GPU) are available; --json\n"
       "            prints one JSON object instead\n"
-      "  version   print the version and the state of OpenCL, NVRTC, the CUDA driver\n"
-      "            and hipcc (--json: as one JSON object)\n"
+      "  version   print the version and the state of OpenCL, NVRTC, the CUDA driver,\n"
+      "            hipcc and the HIP runtime (--json: as one JSON object)\n"
       "  cache     the on-disk kernel cache: `cache stats [--json]`, `cache clear`,\n"
       "            `cache path` (see `tilec cache --help`)\n"
       "  layout    a tile's memory layout: size, cosize, bijective, bank conflicts,\n"
@@ -49,15 +49,18 @@ void cli_usage(FILE *out) {
       "  help      print this help (also -h, --help)\n"
       "\n"
       "demo options:\n"
-      "  --target opencl|cuda   opencl (default): compile each example for OpenCL, run it\n"
-      "                         and compare its outputs with a plain C reference.\n"
+      "  --target opencl|cuda|hip  opencl (default): compile each example for OpenCL, run\n"
+      "                         it and compare its outputs with a plain C reference.\n"
       "                         cuda: compile each example for CUDA and build it with NVRTC\n"
-      "                         (no GPU needed); run and verify it where a CUDA device exists\n"
+      "                         (no GPU needed); run and verify it where a CUDA device exists.\n"
+      "                         hip: the same with hipcc, on an AMD GPU where there is one\n"
       "  --device SEL           the OpenCL device: \"P:D\" indices as `tilec devices` lists\n"
       "                         them, or a case-insensitive substring of the platform or\n"
       "                         device name (e.g. pocl); default: $TILEC_OPENCL_DEVICE, then\n"
       "                         PoCL, then the first device.  OpenCL only\n"
-      "  --arch ARCH            the CUDA architecture for --target cuda (default: sm_90a)\n"
+      "  --arch ARCH            the CUDA architecture for --target cuda (default: sm_90a),\n"
+      "                         the AMD one for --target hip (default: the AMD GPU's, else\n"
+      "                         gfx90a)\n"
       "  --only NAME[,NAME..]   run only the named examples (may be repeated)\n"
       "  --list                 list the examples with a description and exit\n"
       "\n"
@@ -70,6 +73,10 @@ void cli_usage(FILE *out) {
       "                         (the same forms as --device)\n"
       "  CUDA_HOME              also look for libnvrtc in $CUDA_HOME/lib64 (besides the\n"
       "                         loader path and /usr/local/cuda/lib64)\n"
+      "  ROCM_PATH              also look for the HIP runtime (libamdhip64) in\n"
+      "                         $ROCM_PATH/lib (besides the loader path and /opt/rocm/lib)\n"
+      "  TILEC_HIP_RUNTIME      the HIP runtime library to load (a path or a name), instead\n"
+      "                         of looking for libamdhip64\n"
       "  TILEC_CACHE_DIR        the kernel cache directory (default: $XDG_CACHE_HOME/tilec,\n"
       "                         else $HOME/.cache/tilec)\n"
       "  TILEC_CACHE            0 turns the kernel cache off\n"
@@ -289,9 +296,20 @@ static void json_hip(tc_str *j, int with_archs) {
   tc_str_free(&d);
   tc_str m;
   tc_str_init(&m);
-  int avail = tc_hip_available(&m);
-  tc_str_printf(j, ", \"device\": {\"available\": %s, \"reason\": ", avail ? "true" : "false");
-  if (avail) tc_str_cat(j, "null"); else op_json_str(j, tc_str_cstr(&m));
+  tc_hip_device gpu;
+  int avail = tc_hip_device_get(&gpu, &m);
+  tc_str_printf(j, ", \"device\": {\"available\": %s, ", avail ? "true" : "false");
+  if (avail) {
+    tc_str_cat(j, "\"name\": ");
+    op_json_str(j, gpu.name);
+    tc_str_cat(j, ", \"arch\": ");
+    op_json_str(j, gpu.target_id);
+    tc_str_printf(j, ", \"compute_units\": %d, \"lds_bytes\": %d, \"wavefront\": %d, "
+                  "\"reason\": null", gpu.compute_units, gpu.lds_bytes, gpu.warp);
+  } else {
+    tc_str_cat(j, "\"name\": null, \"arch\": null, \"reason\": ");
+    op_json_str(j, tc_str_cstr(&m));
+  }
   tc_str_cat(j, "}}");
   tc_str_free(&m);
 }
@@ -396,8 +414,8 @@ static int print_devices_json(void) {
   return print_json_and_free(&j);
 }
 
-/* `tilec version`'s HIP lines: hipcc and the AMD GPU (no arch probing;
- * `tilec devices` lists the archs hipcc compiles for). */
+/* `tilec version`'s HIP lines: hipcc, the HIP runtime and the AMD GPU (no
+ * arch probing; `tilec devices` lists the archs hipcc compiles for). */
 static void print_hip_state(void) {
   char hipcc[4096], ver[64];
   if (tc_hip_find_hipcc(hipcc, sizeof hipcc)) {
@@ -410,13 +428,11 @@ static void print_hip_state(void) {
   } else {
     printf("hipcc: not found (apt-get install hipcc libamdhip64-dev rocm-device-libs)\n");
   }
-  tc_str m;
-  tc_str_init(&m);
-  if (tc_hip_available(&m))
-    printf("HIP device: AMD GPU present (running HIP kernels is not implemented yet)\n");
-  else
-    printf("HIP device: %s\n", tc_str_cstr(&m));
-  tc_str_free(&m);
+  tc_str rt;
+  tc_str_init(&rt);
+  tc_hip_describe_runtime(&rt); /* "HIP runtime: ..." (when loaded) and "HIP device: ..." */
+  fputs(tc_str_cstr(&rt), stdout);
+  tc_str_free(&rt);
 }
 
 static int cmd_version(int argc, char **argv) {
@@ -426,7 +442,8 @@ static int cmd_version(int argc, char **argv) {
   if (help) {
     printf("usage: tilec version [--json]\n"
            "prints the version and one line each for the OpenCL ICD loader, NVRTC, the\n"
-           "CUDA driver, hipcc and the AMD GPU; --json prints them as one JSON object\n");
+           "CUDA driver, hipcc, the HIP runtime and the AMD GPU; --json prints them as\n"
+           "one JSON object\n");
     return CLI_OK;
   }
   if (json) return print_version_json();

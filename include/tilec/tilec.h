@@ -497,7 +497,9 @@ tc_status tc_swizzle_swap(tc_tensor *t, int n);
 
 typedef struct tc_compile_options {
   tc_target target;
-  const char *arch;        /* "sm_80", "sm_90a", "sm_100a", "gfx90a"; NULL = default */
+  const char *arch;        /* "sm_80", "sm_90a", "sm_100a", "gfx90a"; NULL = default (HIP:
+                              lowered for gfx90a, built and run for the AMD GPU's arch
+                              where there is one) */
   const char *kernel_name; /* NULL = "tilec_kernel" */
 } tc_compile_options;
 
@@ -571,7 +573,10 @@ tc_status tc_kernel_tensor_allocation(const tc_kernel *k, const tc_tensor *t, tc
 
 /* Compiles the kernel's source with the target's device compiler without
  * running it: NVRTC for CUDA (PTX for the kernel's arch; needs no GPU),
- * the OpenCL device's compiler for OpenCL (`device` as for tc_kernel_run).
+ * the OpenCL device's compiler for OpenCL (`device` as for tc_kernel_run),
+ * hipcc for HIP (a code object for the kernel's arch, or the AMD GPU's
+ * when tc_compile was given none; needs no GPU; TC_ERR_UNSUPPORTED where
+ * hipcc is missing or does not know the arch, naming the ROCm that does).
  * On failure tc_kernel_error has the compiler log. */
 tc_status tc_kernel_build(tc_kernel *k, const char *device);
 
@@ -589,7 +594,15 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device);
  * instead of blocking forever; the kernel cannot be stopped, so it keeps
  * running (PoCL: a CPU core per stuck work-group) until the process ends,
  * its command queue and buffers are never released, and later runs use a
- * new queue.  Unset or 0: no limit; any other value is TC_ERR_ARGUMENT. */
+ * new queue.  Unset or 0: no limit; any other value is TC_ERR_ARGUMENT.
+ *
+ * CUDA runs on device 0 through the driver (TC_ERR_NO_DEVICE with "no CUDA
+ * device: ..." where there is none).  HIP runs on AMD GPU 0 through the
+ * HIP runtime (libamdhip64, loaded at first use): the code object of
+ * tc_kernel_build (or hipcc's, made here once) for the kernel's arch, or
+ * the GPU's when tc_compile was given none.  Where the runtime cannot be
+ * loaded or reports no GPU, TC_ERR_NO_DEVICE with "no AMD GPU: ..." and
+ * the reason. */
 tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, double *ms);
 
 /* ---- the kernel cache ---------------------------------------------------- */
@@ -664,12 +677,14 @@ float tc_bf16_to_f32(uint16_t h);
  * default: OpenCL on the default device and the perf DB the environment
  * names.  Strings are copied. */
 typedef struct tc_op_options {
-  tc_target target;    /* TC_TARGET_OPENCL or TC_TARGET_CUDA */
+  tc_target target;    /* TC_TARGET_OPENCL, TC_TARGET_CUDA or TC_TARGET_HIP */
   const char *device;  /* the OpenCL device as for tc_kernel_run; NULL: the default */
   const char *arch;    /* the CUDA architecture; NULL: kernels are built
                           for "sm_90a", but the heuristic then picks only
                           kernels any sm_80+ GPU runs (mma.sync, not TMA +
-                          wgmma); name "sm_90a" for those */
+                          wgmma); name "sm_90a" for those.  Or the AMD one
+                          for HIP; NULL: the AMD GPU's where there is one,
+                          else "gfx90a" */
   const char *perfdb;  /* the perf DB file; NULL: $TILEC_PERFDB, else
                           $XDG_DATA_HOME/tilec/perfdb.sqlite, else
                           $HOME/.local/share/tilec/perfdb.sqlite; "": none */

@@ -81,7 +81,15 @@ static void set_error(op_common *o, const char *fmt, ...) {
   va_end(ap);
 }
 
-static const char *arch_of(const op_common *o) { return o->arch ? o->arch : TC_CUDA_OPS_DEFAULT_ARCH; }
+/* The arch kernels are run for (tc_tune_arch: the given one, sm_90a on
+ * CUDA, the AMD GPU's on HIP). */
+static const char *arch_of(const op_common *o) { return tc_tune_arch(o->target, o->arch); }
+/* The arch kernels are planned for: the given one; on HIP the AMD GPU's
+ * (its MFMA decides the kernel kind); NULL on CUDA, where the heuristic
+ * then avoids sm_90a-only kernels. */
+static const char *plan_arch(const op_common *o) {
+  return o->target == TC_TARGET_HIP ? arch_of(o) : o->arch;
+}
 
 /* The device name of the perf DB keys: 0, or -1 (why in dev_why). */
 static int device_name(op_common *o) {
@@ -138,7 +146,7 @@ static void tune_options(op_common *o, const tc_op_tune_options *t, progress_rel
   memset(to, 0, sizeof *to);
   to->target = o->target;
   to->device = o->device;
-  to->arch = o->arch;
+  to->arch = plan_arch(o);
   to->max_candidates = t ? t->max_candidates : 0;
   to->reps = t ? t->reps : 0;
   if (t && t->progress) {
@@ -380,7 +388,7 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
     }
     tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, why);
   }
-  st = tc_conv_plan_make_for(&c->p, NULL, c->o.target, c->o.arch, &plan, why, sizeof why);
+  st = tc_conv_plan_make_for(&c->p, NULL, c->o.target, plan_arch(&c->o), &plan, why, sizeof why);
   if (st != TC_OK) {
     set_error(&c->o, "%s: %s", fn, why);
     tc_str_free(&warn);
@@ -451,7 +459,7 @@ tc_status tc_conv2d_run_timed(tc_conv2d *c, void *in, void *fil, void *out, doub
     if (st != TC_OK) return st;
   }
   char why[4096] = "";
-  /* tc_conv_run's device: the OpenCL selector, or the arch (HIP: refused there) */
+  /* tc_conv_run's device: the OpenCL selector, or the CUDA / AMD arch */
   const char *dev = tc_target_info_of(c->o.target).device_selector ? c->o.device : arch_of(&c->o);
   tc_status st = tc_conv_run(c->plan, dev, in, fil, out, first_ms, iters, times, why, sizeof why);
   if (st != TC_OK) {
@@ -771,7 +779,7 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
     tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, why);
   }
   const char *kind = "";
-  if (tc_gemm_default_for(&g->shape, g->o.target, g->o.arch, &prm, &kind, why, sizeof why) != 0) {
+  if (tc_gemm_default_for(&g->shape, g->o.target, plan_arch(&g->o), &prm, &kind, why, sizeof why) != 0) {
     set_error(&g->o, "%s: no valid perf config for this GEMM: %s", fn, why);
     tc_str_free(&warn);
     return TC_ERR_UNSUPPORTED;

@@ -80,8 +80,9 @@ tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *para
                             tc_target target, tc_conv_plan **out, char *err, size_t cap);
 void tc_conv_plan_free(tc_conv_plan *plan);
 
-/* Runs a plan on an OpenCL device (or CUDA) with host buffers in the
- * problem's layouts: in, fil, out as the direction reads/writes them
+/* Runs a plan on its target with host buffers in the problem's layouts
+ * (device: the OpenCL device selector, or the CUDA / AMD arch, NULL: the
+ * default, tc_tune_arch's): in, fil, out as the direction reads/writes them
  * (forward writes out; backward-data writes in; backward-weight writes
  * fil).  *ms gets the summed kernel time.  repeat > 0: each step, after
  * its run and copy back, is launched repeat more times back to back

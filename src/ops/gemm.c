@@ -171,8 +171,7 @@ tc_status tc_gemm_kernel_run(const tc_gemm_kernel *k, tc_target target, tc_cl *c
   tc_launch l;
   tc_gemm_kernel_launch_config(k, &l);
   l.repeat = repeat, l.repeat_ms = repeat_ms;
-  const char *run_arch = arch ? arch : tc_target_ops_default_arch(target);
-  tc_rt_code code = {k->source, k->name, run_arch, NULL, NULL};
+  tc_rt_code code = {.source = k->source, .name = k->name, .arch = tc_tune_arch(target, arch)};
   return tc_rt_launch(target, cl, &code, b, nb, &l, ms, e);
 }
 

@@ -46,7 +46,7 @@ typedef struct tc_gemm_kernel {
 void tc_gemm_kernel_launch_config(const tc_gemm_kernel *k, tc_launch *l);
 /* Runs kernel k once over buffers b[0 .. nb) on target with the launch
  * above (tc_rt_launch): OpenCL on cl (opened by the caller), CUDA or HIP
- * for arch (NULL: tc_target_ops_default_arch, sm_90a on CUDA).  *ms (may
+ * for arch (NULL: tc_tune_arch's, sm_90a on CUDA, the AMD GPU's on HIP).  *ms (may
  * be NULL) gets the kernel time.  Then, after the copy back, repeat
  * timed launches back to back (0: none), their times in repeat_ms[0 ..
  * repeat) (tc_launch's repeat and repeat_ms). */

@@ -325,9 +325,8 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
   conv_ctx c;
   memset(&c, 0, sizeof c);
   c.p = p, c.o = o;
-  /* tc_conv_run's device: the OpenCL selector, or the arch (HIP: none, it does not run) */
-  c.device = tc_target_info_of(o->target).device_selector ? o->device
-                                                          : tc_target_ops_arch(o->target, o->arch);
+  /* tc_conv_run's device: the OpenCL selector, or the CUDA / AMD arch */
+  c.device = tc_target_info_of(o->target).device_selector ? o->device : tc_tune_arch(o->target, o->arch);
   c.elems[0] = (size_t)tc_conv_input_elems(p);
   c.elems[1] = (size_t)tc_conv_filter_elems(p);
   c.elems[2] = (size_t)tc_conv_output_elems(p);

@@ -29,6 +29,17 @@
 
 #define TC_TUNE_DEFAULT_MAX 16
 #define TC_TUNE_DEFAULT_REPS 3
+/* The arch kernels for target are built for: arch; when arch is NULL,
+ * the device's where it decides the arch (HIP: the AMD GPU's,
+ * tc_rt_device_arch), else the ops' default (tc_target_ops_arch: sm_90a
+ * for CUDA; NULL for OpenCL, and for HIP without a GPU, where
+ * TC_HIP_DEFAULT_ARCH then applies). */
+static inline const char *tc_tune_arch(tc_target target, const char *arch) {
+  if (arch) return arch;
+  const char *dev = tc_rt_device_arch(target);
+  return dev ? dev : tc_target_ops_arch(target, NULL);
+}
+
 /* One candidate done (timed or skipped): the public API's event and
  * callback (tilec.h), which tc_conv2d_tune and tc_gemm_tune pass on. */
 typedef tc_op_tune_event tc_tune_event;
@@ -37,7 +48,7 @@ typedef tc_op_tune_callback tc_tune_progress;
 typedef struct tc_tune_options {
   tc_target target;          /* one whose kernels run (tc_target_info.runs) */
   const char *device;        /* OpenCL device selector; NULL: the default */
-  const char *arch;          /* CUDA architecture; NULL: TC_CUDA_OPS_DEFAULT_ARCH */
+  const char *arch;          /* CUDA or AMD architecture; NULL: tc_tune_arch's */
   int max_candidates;        /* 0: TC_TUNE_DEFAULT_MAX */
   int reps;                  /* timed runs per candidate; 0: TC_TUNE_DEFAULT_REPS */
   tc_tune_progress progress; /* may be NULL */
@@ -102,7 +113,8 @@ int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char 
 
 /* The name of the device a run with (target, device selector) uses, as the
  * DB key spells it (tc_rt_device_name): "platform / device" for OpenCL,
- * the CUDA device 0 name for CUDA.  TC_OK, or TC_ERR_NO_DEVICE /
+ * the CUDA device 0 name for CUDA, the AMD GPU's (hipDeviceGetName: "AMD
+ * Instinct MI250X") for HIP.  TC_OK, or TC_ERR_NO_DEVICE /
  * TC_ERR_UNSUPPORTED with err. */
 tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, size_t bufcap,
                               char *err, size_t cap);

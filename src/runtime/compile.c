@@ -19,6 +19,7 @@ struct tc_kernel {
   char name[64];
   tc_target target;
   char arch[32];
+  int arch_given;        /* tc_compile named the arch (HIP: else the device's at run) */
   int64_t smem, tmem_cols;
   int64_t grid[3], block[3];
   int nparams;
@@ -35,8 +36,9 @@ struct tc_kernel {
   char *ptx;             /* CUDA: PTX made by (or cached for) ptx_tag */
   char ptx_tag[32];      /* "nvrtc-13.0" */
   int ptx_from_cache;
-  char *hip_co;          /* HIP: the code object hipcc made (not cached) */
+  char *hip_co;          /* HIP: the code object hipcc made for hip_co_arch (not cached) */
   size_t hip_co_bytes;
+  char hip_co_arch[64];
   /* CUDA with bulk tensor copies (TMA): the tensor maps its tc_tmap
    * parameters take (tc_cu_tma_maps), or why there are none (not cached) */
   tc_rt_tmap *tmaps;
@@ -130,6 +132,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   snprintf(kn->name, sizeof kn->name, "%s", name);
   kn->target = o.target;
   snprintf(kn->arch, sizeof kn->arch, "%s", o.arch ? o.arch : default_arch(o.target));
+  kn->arch_given = o.arch != NULL;
   kn->smem = k->smem_bytes;
   kn->tmem_cols = k->tmem_columns;
   memcpy(kn->grid, k->grid, sizeof kn->grid);
@@ -203,6 +206,7 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   snprintf(kn->name, sizeof kn->name, "%s", e.name);
   kn->target = e.target;
   snprintf(kn->arch, sizeof kn->arch, "%s", o->arch ? o->arch : default_arch(o->target));
+  kn->arch_given = o->arch != NULL;
   kn->smem = e.smem;
   kn->tmem_cols = e.tmem_cols;
   memcpy(kn->grid, e.grid, sizeof kn->grid);
@@ -283,6 +287,33 @@ static tc_status kernel_ptx(void *ctx, const char **ptx, tc_str *err) {
   return st;
 }
 
+/* HIP: the code object of the kernel for arch, made by hipcc once per
+ * arch (tc_kernel_build makes the one for the arch a run would use). */
+static tc_status hip_code_object(tc_kernel *k, const char *arch, tc_str *err) {
+  if (k->hip_co && strcmp(k->hip_co_arch, arch) == 0) return TC_OK;
+  free(k->hip_co);
+  k->hip_co = NULL, k->hip_co_bytes = 0, k->hip_co_arch[0] = 0;
+  tc_status st = tc_hip_compile(k->source, arch, &k->hip_co, &k->hip_co_bytes, err);
+  if (st == TC_OK) snprintf(k->hip_co_arch, sizeof k->hip_co_arch, "%s", arch);
+  return st;
+}
+
+/* hip_code_object as a tc_rt_code's code object source (ctx: the tc_kernel). */
+static tc_status kernel_hip_co(void *ctx, const char *arch, const char **co, size_t *bytes,
+                               tc_str *err) {
+  tc_kernel *k = ctx;
+  tc_status st = hip_code_object(k, arch, err);
+  *co = k->hip_co, *bytes = k->hip_co_bytes;
+  return st;
+}
+
+/* The arch a HIP kernel is built and run for: the one tc_compile named,
+ * else the AMD GPU's, else the default it was lowered for. */
+static const char *hip_arch(const tc_kernel *k) {
+  const char *dev = k->arch_given ? NULL : tc_hip_device_arch();
+  return dev ? dev : k->arch;
+}
+
 int tc_kernel_from_cache(const tc_kernel *k) { return k && k->from_cache; }
 
 void tc_kernel_free(tc_kernel *k) {
@@ -350,10 +381,8 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device) {
     if (!st) st = tc_cl_build(k->cl, k->source, &err);
     break;
   case TC_BUILD_HIPCC:
-    /* hipcc --genco for the kernel's arch; needs no GPU */
-    free(k->hip_co);
-    k->hip_co = NULL, k->hip_co_bytes = 0;
-    st = tc_hip_compile(k->source, k->arch, &k->hip_co, &k->hip_co_bytes, &err);
+    /* hipcc --genco for the kernel's arch (or the AMD GPU's); needs no GPU */
+    st = hip_code_object(k, hip_arch(k), &err);
     break;
   default:
     st = TC_ERR_UNSUPPORTED;
@@ -396,8 +425,12 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
   tc_str err;
   tc_str_init(&err);
   tc_status st = ti.device_selector ? open_cl(k, device, &err) : TC_OK;
-  /* CUDA runs the PTX from the cache or an earlier build */
-  tc_rt_code code = {k->source, k->name, k->arch, kernel_ptx, k};
+  /* CUDA runs the PTX from the cache or an earlier build, HIP the code
+   * object of an earlier build or run (for the device's arch unless
+   * tc_compile named one) */
+  tc_rt_code code = {.source = k->source, .name = k->name, .arch = k->arch, .ptx = kernel_ptx,
+                     .hip_co = kernel_hip_co, .ctx = k};
+  if (ti.build == TC_BUILD_HIPCC && !k->arch_given) code.arch = NULL;
   if (!st) st = tc_rt_launch(k->target, k->cl, &code, bufs, k->nparams, &l, ms, &err);
   snprintf(k->err, sizeof k->err, "%s", tc_str_cstr(&err));
   tc_str_free(&err);

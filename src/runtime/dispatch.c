@@ -14,7 +14,7 @@ static tc_status cuda_launch_ptx(const tc_rt_code *code, tc_rt_buffer *bufs, int
   if (tc_tmap_check_all(launch->tmaps, launch->ntmaps, nbufs, err)) return TC_ERR_ARGUMENT;
   if (!tc_cuda_available(err)) return TC_ERR_NO_DEVICE;
   const char *ptx = NULL;
-  tc_status st = code->ptx(code->ptx_ctx, &ptx, err);
+  tc_status st = code->ptx(code->ctx, &ptx, err);
   if (st) return st;
   return tc_cuda_run_ptx(ptx, code->name, code->arch, bufs, nbufs, launch, ms, err);
 }
@@ -28,7 +28,7 @@ tc_status tc_rt_launch(tc_target target, tc_cl *cl, const tc_rt_code *code, tc_r
     if (code->ptx) return cuda_launch_ptx(code, bufs, nbufs, launch, ms, err);
     return tc_cuda_run(code->source, code->name, code->arch, bufs, nbufs, launch, ms, err);
   case TC_TARGET_HIP:
-    return tc_hip_run(code->source, code->name, code->arch, bufs, nbufs, launch, ms, err);
+    return tc_hip_run_code(code, bufs, nbufs, launch, ms, err);
   }
   tc_str_printf(err, "running %s kernels is not supported in this build", tc_target_name(target));
   return TC_ERR_UNSUPPORTED;
@@ -59,9 +59,17 @@ tc_status tc_rt_device_name(tc_target target, const char *selector, tc_str *name
     tc_str_free(&desc);
     return TC_OK;
   }
-  case TC_TARGET_HIP:
-    break;
+  case TC_TARGET_HIP: {
+    tc_hip_device d;
+    if (!tc_hip_device_get(&d, err)) return TC_ERR_NO_DEVICE;
+    tc_str_cat(name, d.name);
+    return TC_OK;
+  }
   }
   tc_str_printf(err, "target %s is not available yet", tc_target_name(target));
   return TC_ERR_UNSUPPORTED;
+}
+
+const char *tc_rt_device_arch(tc_target target) {
+  return target == TC_TARGET_HIP ? tc_hip_device_arch() : NULL;
 }

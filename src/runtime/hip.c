@@ -1,17 +1,13 @@
-/* hip.c - compiling HIP kernels with hipcc, and the (absent) AMD GPU.
+/* hip.c - compiling HIP kernels with hipcc (the HIP runtime that runs
+ * them is hip_run.c).
  *
  * tc_hip_compile writes the source to a private temporary directory and
  * runs `hipcc --genco --offload-arch=ARCH -O3 -include hip/hip_runtime.h`
- * (fork + exec, no shell), returning the code object.  hipcc is found in
- * $PATH, else /opt/rocm/bin.  Debian 12's ROCm (hipcc 5.2 over clang 15)
- * compiles for gfx90a and gfx940 but does not know gfx942 or gfx950;
- * tilec still emits HIP source for those.
- *
- * Running: tilec has no HIP launcher yet.  tc_hip_available reports
- * whether an AMD GPU is there (/dev/kfd, then hipGetDeviceCount through a
- * dlopen'ed libamdhip64); tc_hip_run says "no AMD GPU: ..." where there
- * is none, and that launching is not implemented where there is one. */
-#include <dlfcn.h>
+ * (fork + exec, no shell), returning the code object (a clang offload
+ * bundle, which hipModuleLoadData takes).  hipcc is found in $PATH, else
+ * /opt/rocm/bin.  Debian 12's ROCm (hipcc 5.2 over clang 15) compiles for
+ * gfx90a and gfx940 but does not know gfx942 (ROCm 6.0 and later do) or
+ * gfx950 (ROCm 7.0); tilec still emits HIP source for those. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -173,15 +169,32 @@ static int arch_rejected(const char *log) {
                  strstr(log, "unsupported offload arch"));
 }
 
+/* The first ROCm release whose compiler knows arch, for the archs newer
+ * than Debian 12's ROCm 5.2; NULL for the rest. */
+static const char *rocm_needed(const char *arch) {
+  static const struct {
+    const char *arch, *rocm;
+  } table[] = {{"gfx942", "6.0"}, {"gfx950", "7.0"}};
+  size_t n = strcspn(arch, ":");
+  for (size_t i = 0; i < sizeof table / sizeof *table; i++)
+    if (strlen(table[i].arch) == n && strncmp(arch, table[i].arch, n) == 0) return table[i].rocm;
+  return NULL;
+}
+
 static void unsupported_arch(tc_str *err, const char *arch, const char *hipcc) {
   char ver[64];
   if (!tc_hip_hipcc_version(ver, sizeof ver)) snprintf(ver, sizeof ver, "unknown version");
-  tc_str_printf(err, "%s (HIP %s) does not support --offload-arch=%s%s (the HIP source is still "
-                     "generated; compile it with a newer ROCm)",
-                hipcc, ver, arch,
-                strncmp(ver, "5.", 2) == 0 ? "; ROCm 5.x (Debian 12 has 5.2) compiles for gfx90a "
-                                             "and gfx940 but not gfx942 or gfx950"
-                                           : "");
+  const char *rocm = rocm_needed(arch);
+  tc_str_printf(err, "%s (HIP %s) does not support --offload-arch=%s (the HIP source is still "
+                     "generated; compile it with ", hipcc, ver, arch);
+  if (rocm)
+    tc_str_printf(err, "ROCm %s or newer, the first to know %.*s)", rocm, (int)strcspn(arch, ":"),
+                  arch);
+  else
+    tc_str_cat(err, "a newer ROCm)");
+  if (strncmp(ver, "5.", 2) == 0)
+    tc_str_cat(err, "; ROCm 5.x (Debian 12 has 5.2) compiles for gfx90a and gfx940 but not gfx942 "
+                    "or gfx950");
 }
 
 /* ---- compiling ----------------------------------------------------------- */
@@ -281,34 +294,7 @@ static int arch_ok(const char *hipcc, const char *arch) {
   return ok;
 }
 
-/* ---- the device ---------------------------------------------------------- */
-
-typedef int (*hip_count_fn)(int *);
-
-int tc_hip_available(tc_str *msg) {
-  if (access("/dev/kfd", F_OK) != 0) {
-    tc_str_printf(msg, "no AMD GPU: /dev/kfd not found (no amdgpu kernel driver or no AMD GPU on "
-                       "this machine)");
-    return 0;
-  }
-  void *h = dlopen("libamdhip64.so", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = dlopen("libamdhip64.so.6", RTLD_NOW | RTLD_LOCAL);
-  if (!h) h = dlopen("libamdhip64.so.5", RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    tc_str_printf(msg, "no AMD GPU: /dev/kfd exists but libamdhip64 cannot be loaded (install "
-                       "libamdhip64-dev)");
-    return 0;
-  }
-  hip_count_fn count = (hip_count_fn)dlsym(h, "hipGetDeviceCount");
-  int n = 0;
-  int rc = count ? count(&n) : -1;
-  dlclose(h);
-  if (rc != 0 || n <= 0) {
-    tc_str_printf(msg, "no AMD GPU: hipGetDeviceCount found none (error %d)", rc);
-    return 0;
-  }
-  return 1;
-}
+/* ---- what `tilec devices` says ------------------------------------------- */
 
 void tc_hip_describe(tc_str *out) {
   char hipcc[4096], ver[64];
@@ -334,22 +320,5 @@ void tc_hip_describe(tc_str *out) {
   } else {
     tc_str_printf(out, "HIP compiler: unavailable: %s\n", no_hipcc);
   }
-  tc_str m;
-  tc_str_init(&m);
-  if (tc_hip_available(&m))
-    tc_str_cat(out, "HIP device: AMD GPU present (running HIP kernels is not implemented yet)\n");
-  else
-    tc_str_printf(out, "HIP device: %s\n", tc_str_cstr(&m));
-  tc_str_free(&m);
-}
-
-tc_status tc_hip_run(const char *source, const char *kernel_name, const char *arch,
-                     tc_rt_buffer *bufs, int nbufs, const tc_launch *launch, double *ms,
-                     tc_str *err) {
-  if (ms) *ms = 0;
-  if (launch && tc_launch_check_repeat(launch, kernel_name, err)) return TC_ERR_ARGUMENT;
-  if (!tc_hip_available(err)) return TC_ERR_NO_DEVICE;
-  tc_str_printf(err, "running HIP kernels on an AMD GPU is not implemented yet (%s compiles with "
-                     "tc_hip_compile)", kernel_name ? kernel_name : "the kernel");
-  return TC_ERR_UNSUPPORTED;
+  tc_hip_describe_runtime(out);
 }

@@ -241,7 +241,8 @@ enum {
  * block (ignored when not positive).  Pure: no driver needed. */
 long tc_cuda_dyn_smem_limit(size_t dyn, int static_bytes, int cur_max, int optin, tc_str *err);
 
-/* ---- HIP (AMD GPUs; hip.c) ---- */
+/* ---- HIP (AMD GPUs): hipcc (hip.c), the runtime (hip_run.c), arguments
+ * (hip_args.c) ---- */
 /* The hipcc tilec uses: the first in $PATH, else /opt/rocm/bin/hipcc.
  * Returns 1 with its path, 0 when there is none. */
 int tc_hip_find_hipcc(char *path, size_t cap);
@@ -251,18 +252,113 @@ int tc_hip_hipcc_version(char *buf, size_t cap);
  * "gfx90a", "gfx940"; NULL = TC_HIP_DEFAULT_ARCH) with `hipcc --genco`;
  * *co (caller frees; co may be NULL) gets its bytes.  TC_ERR_UNSUPPORTED
  * when there is no hipcc or it does not know the arch (Debian 12's ROCm
- * 5.2: gfx942, gfx950), TC_ERR_COMPILE with hipcc's log when the source
- * does not compile.  Needs no GPU. */
+ * 5.2: gfx942, which needs ROCm 6.0 or newer, and gfx950, ROCm 7.0; the
+ * message names the version), TC_ERR_COMPILE with hipcc's log when the
+ * source does not compile.  Needs no GPU. */
 tc_status tc_hip_compile(const char *source, const char *arch, char **co, size_t *co_bytes,
                          tc_str *err);
-/* Is there an AMD GPU?  On no, msg gets "no AMD GPU: ...". */
+
+/* The AMD GPU tilec runs on (device 0), as the HIP runtime reports it. */
+typedef struct tc_hip_device {
+  char name[256];      /* hipDeviceGetName ("AMD Instinct MI250X"); the perf DB key */
+  char arch[64];       /* the processor of gcnArchName ("gfx90a"): what hipcc compiles for */
+  char target_id[256]; /* gcnArchName itself ("gfx90a:sramecc+:xnack-") */
+  int lds_bytes;       /* hipDeviceAttributeMaxSharedMemoryPerBlock */
+  int warp;            /* hipDeviceAttributeWarpSize (the wavefront: 64 on CDNA) */
+  int compute_units;   /* hipDeviceAttributeMultiprocessorCount */
+  int max_threads;     /* hipDeviceAttributeMaxThreadsPerBlock */
+  int runtime_version; /* hipRuntimeGetVersion (50221153: 5.2.21153) */
+  char library[512];   /* the libamdhip64 that was loaded */
+} tc_hip_device;
+
+/* The HIP runtime, libamdhip64, is loaded with dlopen at first use (once
+ * per process): $TILEC_HIP_RUNTIME when set (a path or a library name;
+ * nothing else is tried), else libamdhip64.so on the loader path, its
+ * sonames .7, .6 and .5, /opt/rocm/lib and $ROCM_PATH/lib.  Then
+ * hipGetDeviceCount and, with a device, its properties.  Is there an AMD
+ * GPU?  On no, msg gets "no AMD GPU: ..." with the reason: the library
+ * cannot be loaded (and what to install), a symbol is missing, or
+ * hipGetDeviceCount failed (its error name, and whether /dev/kfd exists)
+ * or found none. */
 int tc_hip_available(tc_str *msg);
-/* hipcc (version, path, the archs it compiles for) and the AMD GPU state,
- * for `tilec devices` ("HIP compiler: ...", "HIP archs: ...", "HIP device:
- * ..." lines). */
+/* *d = device 0 when there is one (returns 1); else 0 and msg (may be
+ * NULL) as tc_hip_available. */
+int tc_hip_device_get(tc_hip_device *d, tc_str *msg);
+/* The arch of the AMD GPU ("gfx942"), NULL where there is none: what HIP
+ * kernels are compiled for when no arch is given.  The string lives as
+ * long as the process. */
+const char *tc_hip_device_arch(void);
+/* The HIP runtime's lines of tc_hip_describe: "HIP runtime: VERSION
+ * (LIBRARY), N devices" and "HIP device 0: NAME (gcnArchName, CUs, LDS,
+ * wavefront)", or "HIP device: no AMD GPU: ...". */
+void tc_hip_describe_runtime(tc_str *out);
+/* Values of the HIP API that hip_run.c uses without HIP's headers
+ * (tests/test_hip.c compares them with hip_runtime_api.h where it is
+ * installed). */
+enum {
+  TC_HIP_ATTR_MAX_THREADS_PER_BLOCK = 56, /* hipDeviceAttributeMaxThreadsPerBlock */
+  TC_HIP_ATTR_MULTIPROCESSOR_COUNT = 63,  /* hipDeviceAttributeMultiprocessorCount */
+  TC_HIP_ATTR_MAX_SHARED_PER_BLOCK = 74,  /* hipDeviceAttributeMaxSharedMemoryPerBlock */
+  TC_HIP_ATTR_WARP_SIZE = 87,             /* hipDeviceAttributeWarpSize */
+  TC_HIP_FUNC_ATTR_SHARED_SIZE = 1,       /* HIP_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES (static LDS) */
+  TC_HIP_ERROR_NO_DEVICE = 100,           /* hipErrorNoDevice */
+  /* offsetof(hipDeviceProp_t, gcnArchName): the struct hipGetDeviceProperties
+   * fills up to ROCm 5 (792 bytes), and the one of hipGetDevicePropertiesR0600,
+   * ROCm 6 and later (1472 bytes) */
+  TC_HIP_PROPS_ARCH_NAME_R0000 = 396,
+  TC_HIP_PROPS_ARCH_NAME_R0600 = 1160,
+  TC_HIP_PROPS_BYTES = 4096               /* room for either */
+};
+/* hipModuleLaunchKernel's `extra`: the argument buffer and its size */
+#define TC_HIP_LAUNCH_PARAM_BUFFER_POINTER ((void *)0x01)
+#define TC_HIP_LAUNCH_PARAM_BUFFER_SIZE ((void *)0x02)
+#define TC_HIP_LAUNCH_PARAM_END ((void *)0x03)
+/* hipcc (version, path, the archs it compiles for), the HIP runtime and
+ * the AMD GPU, for `tilec devices` ("HIP compiler: ...", "HIP archs:
+ * ...", "HIP runtime: ...", "HIP device: ..." lines). */
 void tc_hip_describe(tc_str *out);
-/* TC_ERR_NO_DEVICE with "no AMD GPU: ..." where there is none; where
- * there is one, TC_ERR_UNSUPPORTED (launching is not implemented yet). */
+
+/* One parameter of a HIP kernel as the HIP dialect prints its signature
+ * (`extern "C" __global__ void NAME(const float* __restrict__ A, ...)`):
+ * where it goes in the kernel's argument buffer.  Each parameter is at the
+ * next multiple of its alignment (the AMDGPU kernel-argument layout, the
+ * C layout of the parameters in order; the code object's metadata lists
+ * the same offsets). */
+typedef struct tc_hip_param {
+  char type[64];   /* as printed, without __restrict__: "const float*", "int" */
+  char name[64];
+  int pointer;     /* a pointer: gets the device address of its buffer */
+  size_t size, align, offset;
+} tc_hip_param;
+#define TC_HIP_MAX_PARAMS 64
+typedef struct tc_hip_signature {
+  int nparams;
+  tc_hip_param params[TC_HIP_MAX_PARAMS];
+  size_t bytes;    /* the argument buffer: where the last parameter ends */
+} tc_hip_signature;
+/* Finds the __global__ function `kernel` in source and reads its
+ * parameters into *sig.  TC_ERR_COMPILE when there is no such kernel;
+ * TC_ERR_UNSUPPORTED for a parameter type tilec cannot pass (named). */
+tc_status tc_hip_signature_parse(const char *source, const char *kernel, tc_hip_signature *sig,
+                                 tc_str *err);
+/* Packs the argument buffer out (cap bytes, at least sig->bytes) for a
+ * launch with buffer i as parameter i: a pointer parameter gets dev[i],
+ * the device address of buffer i; a parameter passed by value gets the
+ * bytes of buffers[i].host, which must be exactly its size.  Padding is
+ * zero.  TC_ERR_ARGUMENT when nbufs is not sig->nparams or a size does
+ * not match (named).  Needs no device. */
+tc_status tc_hip_args_pack(const tc_hip_signature *sig, const tc_rt_buffer *bufs, int nbufs,
+                           const uint64_t *dev, unsigned char *out, size_t cap, tc_str *err);
+
+/* Launches kernel_name of HIP source on the AMD GPU, with the contract of
+ * tc_cuda_run: checks (the launch, then the signature, then the device;
+ * TC_ERR_NO_DEVICE with "no AMD GPU: ..." where there is none), compiles
+ * source with hipcc for arch (NULL: the device's), loads the code object
+ * (hipModuleLoadData), copies the buffers in, launches with the launch's
+ * grid, block and dynamic LDS, copies back (then launch->repeat timed
+ * launches, see tc_launch); *ms (if not NULL) gets the first launch's time
+ * from HIP events.  Every HIP error is a status with the error's name and
+ * what to do. */
 tc_status tc_hip_run(const char *source, const char *kernel_name, const char *arch,
                      tc_rt_buffer *bufs, int nbufs, const tc_launch *launch, double *ms,
                      tc_str *err);
@@ -279,11 +375,21 @@ typedef struct tc_rt_code {
    * it stays the caller's), called after the tensor maps and the device
    * were checked.  NULL: NVRTC compiles source at the launch. */
   tc_status (*ptx)(void *ctx, const char **ptx, tc_str *err);
-  void *ptx_ctx;
+  /* HIP, optional: gives a code object of source for arch (the given one
+   * or the device's; it stays the caller's), called after the launch, the
+   * signature and the device were checked.  NULL: hipcc compiles source
+   * at the launch. */
+  tc_status (*hip_co)(void *ctx, const char *arch, const char **co, size_t *bytes, tc_str *err);
+  void *ctx; /* for ptx and hip_co */
 } tc_rt_code;
 
+/* tc_hip_run for a tc_rt_code: with its code object where code->hip_co
+ * gives one. */
+tc_status tc_hip_run_code(const tc_rt_code *code, tc_rt_buffer *bufs, int nbufs,
+                          const tc_launch *launch, double *ms, tc_str *err);
+
 /* Launches code on target with the buffers and launch as tc_cl_run,
- * tc_cuda_run / tc_cuda_run_ptx or tc_hip_run do (cl: the open OpenCL
+ * tc_cuda_run / tc_cuda_run_ptx or tc_hip_run_code do (cl: the open OpenCL
  * device; ignored elsewhere).  A target this build cannot run is
  * TC_ERR_UNSUPPORTED.  The one place that picks a runtime for a target. */
 tc_status tc_rt_launch(tc_target target, tc_cl *cl, const tc_rt_code *code, tc_rt_buffer *bufs,
@@ -294,5 +400,9 @@ tc_status tc_rt_launch(tc_target target, tc_cl *cl, const tc_rt_code *code, tc_r
  * OpenCL, CUDA device 0's for CUDA.  TC_OK, or TC_ERR_NO_DEVICE /
  * TC_ERR_UNSUPPORTED (a target with no device here yet: HIP) with err. */
 tc_status tc_rt_device_name(tc_target target, const char *selector, tc_str *name, tc_str *err);
+/* The arch of the device kernels for target run on, where the device
+ * decides it (HIP: the AMD GPU's, tc_hip_device_arch); NULL where there
+ * is none or the target's default applies (CUDA, OpenCL). */
+const char *tc_rt_device_arch(tc_target target);
 
 #endif

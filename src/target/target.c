@@ -20,7 +20,7 @@ static const struct target_row {
 } targets[] = {
     {TC_TARGET_OPENCL, "opencl", "OpenCL", TC_BUILD_OPENCL, TC_LANG_OPENCL_C, 1, 1, 0, 0},
     {TC_TARGET_CUDA, "cuda", "CUDA", TC_BUILD_NVRTC, TC_LANG_CUDA_CXX, 0, 1, 1, 0},
-    {TC_TARGET_HIP, "hip", "HIP", TC_BUILD_HIPCC, TC_LANG_CUDA_CXX, 0, 0, 0, 1},
+    {TC_TARGET_HIP, "hip", "HIP", TC_BUILD_HIPCC, TC_LANG_CUDA_CXX, 0, 1, 0, 1},
 };
 #define NTARGETS (sizeof targets / sizeof targets[0])
 
@@ -186,4 +186,11 @@ tc_target_info tc_target_info_of(tc_target target) {
   tc_target_info ti;
   tc_target_info_make(target, NULL, &ti, NULL); /* the default arch parses */
   return ti;
+}
+
+void tc_target_info_set_device(tc_target_info *ti, const tc_device_limits *d) {
+  if (d->warp > 0) ti->warp = d->warp;
+  if (d->max_threads > 0) ti->max_threads = d->max_threads;
+  if (d->smem_max > 0) ti->smem_max = d->smem_max;
+  if (d->units > 0) ti->units = d->units;
 }

@@ -104,13 +104,24 @@ typedef struct tc_target_info {
   tc_source_lang lang;
   int device_selector;   /* the device is an OpenCL one picked by a selector string
                           * (tc_cl_open; --device): OpenCL.  Else the API's device 0 */
-  int runs;              /* tilec launches the kernels (tc_rt_launch): OpenCL, CUDA; HIP
-                          * kernels are only compiled (no launcher yet) */
+  int runs;              /* tilec launches the kernels (tc_rt_launch): every target (HIP
+                          * where an AMD GPU and the HIP runtime are present) */
   int tensor_maps;       /* bulk tensor copies (TMA) take CUtensorMap launch parameters
                           * (the CUDA driver's); OpenCL emulates them with plain pointers */
   int swizzle_swap;      /* tc_compile applies tc_swizzle_swap by itself: HIP, where a
                           * lane writes LDS at lane_id * n (docs/swizzle_swap.md) */
+  int units;             /* SMs / compute units of the device; 0: no device told (the arch
+                            alone does not say) */
 } tc_target_info;
+
+/* What a present device reports about itself (0: not reported).  The
+ * runtimes fill one from the device (the HIP runtime's attributes). */
+typedef struct tc_device_limits {
+  int warp;          /* threads per warp / wavefront */
+  int max_threads;   /* threads per block */
+  int64_t smem_max;  /* shared memory (LDS) bytes per block */
+  int units;         /* SMs / compute units */
+} tc_device_limits;
 
 /* Fills *out for target and arch (NULL: the target's default arch).  An
  * arch that does not parse (or an arch given for OpenCL) gives
@@ -127,6 +138,12 @@ tc_target_info tc_target_info_of(tc_target target);
 /* The target named `name` ("opencl", "cuda", "hip", as tc_target_name
  * gives) into *out: 1, or 0 when no target has that name. */
 int tc_target_from_name(const char *name, tc_target *out);
+
+/* Narrows *ti, made for a device's arch, to the device: its warp,
+ * max_threads, smem_max and units become the device's where it reports
+ * them (> 0).  The device's own numbers win over the arch's (a GPU with
+ * less than its family's most, a partitioned GPU). */
+void tc_target_info_set_device(tc_target_info *ti, const tc_device_limits *d);
 
 /* The arch tc_compile uses for target when none is given (NULL for OpenCL). */
 const char *tc_target_default_arch(tc_target target);

@@ -311,7 +311,6 @@ tc_status tc_tile_gemm_run(tc_target target, tc_cl *cl, const char *arch,
   memset(&l, 0, sizeof l);
   for (int i = 0; i < 3; i++) l.grid[i] = em->grid[i], l.block[i] = em->block[i];
   l.repeat = repeat, l.repeat_ms = repeat_ms;
-  const char *run_arch = arch ? arch : tc_target_ops_default_arch(target);
-  tc_rt_code code = {em->source, em->name, run_arch, NULL, NULL};
+  tc_rt_code code = {.source = em->source, .name = em->name, .arch = tc_tune_arch(target, arch)};
   return tc_rt_launch(target, cl, &code, bufs, em->nparams, &l, ms, err);
 }

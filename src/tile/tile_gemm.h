@@ -72,7 +72,8 @@ void tc_tile_gemm_reference(const tc_tile_gemm_desc *d, const void *a, const voi
                             const int32_t *ids, double *want, double *bound);
 
 /* Launches an emitted GEMM kernel on target (tc_rt_launch): on OpenCL
- * through cl, on CUDA or HIP for arch (NULL: tc_target_ops_default_arch);
+ * through cl, on CUDA or HIP for arch (NULL: tc_tune_arch's: sm_90a on
+ * CUDA, the AMD GPU's on HIP);
  * c is copied back.  *ms (may be NULL) gets the kernel time.
  * Then repeat timed launches back to back (0: none), their times in
  * repeat_ms[0 .. repeat) (tc_launch's repeat and repeat_ms: c keeps the
