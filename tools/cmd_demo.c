@@ -242,7 +242,7 @@ static int gpu_state(const gpu_target *t, int *have_dev, char *dev, size_t devca
   tc_str_init(&desc);
   char line[1024];
   int compiler = 1;
-  if (t->target == TC_TARGET_CUDA) {
+  if (tc_target_info_of(t->target).build == TC_BUILD_NVRTC) {
     tc_cuda_describe(&desc);
     if (line_after(tc_str_cstr(&desc), "CUDA compiler: unavailable: ", line, sizeof line)) {
       tc_str_printf(why, "%s", line);
@@ -271,13 +271,13 @@ static int demo_gpu(const gpu_target *t, const char *selected, int nselected) {
   int have_device = 0;
   char dev[512] = "";
   if (!gpu_state(t, &have_device, dev, sizeof dev, &why)) {
-    fprintf(stderr, "tilec demo: cannot compile for %s: %s\n",
-            t->target == TC_TARGET_CUDA ? "CUDA" : "HIP", tc_str_cstr(&why));
+    fprintf(stderr, "tilec demo: cannot compile for %s: %s\n", tc_target_info_of(t->target).api,
+            tc_str_cstr(&why));
     tc_str_free(&why);
     return CLI_FAIL;
   }
   printf("tilec demo: %d example kernel%s for %s %s, built with %s; %s%s\n", nselected,
-         nselected == 1 ? "" : "s", t->target == TC_TARGET_CUDA ? "CUDA" : "HIP", t->arch,
+         nselected == 1 ? "" : "s", tc_target_info_of(t->target).api, t->arch,
          t->compiler, have_device ? "running on " : "",
          have_device ? dev : "compile only (no GPU needed)");
   print_header_row();

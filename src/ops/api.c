@@ -88,7 +88,7 @@ static const char *arch_of(const op_common *o) { return tc_tune_arch(o->target, 
  * (its MFMA decides the kernel kind); NULL on CUDA, where the heuristic
  * then avoids sm_90a-only kernels. */
 static const char *plan_arch(const op_common *o) {
-  return o->target == TC_TARGET_HIP ? arch_of(o) : o->arch;
+  return o->arch ? o->arch : tc_rt_device_arch(o->target);
 }
 
 /* The device name of the perf DB keys: 0, or -1 (why in dev_why). */
