@@ -424,6 +424,52 @@ static void test_broadcast_affine_layernorm(void) {
   tc_fusion_free(f);
 }
 
+/* tc_compare (IEEE: NaN compares false but NE) and tc_where, broadcasting
+ * a [1, 4] threshold over [3, 4]: y = where(x > t, x, t * 2), and the
+ * masks of all six comparisons against plain C. */
+static void test_compare_where(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t xs[2] = {3, 4}, ts[2] = {1, 4};
+  tc_tensor *x = tc_input(f, TC_F32, 2, xs), *t = tc_input(f, TC_F32, 2, ts);
+  tc_tensor *y = tc_where(f, tc_compare(f, TC_GT, x, t), x, tc_binary_scalar(f, TC_MUL, t, 2.0));
+  TC_REQUIRE(y && tc_tensor_extent(y, 0) == 3 && tc_tensor_extent(y, 1) == 4, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  float X[12] = {1, -2, 3, NAN, 0.5f, 7, -0.0f, 2, 9, -9, 4, 1}, T[4] = {0, 0, 3, 1}, O[12];
+  double want[12];
+  for (int i = 0; i < 12; i++) want[i] = X[i] > T[i % 4] ? X[i] : 2.0 * T[i % 4];
+  void *args[3] = {X, T, O};
+  if (!run_check(f, "where", args, 3, want, NULL, 12)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+  for (int op = TC_LT; op <= TC_NE; op++) {
+    f = tc_fusion_new();
+    x = tc_input(f, TC_F32, 2, xs), t = tc_input(f, TC_F32, 2, ts);
+    tc_tensor *m = tc_compare(f, (tc_compare_op)op, x, t);
+    TC_CHECK_EQ_INT(tc_tensor_dtype(m), TC_I8);
+    OK(f, tc_add_output(f, tc_cast(f, m, TC_F32)));
+    OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+    for (int i = 0; i < 12; i++) {
+      float a = X[i], b = T[i % 4];
+      int r = op == TC_LT ? a < b : op == TC_LE ? a <= b : op == TC_GT ? a > b : op == TC_GE ? a >= b
+              : op == TC_EQ ? a == b : a != b;
+      want[i] = r;
+    }
+    char name[32];
+    snprintf(name, sizeof name, "compare_%d", op);
+    if (!run_check(f, name, args, 3, want, NULL, 12)) TC_SKIP("no OpenCL device");
+    tc_fusion_free(f);
+  }
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, xs);
+  tc_tensor *xi = tc_input(f, TC_I32, 2, xs);
+  TC_CHECK(!tc_compare(f, TC_LT, x, xi) && strstr(tc_fusion_error(f), "cast one first"), "%s", tc_fusion_error(f));
+  TC_CHECK(!tc_where(f, xi, x, xi) && strstr(tc_fusion_error(f), "cast one first"), "%s", tc_fusion_error(f));
+  int64_t bad[2] = {2, 4};
+  TC_CHECK(!tc_where(f, tc_input(f, TC_I8, 2, bad), x, x) && strstr(tc_fusion_error(f), "differ in extent"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
 int main(void) {
   TC_RUN(test_row_sum_serial);
   TC_RUN(test_column_max_threads);
@@ -434,5 +480,6 @@ int main(void) {
   TC_RUN(test_cache_before_and_targets);
   TC_RUN(test_gather);
   TC_RUN(test_broadcast_affine_layernorm);
+  TC_RUN(test_compare_where);
   TC_MAIN_END();
 }

@@ -211,6 +211,17 @@ tc_tensor *tc_expand(tc_fusion *f, tc_tensor *in, int ndims, const int64_t *shap
  * Cross-entropy reads the label's logit this way. */
 tc_tensor *tc_gather(tc_fusion *f, tc_tensor *in, int axis, tc_tensor *index);
 
+typedef enum tc_compare_op { TC_LT, TC_LE, TC_GT, TC_GE, TC_EQ, TC_NE } tc_compare_op;
+
+/* a op b element by element, broadcasting as tc_binary does, as an i8
+ * mask: 1 where it holds, 0 where not.  Floats compare as IEEE 754 says:
+ * every comparison with a NaN is false except NE (true); -0 == +0. */
+tc_tensor *tc_compare(tc_fusion *f, tc_compare_op op, tc_tensor *a, tc_tensor *b);
+/* cond != 0 ? a : b element by element (cond of any dtype; a and b of one
+ * dtype, which the result has), the three broadcasting as tc_binary's
+ * operands do. */
+tc_tensor *tc_where(tc_fusion *f, tc_tensor *cond, tc_tensor *a, tc_tensor *b);
+
 typedef enum tc_reduce_op {
   TC_REDUCE_SUM, TC_REDUCE_MAX, TC_REDUCE_MIN
 } tc_reduce_op;

@@ -104,3 +104,18 @@ def test_affine_layernorm_broadcast(rng):
     e.schedule_auto()
     cv = np.array([[1.5], [-2.0], [7.0]], dtype=np.float32)
     np.testing.assert_array_equal(e.compile().run(cv), np.broadcast_to(cv, (3, 4)))
+
+
+def test_where_compare(rng):
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, (5, 33))
+    t = f.input(tilec.f32, (1, 33))
+    f.add_output(f.where(x > t, x, t))
+    f.add_output(f.cast(f.compare("ne", x, t), tilec.f32))
+    f.schedule_auto()
+    a = rng.standard_normal((5, 33), dtype=np.float32)
+    b = rng.standard_normal((1, 33), dtype=np.float32)
+    a[0, 0] = np.nan
+    y, m = f.compile().run(a, b)
+    np.testing.assert_array_equal(y, np.where(a > b, a, np.broadcast_to(b, a.shape)))
+    np.testing.assert_array_equal(m, (a != b).astype(np.float32))

@@ -89,6 +89,7 @@ _UNARY = {"neg": 0, "abs": 1, "relu": 2, "exp": 3, "log": 4, "sqrt": 5, "tanh": 
           "sigmoid": 7, "reciprocal": 8}
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
 _REDUCE = {"sum": 0, "max": 1, "min": 2}
+_COMPARE = {"lt": 0, "le": 1, "gt": 2, "ge": 3, "eq": 4, "ne": 5}
 
 
 def _enum_arg(cls, value, what):
@@ -283,6 +284,18 @@ class Fusion:
         axes = [int(axes)] if isinstance(axes, (int, np.integer)) else [int(a) for a in axes]
         arr = (ctypes.c_int * max(1, len(axes)))(*axes)
         return self._wrap(self._L.tc_reduce(self._p, _REDUCE[op], self._own(x), len(axes), arr))
+
+    def compare(self, op, a, b):
+        """An i8 mask, 1 where a op b holds (op: lt, le, gt, ge, eq, ne; IEEE:
+        NaN compares false except ne), broadcasting as binary does
+        (tc_compare).  Tensors also take <, <=, > and >=."""
+        if op not in _COMPARE:
+            raise ValueError("unknown comparison %r; expected one of %s" % (op, ", ".join(_COMPARE)))
+        return self._wrap(self._L.tc_compare(self._p, _COMPARE[op], self._own(a), self._own(b)))
+
+    def where(self, cond, a, b):
+        """cond != 0 ? a : b element by element, broadcasting (tc_where)."""
+        return self._wrap(self._L.tc_where(self._p, self._own(cond), self._own(a), self._own(b)))
 
     def gather(self, x, axis, index):
         """x read along axis at the positions the i32 tensor index holds
@@ -481,6 +494,11 @@ class Tensor:
     def __sub__(self, o): return self._bin("sub", o)
     def __mul__(self, o): return self._bin("mul", o)
     def __truediv__(self, o): return self._bin("div", o)
+    # comparisons give i8 masks (== and != stay identity tests: f.compare("eq", a, b))
+    def __lt__(self, o): return self._f.compare("lt", self, o) if isinstance(o, Tensor) else NotImplemented
+    def __le__(self, o): return self._f.compare("le", self, o) if isinstance(o, Tensor) else NotImplemented
+    def __gt__(self, o): return self._f.compare("gt", self, o) if isinstance(o, Tensor) else NotImplemented
+    def __ge__(self, o): return self._f.compare("ge", self, o) if isinstance(o, Tensor) else NotImplemented
     def __neg__(self): return self._f.unary("neg", self)
     def __abs__(self): return self._f.unary("abs", self)
 

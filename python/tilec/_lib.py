@@ -67,6 +67,8 @@ _PROTOS = {
     "tc_binary_scalar": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, ctypes.c_double]),
     "tc_reduce": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, _i, ctypes.POINTER(_i)]),
     "tc_gather": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, c_tensor_p]),
+    "tc_compare": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, c_tensor_p]),
+    "tc_where": (c_tensor_p, [c_fusion_p, c_tensor_p, c_tensor_p, c_tensor_p]),
     "tc_broadcast": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, ctypes.POINTER(ctypes.c_bool)]),
     "tc_expand": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, ctypes.POINTER(_i64)]),
     "tc_permute": (c_tensor_p, [c_fusion_p, c_tensor_p, ctypes.POINTER(_i)]),

@@ -67,12 +67,21 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   bool fl = is_float(op->out->dtype);
   tc_str a, b;
   tc_str_init(&a), tc_str_init(&b);
+  tc_str c3;
+  tc_str_init(&c3);
   load_in(&a, d, k, s, 0);
   if (op->nin > 1) load_in(&b, d, k, s, 1);
   else if (op->has_scalar) literal(&b, d, op->scalar, fl);
-  const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b);
+  if (op->nin > 2) load_in(&c3, d, k, s, 2);
+  const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b), *z = tc_str_cstr(&c3);
   switch (op->kind) {
     case TC_OP_SET: case TC_OP_PERMUTE: case TC_OP_BROADCAST: tc_str_cat(o, x); break;
+    case TC_OP_COMPARE: {
+      static const char *ops[] = {"<", "<=", ">", ">=", "==", "!="};
+      tc_str_printf(o, "((%s) %s (%s) ? 1 : 0)", x, ops[op->sub], y);
+      break;
+    }
+    case TC_OP_WHERE: tc_str_printf(o, "((%s) != 0 ? (%s) : (%s))", x, y, z); break;
     case TC_OP_GATHER: {
       /* in[0] at its index plus the position in[1] holds (y) times the
        * gathered axis's stride; 0 where that position is outside */
@@ -147,7 +156,7 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
       }
       break;
   }
-  tc_str_free(&a), tc_str_free(&b);
+  tc_str_free(&a), tc_str_free(&b), tc_str_free(&c3);
 }
 
 static bool is_float_t(tc_dtype t) { return is_float(t); }

@@ -206,20 +206,71 @@ tc_tensor *tc_binary(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) 
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s has rank %d but %s has rank %d", a->name,
                    a->nlogical, b->name, b->nlogical), NULL;
   int64_t shape[16];
-  for (int i = 0; i < a->nlogical; i++) {
-    int64_t ea = tc_logical_extent(a, i), eb = tc_logical_extent(b, i);
-    if (ea != eb && ea != 1 && eb != 1)
-      return tc_fail(f, TC_ERR_ARGUMENT,
-                     "tc_binary: %s and %s differ in extent at axis %d (%lld vs %lld); an operand "
-                     "broadcasts along an axis only where its extent is 1", a->name, b->name, i,
-                     (long long)ea, (long long)eb), NULL;
-    shape[i] = ea > eb ? ea : eb;
-  }
+  tc_tensor *ab[2] = {a, b};
+  if (!tc_broadcast_shape(f, "tc_binary", ab, 2, shape)) return NULL;
   if (a->dtype != b->dtype)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s is %s but %s is %s; cast one first", a->name,
                    tc_dtype_name(a->dtype), b->name, tc_dtype_name(b->dtype)), NULL;
   tc_tensor *out = tc_tensor_new(f, a->dtype, a->nlogical, shape);
   tc_op_new(f, TC_OP_BINARY, op, a, b, out);
+  return out;
+}
+
+bool tc_broadcast_shape(tc_fusion *f, const char *call, tc_tensor *const *ops, int n, int64_t *shape) {
+  for (int k = 1; k < n; k++)
+    if (ops[k]->nlogical != ops[0]->nlogical)
+      return tc_fail(f, TC_ERR_ARGUMENT, "%s: %s has rank %d but %s has rank %d", call, ops[0]->name,
+                     ops[0]->nlogical, ops[k]->name, ops[k]->nlogical), false;
+  for (int i = 0; i < ops[0]->nlogical; i++) {
+    shape[i] = 1;
+    for (int k = 0; k < n; k++) {
+      int64_t e = tc_logical_extent(ops[k], i);
+      if (e != 1 && shape[i] != 1 && e != shape[i]) {
+        const tc_tensor *o = ops[0];
+        for (int q = 0; q < k; q++)
+          if (tc_logical_extent(ops[q], i) != 1) o = ops[q];
+        return tc_fail(f, TC_ERR_ARGUMENT,
+                       "%s: %s and %s differ in extent at axis %d (%lld vs %lld); an operand "
+                       "broadcasts along an axis only where its extent is 1", call, o->name,
+                       ops[k]->name, i, (long long)shape[i], (long long)e), false;
+      }
+      if (e != 1) shape[i] = e;
+    }
+  }
+  return true;
+}
+
+tc_tensor *tc_compare(tc_fusion *f, tc_compare_op op, tc_tensor *a, tc_tensor *b) {
+  tc_clear_error(f);
+  if (!owned(f, a) || !owned(f, b))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_compare: operand is not a tensor of this fusion"), NULL;
+  if ((int)op < TC_LT || op > TC_NE)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_compare: unknown comparison %d on %s and %s", (int)op,
+                   a->name, b->name), NULL;
+  int64_t shape[16];
+  tc_tensor *ab[2] = {a, b};
+  if (!tc_broadcast_shape(f, "tc_compare", ab, 2, shape)) return NULL;
+  if (a->dtype != b->dtype)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_compare: %s is %s but %s is %s; cast one first", a->name,
+                   tc_dtype_name(a->dtype), b->name, tc_dtype_name(b->dtype)), NULL;
+  tc_tensor *out = tc_tensor_new(f, TC_I8, a->nlogical, shape);
+  tc_op_new(f, TC_OP_COMPARE, op, a, b, out);
+  return out;
+}
+
+tc_tensor *tc_where(tc_fusion *f, tc_tensor *cond, tc_tensor *a, tc_tensor *b) {
+  tc_clear_error(f);
+  if (!owned(f, cond) || !owned(f, a) || !owned(f, b))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_where: operand is not a tensor of this fusion"), NULL;
+  int64_t shape[16];
+  tc_tensor *all[3] = {cond, a, b};
+  if (!tc_broadcast_shape(f, "tc_where", all, 3, shape)) return NULL;
+  if (a->dtype != b->dtype)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_where: %s is %s but %s is %s; cast one first", a->name,
+                   tc_dtype_name(a->dtype), b->name, tc_dtype_name(b->dtype)), NULL;
+  tc_tensor *out = tc_tensor_new(f, a->dtype, a->nlogical, shape);
+  tc_op *op = tc_op_new(f, TC_OP_WHERE, 0, cond, a, out);
+  op->in[2] = b, op->nin = 3;
   return out;
 }
 

@@ -21,15 +21,17 @@ typedef enum tc_op_kind {
                               axes are reduction axes (tc_axis.reduction) */
   TC_OP_GATHER,            /* out = in[0] read along axis `sub` at the
                               positions in[1] (i32) holds */
-  TC_OP_BROADCAST          /* out = in[0] with new axes of extent 1: out
+  TC_OP_BROADCAST,         /* out = in[0] with new axes of extent 1: out
                               axis j is in[0]'s axis perm[j], or new (-1) */
+  TC_OP_COMPARE,           /* sub: tc_compare_op; out (i8) = 1 or 0 */
+  TC_OP_WHERE              /* out = in[0] != 0 ? in[1] : in[2] */
 } tc_op_kind;
 
 typedef struct tc_op {
   tc_op_kind kind;
   int sub;                 /* tc_unary_op / tc_binary_op */
   tc_ldst_type ldst;       /* SET: the instruction it becomes */
-  tc_tensor *in[2];
+  tc_tensor *in[3];
   int nin;
   tc_tensor *out;
   int perm[16];            /* PERMUTE: out logical axis k is input axis perm[k] */
@@ -92,6 +94,10 @@ int tc_op_in_axis(const tc_op *op, int j);
 bool tc_op_axis_gathered(const tc_op *op, int k, int j);
 tc_op *tc_op_new(tc_fusion *f, tc_op_kind kind, int sub, tc_tensor *a, tc_tensor *b,
                  tc_tensor *out);
+/* Operands of one rank whose extents agree where neither is 1 (a side
+ * with 1 broadcasts): the result's shape in shape[0..rank).  On a
+ * mismatch: false with the error recorded for call. */
+bool tc_broadcast_shape(tc_fusion *f, const char *call, tc_tensor *const *ops, int n, int64_t *shape);
 
 /* The ops that read t, in creation order; returns the count (out may be
  * NULL to only count). */

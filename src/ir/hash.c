@@ -35,7 +35,7 @@ _Static_assert(sizeof(tc_xform) == 80, "tc_xform changed: update tc_fusion_hash 
 _Static_assert(sizeof(tc_axis) == 32, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_tensor) == 112,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(tc_op) == 128, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
+_Static_assert(sizeof(tc_op) == 136, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_fusion) == 1632,
                "tc_fusion changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
@@ -200,7 +200,7 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     i64(&h, op->sub);
     i64(&h, (int64_t)op->ldst);
     i64(&h, op->nin);
-    for (int k = 0; k < op->nin && k < 2; k++) i64(&h, tensor_id(op->in[k]));
+    for (int k = 0; k < op->nin && k < 3; k++) i64(&h, tensor_id(op->in[k]));
     i64(&h, tensor_id(op->out));
     i64(&h, op->has_scalar);
     if (op->has_scalar) tc_hasher_bytes(&h, &op->scalar, sizeof op->scalar);

@@ -24,7 +24,7 @@ typedef struct tc_knode {
   tc_op *op;
   const tc_expr *pred;
   const tc_expr *out_index;
-  const tc_expr *in_index[2];
+  const tc_expr *in_index[3];
   /* barriers */
   int sync_before;         /* emit a block barrier before this node */
   int sync_end;            /* LOOP: emit a barrier at the end of the body */

@@ -761,8 +761,8 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
  * the printed size each time. */
 static int check_printed_size(tc_knode *n, void *ctx) {
   lctx *c = ctx;
-  const tc_expr *es[] = {n->pred,     n->out_index, n->in_index[0], n->in_index[1], n->tmem_addr,
-                         n->ldsm_addr, n->tma_row,  n->tma_col,     n->tma_smem};
+  const tc_expr *es[] = {n->pred,     n->out_index, n->in_index[0], n->in_index[1], n->in_index[2],
+                         n->tmem_addr, n->ldsm_addr, n->tma_row, n->tma_col, n->tma_smem};
   for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
     if (tc_e_print_size(es[i], TC_MAX_PRINTED_NODES) > TC_MAX_PRINTED_NODES)
       return tc_fail(c->f, TC_ERR_LOWER,

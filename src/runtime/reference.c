@@ -179,6 +179,18 @@ static double cast(tc_dtype from, tc_dtype to, double a) {
   return a <= lo ? lo : a >= hi ? hi : trunc(a);
 }
 
+/* a op b: IEEE comparisons (with a NaN only NE holds). */
+static double compare(tc_compare_op op, double a, double b) {
+  switch (op) {
+    case TC_LT: return a < b;
+    case TC_LE: return a <= b;
+    case TC_GT: return a > b;
+    case TC_GE: return a >= b;
+    case TC_EQ: return a == b;
+    default: return a != b;
+  }
+}
+
 /* The start of a reduction: 0, or the value every element replaces
  * (MAX: -inf / INT32_MIN; MIN: +inf / INT32_MAX). */
 static double reduce_identity(tc_reduce_op op, bool fl) {
@@ -218,7 +230,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     /* the loop runs over t's whole logical domain, reduced axes at their
      * full extent; t's element skips those, and an input is read at 0
      * along an axis where it broadcasts (its extent is 1) */
-    int64_t ext[16], out_stride[16], in_stride[2][16], coord[16] = {0}, gstride = 0;
+    int64_t ext[16], out_stride[16], in_stride[3][16], coord[16] = {0}, gstride = 0;
     int64_t s = 1;
     for (int d = r - 1; d >= 0; d--) {
       ext[d] = f->g.axes[t->logical[d]].extent;
@@ -244,7 +256,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     if (red)
       for (size_t e = 0; e < cnt; e++) val[t->id][e] = reduce_identity((tc_reduce_op)op->sub, fl);
     for (size_t e = 0; e < total; e++) {
-      int64_t src[2] = {0, 0}, dst = 0;
+      int64_t src[3] = {0, 0, 0}, dst = 0;
       for (int d = 0; d < r; d++) {
         dst += coord[d] * out_stride[d];
         for (int k = 0; k < op->nin; k++) src[k] += coord[d] * in_stride[k][d];
@@ -260,6 +272,8 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
           break;
         }
         case TC_OP_CAST: v = cast(op->in[0]->dtype, t->dtype, a); break;
+        case TC_OP_COMPARE: v = compare((tc_compare_op)op->sub, a, val[op->in[1]->id][src[1]]); break;
+        case TC_OP_WHERE: v = a != 0 ? val[op->in[1]->id][src[1]] : val[op->in[2]->id][src[2]]; break;
         case TC_OP_REDUCE: v = reduce_step((tc_reduce_op)op->sub, fl, val[t->id][dst], a); break;
         case TC_OP_GATHER: { /* in[0] at the position in[1] holds; 0 outside */
           double g = val[op->in[1]->id][src[1]];
