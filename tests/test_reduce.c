@@ -324,6 +324,10 @@ static void test_cache_before_and_targets(void) {
     tc_kernel *k = tc_compile(f, &o, &st);
     TC_CHECK(k != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
     if (k) TC_CHECK(strstr(tc_kernel_source(k), "tc_red_f") != NULL, "no block reduction printed");
+    /* 64 threads on TIDx: whole warps (32 lanes) and a whole wavefront (64) */
+    if (k) TC_CHECK(strstr(tc_kernel_source(k), t == TC_TARGET_CUDA ? "__shfl_xor_sync(0xffffffffu, tc_v, tc_o)"
+                                                                    : "__shfl_xor(tc_v, tc_o)") != NULL,
+                    "%s: no warp shuffle", tc_target_name((tc_target)t));
     tc_kernel_free(k);
   }
   tc_fusion_free(f);
@@ -470,6 +474,59 @@ static void test_compare_where(void) {
   tc_fusion_free(f);
 }
 
+/* A block reduction over TIDy (the shared-memory tree; the warp shuffles
+ * take TIDx only) and one over a TIDx extent that is no power of two (the
+ * tree too): column sums of [48, 5] with the rows on TIDy, row maxima of
+ * [3, 100] with 100 threads on TIDx. */
+static void test_tree_forms(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {48, 5};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = 0;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  tc_tensor *acc = tc_cache_before(s);
+  TC_REQUIRE(acc, "%s", tc_fusion_error(f));
+  OK(f, tc_parallelize(acc, 0, TC_TIDY));
+  float X[48 * 5], O[5];
+  double want[5], tol[5];
+  fill(X, 48 * 5, 9);
+  for (int c = 0; c < 5; c++) {
+    double a = 0, m = 0;
+    for (int r = 0; r < 48; r++) a += X[r * 5 + c], m += fabs(X[r * 5 + c]);
+    want[c] = a, tol[c] = sum_tol(48, m);
+  }
+  void *args[2] = {X, O};
+  if (!run_check(f, "tidy_tree", args, 2, want, tol, 5)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  int64_t s2[2] = {3, 100};
+  x = tc_input(f, TC_F32, 2, s2);
+  ax = 1;
+  s = tc_reduce(f, TC_REDUCE_MAX, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  acc = tc_cache_before(s);
+  OK(f, tc_parallelize(acc, 0, TC_BIDX));
+  OK(f, tc_parallelize(acc, 1, TC_TIDX));
+  OK(f, tc_parallelize(s, 0, TC_BIDX));
+  float Y[300], P[3];
+  double pw[3];
+  fill(Y, 300, 10);
+  for (int r = 0; r < 3; r++) {
+    pw[r] = -INFINITY;
+    for (int c = 0; c < 100; c++) pw[r] = fmax(pw[r], Y[r * 100 + c]);
+  }
+  void *a2[2] = {Y, P};
+  if (!run_check(f, "tidx_100_tree", a2, 2, pw, NULL, 3)) TC_SKIP("no OpenCL device");
+  tc_compile_options o = {TC_TARGET_CUDA, NULL, "t100"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_CHECK(k && !strstr(tc_kernel_source(k), "__shfl") && strstr(tc_kernel_source(k), "tc_red_f"),
+           "100 threads: the tree, no shuffle");
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
 int main(void) {
   TC_RUN(test_row_sum_serial);
   TC_RUN(test_column_max_threads);
@@ -481,5 +538,6 @@ int main(void) {
   TC_RUN(test_gather);
   TC_RUN(test_broadcast_affine_layernorm);
   TC_RUN(test_compare_where);
+  TC_RUN(test_tree_forms);
   TC_MAIN_END();
 }

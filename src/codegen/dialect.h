@@ -96,6 +96,14 @@ typedef struct tc_dialect {
   void (*kernel_begin)(tc_str *o, const char *name, int64_t threads);
   void (*buffer_param)(tc_str *o, tc_dtype t, const char *name, int is_output, int first);
   void (*shared_array)(tc_str *o, tc_dtype t, const char *name, int64_t count, int depth);
+  /* Block reductions (printer.c): the lanes of a warp exchange values
+   * with shfl_xor, a printf format of (value, lane mask), two %s, as
+   * one expression ("__shfl_xor_sync(0xffffffffu, %s, %s)" on CUDA); NULL:
+   * the printer emulates the exchange through shared memory (OpenCL).
+   * shfl_width is the warp the reduction assumes: 32 on CUDA and in the
+   * emulation, 64 on AMD (a wavefront). */
+  const char *shfl_xor;
+  int shfl_width;
   /* ---- additions (HIP) ---- */
   /* Threads of a wavefront where the generators rely on it (64 for HIP);
    * 0 where they do not (OpenCL emulates 64-lane waves, CUDA). */

@@ -113,6 +113,8 @@ const tc_dialect tc_dialect_hip = {
         "  extern __shared__ __attribute__((aligned(16))) unsigned char tc_smem[];\n" TC_CXX_INDEX_DEFS,
     .alloc = hip_alloc,
     .wave_size = 64,
+    .shfl_xor = "__shfl_xor(%s, %s)",
+    .shfl_width = 64,
     .buffer_setup = hip_buffer_setup,
     .buffer_load = hip_buffer_load,
     .mfma_prelude = hip_mfma_prelude,

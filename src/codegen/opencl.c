@@ -179,6 +179,7 @@ const tc_dialect tc_dialect_opencl = {
         "  const int tidx = (int)get_local_id(0), tidy = (int)get_local_id(1), tidz = (int)get_local_id(2);\n",
     .alloc = cl_alloc,
     .barrier = "barrier(CLK_LOCAL_MEM_FENCE | CLK_GLOBAL_MEM_FENCE);",
+    .shfl_width = 32,
     /* a local id is below the local size: 0, but not uniform to PoCL */
     .wi_zero_def =
         "  /* 0 in every work-item; loops without a barrier count to extent + tc_wi_zero so\n"

@@ -167,6 +167,74 @@ static void print_barrier(tc_str *o, const tc_dialect *d, const tc_kir *k, int d
  * combine them pairwise in a tree (log2 steps, a barrier after each),
  * and every one of them reads the total back.  Printed outside any
  * predicate, so that every thread reaches every barrier. */
+/* The shuffle form of a block reduction over TIDx, when TIDx's extent
+ * bx is a power of two that a warp of w lanes divides or that divides w,
+ * and the block is whole warps: the lanes of a warp combine their values
+ * in log2 steps of shfl_xor (each lane ends with its group's or warp's
+ * total; a group of bx consecutive linear ids lies in one warp or covers
+ * whole warps), then, when bx > w, lane 0 of each warp puts the warp's
+ * total in shared memory and every thread combines the bx / w totals of
+ * its group in order.  Where the dialect has no shuffle (OpenCL) each
+ * step exchanges through shared memory between two barriers, so that the
+ * emulation runs the same steps in the same order. */
+static void print_allreduce_shfl(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
+                                 int depth, const char *scr, const char *idx) {
+  const tc_tensor *t = s->op->out;
+  bool fl = is_float_t(t->dtype);
+  int64_t bx = k->block[0], by = k->block[1], w = d->shfl_width;
+  tc_reduce_op op = (tc_reduce_op)s->op->sub;
+  const char *ty = fl ? "float" : "int";
+  tc_str comb, other;
+  tc_str_init(&comb), tc_str_init(&other);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "const int tc_rs = tidx + %lld * (tidy + %lld * tidz);\n", (long long)bx, (long long)by);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "%s tc_v = ", ty);
+  d->load(o, t->dtype, t->mem, t->name, idx);
+  tc_str_cat(o, ";\n");
+  if (d->shfl_xor) {
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "%s\n", d->unroll_pragma);
+  }
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "for (int tc_o = %lld; tc_o > 0; tc_o >>= 1) {\n", (long long)((bx < w ? bx : w) / 2));
+  if (d->shfl_xor) {
+    tc_str_printf(&other, d->shfl_xor, "tc_v", "tc_o");
+    red_combine(&comb, d, op, fl, "tc_v", tc_str_cstr(&other));
+  } else {
+    tc_str_indent(o, depth + 2);
+    tc_str_printf(o, "%s[tc_rs] = tc_v;\n", scr);
+    print_barrier(o, d, k, depth + 2);
+    tc_str_printf(&other, "%s[tc_rs ^ tc_o]", scr);
+    red_combine(&comb, d, op, fl, "tc_v", tc_str_cstr(&other));
+  }
+  tc_str_indent(o, depth + 2);
+  tc_str_printf(o, "tc_v = %s;\n", tc_str_cstr(&comb));
+  if (!d->shfl_xor) print_barrier(o, d, k, depth + 2);
+  tc_str_indent(o, depth + 1);
+  tc_str_cat(o, "}\n");
+  if (bx > w) {
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "if (tc_rs %% %lld == 0) %s[tc_rs / %lld] = tc_v;\n", (long long)w, scr, (long long)w);
+    print_barrier(o, d, k, depth + 1);
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "tc_v = %s[(tc_rs - tidx) / %lld];\n", scr, (long long)w);
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "for (int tc_i = 1; tc_i < %lld; ++tc_i) ", (long long)(bx / w));
+    tc_str_clear(&other), tc_str_clear(&comb);
+    tc_str_printf(&other, "%s[(tc_rs - tidx) / %lld + tc_i]", scr, (long long)w);
+    red_combine(&comb, d, op, fl, "tc_v", tc_str_cstr(&other));
+    tc_str_printf(o, "tc_v = %s;\n", tc_str_cstr(&comb));
+    print_barrier(o, d, k, depth + 1); /* before the scratch is written again */
+  }
+  tc_str_indent(o, depth + 1);
+  d->store(o, t->dtype, t->mem, t->name, idx, "tc_v");
+  tc_str_cat(o, "\n");
+  tc_str_free(&comb), tc_str_free(&other);
+}
+
+static bool is_pow2_i(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
 static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
                             int depth) {
   const tc_tensor *t = s->op->out;
@@ -174,6 +242,21 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   const char *scr = fl ? "tc_red_f" : "tc_red_i";
   int ax = s->red_slot - 3;
   int64_t bx = k->block[0], by = k->block[1], r = k->block[ax], p2 = 1;
+  int64_t w = d->shfl_width, threads = k->block[0] * k->block[1] * k->block[2];
+  if (ax == 0 && w > 0 && is_pow2_i(bx) && bx > 1 && threads % w == 0 && (bx <= w || bx % w == 0)) {
+    tc_str idx;
+    tc_str_init(&idx);
+    expr(&idx, k, s->out_index);
+    tc_str_indent(o, depth);
+    tc_str_printf(o, "{  /* %s: %s over TIDx, a block reduction: warp shuffles%s */\n", t->name,
+                  s->op->sub == TC_REDUCE_SUM ? "sum" : s->op->sub == TC_REDUCE_MAX ? "max" : "min",
+                  bx > w ? ", then the warps' totals through shared memory" : "");
+    print_allreduce_shfl(o, d, k, s, depth, scr, tc_str_cstr(&idx));
+    tc_str_indent(o, depth);
+    tc_str_cat(o, "}\n");
+    tc_str_free(&idx);
+    return;
+  }
   int64_t stride = ax == 0 ? 1 : ax == 1 ? bx : bx * by;
   while (p2 < r) p2 *= 2;
   tc_str idx, cur, comb, other;

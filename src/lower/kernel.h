@@ -68,7 +68,9 @@ typedef struct tc_knode {
   /* STMT of a reduction (op->kind == TC_OP_REDUCE): TC_RED_ACC
    * out[out_index] = combine(out[out_index], in[0][in_index[0]]) when
    * pred holds; TC_RED_INIT out[out_index] = the op's identity, before
-   * the outermost reduction loop; TC_RED_ALL after it, when a reduction
+   * the outermost serial reduction loop (just before the statement when
+   * its reduction axes are all on threads); TC_RED_ALL after that loop
+   * (after the statement), when a reduction
    * axis is bound to thread index red_slot (3..5: tidx..tidz): the
    * threads along it combine their partial results through shared
    * memory and every one of them gets the total (a block reduction) */

@@ -488,6 +488,14 @@ static tc_status order_statements(lctx *c, tc_op **order, int n) {
   return st;
 }
 
+/* A reduction's TC_RED_INIT statement, appended to parent. */
+static tc_knode *reduction_init(tc_knode *parent, tc_op *op) {
+  tc_knode *init = knode_new(TC_K_STMT, parent);
+  init->op = op;
+  init->red = TC_RED_INIT;
+  return init;
+}
+
 /* The loop tree: each op's statement inside the loops of its loop axes,
  * in statement order; a loop shared with the op before is reused. */
 static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
@@ -503,11 +511,8 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
     int red_slot = -1;
     for (int p = 0; p < t->nloop; p++) {
       tc_axis *a = &c->g->axes[t->loop[p]];
-      if (op->kind == TC_OP_REDUCE && a->reduction && !init) {
-        init = knode_new(TC_K_STMT, cur); /* before the outermost reduction loop */
-        init->op = op;
-        init->red = TC_RED_INIT;
-      }
+      if (op->kind == TC_OP_REDUCE && a->reduction && is_loop_ptype(a->ptype) && !init)
+        init = reduction_init(cur, op); /* before the outermost reduction loop */
       if (a->reduction && tc_ptype_is_thread(a->ptype)) red_slot = 3 + (int)(a->ptype - TC_TIDX);
       if (!is_loop_ptype(a->ptype)) continue;
       int id = uf_find(c->uf, key(c, t, p));
@@ -535,6 +540,9 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       c->loopnode[id] = l;
       cur = l;
     }
+    /* reduction axes on threads only: the result starts just before the
+     * statement, inside all its loops */
+    if (op->kind == TC_OP_REDUCE && !init) init = reduction_init(cur, op);
     tc_knode *s = knode_new(TC_K_STMT, cur);
     s->op = op;
     stmt_of[i] = s;
