@@ -329,6 +329,68 @@ run layout --eval 'complement((2,2):(1,6), 24)' --json
 expect_rc "layout --eval --json" 0
 if printf '%s\n' "$out" | python3 -m json.tool >/dev/null 2>&1; then ok "--eval --json parses"; else bad "--eval --json parses" "$out"; fi
 expect_out "--eval --json has the result" '"result": "\(3,2\):\(2,12\)"'
+# the rest of CuTe's algebra: results derived by hand from the definitions
+# (docs/layout.md), the 2-D divide of CuTe's layout-algebra documentation
+run layout --eval 'zipped_divide((9,(4,8)):(59,(13,1)), (3:3, (2,4):(1,8)))'
+expect_rc "layout --eval zipped_divide" 0
+expect_out "zipped_divide gathers tiles and rests" '^\(\(3,\(2,4\)\),\(3,\(2,2\)\)\):\(\(177,\(13,2\)\),\(59,\(26,1\)\)\)$'
+run layout --eval 'tiled_divide((9,(4,8)):(59,(13,1)), (3:3, (2,4):(1,8)))'
+expect_out "tiled_divide unpacks the rests" '^\(\(3,\(2,4\)\),3,\(2,2\)\):\(\(177,\(13,2\)\),59,\(26,1\)\)$'
+run layout --eval 'flat_divide((9,(4,8)):(59,(13,1)), (3:3, (2,4):(1,8)))'
+expect_out "flat_divide unpacks both" '^\(3,\(2,4\),3,\(2,2\)\):\(177,\(13,2\),59,\(26,1\)\)$'
+run layout --eval 'zipped_divide((9,(4,8)):(59,(13,1)), (3:3, (2,4):(1,8)))(0,(1,2))'
+expect_out "the (1,2)th tile starts at 60" '^60$'
+run layout --eval 'zipped_product((2,5):(5,1), (3,4))'
+expect_out "zipped_product" '^\(\(2,5\),\(3,4\)\):\(\(5,1\),\(1,5\)\)$'
+run layout --eval 'tiled_product((2,2):(4,1), 6:1)'
+expect_out "tiled_product" '^\(\(2,2\),2,3\):\(\(4,1\),2,8\)$'
+run layout --eval 'flat_product((2,2):(4,1), 6:1)'
+expect_out "flat_product" '^\(2,2,2,3\):\(4,1,2,8\)$'
+run layout --eval 'blocked_product((2,5):(5,1), (3,4):(1,3))'
+expect_rc "layout --eval blocked_product" 0
+expect_out "blocked_product: a 2x5 block in a 3x4 arrangement" '^\(6,\(5,4\)\):\(5,\(1,30\)\)$'
+run layout --eval 'raked_product((2,5):(5,1), (3,4):(1,3))'
+expect_out "raked_product interleaves" '^\(\(3,2\),\(4,5\)\):\(\(10,5\),\(30,1\)\)$'
+run layout --eval 'filter((4,(1,3),2):(1,(7,0),4))'
+expect_out "filter drops stride-0 modes" '^8:1$'
+run layout --eval 'make_layout(make_layout(3:1, 4:3), make_layout(4:3, 3:1))'
+expect_out "make_layout concatenates" '^\(\(3,4\),\(4,3\)\):\(\(1,3\),\(3,1\)\)$'
+run layout --eval 'append(append(3:1, 4:3), append(3:1, 4:3))'
+expect_out "append" '^\(3,4,\(3,4\)\):\(1,3,\(1,3\)\)$'
+run layout --eval 'prepend(3:1, 4:3)'
+expect_out "prepend" '^\(4,3\):\(3,1\)$'
+for c in '16' '1,5' '1,(1,2)'; do
+  run layout --eval "(3,(2,3)):(3,(12,1))($c)"
+  expect_rc "L($c)" 0
+  expect_out "(3,(2,3)):(3,(12,1))($c) = 17" '^17$'
+done
+run layout --eval '(3,(2,3)):(3,(12,1))(1,5)' --json
+if printf '%s\n' "$out" | python3 -m json.tool >/dev/null 2>&1; then ok "L(coord) --json parses"; else bad "L(coord) --json parses" "$out"; fi
+expect_out "L(coord) --json is an integer" '"kind": "integer", "result": "17", "value": 17'
+run layout --eval '(3,(2,3)):(3,(12,1))(1,2,3)'
+expect_rc "a coordinate of the wrong rank" 2
+expect_out "wrong rank: the message names the layout's rank" '^tilec layout: column 22: the coordinate has 3 entries where the layout has rank 2' stderr
+run layout --eval '(3,(2,3)):(3,(12,1))(0,(2,0))'
+expect_rc "a coordinate entry outside its mode" 1
+expect_out "outside: the message names mode 1.0" '^tilec layout: column 25: coordinate 2 is outside mode 1.0 \(shape 2: 0..1\)' stderr
+run layout --eval 'blocked_product((2,5):(5,1), (3,4))'
+expect_rc "blocked_product of a tiler" 2
+expect_out "blocked_product of a tiler: argument 2" 'column 30: blocked_product: argument 2 must be a layout' stderr
+run layout --eval 'zipped_divide((4,2):(1,4), (2,2,2))'
+expect_rc "zipped_divide by a tiler of too many modes" 1
+expect_out "too many modes: said" 'zipped_divide: the tiler has 3 modes but the layout only 2' stderr
+run layout --eval 'tiled_divide((4,(4,4)):(1,(4,1)), (2:1, 6:1))' --json
+expect_rc "tiled_divide undefined in mode 1" 1
+expect_out "undefined divide names the mode (JSON)" '"error": "mode 1: composition is not defined: shape divisibility'
+run layout --eval 'zipped_divid(24:1, 4:2)'
+expect_rc "a misspelt function" 2
+expect_out "misspelt function: named, with the known ones" "unknown function 'zipped_divid' \(known: .*zipped_divide" stderr
+run layout --help
+for f in filter zipped_divide tiled_divide flat_divide zipped_product tiled_product flat_product \
+         blocked_product raked_product append prepend; do
+  expect_out "layout --help lists $f" "$f"
+done
+expect_out "layout --help shows L(coord)" 'L\(1,\(1,2\)\)'
 run layout '[8,64] split(1,8) xor(0,1) merge(1,2)' --elem-bytes 2 --access col --vec 8 --svg "$tmp/sw.svg"
 expect_rc "layout: 128B swizzle in transforms" 0
 expect_out "transform form prints its offset expression" '^offset\(r, c\) = '

@@ -5,6 +5,7 @@
  *                                       bank conflicts), --svg, --json
  *   tilec layout --tv RxC TVLAYOUT      who owns each element of a fragment
  *   tilec layout --eval EXPR            evaluate a layout-algebra expression
+ *                                       (cute_expr.c: the algebra, L(coord))
  *
  * Exit 0 on success, 1 when the layout is well formed but not defined (a
  * composition whose divisibility conditions fail, a transform the axis
@@ -52,9 +53,15 @@ static void layout_usage(FILE *out) {
         "                         tile in column-major order (CuTe's mma/ldmatrix form)\n"
         "  --eval EXPR            evaluate CuTe layout algebra, e.g.\n"
         "                         'complement((2,2):(1,6), 24)' -> (3,2):(2,12); functions:\n"
-        "                         coalesce composition complement logical_divide\n"
-        "                         logical_product left_inverse right_inverse make_layout\n"
-        "                         size cosize rank depth, A o B, L(i), Swizzle<B,M,S>(x)\n"
+        "                         coalesce filter composition complement left_inverse\n"
+        "                         right_inverse, logical_divide zipped_divide tiled_divide\n"
+        "                         flat_divide (A, TILER), logical_product zipped_product\n"
+        "                         tiled_product flat_product (A, TILER), blocked_product\n"
+        "                         raked_product (A, B), make_layout append prepend,\n"
+        "                         size cosize rank depth, A o B, Swizzle<B,M,S>(x);\n"
+        "                         L(i) a 1-D index, L(1,5) one index per mode, L(1,(1,2))\n"
+        "                         a natural coordinate; TILER: a layout or <B0,B1,..>\n"
+        "                         written (B0, B1, ..)\n"
         "\n"
         "exit status: 0 ok; 1 not defined (e.g. a composition's divisibility fails) or\n"
         "the SVG cannot be written; 2 usage error or malformed layout (with its column)\n"

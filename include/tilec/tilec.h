@@ -504,6 +504,102 @@ tc_status tc_layout_eval(const tc_tensor *t, const int64_t *coords, int64_t *all
  * off.  See docs/swizzle_swap.md. */
 tc_status tc_swizzle_swap(tc_tensor *t, int n);
 
+/* ---- CuTe layouts and their algebra -------------------------------------- */
+
+/* A CuTe layout, shape:stride with nested modes ("(4,(2,3)):(2,(1,8))"),
+ * a function from an index or a coordinate to an offset, or a tiler (a
+ * tuple of layouts applied mode by mode, CuTe's Tile).  The operations
+ * follow CuTe's definitions and its text form (docs/layout.md, `tilec
+ * layout --eval`).  Each returns a new layout in *out (free it with
+ * tc_cute_layout_free) and TC_OK, or TC_ERR_ARGUMENT with *out NULL and a
+ * message in err (cap bytes; err may be NULL) when the result is not
+ * defined: a divisibility condition of a composition fails (the message
+ * names the mode), a complement's modes overlap, a tiler has more modes
+ * than the layout, or a size does not fit in 62 bits. */
+typedef struct tc_cute_layout tc_cute_layout;
+
+/* How a divide or product groups the modes it makes.  For a layout (M, N,
+ * L) and a tiler <B0, B1>: divides give tiles B and rests R,
+ *   TC_CUTE_LOGICAL  ((B0,R0), (B1,R1), L)    logical_divide
+ *   TC_CUTE_ZIPPED   ((B0,B1), (R0,R1,L))     zipped_divide
+ *   TC_CUTE_TILED    ((B0,B1), R0, R1, L)     tiled_divide
+ *   TC_CUTE_FLAT     (B0, B1, R0, R1, L)      flat_divide
+ * and products put the layout's modes first, ((M,N), (B0',B1',L)) for
+ * zipped_product.  A layout tiler (not a tuple) divides the layout as a
+ * whole: logical and zipped give (B, R). */
+typedef enum tc_cute_grouping {
+  TC_CUTE_LOGICAL,
+  TC_CUTE_ZIPPED,
+  TC_CUTE_TILED,
+  TC_CUTE_FLAT
+} tc_cute_grouping;
+
+/* Evaluates text, any expression of `tilec layout --eval` whose value is a
+ * layout ("(8,64):(64,1)", "zipped_divide(24:1, 4:2)"); a parse error's
+ * message gives the column. */
+tc_status tc_cute_layout_parse(const char *text, tc_cute_layout **out, char *err, size_t cap);
+/* The text form, as `tilec layout --eval` prints it (malloc'd; free()). */
+char *tc_cute_layout_str(const tc_cute_layout *l);
+/* Frees a layout (NULL is ignored). */
+void tc_cute_layout_free(tc_cute_layout *l);
+/* tc_cute_layout_size: the product of the shapes; tc_cute_layout_cosize:
+ * the largest offset + 1; tc_cute_layout_rank: the number of top-level
+ * modes (1 for a single mode). */
+int64_t tc_cute_layout_size(const tc_cute_layout *l);
+int64_t tc_cute_layout_cosize(const tc_cute_layout *l);
+int tc_cute_layout_rank(const tc_cute_layout *l);
+/* A copy of mode i (0 <= i < rank) of a layout or tiler. */
+tc_status tc_cute_layout_mode(const tc_cute_layout *l, int i, tc_cute_layout **out, char *err, size_t cap);
+/* L(coord) in *offset.  n == 1: a 1-D index in [0, size); n == rank(l):
+ * one index per top-level mode (CuTe's L(m, n), each a 1-D index into its
+ * mode); n == the number of leaves: the natural coordinate, one entry per
+ * leaf in order.  An entry outside its mode, or another n, is an error
+ * naming the mode. */
+tc_status tc_cute_layout_at(const tc_cute_layout *l, int n, const int64_t *coord, int64_t *offset, char *err,
+                            size_t cap);
+/* make_layout(modes[0], ..., modes[n-1]): the layouts as the modes of one
+ * layout (n == 1 gives the layout itself).  tc_cute_layout_tile makes a
+ * tiler <modes[0], ...> instead (n >= 2). */
+tc_status tc_cute_layout_make(int n, const tc_cute_layout *const *modes, tc_cute_layout **out, char *err,
+                              size_t cap);
+tc_status tc_cute_layout_tile(int n, const tc_cute_layout *const *modes, tc_cute_layout **out, char *err,
+                              size_t cap);
+/* CuTe's append(L, X) = (L0, ..., X) and, with tc_cute_layout_prepend,
+ * prepend(L, X) = (X, L0, ...): X added as a last or first mode. */
+tc_status tc_cute_layout_append(const tc_cute_layout *l, const tc_cute_layout *x, tc_cute_layout **out, char *err,
+                                size_t cap);
+tc_status tc_cute_layout_prepend(const tc_cute_layout *l, const tc_cute_layout *x, tc_cute_layout **out, char *err,
+                                 size_t cap);
+/* tc_cute_layout_coalesce: the same function on [0, size) with the fewest
+ * modes.  tc_cute_layout_filter: coalesce after setting the shape of each
+ * stride-0 mode to 1 (CuTe's filter). */
+tc_status tc_cute_layout_coalesce(const tc_cute_layout *l, tc_cute_layout **out, char *err, size_t cap);
+tc_status tc_cute_layout_filter(const tc_cute_layout *l, tc_cute_layout **out, char *err, size_t cap);
+/* composition(A, B) = A o B, with R(i) == A(B(i)); b may be a tiler. */
+tc_status tc_cute_layout_composition(const tc_cute_layout *a, const tc_cute_layout *b, tc_cute_layout **out,
+                                     char *err, size_t cap);
+/* complement(L, cotarget): the ordered layout C such that (L, C) is
+ * injective and covers at least cotarget (>= 1). */
+tc_status tc_cute_layout_complement(const tc_cute_layout *l, int64_t cotarget, tc_cute_layout **out, char *err,
+                                    size_t cap);
+/* logical_divide(A, B) = A o (B, complement(B, size(A))), its modes
+ * grouped by g; b may be a tiler. */
+tc_status tc_cute_layout_divide(tc_cute_grouping g, const tc_cute_layout *a, const tc_cute_layout *b,
+                                tc_cute_layout **out, char *err, size_t cap);
+/* logical_product(A, B) = (A, complement(A, size(A) * cosize(B)) o B),
+ * its modes grouped by g; b may be a tiler. */
+tc_status tc_cute_layout_product(tc_cute_grouping g, const tc_cute_layout *a, const tc_cute_layout *b,
+                                 tc_cute_layout **out, char *err, size_t cap);
+/* The rank-sensitive products of two layouts: both padded to R = max(rank
+ * A, rank B) modes with 1:0, P = logical_product(A, B), and mode i of the
+ * result coalesce((A_i, P1_i)): A is a block repeated in the arrangement of
+ * B.  tc_cute_layout_raked_product takes coalesce((P1_i, A_i)) instead, so
+ * that the copies of A are interleaved (a cyclic distribution). */
+tc_status tc_cute_layout_blocked_product(const tc_cute_layout *a, const tc_cute_layout *b, tc_cute_layout **out,
+                                         char *err, size_t cap);
+tc_status tc_cute_layout_raked_product(const tc_cute_layout *a, const tc_cute_layout *b, tc_cute_layout **out,
+                                       char *err, size_t cap);
+
 /* ---- compiling and running -------------------------------------------- */
 
 typedef struct tc_compile_options {

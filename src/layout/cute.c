@@ -39,6 +39,22 @@ tc_cute tc_cute_pair(const tc_cute *a, const tc_cute *b) {
   return tc_cute_tuple(2, two);
 }
 
+/* The top-level modes of l (l itself for a leaf) and x, copied, with x
+ * first or last. */
+static tc_cute concat(const tc_cute *l, const tc_cute *x, bool first) {
+  int r = tc_cute_rank(l);
+  tc_cute *m = tc_xmalloc((size_t)(r + 1) * sizeof *m);
+  for (int i = 0; i < r; i++) m[first ? i + 1 : i] = tc_cute_copy(tc_cute_mode(l, i));
+  m[first ? 0 : r] = tc_cute_copy(x);
+  tc_cute t = tc_cute_tuple(r + 1, m);
+  free(m);
+  return t;
+}
+
+tc_cute tc_cute_append(const tc_cute *l, const tc_cute *x) { return concat(l, x, false); }
+
+tc_cute tc_cute_prepend(const tc_cute *l, const tc_cute *x) { return concat(l, x, true); }
+
 void tc_cute_free(tc_cute *l) {
   for (int i = 0; i < l->n; i++) tc_cute_free(&l->m[i]);
   free(l->m);
@@ -72,8 +88,7 @@ static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 /* Fills err and gives -1. */
 #define errf(err, cap, ...) (tc_set_err((err), (cap), __VA_ARGS__), -1)
 
-/* Fails when a result's size or cosize does not fit. */
-static int check_range(const tc_cute *l, const char *what, char *err, size_t cap) {
+int tc_cute_check_range(const tc_cute *l, const char *what, char *err, size_t cap) {
   if (tc_cute_size(l) >= TC_CUTE_MAX_SIZE || tc_cute_cosize(l) >= TC_CUTE_MAX_SIZE)
     return errf(err, cap, "%s overflows: its size or offsets do not fit in 62 bits", what);
   return 0;
@@ -195,6 +210,16 @@ tc_cute tc_cute_coalesce(const tc_cute *l) {
   return r;
 }
 
+tc_cute tc_cute_filter(const tc_cute *l) {
+  int64_t *s, *d;
+  int n = flat(l, &s, &d);
+  for (int i = 0; i < n; i++)
+    if (d[i] == 0) s[i] = 1;
+  tc_cute r = coalesce_flat(n, s, d);
+  free(s), free(d);
+  return r;
+}
+
 /* ---- composition ------------------------------------------------------------------ */
 
 /* strict: B's stride must divide the mode it starts in even when B ends
@@ -257,11 +282,21 @@ static int compose_leaf(const tc_cute *a, int64_t bs, int64_t bd, bool strict, t
   if (rc == 0) {
     if (k == 0 || rest_shape != 1) rs[k] = rest_shape, rd[k] = sat_mul(rest_stride, ad[n - 1]), k++;
     *out = from_flat(k, rs, rd);
-    rc = check_range(out, "composition", err, cap);
+    rc = tc_cute_check_range(out, "composition", err, cap);
     if (rc) tc_cute_free(out);
   }
   free(as), free(ad), free(rs), free(rd);
   return rc;
+}
+
+/* Puts the mode that failed in front of the message in err: "mode 1: ...",
+ * and "mode 1.0: ..." when the message already named mode 0 within it. */
+static int name_mode(int i, char *err, size_t cap) {
+  if (!err || cap == 0) return -1;
+  char inner[512];
+  snprintf(inner, sizeof inner, "%s", err);
+  if (!strncmp(inner, "mode ", 5)) return errf(err, cap, "mode %d.%s", i, inner + 5);
+  return errf(err, cap, "mode %d: %s", i, inner);
 }
 
 /* Applies fn to modes i < rank(b) of a and b, keeping a's other modes. */
@@ -280,7 +315,7 @@ static int by_mode(binop fn, const char *name, const tc_cute *a, const tc_cute *
     if (fn(tc_cute_mode(a, i), &b->m[i], &m[i], err, cap)) {
       for (int j = 0; j < i; j++) tc_cute_free(&m[j]);
       free(m);
-      return -1;
+      return name_mode(i, err, cap);
     }
   }
   *out = tc_cute_tuple(ra, m);
@@ -353,7 +388,7 @@ int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, char *e
   if (rc == 0) {
     rs[k] = ceil_div(cotarget, cur), rd[k] = cur;
     *out = coalesce_flat(k + 1, rs, rd);
-    rc = check_range(out, "complement", err, cap);
+    rc = tc_cute_check_range(out, "complement", err, cap);
     if (rc) tc_cute_free(out);
   }
   free(s), free(d), free(md), free(rs), free(rd);
@@ -385,7 +420,7 @@ int tc_cute_logical_product(const tc_cute *a, const tc_cute *b, tc_cute *out, ch
   if (rc == 0) {
     *out = tc_cute_pair(a, &cb);
     tc_cute_free(&cb);
-    rc = check_range(out, "logical_product", err, cap);
+    rc = tc_cute_check_range(out, "logical_product", err, cap);
     if (rc) tc_cute_free(out);
   }
   tc_cute_free(&c);
@@ -488,4 +523,90 @@ char *tc_cute_str(const tc_cute *l) {
   tc_str_init(&s);
   tc_cute_print(&s, l);
   return tc_str_take(&s);
+}
+
+/* ---- coordinates ------------------------------------------------------------------------------ */
+
+/* The mode's name for messages: "the layout" at the top, "mode 1.0" below. */
+static void mode_name(char *buf, size_t cap, const int *path, int depth) {
+  if (depth == 0) {
+    snprintf(buf, cap, "the layout");
+    return;
+  }
+  size_t k = (size_t)snprintf(buf, cap, "mode %d", path[0]);
+  for (int i = 1; i < depth && k < cap; i++) k += (size_t)snprintf(buf + k, cap - k, ".%d", path[i]);
+}
+
+enum { MAX_COORD_DEPTH = 64 };
+
+static int coord_rec(const tc_cute *l, const tc_cute_value *c, int64_t *offset, const tc_cute_value **bad,
+                     char *err, size_t cap, int *path, int depth) {
+  char name[160];
+  if (c->kind == TC_CV_INT) {
+    int64_t n = tc_cute_size(l);
+    if (c->i < 0 || c->i >= n) {
+      mode_name(name, sizeof name, path, depth);
+      tc_str sh;
+      tc_str_init(&sh);
+      print_part(&sh, l, 0);
+      tc_set_err(err, cap, "coordinate %lld is outside %s (shape %s: 0..%lld)", (long long)c->i, name,
+                 tc_str_cstr(&sh), (long long)n - 1);
+      tc_str_free(&sh);
+      *bad = c;
+      return TC_CUTE_EUNDEF;
+    }
+    *offset = tc_cute_eval(l, c->i);
+    return TC_CUTE_OK;
+  }
+  mode_name(name, sizeof name, path, depth);
+  if (c->kind != TC_CV_TUPLE) {
+    tc_set_err(err, cap, "a coordinate is an integer or a tuple of them, got a %s for %s", tc_cute_kind_name(c->kind),
+               name);
+    *bad = c;
+    return TC_CUTE_ESYNTAX;
+  }
+  if (l->n == 0 || l->n != c->n) {
+    tc_str sh;
+    tc_str_init(&sh);
+    print_part(&sh, l, 0);
+    if (l->n == 0)
+      tc_set_err(err, cap, "the coordinate has %d entries where %s is a single mode (shape %s): give it one integer",
+                 c->n, name, tc_str_cstr(&sh));
+    else
+      tc_set_err(err, cap, "the coordinate has %d entries where %s has rank %d (shape %s)", c->n, name, l->n,
+                 tc_str_cstr(&sh));
+    tc_str_free(&sh);
+    *bad = c;
+    return TC_CUTE_ESYNTAX;
+  }
+  if (depth >= MAX_COORD_DEPTH) {
+    tc_set_err(err, cap, "the coordinate is nested too deeply");
+    *bad = c;
+    return TC_CUTE_ESYNTAX;
+  }
+  int64_t sum = 0;
+  for (int i = 0; i < l->n; i++) {
+    int64_t x;
+    path[depth] = i;
+    int rc = coord_rec(&l->m[i], &c->elems[i], &x, bad, err, cap, path, depth + 1);
+    if (rc) return rc;
+    sum += x;
+  }
+  *offset = sum;
+  return TC_CUTE_OK;
+}
+
+int tc_cute_eval_coord(const tc_cute *l, const tc_cute_value *c, int64_t *offset, const tc_cute_value **bad,
+                       char *err, size_t cap) {
+  int path[MAX_COORD_DEPTH];
+  const tc_cute_value *b = NULL;
+  *offset = 0;
+  if (l->n > 0 && l->tiler) {
+    tc_set_err(err, cap, "cannot apply a tuple of layouts to a coordinate");
+    if (bad) *bad = c;
+    return TC_CUTE_ESYNTAX;
+  }
+  int rc = coord_rec(l, c, offset, &b, err, cap, path, 0);
+  if (bad) *bad = b;
+  return rc;
 }

@@ -13,8 +13,10 @@
  * the same as its mode; "(4)" parses as "4".
  *
  * The algebra follows CuTe's definitions (pycute, cute/layout.hpp):
- * coalesce, composition, complement, logical_divide, logical_product,
- * left_inverse and right_inverse.  Functions that can fail return 0, or -1
+ * coalesce, filter, composition, complement, logical_divide,
+ * logical_product and their zipped / tiled / flat regroupings, the blocked
+ * and raked products, left_inverse and right_inverse, make_layout, append
+ * and prepend, and L(coord).  Functions that can fail return 0, or -1
  * with a message in err ("composition is not defined: ..."); they never
  * overflow silently (results whose size or offsets do not fit in 62 bits
  * are errors).
@@ -32,6 +34,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tilec/tilec.h"
 #include "../base/base.h"
 
 typedef struct tc_cute tc_cute;
@@ -55,7 +58,14 @@ tc_cute tc_cute_leaf(int64_t shape, int64_t stride);
 tc_cute tc_cute_tuple(int n, tc_cute *modes);
 /* make_layout(a, b): the two-mode tuple (copies). */
 tc_cute tc_cute_pair(const tc_cute *a, const tc_cute *b);
+/* CuTe's append(L, X): (L0, ..., X), X added after L's modes (a leaf L is
+ * its own mode 0); prepend(L, X): (X, L0, ...).  Copies. */
+tc_cute tc_cute_append(const tc_cute *l, const tc_cute *x);
+tc_cute tc_cute_prepend(const tc_cute *l, const tc_cute *x);
 tc_cute tc_cute_copy(const tc_cute *l);
+/* 0, or -1 with "WHAT overflows: ..." in err when l's size or cosize does
+ * not fit in 62 bits (a concatenation of large layouts). */
+int tc_cute_check_range(const tc_cute *l, const char *what, char *err, size_t cap);
 void tc_cute_free(tc_cute *l);
 bool tc_cute_equal(const tc_cute *a, const tc_cute *b);
 
@@ -81,6 +91,9 @@ int tc_cute_leaves(const tc_cute *l);
  * drops shape-1 modes, merges s0:d0 ++ s1:s0*d0 into s0*s1:d0.  Depth <= 1;
  * all shape-1 gives 1:0. */
 tc_cute tc_cute_coalesce(const tc_cute *l);
+/* coalesce(L with the shape of every stride-0 leaf set to 1): the modes
+ * that move, merged (CuTe's filter).  All stride 0 gives 1:0. */
+tc_cute tc_cute_filter(const tc_cute *l);
 /* R = A o B with R(i) == A(B(i)) for i < size(B); R has B's shape
  * structure.  Needs, for B's leaf s:d and A's coalesced modes, CuTe's
  * stride divisibility (each A shape divides d or d divides it) and shape
@@ -93,6 +106,23 @@ int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, char *e
 int tc_cute_logical_divide(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
 /* (A, complement(A, size(A) * cosize(B)) o B);  b may be a tiler. */
 int tc_cute_logical_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+/* logical_divide(A, B) with its modes regrouped by g (tc_cute_grouping in
+ * tilec.h): for A = (M, N, L) and B = <B0, B1>, logical gives ((B0,R0),
+ * (B1,R1), L), zipped ((B0,B1), (R0,R1,L)), tiled ((B0,B1), R0, R1, L) and
+ * flat (B0, B1, R0, R1, L); a nested tiler regroups within its mode.  For a
+ * layout B (not a tuple) logical and zipped are (B', R); tiled unpacks R's
+ * modes, flat B''s and R's. */
+int tc_cute_divide(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+/* logical_product(A, B) regrouped the same way: the tile is A's modes and
+ * the rest B's, ((M,N), (B0',B1',L)) for zipped. */
+int tc_cute_product(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+/* The rank-sensitive products of layouts A and B (not tilers): with R =
+ * max(rank A, rank B) and both padded to rank R with 1:0 modes, P =
+ * logical_product(A, B); mode i of the result is coalesce((A_i, P1_i))
+ * (blocked: A's block is contiguous in the mode) or coalesce((P1_i, A_i))
+ * (raked: B's elements are interleaved in it). */
+int tc_cute_blocked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+int tc_cute_raked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
 /* R with L(R(i)) == i for i < size(R), as large as the stride-1 chain of
  * L's modes allows (stride-0 modes are skipped). */
 int tc_cute_right_inverse(const tc_cute *l, tc_cute *out, char *err, size_t cap);
@@ -123,11 +153,16 @@ char *tc_cute_str(const tc_cute *l); /* malloc'd; the caller frees */
  *                            swizzled layout
  *   F(INT)                   a layout, swizzle or swizzled layout applied
  *                            to an integer
- *   name(ARGS)               coalesce(L) composition(A, B) complement(L[, M])
- *                            logical_divide(A, B) logical_product(A, B)
- *                            left_inverse(L) right_inverse(L)
- *                            make_layout(L, ...) size(L) cosize(L) rank(L)
- *                            depth(L)
+ *   L(C0, C1, ...)           a layout applied to a coordinate: L(1,5),
+ *                            L(1,(1,2)), L((1,(1,2))) (tc_cute_eval_coord)
+ *   name(ARGS)               coalesce(L) filter(L) composition(A, B)
+ *                            complement(L[, M]) logical_divide(A, B)
+ *                            zipped_divide tiled_divide flat_divide
+ *                            logical_product(A, B) zipped_product
+ *                            tiled_product flat_product blocked_product
+ *                            raked_product left_inverse(L) right_inverse(L)
+ *                            make_layout(L, ...) append(L, X) prepend(L, X)
+ *                            size(L) cosize(L) rank(L) depth(L)
  *
  * with whitespace anywhere between tokens. */
 
@@ -159,13 +194,23 @@ enum {
 typedef struct tc_cute_error {
   int code;       /* TC_CUTE_ESYNTAX or TC_CUTE_EUNDEF */
   int column;     /* 1-based column in the text */
-  char msg[320];  /* without the column */
+  char msg[512];  /* without the column */
 } tc_cute_error;
 
 /* Returns TC_CUTE_OK with *out set (free with tc_cute_value_free), or an
  * error code with *e filled in and *out empty. */
 int tc_cute_eval_expr(const char *text, tc_cute_value *out, tc_cute_error *e);
 void tc_cute_value_free(tc_cute_value *v);
+/* L(c) for a coordinate c (an integer or a tuple value, CuTe's crd2idx):
+ * an integer is a 1-D index into the mode it stands for (colex), a tuple
+ * needs the mode's rank and recurses, so L(16), L(1,5) and L(1,(1,2)) are
+ * the same element of (3,(2,3)):(3,(12,1)).  Returns TC_CUTE_OK with
+ * *offset, TC_CUTE_ESYNTAX when c's structure does not fit L's or
+ * TC_CUTE_EUNDEF when an entry is outside its mode, with a message naming
+ * the mode ("mode 1.0" is mode 0 of mode 1) in err and the entry at fault
+ * in *bad. */
+int tc_cute_eval_coord(const tc_cute *l, const tc_cute_value *c, int64_t *offset, const tc_cute_value **bad,
+                       char *err, size_t cap);
 void tc_cute_value_print(tc_str *out, const tc_cute_value *v);
 const char *tc_cute_kind_name(tc_cute_kind k);
 /* "column 7: expected ')'" and, on the next two lines, the text indented

@@ -187,7 +187,8 @@ static int as_layout(parser *p, const tc_cute_value *v, bool tiler_ok, const cha
       if (!tiler_ok)
         return fail_at(p, v->col, TC_CUTE_ESYNTAX,
                        "%s: argument %d must be a layout; a tuple without ':STRIDE' is only a tiler "
-                       "(the second argument of composition, logical_divide, logical_product)",
+                       "(the second argument of composition and of the logical, zipped, tiled and flat "
+                       "divides and products)",
                        fn, argno);
       tc_cute *m = tc_xcalloc((size_t)v->n, sizeof *m);
       for (int i = 0; i < v->n; i++) {
@@ -215,7 +216,7 @@ static int as_layout(parser *p, const tc_cute_value *v, bool tiler_ok, const cha
 /* composition(a, b) for the value kinds that have one. */
 static int compose_values(parser *p, tc_cute_value *a, tc_cute_value *b, int col, const char *fn,
                           tc_cute_value *out) {
-  char err[300];
+  char err[512];
   tc_cute lb, r;
   if (a->kind == TC_CV_SWIZZLE) {
     if (as_layout(p, b, false, fn, 2, &lb)) return -1;
@@ -245,10 +246,28 @@ static int compose_values(parser *p, tc_cute_value *a, tc_cute_value *b, int col
   return 0;
 }
 
-/* v(i) for a layout, swizzle or swizzled layout. */
+/* v(c) for a layout or swizzled layout and a tuple coordinate c. */
+static int apply_coord(parser *p, tc_cute_value *v, tc_cute_value *c, int col, tc_cute_value *out) {
+  if (v->kind != TC_CV_LAYOUT && v->kind != TC_CV_SWLAYOUT)
+    return fail_at(p, c->col, TC_CUTE_ESYNTAX, "can only apply a %s to an integer, got a %s",
+                   tc_cute_kind_name(v->kind), tc_cute_kind_name(c->kind));
+  if (!is_int_tuple(c))
+    return fail_at(p, c->col, TC_CUTE_ESYNTAX, "a coordinate is a tuple of integers (or of such tuples)");
+  char err[400];
+  const tc_cute_value *bad = NULL;
+  int64_t r;
+  int rc = tc_cute_eval_coord(&v->l, c, &r, &bad, err, sizeof err);
+  if (rc) return fail_at(p, bad ? bad->col : col, rc, "%s", err);
+  if (v->kind == TC_CV_SWLAYOUT) r = tc_cute_swizzle(v->b, v->m, v->s, r);
+  *out = make_int(r, v->col);
+  return 0;
+}
+
+/* v(i) for a layout, swizzle or swizzled layout; v(c) for a coordinate. */
 static int apply_value(parser *p, tc_cute_value *v, tc_cute_value *arg, int col, tc_cute_value *out) {
+  if (arg->kind == TC_CV_TUPLE) return apply_coord(p, v, arg, col, out);
   if (arg->kind != TC_CV_INT)
-    return fail_at(p, arg->col, TC_CUTE_ESYNTAX, "can only apply a %s to an integer, got a %s",
+    return fail_at(p, arg->col, TC_CUTE_ESYNTAX, "can only apply a %s to an integer or a coordinate, got a %s",
                    tc_cute_kind_name(v->kind), tc_cute_kind_name(arg->kind));
   int64_t x = arg->i, r;
   switch (v->kind) {
@@ -276,11 +295,33 @@ typedef struct fn_info {
 } fn_info;
 
 static const fn_info FNS[] = {
-    {"coalesce", 1, 1},       {"composition", 2, 2},     {"complement", 1, 2},
-    {"logical_divide", 2, 2}, {"logical_product", 2, 2}, {"left_inverse", 1, 1},
-    {"right_inverse", 1, 1},  {"make_layout", 1, 64},    {"size", 1, 1},
-    {"cosize", 1, 1},         {"rank", 1, 1},            {"depth", 1, 1},
+    {"coalesce", 1, 1},        {"filter", 1, 1},          {"composition", 2, 2},
+    {"complement", 1, 2},      {"logical_divide", 2, 2},  {"zipped_divide", 2, 2},
+    {"tiled_divide", 2, 2},    {"flat_divide", 2, 2},     {"logical_product", 2, 2},
+    {"zipped_product", 2, 2},  {"tiled_product", 2, 2},   {"flat_product", 2, 2},
+    {"blocked_product", 2, 2}, {"raked_product", 2, 2},   {"left_inverse", 1, 1},
+    {"right_inverse", 1, 1},   {"make_layout", 1, 64},    {"append", 2, 2},
+    {"prepend", 2, 2},         {"size", 1, 1},            {"cosize", 1, 1},
+    {"rank", 1, 1},            {"depth", 1, 1},
 };
+
+/* The divides and products: the grouping their name gives (the prefix). */
+static bool tiling_fn(const char *name, bool *divide, tc_cute_grouping *g) {
+  static const struct {
+    const char *prefix;
+    tc_cute_grouping g;
+  } G[] = {{"logical_", TC_CUTE_LOGICAL}, {"zipped_", TC_CUTE_ZIPPED}, {"tiled_", TC_CUTE_TILED}, {"flat_", TC_CUTE_FLAT}};
+  for (size_t i = 0; i < sizeof G / sizeof G[0]; i++) {
+    size_t n = strlen(G[i].prefix);
+    if (strncmp(name, G[i].prefix, n)) continue;
+    if (!strcmp(name + n, "divide") || !strcmp(name + n, "product")) {
+      *divide = name[n] == 'd';
+      *g = G[i].g;
+      return true;
+    }
+  }
+  return false;
+}
 
 static int64_t swizzled_cosize(const tc_cute_value *v, bool *ok) {
   int64_t n = tc_cute_size(&v->l), mx = -1;
@@ -293,8 +334,19 @@ static int64_t swizzled_cosize(const tc_cute_value *v, bool *ok) {
   return mx + 1;
 }
 
+/* A concatenation r as the value *out, unless it is too large. */
+static int concat_value(parser *p, tc_cute r, const char *name, int col, tc_cute_value *out) {
+  char err[200];
+  if (tc_cute_check_range(&r, name, err, sizeof err)) {
+    tc_cute_free(&r);
+    return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
+  }
+  *out = make_layout_value(r, col);
+  return 0;
+}
+
 static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, int nargs, tc_cute_value *out) {
-  char err[300];
+  char err[512];
   tc_cute a, b, r;
   int rc;
   memset(out, 0, sizeof *out);
@@ -332,6 +384,35 @@ static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, in
     }
     r = tc_cute_tuple(nargs, m);
     free(m);
+    return concat_value(p, r, name, col, out);
+  }
+  if (!strcmp(name, "append") || !strcmp(name, "prepend")) {
+    if (as_layout(p, &args[0], false, name, 1, &a)) return -1;
+    if (as_layout(p, &args[1], false, name, 2, &b)) {
+      tc_cute_free(&a);
+      return -1;
+    }
+    r = name[0] == 'a' ? tc_cute_append(&a, &b) : tc_cute_prepend(&a, &b);
+    tc_cute_free(&a), tc_cute_free(&b);
+    return concat_value(p, r, name, col, out);
+  }
+  if (!strcmp(name, "filter")) {
+    if (as_layout(p, &args[0], false, name, 1, &a)) return -1;
+    r = tc_cute_filter(&a);
+    tc_cute_free(&a);
+    *out = make_layout_value(r, col);
+    return 0;
+  }
+  if (!strcmp(name, "blocked_product") || !strcmp(name, "raked_product")) {
+    if (as_layout(p, &args[0], false, name, 1, &a)) return -1;
+    if (as_layout(p, &args[1], false, name, 2, &b)) {
+      tc_cute_free(&a);
+      return -1;
+    }
+    rc = name[0] == 'b' ? tc_cute_blocked_product(&a, &b, &r, err, sizeof err)
+                        : tc_cute_raked_product(&a, &b, &r, err, sizeof err);
+    tc_cute_free(&a), tc_cute_free(&b);
+    if (rc) return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
     *out = make_layout_value(r, col);
     return 0;
   }
@@ -371,8 +452,10 @@ static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, in
     *out = make_layout_value(r, col);
     return 0;
   }
-  /* logical_divide, logical_product */
-  bool divide = !strcmp(name, "logical_divide");
+  /* the divides and products */
+  bool divide = false;
+  tc_cute_grouping g = TC_CUTE_LOGICAL;
+  if (!tiling_fn(name, &divide, &g)) return fail_at(p, col, TC_CUTE_ESYNTAX, "unknown function '%s'", name);
   bool sw = divide && args[0].kind == TC_CV_SWLAYOUT; /* a divide is a composition on the right */
   if (sw) a = tc_cute_copy(&args[0].l);
   else if (as_layout(p, &args[0], false, name, 1, &a)) return -1;
@@ -380,8 +463,7 @@ static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, in
     tc_cute_free(&a);
     return -1;
   }
-  rc = divide ? tc_cute_logical_divide(&a, &b, &r, err, sizeof err)
-              : tc_cute_logical_product(&a, &b, &r, err, sizeof err);
+  rc = divide ? tc_cute_divide(g, &a, &b, &r, err, sizeof err) : tc_cute_product(g, &a, &b, &r, err, sizeof err);
   tc_cute_free(&a), tc_cute_free(&b);
   if (rc) return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
   *out = make_layout_value(r, col);
@@ -486,8 +568,10 @@ static int parse_call(parser *p, const char *name, int col, tc_cute_value *v) {
     if (!strcmp(FNS[i].name, name)) fi = &FNS[i];
   if (!fi)
     return fail_at(p, col, TC_CUTE_ESYNTAX,
-                   "unknown function '%s' (known: coalesce, composition, complement, logical_divide, "
-                   "logical_product, left_inverse, right_inverse, make_layout, size, cosize, rank, "
+                   "unknown function '%s' (known: coalesce, filter, composition, complement, "
+                   "logical_divide, zipped_divide, tiled_divide, flat_divide, logical_product, "
+                   "zipped_product, tiled_product, flat_product, blocked_product, raked_product, "
+                   "left_inverse, right_inverse, make_layout, append, prepend, size, cosize, rank, "
                    "depth, Swizzle<B,M,S>)",
                    name);
   if (peek(p) != '(') {
@@ -527,6 +611,41 @@ static int parse_call(parser *p, const char *name, int col, tc_cute_value *v) {
   return rc;
 }
 
+/* Expressions separated by ',' up to and including the closing ')': the
+ * one value, or a tuple of them (what names it in messages; close_ctx
+ * completes "expected ')'"). */
+static int parse_list(parser *p, int col, const char *what, const char *close_ctx, tc_cute_value *v) {
+  tc_cute_value *el = NULL;
+  int n = 0, cap = 0, rc = 0;
+  memset(v, 0, sizeof *v);
+  for (;;) {
+    tc_cute_value e;
+    if ((rc = parse_expr(p, &e))) break;
+    TC_PUSH(el, n, cap, e);
+    if (n > MAX_MODES) {
+      rc = fail_at(p, col, TC_CUTE_ESYNTAX, "too many entries in a %s (at most %d)", what, MAX_MODES);
+      break;
+    }
+    if (peek(p) != ',') {
+      rc = expect(p, ')', close_ctx);
+      break;
+    }
+    p->pos++;
+  }
+  if (rc) {
+    for (int i = 0; i < n; i++) tc_cute_value_free(&el[i]);
+    free(el);
+    return -1;
+  }
+  if (n == 1) {
+    *v = el[0];
+    free(el);
+    return 0;
+  }
+  v->kind = TC_CV_TUPLE, v->col = col, v->n = n, v->elems = el;
+  return 0;
+}
+
 static int parse_primary(parser *p, tc_cute_value *v) {
   memset(v, 0, sizeof *v);
   char c = peek(p);
@@ -542,34 +661,8 @@ static int parse_primary(parser *p, tc_cute_value *v) {
   if (c == '(') {
     p->pos++;
     if (peek(p) == ')') return fail_at(p, col_of(p, p->pos), TC_CUTE_ESYNTAX, "empty tuples are not supported");
-    tc_cute_value *el = NULL;
-    int n = 0, cap = 0, rc = 0;
-    for (;;) {
-      tc_cute_value e;
-      if ((rc = parse_expr(p, &e))) break;
-      TC_PUSH(el, n, cap, e);
-      if (n > MAX_MODES) {
-        rc = fail_at(p, col, TC_CUTE_ESYNTAX, "too many entries in a tuple (at most %d)", MAX_MODES);
-        break;
-      }
-      if (peek(p) == ',') {
-        p->pos++;
-        continue;
-      }
-      rc = expect(p, ')', "or ','");
-      break;
-    }
-    if (rc) {
-      for (int i = 0; i < n; i++) tc_cute_value_free(&el[i]);
-      free(el);
-      return -1;
-    }
-    if (n == 1) {
-      *v = el[0];
-      free(el);
-      return 0;
-    }
-    v->kind = TC_CV_TUPLE, v->col = col, v->n = n, v->elems = el;
+    if (parse_list(p, col, "tuple", "or ','", v)) return -1;
+    if (v->kind == TC_CV_TUPLE) v->col = col;
     return 0;
   }
   if (is_ident_start(c)) {
@@ -588,6 +681,15 @@ static int parse_primary(parser *p, tc_cute_value *v) {
   char buf[64];
   return fail_at(p, col, TC_CUTE_ESYNTAX, "expected an integer, a layout, '(' or a function name, found %s",
                  found(p, buf, sizeof buf));
+}
+
+/* The arguments of an application F(...) after its '(': one value, or
+ * several as a tuple (the coordinate of L(1,5)), which starts where its
+ * first entry does. */
+static int parse_args(parser *p, int col, tc_cute_value *v) {
+  if (parse_list(p, col, "coordinate", "after the index or coordinate", v)) return -1;
+  if (v->kind == TC_CV_TUPLE) v->col = v->elems[0].col;
+  return 0;
 }
 
 /* A parsed layout literal must stay within the algebra's range. */
@@ -624,11 +726,7 @@ static int parse_term(parser *p, tc_cute_value *v) {
     int col = col_of(p, p->pos);
     p->pos++;
     tc_cute_value arg, r;
-    if (parse_expr(p, &arg)) {
-      tc_cute_value_free(v);
-      return -1;
-    }
-    int rc = expect(p, ')', "after the index");
+    int rc = parse_args(p, col, &arg);
     if (rc == 0) rc = apply_value(p, v, &arg, col, &r);
     tc_cute_value_free(&arg);
     tc_cute_value_free(v);
