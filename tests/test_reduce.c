@@ -287,6 +287,21 @@ static void test_misuse(void) {
   TC_CHECK(!k && strstr(tc_fusion_error(f), "reorder the reduction axes innermost"), "order: %s",
            tc_fusion_error(f));
   tc_kernel_free(k);
+  /* inlining a reduction's result past its reduction axis */
+  {
+    tc_fusion *g = tc_fusion_new();
+    int64_t sh[2] = {4, 8};
+    tc_tensor *a = tc_input(g, TC_F32, 2, sh);
+    int one = 1;
+    tc_tensor *m = tc_reduce(g, TC_REDUCE_MAX, a, 1, &one);
+    OK(g, tc_add_output(g, tc_binary(g, TC_SUB, a, m)));
+    TC_CHECK(tc_inline_at(m, 2) == TC_ERR_SCHEDULE &&
+                 strstr(tc_fusion_error(g), "loop axis 1 (rS{8}) is a reduction axis") &&
+                 strstr(tc_fusion_error(g), "inline T1 at position 1 or less"),
+             "inline past: %s", tc_fusion_error(g));
+    OK(g, tc_inline_at(m, 1));
+    tc_fusion_free(g);
+  }
   /* merging a reduction axis with an iteration axis */
   TC_CHECK(tc_merge(s, 0, 1) != TC_OK && strstr(tc_fusion_error(f), "reduction axis"), "merge: %s",
            tc_fusion_error(f));

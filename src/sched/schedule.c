@@ -235,7 +235,14 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
     const tc_axis *pa = &g->axes[t->loop[i]], *ca = &g->axes[c->loop[i]];
     bool pp = pa->ptype != TC_SERIAL && pa->ptype != TC_UNROLL;
     bool cp = ca->ptype != TC_SERIAL && ca->ptype != TC_UNROLL;
-    if (!tc_axes_match(g, psig, t->loop[i], csig, c->loop[i])) {
+    if (pa->reduction) {
+      st = tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
+                          "cannot inline %s at position %d: its loop axis %d (%s) is a reduction "
+                          "axis, and %s is complete only after the loop over it, so its consumer %s "
+                          "cannot share that loop; inline %s at position %d or less",
+                          t->name, pos, i, tc_axis_describe(g, t->loop[i], b1, sizeof b1), t->name,
+                          c->name, t->name, i);
+    } else if (!tc_axes_match(g, psig, t->loop[i], csig, c->loop[i])) {
       char why[400];
       conflicting_reader(t, c, csig, i, why, sizeof why);
       st = tc_tensor_fail(t, TC_ERR_SCHEDULE, call,
