@@ -228,6 +228,34 @@ static void test_user_schedule_wins_and_refusals(void) {
   tc_fusion_free(f);
 }
 
+/* Every norm kernel, as tc_schedule_auto schedules it, builds with NVRTC
+ * (CUDA, sm_90a) and hipcc (HIP, gfx90a): no GPU is needed to compile. */
+static void test_device_compilers_build_every_norm(void) {
+  for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++)
+    for (int kind = 0; kind < TC_NORM_COUNT; kind++) {
+      tc_fusion *f = tc_fusion_new();
+      tc_tensor *y = tc_norm_build(f, (tc_norm_kind)kind, TC_BF16, 33, 4099);
+      TC_REQUIRE(y, "%s", tc_fusion_error(f));
+      OK(f, tc_add_output(f, y));
+      OK(f, tc_schedule_auto(f, (tc_target)t, NULL));
+      tc_compile_options o = {(tc_target)t, NULL, tc_norm_name((tc_norm_kind)kind)};
+      tc_status st;
+      tc_kernel *k = tc_compile(f, &o, &st);
+      TC_CHECK(k != NULL, "%s %s: %s", tc_target_name((tc_target)t), o.kernel_name, tc_fusion_error(f));
+      if (k) {
+        st = tc_kernel_build(k, NULL);
+        if (st == TC_ERR_UNSUPPORTED) { /* no NVRTC / hipcc on this machine */
+          tc_kernel_free(k), tc_fusion_free(f);
+          TC_SKIP("%s compiler missing: %s", tc_target_name((tc_target)t), tc_kernel_error(k));
+        }
+        TC_CHECK(st == TC_OK, "%s %s does not build: %s", tc_target_name((tc_target)t), o.kernel_name,
+                 tc_kernel_error(k));
+      }
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+    }
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -236,6 +264,7 @@ int main(int argc, char **argv) {
   }
   rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
   TC_RUN(test_user_schedule_wins_and_refusals);
+  TC_RUN(test_device_compilers_build_every_norm);
   TC_RUN(test_listed_shapes);
   TC_RUN(test_random_cases);
   TC_MAIN_END();
