@@ -188,6 +188,54 @@ runs_ok "groups, stride, dilation, non-square filter" "fwd bwd wrw" \
 runs_ok "-F 6: bwd and wrw only" "bwd wrw" conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 6
 runs_ok "-F 5: fwd and wrw only" "fwd wrw" conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 5
 
+echo "-- -m trans: the transposed convolution"
+runs_ok "-m trans -F 0: stride 2, padding, groups, output padding" "fwd bwd wrw" \
+  conv -m trans -n 2 -c 4 -H 5 -W 4 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 2 -Y 1 -X 1 -F 0
+# Ho = (5 - 1) * 2 - 2 * 1 + 1 * (3 - 1) + 1 + 1 = 10, Wo = (4 - 1) * 2 - 2 + 2 + 1 + 1 = 8:
+# fwd runs as the backward data of the convolution of a 10 x 8 input with
+# C and K exchanged, bwd as its forward, wrw as its backward weights
+expect_out "-m trans: fwd is the convolution's bwd" '^problem: conv2d -F 2 -n 2 -c 6 -H 10 -W 8 -k 4 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -l 1 -j 1 -g 2 -t f32 --in_layout NCHW --fil_layout KCYX --out_layout NKHW$'
+expect_out "-m trans: bwd is the convolution's fwd" '^problem: conv2d -F 1 -n 2 -c 6 -H 10 -W 8 -k 4 '
+expect_out "-m trans: wrw is the convolution's wrw" '^problem: conv2d -F 4 -n 2 -c 6 -H 10 -W 8 -k 4 '
+runs_ok "-m trans NHWC, dilation, one-sided padding, -F 1" "fwd" \
+  conv --mode trans -n 1 -c 3 -H 4 -W 5 -k 2 -y 2 -x 3 -p 0 -q 1 -u 1 -v 2 -l 2 -j 1 -X 1 -F 1 -I NHWC -f NHWC -O NHWC
+runs_ok "-m trans NHWC -F 6" "bwd wrw" \
+  conv -m trans -n 1 -c 3 -H 4 -W 5 -k 2 -y 2 -x 3 -p 0 -q 1 -u 1 -v 2 -l 2 -j 1 -X 1 -F 6 -I NHWC -f NHWC -O NHWC
+# output padding of a whole stride (1): run as 0 rows of bottom padding
+runs_ok "-m trans: output padding >= stride, within the padding" "fwd bwd wrw" \
+  conv -m trans -n 2 -c 2 -H 4 -W 4 -k 3 -y 3 -x 3 -p 1 -q 1 -Y 1
+expect_out "-m trans: output padding as less bottom padding" '^problem: conv2d -F 2 -n 2 -c 3 -H 5 -W 4 -k 2 .* --pad_h_l 1 --pad_h_r 0 --pad_w_l 1 --pad_w_r 1 '
+runs_ok "-m trans convfp16 depthwise, stride 3" "fwd bwd wrw" \
+  convfp16 -m trans -n 1 -c 4 -H 3 -W 3 -k 4 -y 4 -x 2 -p 2 -q 0 -u 3 -v 2 -g 4 -Y 2 -X 1
+# by hand: a 2 x 2 input of ones, a 2 x 2 filter of ones, stride 2: each
+# input element covers its own 2 x 2 block of the 4 x 4 output with ones;
+# output padding 1 adds a fifth row and column no element reaches: zeros
+rm -rf "$tmp/work" && mkdir -p "$tmp/work"
+one='\000\000\200\077' zero='\000\000\000\000'
+printf "$one$one$one$one" >"$tmp/work/ones.bin"
+for r in 1 2 3 4 5; do for c in 1 2 3 4 5; do
+  if [ $r -le 4 ] && [ $c -le 4 ]; then printf "$one"; else printf "$zero"; fi
+done; done >"$tmp/work/want.bin"
+run conv -m trans -n 1 -c 1 -H 2 -W 2 -k 1 -y 2 -x 2 -u 2 -v 2 -Y 1 -X 1 -F 1 -d ones.bin -e ones.bin --out y.bin
+expect_rc "-m trans on ones" 0
+if cmp -s "$tmp/work/y.bin" "$tmp/work/want.bin"; then ok "-m trans on ones: 4 x 4 ones, a zero fifth row and column"
+else bad "-m trans on ones: 4 x 4 ones, a zero fifth row and column" "$(od -An -tf4 "$tmp/work/y.bin" | head -n 8)"; fi
+# the gradient of x back through it: each x element sums its 2 x 2 block
+# of dy; with dy all ones (the padding row and column included) 4 each
+for i in $(seq 25); do printf "$one"; done >"$tmp/work/dy.bin"
+printf '\000\000\200\100\000\000\200\100\000\000\200\100\000\000\200\100' >"$tmp/work/want.bin"
+run conv -m trans -n 1 -c 1 -H 2 -W 2 -k 1 -y 2 -x 2 -u 2 -v 2 -Y 1 -X 1 -F 2 -e ones.bin -D dy.bin --out dx.bin
+if cmp -s "$tmp/work/dx.bin" "$tmp/work/want.bin"; then ok "-m trans bwd on ones: 4 each"
+else bad "-m trans bwd on ones: 4 each" "$(od -An -tf4 "$tmp/work/dx.bin")"; fi
+# the weights [C, K/G, Y, X] = [6, 2, 3, 3] with -g 3, the output [N, K, Ho, Wo] = [1, 6, 5, 5]
+rm -rf "$tmp/work" && mkdir -p "$tmp/work"
+run conv -m trans -n 1 -c 6 -H 3 -W 3 -k 6 -g 3 -u 2 -v 2 -p 1 -q 1 -F 0 -V 0 --out r.bin
+for f in r.fwd.bin:600 r.bwd.bin:216 r.wrw.bin:432; do
+  name=${f%%:*} size=${f##*:}
+  got=$(stat -c %s "$tmp/work/$name" 2>/dev/null || echo none)
+  if [ "$got" = "$size" ]; then ok "-m trans $name: $size bytes"; else bad "-m trans $name: $size bytes" "got $got"; fi
+done
+
 echo "-- -V, -P, -i, --pad_mode"
 run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1 -V 0
 expect_rc "-V 0" 0
@@ -254,8 +302,8 @@ expect_out "bwd still runs and verifies" '^Backward Convolution Data Verifies OK
 echo "-- refused: MIOpenDriver runs them, tilec does not (yet)"
 refused "--spatial_dim 3" '^tilec driver: --spatial_dim 3 is not supported yet: 3-D convolution' conv --spatial_dim 3 -n 1 -c 4 --in_d 4 -H 6 -W 6 -k 4
 refused "-_ 3" '^tilec driver: -_ 3 is not supported yet: 3-D' conv -_ 3
-refused "-m trans" '^tilec driver: -m trans is not supported yet: .*transposed convolution' conv -n 1 -c 4 -H 6 -W 6 -k 4 -m trans
-refused "--mode trans" '^tilec driver: --mode trans is not supported yet' conv --mode trans --trans_output_pad_h 1
+refused "-m trans: output padding of a whole stride beyond the padding" '^tilec driver: -Y 2 is not supported with --pad_h 0 and stride 2: .*output padding below the stride' conv -n 1 -c 4 -H 6 -W 6 -k 4 -u 2 -v 2 -m trans -Y 2
+refused "-m trans with --spatial_dim 3 (3-D)" '^tilec driver: --spatial_dim 3 is not supported yet: 3-D' conv -m trans --spatial_dim 3
 refused "-b 1" '^tilec driver: -b 1 is not supported yet: .*bias' conv -n 1 -c 4 -H 6 -W 6 -k 4 -b 1
 refused "convbfp16" '^tilec driver: convbfp16 is not supported: .*no bf16' convbfp16 -n 1 -c 4 -H 6 -W 6 -k 4
 refused "convint8" '^tilec driver: convint8 is not supported: .*int8' convint8 -F 1 -f NCHW -I NCHW -O NCHW -n 1 -c 3 -H 8 -W 8 -k 4
@@ -294,6 +342,9 @@ usage "rocMLIR's own layout notation" "bad input layout '01NGC'" conv -F 1 -f N0
 usage "c % g" 'not divisible by the group count' conv -n 1 -c 6 -H 6 -W 6 -k 4 -g 4
 usage "negative output" 'output height would be' conv -n 1 -c 4 -H 2 -W 6 -k 4 -y 5
 usage "--out ''" '--out needs a file name' conv --out ''
+usage "-m trans: negative output padding" '--trans_output_pad_w must not be negative \(got -1\)' conv -m trans --trans_output_pad_w -1
+# (1 - 1) * 1 - 2 * 1 + 1 * (1 - 1) + 1 + 0 = -1
+usage "-m trans: the padding eats the output" "the transposed convolution's output height would be -1" conv -m trans -n 1 -c 4 -H 1 -W 6 -k 4 -y 1 -x 1 -p 1 -q 0
 
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

@@ -14,7 +14,13 @@
  * (the default) whether it verifies against the CPU reference.  tilec's
  * problem string, perf config and plan come first (-P 1, the default).
  * --dump_output 1 writes MIOpenDriver's dump_*.bin files, --out FILE the
- * results (tensor_file.h).  See docs/driver.md. */
+ * results (tensor_file.h).
+ *
+ * -m trans runs the transposed convolution as MIOpen defines it, on the
+ * ordinary convolution with the same filter and parameters whose input is
+ * the transposed one's output: its forward is that convolution's backward
+ * data, its backward data the forward, its backward weights the backward
+ * weights with x and dy in each other's places.  See docs/driver.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -70,9 +76,11 @@ static const drv_flag flags[D_NFLAGS] = {
     [D_PAD_VAL] = {"pad_val", 'r', "0", "padding value: 0 (another is refused: the kernels pad with\n"
                                         "zeros)"},
     [D_TPAD_D] = {"trans_output_pad_d", '%', "0", "output padding of the depth (-m trans, 3-D)"},
-    [D_TPAD_H] = {"trans_output_pad_h", 'Y', "0", "output padding of the height (-m trans only;\n"
-                                                  "unused with -m conv, as in MIOpenDriver)"},
-    [D_TPAD_W] = {"trans_output_pad_w", 'X', "0", "output padding of the width (-m trans only)"},
+    [D_TPAD_H] = {"trans_output_pad_h", 'Y', "0", "rows added at the bottom of a transposed\n"
+                                                  "convolution's output (-m trans only; unused\n"
+                                                  "with -m conv, as in MIOpenDriver)"},
+    [D_TPAD_W] = {"trans_output_pad_w", 'X', "0", "columns added at the right of a transposed\n"
+                                                  "convolution's output (-m trans only)"},
     [D_ITER] = {"iter", 'i', "10", "timed launches of each direction with -t 1, after its\n"
                                    "verified first run; their median is printed"},
     [D_VERIFY] = {"verify", 'V', "1", "1: verify each result against the CPU reference (summed in\n"
@@ -93,8 +101,12 @@ static const drv_flag flags[D_NFLAGS] = {
     [D_IN_DATA] = {"in_data", 'd', "", "the input x from FILE: raw, or .npy by its extension"},
     [D_WEIGHTS] = {"weights", 'e', "", "the weights w from FILE: raw or .npy"},
     [D_BIAS] = {"bias", 'b', "0", "1: add a bias: refused (not supported yet)"},
-    [D_MODE] = {"mode", 'm', "conv", "conv; trans (transposed convolution) is refused: not\n"
-                                     "supported yet"},
+    [D_MODE] = {"mode", 'm', "conv", "conv or trans: the transposed convolution, output\n"
+                                     "[N, K, Ho, Wo] with Ho = (H - 1) * u - 2 * p + l * (y - 1)\n"
+                                     "+ 1 + (the output padding -Y), weights [C, K/G, y, x];\n"
+                                     "its fwd runs as the\n"
+                                     "convolution's bwd, its bwd as fwd, its wrw as wrw (the\n"
+                                     "problem line shows the convolution run)"},
     [D_PAD_MODE] = {"pad_mode", 'z', "default", "default (-p, -q), same or valid, as MIOpenDriver\n"
                                                 "computes them"},
     [D_TENSOR_VECT] = {"tensor_vect", 'Z', "0", "0 (1, vectorized int8 tensors, is refused)"},
@@ -139,7 +151,8 @@ static void driver_usage(FILE *out) {
         "of `MIOpenDriver`, on tilec's implicit-GEMM convolution: the directions -F\n"
         "picks one after another, each verified against the CPU reference (-V 1)\n"
         "and timed (-t 1), in MIOpenDriver's conventions: input x [N, C, H, W],\n"
-        "weights w [K, C/G, Y, X], output y and its gradient dy [N, K, Ho, Wo].\n"
+        "weights w [K, C/G, Y, X] ([C, K/G, Y, X] with -m trans), output y and its\n"
+        "gradient dy [N, K, Ho, Wo].\n"
         "\n"
         "The first word is the data type: conv (f32) or convfp16 (f16); convbfp16,\n"
         "convint8, convfp8 and convbfp8 are refused (tilec's convolution has f32\n"
@@ -326,10 +339,6 @@ static int check_supported(const op_opts *o, const drv_args *a, int64_t spatial_
     return op_fail(o, "%s 3 is not supported yet: 3-D convolution (NCDHW, NDHWC) needs 3-D "
                       "coordinate transforms in tilec's implicit-GEMM lowering, which builds "
                       "the 2-D ones only", a->spelled[D_SPATIAL_DIM]);
-  if (is(a, D_MODE, "trans"))
-    return op_fail(o, "%s trans is not supported yet: tilec's lowering has no transposed "
-                      "convolution (it would run backward data as its forward, with output "
-                      "padding); only -m conv runs", a->spelled[D_MODE]);
   if (get_int(o, a, D_BIAS, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
     return op_fail(o, "%s %s is not supported yet: tilec's convolution kernels have no bias "
                       "epilogue and the driver adds no second pass; run without -b",
@@ -370,6 +379,9 @@ static int check_supported(const op_opts *o, const drv_args *a, int64_t spatial_
 typedef struct drv_problem {
   tc_conv_problem p;      /* sizes, strides, dilations, groups, layouts (dir unset) */
   int64_t pad_h, pad_w;   /* after --pad_mode */
+  int64_t side[4];        /* the padding of each side for conv_make_desc */
+  int trans;              /* -m trans: p is the convolution it runs on (see trans_problem) */
+  int64_t trans_c, trans_k; /* -m trans: its own input and output channels */
   int dirs;               /* bits 1 fwd, 2 bwd, 4 wrw */
   int forw;               /* -F as given */
   int verify, time, search, print, dump;
@@ -381,6 +393,57 @@ static int check_layout(const op_opts *o, const drv_args *a, int id) {
   if (strlen(a->val[id]) == 5 && strpbrk(a->val[id], "Dd"))
     return op_invalid(o, "%s %s is a 3-D layout; --spatial_dim is 2 (NCHW or NHWC)",
                       a->spelled[id], a->val[id]);
+  return CLI_OK;
+}
+
+/* -m trans: d->p, read as the transposed convolution (input [N, C, H, W],
+ * weights [C, K/G, Y, X]), becomes the ordinary convolution it runs on:
+ * input [N, K, Ho, Wo] (the transposed one's output), the same weights
+ * read as KCYX, output [N, C, H, W]; the layouts of input and output
+ * change places.  Output padding (tpad_h rows at the bottom, tpad_w
+ * columns at the right) is in that convolution's input: its top and left
+ * padding stay p and q (they place every product), and its bottom and right
+ * padding are lowered by the whole strides in the output padding, so
+ * that its output is H x W again.  CLI_OK, or the exit code after a
+ * message. */
+static int trans_problem(const op_opts *o, const drv_args *a, drv_problem *d, int64_t tpad_h,
+                         int64_t tpad_w) {
+  tc_conv_problem *p = &d->p;
+  const int64_t tpad[2] = {tpad_h, tpad_w}, pad[2] = {d->pad_h, d->pad_w};
+  const int64_t in[2] = {p->h, p->w}, fil[2] = {p->y, p->x};
+  const int64_t st[2] = {p->stride_h, p->stride_w}, dil[2] = {p->dil_h, p->dil_w};
+  const int flag[2] = {D_TPAD_H, D_TPAD_W};
+  int64_t out[2];
+  for (int i = 0; i < 2; i++) {
+    if (tpad[i] < 0)
+      return op_usage_error(o, "%s must not be negative (got %lld)", a->spelled[flag[i]],
+                            (long long)tpad[i]);
+    out[i] = (in[i] - 1) * st[i] - 2 * pad[i] + dil[i] * (fil[i] - 1) + 1 + tpad[i];
+    if (out[i] < 1)
+      return op_usage_error(o, "the transposed convolution's output %s would be %lld ((%s - 1) * "
+                               "%s - 2 * %s + %s * (%s - 1) + 1 + %s): the padding is larger "
+                               "than the output", i ? "width" : "height", (long long)out[i],
+                            i ? "W" : "H", i ? "v" : "u", i ? "q" : "p", i ? "j" : "l",
+                            i ? "x" : "y", a->spelled[flag[i]]);
+    int64_t low = pad[i] - st[i] * (tpad[i] / st[i]);
+    if (low < 0)
+      return op_fail(o, "%s %lld is not supported with %s %lld and stride %lld: tilec runs "
+                        "output padding of a whole stride or more as that many strides less "
+                        "padding at the %s of the convolution, and the padding is smaller; "
+                        "use output padding below the stride",
+                     a->spelled[flag[i]], (long long)tpad[i], a->spelled[i ? D_PAD_W : D_PAD_H],
+                     (long long)pad[i], (long long)st[i], i ? "right" : "bottom");
+    d->side[i ? 3 : 1] = low;
+  }
+  d->trans_c = p->c, d->trans_k = p->k;
+  p->c = d->trans_k, p->k = d->trans_c, p->h = out[0], p->w = out[1];
+  /* the output's K (NKHW, NHWK) is the input's C */
+  char lay[8];
+  memcpy(lay, p->in_layout, sizeof lay);
+  memcpy(p->in_layout, p->out_layout, sizeof lay);
+  memcpy(p->out_layout, lay, sizeof lay);
+  for (char *l = p->in_layout; *l; l++)
+    if (*l == 'K' || *l == 'k') *l = 'C';
   return CLI_OK;
 }
 
@@ -453,7 +516,8 @@ static int read_problem(op_opts *o, const drv_args *a, drv_problem *d) {
   /* --pad_mode as MIOpenDriver applies it: for -m conv where the dilations
    * or the filter sizes are all 1; "same" pads (Y - S) / 2, or
    * (Y - H % S) / 2 where S does not divide H, at least 0 */
-  if ((p->dil_h == 1 && p->dil_w == 1) || (p->y == 1 && p->x == 1)) {
+  d->trans = is(a, D_MODE, "trans");
+  if (!d->trans && ((p->dil_h == 1 && p->dil_w == 1) || (p->y == 1 && p->x == 1))) {
     if (is(a, D_PAD_MODE, "valid")) {
       d->pad_h = d->pad_w = 0;
     } else if (is(a, D_PAD_MODE, "same")) {
@@ -465,6 +529,8 @@ static int read_problem(op_opts *o, const drv_args *a, drv_problem *d) {
       d->pad_h = pad[0], d->pad_w = pad[1];
     }
   }
+  for (int i = 0; i < 4; i++) d->side[i] = INT64_MIN;
+  if (d->trans && (rc = trans_problem(o, a, d, v[D_TPAD_H], v[D_TPAD_W])) != CLI_OK) return rc;
   d->forw = (int)v[D_FORW];
   d->dirs = d->forw == 0 ? 7 : d->forw;
   d->verify = (int)v[D_VERIFY], d->time = (int)v[D_TIME], d->search = (int)v[D_SEARCH];
@@ -522,6 +588,14 @@ static int file_status(const op_opts *o, tf_status st, const char *flag, const c
   return st == TF_IO ? op_fail(o, "%s: %s", flag, err) : op_invalid(o, "%s: %s", flag, err);
 }
 
+/* The convolution tensor that holds data tensor x (X_IN ...): with -m
+ * trans x is the convolution's output and dy its input. */
+static int tensor_of(const drv_run *r, int x) {
+  int t = data_of[x].tensor;
+  if (r->d->trans && t != TC_CONV2D_FILTER) t = t == TC_CONV2D_INPUT ? TC_CONV2D_OUTPUT : TC_CONV2D_INPUT;
+  return t;
+}
+
 static int write_tensor(const drv_run *r, const char *flag, const char *path, int t, const void *buf) {
   int64_t dims[4];
   char err[600];
@@ -539,7 +613,7 @@ static int make_data(drv_run *r) {
   uint64_t seed = 0x5eed0d71e5ull;
   for (int x = 0; x < NDATA; x++) {
     const char *path = a->val[data_of[x].flag], *flag = a->spelled[data_of[x].flag];
-    int64_t n = r->elems[data_of[x].tensor];
+    int64_t n = r->elems[tensor_of(r, x)];
     if (!(r->d->dirs & data_of[x].read_by)) {
       if (*path)
         fprintf(stderr, "tilec driver: note: %s is not read: no direction of -F %d reads %s\n",
@@ -555,7 +629,7 @@ static int make_data(drv_run *r) {
       int64_t dims[4];
       int converted = 0;
       char err[600];
-      mem_dims(&r->d->p, data_of[x].tensor, r->ho, r->wo, dims);
+      mem_dims(&r->d->p, tensor_of(r, x), r->ho, r->wo, dims);
       tf_status st = tf_read(path, r->d->p.dtype, 4, dims, r->data[x], &converted, err, sizeof err);
       int rc = file_status(r->o, st, flag, err);
       if (rc != CLI_OK) return rc;
@@ -563,7 +637,7 @@ static int make_data(drv_run *r) {
              converted ? tc_dtype_name(r->d->p.dtype) : "");
     }
     if (r->d->dump) {
-      int rc = write_tensor(r, flag, data_of[x].dump, data_of[x].tensor, r->data[x]);
+      int rc = write_tensor(r, flag, data_of[x].dump, tensor_of(r, x), r->data[x]);
       if (rc != CLI_OK) return rc;
     }
   }
@@ -606,13 +680,28 @@ static void out_path(const drv_run *r, const drv_dir *dd, char *buf, size_t cap)
   }
 }
 
-/* MIOpenDriver's time and stats lines. */
+/* The convolution direction that runs direction dd: with -m trans the
+ * forward is the backward data and the backward data the forward. */
+static tc_conv2d_direction conv_dir_of(const drv_run *r, const drv_dir *dd) {
+  if (!r->d->trans || dd->dir == TC_CONV2D_BACKWARD_WEIGHT) return dd->dir;
+  return dd->dir == TC_CONV2D_FORWARD ? TC_CONV2D_BACKWARD_DATA : TC_CONV2D_FORWARD;
+}
+
+/* The convolution tensor direction dd writes. */
+static int written_of(const drv_run *r, const drv_dir *dd) {
+  return (int)tc_conv_written_buf((tc_conv_dir)conv_dir_of(r, dd));
+}
+
+/* MIOpenDriver's time and stats lines (the sizes of the transposed
+ * convolution with -m trans: its C, K and output). */
 static void print_time(const drv_run *r, const drv_dir *dd, const op_report *rep) {
   const tc_conv_problem *p = &r->d->p;
   double flops = 2.0 * (double)p->n * (double)p->k * (double)(p->c / p->groups) * (double)p->y *
                  (double)p->x * (double)r->ho * (double)r->wo;
   size_t esize = tc_dtype_size(p->dtype);
-  int wt = dd->bit == 1 ? TC_CONV2D_OUTPUT : dd->bit == 2 ? TC_CONV2D_INPUT : TC_CONV2D_FILTER;
+  int wt = written_of(r, dd);
+  int64_t c = p->c, k = p->k, ho = r->ho, wo = r->wo;
+  if (r->d->trans) c = r->d->trans_c, k = r->d->trans_k, ho = p->h, wo = p->w;
   double written = (double)r->elems[wt] * (double)esize;
   double read = ((double)r->elems[0] + (double)r->elems[1] + (double)r->elems[2]) * (double)esize -
                 written;
@@ -622,8 +711,8 @@ static void print_time(const drv_run *r, const drv_dir *dd, const op_report *rep
          "timeMs\n");
   printf("stats: %s%lldx%lldu%lld, %lld, %lld, %lld, %lld, %lld, %lld, %lld,  %.0f, %.0f, %.0f, "
          "%.3f, %.3f, %f\n", dd->stats_name, (long long)p->y, (long long)p->x,
-         (long long)p->stride_h, (long long)p->n, (long long)p->c, (long long)r->ho,
-         (long long)r->wo, (long long)p->x, (long long)p->y, (long long)p->k, flops, read, written,
+         (long long)p->stride_h, (long long)p->n, (long long)c, (long long)ho, (long long)wo,
+         (long long)p->x, (long long)p->y, (long long)k, flops, read, written,
          rep->gflops, rep->ms > 0 ? (read + written) / (rep->ms * 1e6) : 0.0, rep->ms);
 }
 
@@ -633,8 +722,7 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
   op_opts *o = r->o;
   drv_problem *d = r->d;
   tc_conv2d_desc desc;
-  const int64_t side[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
-  int rc = conv_make_desc(o, &d->p, dd->dir, d->pad_h, d->pad_w, side, &desc);
+  int rc = conv_make_desc(o, &d->p, conv_dir_of(r, dd), d->pad_h, d->pad_w, d->side, &desc);
   if (rc != CLI_OK) return rc;
   tc_op_options opt = {o->target, o->device, o->arch, NULL};
   tc_conv2d *c = tc_conv2d_new(&desc, &opt);
@@ -643,7 +731,7 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
   snprintf(rep.device, sizeof rep.device, "%s", r->device);
   void *result = NULL, *ref = NULL;
   double *times = NULL;
-  int wt = dd->bit == 1 ? TC_CONV2D_OUTPUT : dd->bit == 2 ? TC_CONV2D_INPUT : TC_CONV2D_FILTER;
+  int wt = written_of(r, dd);
   size_t esize = tc_dtype_size(d->p.dtype);
   tc_status st;
   if (d->print) printf("problem: %s\n", tc_conv2d_problem_string(c));
@@ -663,7 +751,8 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
     goto out;
   }
   tc_tune_fill(result, (size_t)r->elems[wt], d->p.dtype, NULL);
-  void *buf[3] = {r->data[X_IN], r->data[X_WEI], r->data[X_DOUT]};
+  void *buf[3];
+  for (int x = 0; x < NDATA; x++) buf[tensor_of(r, x)] = r->data[x];
   buf[wt] = result;
   if (d->time) times = tc_xcalloc((size_t)d->iters, sizeof *times);
   st = tc_conv2d_run_timed(c, buf[0], buf[1], buf[2], &rep.first_ms, times ? (int)d->iters : 0,
@@ -761,8 +850,7 @@ int cmd_driver(int argc, char **argv) {
   /* the problem, checked once (the forward one: the sizes are the same
    * in every direction) */
   tc_conv2d_desc desc;
-  const int64_t side[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
-  if ((rc = conv_make_desc(&o, &d.p, 1, d.pad_h, d.pad_w, side, &desc)) != CLI_OK) return rc;
+  if ((rc = conv_make_desc(&o, &d.p, 1, d.pad_h, d.pad_w, d.side, &desc)) != CLI_OK) return rc;
   tc_op_options opt = {o.target, o.device, o.arch, NULL};
   tc_conv2d *c = tc_conv2d_new(&desc, &opt);
   drv_run r;

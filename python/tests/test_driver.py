@@ -168,3 +168,71 @@ def test_missing_file_and_unwritable_out():
     assert "--weights: cannot open nothing.npy" in p.stderr
     p = driver("conv", *FLAGS, "-F", 1, "--out", "no/such/dir/y.npy", rc=1)
     assert "cannot write no/such/dir/y.npy" in p.stderr
+
+
+# ---- -m trans: the transposed convolution, against its own definition ----
+
+def trans_refs(x, w, dy, stride, pad, dil, groups, out_pad):
+    """The transposed convolution from its definition, in float64: each
+    input element times the filter added into the output (forward, scatter
+    form), and the gradients of that sum: dx (backward data) and dw
+    (backward weights).  x [N, C, H, W], w [C, K/G, Y, X], y [N, K, Ho, Wo].
+    Independent of the ordinary convolution and of conv_ref.py."""
+    x, w, dy = (a.astype(np.float64) for a in (x, w, dy))
+    n, c, h, wd = x.shape
+    kg, fy, fx = w.shape[1:]
+    cg = c // groups
+    ho, wo = dy.shape[2:]
+    # position r = i * s + t * dil lands on output row r - pad; a frame big
+    # enough for every r and every output row (shifted by pad)
+    hb = max((h - 1) * stride[0] + dil[0] * (fy - 1) + 1, ho + pad[0])
+    wb = max((wd - 1) * stride[1] + dil[1] * (fx - 1) + 1, wo + pad[1])
+    big = np.zeros((n, kg * groups, hb, wb))
+    dyb = np.zeros_like(big)
+    dyb[:, :, pad[0]:pad[0] + ho, pad[1]:pad[1] + wo] = dy
+    dx, dw = np.zeros(x.shape), np.zeros(w.shape)
+    for g in range(groups):
+        cs, ks = slice(g * cg, (g + 1) * cg), slice(g * kg, (g + 1) * kg)
+        for t in range(fy):
+            for u in range(fx):
+                rs = slice(t * dil[0], t * dil[0] + (h - 1) * stride[0] + 1, stride[0])
+                qs = slice(u * dil[1], u * dil[1] + (wd - 1) * stride[1] + 1, stride[1])
+                big[:, ks, rs, qs] += np.einsum("nchw,ck->nkhw", x[:, cs], w[cs, :, t, u])
+                dx[:, cs] += np.einsum("nkhw,ck->nchw", dyb[:, ks, rs, qs], w[cs, :, t, u])
+                dw[cs, :, t, u] += np.einsum("nchw,nkhw->ck", x[:, cs], dyb[:, ks, rs, qs])
+    y = big[:, :, pad[0]:pad[0] + ho, pad[1]:pad[1] + wo]
+    assert y.shape[2:] == (ho, wo)
+    return {"fwd": y, "bwd": dx, "wrw": dw}
+
+
+# N, C, H, W, K, Y, X, stride, pad, dilation, groups, output padding, layout
+TRANS_CASES = [
+    (2, 4, 5, 4, 6, 3, 3, (2, 2), (1, 1), (1, 1), 2, (1, 1), "NCHW"),
+    (1, 3, 4, 5, 2, 2, 3, (1, 2), (0, 1), (2, 1), 1, (0, 1), "NHWC"),
+    (2, 2, 4, 4, 3, 3, 3, (1, 1), (1, 1), (1, 1), 1, (1, 0), "NCHW"),  # output padding >= stride
+    (1, 4, 3, 3, 4, 4, 2, (3, 2), (2, 0), (1, 1), 4, (2, 1), "NHWC"),  # depthwise
+]
+
+
+@pytest.mark.parametrize("case", TRANS_CASES, ids=lambda c: "x".join(map(str, c[:7])) + "-" + c[-1])
+def test_trans_all_three_directions_against_the_definition(rng, case):
+    n, c, h, wd, k, fy, fx, st, pad, dil, g, op, layout = case
+    ho = (h - 1) * st[0] - 2 * pad[0] + dil[0] * (fy - 1) + 1 + op[0]
+    wo = (wd - 1) * st[1] - 2 * pad[1] + dil[1] * (fx - 1) + 1 + op[1]
+    x, w, dy = rand(rng, (n, c, h, wd)), rand(rng, (c, k // g, fy, fx)), rand(rng, (n, k, ho, wo))
+    order = (0, 2, 3, 1) if layout == "NHWC" else (0, 1, 2, 3)
+    back = np.argsort(order)
+    for name, a in (("x", x), ("w", w), ("dy", dy)):
+        np.save(f"{name}.npy", a.transpose(order))
+    p = driver("conv", "-m", "trans", "-n", n, "-c", c, "-H", h, "-W", wd, "-k", k, "-y", fy,
+               "-x", fx, "-u", st[0], "-v", st[1], "-p", pad[0], "-q", pad[1], "-l", dil[0],
+               "-j", dil[1], "-g", g, "-Y", op[0], "-X", op[1], "-I", layout, "-f", layout,
+               "-O", layout, "-F", 0, "-d", "x.npy", "-e", "w.npy", "-D", "dy.npy",
+               "--out", "r.npy")
+    assert p.stdout.count("Verifies OK on CPU reference") == 3, p.stdout
+    want = trans_refs(x, w, dy, st, pad, dil, g, op)
+    shapes = {"fwd": (n, k, ho, wo), "bwd": (n, c, h, wd), "wrw": w.shape}
+    for tag in ("fwd", "bwd", "wrw"):
+        got = np.load(f"r.{tag}.npy").transpose(back)
+        assert got.shape == shapes[tag], tag
+        np.testing.assert_allclose(got, want[tag], rtol=1e-5, atol=1e-5, err_msg=tag)
