@@ -416,7 +416,7 @@ static void test_address_closed_form(void) {
 /* ---- 2. the register side against tc_lower -------------------------------- */
 
 static const tc_knode *find_stmt(const tc_knode *n, const tc_tensor *out) {
-  if (n->kind == TC_K_STMT) return n->op->out == out ? n : NULL;
+  if (n->kind == TC_K_STMT) return n->stmt.op->out == out ? n : NULL;
   for (int i = 0; i < n->nbody; i++) {
     const tc_knode *r = find_stmt(n->body[i], out);
     if (r) return r;
@@ -434,7 +434,7 @@ static int64_t ev_stmt(const tc_kir *k, const tc_knode *st, const tc_expr *e, in
   vars[k->pvar[0]->val] = bidx, vars[k->pvar[1]->val] = bidy;
   vars[k->pvar[3]->val] = t, vars[k->pvar[4]->val] = tidy;
   for (const tc_knode *l = st->parent; l && l->kind == TC_K_LOOP; l = l->parent)
-    vars[l->var->val] = l->ptype == TC_VECTORIZE ? v : l->extent == 16 ? i : 0;
+    vars[l->loop.var->val] = l->loop.ptype == TC_VECTORIZE ? v : l->loop.extent == 16 ? i : 0;
   int64_t r = tc_e_eval(e, vars);
   free(vars);
   return r;
@@ -466,22 +466,22 @@ static void test_register_side_matches_lowering(void) {
   TC_CHECK_EQ_INT(ar->elems, 8); /* one ldmatrix.x4 fragment per thread */
   const tc_knode *ld = find_stmt(k->root, s.tv0_reg), *sm = find_stmt(k->root, s.tv1_smem);
   TC_REQUIRE(ld && sm, "statements missing");
-  TC_CHECK(tc_e_is_const(ld->pred, 1) && tc_e_is_const(sm->pred, 1), "the divisible schedule has predicates");
+  TC_CHECK(tc_e_is_const(ld->stmt.pred, 1) && tc_e_is_const(sm->stmt.pred, 1), "the divisible schedule has predicates");
   int bad = 0;
   for (int64_t tidy = 0; tidy < 2; tidy++)
     for (int64_t t = 0; t < 128 && bad < 8; t++)
       for (int64_t i = 0; i < 16; i++)
         for (int64_t v = 0; v < 8; v++) {
           int64_t b = 3, c = 5;
-          int64_t lo = ev_stmt(k, ld, ld->in_index[0], b, c, tidy, t, i, v), mine = ev(ix.ld_reg, b, c, tidy, t, i, v);
-          int64_t so = ev_stmt(k, sm, sm->out_index, b, c, tidy, t, i, v), mine1 = ev(ix.st_reg, b, c, tidy, t, i, v);
+          int64_t lo = ev_stmt(k, ld, ld->stmt.in_index[0], b, c, tidy, t, i, v), mine = ev(ix.ld_reg, b, c, tidy, t, i, v);
+          int64_t so = ev_stmt(k, sm, sm->stmt.out_index, b, c, tidy, t, i, v), mine1 = ev(ix.st_reg, b, c, tidy, t, i, v);
           if (lo != mine || so != mine1) bad++;
           TC_CHECK(lo == mine, "ldmatrix (t %lld, i %lld, v %lld): lowering reads %lld, the walk gives %lld",
                    (long long)t, (long long)i, (long long)v, (long long)lo, (long long)mine);
           TC_CHECK(so == mine1, "stmatrix (t %lld, i %lld, v %lld): lowering writes %lld, the walk gives %lld",
                    (long long)t, (long long)i, (long long)v, (long long)so, (long long)mine1);
           /* tv0_reg's register is the vector lane: register (t, i, v) is v */
-          TC_CHECK(ev_stmt(k, ld, ld->out_index, b, c, tidy, t, i, v) == v, "register index");
+          TC_CHECK(ev_stmt(k, ld, ld->stmt.out_index, b, c, tidy, t, i, v) == v, "register index");
         }
   tc_kir_free(k);
   tc_epool_free(ix.p);

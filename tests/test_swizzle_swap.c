@@ -207,7 +207,7 @@ static tc_cl *cl;
 static const char *no_device;
 
 static tc_knode *find_stmt(tc_knode *n, const tc_tensor *out) {
-  if (n->kind == TC_K_STMT) return n->op->out == out ? n : NULL;
+  if (n->kind == TC_K_STMT) return n->stmt.op->out == out ? n : NULL;
   for (int i = 0; i < n->nbody; i++) {
     tc_knode *s = find_stmt(n->body[i], out);
     if (s) return s;
@@ -243,8 +243,8 @@ static int run_dumped(const char *name, built *b, void **args, size_t dump_elems
     int nl = 0;
     for (tc_knode *n = cp->parent; n && nl < 16; n = n->parent)
       if (n->kind == TC_K_LOOP && encloses(n, dn)) loops[nl++] = n;
-    for (int i = nl - 1; i >= 0; i--) it = tc_e_add(p, tc_e_mulc(p, it, loops[i]->extent), loops[i]->var);
-    dn->out_index = tc_simplify(p, tc_e_add(p, tc_e_mulc(p, it, al->elems), dn->in_index[0]));
+    for (int i = nl - 1; i >= 0; i--) it = tc_e_add(p, tc_e_mulc(p, it, loops[i]->loop.extent), loops[i]->loop.var);
+    dn->stmt.out_index = tc_simplify(p, tc_e_add(p, tc_e_mulc(p, it, al->elems), dn->stmt.in_index[0]));
     tc_str src;
     tc_str_init(&src);
     tc_print_kernel(&src, &tc_dialect_opencl, k, name);
@@ -339,7 +339,7 @@ static void check_store(const kcase *c, built *b, int swapped, int64_t n) {
   }
   tc_knode *s = find_stmt(k->root, b->sh);
   TC_REQUIRE(s, "%s: no copy statement", c->name);
-  int xo = tc_e_count_op(s->out_index, TC_E_XOR), xi = tc_e_count_op(s->in_index[0], TC_E_XOR);
+  int xo = tc_e_count_op(s->stmt.out_index, TC_E_XOR), xi = tc_e_count_op(s->stmt.in_index[0], TC_E_XOR);
   if (!swapped) {
     TC_CHECK(xo > 0, "%s: the store as scheduled has no XOR", c->name);
     tc_kir_free(k);
@@ -347,14 +347,14 @@ static void check_store(const kcase *c, built *b, int swapped, int64_t n) {
   }
   TC_CHECK(xo == 0 && xi > 0, "%s: after the swap the store has %d XORs and the load %d", c->name, xo, xi);
   tc_knode *vloop = n > 1 ? s->parent : NULL, *sloop = n > 1 ? s->parent->parent : s->parent;
-  TC_REQUIRE(!vloop || (vloop->kind == TC_K_LOOP && vloop->extent == n), "%s: no loop of %lld around the copy",
+  TC_REQUIRE(!vloop || (vloop->kind == TC_K_LOOP && vloop->loop.extent == n), "%s: no loop of %lld around the copy",
              c->name, (long long)n);
   TC_REQUIRE(sloop && sloop->kind == TC_K_LOOP, "%s: no serial loop around the lanes", c->name);
   int64_t elems = tc_kir_alloc_of(k, b->sh)->elems;
   int nv = tc_e_num_vars(k->pool);
   int64_t *vars = tc_xcalloc((size_t)nv + 1, sizeof *vars);
   int64_t T = k->block[0];
-  int tid = (int)k->pvar[3]->val, sv = (int)sloop->var->val, vv = vloop ? (int)vloop->var->val : -1;
+  int tid = (int)k->pvar[3]->val, sv = (int)sloop->loop.var->val, vv = vloop ? (int)vloop->loop.var->val : -1;
   int bad = 0;
   for (int other = 0; other < 2 && !bad; other++) {
     /* every other variable (blocks, outer loops) at 0, then at 1 */
@@ -363,12 +363,12 @@ static void check_store(const kcase *c, built *b, int swapped, int64_t n) {
       tc_e_var_range(k->pool, i, &lo, &hi);
       vars[i] = other && hi >= 1 ? 1 : 0;
     }
-    for (int64_t si = 0; si < sloop->extent && !bad; si++)
+    for (int64_t si = 0; si < sloop->loop.extent && !bad; si++)
       for (int64_t t = 0; t < T && !bad; t++)
         for (int64_t v = 0; v < n && !bad; v++) {
           vars[sv] = si, vars[tid] = t;
           if (vv >= 0) vars[vv] = v;
-          int64_t got = tc_e_eval(s->out_index, vars), want = (si * T + t) * n + v;
+          int64_t got = tc_e_eval(s->stmt.out_index, vars), want = (si * T + t) * n + v;
           if (want >= elems) continue; /* past the tile: predicated off */
           if (got != want) bad++;
           TC_CHECK(got == want, "%s: store address at serial %lld, lane %lld, element %lld is %lld, "
@@ -541,7 +541,7 @@ static void test_auto_and_undo(void) {
   tc_kir *k = NULL;
   TC_CHECK(tc_lower(f, TC_TARGET_OPENCL, NULL, &k) == TC_OK, "lower: %s", tc_fusion_error(f));
   tc_knode *s = k ? find_stmt(k->root, b.sh) : NULL;
-  TC_CHECK(s && tc_e_count_op(s->out_index, TC_E_XOR) == 0, "the auto-swapped store has an XOR");
+  TC_CHECK(s && tc_e_count_op(s->stmt.out_index, TC_E_XOR) == 0, "the auto-swapped store has an XOR");
   tc_kir_free(k);
   tc_swizzle_swap_restore(f, u);
   TC_CHECK(strcmp(before, tc_tensor_describe(b.sh, after, sizeof after)) == 0, "undo: %s, was %s", after, before);

@@ -171,7 +171,7 @@ typedef struct tc_dialect {
    * lowering never makes them (only CUDA sm_90+ does).  For kernels with
    * tc_kir.ntma > 0: tma_prelude once; tma_params after the buffer
    * parameters (one tensor map per global tensor); tma_setup after the
-   * buffers (mbarriers); tma_copy prints statement s (tc_knode.tma) in
+   * buffers (mbarriers); tma_copy prints statement s (tc_knode.stmt.tma) in
    * place of its loop nest. */
   const char *tma_prelude;
   void (*tma_params)(tc_str *o, const tc_kir *k);
@@ -242,7 +242,7 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth);
 /* The tensor maps the kernel's tc_tmap parameters need, in their order
  * (one per global tensor a bulk copy touches): 2-D, dims {columns, rows}
  * of the global buffer seen as rows of its innermost logical extent, the
- * row stride in bytes, box {tma_cols, tma_rows}, the copy's swizzle.
+ * row stride in bytes, box {stmt.tma.cols, stmt.tma.rows}, the copy's swizzle.
  * Returns how many (at most cap), or -1 with the reason in why when a
  * tensor's copies need maps that one tc_rt_tmap cannot describe. */
 struct tc_rt_tmap;

@@ -10,16 +10,16 @@
 #include "../lower/ldst.h"
 
 void tc_print_ldsm(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
-  const tc_op *op = s->op;
-  bool ld = s->ldsm == TC_LDSM_LD;
+  const tc_op *op = s->stmt.op;
+  bool ld = s->stmt.ldsm.kind == TC_LDSM_LD;
   const tc_tensor *sm = ld ? op->in[0] : op->out, *reg = ld ? op->out : op->in[0];
-  const char *v = tc_e_var_name(k->pool, (int)s->ldsm_vec->var->val);
+  const char *v = tc_e_var_name(k->pool, (int)s->stmt.ldsm.vec->loop.var->val);
   tc_str idx, addr;
   tc_str_init(&idx), tc_str_init(&addr);
-  tc_e_print_c(&idx, k->pool, ld ? s->out_index : s->in_index[0]);
-  tc_e_print_c(&addr, k->pool, s->ldsm_addr);
+  tc_e_print_c(&idx, k->pool, ld ? s->stmt.out_index : s->stmt.in_index[0]);
+  tc_e_print_c(&addr, k->pool, s->stmt.ldsm.addr);
   tc_str_indent(o, depth);
-  int num = s->ldsm_num, trans = s->ldsm_trans;
+  int num = s->stmt.ldsm.num, trans = s->stmt.ldsm.trans;
   tc_str_printf(o, "{  /* %s = %s: %s.sync.aligned.m8n8.x%d%s.shared.b16 */\n", op->out->name,
                 op->in[0]->name, ld ? "ldmatrix" : "stmatrix", num, trans ? ".trans" : "");
   tc_str_indent(o, depth + 1);

@@ -26,8 +26,8 @@ static void expr(tc_str *o, const tc_kir *k, const tc_expr *e) { tc_e_print_c(o,
 static void load_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int i) {
   tc_str idx;
   tc_str_init(&idx);
-  expr(&idx, k, s->in_index[i]);
-  d->load(o, s->op->in[i]->dtype, s->op->in[i]->mem, s->op->in[i]->name, tc_str_cstr(&idx));
+  expr(&idx, k, s->stmt.in_index[i]);
+  d->load(o, s->stmt.op->in[i]->dtype, s->stmt.op->in[i]->mem, s->stmt.op->in[i]->name, tc_str_cstr(&idx));
   tc_str_free(&idx);
 }
 
@@ -63,7 +63,7 @@ static void red_combine(tc_str *o, const tc_dialect *d, tc_reduce_op op, bool fl
  * are the math library's fmin / fmax (a NaN operand is ignored), integer
  * ops and float-to-integer casts the helpers of TC_PRELUDE_INT. */
 static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s) {
-  tc_op *op = s->op;
+  tc_op *op = s->stmt.op;
   bool fl = is_float(op->out->dtype);
   tc_str a, b;
   tc_str_init(&a), tc_str_init(&b);
@@ -90,7 +90,7 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
       for (int i = op->sub + 1; i < in->nlogical; i++) stride *= tc_logical_extent(in, i);
       tc_str base, at;
       tc_str_init(&base), tc_str_init(&at);
-      expr(&base, k, s->in_index[0]);
+      expr(&base, k, s->stmt.in_index[0]);
       tc_str_printf(&at, "%s + (%s) * %lld", tc_str_cstr(&base), y, (long long)stride);
       tc_str_printf(o, "((unsigned)(%s) < %lldu ? ", y, (long long)e);
       d->load(o, in->dtype, in->mem, in->name, tc_str_cstr(&at));
@@ -101,7 +101,7 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
     case TC_OP_REDUCE: {
       tc_str acc, idx;
       tc_str_init(&acc), tc_str_init(&idx);
-      expr(&idx, k, s->out_index);
+      expr(&idx, k, s->stmt.out_index);
       d->load(&acc, op->out->dtype, op->out->mem, op->out->name, tc_str_cstr(&idx));
       red_combine(o, d, (tc_reduce_op)op->sub, fl, tc_str_cstr(&acc), x);
       tc_str_free(&acc), tc_str_free(&idx);
@@ -179,10 +179,10 @@ static void print_barrier(tc_str *o, const tc_dialect *d, const tc_kir *k, int d
  * emulation runs the same steps in the same order. */
 static void print_allreduce_shfl(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
                                  int depth, const char *scr, const char *idx) {
-  const tc_tensor *t = s->op->out;
+  const tc_tensor *t = s->stmt.op->out;
   bool fl = is_float_t(t->dtype);
   int64_t bx = k->block[0], by = k->block[1], w = d->shfl_width;
-  tc_reduce_op op = (tc_reduce_op)s->op->sub;
+  tc_reduce_op op = (tc_reduce_op)s->stmt.op->sub;
   const char *ty = fl ? "float" : "int";
   tc_str comb, other;
   tc_str_init(&comb), tc_str_init(&other);
@@ -237,19 +237,19 @@ static bool is_pow2_i(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
                             int depth) {
-  const tc_tensor *t = s->op->out;
+  const tc_tensor *t = s->stmt.op->out;
   bool fl = is_float_t(t->dtype);
   const char *scr = fl ? "tc_red_f" : "tc_red_i";
-  int ax = s->red_slot - 3;
+  int ax = s->stmt.red.slot - 3;
   int64_t bx = k->block[0], by = k->block[1], r = k->block[ax], p2 = 1;
   int64_t w = d->shfl_width, threads = k->block[0] * k->block[1] * k->block[2];
   if (ax == 0 && w > 0 && is_pow2_i(bx) && bx > 1 && threads % w == 0 && (bx <= w || bx % w == 0)) {
     tc_str idx;
     tc_str_init(&idx);
-    expr(&idx, k, s->out_index);
+    expr(&idx, k, s->stmt.out_index);
     tc_str_indent(o, depth);
     tc_str_printf(o, "{  /* %s: %s over TIDx, a block reduction: warp shuffles%s */\n", t->name,
-                  s->op->sub == TC_REDUCE_SUM ? "sum" : s->op->sub == TC_REDUCE_MAX ? "max" : "min",
+                  s->stmt.op->sub == TC_REDUCE_SUM ? "sum" : s->stmt.op->sub == TC_REDUCE_MAX ? "max" : "min",
                   bx > w ? ", then the warps' totals through shared memory" : "");
     print_allreduce_shfl(o, d, k, s, depth, scr, tc_str_cstr(&idx));
     tc_str_indent(o, depth);
@@ -261,10 +261,10 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   while (p2 < r) p2 *= 2;
   tc_str idx, cur, comb, other;
   tc_str_init(&idx), tc_str_init(&cur), tc_str_init(&comb), tc_str_init(&other);
-  expr(&idx, k, s->out_index);
+  expr(&idx, k, s->stmt.out_index);
   tc_str_indent(o, depth);
   tc_str_printf(o, "{  /* %s: %s over TID%c, a block reduction through shared memory */\n", t->name,
-                s->op->sub == TC_REDUCE_SUM ? "sum" : s->op->sub == TC_REDUCE_MAX ? "max" : "min",
+                s->stmt.op->sub == TC_REDUCE_SUM ? "sum" : s->stmt.op->sub == TC_REDUCE_MAX ? "max" : "min",
                 'x' + ax);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "const int tc_rs = tidx + %lld * (tidy + %lld * tidz), tc_rr = tid%c;\n",
@@ -279,7 +279,7 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   tc_str_indent(o, depth + 2);
   tc_str_printf(&cur, "%s[tc_rs]", scr);
   tc_str_printf(&other, "%s[tc_rs + tc_s * %lld]", scr, (long long)stride);
-  red_combine(&comb, d, (tc_reduce_op)s->op->sub, fl, tc_str_cstr(&cur), tc_str_cstr(&other));
+  red_combine(&comb, d, (tc_reduce_op)s->stmt.op->sub, fl, tc_str_cstr(&cur), tc_str_cstr(&other));
   tc_str_printf(o, "if (tc_rr < tc_s && tc_rr + tc_s < %lld) %s = %s;\n", (long long)r,
                 tc_str_cstr(&cur), tc_str_cstr(&comb));
   print_barrier(o, d, k, depth + 2);
@@ -297,24 +297,25 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
 }
 
 static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
-  if (s->red == TC_RED_ALL) {
+  if (s->stmt.red.kind == TC_RED_ALL) {
     print_allreduce(o, d, k, s, depth);
     return;
   }
+  const tc_op *op = s->stmt.op;
   tc_str v, idx;
   tc_str_init(&v), tc_str_init(&idx);
-  if (s->red == TC_RED_INIT) red_identity(&v, d, (tc_reduce_op)s->op->sub, is_float(s->op->out->dtype));
+  if (s->stmt.red.kind == TC_RED_INIT) red_identity(&v, d, (tc_reduce_op)op->sub, is_float(op->out->dtype));
   else value(&v, d, k, s);
-  expr(&idx, k, s->out_index);
-  bool guarded = !tc_e_is_const(s->pred, 1);
+  expr(&idx, k, s->stmt.out_index);
+  bool guarded = !tc_e_is_const(s->stmt.pred, 1);
   tc_str_indent(o, depth);
   if (guarded) {
     tc_str_cat(o, "if (");
-    expr(o, k, s->pred);
+    expr(o, k, s->stmt.pred);
     tc_str_cat(o, ") {\n");
     tc_str_indent(o, depth + 1);
   }
-  d->store(o, s->op->out->dtype, s->op->out->mem, s->op->out->name, tc_str_cstr(&idx), tc_str_cstr(&v));
+  d->store(o, op->out->dtype, op->out->mem, op->out->name, tc_str_cstr(&idx), tc_str_cstr(&v));
   tc_str_cat(o, "\n");
   if (guarded) {
     tc_str_indent(o, depth);
@@ -352,40 +353,40 @@ static void from_bits(tc_str *o, const tc_dialect *d, tc_dtype t, const char *w)
  * warp-collective tcgen05.st / tcgen05.ld, element by element over the
  * vectorized loop the statement sits in. */
 static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
-  const tc_op *op = s->op;
-  bool ld = s->tmem == TC_TMEM_LD;
+  const tc_op *op = s->stmt.op;
+  bool ld = s->stmt.tmem.kind == TC_TMEM_LD;
   const tc_tensor *tm = ld ? op->in[0] : op->out, *reg = ld ? op->out : op->in[0];
-  const tc_kalloc *a = &k->allocs[s->tmem_alloc];
+  const tc_kalloc *a = &k->allocs[s->stmt.tmem.alloc];
   int size = (int)tc_dtype_size(tm->dtype), per = 4 / size, bits = 8 * size;
-  const char *v = s->tmem_vec ? tc_e_var_name(k->pool, (int)s->tmem_vec->var->val) : NULL;
+  const char *v = s->stmt.tmem.vec ? tc_e_var_name(k->pool, (int)s->stmt.tmem.vec->loop.var->val) : NULL;
   tc_str idx, addr, elem, word, x;
   tc_str_init(&idx), tc_str_init(&addr), tc_str_init(&elem), tc_str_init(&word), tc_str_init(&x);
-  expr(&idx, k, ld ? s->out_index : s->in_index[0]);
-  expr(&addr, k, s->tmem_addr);
+  expr(&idx, k, ld ? s->stmt.out_index : s->stmt.in_index[0]);
+  expr(&addr, k, s->stmt.tmem.addr);
   tc_str_printf(&elem, "%s[%s]", reg->name, tc_str_cstr(&idx));
   if (!v) tc_str_cat(&word, "tc_tr[0]");
   else if (per == 1) tc_str_printf(&word, "tc_tr[%s]", v);
   else tc_str_printf(&word, "tc_tr[%s / %d]", v, per);
   tc_str_indent(o, depth);
   tc_str_printf(o, "{  /* %s = %s: tcgen05.%s .32x32b.x%d (%s) */\n", op->out->name, op->in[0]->name,
-                ld ? "ld" : "st", s->tmem_words, tm->name);
+                ld ? "ld" : "st", s->stmt.tmem.words, tm->name);
   int in = depth + 1;
-  bool guarded = !tc_e_is_const(s->pred, 1);
+  bool guarded = !tc_e_is_const(s->stmt.pred, 1);
   if (guarded) {
     tc_str_indent(o, in);
     tc_str_cat(o, "if (");
-    expr(o, k, s->pred);
+    expr(o, k, s->stmt.pred);
     tc_str_cat(o, ") {\n");
     in++;
   }
   tc_str_indent(o, in);
-  tc_str_printf(o, "unsigned tc_tr[%d]%s;\n", s->tmem_words, !ld && per > 1 ? " = {0}" : "");
-  if (ld) d->tmem_access(o, a, 1, s->tmem_words, tc_str_cstr(&addr), in);
+  tc_str_printf(o, "unsigned tc_tr[%d]%s;\n", s->stmt.tmem.words, !ld && per > 1 ? " = {0}" : "");
+  if (ld) d->tmem_access(o, a, 1, s->stmt.tmem.words, tc_str_cstr(&addr), in);
   if (v) {
     tc_str_indent(o, in);
     tc_str_printf(o, "%s\n", d->unroll_pragma);
     tc_str_indent(o, in);
-    tc_str_printf(o, "for (int %s = 0; %s < %d; ++%s) {  /* vectorize */\n", v, v, s->tmem_elems, v);
+    tc_str_printf(o, "for (int %s = 0; %s < %d; ++%s) {  /* vectorize */\n", v, v, s->stmt.tmem.elems, v);
   }
   tc_str_indent(o, v ? in + 1 : in);
   if (ld) {
@@ -404,7 +405,7 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
     tc_str_indent(o, in);
     tc_str_cat(o, "}\n");
   }
-  if (!ld) d->tmem_access(o, a, 0, s->tmem_words, tc_str_cstr(&addr), in);
+  if (!ld) d->tmem_access(o, a, 0, s->stmt.tmem.words, tc_str_cstr(&addr), in);
   if (guarded) {
     tc_str_indent(o, depth + 1);
     tc_str_cat(o, "}\n");
@@ -419,7 +420,7 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
  * body, before a node in it, or in a statement lowered to ldmatrix /
  * stmatrix (the OpenCL emulation synchronizes the work-group). */
 static bool has_barrier_inside(const tc_knode *n) {
-  if (n->kind == TC_K_STMT) return n->ldsm != 0 || n->red == TC_RED_ALL;
+  if (n->kind == TC_K_STMT) return n->stmt.ldsm.kind != 0 || n->stmt.red.kind == TC_RED_ALL;
   if (n->sync_end) return true;
   for (int i = 0; i < n->nbody; i++)
     if (n->body[i]->sync_before || has_barrier_inside(n->body[i])) return true;
@@ -432,28 +433,29 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
                        bool wi_zero) {
   if (n->sync_before) print_barrier(o, d, k, depth);
   if (n->kind == TC_K_STMT) {
-    if (n->ldsm) tc_print_ldsm(o, d, k, n, depth);
-    else if (n->tmem) print_tmem(o, d, k, n, depth);
+    if (n->stmt.ldsm.kind) tc_print_ldsm(o, d, k, n, depth);
+    else if (n->stmt.tmem.kind) print_tmem(o, d, k, n, depth);
     else print_stmt(o, d, k, n, depth);
     return;
   }
-  if (n->nbody == 1 && n->body[0]->kind == TC_K_STMT && n->body[0]->tmem && n->body[0]->tmem_vec == n) {
+  const tc_kstmt *only = n->nbody == 1 && n->body[0]->kind == TC_K_STMT ? &n->body[0]->stmt : NULL;
+  if (only && only->tmem.kind && only->tmem.vec == n) {
     print_tmem(o, d, k, n->body[0], depth); /* the vector loop is the access */
     return;
   }
-  if (n->tma_stmt && d->tma_copy) {
-    d->tma_copy(o, k, n->tma_stmt, depth); /* the loop nest is the bulk copy */
+  if (n->loop.tma_stmt && d->tma_copy) {
+    d->tma_copy(o, k, n->loop.tma_stmt, depth); /* the loop nest is the bulk copy */
     if (n->sync_end) print_barrier(o, d, k, depth);
     return;
   }
-  if (n->nbody == 1 && n->body[0]->kind == TC_K_STMT && n->body[0]->ldsm && n->body[0]->ldsm_vec == n) {
+  if (only && only->ldsm.kind && only->ldsm.vec == n) {
     if (n->body[0]->sync_before) print_barrier(o, d, k, depth);
     tc_print_ldsm(o, d, k, n->body[0], depth); /* the vector loop is the instruction */
     if (n->sync_end) print_barrier(o, d, k, depth);
     return;
   }
-  const char *v = k->pool ? tc_e_var_name(k->pool, (int)n->var->val) : "i";
-  bool unroll = n->ptype == TC_UNROLL || n->ptype == TC_VECTORIZE;
+  const char *v = k->pool ? tc_e_var_name(k->pool, (int)n->loop.var->val) : "i";
+  bool unroll = n->loop.ptype == TC_UNROLL || n->loop.ptype == TC_VECTORIZE;
   if (unroll) {
     tc_str_indent(o, depth);
     tc_str_printf(o, "%s\n", d->unroll_pragma);
@@ -463,9 +465,9 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
     tc_str_printf(o, "%s\n", d->loop_pragma);
   }
   tc_str_indent(o, depth);
-  tc_str_printf(o, "for (int %s = 0; %s < %lld%s; ++%s) {", v, v, (long long)n->extent,
+  tc_str_printf(o, "for (int %s = 0; %s < %lld%s; ++%s) {", v, v, (long long)n->loop.extent,
                 wi_zero && !unroll && !has_barrier_inside(n) ? " + tc_wi_zero" : "", v);
-  if (n->ptype != TC_SERIAL) tc_str_printf(o, "  /* %s */", tc_ptype_name(n->ptype));
+  if (n->loop.ptype != TC_SERIAL) tc_str_printf(o, "  /* %s */", tc_ptype_name(n->loop.ptype));
   tc_str_cat(o, "\n");
   for (int i = 0; i < n->nbody; i++) print_node(o, d, k, n->body[i], depth + 1, wi_zero);
   if (n->sync_end) print_barrier(o, d, k, depth + 1);

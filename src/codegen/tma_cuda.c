@@ -33,7 +33,7 @@ const char tc_cu_tma_prelude[] =
     "}\n";
 
 static const tc_tensor *tma_global(const tc_knode *s) {
-  return s->tma == TC_TMA_LOAD ? s->op->in[0] : s->op->out;
+  return s->stmt.tma.kind == TC_TMA_LOAD ? s->stmt.op->in[0] : s->stmt.op->out;
 }
 
 #define MAX_TMA_STMTS 64
@@ -46,7 +46,7 @@ typedef struct tma_list {
 
 static int collect(tc_knode *n, void *ctx) {
   tma_list *l = ctx;
-  if (n->tma && l->n < MAX_TMA_STMTS) l->st[l->n++] = n;
+  if (n->stmt.tma.kind && l->n < MAX_TMA_STMTS) l->st[l->n++] = n;
   return 0;
 }
 
@@ -93,13 +93,13 @@ int tc_cu_tma_maps(const tc_kir *k, tc_rt_tmap *maps, int cap, tc_str *why) {
     for (int j = 0; j < nst; j++) {
       const tc_knode *o = st[j];
       if (tma_global(o) != g) continue;
-      if (o->tma_rows != s->tma_rows || o->tma_cols != s->tma_cols ||
-          o->tma_swizzle != s->tma_swizzle) {
+      if (o->stmt.tma.rows != s->stmt.tma.rows || o->stmt.tma.cols != s->stmt.tma.cols ||
+          o->stmt.tma.swizzle != s->stmt.tma.swizzle) {
         tc_str_printf(why,
                       "the bulk copies of %s use boxes %lldx%lld (%dB swizzle) and %lldx%lld (%dB "
                       "swizzle), but the kernel passes one tensor map per global tensor",
-                      g->name, (long long)s->tma_rows, (long long)s->tma_cols, s->tma_swizzle,
-                      (long long)o->tma_rows, (long long)o->tma_cols, o->tma_swizzle);
+                      g->name, (long long)s->stmt.tma.rows, (long long)s->stmt.tma.cols, s->stmt.tma.swizzle,
+                      (long long)o->stmt.tma.rows, (long long)o->stmt.tma.cols, o->stmt.tma.swizzle);
         return -1;
       }
     }
@@ -123,8 +123,8 @@ int tc_cu_tma_maps(const tc_kir *k, tc_rt_tmap *maps, int cap, tc_str *why) {
     m->rank = 2;
     m->dims[0] = cols, m->dims[1] = rows;
     m->strides[1] = cols * elem;
-    m->box[0] = (uint32_t)s->tma_cols, m->box[1] = (uint32_t)s->tma_rows;
-    m->swizzle = s->tma_swizzle;
+    m->box[0] = (uint32_t)s->stmt.tma.cols, m->box[1] = (uint32_t)s->stmt.tma.rows;
+    m->swizzle = s->stmt.tma.swizzle;
   }
   return n;
 }
@@ -144,16 +144,16 @@ void tc_cu_tma_setup(tc_str *o, const tc_kir *k) {
 }
 
 static void open_issue_loops(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
-  for (int i = 0; i < s->tma_nissue; i++) {
-    const char *v = tc_e_var_name(k->pool, (int)s->tma_issue[i]->var->val);
+  for (int i = 0; i < s->stmt.tma.nissue; i++) {
+    const char *v = tc_e_var_name(k->pool, (int)s->stmt.tma.issue[i]->loop.var->val);
     tc_str_indent(o, depth + i);
     tc_str_printf(o, "for (int %s = 0; %s < %lld; ++%s) {  /* one box each */\n", v, v,
-                  (long long)s->tma_issue[i]->extent, v);
+                  (long long)s->stmt.tma.issue[i]->loop.extent, v);
   }
 }
 
 static void close_issue_loops(tc_str *o, const tc_knode *s, int depth) {
-  for (int i = s->tma_nissue - 1; i >= 0; i--) {
+  for (int i = s->stmt.tma.nissue - 1; i >= 0; i--) {
     tc_str_indent(o, depth + i);
     tc_str_cat(o, "}\n");
   }
@@ -161,26 +161,26 @@ static void close_issue_loops(tc_str *o, const tc_knode *s, int depth) {
 
 /* 1 if statement n reads tensor ctx (tc_knode_each_stmt: does any?) */
 static int reads(tc_knode *n, void *ctx) {
-  for (int i = 0; n->op && i < n->op->nin; i++)
-    if (n->op->in[i] == ctx) return 1;
+  for (int i = 0; n->stmt.op && i < n->stmt.op->nin; i++)
+    if (n->stmt.op->in[i] == ctx) return 1;
   return 0;
 }
 
 void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
-  bool load = s->tma == TC_TMA_LOAD;
-  const tc_tensor *g = tma_global(s), *sm = load ? s->op->out : s->op->in[0];
+  bool load = s->stmt.tma.kind == TC_TMA_LOAD;
+  const tc_tensor *g = tma_global(s), *sm = load ? s->stmt.op->out : s->stmt.op->in[0];
   int64_t boxes = 1;
-  for (int i = 0; i < s->tma_nissue; i++) boxes *= s->tma_issue[i]->extent;
-  int64_t box_bytes = s->tma_rows * s->tma_cols * (int64_t)tc_dtype_size(g->dtype);
+  for (int i = 0; i < s->stmt.tma.nissue; i++) boxes *= s->stmt.tma.issue[i]->loop.extent;
+  int64_t box_bytes = s->stmt.tma.rows * s->stmt.tma.cols * (int64_t)tc_dtype_size(g->dtype);
   tc_str row, col, sh;
   tc_str_init(&row), tc_str_init(&col), tc_str_init(&sh);
-  tc_e_print_c(&row, k->pool, s->tma_row);
-  tc_e_print_c(&col, k->pool, s->tma_col);
-  tc_e_print_c(&sh, k->pool, s->tma_smem);
+  tc_e_print_c(&row, k->pool, s->stmt.tma.row);
+  tc_e_print_c(&col, k->pool, s->stmt.tma.col);
+  tc_e_print_c(&sh, k->pool, s->stmt.tma.smem);
   tc_str_indent(o, depth);
   tc_str_printf(o, "{  /* %s = %s: cp.async.bulk.tensor.2d, %lld box%s of %lld x %lld, %dB swizzle */\n",
-                s->op->out->name, s->op->in[0]->name, (long long)boxes, boxes == 1 ? "" : "es",
-                (long long)s->tma_rows, (long long)s->tma_cols, s->tma_swizzle);
+                s->stmt.op->out->name, s->stmt.op->in[0]->name, (long long)boxes, boxes == 1 ? "" : "es",
+                (long long)s->stmt.tma.rows, (long long)s->stmt.tma.cols, s->stmt.tma.swizzle);
   int d = depth + 1;
   if (!load) {
     tc_str_indent(o, d);
@@ -197,10 +197,10 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
     tc_str_printf(o,
                   "asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: "
                   "\"r\"(tc_tma_u32(&tc_tma_bar[%d])), \"r\"(%lld) : \"memory\");\n",
-                  s->tma_bar, (long long)(boxes * box_bytes));
+                  s->stmt.tma.bar, (long long)(boxes * box_bytes));
   }
   open_issue_loops(o, k, s, d + 1);
-  int in = d + 1 + s->tma_nissue;
+  int in = d + 1 + s->stmt.tma.nissue;
   tc_str_indent(o, in);
   if (load)
     tc_str_printf(o,
@@ -214,7 +214,7 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
     tc_str_printf(o,
                   ":: \"r\"(tc_tma_u32(&%s[%s])), \"l\"((unsigned long long)&tc_tmap_%s), \"r\"(%s), \"r\"(%s), "
                   "\"r\"(tc_tma_u32(&tc_tma_bar[%d]))\n",
-                  sm->name, tc_str_cstr(&sh), g->name, tc_str_cstr(&col), tc_str_cstr(&row), s->tma_bar);
+                  sm->name, tc_str_cstr(&sh), g->name, tc_str_cstr(&col), tc_str_cstr(&row), s->stmt.tma.bar);
   else
     tc_str_printf(o,
                   ":: \"l\"((unsigned long long)&tc_tmap_%s), \"r\"(%s), \"r\"(%s), \"r\"(tc_tma_u32(&%s[%s]))\n",
@@ -244,9 +244,9 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
                   "asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; "
                   "selp.u32 %%0, 1, 0, p; }\" : \"=r\"(tc_done) : \"r\"(tc_tma_u32(&tc_tma_bar[%d])), "
                   "\"r\"(tc_tma_phase[%d]) : \"memory\");\n",
-                  s->tma_bar, s->tma_bar);
+                  s->stmt.tma.bar, s->stmt.tma.bar);
     tc_str_indent(o, d);
-    tc_str_printf(o, "tc_tma_phase[%d] ^= 1u;\n", s->tma_bar);
+    tc_str_printf(o, "tc_tma_phase[%d] ^= 1u;\n", s->stmt.tma.bar);
   }
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");

@@ -10,72 +10,101 @@
 
 typedef enum tc_knode_kind { TC_K_ROOT, TC_K_LOOP, TC_K_STMT } tc_knode_kind;
 
-typedef struct tc_knode {
-  tc_knode_kind kind;
-  /* LOOP */
+struct tc_knode;
+
+/* LOOP: for (var = 0; var < extent; ++var) */
+typedef struct tc_kloop {
   const tc_expr *var;      /* the loop index variable */
   int64_t extent;
   tc_ptype ptype;          /* SERIAL, UNROLL, VECTORIZE or DID* */
-  int loop_id;             /* loop identity (union of mapped axes) */
-  struct tc_knode **body;
-  int nbody, cbody;
-  struct tc_knode *parent;
-  /* STMT: out[out_index] = op(in[k][in_index[k]]), when pred holds */
+  int id;                  /* loop identity (union of mapped axes) */
+  struct tc_knode *tma_stmt; /* the TMA statement this loop nest is printed
+                                as (or NULL) */
+} tc_kloop;
+
+/* A statement reading or writing tensor memory (src/lower/tmem.c): one
+ * warp-collective tcgen05.st (kind == TC_TMEM_ST, registers in[0] ->
+ * tensor memory out) or tcgen05.ld (TC_TMEM_LD) of shape 32x32b for the
+ * whole VECTORIZE loop vec it sits in (NULL: a single element) */
+typedef struct tc_ktmem {
+  int kind;                /* TC_TMEM_NONE / _ST / _LD (tmem.h) */
+  int words;               /* 32-bit registers per thread: the .x<N> */
+  int elems;               /* elements per thread (the vector width) */
+  int alloc;               /* index of the tensor's tc_kalloc */
+  struct tc_knode *vec;
+  const tc_expr *addr;     /* (warp's first lane << 16) + first column,
+                              relative to the allocation's address */
+} tc_ktmem;
+
+/* A statement lowered to one ldmatrix (kind == TC_LDSM_LD, shared in[0]
+ * -> registers out) or stmatrix (TC_LDSM_ST) per vector (src/lower/
+ * ldst.c): vec is the Vectorize(2 * num) loop it replaces, addr the
+ * element index in the shared tensor of the row this lane supplies */
+typedef struct tc_kldsm {
+  int kind;                /* TC_LDSM_NONE / _LD / _ST (ldst.h) */
+  int num;                 /* 8x8 matrices per instruction: the .x1/.x2/.x4 */
+  int trans;               /* 1: .trans */
+  struct tc_knode *vec;
+  const tc_expr *addr;
+} tc_kldsm;
+
+/* A statement lowered to bulk tensor copies (src/lower/tma.c): kind is
+ * TC_TMA_LOAD / _STORE; top is the outermost of the statement's own loops
+ * (printed as the copy), nissue of them (outermost first, issue[]) issue
+ * one box each, the rest are the box; the box is rows x cols elements
+ * with swizzle swizzle bytes, at global (row, col) and shared element
+ * smem; bar is the mbarrier (loads) */
+typedef struct tc_ktma {
+  int kind;
+  struct tc_knode *top;
+  struct tc_knode *issue[8];
+  int nissue;
+  int64_t rows, cols;
+  int swizzle, bar;
+  const tc_expr *row, *col, *smem;
+} tc_ktma;
+
+/* A statement of a reduction (op->kind == TC_OP_REDUCE): kind TC_RED_ACC
+ * out[out_index] = combine(out[out_index], in[0][in_index[0]]) when pred
+ * holds; TC_RED_INIT out[out_index] = the op's identity, before the
+ * outermost serial reduction loop (just before the statement when its
+ * reduction axes are all on threads); TC_RED_ALL after that loop (after
+ * the statement), when a reduction axis is bound to thread index slot
+ * (3..5: tidx..tidz): the threads along it combine their partial results
+ * through shared memory and every one of them gets the total (a block
+ * reduction) */
+typedef struct tc_kred {
+  int kind;                /* TC_RED_NONE / _ACC / _INIT / _ALL */
+  int slot;
+} tc_kred;
+
+/* STMT: out[out_index] = op(in[k][in_index[k]]), when pred holds; at most
+ * one of tmem, ldsm and tma says how it is printed (all kinds 0: a plain
+ * statement), red whether it is a step of a reduction */
+typedef struct tc_kstmt {
   tc_op *op;
   const tc_expr *pred;
   const tc_expr *out_index;
   const tc_expr *in_index[3];
+  tc_ktmem tmem;
+  tc_kldsm ldsm;
+  tc_ktma tma;
+  tc_kred red;
+} tc_kstmt;
+
+/* A node of the kernel IR: the common part, then the payload of its kind
+ * (loop for LOOP, stmt for STMT; ROOT has neither; the other kind's
+ * payload stays zero) */
+typedef struct tc_knode {
+  tc_knode_kind kind;
+  struct tc_knode *parent;
+  struct tc_knode **body;  /* ROOT, LOOP: the nodes inside, in order */
+  int nbody, cbody;
   /* barriers */
   int sync_before;         /* emit a block barrier before this node */
   int sync_end;            /* LOOP: emit a barrier at the end of the body */
-  /* STMT reading or writing tensor memory (src/lower/tmem.c): one
-   * warp-collective tcgen05.st (tmem == TC_TMEM_ST, registers in[0] ->
-   * tensor memory out) or tcgen05.ld (TC_TMEM_LD) of shape 32x32b for the
-   * whole VECTORIZE loop tmem_vec it sits in (NULL: a single element) */
-  int tmem;                /* TC_TMEM_NONE / _ST / _LD (tmem.h) */
-  int tmem_words;          /* 32-bit registers per thread: the .x<N> */
-  int tmem_elems;          /* elements per thread (the vector width) */
-  int tmem_alloc;          /* index of the tensor's tc_kalloc */
-  struct tc_knode *tmem_vec;
-  const tc_expr *tmem_addr; /* (warp's first lane << 16) + first column,
-                               relative to the allocation's address */
-  /* STMT lowered to one ldmatrix (ldsm == TC_LDSM_LD, shared in[0] ->
-   * registers out) or stmatrix (TC_LDSM_ST) per vector (src/lower/
-   * ldst.c): ldsm_vec is the Vectorize(2 * ldsm_num) loop it replaces,
-   * ldsm_addr the element index in the shared tensor of the row this lane
-   * supplies */
-  int ldsm;                /* TC_LDSM_NONE / _LD / _ST (ldst.h) */
-  int ldsm_num;            /* 8x8 matrices per instruction: the .x1/.x2/.x4 */
-  int ldsm_trans;          /* 1: .trans */
-  struct tc_knode *ldsm_vec;
-  const tc_expr *ldsm_addr;
-  /* STMT lowered to bulk tensor copies (src/lower/tma.c): tma is
-   * TC_TMA_LOAD / _STORE; tma_top is the outermost of the statement's own
-   * loops (printed as the copy), tma_nissue of them (outermost first,
-   * tma_issue[]) issue one box each, the rest are the box; the box is
-   * tma_rows x tma_cols elements with swizzle tma_swizzle bytes, at global
-   * (tma_row, tma_col) and shared element tma_smem; tma_bar is the
-   * mbarrier (loads) */
-  int tma;
-  struct tc_knode *tma_top;
-  struct tc_knode *tma_issue[8];
-  int tma_nissue;
-  int64_t tma_rows, tma_cols;
-  int tma_swizzle, tma_bar;
-  const tc_expr *tma_row, *tma_col, *tma_smem;
-  /* LOOP: the TMA statement this loop nest is printed as (or NULL) */
-  struct tc_knode *tma_stmt;
-  /* STMT of a reduction (op->kind == TC_OP_REDUCE): TC_RED_ACC
-   * out[out_index] = combine(out[out_index], in[0][in_index[0]]) when
-   * pred holds; TC_RED_INIT out[out_index] = the op's identity, before
-   * the outermost serial reduction loop (just before the statement when
-   * its reduction axes are all on threads); TC_RED_ALL after that loop
-   * (after the statement), when a reduction
-   * axis is bound to thread index red_slot (3..5: tidx..tidz): the
-   * threads along it combine their partial results through shared
-   * memory and every one of them gets the total (a block reduction) */
-  int red;
-  int red_slot;
+  tc_kloop loop;
+  tc_kstmt stmt;
 } tc_knode;
 
 enum { TC_RED_NONE, TC_RED_ACC, TC_RED_INIT, TC_RED_ALL };

@@ -67,8 +67,8 @@ static ldsm_bad check(tc_kir *k, tc_knode *s, const tc_expr *sh, const tc_expr *
   itv iv[40];
   int niv = 0;
   for (tc_knode *n = s->parent; n && niv < 36; n = n->parent) {
-    if (n->kind != TC_K_LOOP || n == s->ldsm_vec || !uses(sh, n->var->val)) continue;
-    iv[niv].id = n->var->val, iv[niv].n = (int)n->extent, iv[niv].sampled = 0;
+    if (n->kind != TC_K_LOOP || n == s->stmt.ldsm.vec || !uses(sh, n->loop.var->val)) continue;
+    iv[niv].id = n->loop.var->val, iv[niv].n = (int)n->loop.extent, iv[niv].sampled = 0;
     niv++;
   }
   for (int d = 0; d < 3; d++) {
@@ -162,7 +162,7 @@ static const char *type_name(bool ld, int trans) {
 
 static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char *arch) {
   tc_fusion *f = k->f;
-  tc_op *op = s->op;
+  tc_op *op = s->stmt.op;
   bool ld = op->ldst == TC_LDST_LDMATRIX || op->ldst == TC_LDST_LDMATRIX_TRANS;
   int trans = op->ldst == TC_LDST_LDMATRIX_TRANS || op->ldst == TC_LDST_STMATRIX_TRANS;
   const char *ins = ld ? "ldmatrix" : "stmatrix";
@@ -172,9 +172,10 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: %s's load/store type is %s, but it is not computed by a set (a copy)",
                    out->name, type_name(ld, trans));
-  tc_knode *vec = s->parent && s->parent->kind == TC_K_LOOP && s->parent->ptype == TC_VECTORIZE
+  tc_knode *vec = s->parent && s->parent->kind == TC_K_LOOP && s->parent->loop.ptype == TC_VECTORIZE
                       ? s->parent : NULL;
-  int num = vec && (vec->extent == 2 || vec->extent == 4 || vec->extent == 8) ? (int)vec->extent / 2 : 0;
+  int64_t vext = vec ? vec->loop.extent : 0;
+  int num = vext == 2 || vext == 4 || vext == 8 ? (int)vext / 2 : 0;
   if (num)
     snprintf(what, sizeof what, "%s.x%d%s of %s = %s", ins, num, trans ? ".trans" : "", out->name,
              in->name);
@@ -209,7 +210,8 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                    "thread's share of one, two or four 8x8 matrices: .x1, .x2 or .x4, one 32-bit "
                    "register of two 16-bit elements per matrix), but %s's innermost loop is %s%lld",
                    what, out->name, vec ? "Vectorize of " : "not vectorized, extent ",
-                   (long long)(vec ? vec->extent : (s->parent && s->parent->kind == TC_K_LOOP ? s->parent->extent : 1)));
+                   (long long)(vec ? vext
+                                   : (s->parent && s->parent->kind == TC_K_LOOP ? s->parent->loop.extent : 1)));
   if (vec->nbody != 1)
     return tc_fail(f, TC_ERR_SCHEDULE, "compile: the vectorized loop of the %s holds other statements",
                    what);
@@ -218,14 +220,14 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                    "compile: the %s is warp-collective, but the TIDx extent %lld is not a multiple "
                    "of 32, so a warp would span several TIDy rows or be partial",
                    what, (long long)k->block[0]);
-  if (!tc_e_is_const(s->pred, 1))
+  if (!tc_e_is_const(s->stmt.pred, 1))
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the %s is predicated (a split that does not divide, or a thread "
                    "extent below the block's); %s is warp-collective and moves whole matrices: "
                    "make the tile divide the tensor", what, ins);
-  const tc_expr *sh = ld ? s->in_index[0] : s->out_index;
-  int64_t vid = vec->var->val;
-  s->ldsm_vec = vec;
+  const tc_expr *sh = ld ? s->stmt.in_index[0] : s->stmt.out_index;
+  int64_t vid = vec->loop.var->val;
+  s->stmt.ldsm.vec = vec;
   /* fault 1 (tests): the other transposition's addresses, unchecked */
   const tc_expr *addr = derive_addr(k, sh, vid, num, tc_test_hooks_get()->ldsm_fault == 1 ? !trans : trans);
   ldsm_bad bad = tc_test_hooks_get()->ldsm_fault ? (ldsm_bad){0} : check(k, s, sh, addr, vid, num, trans);
@@ -254,10 +256,10 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                    "which is not 16-byte aligned; every 8x8 matrix row must be 16 contiguous, "
                    "aligned bytes of shared memory",
                    what, (long long)bad.t, (long long)bad.want);
-  s->ldsm = ld ? TC_LDSM_LD : TC_LDSM_ST;
-  s->ldsm_num = num;
-  s->ldsm_trans = trans;
-  s->ldsm_addr = addr;
+  s->stmt.ldsm.kind = ld ? TC_LDSM_LD : TC_LDSM_ST;
+  s->stmt.ldsm.num = num;
+  s->stmt.ldsm.trans = trans;
+  s->stmt.ldsm.addr = addr;
   k->nldsm++;
   return TC_OK;
 }
@@ -270,8 +272,8 @@ typedef struct ldst_ctx {
 
 static int lower_each(tc_knode *n, void *ctx) {
   ldst_ctx *c = ctx;
-  if (n->op->ldst == TC_LDST_LDMATRIX || n->op->ldst == TC_LDST_LDMATRIX_TRANS ||
-      n->op->ldst == TC_LDST_STMATRIX || n->op->ldst == TC_LDST_STMATRIX_TRANS)
+  if (n->stmt.op->ldst == TC_LDST_LDMATRIX || n->stmt.op->ldst == TC_LDST_LDMATRIX_TRANS ||
+      n->stmt.op->ldst == TC_LDST_STMATRIX || n->stmt.op->ldst == TC_LDST_STMATRIX_TRANS)
     return lower_stmt(c->k, n, c->target, c->arch);
   return TC_OK;
 }

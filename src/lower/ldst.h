@@ -29,12 +29,12 @@
 
 #include "kernel.h"
 
-/* tc_knode.ldsm */
+/* tc_kldsm.kind (tc_knode.stmt.ldsm) */
 enum { TC_LDSM_NONE = 0, TC_LDSM_LD = 1, TC_LDSM_ST = 2 };
 
 /* After indexing and barriers: lowers every statement whose op has load/
  * store type TC_LDST_LDMATRIX(_TRANS) or TC_LDST_STMATRIX(_TRANS) (sets
- * tc_knode.ldsm, ldsm_num, ldsm_trans, ldsm_vec, ldsm_addr and
+ * tc_knode.stmt.ldsm (tc_kldsm: kind, num, trans, vec, addr) and
  * tc_kir.nldsm), or fails with the message on
  * k->f.  CUDA needs sm_75+ for ldmatrix and sm_90+ for stmatrix (arch
  * NULL means sm_80); OpenCL emulates both; HIP has neither. */

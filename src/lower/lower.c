@@ -491,8 +491,8 @@ static tc_status order_statements(lctx *c, tc_op **order, int n) {
 /* A reduction's TC_RED_INIT statement, appended to parent. */
 static tc_knode *reduction_init(tc_knode *parent, tc_op *op) {
   tc_knode *init = knode_new(TC_K_STMT, parent);
-  init->op = op;
-  init->red = TC_RED_INIT;
+  init->stmt.op = op;
+  init->stmt.red.kind = TC_RED_INIT;
   return init;
 }
 
@@ -517,7 +517,7 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       if (!is_loop_ptype(a->ptype)) continue;
       int id = uf_find(c->uf, key(c, t, p));
       tc_knode *last = cur->nbody ? cur->body[cur->nbody - 1] : NULL;
-      if (last && last->kind == TC_K_LOOP && last->loop_id == id) {
+      if (last && last->kind == TC_K_LOOP && last->loop.id == id) {
         cur = last;
         continue;
       }
@@ -532,11 +532,11 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       tc_knode *l = knode_new(TC_K_LOOP, cur);
       char name[24];
       snprintf(name, sizeof name, "i%d", c->nloops++);
-      l->var = tc_e_var(k->pool, name, 0, a->extent - 1);
-      l->extent = a->extent;
-      l->ptype = a->ptype;
-      l->loop_id = id;
-      c->loopvar[id] = l->var;
+      l->loop.var = tc_e_var(k->pool, name, 0, a->extent - 1);
+      l->loop.extent = a->extent;
+      l->loop.ptype = a->ptype;
+      l->loop.id = id;
+      c->loopvar[id] = l->loop.var;
       c->loopnode[id] = l;
       cur = l;
     }
@@ -544,15 +544,15 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
      * statement, inside all its loops */
     if (op->kind == TC_OP_REDUCE && !init) init = reduction_init(cur, op);
     tc_knode *s = knode_new(TC_K_STMT, cur);
-    s->op = op;
+    s->stmt.op = op;
     stmt_of[i] = s;
     if (!init) continue;
-    s->red = TC_RED_ACC;
+    s->stmt.red.kind = TC_RED_ACC;
     if (red_slot >= 0) {
       tc_knode *all = knode_new(TC_K_STMT, init->parent); /* after the reduction loops */
-      all->op = op;
-      all->red = TC_RED_ALL;
-      all->red_slot = red_slot;
+      all->stmt.op = op;
+      all->stmt.red.kind = TC_RED_ALL;
+      all->stmt.red.slot = red_slot;
       bool fl = t->dtype == TC_F32 || t->dtype == TC_F16 || t->dtype == TC_BF16;
       (fl ? &k->nred_f : &k->nred_i)[0]++;
     }
@@ -653,7 +653,7 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
   tc_kir *k = c->k;
   tc_epool *p = k->pool;
   tc_dgraph *g = c->g;
-  tc_tensor *t = s->op->out;
+  tc_tensor *t = s->stmt.op->out;
   const tc_expr **vals = tc_xcalloc((size_t)g->naxes, sizeof *vals);
   const tc_expr *pred = loop_values(c, t, false, vals);
   const tc_expr *lv[16];
@@ -676,20 +676,20 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
     direct = index_from_walk(c, t, vals);
   free(vals);
   if (st) return st;
-  s->pred = tc_simplify(p, pred);
-  st = index_of(c, t, lv, &s->out_index);
-  if (!st && direct) s->out_index = direct;
-  for (int i = 0; i < s->op->nin && !st; i++) {
+  s->stmt.pred = tc_simplify(p, pred);
+  st = index_of(c, t, lv, &s->stmt.out_index);
+  if (!st && direct) s->stmt.out_index = direct;
+  for (int i = 0; i < s->stmt.op->nin && !st; i++) {
     const tc_expr *in_lv[16];
-    const tc_tensor *x = s->op->in[i];
+    const tc_tensor *x = s->stmt.op->in[i];
     for (int j = 0; j < t->nlogical; j++) {
-      int a = tc_op_in_axis(s->op, j);
+      int a = tc_op_in_axis(s->stmt.op, j);
       if (a < 0) continue; /* an axis a broadcast adds */
       /* an operand broadcasts along an axis of extent 1 (a reduced one too);
        * a gather's data is read at 0 plus what the printer adds */
-      in_lv[a] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(s->op, i, j) ? tc_e_const(p, 0) : lv[j];
+      in_lv[a] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(s->stmt.op, i, j) ? tc_e_const(p, 0) : lv[j];
     }
-    st = index_of(c, x, in_lv, &s->in_index[i]);
+    st = index_of(c, x, in_lv, &s->stmt.in_index[i]);
   }
   return st;
 }
@@ -712,7 +712,7 @@ static const tc_expr *init_pred(lctx *c, const tc_tensor *t) {
 
 /* The TC_RED_ACC statement of reduction op under n (NULL: none). */
 static tc_knode *find_acc(tc_knode *n, const tc_op *op) {
-  if (n->kind == TC_K_STMT) return n->red == TC_RED_ACC && n->op == op ? n : NULL;
+  if (n->kind == TC_K_STMT) return n->stmt.red.kind == TC_RED_ACC && n->stmt.op == op ? n : NULL;
   for (int i = 0; i < n->nbody; i++) {
     tc_knode *r = find_acc(n->body[i], op);
     if (r) return r;
@@ -725,10 +725,10 @@ static tc_knode *find_acc(tc_knode *n, const tc_op *op) {
  * the reduction axes). */
 static int reduction_indices(tc_knode *n, void *ctx) {
   lctx *c = ctx;
-  if (n->red != TC_RED_INIT && n->red != TC_RED_ALL) return 0;
-  tc_knode *acc = find_acc(c->k->root, n->op);
-  n->out_index = acc->out_index;
-  n->pred = n->red == TC_RED_INIT ? init_pred(c, n->op->out) : tc_e_const(c->k->pool, 1);
+  if (n->stmt.red.kind != TC_RED_INIT && n->stmt.red.kind != TC_RED_ALL) return 0;
+  tc_knode *acc = find_acc(c->k->root, n->stmt.op);
+  n->stmt.out_index = acc->stmt.out_index;
+  n->stmt.pred = n->stmt.red.kind == TC_RED_INIT ? init_pred(c, n->stmt.op->out) : tc_e_const(c->k->pool, 1);
   return 0;
 }
 
@@ -769,15 +769,16 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
  * the printed size each time. */
 static int check_printed_size(tc_knode *n, void *ctx) {
   lctx *c = ctx;
-  const tc_expr *es[] = {n->pred,     n->out_index, n->in_index[0], n->in_index[1], n->in_index[2],
-                         n->tmem_addr, n->ldsm_addr, n->tma_row, n->tma_col, n->tma_smem};
+  const tc_kstmt *s = &n->stmt;
+  const tc_expr *es[] = {s->pred,      s->out_index, s->in_index[0], s->in_index[1], s->in_index[2],
+                         s->tmem.addr, s->ldsm.addr, s->tma.row,     s->tma.col,     s->tma.smem};
   for (size_t i = 0; i < sizeof es / sizeof es[0]; i++)
     if (tc_e_print_size(es[i], TC_MAX_PRINTED_NODES) > TC_MAX_PRINTED_NODES)
       return tc_fail(c->f, TC_ERR_LOWER,
                      "compile: an index of the statement computing %s would print as more than %d "
                      "terms: transforms that read an axis twice (each XOR / CuTe swizzle does) "
                      "double it each time; schedule fewer of them on one axis",
-                     n->op && n->op->out ? n->op->out->name : "?", TC_MAX_PRINTED_NODES);
+                     s->op && s->op->out ? s->op->out->name : "?", TC_MAX_PRINTED_NODES);
   return TC_OK;
 }
 

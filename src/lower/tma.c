@@ -19,7 +19,7 @@ static const tc_expr *zero_vars(tc_epool *p, const tc_expr *e, int n, tc_knode *
     case TC_E_CONST: return e;
     case TC_E_VAR:
       for (int i = 0; i < n; i++)
-        if (e->val == loops[i]->var->val) return tc_e_const(p, 0);
+        if (e->val == loops[i]->loop.var->val) return tc_e_const(p, 0);
       return e;
     case TC_E_NOT: return tc_e_not(p, zero_vars(p, e->a, n, loops));
     case TC_E_SELECT:
@@ -62,13 +62,13 @@ static int try_box(tc_kir *k, tc_knode *s, tc_knode *const *chain, int n, int L,
                    const tc_expr *gidx, const tc_expr *sidx, int64_t N, int elem, int64_t off,
                    int64_t *rows_out) {
   int64_t C = S / elem, count = 1;
-  for (int i = 0; i < L; i++) count *= chain[i]->extent;
+  for (int i = 0; i < L; i++) count *= chain[i]->loop.extent;
   if (count % C != 0 || count / C > 256 || count / C < 1) return 1;
   int64_t R = count / C;
   var_set vs = {0};
-  for (int i = L; i < n; i++) add_var(&vs, chain[i]->var->val, chain[i]->extent);
+  for (int i = L; i < n; i++) add_var(&vs, chain[i]->loop.var->val, chain[i]->loop.extent);
   for (tc_knode *x = n ? chain[n - 1]->parent : s->parent; x; x = x->parent)
-    if (x->kind == TC_K_LOOP) add_var(&vs, x->var->val, x->extent);
+    if (x->kind == TC_K_LOOP) add_var(&vs, x->loop.var->val, x->loop.extent);
   for (int d = 0; d < 6; d++)
     if (d != 3) add_var(&vs, k->pvar[d]->val, d < 3 ? k->grid[d] : k->block[d - 3]);
   int64_t *vars = tc_xcalloc((size_t)tc_e_num_vars(k->pool) + 1, sizeof(int64_t));
@@ -77,7 +77,7 @@ static int try_box(tc_kir *k, tc_knode *s, tc_knode *const *chain, int n, int L,
   while (!bad) {
     for (int i = 0; i < vs.nv; i++) vars[vs.id[i]] = vs.vals[i][idx[i]];
     vars[k->pvar[3]->val] = 0;
-    for (int i = 0; i < L; i++) vars[chain[i]->var->val] = 0;
+    for (int i = 0; i < L; i++) vars[chain[i]->loop.var->val] = 0;
     int64_t g0 = tc_e_eval(gidx, vars), s0 = tc_e_eval(sidx, vars);
     int64_t r0 = g0 / N, c0 = g0 % N;
     if ((off + s0 * elem) % (8 * S) != 0) bad = 1;
@@ -85,8 +85,8 @@ static int try_box(tc_kir *k, tc_knode *s, tc_knode *const *chain, int n, int L,
     for (int64_t e = 0; e < count && !bad; e++) {
       int64_t rem = e;
       for (int i = 0; i < L; i++) {
-        bi[i] = rem % chain[i]->extent, rem /= chain[i]->extent;
-        vars[chain[i]->var->val] = bi[i];
+        bi[i] = rem % chain[i]->loop.extent, rem /= chain[i]->loop.extent;
+        vars[chain[i]->loop.var->val] = bi[i];
       }
       int64_t g = tc_e_eval(gidx, vars), sh = tc_e_eval(sidx, vars);
       int64_t r = g / N - r0, c = g % N - c0;
@@ -104,7 +104,7 @@ static int try_box(tc_kir *k, tc_knode *s, tc_knode *const *chain, int n, int L,
 
 static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
   tc_fusion *f = k->f;
-  tc_op *op = s->op;
+  tc_op *op = s->stmt.op;
   tc_tensor *out = op->out, *in = op->nin == 1 ? op->in[0] : NULL;
   char what[128];
   snprintf(what, sizeof what, "bulk tensor copy %s = %s", out->name, in ? in->name : "?");
@@ -119,13 +119,13 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
     return tc_fail(f, TC_ERR_UNSUPPORTED,
                    "compile: the %s: only 2-D global tensors have bulk tensor copies here (%s has %d "
                    "dimensions); use TC_LDST_DEFAULT", what, g->name, g->nlogical);
-  const tc_expr *gidx = load ? s->in_index[0] : s->out_index;
-  const tc_expr *sidx = load ? s->out_index : s->in_index[0];
+  const tc_expr *gidx = load ? s->stmt.in_index[0] : s->stmt.out_index;
+  const tc_expr *sidx = load ? s->stmt.out_index : s->stmt.in_index[0];
   if (uses(gidx, k->pvar[3]->val) || uses(sidx, k->pvar[3]->val))
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the %s depends on TIDx; a bulk copy is issued by one thread, so its "
                    "loops must not be bound to TIDx", what);
-  if (!tc_e_is_const(s->pred, 1))
+  if (!tc_e_is_const(s->stmt.pred, 1))
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the %s is predicated; bulk copies of partial tiles are not supported",
                    what);
@@ -146,16 +146,16 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
       if (try_box(k, s, chain, n, L, sws[w], gidx, sidx, N, elem, off, &R)) continue;
       tc_epool *p = k->pool;
       const tc_expr *g0 = tc_simplify(p, zero_vars(p, gidx, L, chain));
-      s->tma = load ? TC_TMA_LOAD : TC_TMA_STORE;
-      s->tma_top = chain[n - 1];
-      chain[n - 1]->tma_stmt = s;
-      s->tma_nissue = n - L;
-      for (int i = 0; i < n - L; i++) s->tma_issue[i] = chain[n - 1 - i];
-      s->tma_rows = R, s->tma_cols = sws[w] / elem, s->tma_swizzle = sws[w];
-      s->tma_row = tc_simplify(p, tc_e_divc(p, g0, N));
-      s->tma_col = tc_simplify(p, tc_e_modc(p, g0, N));
-      s->tma_smem = tc_simplify(p, zero_vars(p, sidx, L, chain));
-      s->tma_bar = load ? k->ntma_bars++ : -1;
+      s->stmt.tma.kind = load ? TC_TMA_LOAD : TC_TMA_STORE;
+      s->stmt.tma.top = chain[n - 1];
+      chain[n - 1]->loop.tma_stmt = s;
+      s->stmt.tma.nissue = n - L;
+      for (int i = 0; i < n - L; i++) s->stmt.tma.issue[i] = chain[n - 1 - i];
+      s->stmt.tma.rows = R, s->stmt.tma.cols = sws[w] / elem, s->stmt.tma.swizzle = sws[w];
+      s->stmt.tma.row = tc_simplify(p, tc_e_divc(p, g0, N));
+      s->stmt.tma.col = tc_simplify(p, tc_e_modc(p, g0, N));
+      s->stmt.tma.smem = tc_simplify(p, zero_vars(p, sidx, L, chain));
+      s->stmt.tma.bar = load ? k->ntma_bars++ : -1;
       k->ntma++;
       return TC_OK;
     }
@@ -169,7 +169,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
 }
 
 static int lower_each(tc_knode *n, void *ctx) {
-  return n->op->ldst == TC_LDST_BULK_TENSOR ? lower_stmt(ctx, n) : TC_OK;
+  return n->stmt.op->ldst == TC_LDST_BULK_TENSOR ? lower_stmt(ctx, n) : TC_OK;
 }
 
 tc_status tc_tma_lower(tc_kir *k, tc_target target, const char *arch) {

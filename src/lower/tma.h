@@ -17,7 +17,7 @@
 
 #include "kernel.h"
 
-/* tc_knode.tma */
+/* tc_ktma.kind (tc_knode.stmt.tma) */
 enum { TC_TMA_NONE = 0, TC_TMA_LOAD = 1, TC_TMA_STORE = 2 };
 
 tc_status tc_tma_lower(tc_kir *k, tc_target target, const char *arch);

@@ -229,10 +229,10 @@ static tc_status check_access(access *x) {
   itvar iv[40];
   int niv = 0;
   for (tc_knode *n = x->s->parent; n && niv < 36; n = n->parent) {
-    if (n->kind != TC_K_LOOP || n == x->s->tmem_vec) continue;
-    int64_t id = n->var->val;
+    if (n->kind != TC_K_LOOP || n == x->s->stmt.tmem.vec) continue;
+    int64_t id = n->loop.var->val;
     if (!uses_var(x->lane, id) && !uses_var(x->col, id) && !uses_var(x->pred, id)) continue;
-    iv[niv].id = id, iv[niv].n = (int)n->extent, iv[niv].vals = NULL;
+    iv[niv].id = id, iv[niv].n = (int)n->loop.extent, iv[niv].vals = NULL;
     iv[niv].name = tc_e_var_name(k->pool, (int)id);
     niv++;
   }
@@ -292,7 +292,7 @@ static tc_status check_access(access *x) {
 
 static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
   tc_fusion *f = k->f;
-  tc_op *op = s->op;
+  tc_op *op = s->stmt.op;
   tc_tensor *out = op->out, *in = op->in[0];
   bool store = out->mem == TC_MEM_TENSOR;
   tc_tensor *tm = out;
@@ -326,12 +326,12 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
   char what[96];
   snprintf(what, sizeof what, "tcgen05.%s of %s (%s = %s)", store ? "st" : "ld", tm->name,
            out->name, in->name);
-  tc_knode *vec = s->parent && s->parent->kind == TC_K_LOOP && s->parent->ptype == TC_VECTORIZE
+  tc_knode *vec = s->parent && s->parent->kind == TC_K_LOOP && s->parent->loop.ptype == TC_VECTORIZE
                       ? s->parent : NULL;
   if (vec && vec->nbody != 1)
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the vectorized loop of the %s holds other statements", what);
-  int64_t elems = vec ? vec->extent : 1;
+  int64_t elems = vec ? vec->loop.extent : 1;
   int size = (int)tc_dtype_size(tm->dtype);
   int64_t bytes = elems * size;
   if (bytes % 4 != 0)
@@ -353,18 +353,18 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
   tc_epool *p = k->pool;
   int64_t colelems = a->elems / (a->lanes > 0 ? a->lanes : 1);
-  const tc_expr *idx = store ? s->out_index : s->in_index[0];
+  const tc_expr *idx = store ? s->stmt.out_index : s->stmt.in_index[0];
   access x = {0};
   x.k = k, x.s = s, x.what = what, x.at = "";
   x.lane = tc_simplify(p, tc_e_divc(p, idx, colelems));
   x.col = tc_simplify(p, tc_e_modc(p, idx, colelems));
-  x.pred = s->pred;
-  x.vec_var = vec ? vec->var->val : -1;
+  x.pred = s->stmt.pred;
+  x.vec_var = vec ? vec->loop.var->val : -1;
   x.elems = (int)elems, x.size = size;
   x.threads = threads;
   memcpy(x.block, k->block, sizeof x.block);
   x.vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof(int64_t));
-  s->tmem_vec = vec;
+  s->stmt.tmem.vec = vec;
   tc_status st = check_access(&x);
   free(x.vars);
   if (st) return st;
@@ -377,24 +377,24 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
                    (long long)k->block[2], what);
   const tc_expr *lane0 = x.lane, *col0 = x.col;
   if (vec) {
-    lane0 = tc_simplify(p, subst(p, lane0, vec->var->val, tc_e_const(p, 0)));
-    col0 = tc_simplify(p, subst(p, col0, vec->var->val, tc_e_const(p, 0)));
+    lane0 = tc_simplify(p, subst(p, lane0, vec->loop.var->val, tc_e_const(p, 0)));
+    col0 = tc_simplify(p, subst(p, col0, vec->loop.var->val, tc_e_const(p, 0)));
   }
   /* the warp's first lane (lane - lane id, as lane = base + lane id) in
    * the high half, the first 32-bit column in the low half */
   const tc_expr *base_lane = tc_e_mulc(p, tc_e_divc(p, lane0, 32), 32);
   const tc_expr *word = tc_e_divc(p, tc_e_mulc(p, col0, size), 4);
-  s->tmem_addr = tc_simplify(p, tc_e_add(p, tc_e_mulc(p, base_lane, 65536), word));
-  s->tmem = store ? TC_TMEM_ST : TC_TMEM_LD;
-  s->tmem_words = (int)(bytes / 4);
-  s->tmem_elems = (int)elems;
-  s->tmem_alloc = ai;
+  s->stmt.tmem.addr = tc_simplify(p, tc_e_add(p, tc_e_mulc(p, base_lane, 65536), word));
+  s->stmt.tmem.kind = store ? TC_TMEM_ST : TC_TMEM_LD;
+  s->stmt.tmem.words = (int)(bytes / 4);
+  s->stmt.tmem.elems = (int)elems;
+  s->stmt.tmem.alloc = ai;
   return TC_OK;
 }
 
 static int lower_each(tc_knode *n, void *ctx) {
   tc_kir *k = ctx;
-  tc_op *op = n->op;
+  tc_op *op = n->stmt.op;
   bool touches = op->out->mem == TC_MEM_TENSOR;
   for (int i = 0; i < op->nin; i++) touches |= op->in[i]->mem == TC_MEM_TENSOR;
   if (touches) return lower_stmt(k, n);

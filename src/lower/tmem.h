@@ -19,7 +19,7 @@
 #define TC_TMEM_LANES 128
 #define TC_TMEM_COLUMNS 512
 
-/* tc_knode.tmem */
+/* tc_ktmem.kind (tc_knode.stmt.tmem) */
 enum { TC_TMEM_NONE = 0, TC_TMEM_ST = 1, TC_TMEM_LD = 2 };
 
 /* TC_ERR_UNSUPPORTED (message on f) when a tensor of f is in tensor memory
@@ -29,7 +29,7 @@ tc_status tc_tmem_check_target(tc_fusion *f, tc_target target, const char *arch)
 
 /* After allocation and indexing: gives each tensor-memory allocation its
  * place (tc_kalloc.tmem_col, .tmem_slot) and lowers every statement that
- * reads or writes tensor memory (tc_knode.tmem ...), checking that
+ * reads or writes tensor memory (tc_knode.stmt.tmem), checking that
  *   - it is a set/permute between registers and tensor memory,
  *   - its vector is a whole number of 32-bit words, at most 128,
  *   - it is warp-collective (whole warps, or none, execute it),
