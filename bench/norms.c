@@ -101,6 +101,9 @@ int main(int argc, char **argv) {
       st = tc_kernel_run(k, args, NULL, &ms);
       if (st == TC_ERR_NO_DEVICE) {
         fprintf(stderr, "norms: no device for %s: %s\n", tc_target_name(target), tc_kernel_error(k));
+        free(x), free(ref), free(xin), free(yout), free(yref), free(label), free(t);
+        tc_kernel_free(k);
+        tc_fusion_free(f);
         return 3;
       }
       double maxrel = 0, maxerr = 0, maxref = 0;
