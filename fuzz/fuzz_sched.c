@@ -3,10 +3,12 @@
  * output) and then a sequence of API calls (split, merge, reorder,
  * swizzles, resize, parallelize, memory and ld/st types, inlining,
  * caching, propagation, loop/allocation domains, abstract tensors, layout
- * queries) with fuzzed arguments on fuzzed tensors.  Every call must
+ * queries, new ops: also reductions over fuzzed axes, broadcasting binary
+ * ops and scalar ops) with fuzzed arguments on fuzzed tensors.  Every call must
  * succeed or fail with a message in tc_fusion_error; then tc_compile for
  * a fuzzed target must give a kernel with a source or fail with a
  * message. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +30,7 @@ typedef struct state {
 } state;
 
 static void add(state *s, tc_tensor *t, const char *what) {
+  FZ_LOG("%s: %s", what, t ? tc_tensor_name(t) : tc_fusion_error(s->f));
   if (!t) {
     FZ_ASSERT(tc_fusion_error(s->f)[0], "%s returned NULL without a message", what);
     return;
@@ -162,11 +165,21 @@ static void one_call(state *s, fz_in *in) {
     }
     case 32: {
       tc_tensor *o = pick(s, in);
-      unsigned k = fz_byte(in) % 4;
+      unsigned k = fz_byte(in) % 6;
       if (k == 0) add(s, tc_unary(s->f, (tc_unary_op)fz_range(in, 0, 9), o), "tc_unary");
       else if (k == 1) add(s, tc_binary(s->f, (tc_binary_op)fz_range(in, 0, 6), o, t), "tc_binary");
       else if (k == 2) add(s, tc_cast(s->f, o, (tc_dtype)fz_range(in, 0, 5)), "tc_cast");
-      else add(s, tc_set(s->f, o), "tc_set");
+      else if (k == 3) add(s, tc_set(s->f, o), "tc_set");
+      else if (k == 4) { /* op 3 and axes out of range or repeated are refused */
+        tc_reduce_op rop = (tc_reduce_op)fz_range(in, 0, 3);
+        int n = (int)fz_range(in, -1, 3), axes[3];
+        for (int i = 0; i < 3; i++) axes[i] = (int)fz_range(in, -4, 3);
+        add(s, tc_reduce(s->f, rop, o, n, axes), "tc_reduce");
+      } else {
+        static const double v[] = {0, -0.0, 1.5, -3, 1e-5, 2147483648.0, NAN, INFINITY, 7};
+        tc_binary_op bop = (tc_binary_op)fz_range(in, 0, 6);
+        add(s, tc_binary_scalar(s->f, bop, o, v[fz_byte(in) % 9]), "tc_binary_scalar");
+      }
       break;
     }
     default: status(s, tc_add_output(s->f, t), "tc_add_output"); break;

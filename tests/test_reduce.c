@@ -7,7 +7,12 @@
  * a serial reduction written straight to global memory, an outer
  * (column) reduction with the columns on threads, and block reductions
  * (the reduced axis on TIDx) as softmax and RMSNorm need them, at ragged
- * shapes; misuse gets a message naming the tensor, axis and reason. */
+ * shapes; misuse gets a message naming the tensor, axis and reason.  The
+ * schedules the differential tests (test_diff.c) found lowered wrongly
+ * are kept here: producers inlined into a reduction loop, iteration loops
+ * inside a reduction's thread axis, splits that do not divide an
+ * iteration axis of a result in registers, a block reduction over one
+ * thread. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -63,6 +68,44 @@ static int run_check(tc_fusion *f, const char *name, void **args, int nargs, con
 
 /* The f32 rounding bound of a sum of n terms of absolute sum abs. */
 static double sum_tol(int64_t n, double abs) { return (double)(n + 2) * ldexp(1.0, -24) * abs + 1e-30; }
+
+/* A fusion computing y = x - m, m = reduce(x) over axis ax, of an f32
+ * input of the given shape, y its output. */
+static tc_fusion *x_minus_reduced(int rank, const int64_t *shape, tc_reduce_op op, int ax, tc_tensor **m,
+                                  tc_tensor **y) {
+  tc_fusion *f = tc_fusion_new();
+  tc_tensor *x = tc_input(f, TC_F32, rank, shape);
+  *m = tc_reduce(f, op, x, 1, &ax);
+  *y = tc_binary(f, TC_SUB, x, *m);
+  TC_CHECK(*y != NULL, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, *y));
+  return f;
+}
+
+/* A fusion computing y = scale * m, m = reduce(x) over axis ax, of an f32
+ * input of [rows, cols], y its output. */
+static tc_fusion *scaled_reduction(int64_t rows, int64_t cols, tc_reduce_op op, int ax, double scale, tc_tensor **m,
+                                   tc_tensor **y) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {rows, cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  *m = tc_reduce(f, op, x, 1, &ax);
+  *y = tc_binary_scalar(f, TC_MUL, *m, scale);
+  TC_CHECK(*y != NULL, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, *y));
+  return f;
+}
+
+/* y = x - m (m a reduction over x's rows) for [rows, cols] floats: the
+ * element's tolerance, 2 ulp of the result and of m's rounding. */
+static void want_x_minus(const float *X, const double *m, int64_t rows, int64_t cols, double *want,
+                         double *tol) {
+  for (int64_t r = 0; r < rows; r++)
+    for (int64_t c = 0; c < cols; c++) {
+      want[r * cols + c] = X[r * cols + c] - m[r];
+      tol[r * cols + c] = 2.5e-7 * (fabs(want[r * cols + c]) + fabs(m[r]));
+    }
+}
 
 /* sum over the last axis of [rows, cols], serial, written to global
  * memory by the reduction itself. */
@@ -129,8 +172,11 @@ static void test_column_max_threads(void) {
 /* softmax over the rows of [rows, cols]: y = exp(x - max) / sum(exp(x -
  * max)), one block per row, the columns split by `threads` with the inner
  * part on TIDx, so max and sum are block reductions; every tensor is
- * scheduled like y (tc_propagate_transforms, tc_parallelize_all_like). */
-static void check_softmax(int64_t rows, int64_t cols, int64_t threads) {
+ * scheduled like y (tc_propagate_transforms, tc_parallelize_all_like).
+ * inline_most: then tc_inline_most, which computes x - max into exp and
+ * exp(x - max), read by the sum and by y, outside the sum's loop (its
+ * row kept in registers). */
+static void check_softmax(int64_t rows, int64_t cols, int64_t threads, int inline_most) {
   tc_fusion *f = tc_fusion_new();
   int64_t shape[2] = {rows, cols};
   tc_tensor *x = tc_input(f, TC_F32, 2, shape);
@@ -148,6 +194,11 @@ static void check_softmax(int64_t rows, int64_t cols, int64_t threads) {
   OK(f, tc_parallelize_all_like(y));
   char d[160];
   TC_CHECK(strstr(tc_tensor_describe(s, d, sizeof d), "rTIDx") != NULL, "sum's schedule: %s", d);
+  if (inline_most) {
+    OK(f, tc_inline_most(f));
+    TC_CHECK(strstr(tc_tensor_describe(e, d, sizeof d), "iBIDx{") == d + 3 && strstr(d, "}, (CA), iS{"),
+             "exp(x - max) inlined only past the rows: %s", d);
+  }
   int64_t n = rows * cols;
   float *X = malloc((size_t)n * sizeof(float)), *O = malloc((size_t)n * sizeof(float));
   double *want = malloc((size_t)n * sizeof(double)), *tol = malloc((size_t)n * sizeof(double));
@@ -164,17 +215,27 @@ static void check_softmax(int64_t rows, int64_t cols, int64_t threads) {
   }
   void *args[2] = {X, O};
   char name[64];
-  snprintf(name, sizeof name, "softmax_%lldx%lld", (long long)rows, (long long)cols);
+  snprintf(name, sizeof name, "softmax_%lldx%lld%s", (long long)rows, (long long)cols, inline_most ? "_inl" : "");
   if (!run_check(f, name, args, 2, want, tol, n)) TC_SKIP("no OpenCL device");
   free(X), free(O), free(want), free(tol);
   tc_fusion_free(f);
 }
 
 static void test_softmax_block(void) {
-  check_softmax(7, 1000, 128);
-  check_softmax(3, 1, 32);
-  check_softmax(33, 4099, 256);
-  check_softmax(2, 100, 64); /* threads beyond the row's end hold the identity */
+  check_softmax(7, 1000, 128, 0);
+  check_softmax(3, 1, 32, 0);
+  check_softmax(33, 4099, 256, 0);
+  check_softmax(2, 100, 64, 0); /* threads beyond the row's end hold the identity */
+}
+
+/* tc_inline_most on softmax: exp(x - max) is read by the sum and by the
+ * division, so it stays out of the sum's reduction loop (inlined deeper,
+ * the loop would be the division's too, which reads the sum: refused
+ * with "T4 and its consumer T5 share a loop (T4's axis 1 rS{8}, T5's axis
+ * 1 iS{8}) through T2, which is inlined into the loops of both"). */
+static void test_softmax_inline_most(void) {
+  check_softmax(7, 1000, 128, 1);
+  check_softmax(2, 100, 64, 1);
 }
 
 /* RMSNorm: y = x / sqrt(mean(x^2) + eps), eps and 1/n as scalars, the
@@ -212,6 +273,45 @@ static void test_rmsnorm_block(void) {
   void *args[2] = {X, O};
   if (!run_check(f, "rmsnorm", args, 2, want, tol, n)) TC_SKIP("no OpenCL device");
   free(X), free(O), free(want), free(tol);
+  tc_fusion_free(f);
+}
+
+/* tc_inline_most where the shared loop is not the reduction's: a column
+ * maximum of 2 exp(x) with its columns outermost ([iS{8}, rS{6}]), and
+ * exp(x) read by it (through 2 exp(x)) and by the quotient.  Inlined
+ * into both, exp(x) would join the row loop of 2 exp(x) with the
+ * quotient's, which needs the finished maximum: refused with "T2 and T4
+ * run in one loop (T4's loop axis 0, iS{6}), but T3, outside that loop,
+ * reads T2 and is read by T4".  exp(x) is computed whole instead. */
+static void test_inline_most_outside_reduction(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {6, 8};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  tc_tensor *a = tc_unary(f, TC_EXP, x);
+  tc_tensor *b = tc_binary_scalar(f, TC_MUL, a, 2.0);
+  int ax = 0;
+  tc_tensor *m = tc_reduce(f, TC_REDUCE_MAX, b, 1, &ax);
+  tc_tensor *y = tc_binary(f, TC_DIV, a, m);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  int from[2] = {0, 1}, to[2] = {1, 0};
+  OK(f, tc_reorder(m, 2, from, to));
+  OK(f, tc_inline_most(f));
+  char d[128];
+  TC_CHECK(strstr(tc_tensor_describe(a, d, sizeof d), "(CA)") == NULL, "exp(x) not inlined: %s", d);
+  float X[48], Y[48];
+  double want[48], tol[48];
+  fill(X, 48, 13);
+  for (int c = 0; c < 8; c++) {
+    double mx = 0;
+    for (int r = 0; r < 6; r++) mx = fmax(mx, 2 * exp((double)X[r * 8 + c]));
+    for (int r = 0; r < 6; r++) {
+      want[r * 8 + c] = exp((double)X[r * 8 + c]) / mx;
+      tol[r * 8 + c] = 2e-6 * want[r * 8 + c]; /* exp twice (3 ulp), the quotient */
+    }
+  }
+  void *args[2] = {X, Y};
+  if (!run_check(f, "inline_most_column_max", args, 2, want, tol, 48)) TC_SKIP("no OpenCL device");
   tc_fusion_free(f);
 }
 
@@ -305,6 +405,59 @@ static void test_misuse(void) {
   /* merging a reduction axis with an iteration axis */
   TC_CHECK(tc_merge(s, 0, 1) != TC_OK && strstr(tc_fusion_error(f), "reduction axis"), "merge: %s",
            tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
+/* Propagation and parallel types reach a reduction through the axes it
+ * reduces, not through its reader: y = x - max(transpose(x)) over all
+ * axes of [2, 6], scheduled like y with its 6 on TIDx.  The maximum's
+ * reduction axes are [6, 2] (transpose(x)'s); its reader y, where it is
+ * [1, 1], placed them as y's [2, 6] and the tensors before it from
+ * there, so that the propagation was refused ("T4's logical axis 0
+ * (extent 2) has no counterpart in T1") or, with x's copy in other
+ * places, the maximum kept [rS{6}, rS{2}] serial while transpose(x) ran
+ * on TIDx ("T3 is in local memory with axis 1 bound to TIDx, but its
+ * consumer T4 has no matching TIDx axis"). */
+static void test_schedule_reaches_reduction_through_operand(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {2, 6};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int perm[2] = {1, 0}, axes[2] = {0, 1};
+  tc_tensor *p = tc_permute(f, tc_set(f, x), perm);
+  tc_tensor *m = tc_reduce(f, TC_REDUCE_MAX, p, 2, axes);
+  tc_tensor *y = tc_binary(f, TC_SUB, x, m);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_parallelize(y, 1, TC_TIDX));
+  OK(f, tc_propagate_transforms(y));
+  OK(f, tc_parallelize_all_like(y));
+  char d[128];
+  TC_CHECK(strstr(tc_tensor_describe(m, d, sizeof d), "[rS{2}, rTIDx{6}]") != NULL, "max: %s", d);
+  float X[12], Y[12];
+  double mx = -INFINITY, want[12], tol[12];
+  fill(X, 12, 15);
+  for (int i = 0; i < 12; i++) mx = fmax(mx, X[i]);
+  for (int i = 0; i < 12; i++) want[i] = X[i] - mx, tol[i] = 2.5e-7 * (fabs(want[i]) + fabs(mx));
+  void *args[2] = {X, Y};
+  if (!run_check(f, "reduction_through_operand", args, 2, want, tol, 12)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+}
+
+/* A refused tc_compute_at leaves the producer as it was: computing a
+ * maximum at position 2 of its reader is refused (its reduction axis maps
+ * to no axis of the reader), and the maximum's reduction axis stays on
+ * TIDy.  The call gave the replayed axes the reader's parallel types
+ * before it checked the position, and a refusal kept them: the axis came
+ * back serial, and a block reduction's producer on TIDy no longer
+ * matched it. */
+static void test_refused_compute_at_keeps_schedule(void) {
+  tc_tensor *m, *y;
+  tc_fusion *f = scaled_reduction(3, 3, TC_REDUCE_MAX, 1, 2.0, &m, &y);
+  OK(f, tc_parallelize(m, 1, TC_TIDY));
+  TC_CHECK(tc_compute_at(m, y, 2) != TC_OK && strstr(tc_fusion_error(f), "cannot inline"), "compute_at: %s",
+           tc_fusion_error(f));
+  TC_CHECK_EQ_INT(tc_tensor_loop_ptype(m, 1), TC_TIDY);
+  TC_CHECK_EQ_INT(tc_tensor_loop_ptype(m, 0), TC_SERIAL);
   tc_fusion_free(f);
 }
 
@@ -542,10 +695,393 @@ static void test_tree_forms(void) {
   tc_fusion_free(f);
 }
 
+/* A producer inlined into a reduction's loop (tc_inline_most puts x -
+ * 1.5 inside max's reduction loop) and read there by another op too (z
+ * shares that loop): the maximum starts at its identity before the loop
+ * that the producer's statement opened.  Was refused with "internal
+ * error: T2's loop axis 1 (rS{33}) is shared with a loop that other
+ * statements were placed after". */
+static void test_producer_inlined_into_reduction_loop(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {7, 33};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  tc_tensor *p = tc_binary_scalar(f, TC_ADD, x, -1.5);
+  int ax = 1;
+  tc_tensor *m = tc_reduce(f, TC_REDUCE_MAX, p, 1, &ax);
+  tc_tensor *z = tc_binary_scalar(f, TC_MUL, p, 2.0);
+  tc_tensor *y = tc_binary(f, TC_SUB, x, m);
+  TC_REQUIRE(y && z, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, z));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_inline_most(f));
+  char d[128];
+  TC_CHECK(strstr(tc_tensor_describe(p, d, sizeof d), "iS{33}, (CA)") != NULL, "inlined: %s", d);
+  float X[231], Z[231], Y[231];
+  double mx[7], want[231], tol[231];
+  fill(X, 231, 6);
+  for (int r = 0; r < 7; r++) {
+    mx[r] = -INFINITY;
+    for (int c = 0; c < 33; c++) mx[r] = fmax(mx[r], (float)(X[r * 33 + c] - 1.5f));
+  }
+  want_x_minus(X, mx, 7, 33, want, tol);
+  void *args[3] = {X, Z, Y};
+  if (!run_check(f, "inlined_into_max", args, 3, want, tol, 231)) TC_SKIP("no OpenCL device");
+  for (int i = 0; i < 231; i++)
+    if (Z[i] != (X[i] - 1.5f) * 2.0f) {
+      TC_CHECK(0, "z element %d: %.9g, want %.9g", i, Z[i], (X[i] - 1.5f) * 2.0f);
+      break;
+    }
+  tc_fusion_free(f);
+}
+
+/* The same in a block reduction: exp(x) computed inside the sum's serial
+ * reduction loop (split by 64, the inner part on TIDx) and stored from
+ * there by z too; the block reduction follows that loop, after z's
+ * statement. */
+static void test_producer_inlined_into_block_reduction(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {4, 300};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  tc_tensor *e = tc_unary(f, TC_EXP, x);
+  int ax = 1;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, e, 1, &ax);
+  tc_tensor *z = tc_binary_scalar(f, TC_MUL, e, 2.0);
+  tc_tensor *y = tc_binary(f, TC_DIV, x, s);
+  TC_REQUIRE(y && z, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, z));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_split(y, 1, 64, 1));
+  OK(f, tc_parallelize(y, 0, TC_BIDX));
+  OK(f, tc_parallelize(y, 2, TC_TIDX));
+  OK(f, tc_propagate_transforms(y));
+  OK(f, tc_parallelize_all_like(y));
+  OK(f, tc_inline_most(f));
+  char d[128];
+  TC_CHECK(strstr(tc_tensor_describe(e, d, sizeof d), "iTIDx{64}, (CA)") != NULL, "inlined: %s", d);
+  float X[1200], Z[1200], Y[1200];
+  double want[1200], tol[1200];
+  fill(X, 1200, 7);
+  for (int r = 0; r < 4; r++) {
+    double sum = 0;
+    for (int c = 0; c < 300; c++) sum += exp((double)X[r * 300 + c]);
+    for (int c = 0; c < 300; c++) {
+      want[r * 300 + c] = X[r * 300 + c] / sum;
+      /* exp's 3 ulp and the f32 sum's rounding, relative */
+      tol[r * 300 + c] = fabs(want[r * 300 + c]) * (8e-7 + 308 * 1.2e-7);
+    }
+  }
+  void *args[3] = {X, Z, Y};
+  if (!run_check(f, "inlined_into_block_sum", args, 3, want, tol, 1200)) TC_SKIP("no OpenCL device");
+  for (int i = 0; i < 1200; i++)
+    if (!(fabs(Z[i] - 2 * exp((double)X[i])) <= 1e-6 * 2 * exp((double)X[i]))) {
+      TC_CHECK(0, "z element %d: %.9g, want %.9g", i, Z[i], 2 * exp((double)X[i]));
+      break;
+    }
+  tc_fusion_free(f);
+}
+
+/* A column sum of [12, 2] with the reduced axis on TIDx and the columns
+ * a serial loop inside it ([rTIDx{12}, iS{2}]): each column starts at 0
+ * and is combined by the block inside the column loop.  The start was
+ * printed before that loop, with its variable undeclared, and the device
+ * compiler rejected the kernel. */
+static void test_iteration_loop_inside_thread_reduction(void) {
+  tc_tensor *s, *y;
+  tc_fusion *f = scaled_reduction(12, 2, TC_REDUCE_SUM, 0, 0.5, &s, &y);
+  OK(f, tc_parallelize(s, 0, TC_TIDX));
+  float X[24], Y[2];
+  double want[2], tol[2];
+  fill(X, 24, 8);
+  for (int c = 0; c < 2; c++) {
+    double a = 0, m = 0;
+    for (int r = 0; r < 12; r++) a += X[r * 2 + c], m += fabs(X[r * 2 + c]);
+    want[c] = 0.5 * a, tol[c] = 0.5 * sum_tol(12, m);
+  }
+  void *args[2] = {X, Y};
+  if (!run_check(f, "thread_reduction_outside_loop", args, 2, want, tol, 2)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+}
+
+/* Splits that do not divide an iteration axis of a reduction kept in
+ * registers: the iterations past the end start (and, in a block
+ * reduction, store) nothing.  Their indices fell on other rows' registers
+ * (serial: a finished minimum reset to +inf) or past the register array
+ * (block: -inf and garbage came out). */
+static void test_partial_tiles_of_register_result(void) {
+  /* serial: min over the 36 of [3, 36, 2], the result's loop [iS{2},
+   * iTIDz{1}, iS{2}, iS{3}, rS{36}] from splits by 4 and 3 of the
+   * extent 3 */
+  int64_t shape[3] = {3, 36, 2};
+  tc_tensor *m, *y;
+  tc_fusion *f = x_minus_reduced(3, shape, TC_REDUCE_MIN, 1, &m, &y);
+  int from[5] = {0, 1, 2, 3, 4}, to3[3] = {2, 0, 1}, to5[5] = {4, 0, 1, 2, 3};
+  OK(f, tc_reorder(m, 3, from, to3));
+  OK(f, tc_split(m, 2, 4, 1));
+  OK(f, tc_split(m, 3, 3, 1));
+  OK(f, tc_propagate_transforms(m));
+  OK(f, tc_parallelize(m, 2, TC_TIDZ));
+  OK(f, tc_parallelize_all_like(m));
+  OK(f, tc_reorder(m, 5, from, to5));
+  float X[216], Y[216];
+  double mn[6], want[216], tol[216];
+  fill(X, 216, 9);
+  for (int a = 0; a < 3; a++)
+    for (int c = 0; c < 2; c++) {
+      mn[a * 2 + c] = INFINITY;
+      for (int r = 0; r < 36; r++) mn[a * 2 + c] = fmin(mn[a * 2 + c], X[(a * 36 + r) * 2 + c]);
+    }
+  for (int a = 0; a < 3; a++)
+    for (int r = 0; r < 36; r++)
+      for (int c = 0; c < 2; c++) {
+        int i = (a * 36 + r) * 2 + c;
+        want[i] = X[i] - mn[a * 2 + c];
+        tol[i] = 2.5e-7 * (fabs(want[i]) + fabs(mn[a * 2 + c]));
+      }
+  void *args[2] = {X, Y};
+  if (!run_check(f, "partial_tiles_serial", args, 2, want, tol, 216)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+  /* block: max over the 31 of [3, 31] on TIDz, the rows split by 3 and 8 */
+  int64_t shape2[2] = {3, 31};
+  f = x_minus_reduced(2, shape2, TC_REDUCE_MAX, 1, &m, &y);
+  OK(f, tc_split(y, 0, 3, 1));
+  OK(f, tc_split(y, 1, 8, 1));
+  OK(f, tc_propagate_transforms(y));
+  OK(f, tc_parallelize(y, 3, TC_TIDZ));
+  OK(f, tc_parallelize_all_like(y));
+  double mx[3];
+  fill(X, 93, 10);
+  for (int r = 0; r < 3; r++) {
+    mx[r] = -INFINITY;
+    for (int c = 0; c < 31; c++) mx[r] = fmax(mx[r], X[r * 31 + c]);
+  }
+  want_x_minus(X, mx, 3, 31, want, tol);
+  if (!run_check(f, "partial_tiles_block", args, 2, want, tol, 93)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+}
+
+/* A block reduction over a thread axis of extent 1 (the sum over axes 0
+ * and 2 of [3, 2, 1], the extent-1 axis on TIDy): one thread holds the
+ * total, nothing to combine.  The tree loop of no iterations around a
+ * barrier made PoCL 3.1 abort the process. */
+static void test_block_reduction_of_one_thread(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[3] = {3, 2, 1};
+  tc_tensor *x = tc_input(f, TC_I32, 3, shape);
+  int axes[2] = {0, 2};
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 2, axes);
+  TC_REQUIRE(s, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, s));
+  tc_tensor *acc = tc_cache_before(s);
+  TC_REQUIRE(acc, "%s", tc_fusion_error(f));
+  int from[3] = {0, 1, 2}, to[3] = {1, 0, 2};
+  OK(f, tc_reorder(acc, 3, from, to));
+  OK(f, tc_parallelize(acc, 2, TC_TIDY));
+  int32_t X[6] = {5, -7, 11, 2, -3, 40}, O[2] = {0, 0};
+  void *args[2] = {X, O};
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "one_thread"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st == TC_ERR_NO_DEVICE) {
+    tc_kernel_free(k), tc_fusion_free(f);
+    TC_SKIP("no OpenCL device");
+  }
+  TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+  TC_CHECK_EQ_INT(O[0], 5 + 11 - 3);
+  TC_CHECK_EQ_INT(O[1], -7 + 2 + 40);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+/* A block reduction inside a serial iteration loop, after a serial
+ * reduction loop that is the same in every thread (it reads registers):
+ * y = x - sum of x over axes 0 and 2 of [2, 2, 2], x copied to registers
+ * first, the sum's loop [iS{2}, rS{2}, rTIDz{2}].  PoCL 3.1 aborted the
+ * process on that loop inside the loop with the block's barriers
+ * ("ParallelRegion.cc: Assertion `exit != NULL' failed") unless a
+ * barrier starts the outer loop's body, which the OpenCL kernel now
+ * prints there. */
+static void test_block_reduction_in_serial_loop(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[3] = {2, 2, 2};
+  tc_tensor *x = tc_input(f, TC_F32, 3, shape);
+  tc_tensor *c = tc_set(f, x);
+  int axes[2] = {0, 2};
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, c, 2, axes);
+  tc_tensor *y = tc_binary(f, TC_SUB, c, s);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  int from[3] = {0, 1, 2}, to1[3] = {1, 0, 2}, to2[3] = {1, 2, 0};
+  OK(f, tc_reorder(y, 3, from, to1));
+  OK(f, tc_reorder(y, 3, from, to2));
+  OK(f, tc_propagate_transforms(y));
+  OK(f, tc_parallelize(y, 2, TC_TIDZ));
+  OK(f, tc_parallelize_all_like(y));
+  OK(f, tc_reorder(s, 3, from, to1));
+  char d[128];
+  TC_CHECK(strstr(tc_tensor_describe(s, d, sizeof d), "[iS{2}, rS{2}, rTIDz{2}]") != NULL, "sum: %s", d);
+  float X[8], Y[8];
+  double want[8], tol[8];
+  fill(X, 8, 14);
+  for (int b = 0; b < 2; b++) {
+    double t = 0, m = 0;
+    for (int a = 0; a < 2; a++)
+      for (int k = 0; k < 2; k++) t += X[a * 4 + b * 2 + k], m += fabs(X[a * 4 + b * 2 + k]);
+    for (int a = 0; a < 2; a++)
+      for (int k = 0; k < 2; k++) {
+        int i = a * 4 + b * 2 + k;
+        want[i] = X[i] - t, tol[i] = sum_tol(4, m) + 2.5e-7 * fabs(want[i]);
+      }
+  }
+  void *args[2] = {X, Y};
+  if (!run_check(f, "block_reduction_in_loop", args, 2, want, tol, 8)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+}
+
+/* A reduction accumulated in place (shared or global memory) by a block
+ * with threads it does not bind: one thread of them adds, not all.  The
+ * sums of a shared cache of a bf16 sum came out 2x (the block 2 threads
+ * deep in TIDz for another tensor, the reduction loop with barriers in
+ * it).  A row sum into global memory in a block 8 threads wide (TIDx, for
+ * another output) raced the same way; PoCL, which runs the work-items of
+ * a stretch without barriers one after the other, happened to get it
+ * right.  In blocks it does not bind, a global one is refused: each block
+ * would add into it. */
+static void test_reduction_in_place_one_writer(void) {
+  /* shared: s = sum over axis 1 of bf16(x), x [2, 4, 6], computed into a
+   * shared cache; the copy's loop [iS{1}, iTIDz{2}, iS{3}, iS{2}, iS{1},
+   * iTIDx{6}] */
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[3] = {2, 4, 6};
+  tc_tensor *x = tc_input(f, TC_F32, 3, shape);
+  tc_tensor *b = tc_cast(f, x, TC_BF16);
+  int ax = 1;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, b, 1, &ax);
+  TC_REQUIRE(s, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, b));
+  OK(f, tc_add_output(f, s));
+  tc_tensor *acc = tc_cache_before(s);
+  TC_REQUIRE(acc, "%s", tc_fusion_error(f));
+  OK(f, tc_set_memory_type(acc, TC_MEM_SHARED));
+  OK(f, tc_split(s, 1, 5, 1));
+  OK(f, tc_split(s, 0, 8, 1));
+  OK(f, tc_split(s, 3, 3, 0));
+  OK(f, tc_parallelize(s, 5, TC_TIDX));
+  OK(f, tc_parallelize(s, 1, TC_TIDZ));
+  OK(f, tc_parallelize_all_like(s));
+  OK(f, tc_inline_most(f));
+  float X[48], S[12];
+  uint16_t B[48];
+  double want[12], tol[12];
+  fill(X, 48, 16);
+  for (int a = 0; a < 2; a++)
+    for (int c = 0; c < 6; c++) {
+      double t = 0, m = 0;
+      for (int r = 0; r < 4; r++) {
+        double v = tc_bf16_to_f32(tc_f32_to_bf16(X[(a * 4 + r) * 6 + c]));
+        t += v, m += fabs(v);
+      }
+      want[a * 6 + c] = t, tol[a * 6 + c] = sum_tol(4, m);
+    }
+  void *args[3] = {X, B, S};
+  if (!run_check(f, "shared_sum_one_writer", args, 3, want, tol, 12)) TC_SKIP("no OpenCL device");
+  tc_fusion_free(f);
+  /* global: s = sum over the rows of x [4, 8], y = 2 x on 8 threads */
+  for (int blocks = 0; blocks < 2; blocks++) {
+    f = tc_fusion_new();
+    int64_t shape2[2] = {4, 8};
+    x = tc_input(f, TC_F32, 2, shape2);
+    s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+    tc_tensor *y = tc_binary_scalar(f, TC_MUL, x, 2.0);
+    TC_REQUIRE(s && y, "%s", tc_fusion_error(f));
+    OK(f, tc_add_output(f, y));
+    OK(f, tc_add_output(f, s));
+    OK(f, tc_parallelize(y, 1, TC_TIDX));
+    if (blocks) { /* and its rows on blocks, which s does not bind */
+      OK(f, tc_parallelize(y, 0, TC_BIDX));
+      tc_compile_options o = {TC_TARGET_OPENCL, NULL, "global_sum_blocks"};
+      tc_status st;
+      tc_kernel *k = tc_compile(f, &o, &st);
+      TC_CHECK(!k && strstr(tc_fusion_error(f), "accumulated in place in global memory") &&
+                   strstr(tc_fusion_error(f), "4 blocks along BIDx") && strstr(tc_fusion_error(f), "tc_cache_before(T1)"),
+               "blocks: %s", tc_fusion_error(f));
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+      continue;
+    }
+    float X2[32], Y2[32], S2[4];
+    double want2[4], tol2[4];
+    fill(X2, 32, 17);
+    for (int r = 0; r < 4; r++) {
+      double t = 0, m = 0;
+      for (int c = 0; c < 8; c++) t += X2[r * 8 + c], m += fabs(X2[r * 8 + c]);
+      want2[r] = t, tol2[r] = sum_tol(8, m);
+    }
+    void *args2[3] = {X2, Y2, S2};
+    if (!run_check(f, "global_sum_one_writer", args2, 3, want2, tol2, 4)) TC_SKIP("no OpenCL device");
+    tc_fusion_free(f);
+  }
+}
+
+/* tc_propagate_transforms onto a tensor that broadcasts along merged
+ * axes: it keeps each axis of extent 1 whole.  The merge of two such
+ * axes (the total of [6, 5], scaled) kept one of them, the merge of one
+ * with an axis of the full extent (exp of a [1, 5] input) kept neither:
+ * "T2's logical axis 0 cannot be computed from its loop domain". */
+static void test_propagate_to_broadcast_operands(void) {
+  float X[30], A[5], Y[30];
+  double want[30], tol[30];
+  fill(X, 30, 11);
+  fill(A, 5, 12);
+  for (int v = 0; v < 2; v++) {
+    tc_fusion *f = tc_fusion_new();
+    int64_t sx[2] = {6, 5}, sa[2] = {1, 5};
+    tc_tensor *x = tc_input(f, TC_F32, 2, sx), *z, *y;
+    double total = 0, abs = 0;
+    for (int i = 0; i < 30; i++) total += X[i], abs += fabs(X[i]);
+    if (v == 0) { /* y = x - 2 * sum(x), the schedule propagated from the sum */
+      int axes[2] = {0, 1};
+      tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 2, axes);
+      z = tc_binary_scalar(f, TC_MUL, s, 2.0);
+      y = tc_binary(f, TC_SUB, x, z);
+      TC_REQUIRE(y, "%s", tc_fusion_error(f));
+      OK(f, tc_add_output(f, y));
+      OK(f, tc_merge(s, 0, 1));
+      OK(f, tc_propagate_transforms(s));
+      for (int i = 0; i < 30; i++)
+        want[i] = X[i] - 2 * total, tol[i] = 2 * sum_tol(30, abs) + 2.5e-7 * fabs(want[i]);
+    } else { /* y = x + exp(a), a of [1, 5], the schedule propagated from y */
+      tc_tensor *a = tc_input(f, TC_F32, 2, sa);
+      z = tc_unary(f, TC_EXP, a);
+      y = tc_binary(f, TC_ADD, x, z);
+      TC_REQUIRE(y, "%s", tc_fusion_error(f));
+      OK(f, tc_add_output(f, y));
+      OK(f, tc_merge(y, 0, 1));
+      OK(f, tc_split(y, 0, 4, 1));
+      OK(f, tc_propagate_transforms(y));
+      for (int i = 0; i < 30; i++)
+        want[i] = X[i] + exp((double)A[i % 5]), tol[i] = 1e-6 * (fabs(want[i]) + exp((double)A[i % 5]));
+    }
+    char d[128];
+    TC_CHECK_EQ_INT(tc_tensor_nloop(z), v == 0 ? 2 : 3);
+    TC_CHECK(strstr(tc_tensor_describe(z, d, sizeof d), v == 0 ? "[iS{1}, iS{1}]" : "[iS{1}, iS{2}, iS{4}]") != NULL,
+             "z's loop: %s", d);
+    void *args[3] = {X, A, Y};
+    if (v == 1) args[1] = A, args[2] = Y;
+    else args[1] = Y;
+    if (!run_check(f, v == 0 ? "bcast_merged_both" : "bcast_merged_one", args, v == 0 ? 2 : 3, want, tol, 30))
+      TC_SKIP("no OpenCL device");
+    tc_fusion_free(f);
+  }
+}
+
 int main(void) {
   TC_RUN(test_row_sum_serial);
   TC_RUN(test_column_max_threads);
   TC_RUN(test_softmax_block);
+  TC_RUN(test_softmax_inline_most);
+  TC_RUN(test_inline_most_outside_reduction);
   TC_RUN(test_rmsnorm_block);
   TC_RUN(test_int_sum_wraps);
   TC_RUN(test_misuse);
@@ -554,5 +1090,15 @@ int main(void) {
   TC_RUN(test_broadcast_affine_layernorm);
   TC_RUN(test_compare_where);
   TC_RUN(test_tree_forms);
+  TC_RUN(test_refused_compute_at_keeps_schedule);
+  TC_RUN(test_schedule_reaches_reduction_through_operand);
+  TC_RUN(test_producer_inlined_into_reduction_loop);
+  TC_RUN(test_producer_inlined_into_block_reduction);
+  TC_RUN(test_iteration_loop_inside_thread_reduction);
+  TC_RUN(test_partial_tiles_of_register_result);
+  TC_RUN(test_block_reduction_of_one_thread);
+  TC_RUN(test_block_reduction_in_serial_loop);
+  TC_RUN(test_reduction_in_place_one_writer);
+  TC_RUN(test_propagate_to_broadcast_operands);
   TC_MAIN_END();
 }

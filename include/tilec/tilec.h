@@ -314,7 +314,16 @@ tc_status tc_inline_at(tc_tensor *t, int pos);
 /* Replays the consumer's loop transforms on the producer and inlines at
  * pos (nvFuser's computeAt). */
 tc_status tc_compute_at(tc_tensor *producer, tc_tensor *consumer, int pos);
-/* Inlines every intermediate tensor as deep as its consumer allows. */
+/* Inlines every intermediate tensor as deep as its consumers allow, but
+ * not so deep that the serial loops it joins could not run in any order:
+ * a tensor outside a loop that reads from a tensor inside it and is read
+ * by another (a reduction's result, computed outside the loop of its
+ * operand and read back, broadcast, inside it), or a reduction's own
+ * reduction loop shared with an op computed from its result.  Such a
+ * joining tensor, read on both sides, is inlined only up to that loop:
+ * softmax's exp(x - max), read by the sum and by the division, is
+ * computed whole, outside the sum's reduction loop (nvFuser's persistent
+ * buffer). */
 tc_status tc_inline_most(tc_fusion *f);
 /* Schedules every tensor of an unscheduled fusion for target / arch, from
  * its ops and shapes (nvFuser's pointwise, reduction and normalization

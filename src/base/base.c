@@ -111,6 +111,16 @@ char *tc_str_take(tc_str *s) {
   return b;
 }
 
+int tc_uf_find(int *uf, int x) {
+  while (uf[x] != x) x = uf[x] = uf[uf[x]];
+  return x;
+}
+
+void tc_uf_union(int *uf, int a, int b) {
+  a = tc_uf_find(uf, a), b = tc_uf_find(uf, b);
+  if (a != b) uf[a < b ? b : a] = a < b ? a : b;
+}
+
 int tc_nbits(int64_t v) {
   int n = 0;
   for (; v > 0; v >>= 1) n++;

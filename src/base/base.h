@@ -58,6 +58,12 @@ const char *tc_str_cstr(const tc_str *s);
 /* Hands the buffer to the caller (who frees it) and resets the builder. */
 char *tc_str_take(tc_str *s);
 
+/* Union-find over 0 .. n-1 in uf[] (uf[i] = i to start): the
+ * representative of x's set (the smallest member, paths halved), and the
+ * union of a's and b's sets. */
+int tc_uf_find(int *uf, int x);
+void tc_uf_union(int *uf, int a, int b);
+
 /* Bits needed to write a non-negative value (0 for v <= 0). */
 int tc_nbits(int64_t v);
 

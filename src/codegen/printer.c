@@ -166,7 +166,11 @@ static void print_barrier(tc_str *o, const tc_dialect *d, const tc_kir *k, int d
  * a shared scratch word, the threads along the reduction's thread axis
  * combine them pairwise in a tree (log2 steps, a barrier after each),
  * and every one of them reads the total back.  Printed outside any
- * predicate, so that every thread reaches every barrier. */
+ * predicate, so that every thread reaches every barrier; the statement's
+ * predicate (iterations past the end of an iteration axis) guards only
+ * its register accesses.  One thread along the axis holds the total
+ * already (and PoCL 3.1 aborts on a loop of no iterations around a
+ * barrier). */
 /* The shuffle form of a block reduction over TIDx, when TIDx's extent
  * bx is a power of two that a warp of w lanes divides or that divides w,
  * and the block is whole warps: the lanes of a warp combine their values
@@ -188,9 +192,20 @@ static void print_allreduce_shfl(tc_str *o, const tc_dialect *d, const tc_kir *k
   tc_str_init(&comb), tc_str_init(&other);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "const int tc_rs = tidx + %lld * (tidy + %lld * tidz);\n", (long long)bx, (long long)by);
+  /* the statement's predicate (past the end of an iteration axis) guards
+   * the register accesses only: every thread takes part */
+  tc_str pred;
+  tc_str_init(&pred);
+  bool guarded = !tc_e_is_const(s->stmt.pred, 1);
+  if (guarded) expr(&pred, k, s->stmt.pred);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "%s tc_v = ", ty);
+  if (guarded) tc_str_printf(o, "(%s) ? ", tc_str_cstr(&pred));
   d->load(o, t->dtype, t->mem, t->name, idx);
+  if (guarded) {
+    tc_str_cat(o, " : ");
+    red_identity(o, d, op, fl);
+  }
   tc_str_cat(o, ";\n");
   if (d->shfl_xor) {
     tc_str_indent(o, depth + 1);
@@ -228,9 +243,10 @@ static void print_allreduce_shfl(tc_str *o, const tc_dialect *d, const tc_kir *k
     print_barrier(o, d, k, depth + 1); /* before the scratch is written again */
   }
   tc_str_indent(o, depth + 1);
+  if (guarded) tc_str_printf(o, "if (%s) ", tc_str_cstr(&pred));
   d->store(o, t->dtype, t->mem, t->name, idx, "tc_v");
   tc_str_cat(o, "\n");
-  tc_str_free(&comb), tc_str_free(&other);
+  tc_str_free(&comb), tc_str_free(&other), tc_str_free(&pred);
 }
 
 static bool is_pow2_i(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
@@ -259,9 +275,12 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   }
   int64_t stride = ax == 0 ? 1 : ax == 1 ? bx : bx * by;
   while (p2 < r) p2 *= 2;
-  tc_str idx, cur, comb, other;
-  tc_str_init(&idx), tc_str_init(&cur), tc_str_init(&comb), tc_str_init(&other);
+  if (r <= 1) return;
+  tc_str idx, cur, comb, other, pred;
+  tc_str_init(&idx), tc_str_init(&cur), tc_str_init(&comb), tc_str_init(&other), tc_str_init(&pred);
   expr(&idx, k, s->stmt.out_index);
+  bool guarded = !tc_e_is_const(s->stmt.pred, 1);
+  if (guarded) expr(&pred, k, s->stmt.pred);
   tc_str_indent(o, depth);
   tc_str_printf(o, "{  /* %s: %s over TID%c, a block reduction through shared memory */\n", t->name,
                 s->stmt.op->sub == TC_REDUCE_SUM ? "sum" : s->stmt.op->sub == TC_REDUCE_MAX ? "max" : "min",
@@ -271,7 +290,12 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
                 (long long)bx, (long long)by, 'x' + ax);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "%s[tc_rs] = ", scr);
+  if (guarded) tc_str_printf(o, "(%s) ? ", tc_str_cstr(&pred));
   d->load(o, t->dtype, t->mem, t->name, tc_str_cstr(&idx));
+  if (guarded) {
+    tc_str_cat(o, " : ");
+    red_identity(o, d, (tc_reduce_op)s->stmt.op->sub, fl);
+  }
   tc_str_cat(o, ";\n");
   print_barrier(o, d, k, depth + 1);
   tc_str_indent(o, depth + 1);
@@ -288,12 +312,13 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   tc_str_indent(o, depth + 1);
   tc_str_clear(&cur);
   tc_str_printf(&cur, "%s[tc_rs - tc_rr * %lld]", scr, (long long)stride);
+  if (guarded) tc_str_printf(o, "if (%s) ", tc_str_cstr(&pred));
   d->store(o, t->dtype, t->mem, t->name, tc_str_cstr(&idx), tc_str_cstr(&cur));
   tc_str_cat(o, "\n");
   print_barrier(o, d, k, depth + 1); /* before the scratch is written again */
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");
-  tc_str_free(&idx), tc_str_free(&cur), tc_str_free(&comb), tc_str_free(&other);
+  tc_str_free(&idx), tc_str_free(&cur), tc_str_free(&comb), tc_str_free(&other), tc_str_free(&pred);
 }
 
 static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
@@ -427,8 +452,23 @@ static bool has_barrier_inside(const tc_knode *n) {
   return false;
 }
 
+/* Whether a loop without a barrier comes first in n's body, before any
+ * barrier: PoCL 3.1 aborts on such a loop inside a loop with barriers
+ * (when the inner loop's body is the same in every work-item: "Assertion
+ * `exit != NULL' failed" in its parallel-region formation), unless a
+ * barrier starts the outer loop's body. */
+static bool loop_before_barrier(const tc_knode *n) {
+  for (int i = 0; i < n->nbody; i++) {
+    const tc_knode *b = n->body[i];
+    if (b->sync_before || has_barrier_inside(b)) return false;
+    if (b->kind != TC_K_STMT) return true;
+  }
+  return false;
+}
+
 /* wi_zero: the kernel defines tc_wi_zero (tc_dialect.wi_zero_def), which
- * the loops without a barrier add to their bound. */
+ * the loops without a barrier add to their bound; the loops with one
+ * start with a barrier where PoCL needs it (loop_before_barrier). */
 static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,
                        bool wi_zero) {
   if (n->sync_before) print_barrier(o, d, k, depth);
@@ -469,6 +509,7 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
                 wi_zero && !unroll && !has_barrier_inside(n) ? " + tc_wi_zero" : "", v);
   if (n->loop.ptype != TC_SERIAL) tc_str_printf(o, "  /* %s */", tc_ptype_name(n->loop.ptype));
   tc_str_cat(o, "\n");
+  if (wi_zero && has_barrier_inside(n) && loop_before_barrier(n)) print_barrier(o, d, k, depth + 1);
   for (int i = 0; i < n->nbody; i++) print_node(o, d, k, n->body[i], depth + 1, wi_zero);
   if (n->sync_end) print_barrier(o, d, k, depth + 1);
   tc_str_indent(o, depth);

@@ -1,6 +1,8 @@
 /* fusion.c - building fusions: tensors, ops, names, errors, traversal. */
 #include "fusion.h"
 
+#include <float.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -274,6 +276,13 @@ tc_tensor *tc_where(tc_fusion *f, tc_tensor *cond, tc_tensor *a, tc_tensor *b) {
   return out;
 }
 
+/* v rounded to f32 to nearest, beyond its range to +-inf (as a cast to
+ * f32 rounds; converting such a double with (float) is undefined). */
+static double round_f32(double v) {
+  if (fabs(v) <= FLT_MAX) return (float)v;
+  return copysign(fabs(v) < 0x1.ffffffp127 ? FLT_MAX : INFINITY, v);
+}
+
 tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double value) {
   tc_clear_error(f);
   if (!owned(f, a))
@@ -281,14 +290,17 @@ tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double 
   if ((int)op < TC_ADD || op > TC_MIN)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary_scalar: unknown op %d on %s", (int)op, a->name), NULL;
   bool fl = a->dtype == TC_F32 || a->dtype == TC_F16 || a->dtype == TC_BF16;
-  if (!(value == value) || (!fl && (value != (double)(int32_t)value)))
+  /* (compared, not converted: a double outside int32's range converted
+   * to int32_t is undefined behaviour) */
+  bool integer = value >= -2147483648.0 && value <= 2147483647.0 && value == trunc(value);
+  if (!(value == value) || (!fl && !integer))
     return tc_fail(f, TC_ERR_ARGUMENT,
                    "tc_binary_scalar: %s is %s and the scalar %g is not %s", a->name,
                    tc_dtype_name(a->dtype), value, fl ? "a number" : "a 32-bit integer"), NULL;
   tc_tensor *out = like(f, a, a->dtype);
   tc_op *o = tc_op_new(f, TC_OP_BINARY, op, a, NULL, out);
   o->has_scalar = true;
-  o->scalar = fl ? (double)(float)value : value;
+  o->scalar = fl ? round_f32(value) : value;
   return out;
 }
 

@@ -34,22 +34,20 @@ typedef struct lctx {
 
 static int key(const lctx *c, const tc_tensor *t, int pos) { return t->id * c->maxloop + pos; }
 
-static int uf_find(int *uf, int x) {
-  while (uf[x] != x) x = uf[x] = uf[uf[x]];
-  return x;
-}
-
-static void uf_union(int *uf, int a, int b) {
-  a = uf_find(uf, a), b = uf_find(uf, b);
-  if (a != b) uf[a < b ? b : a] = a < b ? a : b;
-}
-
 static tc_knode *knode_new(tc_knode_kind kind, tc_knode *parent) {
   tc_knode *n = tc_xcalloc(1, sizeof *n);
   n->kind = kind;
   n->parent = parent;
   if (parent) TC_PUSH(parent->body, parent->nbody, parent->cbody, n);
   return n;
+}
+
+/* Puts n (made without a parent) into parent's body at index i. */
+static void knode_insert(tc_knode *parent, int i, tc_knode *n) {
+  n->parent = parent;
+  TC_PUSH(parent->body, parent->nbody, parent->cbody, n);
+  memmove(&parent->body[i + 1], &parent->body[i], (size_t)(parent->nbody - 1 - i) * sizeof *parent->body);
+  parent->body[i] = n;
 }
 
 static void knode_free(tc_knode *n) {
@@ -417,7 +415,7 @@ static void loop_identities(lctx *c, tc_op **order, int n) {
     tc_op *cons[64];
     int nc = tc_consumers(c->f, t, cons, 64);
     for (int j = 0; j < nc && j < 64; j++)
-      for (int p = 0; p < t->ca_pos; p++) uf_union(c->uf, key(c, t, p), key(c, cons[j]->out, p));
+      for (int p = 0; p < t->ca_pos; p++) tc_uf_union(c->uf, key(c, t, p), key(c, cons[j]->out, p));
   }
 }
 
@@ -439,16 +437,16 @@ static tc_status validate_shared_loops(lctx *c, tc_op **order, int n) {
       tc_edge_sigs(t, cons, &tsig, &csig);
       for (int q = 0; q < cons->nloop && !st; q++) {
         if (!is_loop_ptype(g->axes[cons->loop[q]].ptype)) continue;
-        int id = uf_find(c->uf, key(c, cons, q));
+        int id = tc_uf_find(c->uf, key(c, cons, q));
         for (int p = 0; p < t->nloop && !st; p++) {
-          if (uf_find(c->uf, key(c, t, p)) != id ||
+          if (tc_uf_find(c->uf, key(c, t, p)) != id ||
               tc_axes_match(g, tsig, t->loop[p], csig, cons->loop[q]))
             continue;
           const char *via = "?";
           for (int x = 0; x < c->f->ntensors && via[0] == '?'; x++) {
             tc_tensor *y = c->f->tensors[x];
             for (int r = 0; r < y->ca_pos && y != t && y != cons; r++)
-              if (uf_find(c->uf, key(c, y, r)) == id) via = y->name;
+              if (tc_uf_find(c->uf, key(c, y, r)) == id) via = y->name;
           }
           char b1[64], b2[64];
           st = tc_fail(c->f, TC_ERR_SCHEDULE,
@@ -480,7 +478,7 @@ static tc_status order_statements(lctx *c, tc_op **order, int n) {
     int *id = ids + (size_t)i * c->maxloop, *ps = pos + (size_t)i * c->maxloop, nl = 0;
     for (int p = 0; p < t->nloop; p++)
       if (is_loop_ptype(c->g->axes[t->loop[p]].ptype))
-        id[nl] = uf_find(c->uf, key(c, t, p)), ps[nl++] = p;
+        id[nl] = tc_uf_find(c->uf, key(c, t, p)), ps[nl++] = p;
     loops[i] = (tc_stmt_loops){id, ps, nl};
   }
   tc_status st = tc_stmt_order(c->f, order, loops, n);
@@ -488,34 +486,48 @@ static tc_status order_statements(lctx *c, tc_op **order, int n) {
   return st;
 }
 
-/* A reduction's TC_RED_INIT statement, appended to parent. */
-static tc_knode *reduction_init(tc_knode *parent, tc_op *op) {
-  tc_knode *init = knode_new(TC_K_STMT, parent);
-  init->stmt.op = op;
-  init->stmt.red.kind = TC_RED_INIT;
-  return init;
-}
-
 /* The loop tree: each op's statement inside the loops of its loop axes,
- * in statement order; a loop shared with the op before is reused. */
+ * in statement order; a loop shared with the op before is reused.  A
+ * reduction's loops may be shared with the producers inlined into them
+ * and with other consumers of those (never with the reduction's own
+ * readers: validate_shared_loops), so its TC_RED_INIT statement goes
+ * before its outermost reduction loop even when a statement before it
+ * opened that loop, and its TC_RED_ALL statement after that loop once
+ * every statement is placed (later ones may still join the loop). */
 static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
   tc_kir *k = c->k;
   int nkeys = c->f->ntensors * c->maxloop;
   c->loopvar = tc_xcalloc((size_t)nkeys, sizeof *c->loopvar);
   c->loopnode = tc_xcalloc((size_t)nkeys, sizeof *c->loopnode);
   k->root = knode_new(TC_K_ROOT, NULL);
+  /* TC_RED_ALL statements and the node each goes after */
+  tc_knode **all = tc_xmalloc((size_t)(2 * n + 1) * sizeof *all);
+  int nall = 0;
   for (int i = 0; i < n; i++) {
     tc_op *op = order[i];
     tc_tensor *t = op->out;
     tc_knode *cur = k->root, *init = NULL;
     int red_slot = -1;
-    for (int p = 0; p < t->nloop; p++) {
-      tc_axis *a = &c->g->axes[t->loop[p]];
-      if (op->kind == TC_OP_REDUCE && a->reduction && is_loop_ptype(a->ptype) && !init)
-        init = reduction_init(cur, op); /* before the outermost reduction loop */
+    for (int p = 0; p <= t->nloop; p++) {
+      tc_axis *a = p < t->nloop ? &c->g->axes[t->loop[p]] : NULL;
+      /* the reduction starts before its outermost reduction loop (the
+       * iteration loops all enclose it), or before its statement when
+       * it has none: a reduction axis on a thread is no loop, and
+       * iteration loops may follow it */
+      if (op->kind == TC_OP_REDUCE && !init && (!a || (a->reduction && is_loop_ptype(a->ptype)))) {
+        /* that loop may be open already: a producer computed inside it
+         * (inlined past the reduction axis) opened it */
+        tc_knode *last = cur->nbody ? cur->body[cur->nbody - 1] : NULL;
+        bool opened = a && last && last->kind == TC_K_LOOP && last->loop.id == tc_uf_find(c->uf, key(c, t, p));
+        init = knode_new(TC_K_STMT, NULL);
+        knode_insert(cur, opened ? cur->nbody - 1 : cur->nbody, init);
+        init->stmt.op = op;
+        init->stmt.red.kind = TC_RED_INIT;
+      }
+      if (!a) break;
       if (a->reduction && tc_ptype_is_thread(a->ptype)) red_slot = 3 + (int)(a->ptype - TC_TIDX);
       if (!is_loop_ptype(a->ptype)) continue;
-      int id = uf_find(c->uf, key(c, t, p));
+      int id = tc_uf_find(c->uf, key(c, t, p));
       tc_knode *last = cur->nbody ? cur->body[cur->nbody - 1] : NULL;
       if (last && last->kind == TC_K_LOOP && last->loop.id == id) {
         cur = last;
@@ -523,6 +535,7 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       }
       if (c->loopnode[id]) {
         char b[64];
+        free(all);
         /* unreachable: order_statements makes the ops of a loop adjacent */
         return tc_fail(c->f, TC_ERR_LOWER,
                        "compile: internal error: %s's loop axis %d (%s) is shared with a loop "
@@ -540,23 +553,32 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       c->loopnode[id] = l;
       cur = l;
     }
-    /* reduction axes on threads only: the result starts just before the
-     * statement, inside all its loops */
-    if (op->kind == TC_OP_REDUCE && !init) init = reduction_init(cur, op);
     tc_knode *s = knode_new(TC_K_STMT, cur);
     s->stmt.op = op;
     stmt_of[i] = s;
     if (!init) continue;
     s->stmt.red.kind = TC_RED_ACC;
     if (red_slot >= 0) {
-      tc_knode *all = knode_new(TC_K_STMT, init->parent); /* after the reduction loops */
-      all->stmt.op = op;
-      all->stmt.red.kind = TC_RED_ALL;
-      all->stmt.red.slot = red_slot;
+      tc_knode *s_all = knode_new(TC_K_STMT, NULL);
+      s_all->stmt.op = op;
+      s_all->stmt.red.kind = TC_RED_ALL;
+      s_all->stmt.red.slot = red_slot;
+      /* after the node of init's parent that holds the reduction loops
+       * (the last one now) */
+      s_all->parent = init->parent;
+      all[nall++] = s_all, all[nall++] = init->parent->body[init->parent->nbody - 1];
       bool fl = t->dtype == TC_F32 || t->dtype == TC_F16 || t->dtype == TC_BF16;
       (fl ? &k->nred_f : &k->nred_i)[0]++;
     }
   }
+  /* in reverse, so that two after one node keep their order */
+  for (int j = nall - 2; j >= 0; j -= 2) {
+    tc_knode *parent = all[j]->parent;
+    int at = 0;
+    while (parent->body[at] != all[j + 1]) at++;
+    knode_insert(parent, at + 1, all[j]);
+  }
+  free(all);
   return TC_OK;
 }
 
@@ -641,7 +663,7 @@ static const tc_expr *loop_values(lctx *c, const tc_tensor *t, bool skip_reducti
       v = k->pvar[slot];
       if (v->hi + 1 > a->extent) pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_e_const(p, a->extent)));
     } else {
-      v = c->loopvar[uf_find(c->uf, key(c, t, i))];
+      v = c->loopvar[tc_uf_find(c->uf, key(c, t, i))];
     }
     vals[t->loop[i]] = v;
   }
@@ -694,16 +716,18 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
   return st;
 }
 
-/* The predicate of a reduction's TC_RED_INIT statement: the conditions of
- * the statement's iteration axes, without the reduction axes' (which
- * have no value before their loops); none for a result in registers,
- * which every thread must start at the identity (a block reduction
- * combines the partial results of all of them). */
-static const tc_expr *init_pred(lctx *c, const tc_tensor *t) {
+/* The predicate of a reduction's TC_RED_INIT and TC_RED_ALL statements:
+ * the conditions of the statement's iteration axes, without the
+ * reduction axes' (which have no value outside their loops).  So a
+ * thread past the end of a reduction axis still starts at the identity
+ * (a block reduction combines the partial results of all of them), and
+ * an iteration past the end of an iteration axis (a split that does not
+ * divide) touches no element: its index can fall on another element's
+ * register, or past the register array. */
+static const tc_expr *iteration_pred(lctx *c, const tc_tensor *t) {
   tc_kir *k = c->k;
   tc_epool *p = k->pool;
   tc_dgraph *g = c->g;
-  if (t->mem == TC_MEM_LOCAL) return tc_e_const(p, 1);
   const tc_expr **vals = tc_xcalloc((size_t)g->naxes, sizeof *vals);
   const tc_expr *pred = loop_values(c, t, true, vals);
   free(vals);
@@ -723,13 +747,59 @@ static tc_knode *find_acc(tc_knode *n, const tc_op *op) {
 /* The reduction's TC_RED_INIT and TC_RED_ALL statements write the
  * element its TC_RED_ACC statement accumulates into (an index without
  * the reduction axes). */
+/* Whether t has a loop axis bound to parallel type p. */
+static bool binds(const lctx *c, const tc_tensor *t, tc_ptype p) {
+  for (int i = 0; i < t->nloop; i++)
+    if (c->g->axes[t->loop[i]].ptype == p) return true;
+  return false;
+}
+
+/* A reduction accumulated in shared or global memory, in place: the
+ * threads of the block along a thread axis that t does not bind would
+ * all add into the same element, so one of them does (tid == 0); in
+ * registers each thread has its own. */
+static const tc_expr *one_writer_pred(lctx *c, const tc_tensor *t) {
+  tc_epool *p = c->k->pool;
+  const tc_expr *pred = tc_e_const(p, 1);
+  if (t->mem == TC_MEM_LOCAL) return pred;
+  for (int d = 0; d < 3; d++)
+    if (c->k->block[d] > 1 && !binds(c, t, (tc_ptype)(TC_TIDX + d)))
+      pred = tc_e_land(p, pred, tc_e_lt(p, c->k->pvar[3 + d], tc_e_const(p, 1)));
+  return pred;
+}
+
 static int reduction_indices(tc_knode *n, void *ctx) {
   lctx *c = ctx;
-  if (n->stmt.red.kind != TC_RED_INIT && n->stmt.red.kind != TC_RED_ALL) return 0;
+  if (n->stmt.red.kind == TC_RED_NONE) return 0;
+  const tc_expr *one = one_writer_pred(c, n->stmt.op->out);
+  if (n->stmt.red.kind == TC_RED_ACC) {
+    n->stmt.pred = tc_simplify(c->k->pool, tc_e_land(c->k->pool, n->stmt.pred, one));
+    return 0;
+  }
   tc_knode *acc = find_acc(c->k->root, n->stmt.op);
   n->stmt.out_index = acc->stmt.out_index;
-  n->stmt.pred = n->stmt.red.kind == TC_RED_INIT ? init_pred(c, n->stmt.op->out) : tc_e_const(c->k->pool, 1);
+  n->stmt.pred = tc_simplify(c->k->pool, tc_e_land(c->k->pool, iteration_pred(c, n->stmt.op->out), one));
   return 0;
+}
+
+/* A reduction in global memory is accumulated in place, once per block
+ * that runs it: the blocks along a block axis it does not bind would all
+ * add into the same element. */
+static tc_status check_reduction_blocks(lctx *c, tc_op **order, int n) {
+  for (int i = 0; i < n; i++) {
+    const tc_tensor *t = order[i]->out;
+    if (order[i]->kind != TC_OP_REDUCE || t->mem != TC_MEM_GLOBAL) continue;
+    for (int d = 0; d < 3; d++)
+      if (c->k->grid[d] > 1 && !binds(c, t, (tc_ptype)(TC_BIDX + d)))
+        return tc_fail(c->f, TC_ERR_SCHEDULE,
+                       "compile: %s is a reduction accumulated in place in global memory, but the "
+                       "kernel runs %lld blocks along %s, which %s does not bind: each would add "
+                       "into its elements; bind %s in %s's loop, or reduce into a local tensor and "
+                       "copy it out (tc_cache_before(%s))",
+                       t->name, (long long)c->k->grid[d], tc_ptype_name((tc_ptype)(TC_BIDX + d)), t->name,
+                       tc_ptype_name((tc_ptype)(TC_BIDX + d)), t->name, t->name);
+  }
+  return TC_OK;
 }
 
 /* ---- barriers ---------------------------------------------------------- */
@@ -828,6 +898,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = order_statements(&c, order, n);
   if (!st) st = tc_tmem_check_target(f, target, arch);
   if (!st) st = launch_config(&c, order, n);
+  if (!st) st = check_reduction_blocks(&c, order, n);
   if (!st) st = allocate(&c, order, n);
   if (!st) st = build_loops(&c, order, n, stmt_of);
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);

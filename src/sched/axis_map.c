@@ -81,15 +81,20 @@ static bool seed(const tc_fusion *f, const tc_tensor *ref, const tc_tensor *t, i
   return true;
 }
 
+
 int *tc_ref_positions(const tc_fusion *f, const tc_tensor *ref) {
   int n = f->ntensors;
   int *pos = tc_xmalloc(((size_t)n * 16 + 1) * sizeof *pos);
   for (int i = 0; i < n * 16; i++) pos[i] = -1;
   char *seen = tc_xcalloc((size_t)n + 1, 1);
-  /* two queues: computed tensors first, fusion inputs (which have no
-   * loops to agree with) only when no computed tensor is left */
+  /* three queues: computed tensors first, fusion inputs (which have no
+   * loops to agree with) only when no computed tensor is left, and last
+   * a reduction's result reached from an op that reads it: there its
+   * reduced axes have extent 1 and the op says nothing of where they
+   * are, while the reduction's own operand does (the axes it reduces) */
   int *q = tc_xmalloc(((size_t)n + 1) * sizeof *q), *qin = tc_xmalloc(((size_t)n + 1) * sizeof *qin);
-  int qh = 0, qt = 0, ih = 0, it = 0;
+  int qh = 0, qt = 0, ih = 0, it = 0, wh = 0, wt = 0;
+  struct weak { const tc_op *op; int from, to; } *qw = tc_xmalloc(((size_t)f->nops * 2 + 1) * sizeof *qw);
   seed(f, ref, ref, pos + ref->id * 16);
   seen[ref->id] = 1;
   q[qt++] = ref->id;
@@ -97,7 +102,13 @@ int *tc_ref_positions(const tc_fusion *f, const tc_tensor *ref) {
     int t;
     if (qh < qt) t = q[qh++];
     else if (ih < it) t = qin[ih++];
-    else {
+    else if (wh < wt) {
+      struct weak w = qw[wh++];
+      if (seen[w.to]) continue;
+      seen[w.to] = 1;
+      through_op(w.op, w.from, w.to, pos);
+      t = w.to;
+    } else {
       /* a part of the fusion that no op connects to ref: by position */
       t = -1;
       for (int i = 0; i < n && t < 0; i++)
@@ -117,6 +128,10 @@ int *tc_ref_positions(const tc_fusion *f, const tc_tensor *ref) {
       for (int k = 0; k < nn; k++) {
         int u = next[k];
         if (seen[u]) continue;
+        if (op->out->id == t && tc_tensor_is_reduction(f->tensors[u])) {
+          if (wt < f->nops * 2) qw[wt++] = (struct weak){op, t, u};
+          continue;
+        }
         seen[u] = 1;
         through_op(op, t, u, pos);
         if (f->tensors[u]->is_input) qin[it++] = u;
@@ -124,6 +139,6 @@ int *tc_ref_positions(const tc_fusion *f, const tc_tensor *ref) {
       }
     }
   }
-  free(seen), free(q), free(qin);
+  free(seen), free(q), free(qin), free(qw);
   return pos;
 }

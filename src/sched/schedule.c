@@ -321,58 +321,62 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const int *sr
   }
   int *hist = tc_xmalloc((size_t)(g->nxf + 1) * sizeof(int));
   int nh = tc_dg_history(g, src->logical, src->nlogical, src->loop, src->nloop, hist);
-  /* an axis along which dst broadcasts (extent 1 where src has n) takes
+  /* An axis along which dst broadcasts (extent 1 where src has n) takes
    * none of src's transforms of it: dst keeps it whole, in the loop
-   * position of the first of src's loop axes made from it */
-  int *from_b = tc_xmalloc((size_t)g->naxes * sizeof(int));
-  for (int i = 0; i < g->naxes; i++) from_b[i] = -1;
+   * position of the first of src's loop axes made from it.  bm[a] (for
+   * src's axes): the broadcast axes (bit i: src's logical axis i) that
+   * src's axis a is made from.  A transform of broadcast axes only makes
+   * broadcast axes; a merge of a broadcast axis with another axis stands,
+   * in dst, for that other axis (merged with extent 1); the other
+   * transforms are replayed on dst's counterparts, one at a time. */
+  int nsrc = g->naxes;
+  uint32_t *bm = tc_xcalloc((size_t)nsrc + 1, sizeof *bm);
   for (int i = 0; i < src->nlogical; i++)
-    if (bcast[i] >= 0) from_b[src->logical[i]] = bcast[i];
-  int kept = 0;
-  for (int h = 0; h < nh; h++) {
-    const tc_xform *x = &g->xf[hist[h]];
-    int b = -1;
-    for (int k = 0; k < x->nin; k++)
-      if (from_b[x->in[k]] >= 0) b = from_b[x->in[k]];
-    if (b < 0) {
-      hist[kept++] = hist[h];
-      continue;
-    }
-    for (int k = 0; k < x->nout; k++) from_b[x->out[k]] = b;
-  }
-  nh = kept;
+    if (bcast[i] >= 0) bm[src->logical[i]] = 1u << i;
   int *map = tc_xmalloc((size_t)g->naxes * sizeof(int));
   for (int i = 0; i < g->naxes; i++) map[i] = -1;
   for (int i = 0; i < src->nlogical; i++)
     if (counterpart[i] >= 0) map[src->logical[i]] = counterpart[i];
   char err[256];
   tc_status st = TC_OK;
-  if (tc_dg_replay(g, hist, nh, &map, err, sizeof err)) {
-    st = tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "cannot replay %s's transforms on %s: %s", src->name,
-                         dst->name, err);
-  } else {
-    int *loop = tc_xmalloc((size_t)src->nloop * sizeof(int)), nl = 0;
-    for (int i = 0; i < src->nloop; i++) {
-      int b = from_b[src->loop[i]];
-      if (b >= 0) {
-        bool placed = false;
-        for (int q = 0; q < nl; q++) placed |= loop[q] == b;
-        if (!placed) loop[nl++] = b;
-        continue;
-      }
-      loop[nl] = map[src->loop[i]];
-      if (loop[nl++] < 0) {
-        free(loop);
-        free(hist), free(map), free(from_b);
-        return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call,
-                               "%s's loop axis %d does not derive from its logical domain", src->name, i);
-      }
+  for (int h = 0; h < nh && !st; h++) {
+    tc_xform x = g->xf[hist[h]]; /* copy: replaying may move the array */
+    uint32_t m = 0;
+    int mapped = -1, nmapped = 0;
+    for (int k = 0; k < x.nin; k++) {
+      m |= bm[x.in[k]];
+      if (map[x.in[k]] >= 0) mapped = x.in[k], nmapped++;
     }
-    free(dst->loop);
-    dst->loop = loop, dst->nloop = nl;
-    if (dst->ca_pos > dst->nloop) dst->ca_pos = dst->nloop;
+    if (nmapped == x.nin) {
+      if (tc_dg_replay(g, &hist[h], 1, &map, err, sizeof err))
+        st = tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "cannot replay %s's transforms on %s: %s", src->name,
+                             dst->name, err);
+    } else if (x.kind == TC_XF_MERGE && nmapped == 1) {
+      map[x.out[0]] = map[mapped];
+    }
+    for (int k = 0; k < x.nout; k++) bm[x.out[k]] |= m;
   }
-  free(hist), free(map), free(from_b);
+  if (!st) {
+    int *loop = tc_xmalloc((size_t)(src->nloop + src->nlogical) * sizeof(int)), nl = 0;
+    uint32_t placed = 0;
+    for (int i = 0; i < src->nloop && !st; i++) {
+      int a = src->loop[i];
+      for (int b = 0; b < src->nlogical; b++)
+        if ((bm[a] & ~placed) >> b & 1) loop[nl++] = bcast[b], placed |= 1u << b;
+      if (map[a] >= 0) loop[nl++] = map[a];
+      else if (!bm[a])
+        st = tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "%s's loop axis %d does not derive from its logical domain",
+                             src->name, i);
+    }
+    if (st) {
+      free(loop);
+    } else {
+      free(dst->loop);
+      dst->loop = loop, dst->nloop = nl;
+      if (dst->ca_pos > dst->nloop) dst->ca_pos = dst->nloop;
+    }
+  }
+  free(hist), free(map), free(bm);
   return st;
 }
 
@@ -396,14 +400,22 @@ tc_status tc_compute_at(tc_tensor *producer, tc_tensor *consumer, int pos) {
   tc_edge_positions(producer, consumer, pos_in);
   for (int j = 0; j < consumer->nlogical; j++) cons_of[pos_in[j]] = j;
   st = replay_like(producer, consumer, cons_of, "tc_compute_at");
+  /* and its old parallel types: the replay may keep axes of the old loop
+   * domain (those no transform made), whose types change below */
+  tc_dgraph *g = &producer->f->g;
+  int n = !st && p < producer->nloop ? p : !st ? producer->nloop : 0;
+  tc_ptype *old_pt = tc_xmalloc(((size_t)n + 1) * sizeof *old_pt);
+  for (int i = 0; i < n; i++) old_pt[i] = g->axes[producer->loop[i]].ptype;
   if (!st) {
     /* the shared loops are the consumer's: they run with its parallel types */
-    tc_dgraph *g = &producer->f->g;
-    for (int i = 0; i < p && i < producer->nloop; i++)
+    for (int i = 0; i < n; i++)
       if (g->axes[consumer->loop[i]].ptype != TC_VECTORIZE)
         g->axes[producer->loop[i]].ptype = g->axes[consumer->loop[i]].ptype;
     st = inline_at(producer, p, "tc_compute_at");
+    if (st)
+      for (int i = n - 1; i >= 0; i--) g->axes[producer->loop[i]].ptype = old_pt[i];
   }
+  free(old_pt);
   if (st) {
     free(producer->loop);
     producer->loop = old, producer->nloop = nold, producer->ca_pos = old_ca;
@@ -442,6 +454,115 @@ static int max_inline_pos(const tc_tensor *t) {
   return p;
 }
 
+/* reach[a * n + b] = 1 where tensor b is computed from tensor a (n =
+ * f->ntensors): a search from each tensor along the ops' edges. */
+static void reachability(const tc_fusion *f, char *reach) {
+  int n = f->ntensors, ne = 0;
+  int *from = tc_xmalloc((size_t)(2 * f->nops + 1) * sizeof(int)), *to = tc_xmalloc((size_t)(2 * f->nops + 1) * sizeof(int));
+  for (int o = 0; o < f->nops; o++)
+    for (int k = 0; k < f->ops[o]->nin && k < 2; k++) from[ne] = f->ops[o]->in[k]->id, to[ne++] = f->ops[o]->out->id;
+  int *stack = tc_xmalloc(((size_t)n + 1) * sizeof(int));
+  for (int a = 0; a < n; a++) {
+    char *r = reach + (size_t)a * (size_t)n;
+    int sp = 0;
+    stack[sp++] = a;
+    while (sp) {
+      int t = stack[--sp];
+      for (int e = 0; e < ne; e++)
+        if (from[e] == t && !r[to[e]]) r[to[e]] = 1, stack[sp++] = to[e];
+    }
+  }
+  free(from), free(to), free(stack);
+}
+
+static bool is_loop_axis(const tc_dgraph *g, const tc_tensor *t, int p) {
+  tc_ptype pt = g->axes[t->loop[p]].ptype;
+  return !tc_ptype_is_block(pt) && !tc_ptype_is_thread(pt);
+}
+
+/* Whether the statements of the tensors with a loop axis in loop class
+ * id (in[]) can be ordered: no tensor outside the loop both reads from a
+ * tensor in it and is read by one (it would have to run after the loop
+ * and before it), and no reduction whose reduction loop it is feeds a
+ * tensor in it (that one needs the finished result).  reach[a * n + b]:
+ * b is computed from a. */
+static bool loop_orderable(const tc_fusion *f, const char *reach, const char *in, int id, int *uf,
+                           const int *base) {
+  const tc_dgraph *g = &f->g;
+  int n = f->ntensors;
+  for (int y = 0; y < n; y++) {
+    const tc_tensor *t = f->tensors[y];
+    bool before = false, after = false, red_loop = false;
+    for (int q = 0; t->def && t->def->kind == TC_OP_REDUCE && q < t->nloop; q++)
+      red_loop |= g->axes[t->loop[q]].reduction && is_loop_axis(g, t, q) && tc_uf_find(uf, base[y] + q) == id;
+    if (in[y] && !red_loop) continue;
+    for (int a = 0; a < n && !red_loop; a++) before |= in[a] && reach[a * n + y];
+    for (int d = 0; d < n; d++) after |= in[d] && reach[y * n + d];
+    if (after && (before || red_loop)) return false;
+  }
+  return true;
+}
+
+/* One pass of keep_loops_orderable; whether it lowered a position. */
+static bool keep_loops_orderable_once(tc_fusion *f) {
+  const tc_dgraph *g = &f->g;
+  int n = f->ntensors, *base = tc_xmalloc(((size_t)n + 1) * sizeof(int));
+  base[0] = 0;
+  for (int i = 0; i < n; i++) base[i + 1] = base[i] + f->tensors[i]->nloop;
+  int *uf = tc_xmalloc(((size_t)base[n] + 1) * sizeof(int));
+  for (int i = 0; i < base[n]; i++) uf[i] = i;
+  /* loop identities as the lowering makes them: a tensor inlined at p
+   * shares its loop axes [0, p) with each consumer's */
+  for (int i = 0; i < n; i++) {
+    const tc_tensor *t = f->tensors[i];
+    tc_op *cons[64];
+    int nc = t->ca_pos ? tc_consumers(f, t, cons, 64) : 0;
+    for (int k = 0; k < nc && k < 64; k++)
+      for (int p = 0; p < t->ca_pos && p < cons[k]->out->nloop; p++)
+        tc_uf_union(uf, base[t->id] + p, base[cons[k]->out->id] + p);
+  }
+  char *reach = tc_xcalloc((size_t)n * (size_t)n + 1, 1), *in = tc_xmalloc((size_t)n + 1);
+  reachability(f, reach);
+  bool lowered = false;
+  for (int k = 0; k < base[n] && !lowered; k++) {
+    int id = tc_uf_find(uf, k);
+    if (id != k) continue; /* each loop once, at its representative */
+    memset(in, 0, (size_t)n + 1);
+    int members = 0;
+    for (int t = 0; t < n; t++)
+      for (int p = 0; p < f->tensors[t]->nloop; p++)
+        if (is_loop_axis(g, f->tensors[t], p) && tc_uf_find(uf, base[t] + p) == id) in[t] = 1, members++;
+    if (members < 2 || loop_orderable(f, reach, in, id, uf, base)) continue;
+    /* keep the tensors read on two sides out of that loop */
+    for (int t = 0; t < n; t++) {
+      tc_tensor *x = f->tensors[t];
+      if (tc_consumers(f, x, NULL, 0) < 2) continue;
+      for (int p = 0; p < x->ca_pos; p++)
+        if (tc_uf_find(uf, base[t] + p) == id) {
+          x->ca_pos = p;
+          lowered = true;
+          break;
+        }
+    }
+  }
+  free(base), free(uf), free(reach), free(in);
+  return lowered;
+}
+
+/* Inlining joins loops: a tensor inlined at p runs in the loops [0, p)
+ * of each consumer.  With broadcasts and reductions that can join a loop
+ * that no order of the statements runs: a tensor outside it between two
+ * inside it (a reduction's result read back, broadcast, where its
+ * operand is computed), or a reduction's own reduction loop shared with
+ * an op computed from the result.  The tensors that join such a loop are
+ * read on two sides (one path of consumers to each): inline them only
+ * up to that loop, as nvFuser keeps a normalization's persistent input
+ * out of its reduction loop. */
+static void keep_loops_orderable(tc_fusion *f) {
+  while (keep_loops_orderable_once(f)) {
+  }
+}
+
 tc_status tc_inline_most(tc_fusion *f) {
   tc_clear_error(f);
   for (int i = 0; i < f->ntensors; i++) {
@@ -449,6 +570,7 @@ tc_status tc_inline_most(tc_fusion *f) {
     if (t->is_input) continue;
     t->ca_pos = max_inline_pos(t);
   }
+  keep_loops_orderable(f);
   return TC_OK;
 }
 
