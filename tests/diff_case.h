@@ -8,18 +8,27 @@
  *
  * Fusions: 1 to 3 inputs of rank 1 to 3 (extents 1 to 40, at most
  * DF_MAX_ELEMS elements), f32 mostly and f16, bf16, i32, i8 sometimes;
- * 1 to 8 unary / binary / cast / set / permute ops forming a DAG; every
- * tensor nothing reads is an output (1 to 3, added in a random order).
- * Every op is chosen so that its operands' value ranges (tracked as
- * intervals over the whole tensor) keep it defined and away from
- * overflow: log of values >= 0.1, divisors at least 0.25 from zero (1 for
- * integers), exp of values <= 8, casts to integers of values in range.
+ * 1 to 8 unary / binary / scalar / cast / set / permute / reduction ops
+ * forming a DAG; every tensor nothing reads is an output (1 to 3, added
+ * in a random order).  A reduction (sum, max, min over a random set of
+ * axes, keeping the rank) is often followed by a binary op that
+ * broadcasts it against a tensor of the unreduced shape (x - max(x),
+ * x / sum(x)).  Every op is chosen so that its operands' value ranges
+ * (tracked as intervals over the whole tensor) keep it defined and away
+ * from overflow: log of values >= 0.1, divisors at least 0.25 from zero
+ * (1 for integers), exp of values <= 8, casts to integers of values in
+ * range; x - max(x) is known to be <= 0 with a 0 in every reduced row, so
+ * that exp of it summed over those rows is at least 1 (softmax).
  *
  * Schedules: caches of inputs (tc_cache_after) and outputs
  * (tc_cache_before) in shared or local memory, intermediates in shared
  * memory, splits (factors that do and do not divide), merges and
- * reorders of a reference tensor, propagated to the fusion; block,
- * thread, unroll and vector axes, copied to the fusion; inlining
+ * reorders of a reference tensor (an output, or a reduction),
+ * propagated to the fusion; block, thread, unroll and vector axes,
+ * copied to the fusion, where an axis a reduction reduces mostly gets a
+ * thread axis (a block reduction) or stays serial; reductions' axes
+ * reordered innermost, and reductions that are outputs often computed
+ * into a local cache (tc_cache_before); inlining
  * (tc_inline_most, tc_inline_all_at, tc_inline_at, tc_compute_at); and
  * sometimes a few random calls on random tensors.  Each call is made on a
  * live fusion as it is generated, so that its arguments fit the tensor as
@@ -89,21 +98,25 @@ static int df_chance(df_rng *r, int percent) { return df_below(r, 100) < percent
 
 /* ---- the record ----------------------------------------------------------- */
 
-typedef enum df_kind { DF_INPUT, DF_SET, DF_UNARY, DF_BINARY, DF_CAST, DF_PERMUTE } df_kind;
+typedef enum df_kind { DF_INPUT, DF_SET, DF_UNARY, DF_BINARY, DF_CAST, DF_PERMUTE, DF_REDUCE, DF_SCALAR } df_kind;
 
 /* A tensor made by an input or an op. */
 typedef struct df_tensor {
   df_kind kind;
-  int sub;          /* tc_unary_op / tc_binary_op */
-  int a, b;         /* operands (record indices) */
+  int sub;          /* tc_unary_op / tc_binary_op (also DF_SCALAR) / tc_reduce_op */
+  int a, b;         /* operands (record indices); a binary op broadcasts them */
   tc_dtype dtype;
   int perm[3];
+  int red;          /* DF_REDUCE: bit d set when axis d is reduced */
+  double scalar;    /* DF_SCALAR: the value as given to tc_binary_scalar */
   int rank;
-  int64_t shape[3];
+  int64_t shape[3]; /* as consumers see it: 1 along reduced axes */
   long long lo;     /* inputs: values (lo + k) * 2^-shift, k < count */
   unsigned count;
   int shift;
   dv range;         /* every value of the tensor lies in it */
+  int peak_mask;    /* when not 0: every row along these axes holds an element >= peak */
+  double peak;
   int bypass;       /* shrinking: replaced by operand a */
 } df_tensor;
 
@@ -140,6 +153,9 @@ typedef struct df_case {
    * no random calls after that.  Such a schedule is legal by
    * construction, so a refusal of it is suspect. */
   int alike;
+  /* What the case holds, for the summary: reductions, of them with a
+   * reduction axis on a thread (block reductions) as generated. */
+  int nred, nblock;
 } df_case;
 
 /* The tensor that stands for record tensor i (shrinking bypasses ops). */
@@ -189,6 +205,52 @@ static double df_limit(tc_dtype t) {
   }
 }
 
+/* The dtype a reduction of t accumulates and returns. */
+static tc_dtype df_acc_dtype(tc_dtype t) { return t == TC_F16 || t == TC_BF16 ? TC_F32 : t == TC_I8 ? TC_I32 : t; }
+
+/* The scalar of a DF_SCALAR op as the op uses it: rounded to f32 for
+ * floats (tc_binary_scalar's rule). */
+static double df_scalar_value(const df_tensor *x) { return dt_float(x->dtype) ? (double)(float)x->scalar : x->scalar; }
+
+/* The tensor whose values record tensor i has: through copies and exact
+ * widening casts (f16 / bf16 to f32, i8 to i32). */
+static int df_root(const df_case *c, int i) {
+  for (i = df_resolve(c, i); i >= 0; i = df_resolve(c, c->t[i].a)) {
+    const df_tensor *x = &c->t[i];
+    if (x->kind == DF_SET) continue;
+    if (x->kind == DF_CAST && x->dtype == df_acc_dtype(c->t[df_resolve(c, x->a)].dtype) &&
+        x->dtype != c->t[df_resolve(c, x->a)].dtype)
+      continue;
+    break;
+  }
+  return i;
+}
+
+/* x's shape (and the consistency of its dtype) from its operands; 0 when
+ * the operands do not fit (shapes that do not broadcast, dtypes that
+ * differ after shrinking) or the result has more than DF_MAX_ELEMS
+ * elements. */
+static int df_derive_shape(const df_case *c, df_tensor *x) {
+  if (x->kind == DF_INPUT) return 1;
+  const df_tensor *A = &c->t[df_resolve(c, x->a)];
+  const df_tensor *B = x->kind == DF_BINARY ? &c->t[df_resolve(c, x->b)] : NULL;
+  if (A->rank != x->rank || (B && (B->rank != x->rank || B->dtype != A->dtype))) return 0;
+  if (x->kind == DF_REDUCE ? x->dtype != df_acc_dtype(A->dtype) : x->kind != DF_CAST && x->dtype != A->dtype)
+    return 0;
+  int64_t n = 1;
+  for (int d = 0; d < x->rank; d++) {
+    int64_t e = x->kind == DF_PERMUTE ? A->shape[x->perm[d]] : A->shape[d];
+    if (x->kind == DF_REDUCE && (x->red >> d & 1)) e = 1;
+    if (B) {
+      int64_t f = B->shape[d];
+      if (e != f && e != 1 && f != 1) return 0;
+      if (f > e) e = f;
+    }
+    x->shape[d] = e, n *= e;
+  }
+  return n <= DF_MAX_ELEMS;
+}
+
 /* The range of x's values from its operands' ranges; 0 when the op is
  * not allowed on them (undefined, too close to a pole or an overflow). */
 static int df_derive_range(df_case *c, df_tensor *x) {
@@ -196,23 +258,57 @@ static int df_derive_range(df_case *c, df_tensor *x) {
     x->range = (dv){ldexp((double)x->lo, -x->shift), ldexp((double)(x->lo + x->count - 1), -x->shift)};
     return 1;
   }
-  dv a = c->t[df_resolve(c, x->a)].range, r = a;
-  tc_dtype from = c->t[df_resolve(c, x->a)].dtype;
+  const df_tensor *A = &c->t[df_resolve(c, x->a)];
+  dv a = A->range, r = a;
+  x->peak_mask = 0, x->peak = 0;
   switch (x->kind) {
     case DF_UNARY:
       if ((x->sub == TC_LOG && a.lo < 0.1) || (x->sub == TC_SQRT && a.lo < 0.01) ||
           (x->sub == TC_RECIPROCAL && a.lo < 0.25 && a.hi > -0.25) || (x->sub == TC_EXP && a.hi > 8))
         return 0;
       r = dv_unary((tc_unary_op)x->sub, x->dtype, a);
+      if (x->sub == TC_EXP && A->peak_mask) /* exp is increasing */
+        x->peak_mask = A->peak_mask, x->peak = dv_unary(TC_EXP, x->dtype, dv_point(A->peak)).lo;
       break;
     case DF_BINARY: {
-      dv b = c->t[df_resolve(c, x->b)].range;
+      const df_tensor *B = &c->t[df_resolve(c, x->b)];
+      dv b = B->range;
       double gap = dt_float(x->dtype) ? 0.25 : 1;
       if (x->sub == TC_DIV && b.lo < gap && b.hi > -gap) return 0;
       r = dv_binary((tc_binary_op)x->sub, x->dtype, a, b);
+      if (x->sub == TC_SUB && B->kind == DF_REDUCE && B->sub == TC_REDUCE_MAX &&
+          df_root(c, B->a) == df_root(c, x->a)) {
+        /* x - max(x) over the reduced rows: at most 0, and 0 at each
+         * row's maximum (the subtraction of equal values is exact) */
+        r = (dv){a.lo - a.hi, 0};
+        x->peak_mask = B->red, x->peak = 0;
+      }
       break;
     }
-    case DF_CAST: r = dv_cast(from, x->dtype, a); break;
+    case DF_SCALAR: {
+      double v = df_scalar_value(x), gap = dt_float(x->dtype) ? 0.25 : 1;
+      if (x->sub == TC_DIV && fabs(v) < gap) return 0;
+      r = dv_binary((tc_binary_op)x->sub, x->dtype, a, dv_point(v));
+      break;
+    }
+    case DF_REDUCE: {
+      int64_t n = 1;
+      for (int d = 0; d < A->rank; d++)
+        if (x->red >> d & 1) n *= A->shape[d];
+      dv_red acc = dv_red_start((tc_reduce_op)x->sub);
+      int64_t k = 0;
+      /* a sum of non-negative terms over rows that each hold one >= peak */
+      if (x->sub == TC_REDUCE_SUM && A->peak_mask && !(A->peak_mask & ~x->red) && a.lo >= 0)
+        dv_red_add(&acc, (dv){A->peak, a.hi}), k++;
+      for (; k < n; k++) dv_red_add(&acc, a);
+      r = dv_red_end(&acc, x->dtype);
+      break;
+    }
+    case DF_CAST:
+      r = dv_cast(A->dtype, x->dtype, a);
+      if (x->dtype == df_acc_dtype(A->dtype)) x->peak_mask = A->peak_mask, x->peak = A->peak;
+      break;
+    case DF_SET: x->peak_mask = A->peak_mask, x->peak = A->peak; break;
     default: break;
   }
   if (!dv_known(r) || fabs(r.lo) > df_limit(x->dtype) || fabs(r.hi) > df_limit(x->dtype)) return 0;
@@ -220,11 +316,11 @@ static int df_derive_range(df_case *c, df_tensor *x) {
   return 1;
 }
 
-/* Re-derives every range (after shrinking); 0 when some op is no longer
- * allowed. */
+/* Re-derives every shape and range (after shrinking); 0 when some op no
+ * longer fits its operands or is no longer allowed. */
 static int df_ranges_ok(df_case *c) {
   for (int i = 0; i < c->nt; i++)
-    if (!c->t[i].bypass && !df_derive_range(c, &c->t[i])) return 0;
+    if (!c->t[i].bypass && (!df_derive_shape(c, &c->t[i]) || !df_derive_range(c, &c->t[i]))) return 0;
   return 1;
 }
 
@@ -261,17 +357,26 @@ static void df_input_values(df_rng *r, df_tensor *x) {
   }
 }
 
-/* A random tensor with rank and shape (and dtype when want >= 0) of x; -1
- * when none. */
-static int df_pick_like(df_rng *r, const df_case *c, const df_tensor *x, int want_dtype) {
-  int cand[DF_MAX_T], n = 0;
-  for (int i = 0; i < c->nt; i++) {
-    const df_tensor *y = &c->t[i];
-    if (y->rank != x->rank || (want_dtype >= 0 && (int)y->dtype != want_dtype)) continue;
-    if (memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->rank) != 0) continue;
-    cand[n++] = i;
+/* Whether shapes x and y broadcast against each other (each axis equal,
+ * or 1 in one of them); same: and are equal. */
+static int df_broadcasts(const df_tensor *x, const df_tensor *y, int *same) {
+  if (x->rank != y->rank) return 0;
+  *same = 1;
+  for (int d = 0; d < x->rank; d++) {
+    if (x->shape[d] == y->shape[d]) continue;
+    if (x->shape[d] != 1 && y->shape[d] != 1) return 0;
+    *same = 0;
   }
-  return n ? cand[df_below(r, n)] : -1;
+  return 1;
+}
+
+/* The tensors (record indices, into cand) of dtype want that broadcast
+ * against x: of x's shape when other is 0, of another shape when 1. */
+static int df_partners(const df_case *c, const df_tensor *x, tc_dtype want, int other, int *cand) {
+  int n = 0, same;
+  for (int i = 0; i < c->nt; i++)
+    if (c->t[i].dtype == want && df_broadcasts(&c->t[i], x, &same) && same != other) cand[n++] = i;
+  return n;
 }
 
 static void df_random_perm(df_rng *r, int *p, int n) {
@@ -280,6 +385,51 @@ static void df_random_perm(df_rng *r, int *p, int n) {
     int j = df_below(r, i + 1), tmp = p[i];
     p[i] = p[j], p[j] = tmp;
   }
+}
+
+/* The reduction that record tensor i was computed from through
+ * elementwise ops (itself when it is one); -1 when none. */
+static int df_reduction_of(const df_case *c, int i) {
+  for (; i >= 0; i = c->t[i].a) {
+    df_kind k = c->t[i].kind;
+    if (k == DF_REDUCE) return i;
+    if (k == DF_INPUT || k == DF_BINARY) return -1;
+  }
+  return -1;
+}
+
+/* A binary op that combines x (record index) with a tensor of another
+ * shape that it broadcasts against, most often a reduction with the
+ * tensor it reduced (x - max(x), x / sum(x)); or, when only tensors of
+ * another dtype are there, a cast of x to theirs.  0 when there is none. */
+static int df_broadcast_op(df_rng *r, const df_case *c, int x, df_tensor *out) {
+  const df_tensor *X = &c->t[x];
+  int cand[DF_MAX_T], n = df_partners(c, X, X->dtype, 1, cand);
+  if (n == 0) {
+    for (int t = 0; t < 5 && !n; t++) { /* another dtype: a cast first */
+      tc_dtype d = (tc_dtype)df_below(r, 5);
+      if (d != X->dtype && df_partners(c, X, d, 1, cand)) out->kind = DF_CAST, out->dtype = d, n = 1;
+    }
+    return n;
+  }
+  /* prefer the tensor the reduction reduced (or one of the same values) */
+  int red = df_reduction_of(c, x), pick = cand[df_below(r, n)];
+  for (int k = 0; k < n && red < 0; k++) red = df_reduction_of(c, cand[k]);
+  if (red >= 0 && df_chance(r, 70)) {
+    int m = 0, root = df_root(c, c->t[red].a), best[DF_MAX_T];
+    for (int k = 0; k < n; k++)
+      if (df_root(c, cand[k]) == root || cand[k] == red) best[m++] = cand[k];
+    if (m) pick = best[df_below(r, m)];
+  }
+  /* the larger shape first: x - max(x) */
+  int64_t ex = df_elems(X), ep = df_elems(&c->t[pick]);
+  int big = ex >= ep ? x : pick, small = big == x ? pick : x;
+  out->kind = DF_BINARY;
+  int p = df_below(r, 100);
+  out->sub = p < 35 ? TC_SUB : p < 65 ? TC_DIV : p < 80 ? TC_MUL : p < 90 ? TC_ADD : p < 95 ? TC_MAX : TC_MIN;
+  if (df_chance(r, 85)) out->a = big, out->b = small;
+  else out->a = small, out->b = big;
+  return 1;
 }
 
 /* Tries to add one random op; 1 when it did. */
@@ -296,38 +446,60 @@ static int df_try_op(df_rng *r, df_case *c, const int *used) {
   x.a = a, x.b = -1, x.rank = A->rank, x.dtype = A->dtype;
   memcpy(x.shape, A->shape, sizeof x.shape);
   int p = df_below(r, 100), fl = dt_float(A->dtype);
-  if (p < 36) {
+  if (df_chance(r, 60) && df_broadcast_op(r, c, a, &x)) {
+    /* made by df_broadcast_op */
+  } else if (p < 26) {
     static const tc_unary_op fops[] = {TC_NEG, TC_ABS, TC_RELU, TC_EXP, TC_LOG,
                                        TC_SQRT, TC_TANH, TC_SIGMOID, TC_RECIPROCAL};
     static const tc_unary_op iops[] = {TC_NEG, TC_ABS, TC_RELU};
     x.kind = DF_UNARY;
     x.sub = fl ? fops[df_below(r, 9)] : iops[df_below(r, 3)];
-  } else if (p < 70) {
+  } else if (p < 50) {
     x.kind = DF_BINARY;
     x.sub = df_below(r, 6);
     /* prefer an input nothing reads yet as the second operand */
+    int cand[DF_MAX_T], n = df_partners(c, A, A->dtype, 0, cand);
     x.b = -1;
-    if (unused >= 0 && unused != a && c->t[unused].dtype == A->dtype && c->t[unused].rank == A->rank &&
-        memcmp(c->t[unused].shape, A->shape, sizeof(int64_t) * (size_t)A->rank) == 0)
-      x.b = unused;
-    if (x.b < 0) x.b = df_pick_like(r, c, A, (int)A->dtype);
+    for (int k = 0; k < n; k++)
+      if (cand[k] == unused && unused != a) x.b = unused;
+    if (x.b < 0) x.b = cand[df_below(r, n)]; /* A itself is one */
     if (df_chance(r, 50)) {
       int tmp = x.a;
       x.a = x.b, x.b = tmp;
     }
-  } else if (p < 82) {
+  } else if (p < 59) {
     x.kind = DF_CAST;
     do x.dtype = df_pick_dtype(r);
     while (x.dtype == A->dtype);
-  } else if (p < 91 || A->rank < 2) {
+  } else if (p < 65 || (p < 70 && A->rank < 2)) {
     x.kind = DF_SET;
-  } else {
+  } else if (p < 70) {
     x.kind = DF_PERMUTE;
     do df_random_perm(r, x.perm, A->rank);
     while (x.perm[0] == 0 && (A->rank == 1 || (x.perm[1] == 1)));
-    for (int d = 0; d < A->rank; d++) x.shape[d] = A->shape[x.perm[d]];
+  } else if (p < 84) {
+    static const double fv[] = {2, 0.5, -1, 0.25, 3, -1.5, 0.1, 1e-5, 1.0 / 3, 8};
+    static const double iv[] = {1, 2, -1, 3, -5, 7};
+    static const tc_binary_op sops[] = {TC_ADD, TC_SUB, TC_MUL, TC_MUL, TC_DIV, TC_MAX, TC_MIN};
+    x.kind = DF_SCALAR;
+    x.sub = sops[df_below(r, 7)];
+    x.scalar = fl ? fv[df_below(r, 10)] : iv[df_below(r, 6)];
+  } else {
+    x.kind = DF_REDUCE;
+    x.sub = df_chance(r, 45) ? TC_REDUCE_SUM : df_chance(r, 60) ? TC_REDUCE_MAX : TC_REDUCE_MIN;
+    x.dtype = df_acc_dtype(A->dtype);
+    /* a random set of axes, mostly ones longer than 1 */
+    for (int t = 0; t < 4; t++) {
+      x.red = 0;
+      for (int d = 0; d < A->rank; d++)
+        if (df_chance(r, 45)) x.red |= 1 << d;
+      if (!x.red) x.red = 1 << df_below(r, A->rank);
+      int longer = 0;
+      for (int d = 0; d < A->rank; d++) longer |= (x.red >> d & 1) && A->shape[d] > 1;
+      if (longer) break;
+    }
   }
-  if (!df_derive_range(c, &x)) return 0;
+  if (!df_derive_shape(c, &x) || !df_derive_range(c, &x)) return 0;
   c->t[c->nt++] = x;
   return 1;
 }
@@ -431,6 +603,14 @@ static tc_status df_apply(const df_case *c, df_built *b, const df_step *s) {
   return TC_ERR_ARGUMENT;
 }
 
+/* The axes a DF_REDUCE op reduces (into axes); returns how many. */
+static int df_red_axes(const df_tensor *x, int *axes) {
+  int n = 0;
+  for (int d = 0; d < x->rank; d++)
+    if (x->red >> d & 1) axes[n++] = d;
+  return n;
+}
+
 /* Builds the fusion (without its schedule): the live inputs and ops. */
 static void df_build_fusion(const df_case *c, df_built *b) {
   memset(b, 0, sizeof *b);
@@ -452,6 +632,12 @@ static void df_build_fusion(const df_case *c, df_built *b) {
       case DF_BINARY: b->h[i] = tc_binary(b->f, (tc_binary_op)x->sub, a, b->h[df_resolve(c, x->b)]); break;
       case DF_CAST: b->h[i] = tc_cast(b->f, a, x->dtype); break;
       case DF_PERMUTE: b->h[i] = tc_permute(b->f, a, x->perm); break;
+      case DF_REDUCE: {
+        int axes[3], n = df_red_axes(x, axes);
+        b->h[i] = tc_reduce(b->f, (tc_reduce_op)x->sub, a, n, axes);
+        break;
+      }
+      case DF_SCALAR: b->h[i] = tc_binary_scalar(b->f, (tc_binary_op)x->sub, a, x->scalar); break;
     }
   }
   for (int i = 0; i < c->nt; i++)
@@ -549,21 +735,112 @@ static void df_reorder(df_gen *g, int h) {
   df_step_do(g, s);
 }
 
+/* Which loop axes of handle h are reduction axes (bit i: loop axis i),
+ * read from its description ("T3[iBIDx{2}, (CA), rS{4}]"). */
+static unsigned df_raxes(df_gen *g, int h) {
+  if (!g->b.h[h]) return 0;
+  char d[1024];
+  tc_tensor_describe(g->b.h[h], d, sizeof d);
+  unsigned m = 0;
+  int i = 0;
+  for (const char *p = strchr(d, '['); p && *p && *p != ']'; p++) {
+    p += strspn(p, "[, ");
+    if (*p == '(') { /* the compute-at mark */
+      p = strchr(p, ')');
+      if (!p) break;
+      continue;
+    }
+    if (*p == 'r' && i < 32) m |= 1u << i;
+    i++;
+    p = strchr(p, '}');
+    if (!p) break;
+  }
+  return m;
+}
+
+/* The handles that hold a reduction (its tensor, or the cache that
+ * tc_cache_before moved it to); returns how many. */
+static int df_reductions(df_gen *g, int *hs) {
+  int n = 0;
+  for (int h = 0; h < g->c->nh; h++)
+    if (df_raxes(g, h)) hs[n++] = h;
+  return n;
+}
+
+static int df_is_output(const df_case *c, int h) {
+  for (int j = 0; j < c->nout; j++)
+    if (c->out[j] == h) return 1;
+  return 0;
+}
+
+/* The memory type of handle h as the (accepted) calls so far left it:
+ * outputs in global memory, other tensors and caches in local memory
+ * until a call says otherwise. */
+static int df_memtype(const df_case *c, int h) {
+  int m = h < c->nt && (c->t[h].kind == DF_INPUT || df_is_output(c, h)) ? TC_MEM_GLOBAL : TC_MEM_LOCAL;
+  for (int i = 0; i < c->nsteps; i++)
+    if (c->s[i].call == DF_MEMTYPE && c->s[i].t == h && !c->s[i].refused && !c->s[i].dropped) m = c->s[i].v[0];
+  return m;
+}
+
+/* Whether reduction h's schedule is one that lowers (docs/reductions.md):
+ * no reduction axis on a block or vectorized, at most one on a thread
+ * and then the result in local memory, no serial iteration loop inside a
+ * reduction loop (and so no vectorized axis before a reduction loop),
+ * and in global memory every block axis of the kernel bound. */
+static int df_reduction_legal(df_gen *g, int h) {
+  unsigned m = df_raxes(g, h);
+  int threads = 0, inner = 0;
+  for (int i = 0; i < df_nloop(g, h); i++) {
+    tc_ptype p = tc_tensor_loop_ptype(g->b.h[h], i);
+    int r = m >> i & 1, thread = p >= TC_TIDX && p <= TC_TIDZ, block = p >= TC_BIDX && p <= TC_BIDZ;
+    if ((r && (block || p == TC_VECTORIZE)) || (p == TC_VECTORIZE && i != df_nloop(g, h) - 1)) return 0;
+    threads += r && thread;
+    if (thread || block) continue;
+    if (r) inner = 1;
+    else if (inner) return 0;
+  }
+  if (threads > 1 || (threads == 1 && df_memtype(g->c, h) != TC_MEM_LOCAL)) return 0;
+  /* in global memory, accumulated in place: every block the kernel runs
+   * along an axis it does not bind would add into it */
+  for (int o = 0; o < g->c->nh && df_memtype(g->c, h) == TC_MEM_GLOBAL; o++)
+    for (int i = 0; g->b.h[o] && i < df_nloop(g, o); i++) {
+      tc_ptype p = tc_tensor_loop_ptype(g->b.h[o], i);
+      int bound = 0;
+      for (int j = 0; j < df_nloop(g, h); j++) bound |= tc_tensor_loop_ptype(g->b.h[h], j) == p;
+      if (p >= TC_BIDX && p <= TC_BIDZ && df_ext(g, o, i) > 1 && !bound) return 0;
+    }
+  return 1;
+}
+
 /* Binds some of h's axes to blocks, threads, unrolled or vector loops,
- * keeping the block within DF_MAX_THREADS threads. */
-static void df_parallelize(df_gen *g, int h, int percent) {
+ * keeping the block within DF_MAX_THREADS threads.  The axes in mask
+ * (those a reduction reduces) mostly get a thread axis, one at most (a
+ * block reduction), or stay serial or unrolled: a block or a vector there
+ * is refused; those in serial (those a reduction outside local memory
+ * reduces, where a block reduction is refused) mostly stay serial or
+ * unrolled. */
+static void df_parallelize(df_gen *g, int h, int percent, unsigned mask, unsigned serial) {
   int n = df_nloop(g, h), order[DF_MAX_AX];
   if (n > DF_MAX_AX) return;
   df_random_perm(g->r, order, n);
-  int used[TC_UNROLL + 1] = {0};
+  int used[TC_UNROLL + 1] = {0}, red_thread = 0;
   int64_t threads = 1, unrolled = 1;
   for (int k = 0; k < n; k++) {
     int a = order[k];
-    if (!df_chance(g->r, percent)) continue;
+    if (!df_chance(g->r, (mask >> a & 1) ? 80 : percent)) continue;
     int64_t e = df_ext(g, h, a);
     static const tc_ptype choice[] = {TC_BIDX, TC_BIDY, TC_TIDX, TC_TIDY, TC_TIDZ,
                                       TC_TIDX, TC_UNROLL, TC_VECTORIZE};
+    static const tc_ptype rchoice[] = {TC_TIDX, TC_TIDY, TC_TIDZ, TC_TIDX, TC_UNROLL};
     tc_ptype p = choice[df_below(g->r, 8)];
+    if ((serial >> a & 1) && df_chance(g->r, 90)) {
+      if (!df_chance(g->r, 30)) continue;
+      p = TC_UNROLL;
+    } else if ((mask >> a & 1) && df_chance(g->r, 90)) {
+      p = rchoice[df_below(g->r, 5)];
+      if (p != TC_UNROLL && red_thread++ && df_chance(g->r, 90)) continue;
+    }
     if (p == TC_VECTORIZE && a != n - 1) p = TC_UNROLL;
     if (p != TC_UNROLL && used[p]) continue;
     if (p >= TC_TIDX && p <= TC_TIDZ) {
@@ -585,12 +862,6 @@ static int df_consumers(const df_case *c, int i, int *cons) {
   for (int j = 0; j < c->nt; j++)
     if (c->t[j].kind != DF_INPUT && (c->t[j].a == i || c->t[j].b == i)) cons[n++] = j;
   return n;
-}
-
-static int df_is_output(const df_case *c, int h) {
-  for (int j = 0; j < c->nout; j++)
-    if (c->out[j] == h) return 1;
-  return 0;
 }
 
 /* A random scheduling call on a random tensor or cache. */
@@ -621,28 +892,54 @@ static void df_random_call(df_gen *g) {
   }
 }
 
+/* Reorders reduction h's loop so that its reduction axes come after
+ * all its iteration axes (in their order), unless they do already. */
+static void df_reduction_innermost(df_gen *g, int h) {
+  int n = df_nloop(g, h);
+  unsigned m = df_raxes(g, h);
+  int sorted = 1, seen = 0;
+  for (int i = 0; i < n; i++) {
+    if (m >> i & 1) seen = 1;
+    else sorted &= !seen;
+  }
+  if (n < 2 || n > DF_MAX_AX || sorted) return;
+  df_step *s = df_step_new(g, DF_REORDER, h);
+  if (!s) return;
+  s->n = n;
+  int k = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int i = 0; i < n; i++)
+      if ((int)(m >> i & 1) == pass) s->v[i] = k++;
+  df_step_do(g, s);
+}
+
 static void df_gen_schedule(df_gen *g) {
   df_case *c = g->c;
   df_rng *r = g->r;
   int live[DF_MAX_T];
   df_live(c, live);
-  /* caches of inputs and outputs */
+  /* caches of inputs and outputs; a reduction that is an output often
+   * into a local cache (a block reduction needs one) */
   for (int i = 0; i < c->nt; i++) {
     if (!live[i]) continue;
-    int in = c->t[i].kind == DF_INPUT;
-    if (!(in ? df_chance(r, 25) : df_is_output(c, i) && df_chance(r, 12))) continue;
+    int in = c->t[i].kind == DF_INPUT, red = c->t[i].kind == DF_REDUCE;
+    if (!(in ? df_chance(r, 25) : df_is_output(c, i) && df_chance(r, red ? 65 : 12))) continue;
     df_step *s = df_step_new(g, in ? DF_CACHE_AFTER : DF_CACHE_BEFORE, i);
     df_step_do(g, s);
     if (!s || s->made < 0 || s->refused) continue;
-    df_call1(g, DF_MEMTYPE, s->made, df_chance(r, 60) ? TC_MEM_SHARED : TC_MEM_LOCAL);
+    df_call1(g, DF_MEMTYPE, s->made, df_chance(r, red ? 20 : 60) ? TC_MEM_SHARED : TC_MEM_LOCAL);
   }
   /* intermediates in shared memory */
   for (int i = 0; i < c->nt; i++)
-    if (live[i] && c->t[i].kind != DF_INPUT && !df_is_output(c, i) && df_chance(r, 25))
+    if (live[i] && c->t[i].kind != DF_INPUT && !df_is_output(c, i) &&
+        df_chance(r, c->t[i].kind == DF_REDUCE ? 10 : 25))
       df_call1(g, DF_MEMTYPE, i, TC_MEM_SHARED);
-  /* a reference tensor: an output mostly */
+  /* a reference tensor: an output mostly, a reduction often */
   int ref = c->out[df_below(r, c->nout)];
-  if (df_chance(r, 15)) {
+  int reds[DF_MAX_H], nred = df_reductions(g, reds);
+  if (nred && df_chance(r, 35)) {
+    ref = reds[df_below(r, nred)];
+  } else if (df_chance(r, 15)) {
     int h = df_below(r, c->nh);
     if (g->b.h[h] && !(h < c->nt && c->t[h].kind == DF_INPUT)) ref = h;
   }
@@ -658,19 +955,31 @@ static void df_gen_schedule(df_gen *g) {
     df_call1(g, DF_PROPAGATE, ref, 0);
     alike = !c->s[c->nsteps - 1].refused;
   }
-  df_parallelize(g, ref, 55);
+  /* the reference's axes that are a reduction's (the reductions now
+   * have the reference's loop, when the transforms propagated) */
+  unsigned rmask = 0, rserial = 0;
+  for (int k = 0; k < nred; k++)
+    if (df_nloop(g, reds[k]) == df_nloop(g, ref))
+      *(df_memtype(c, reds[k]) == TC_MEM_LOCAL ? &rmask : &rserial) |= df_raxes(g, reds[k]);
+  df_parallelize(g, ref, 55, rmask, rserial);
   if (df_chance(r, 90)) {
     df_call1(g, DF_PARALLELIZE_ALL_LIKE, ref, 0);
     alike &= !c->s[c->nsteps - 1].refused;
   } else {
     alike = 0;
   }
+  /* the reduction loops innermost */
+  for (int k = 0; k < nred; k++)
+    if (df_chance(r, 85)) df_reduction_innermost(g, reds[k]);
   /* inlining */
   int p = df_below(r, 100);
   if (p < 45) {
     df_call1(g, DF_INLINE_MOST, -1, 0);
   } else if (p < 60) {
     df_call1(g, DF_INLINE_ALL_AT, -1, df_below(r, 1 + df_nloop(g, ref)));
+    /* one position for all: it may join a loop of a reduction's operand
+     * with one of its readers (tc_inline_most avoids that) */
+    if (nred) alike = 0;
   } else if (p < 80) {
     for (int i = 0; i < c->nt; i++) {
       if (!live[i] || c->t[i].kind == DF_INPUT || !g->b.h[i]) continue;
@@ -678,6 +987,9 @@ static void df_gen_schedule(df_gen *g) {
       if (nc == 0 || !df_chance(r, 60)) continue;
       if (df_chance(r, 50)) {
         df_call1(g, DF_INLINE_AT, i, df_below(r, 1 + df_nloop(g, i)));
+        /* a random depth: it may join a loop of a reduction's operand
+         * with one of its readers (tc_inline_most avoids that) */
+        if (nred && !c->s[c->nsteps - 1].refused) alike = 0;
       } else {
         int cj = cons[df_below(r, nc)];
         df_step *s = df_step_new(g, DF_COMPUTE_AT, i);
@@ -696,6 +1008,17 @@ static void df_gen_schedule(df_gen *g) {
     c->alike = 0;
     int n = 1 + df_below(r, 2);
     for (int k = 0; k < n; k++) df_random_call(g);
+  }
+  c->nred = nred;
+  for (int k = 0; k < nred; k++) c->alike &= df_reduction_legal(g, reds[k]);
+  for (int k = 0; k < nred; k++) {
+    unsigned m = df_raxes(g, reds[k]);
+    int block = 0;
+    for (int i = 0; i < df_nloop(g, reds[k]); i++) {
+      tc_ptype pt = tc_tensor_loop_ptype(g->b.h[reds[k]], i);
+      block |= (m >> i & 1) && pt >= TC_TIDX && pt <= TC_TIDZ;
+    }
+    c->nblock += block;
   }
 }
 
@@ -759,6 +1082,11 @@ static const char *df_unary_c(int op) {
 
 static const char *df_binary_c(int op) {
   static const char *n[] = {"TC_ADD", "TC_SUB", "TC_MUL", "TC_DIV", "TC_MAX", "TC_MIN"};
+  return n[op];
+}
+
+static const char *df_reduce_c(int op) {
+  static const char *n[] = {"TC_REDUCE_SUM", "TC_REDUCE_MAX", "TC_REDUCE_MIN"};
   return n[op];
 }
 
@@ -865,6 +1193,16 @@ static void df_print_case(FILE *o, const df_case *c, const char *what) {
         for (int d = 0; d < x->rank; d++) fprintf(o, "%s%d", d ? ", " : "", x->perm[d]);
         fprintf(o, "}; t[%d] = tc_permute(f, t[%d], perm); }\n", i, a);
         break;
+      case DF_REDUCE: {
+        int axes[3], n = df_red_axes(x, axes);
+        fprintf(o, "  { int axes[%d] = {", n);
+        for (int k = 0; k < n; k++) fprintf(o, "%s%d", k ? ", " : "", axes[k]);
+        fprintf(o, "}; t[%d] = tc_reduce(f, %s, t[%d], %d, axes); }\n", i, df_reduce_c(x->sub), a, n);
+        break;
+      }
+      case DF_SCALAR:
+        fprintf(o, "  t[%d] = tc_binary_scalar(f, %s, t[%d], %.17g);\n", i, df_binary_c(x->sub), a, x->scalar);
+        break;
     }
   }
   for (int j = 0; j < b.nout; j++) fprintf(o, "  tc_add_output(f, t[%d]);\n", b.out[j]);
@@ -896,6 +1234,13 @@ static void df_print_case(FILE *o, const df_case *c, const char *what) {
     fprintf(o, "  param[%d] = t[%d];\n  args[%d] = calloc(1, tc_tensor_bytes(t[%d]));\n"
                "  ref[%d] = calloc(1, tc_tensor_bytes(t[%d]));\n", p, b.out[j], p, b.out[j], p, b.out[j]);
   }
+  int live[DF_MAX_T], sums = 0;
+  df_live(c, live);
+  for (int i = 0; i < c->nt; i++) sums |= live[i] && !c->t[i].bypass && c->t[i].kind == DF_REDUCE && c->t[i].sub == TC_REDUCE_SUM;
+  if (sums)
+    fprintf(o, "  /* a float sum differs from the reference's (added in double, rounded once) by the\n"
+               "   * rounding of its order, up to about n 2^-24 sum |x_i| for n terms, which can be more\n"
+               "   * than the tolerance below where terms cancel: the test bounds it exactly */\n");
   fprintf(o, "  st = tc_kernel_run(k, args, NULL, NULL);\n"
              "  if (st != TC_OK) {\n    printf(\"run: %%s: %%s\\n\", tc_status_name(st), tc_kernel_error(k));\n"
              "    return 1;\n  }\n"

@@ -4,10 +4,16 @@
  * result an implementation allowed by the op's accuracy can produce: each
  * op is evaluated exactly (in double) on its operands' intervals, widened
  * by the op's error in f32 units in the last place, and rounded outward to
- * the grid of the tensor's dtype.  A kernel (or reference) element is
- * right when it lies in its interval.  An interval with a NaN bound is
- * "unknown" (an input that is NaN or infinite, or an op outside its
- * domain); the generator never makes one unless asked for edge values. */
+ * the grid of the tensor's dtype; a sum over reduced axes is widened by
+ * the rounding of n f32 additions in any order (dv_red_end).  A kernel (or
+ * reference) element is right when it lies in its interval.  An interval
+ * with a NaN bound is "unknown" (an input that is NaN or infinite, or an
+ * op outside its domain): kernel and reference must then agree.  The
+ * interval [-inf, inf] is "any": a sum over non-finite or overflowing
+ * terms, whose value depends on the order of the additions (inf + -big +
+ * -big is inf or NaN), and everything computed from it; nothing is
+ * checked there.  The generator makes neither unless asked for edge
+ * values. */
 #ifndef DIFF_VALUES_H
 #define DIFF_VALUES_H
 
@@ -22,8 +28,10 @@ typedef struct dv {
 } dv;
 
 static const dv dv_unknown = {NAN, NAN};
+static const dv dv_any = {-INFINITY, INFINITY};
 
 static int dv_known(dv v) { return !isnan(v.lo) && !isnan(v.hi) && isfinite(v.lo) && isfinite(v.hi); }
+static int dv_is_any(dv v) { return v.lo == -INFINITY && v.hi == INFINITY; }
 static dv dv_point(double x) { return (dv){x, x}; }
 
 static int dt_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
@@ -141,6 +149,7 @@ static dv dv_store(double lo, double hi, double ulps, tc_dtype t) {
 static double dv_trunc(double x) { return x < 0 ? ceil(x) : floor(x); }
 
 static dv dv_unary(tc_unary_op op, tc_dtype t, dv x) {
+  if (dv_is_any(x)) return dv_any;
   if (!dv_known(x)) return dv_unknown;
   double lo = x.lo, hi = x.hi;
   switch (op) {
@@ -154,12 +163,18 @@ static dv dv_unary(tc_unary_op op, tc_dtype t, dv x) {
      * division 2.5; sigmoid = 1 / (1 + exp(-x)) adds a rounded sum and a
      * division to exp's error */
     case TC_EXP: return dv_store(exp(lo), exp(hi), 4, t);
-    case TC_LOG: return lo <= 0 ? dv_unknown : dv_store(log(lo), log(hi), 4, t);
-    case TC_SQRT: return lo < 0 ? dv_unknown : dv_store(sqrt(lo), sqrt(hi), 4, t);
+    /* An operand whose interval reaches over a point where the op jumps
+     * (0: log and sqrt are undefined below, 1 / x changes sign) may be
+     * on either side in the kernel and in the reference (a sum rounds
+     * in its own order; a zero from MIN, MAX or RELU has either sign),
+     * and the results far apart: any.  A point there gives the same
+     * result in both: unknown, for them to agree on. */
+    case TC_LOG: return lo < 0 && hi > 0 ? dv_any : lo <= 0 ? dv_unknown : dv_store(log(lo), log(hi), 4, t);
+    case TC_SQRT: return lo < 0 && hi > 0 ? dv_any : lo < 0 ? dv_unknown : dv_store(sqrt(lo), sqrt(hi), 4, t);
     case TC_TANH: return dv_store(tanh(lo), tanh(hi), 6, t);
     case TC_SIGMOID: return dv_store(1 / (1 + exp(-lo)), 1 / (1 + exp(-hi)), 8, t);
-    case TC_RECIPROCAL:
-      return lo <= 0 && hi >= 0 ? dv_unknown : dv_store(1 / hi, 1 / lo, 3, t);
+    case TC_RECIPROCAL: /* (of a zero too: its sign is not followed) */
+      return lo <= 0 && hi >= 0 ? dv_any : dv_store(1 / hi, 1 / lo, 3, t);
   }
   return dv_unknown;
 }
@@ -170,6 +185,7 @@ static dv dv_corners(double a, double b, double c, double d) {
 }
 
 static dv dv_binary(tc_binary_op op, tc_dtype t, dv a, dv b) {
+  if (dv_is_any(a) || dv_is_any(b)) return dv_any;
   if (!dv_known(a) || !dv_known(b)) return dv_unknown;
   int fl = dt_float(t);
   dv r;
@@ -180,7 +196,8 @@ static dv dv_binary(tc_binary_op op, tc_dtype t, dv a, dv b) {
       r = dv_corners(a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi);
       return dv_store(r.lo, r.hi, 0, t);
     case TC_DIV:
-      if (b.lo <= 0 && b.hi >= 0) return dv_unknown;
+      /* floats: as reciprocal; integers are exact (x / 0 = 0) */
+      if (b.lo <= 0 && b.hi >= 0) return fl ? dv_any : dv_unknown;
       if (fl) {
         r = dv_corners(a.lo / b.lo, a.lo / b.hi, a.hi / b.lo, a.hi / b.hi);
         return dv_store(r.lo, r.hi, 3, t);
@@ -200,12 +217,87 @@ static dv dv_binary(tc_binary_op op, tc_dtype t, dv a, dv b) {
  * range), integer to float rounds to f32 and then to the format, integer
  * to a narrower integer only when the value fits. */
 static dv dv_cast(tc_dtype from, tc_dtype to, dv x) {
+  if (dv_is_any(x)) return dv_any;
   if (!dv_known(x)) return dv_unknown;
   if (dt_float(from) && !dt_float(to)) {
     if (x.lo <= -2147483648.0 || x.hi >= 2147483647.0) return dv_unknown;
     return dv_store(dv_trunc(x.lo), dv_trunc(x.hi), 0, to);
   }
   return dv_store(x.lo, x.hi, 0, to);
+}
+
+/* ---- reductions ------------------------------------------------------------
+ *
+ * A reduction's result is accumulated over its terms one at a time:
+ * dv_red_start, dv_red_add for each term's interval (the element of the
+ * operand, whatever value in it the kernel computed), dv_red_end.
+ *
+ * MAX and MIN are exact (the result is one of the terms, or the
+ * identity): the largest of the terms lies between the largest lower
+ * bound and the largest upper bound.
+ *
+ * SUM of integers (i32, and i8 accumulated in i32) is exact while it
+ * stays in range (the generator keeps it there).
+ *
+ * SUM of floats is accumulated in f32 in an order the schedule decides: a
+ * serial loop, partial sums per thread combined by a tree, an unrolled
+ * loop.  Each of those is a binary tree of additions over the n terms
+ * (with additions of the identity 0, which are exact).  One rounded
+ * addition gives (a + b)(1 + d) with |d| <= u = 2^-24 (round to nearest,
+ * no overflow; a sum of floats that is subnormal is exact), and a term
+ * passes through at most n - 1 of them, so the computed sum s' of terms
+ * x_i with exact sum s satisfies (Higham, Accuracy and Stability of
+ * Numerical Algorithms, 2nd ed., section 4.2)
+ *     |s' - s| <= g(n - 1) * sum |x_i|,   g(k) = k u / (1 - k u).
+ * A term that is a product fused into the addition (fma(a, b, acc)) is
+ * the exact product, which its interval holds, and the fused operation
+ * is one rounding of the same form.  So the result lies in
+ *     [sum lo_i - g A, sum hi_i + g A],   A = sum max(|lo_i|, |hi_i|),
+ * with two small terms more: the sums above are computed here in double
+ * (each of n additions off by at most 2^-53 A), and a device that flushes
+ * subnormals to zero may lose up to 2^-126 at each term and each addition.
+ * The result is an f32 (the accumulation type), so the bounds are then
+ * rounded outward to f32.  A bound A too close to the f32 range (a
+ * partial sum could overflow in some order) or an unknown term gives
+ * "any". */
+
+typedef struct dv_red {
+  tc_reduce_op op;
+  double lo, hi, abs;  /* SUM: sums of the bounds and of the magnitudes; MAX / MIN: the extremes */
+  int64_t n;
+  int unknown, any;    /* some term was unknown, or any */
+} dv_red;
+
+static dv_red dv_red_start(tc_reduce_op op) {
+  dv_red r = {op, 0, 0, 0, 0, 0, 0};
+  if (op != TC_REDUCE_SUM) r.lo = r.hi = op == TC_REDUCE_MAX ? -INFINITY : INFINITY;
+  return r;
+}
+
+static void dv_red_add(dv_red *r, dv x) {
+  r->n++;
+  if (dv_is_any(x)) r->any = 1;
+  if (!dv_known(x)) {
+    r->unknown = 1;
+    return;
+  }
+  switch (r->op) {
+    case TC_REDUCE_SUM: r->lo += x.lo, r->hi += x.hi, r->abs += fmax(fabs(x.lo), fabs(x.hi)); break;
+    case TC_REDUCE_MAX: r->lo = fmax(r->lo, x.lo), r->hi = fmax(r->hi, x.hi); break;
+    case TC_REDUCE_MIN: r->lo = fmin(r->lo, x.lo), r->hi = fmin(r->hi, x.hi); break;
+  }
+}
+
+/* The result, of dtype t (the accumulation type: f32, or i32). */
+static dv dv_red_end(const dv_red *r, tc_dtype t) {
+  if (r->any) return dv_any;
+  if (r->op != TC_REDUCE_SUM) return r->unknown ? dv_unknown : dv_store(r->lo, r->hi, 0, t);
+  if (!dt_float(t)) return r->unknown ? dv_unknown : dv_store(r->lo, r->hi, 0, t);
+  if (r->unknown) return dv_any;
+  double n = (double)r->n, ku = (n - 1) * 0x1p-24, g = ku / (1 - ku);
+  double err = g * r->abs + n * 0x1p-53 * r->abs + 2 * n * 0x1p-126;
+  if (r->abs + err >= dt_max(TC_F32)) return dv_any;
+  return dv_store(r->lo - err, r->hi + err, 0, t);
 }
 
 /* Whether a device or reference value v is one that interval r allows:

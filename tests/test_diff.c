@@ -66,6 +66,14 @@ typedef struct df_result {
 
 /* ---- in a worker: build, compile, run, compare ------------------------------- */
 
+/* The index into y (rank r, y's shape) of the element at coordinates co
+ * of a tensor that y broadcasts to: 0 along y's axes of extent 1. */
+static int64_t df_bcast_index(const df_tensor *y, const int64_t *co) {
+  int64_t i = 0;
+  for (int k = 0; k < y->rank; k++) i = i * y->shape[k] + (y->shape[k] == 1 ? 0 : co[k]);
+  return i;
+}
+
 /* Evaluates record tensor i from its operands' values (diff_values.h). */
 static dv *df_eval_tensor(const df_case *c, dv **val, int i, const void *input) {
   const df_tensor *x = &c->t[i];
@@ -78,23 +86,37 @@ static dv *df_eval_tensor(const df_case *c, dv **val, int i, const void *input) 
     }
     return v;
   }
-  int a = df_resolve(c, x->a);
+  int a = df_resolve(c, x->a), b = x->kind == DF_BINARY ? df_resolve(c, x->b) : -1;
   const df_tensor *A = &c->t[a];
+  if (x->kind == DF_REDUCE) { /* every element of A into the element of x it reduces to */
+    dv_red *acc = malloc((size_t)n * sizeof *acc);
+    for (int64_t e = 0; e < n; e++) acc[e] = dv_red_start((tc_reduce_op)x->sub);
+    for (int64_t e = 0, m = df_elems(A); e < m; e++) {
+      int64_t co[3], rest = e;
+      for (int k = A->rank - 1; k >= 0; k--) co[k] = rest % A->shape[k], rest /= A->shape[k];
+      dv_red_add(&acc[df_bcast_index(x, co)], val[a][e]);
+    }
+    for (int64_t e = 0; e < n; e++) v[e] = dv_red_end(&acc[e], x->dtype);
+    free(acc);
+    return v;
+  }
   for (int64_t e = 0; e < n; e++) {
-    int64_t src = e;
+    int64_t co[3], rest = e;
+    for (int k = x->rank - 1; k >= 0; k--) co[k] = rest % x->shape[k], rest /= x->shape[k];
+    int64_t src = df_bcast_index(A, co);
     if (x->kind == DF_PERMUTE) { /* out[c] = in[d] with d[perm[k]] = c[k] */
-      int64_t co[3], d[3], rest = e;
-      for (int k = x->rank - 1; k >= 0; k--) co[k] = rest % x->shape[k], rest /= x->shape[k];
+      int64_t d[3];
       for (int k = 0; k < x->rank; k++) d[x->perm[k]] = co[k];
       src = 0;
       for (int k = 0; k < A->rank; k++) src = src * A->shape[k] + d[k];
     }
     switch (x->kind) {
-      case DF_UNARY: v[e] = dv_unary((tc_unary_op)x->sub, x->dtype, val[a][e]); break;
+      case DF_UNARY: v[e] = dv_unary((tc_unary_op)x->sub, x->dtype, val[a][src]); break;
       case DF_BINARY:
-        v[e] = dv_binary((tc_binary_op)x->sub, x->dtype, val[a][e], val[df_resolve(c, x->b)][e]);
+        v[e] = dv_binary((tc_binary_op)x->sub, x->dtype, val[a][src], val[b][df_bcast_index(&c->t[b], co)]);
         break;
-      case DF_CAST: v[e] = dv_cast(A->dtype, x->dtype, val[a][e]); break;
+      case DF_SCALAR: v[e] = dv_binary((tc_binary_op)x->sub, x->dtype, val[a][src], dv_point(df_scalar_value(x))); break;
+      case DF_CAST: v[e] = dv_cast(A->dtype, x->dtype, val[a][src]); break;
       default: v[e] = val[a][src]; break;
     }
   }
@@ -142,7 +164,7 @@ static void df_compare(const df_case *c, const df_built *b, void **args, void **
       dv iv = val[o][e];
       double kd = dt_read(x->dtype, args[p], (size_t)e), rd = dt_read(x->dtype, ref[p], (size_t)e);
       int kok = dv_allows(iv, kd), rok = dv_allows(iv, rd);
-      if (!dv_known(iv) && !dv_agree(x->dtype, kd, rd)) kok = rok = 0, apart++;
+      if (!dv_known(iv) && !dv_is_any(iv) && !dv_agree(x->dtype, kd, rd)) kok = rok = 0, apart++;
       if (kok && rok) continue;
       if (dv_known(iv)) kernel_bad += !kok, ref_bad += !rok;
       char co[64], line[512];
@@ -633,6 +655,8 @@ static int df_shrink(df_case *c, const df_result *orig, const df_opts *o) {
     }
     for (int i = c->nt - 1; i >= 0; i--) {
       df_tensor *x = &c->t[i];
+      /* (a bypassed reduction changes its consumers' shapes, and its
+       * dtype for 16-bit and i8 inputs: df_ranges_ok checks they fit) */
       if (x->bypass || x->kind == DF_INPUT || x->kind == DF_CAST || x->kind == DF_PERMUTE) continue;
       for (int side = 0; side < (x->kind == DF_BINARY ? 2 : 1) && !x->bypass; side++) {
         df_case keep = *c;
@@ -662,6 +686,7 @@ typedef struct df_class {
 
 typedef struct df_tally {
   long n[5];
+  long red[5], block[5]; /* of those, cases with a reduction, with a block reduction */
   df_class classes[64];
   int nclasses;
   long failed[64]; /* the first failing cases */
@@ -692,6 +717,10 @@ static void df_print_summary(const df_tally *t, const df_opts *o) {
   printf("diff: seed %llu, %ld cases run: %ld ok, %ld refused, %ld wrong, %ld crashed, %ld hung\n",
          (unsigned long long)o->seed, run, t->n[DF_OK], t->n[DF_REFUSED], t->n[DF_WRONG], t->n[DF_CRASHED],
          t->n[DF_HUNG]);
+  long red = 0, block = 0;
+  for (int k = 0; k < 5; k++) red += t->red[k], block += t->block[k];
+  printf("with a reduction: %ld cases (%ld ok, %ld refused); with a block reduction: %ld (%ld ok, %ld refused)\n",
+         red, t->red[DF_OK], t->red[DF_REFUSED], block, t->block[DF_OK], t->block[DF_REFUSED]);
   if (t->nclasses)
     printf("refused, by class (count, first case; of those, schedules made alike, legal by construction, "
            "and the first):\n");
@@ -737,6 +766,7 @@ static void df_campaign_done(void *ctx, long index, df_case *c, const df_result 
   df_campaign_state *s = ctx;
   df_tally *t = &s->t;
   t->n[r->outcome]++;
+  t->red[r->outcome] += c->nred > 0, t->block[r->outcome] += c->nblock > 0;
   if (r->outcome == DF_REFUSED) df_count_refusal(t, r->msg, index, c->alike);
   if (s->o->verbose)
     printf("case %ld: %s (%.2f s, %.2f s CPU)%s%s\n", index, df_outcome_name[r->outcome], r->secs, r->cpu,
@@ -831,10 +861,72 @@ static void test_value_model(void) {
   /* exp(1) = 2.718281828...: within 4 f32 ulps (2^-22 each at e) */
   dv e = dv_unary(TC_EXP, TC_F32, dv_point(1));
   TC_CHECK(e.lo < 2.718281828 && e.hi > 2.718281829 && e.hi - e.lo < 10 * ldexp(1, -22), "exp(1)");
-  TC_CHECK(!dv_known(dv_unary(TC_LOG, TC_F32, dv_point(-1))), "log(-1) is unknown");
+  TC_CHECK(!dv_known(dv_unary(TC_LOG, TC_F32, dv_point(-1))) && !dv_is_any(dv_unary(TC_LOG, TC_F32, dv_point(-1))),
+           "log(-1) is unknown");
   /* f32 -> i8 cast of [-3.7, 2.2] truncates to [-3, 2] */
   dv ct = dv_cast(TC_F32, TC_I8, (dv){-3.7, 2.2});
   TC_CHECK(ct.lo == -3 && ct.hi == 2, "cast [%g, %g]", ct.lo, ct.hi);
+}
+
+/* The bounds of reductions (diff_values.h), against sums worked out by
+ * hand and computed in f32 in two orders. */
+static void test_value_model_reductions(void) {
+  /* 1 + 2^-24 + 2^-24: added left to right in f32 each addition is a tie
+   * that rounds to even, giving 1; the two small terms first give 1 +
+   * 2^-23 exactly.  Both lie within g(2) (1 + 2^-23) ~ 2^-23 of the exact
+   * sum 1 + 2^-23, and the interval is that wide, rounded out to f32. */
+  volatile float one = 1, tiny = 0x1p-24f;
+  float serial = (one + tiny) + tiny, pairwise = one + (tiny + tiny);
+  TC_CHECK(serial == 1 && pairwise == 1 + 0x1p-23f, "the two orders: %.9g %.9g", serial, pairwise);
+  dv_red r = dv_red_start(TC_REDUCE_SUM);
+  dv_red_add(&r, dv_point(1)), dv_red_add(&r, dv_point(0x1p-24)), dv_red_add(&r, dv_point(0x1p-24));
+  dv s = dv_red_end(&r, TC_F32);
+  TC_CHECK(s.lo <= serial && s.hi >= pairwise && s.hi - s.lo <= 4 * 0x1p-23, "1 + 2^-24 + 2^-24 in [%.10g, %.10g]",
+           s.lo, s.hi);
+  /* 1000 terms of 0.1f: A = 1000 * 0.1f, and the bound 999 * 2^-24 * A
+   * (5.95e-3) on each side; the serial f32 sum is 99.99905, inside */
+  r = dv_red_start(TC_REDUCE_SUM);
+  float acc = 0;
+  for (int i = 0; i < 1000; i++) dv_red_add(&r, dv_point((float)0.1)), acc += (float)0.1;
+  s = dv_red_end(&r, TC_F32);
+  double half = (s.hi - s.lo) / 2, want = 999 * 0x1p-24 * 1000 * (double)(float)0.1;
+  TC_CHECK(half >= want && half <= want * 1.001, "half width %.6g, want %.6g", half, want);
+  TC_CHECK(acc >= s.lo && acc <= s.hi && fabs(acc - 100) > 1e-4, "serial sum %.9g in [%.9g, %.9g]", acc, s.lo, s.hi);
+  /* max and min of intervals are exact: [-3, 1] and [0.5, 2] */
+  for (int op = TC_REDUCE_MAX; op <= TC_REDUCE_MIN; op++) {
+    r = dv_red_start((tc_reduce_op)op);
+    dv_red_add(&r, (dv){-3, 1}), dv_red_add(&r, (dv){0.5, 2});
+    s = dv_red_end(&r, TC_F32);
+    TC_CHECK(op == TC_REDUCE_MAX ? s.lo == 0.5 && s.hi == 2 : s.lo == -3 && s.hi == 1, "%s: [%g, %g]",
+             op == TC_REDUCE_MAX ? "max" : "min", s.lo, s.hi);
+  }
+  /* integer sums are exact */
+  r = dv_red_start(TC_REDUCE_SUM);
+  dv_red_add(&r, dv_point(5)), dv_red_add(&r, dv_point(-7)), dv_red_add(&r, dv_point(3));
+  s = dv_red_end(&r, TC_I32);
+  TC_CHECK(s.lo == 1 && s.hi == 1, "5 - 7 + 3 = [%g, %g]", s.lo, s.hi);
+  /* a non-finite term: a sum depends on the order (any), a maximum is
+   * unknown (kernel and reference must agree), and any stays any */
+  r = dv_red_start(TC_REDUCE_SUM);
+  dv_red_add(&r, dv_point(1)), dv_red_add(&r, dv_unknown);
+  TC_CHECK(dv_is_any(dv_red_end(&r, TC_F32)), "sum with an unknown term");
+  r = dv_red_start(TC_REDUCE_MAX);
+  dv_red_add(&r, dv_point(1)), dv_red_add(&r, dv_unknown);
+  s = dv_red_end(&r, TC_F32);
+  TC_CHECK(!dv_known(s) && !dv_is_any(s), "max with an unknown term");
+  TC_CHECK(dv_is_any(dv_unary(TC_EXP, TC_F32, dv_any)) && dv_is_any(dv_binary(TC_ADD, TC_F32, dv_any, dv_point(1))) &&
+               dv_is_any(dv_cast(TC_F32, TC_F16, dv_any)),
+           "any propagates");
+  /* 1 / min(-0, +0): the zero's sign is unspecified, so +inf and -inf
+   * are both right (any); so is a sum around 0 under log, which may be
+   * -1e-30 in one order and 1e-30 in another; an integer division by 0
+   * is 0, to agree on */
+  dv z = dv_binary(TC_MIN, TC_F32, dv_point(-0.0), dv_point(0.0));
+  TC_CHECK(z.lo <= 0 && z.hi >= 0 && dv_is_any(dv_unary(TC_RECIPROCAL, TC_F32, z)) &&
+               dv_is_any(dv_binary(TC_DIV, TC_F32, dv_point(1), z)) && dv_is_any(dv_unary(TC_LOG, TC_F32, z)),
+           "division by a zero of either sign");
+  dv iz = dv_binary(TC_DIV, TC_I32, dv_point(5), dv_point(0));
+  TC_CHECK(!dv_known(iz) && !dv_is_any(iz), "integer division by 0");
 }
 
 /* The classification itself: an element made wrong on purpose, an abort
@@ -927,6 +1019,7 @@ int main(int argc, char **argv) {
   int rc;
   if (argc == 1) {
     TC_RUN(test_value_model);
+    TC_RUN(test_value_model_reductions);
     TC_RUN(test_outcomes_classified);
     TC_RUN(test_fixed_seed_cases);
     rc = tc_tests_failed ? 1 : 0;
