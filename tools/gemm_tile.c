@@ -154,8 +154,10 @@ static void print_json(const op_opts *o, const char *key, const tc_tile_gemm_des
   op_json_end(&j, ok);
 }
 
-int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int64_t n, int64_t k,
-                  int ta, int tb) {
+/* Checks the options --kernel tile takes and fills d; CLI_OK or the
+ * usage / invalid-problem code already reported. */
+static int tile_desc(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int64_t n,
+                     int64_t k, int ta, int tb, tc_tile_gemm_desc *d) {
   if (g != 1) return op_usage_error(o, "-g applies to the gridwise kernel (--kernel tile runs one GEMM)");
   if (o->tune || o->perf_config)
     return op_usage_error(o, "%s applies to the gridwise kernel, not --kernel tile",
@@ -164,41 +166,173 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     return op_usage_error(o, "%s applies to --moe only", t->tokens >= 0 ? "--tokens" : "--valid");
   if (o->dtype != TC_F32 && o->dtype != TC_F16)
     return op_usage_error(o, "--kernel tile takes -t f32 or f16");
-
-  tc_tile_gemm_desc d;
-  tc_tile_gemm_desc_init(&d, m, n, k);
-  d.trans_a = ta, d.trans_b = tb, d.dtype = o->dtype;
-  d.block_m = (int)t->block[0], d.block_n = (int)t->block[1], d.block_k = (int)t->block[2];
-  d.dynamic_k = t->dynamic_k, d.mask_k = t->mask_k, d.mask_m = t->mask_m;
-  d.a_form = (tc_tile_a_form)t->a_form;
-  d.moe = t->moe;
-  if (t->moe) d.tokens = t->tokens >= 0 ? t->tokens : 0, d.num_valid = t->valid;
+  tc_tile_gemm_desc_init(d, m, n, k);
+  d->trans_a = ta, d->trans_b = tb, d->dtype = o->dtype;
+  d->block_m = (int)t->block[0], d->block_n = (int)t->block[1], d->block_k = (int)t->block[2];
+  d->dynamic_k = t->dynamic_k, d->mask_k = t->mask_k, d->mask_m = t->mask_m;
+  d->a_form = (tc_tile_a_form)t->a_form;
+  d->moe = t->moe;
+  if (t->moe) d->tokens = t->tokens >= 0 ? t->tokens : 0, d->num_valid = t->valid;
   char why[1024] = "";
-  if (tc_tile_gemm_resolve(&d, why, sizeof why) != 0) return op_invalid(o, "%s", why);
+  if (tc_tile_gemm_resolve(d, why, sizeof why) != 0) return op_invalid(o, "%s", why);
+  return CLI_OK;
+}
 
-  tc_str key;
-  tc_str_init(&key);
-  tc_str_printf(&key, "gemm --kernel tile -M %lld -N %lld -K %lld --transA %d --transB %d -t %s",
-                (long long)m, (long long)n, (long long)k, ta, tb, tc_dtype_name(o->dtype));
-  if (d.moe)
-    tc_str_printf(&key, " --moe --tokens %lld --valid %lld", (long long)d.tokens,
-                  (long long)d.num_valid);
-  tc_str_printf(&key, " --tile-block %d,%d,%d", d.block_m, d.block_n, d.block_k);
+/* The problem string: the command line that makes this kernel again. */
+static void problem_key(const tc_tile_gemm_desc *d, tc_str *key) {
+  tc_str_printf(key, "gemm --kernel tile -M %lld -N %lld -K %lld --transA %d --transB %d -t %s",
+                (long long)d->m, (long long)d->n, (long long)d->k, d->trans_a, d->trans_b,
+                tc_dtype_name(d->dtype));
+  if (d->moe)
+    tc_str_printf(key, " --moe --tokens %lld --valid %lld", (long long)d->tokens,
+                  (long long)d->num_valid);
+  tc_str_printf(key, " --tile-block %d,%d,%d", d->block_m, d->block_n, d->block_k);
+}
 
-  op_report r;
-  memset(&r, 0, sizeof r);
-  int rc = CLI_FAIL, ok = 0, have_em = 0;
-  tc_tile_kernel *kern = NULL;
-  tc_tile_emitted em;
-  memset(&em, 0, sizeof em);
+/* The text report before the run: problem, device, kernel, and the
+ * passes and IR when asked for. */
+static void print_kernel(const op_opts *o, const gemm_tile_opts *t, const char *key,
+                         const tc_tile_kernel *kern, const tc_tile_emitted *em, op_report *r,
+                         int have_dev, const char *why) {
+  printf("problem: %s\n", key);
+  op_print_device(o, r, have_dev, why);
+  printf("kernel: %s (tile IR), grid [%zu, %zu, %zu] of blocks [%zu, %zu, %zu], shared memory "
+         "%lld bytes\n", em->name, em->grid[0], em->grid[1], em->grid[2], em->block[0],
+         em->block[1], em->block[2], (long long)em->smem_bytes);
+  tc_str p;
+  tc_str_init(&p);
+  if (t->passes) {
+    tc_tile_print_reports(&p, kern);
+    printf("passes:\n%s", tc_str_cstr(&p));
+    tc_str_clear(&p);
+  }
+  if (t->print_ir) {
+    tc_tile_print(&p, kern);
+    printf("%s", tc_str_cstr(&p));
+  }
+  tc_str_free(&p);
+  fflush(stdout);
+}
+
+/* --emit FILE: the kernel with its passes and arguments. */
+static int emit_file(op_opts *o, const char *key, const tc_tile_kernel *kern,
+                     const tc_tile_emitted *em) {
+  tc_str text, extra;
+  tc_str_init(&text);
+  tc_str_init(&extra);
+  tc_str_printf(&text, "/* tilec gemm: %s, for %s */\n\n", key, tc_target_name(o->target));
+  tc_str_cat(&extra, "passes:\n");
+  tc_tile_print_reports(&extra, kern);
+  tc_str_cat(&extra, "arguments:");
+  for (int i = 0; i < em->nparams; i++) tc_str_printf(&extra, "%s %s", i ? "," : "", em->params[i].name);
+  if (em->nint_args) {
+    tc_str_cat(&extra, "; tc_args:");
+    for (int i = 0; i < em->nint_args; i++) tc_str_printf(&extra, "%s %s", i ? "," : "", em->int_args[i]);
+  }
+  op_kernel gk = {em->name, em->source, {0}, {0}, em->smem_bytes};
+  for (int i = 0; i < 3; i++) gk.grid[i] = (int64_t)em->grid[i], gk.block[i] = (int64_t)em->block[i];
+  op_emit_kernel(&text, 1, 1, &gk, tc_str_cstr(&extra));
+  int rc = op_write_file(o, o->emit, tc_str_cstr(&text));
+  tc_str_free(&text);
+  tc_str_free(&extra);
+  if (rc == CLI_OK && !o->json) printf("emit: 1 kernel written to %s\n", o->emit);
+  return rc;
+}
+
+/* Makes the data, runs the kernel (timed with --time), checks C against
+ * the reference with -V 1 and prints the result; fills r. */
+static int run_verify(op_opts *o, const tc_tile_gemm_desc *d, const tc_tile_emitted *em,
+                      op_report *r) {
+  int rc = CLI_FAIL;
   tc_cl *cl = NULL;
   void *host[3] = {NULL, NULL, NULL};
   int32_t *ids = NULL;
-  double *want = NULL, *bound = NULL;
+  double *want = NULL, *bound = NULL, *tm = NULL;
   tc_str e;
   tc_str_init(&e);
+  size_t es = o->dtype == TC_F16 ? 2 : 4;
+  size_t elems[3] = {tc_tile_gemm_elems(d, 'A'), tc_tile_gemm_elems(d, 'B'),
+                     tc_tile_gemm_elems(d, 'C')};
+  uint64_t seed = 0x5eed0e11ull;
+  for (int i = 0; i < 3; i++) {
+    host[i] = calloc(elems[i], es);
+    if (!host[i]) {
+      op_fail(o, "cannot allocate %zu bytes for %c", elems[i] * es, "ABC"[i]);
+      goto out;
+    }
+    tc_tune_fill(host[i], elems[i], o->dtype, i < 2 ? &seed : NULL);
+  }
+  if (d->moe) {
+    ids = calloc(tc_tile_gemm_elems(d, 'I'), sizeof *ids);
+    if (!ids) {
+      op_fail(o, "cannot allocate the token ids");
+      goto out;
+    }
+    tc_tile_gemm_ids(d, ids);
+  }
+  if (o->verify) {
+    want = malloc(elems[2] * sizeof *want), bound = malloc(elems[2] * sizeof *bound);
+    if (!want || !bound) {
+      op_fail(o, "cannot allocate the reference of C");
+      goto out;
+    }
+    tc_tile_gemm_reference(d, host[0], host[1], ids, want, bound);
+  }
+  tc_status st;
+  if (tc_target_info_of(o->target).device_selector &&
+      (st = tc_cl_open(o->device, &cl, &e)) != TC_OK) {
+    op_fail(o, "%s", tc_str_cstr(&e));
+    goto out;
+  }
+  const char *arch = tc_tune_arch(o->target, o->arch);
+  tc_str_clear(&e);
+  /* the first run (C copied back, verified), then with --time o->iters
+   * timed launches back to back on the same loaded kernel, in one call */
+  tm = o->time ? tc_xcalloc((size_t)o->iters, sizeof *tm) : NULL;
+  st = tc_tile_gemm_run(o->target, cl, arch, em, d, host[0], host[1], host[2], ids, &r->first_ms,
+                        tm ? o->iters : 0, tm, &e);
+  if (st != TC_OK) {
+    op_fail(o, "the kernel failed (%s): %s", tc_status_name(st), tc_str_cstr(&e));
+    goto out;
+  }
+  r->ran = 1;
+  if (o->verify) {
+    r->verified = 1;
+    r->bad = tc_tune_check(host[2], o->dtype, NULL, want, bound, elems[2], &r->max_abs, &r->worst,
+                           r->verify_msg, sizeof r->verify_msg);
+    r->pass = r->bad == 0;
+  }
+  if (tm) op_set_time(o, r, tm, 2.0 * (double)d->m * (double)d->n * (double)d->k); /* frees tm */
+  tm = NULL;
+  if (!o->json) op_print_run(o, r, 1, (int64_t)elems[2]);
+  rc = !r->verified || r->pass ? CLI_OK : CLI_FAIL;
+out:
+  free(tm);
+  tc_cl_close(cl);
+  for (int i = 0; i < 3; i++) free(host[i]);
+  free(ids);
+  free(want);
+  free(bound);
+  tc_str_free(&e);
+  return rc;
+}
 
-  kern = tc_tile_gemm_build(&d, "tilec_tile_gemm", why, sizeof why);
+int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int64_t n, int64_t k,
+                  int ta, int tb) {
+  tc_tile_gemm_desc d;
+  int rc = tile_desc(o, t, g, m, n, k, ta, tb, &d);
+  if (rc != CLI_OK) return rc;
+  tc_str key;
+  tc_str_init(&key);
+  problem_key(&d, &key);
+  op_report r;
+  memset(&r, 0, sizeof r);
+  tc_tile_emitted em;
+  memset(&em, 0, sizeof em);
+  char why[1024] = "";
+  int have_em = 0, ok = 0;
+  rc = CLI_FAIL;
+  tc_tile_kernel *kern = tc_tile_gemm_build(&d, "tilec_tile_gemm", why, sizeof why);
   if (!kern) {
     op_fail(o, "%s", why);
     goto out;
@@ -216,57 +350,11 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     goto out;
   }
   have_em = 1;
-
   int runs;
   int have_dev = op_find_device(o, &r, &runs, why, sizeof why);
   if (!have_dev && runs) goto out;
-  if (!o->json) {
-    printf("problem: %s\n", tc_str_cstr(&key));
-    op_print_device(o, &r, have_dev, why);
-    printf("kernel: %s (tile IR), grid [%zu, %zu, %zu] of blocks [%zu, %zu, %zu], shared memory "
-           "%lld bytes\n", em.name, em.grid[0], em.grid[1], em.grid[2], em.block[0], em.block[1],
-           em.block[2], (long long)em.smem_bytes);
-    if (t->passes) {
-      tc_str p;
-      tc_str_init(&p);
-      tc_tile_print_reports(&p, kern);
-      printf("passes:\n%s", tc_str_cstr(&p));
-      tc_str_free(&p);
-    }
-    if (t->print_ir) {
-      tc_str p;
-      tc_str_init(&p);
-      tc_tile_print(&p, kern);
-      printf("%s", tc_str_cstr(&p));
-      tc_str_free(&p);
-    }
-    fflush(stdout);
-  }
-
-  if (o->emit) {
-    tc_str text, extra;
-    tc_str_init(&text);
-    tc_str_init(&extra);
-    tc_str_printf(&text, "/* tilec gemm: %s, for %s */\n\n", tc_str_cstr(&key),
-                  tc_target_name(o->target));
-    tc_str_cat(&extra, "passes:\n");
-    tc_tile_print_reports(&extra, kern);
-    tc_str_cat(&extra, "arguments:");
-    for (int i = 0; i < em.nparams; i++) tc_str_printf(&extra, "%s %s", i ? "," : "", em.params[i].name);
-    if (em.nint_args) {
-      tc_str_cat(&extra, "; tc_args:");
-      for (int i = 0; i < em.nint_args; i++) tc_str_printf(&extra, "%s %s", i ? "," : "", em.int_args[i]);
-    }
-    op_kernel gk = {em.name, em.source, {0}, {0}, em.smem_bytes};
-    for (int i = 0; i < 3; i++) gk.grid[i] = (int64_t)em.grid[i], gk.block[i] = (int64_t)em.block[i];
-    op_emit_kernel(&text, 1, 1, &gk, tc_str_cstr(&extra));
-    int wrc = op_write_file(o, o->emit, tc_str_cstr(&text));
-    tc_str_free(&text);
-    tc_str_free(&extra);
-    if (wrc != CLI_OK) goto out;
-    if (!o->json) printf("emit: 1 kernel written to %s\n", o->emit);
-  }
-
+  if (!o->json) print_kernel(o, t, tc_str_cstr(&key), kern, &em, &r, have_dev, why);
+  if (o->emit && emit_file(o, tc_str_cstr(&key), kern, &em) != CLI_OK) goto out;
   if (!runs) {
     /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
     const char *src = em.source, *name = em.name;
@@ -274,78 +362,14 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
     rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, &src, &name, 1)
          : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
                                : CLI_OK;
-    ok = rc == CLI_OK;
-    goto out;
+  } else {
+    rc = run_verify(o, &d, &em, &r);
   }
-
-  /* data, reference, run */
-  size_t es = o->dtype == TC_F16 ? 2 : 4;
-  size_t elems[3] = {tc_tile_gemm_elems(&d, 'A'), tc_tile_gemm_elems(&d, 'B'),
-                     tc_tile_gemm_elems(&d, 'C')};
-  uint64_t seed = 0x5eed0e11ull;
-  for (int i = 0; i < 3; i++) {
-    host[i] = calloc(elems[i], es);
-    if (!host[i]) {
-      op_fail(o, "cannot allocate %zu bytes for %c", elems[i] * es, "ABC"[i]);
-      goto out;
-    }
-    tc_tune_fill(host[i], elems[i], o->dtype, i < 2 ? &seed : NULL);
-  }
-  if (d.moe) {
-    ids = calloc(tc_tile_gemm_elems(&d, 'I'), sizeof *ids);
-    if (!ids) {
-      op_fail(o, "cannot allocate the token ids");
-      goto out;
-    }
-    tc_tile_gemm_ids(&d, ids);
-  }
-  if (o->verify) {
-    want = malloc(elems[2] * sizeof *want), bound = malloc(elems[2] * sizeof *bound);
-    if (!want || !bound) {
-      op_fail(o, "cannot allocate the reference of C");
-      goto out;
-    }
-    tc_tile_gemm_reference(&d, host[0], host[1], ids, want, bound);
-  }
-  if (tc_target_info_of(o->target).device_selector &&
-      (st = tc_cl_open(o->device, &cl, &e)) != TC_OK) {
-    op_fail(o, "%s", tc_str_cstr(&e));
-    goto out;
-  }
-  const char *arch = tc_tune_arch(o->target, o->arch);
-  tc_str_clear(&e);
-  /* the first run (C copied back, verified), then with --time o->iters
-   * timed launches back to back on the same loaded kernel, in one call */
-  double *tm = o->time ? tc_xcalloc((size_t)o->iters, sizeof *tm) : NULL;
-  st = tc_tile_gemm_run(o->target, cl, arch, &em, &d, host[0], host[1], host[2], ids, &r.first_ms,
-                        tm ? o->iters : 0, tm, &e);
-  if (st != TC_OK) {
-    free(tm);
-    op_fail(o, "the kernel failed (%s): %s", tc_status_name(st), tc_str_cstr(&e));
-    goto out;
-  }
-  r.ran = 1;
-  if (o->verify) {
-    r.verified = 1;
-    r.bad = tc_tune_check(host[2], o->dtype, NULL, want, bound, elems[2], &r.max_abs, &r.worst,
-                          r.verify_msg, sizeof r.verify_msg);
-    r.pass = r.bad == 0;
-  }
-  if (tm) op_set_time(o, &r, tm, 2.0 * (double)m * (double)n * (double)k);
-  if (!o->json) op_print_run(o, &r, 1, (int64_t)elems[2]);
-  ok = !r.verified || r.pass;
-  rc = ok ? CLI_OK : CLI_FAIL;
-
+  ok = rc == CLI_OK;
 out:
   if (o->json && have_em) print_json(o, tc_str_cstr(&key), &d, kern, &em, &r, ok);
   tc_tile_emitted_free(&em);
   tc_tile_kernel_free(kern);
-  tc_cl_close(cl);
-  for (int i = 0; i < 3; i++) free(host[i]);
-  free(ids);
-  free(want);
-  free(bound);
-  tc_str_free(&e);
   tc_str_free(&key);
   return rc;
 }
