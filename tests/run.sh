@@ -2,7 +2,7 @@
 # run.sh - runs every test program given on the command line, shows their
 # output, and closes with the list of skipped tests with their reasons (the
 # "  skip NAME: reason" lines the programs print) and the suite total
-# "N passed, N failed, N skipped".
+# "N passed, N failed, N skipped", after the five programs that took longest.
 # Exit status: 0 only if every program exited 0.
 set -u
 # Every program runs with a fresh kernel cache, never ~/.cache/tilec (an
@@ -12,11 +12,16 @@ if [ -z "${TILEC_CACHE_DIR:-}" ]; then
   export TILEC_CACHE_DIR
   trap 'rm -rf "$TILEC_CACHE_DIR"' EXIT
 fi
-passed=0 failed=0 skipped=0 status=0 skips=""
+passed=0 failed=0 skipped=0 status=0 skips="" times=""
 for t in "$@"; do
   echo "== $(basename "$t")"
+  t0=$(date +%s)
   out=$("$t" 2>&1); rc=$?
+  secs=$(( $(date +%s) - t0 ))
+  times="$times$secs $(basename "$t")
+"
   printf '%s\n' "$out"
+  echo "   ($secs s)"
   skip_lines=$(printf '%s\n' "$out" | grep -E '^  skip ' | sed "s|^  skip |  $(basename "$t"): |")
   if [ -n "$skip_lines" ]; then skips="$skips$skip_lines
 "; fi
@@ -40,5 +45,7 @@ if [ -n "$skips" ]; then
   echo "skipped, with their reasons:"
   printf '%s' "$skips"
 fi
+echo "longest:"
+printf '%s' "$times" | sort -rn | head -n 5 | sed 's/^\([0-9]*\) \(.*\)/  \2: \1 s/'
 echo "suite: $passed passed, $failed failed, $skipped skipped"
 exit $status
