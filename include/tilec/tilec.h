@@ -242,6 +242,22 @@ typedef enum tc_reduce_op {
  * arise (extents are >= 1). */
 tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, const int *axes);
 
+/* The mean and the variance of `in` (f32, f16 or bf16) over its logical
+ * axes axes[0..naxes) in one pass, by Welford's algorithm: each element
+ * updates a running mean, M2 (the sum of squared deviations from it) and
+ * a count, and partial states merge with Chan et al.'s formula (n = na +
+ * nb, d = mb - ma, mean = ma + d * nb / n, M2 = M2a + M2b + d^2 * na * nb
+ * / n), so no sum of squares loses the variance to cancellation when the
+ * mean is large.  Returns the state, a reduction (keepdims, reduction
+ * axes in its loop domain, f32) scheduled like any tc_reduce result (its
+ * block merge: warp shuffles or shared memory), which lives in registers
+ * (local memory) and cannot be an output or be cached; *mean and *var are
+ * the mean and the population variance M2 / n (LayerNorm's, divided by
+ * the count, not n - 1), f32 tensors of the state's shape to use like any
+ * reduction's result.  NULL (and *mean, *var NULL) on bad arguments. */
+tc_tensor *tc_welford(tc_fusion *f, tc_tensor *in, int naxes, const int *axes, tc_tensor **mean,
+                      tc_tensor **var);
+
 /* The tensor's name as it appears in kernels and messages ("T3"). */
 const char *tc_tensor_name(const tc_tensor *t);
 /* Its element type. */

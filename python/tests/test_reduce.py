@@ -119,3 +119,36 @@ def test_where_compare(rng):
     y, m = f.compile().run(a, b)
     np.testing.assert_array_equal(y, np.where(a > b, a, np.broadcast_to(b, a.shape)))
     np.testing.assert_array_equal(m, (a != b).astype(np.float32))
+
+
+@pytest.mark.parametrize("shape", [(3, 1), (7, 1000)])
+def test_welford_layernorm(rng, shape):
+    """LayerNorm on the one-pass mean and variance, scheduled automatically,
+    against NumPy in double; a large mean does not cost the variance."""
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, shape)
+    mean, var = f.welford(x, 1)
+    f.add_output(mean)
+    f.add_output(var)
+    y = f.add_output((x - mean) * f.reciprocal(f.sqrt(var + 1e-5)))
+    f.schedule_auto()
+    a = (rng.standard_normal(shape) * 0.5 + 1000.0).astype(np.float32)
+    m, v, out = f.compile(name="layernorm_welford").run(a)
+    a64 = a.astype(np.float64)
+    wm, wv = a64.mean(axis=1, keepdims=True), a64.var(axis=1, keepdims=True)
+    np.testing.assert_allclose(m, wm, rtol=1e-6)
+    np.testing.assert_allclose(v, wv, rtol=2e-3, atol=1e-6)
+    np.testing.assert_allclose(out, (a64 - wm) / np.sqrt(wv + 1e-5), rtol=2e-3, atol=2e-3)
+    rm, rv, _ = f.reference(a)
+    np.testing.assert_allclose(rv, wv, rtol=1e-5, atol=1e-9)
+
+
+def test_welford_state_and_errors():
+    f = tilec.Fusion()
+    x = f.input(tilec.f16, (4, 8))
+    mean, var, w = f.welford(x, -1, state=True)
+    assert mean.shape == (4, 1) and var.dtype == tilec.f32 and w.shape == (4, 1)
+    with pytest.raises(tilec.TilecError, match="Welford state"):
+        f.add_output(w)
+    with pytest.raises(tilec.TilecError, match="floating-point"):
+        f.welford(f.input(tilec.i32, (4, 8)), 1)

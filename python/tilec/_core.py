@@ -285,6 +285,22 @@ class Fusion:
         arr = (ctypes.c_int * max(1, len(axes)))(*axes)
         return self._wrap(self._L.tc_reduce(self._p, _REDUCE[op], self._own(x), len(axes), arr))
 
+    def welford(self, x, axes, state=False):
+        """The mean and the variance of x over axes in one pass (Welford's
+        algorithm, partial results merged with Chan et al.'s formula;
+        tc_welford): returns (mean, var), f32 tensors of x's rank with
+        extent 1 on the reduced axes, var the population variance (M2
+        divided by the count).  With state=True, (mean, var, state): the
+        reduction both read, to schedule by hand (it stays in registers
+        and cannot be an output)."""
+        axes = [int(axes)] if isinstance(axes, (int, np.integer)) else [int(a) for a in axes]
+        arr = (ctypes.c_int * max(1, len(axes)))(*axes)
+        mean, var = _lib.c_tensor_p(), _lib.c_tensor_p()
+        w = self._wrap(self._L.tc_welford(self._p, self._own(x), len(axes), arr, ctypes.byref(mean),
+                                          ctypes.byref(var)))
+        out = (Tensor(self, mean.value), Tensor(self, var.value))
+        return out + (w,) if state else out
+
     def compare(self, op, a, b):
         """An i8 mask, 1 where a op b holds (op: lt, le, gt, ge, eq, ne; IEEE:
         NaN compares false except ne), broadcasting as binary does

@@ -143,6 +143,9 @@ tc_status tc_add_output(tc_fusion *f, tc_tensor *t) {
   if (!owned(f, t)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: tensor not of this fusion");
   if (t->is_input) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is an input; copy it with tc_set first", t->name);
   if (t->is_output) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is already an output", t->name);
+  if (tc_tensor_is_welford(t))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is a Welford state (mean, M2 and count in "
+                   "registers); add the mean or the variance tc_welford returned instead", t->name);
   t->is_output = true;
   t->mem = TC_MEM_GLOBAL;
   TC_PUSH(f->outputs, f->noutputs, f->coutputs, t);
@@ -402,6 +405,37 @@ tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, co
     if (red[i]) out->logical[i] = out->loop[i] = tc_dg_root_reduction(&f->g, tc_logical_extent(in, i), i);
   tc_op_new(f, TC_OP_REDUCE, op, in, NULL, out);
   return out;
+}
+
+bool tc_tensor_is_welford(const tc_tensor *t) {
+  return t->def && t->def->kind == TC_OP_REDUCE && t->def->sub == TC_REDUCE_WELFORD;
+}
+
+tc_tensor *tc_welford(tc_fusion *f, tc_tensor *in, int naxes, const int *axes, tc_tensor **mean,
+                      tc_tensor **var) {
+  tc_clear_error(f);
+  if (mean) *mean = NULL;
+  if (var) *var = NULL;
+  if (!mean || !var)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_welford: mean and var must point at tensor handles"), NULL;
+  if (!owned(f, in))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_welford: operand is not a tensor of this fusion"), NULL;
+  if (in->dtype != TC_F32 && in->dtype != TC_F16 && in->dtype != TC_BF16)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_welford: %s is %s; the mean and variance need a "
+                   "floating-point tensor (cast it first)", in->name, tc_dtype_name(in->dtype)), NULL;
+  /* tc_reduce checks the axes and makes the reduction axes */
+  tc_tensor *w = tc_reduce(f, TC_REDUCE_SUM, in, naxes, axes);
+  if (!w) {
+    char msg[sizeof f->err];
+    snprintf(msg, sizeof msg, "%s", f->err);
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_welford%s", strncmp(msg, "tc_reduce", 9) == 0 ? msg + 9 : msg), NULL;
+  }
+  w->def->sub = TC_REDUCE_WELFORD;
+  *mean = like(f, w, TC_F32);
+  tc_op_new(f, TC_OP_WELFORD_PART, TC_WELFORD_MEAN, w, NULL, *mean);
+  *var = like(f, w, TC_F32);
+  tc_op_new(f, TC_OP_WELFORD_PART, TC_WELFORD_VAR, w, NULL, *var);
+  return w;
 }
 
 tc_tensor *tc_cast(tc_fusion *f, tc_tensor *in, tc_dtype to) {

@@ -217,6 +217,8 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   int n;
   tc_op **order = tc_topo_order(f, &n);
   double **val = tc_xcalloc((size_t)f->ntensors, sizeof *val);
+  /* a Welford state's M2 and count (its mean is val) */
+  double **m2 = tc_xcalloc((size_t)f->ntensors, sizeof *m2), **cnt_of = tc_xcalloc((size_t)f->ntensors, sizeof *cnt_of);
   for (int i = 0; i < f->ninputs; i++) {
     tc_tensor *t = f->inputs[i];
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
@@ -252,9 +254,14 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     for (int d = 0; d < r; d++) total *= (size_t)ext[d];
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
     bool fl = is_float(t->dtype);
-    bool red = op->kind == TC_OP_REDUCE;
-    if (red)
+    bool red = op->kind == TC_OP_REDUCE, welford = red && op->sub == TC_REDUCE_WELFORD;
+    if (red && !welford)
       for (size_t e = 0; e < cnt; e++) val[t->id][e] = reduce_identity((tc_reduce_op)op->sub, fl);
+    if (welford) {
+      memset(val[t->id], 0, cnt * sizeof(double));
+      m2[t->id] = tc_xcalloc(cnt, sizeof(double));
+      cnt_of[t->id] = tc_xcalloc(cnt, sizeof(double));
+    }
     for (size_t e = 0; e < total; e++) {
       int64_t src[3] = {0, 0, 0}, dst = 0;
       for (int d = 0; d < r; d++) {
@@ -274,7 +281,19 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
         case TC_OP_CAST: v = cast(op->in[0]->dtype, t->dtype, a); break;
         case TC_OP_COMPARE: v = compare((tc_compare_op)op->sub, a, val[op->in[1]->id][src[1]]); break;
         case TC_OP_WHERE: v = a != 0 ? val[op->in[1]->id][src[1]] : val[op->in[2]->id][src[2]]; break;
-        case TC_OP_REDUCE: v = reduce_step((tc_reduce_op)op->sub, fl, val[t->id][dst], a); break;
+        case TC_OP_REDUCE:
+          if (welford) { /* Welford's update, in double */
+            double n1 = cnt_of[t->id][dst] + 1, d = a - val[t->id][dst];
+            v = val[t->id][dst] + d / n1;
+            m2[t->id][dst] += d * (a - v);
+            cnt_of[t->id][dst] = n1;
+          } else {
+            v = reduce_step((tc_reduce_op)op->sub, fl, val[t->id][dst], a);
+          }
+          break;
+        case TC_OP_WELFORD_PART: /* the mean, or M2 / count (the population variance) */
+          v = op->sub == TC_WELFORD_MEAN ? a : m2[op->in[0]->id][src[0]] / cnt_of[op->in[0]->id][src[0]];
+          break;
         case TC_OP_GATHER: { /* in[0] at the position in[1] holds; 0 outside */
           double g = val[op->in[1]->id][src[1]];
           int64_t ge = tc_logical_extent(op->in[0], op->sub);
@@ -299,7 +318,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     for (size_t e = 0; e < cnt; e++) tc_host_write(t->dtype, args[f->ninputs + i], e, val[t->id][e]);
   }
-  for (int i = 0; i < f->ntensors; i++) free(val[i]);
-  free(val), free(order);
+  for (int i = 0; i < f->ntensors; i++) free(val[i]), free(m2[i]), free(cnt_of[i]);
+  free(val), free(m2), free(cnt_of), free(order);
   return TC_OK;
 }
