@@ -71,9 +71,11 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   tc_str_init(&c3);
   load_in(&a, d, k, s, 0);
   if (op->nin > 1) load_in(&b, d, k, s, 1);
+  else if (op->scalar_in) tc_str_cat(&b, op->scalar_in->name); /* a kernel parameter */
   else if (op->has_scalar) literal(&b, d, op->scalar, fl);
   if (op->nin > 2) load_in(&c3, d, k, s, 2);
   const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b), *z = tc_str_cstr(&c3);
+  if (op->scalar_left) x = tc_str_cstr(&b), y = tc_str_cstr(&a);
   switch (op->kind) {
     case TC_OP_SET: case TC_OP_PERMUTE: case TC_OP_BROADCAST: tc_str_cat(o, x); break;
     case TC_OP_COMPARE: {

@@ -50,6 +50,11 @@ typedef struct tc_op {
   int perm[16];            /* PERMUTE: out logical axis k is input axis perm[k] */
   bool has_scalar;         /* BINARY with one tensor: in[0] op scalar */
   double scalar;
+  tc_tensor *scalar_in;    /* BINARY with a scalar input (tc_scalar_input):
+                              in[0] op scalar_in, read at launch instead of
+                              the constant (it is no operand in in[]: it has
+                              no axes); scalar_left: scalar_in op in[0] */
+  bool scalar_left;
 } tc_op;
 
 struct tc_tensor {
@@ -66,6 +71,8 @@ struct tc_tensor {
   int tmem_dimsep;         /* -1 when unset */
   tc_op *def;              /* NULL for inputs */
   bool is_input, is_output;
+  bool is_scalar;          /* a scalar input: rank 0, passed by value */
+  char label[32];          /* a scalar input's name (tc_scalar_input) */
 };
 
 struct tc_fusion {

@@ -221,6 +221,14 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   double **m2 = tc_xcalloc((size_t)f->ntensors, sizeof *m2), **cnt_of = tc_xcalloc((size_t)f->ntensors, sizeof *cnt_of);
   for (int i = 0; i < f->ninputs; i++) {
     tc_tensor *t = f->inputs[i];
+    if (!args[i]) {
+      for (int j = 0; j < i; j++) free(val[f->inputs[j]->id]);
+      free(val), free(m2), free(cnt_of), free(order);
+      if (t->is_scalar)
+        return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: the scalar input %s (argument %d) is "
+                       "missing; pass a pointer to its %s value", t->label, i, tc_dtype_name(t->dtype));
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: argument %d (%s) is NULL", i, t->name);
+    }
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
     for (size_t e = 0; e < cnt; e++) val[t->id][e] = tc_host_read(t->dtype, args[i], e);
@@ -274,7 +282,8 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
           v = fl ? float_unary((tc_unary_op)op->sub, a) : int_unary((tc_unary_op)op->sub, a);
           break;
         case TC_OP_BINARY: {
-          double b = op->has_scalar ? op->scalar : val[op->in[1]->id][src[1]];
+          double b = op->scalar_in ? val[op->scalar_in->id][0] : op->has_scalar ? op->scalar : val[op->in[1]->id][src[1]];
+          if (op->scalar_left) b = a, a = val[op->scalar_in->id][0];
           v = fl ? float_binary((tc_binary_op)op->sub, a, b) : int_binary((tc_binary_op)op->sub, a, b);
           break;
         }
