@@ -14,6 +14,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "runtime/runtime.h"
 #include "test.h"
 #include "tilec/tilec.h"
 
@@ -117,6 +118,24 @@ static void test_one_kernel_two_eps(void) {
     TC_CHECK(dk != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
     if (!dk) continue;
     TC_CHECK(strstr(tc_kernel_source(dk), "const float T1") != NULL, "%s", tc_kernel_source(dk));
+    if (t == TC_TARGET_HIP) { /* the HIP launch packs eps by value where the kernel reads it */
+      tc_hip_signature *sig = calloc(1, sizeof *sig);
+      tc_str e;
+      tc_str_init(&e);
+      TC_CHECK(tc_hip_signature_parse(tc_kernel_source(dk), "layernorm_eps", sig, &e) == TC_OK, "%s", tc_str_cstr(&e));
+      float ev = 0.25f, sv = 3.0f;
+      tc_rt_buffer bufs[4] = {{NULL, 28000, 0, 0}, {&ev, 4, 0, 1}, {&sv, 4, 0, 1}, {NULL, 28000, 1, 0}};
+      uint64_t dev[4] = {0x1000, 0, 0, 0x2000};
+      unsigned char out[64];
+      TC_CHECK(sig->nparams == 4 && !sig->params[1].pointer && sig->params[1].size == 4 &&
+                   tc_hip_args_pack(sig, bufs, 4, dev, out, sizeof out, &e) == TC_OK,
+               "HIP signature: %d parameters: %s", sig->nparams, tc_str_cstr(&e));
+      float got = 0;
+      memcpy(&got, out + sig->params[1].offset, 4);
+      TC_CHECK(got == 0.25f, "eps packed as %g", got);
+      tc_str_free(&e);
+      free(sig);
+    }
     st = tc_kernel_build(dk, NULL);
     if (st == TC_ERR_UNSUPPORTED) printf("  skip %s build: %s\n", tc_target_name((tc_target)t), tc_kernel_error(dk));
     else TC_CHECK(st == TC_OK, "%s does not build: %s", tc_target_name((tc_target)t), tc_kernel_error(dk));
