@@ -204,6 +204,14 @@ static void test_misuse(void) {
   int ax = 0;
   TC_CHECK(tc_reduce(f, TC_REDUCE_SUM, e, 1, &ax) == NULL, "a scalar reduced");
   TC_CHECK(tc_add_output(f, e) == TC_ERR_ARGUMENT && strstr(tc_fusion_error(f), "scalar input"), "%s", tc_fusion_error(f));
+  tc_layout_parts parts;
+  int64_t at[1] = {0}, ac[16], rc[16], col;
+  TC_CHECK(tc_layout_split(e, &parts) == TC_ERR_ARGUMENT && strstr(tc_fusion_error(f), "no layout"), "%s",
+           tc_fusion_error(f));
+  TC_CHECK(tc_layout_eval(e, at, ac, rc, &col) == TC_ERR_ARGUMENT, "%s", tc_fusion_error(f));
+  TC_CHECK(tc_cache_after(e) == NULL && strstr(tc_fusion_error(f), "nothing to cache"), "%s", tc_fusion_error(f));
+  TC_CHECK(tc_cache_before(e) == NULL, "a scalar input cached");
+  TC_CHECK(tc_split(e, 0, 2, 1) != TC_OK, "a scalar input split");
   TC_CHECK(tc_binary(f, TC_ADD, x, e) != NULL, "%s", tc_fusion_error(f));
   tc_fusion_free(f);
 }

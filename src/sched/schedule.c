@@ -612,8 +612,14 @@ tc_status tc_set_alloc_to_loop(tc_tensor *t) {
 }
 
 /* A Welford state's three values are read only by the ops tc_welford
- * made; a copy of it would carry the mean alone. */
+ * made; a copy of it would carry the mean alone.  Refused with a message
+ * (true) for such a tensor and for a scalar input. */
 static bool refuse_welford(tc_tensor *t, const char *call) {
+  if (t->is_scalar) { /* nor is a scalar input (its readers take it by value) */
+    tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s is the scalar input %s, a kernel parameter passed "
+                   "by value; there is nothing to cache", t->name, t->label);
+    return true;
+  }
   if (!tc_tensor_is_welford(t)) return false;
   tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s is a Welford state (mean, M2 and count in registers) "
                  "and cannot be copied; cache the mean or the variance tc_welford returned", t->name);
