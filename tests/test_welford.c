@@ -227,6 +227,61 @@ static void test_manual_schedules(void) {
   check_manual(2, 7, 1000, 8);   /* TIDy: the tree with a stride */
 }
 
+/* Every thread of a row ends the block merge with the same bits: the
+ * mean and the variance expanded over the row (each element from its own
+ * thread's registers) are one value per row, for the warp steps within
+ * one warp (32 threads, where each lane keeps its own result; the lower
+ * lane's state comes first in each step) and over four (128: the warps'
+ * totals are combined in order), and the tree (TIDx of 24). */
+static void check_same_bits(int64_t threads, int64_t cols) {
+  int64_t rows = 16, n = rows * cols;
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {rows, cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape), *mean, *var;
+  int ax = 1;
+  tc_tensor *w = tc_welford(f, x, 1, &ax, &mean, &var);
+  TC_REQUIRE(w, "%s", tc_fusion_error(f));
+  /* zeros + the mean, zeros + the variance: each thread's own */
+  tc_tensor *zero = tc_binary(f, TC_SUB, x, x);
+  tc_tensor *z = tc_binary(f, TC_ADD, zero, tc_expand(f, mean, 2, shape));
+  tc_tensor *z2 = tc_binary(f, TC_ADD, zero, tc_expand(f, var, 2, shape));
+  TC_REQUIRE(z && z2, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, z));
+  OK(f, tc_add_output(f, z2));
+  OK(f, tc_split(z, 1, threads, 1));
+  OK(f, tc_parallelize(z, 0, TC_BIDX));
+  OK(f, tc_parallelize(z, 2, TC_TIDX));
+  OK(f, tc_propagate_transforms(z));
+  OK(f, tc_parallelize_all_like(z));
+  float *X = malloc((size_t)n * sizeof(float)), *Z = malloc((size_t)2 * n * sizeof(float));
+  fill(TC_F32, X, X, n, 7.0, 3.0);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "welford_bits"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  void *args[3] = {X, Z, Z + n};
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+    int bad = 0;
+    for (int64_t i = 0; i < 2 * n && st == TC_OK; i++)
+      if (memcmp(&Z[i], &Z[i / cols * cols], sizeof(float)) != 0 && bad++ < 3)
+        TC_CHECK(0, "%lld threads: row %lld column %lld has %.9g, column 0 %.9g", (long long)threads,
+                 (long long)(i / cols), (long long)(i % cols), Z[i], Z[i / cols * cols]);
+  }
+  tc_kernel_free(k);
+  free(X), free(Z);
+  tc_fusion_free(f);
+  if (st == TC_ERR_NO_DEVICE) TC_SKIP("no OpenCL device");
+}
+
+static void test_same_bits_in_every_thread(void) {
+  check_same_bits(128, 4099);
+  check_same_bits(128, 300); /* 44 threads with 3 elements, 84 with 2 */
+  check_same_bits(32, 45);
+  check_same_bits(24, 1000);
+}
+
 /* LayerNorm with affine weights built on the mean and variance, the
  * output of dtype t. */
 static void test_layernorm_affine(void) {
@@ -335,6 +390,7 @@ static void test_misuse(void) {
 int main(void) {
   TC_RUN(test_misuse);
   TC_RUN(test_manual_schedules);
+  TC_RUN(test_same_bits_in_every_thread);
   TC_RUN(test_large_mean_small_variance);
   TC_RUN(test_layernorm_affine);
   TC_RUN(test_auto_shapes_dtypes);

@@ -114,7 +114,8 @@ void tc_print_welford_step(tc_str *o, const tc_dialect *d, const tc_kir *k, cons
 }
 
 /* Merges the state (tc_bv, tc_bq, tc_bc) into (tc_v, tc_q, tc_c); the
- * C condition lo says whether (tc_v, ...) is the first of the two. */
+ * C condition lo says whether (tc_v, ...) is the first of the two (NULL:
+ * it always is). */
 static void merge(tc_str *o, const char *lo, int depth) {
   static const char *const lines[] = {
       "const float tc_am = %s ? tc_v : tc_bv, tc_aq = %s ? tc_q : tc_bq, tc_ac = %s ? tc_c : tc_bc;\n",
@@ -124,7 +125,9 @@ static void merge(tc_str *o, const char *lo, int depth) {
   tc_str_cat(o, "{\n");
   for (int i = 0; i < 2; i++) {
     tc_str_indent(o, depth + 1);
-    tc_str_printf(o, lines[i], lo, lo, lo);
+    if (lo) tc_str_printf(o, lines[i], lo, lo, lo);
+    else tc_str_cat(o, i == 0 ? "const float tc_am = tc_v, tc_aq = tc_q, tc_ac = tc_c;\n"
+                              : "const float tc_zm = tc_bv, tc_zq = tc_bq, tc_zc = tc_bc;\n");
   }
   tc_str_indent(o, depth + 1);
   tc_str_cat(o, "const float tc_wt = tc_ac + tc_zc, tc_wr = tc_wt > 0.0f ? tc_zc / tc_wt : 0.0f, "
@@ -235,7 +238,7 @@ void tc_print_welford_all(tc_str *o, const tc_dialect *d, const tc_kir *k, const
       tc_str_printf(o, "for (int tc_i = 1; tc_i < %lld; ++tc_i) {\n", (long long)(bx / wd));
       snprintf(at, sizeof at, "(tc_rs - tidx) / %lld + tc_i", (long long)wd);
       load_others(o, at, in + 1);
-      merge(o, "1", in + 1);
+      merge(o, NULL, in + 1);
       tc_str_indent(o, in);
       tc_str_cat(o, "}\n");
       barrier(o, d, k, in); /* before the scratch is written again */
@@ -252,7 +255,7 @@ void tc_print_welford_all(tc_str *o, const tc_dialect *d, const tc_kir *k, const
     tc_str_printf(o, "if (tc_rr < tc_s && tc_rr + tc_s < %lld) {\n", (long long)r);
     snprintf(at, sizeof at, "tc_rs + tc_s * %lld", (long long)stride);
     load_others(o, at, in + 2);
-    merge(o, "1", in + 2);
+    merge(o, NULL, in + 2);
     store_scratch(o, "tc_rs", regs, in + 2);
     tc_str_indent(o, in + 1);
     tc_str_cat(o, "}\n");
