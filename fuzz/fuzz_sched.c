@@ -3,8 +3,9 @@
  * output) and then a sequence of API calls (split, merge, reorder,
  * swizzles, resize, parallelize, memory and ld/st types, inlining,
  * caching, propagation, loop/allocation domains, abstract tensors, layout
- * queries, new ops: also reductions over fuzzed axes, broadcasting binary
- * ops and scalar ops) with fuzzed arguments on fuzzed tensors.  Every call must
+ * queries, new ops: also reductions over fuzzed axes, Welford mean and
+ * variance, broadcasting binary ops, scalar ops and scalar inputs) with
+ * fuzzed arguments on fuzzed tensors.  Every call must
  * succeed or fail with a message in tc_fusion_error; then tc_compile for
  * a fuzzed target must give a kernel with a source or fail with a
  * message. */
@@ -165,7 +166,7 @@ static void one_call(state *s, fz_in *in) {
     }
     case 32: {
       tc_tensor *o = pick(s, in);
-      unsigned k = fz_byte(in) % 6;
+      unsigned k = fz_byte(in) % 8;
       if (k == 0) add(s, tc_unary(s->f, (tc_unary_op)fz_range(in, 0, 9), o), "tc_unary");
       else if (k == 1) add(s, tc_binary(s->f, (tc_binary_op)fz_range(in, 0, 6), o, t), "tc_binary");
       else if (k == 2) add(s, tc_cast(s->f, o, (tc_dtype)fz_range(in, 0, 5)), "tc_cast");
@@ -175,6 +176,21 @@ static void one_call(state *s, fz_in *in) {
         int n = (int)fz_range(in, -1, 3), axes[3];
         for (int i = 0; i < 3; i++) axes[i] = (int)fz_range(in, -4, 3);
         add(s, tc_reduce(s->f, rop, o, n, axes), "tc_reduce");
+      } else if (k == 6) { /* the state and its mean and variance */
+        tc_tensor *mean = NULL, *var = NULL;
+        int n = (int)fz_range(in, -1, 3), axes[3];
+        for (int i = 0; i < 3; i++) axes[i] = (int)fz_range(in, -4, 3);
+        add(s, tc_welford(s->f, o, n, axes, &mean, &var), "tc_welford");
+        if (mean) add(s, mean, "tc_welford mean");
+        if (var) add(s, var, "tc_welford var");
+      } else if (k == 7) { /* a scalar input on either side of a binary op */
+        static const char *names[] = {"eps", "scale", "2x", ""};
+        tc_tensor *sc = tc_scalar_input(s->f, names[fz_byte(in) % 4], (tc_dtype)fz_range(in, 0, 5));
+        add(s, sc, "tc_scalar_input");
+        if (sc) {
+          tc_binary_op bop = (tc_binary_op)fz_range(in, 0, 6);
+          add(s, fz_byte(in) & 1 ? tc_binary(s->f, bop, sc, o) : tc_binary(s->f, bop, o, sc), "tc_binary");
+        }
       } else {
         static const double v[] = {0, -0.0, 1.5, -3, 1e-5, 2147483648.0, NAN, INFINITY, 7};
         tc_binary_op bop = (tc_binary_op)fz_range(in, 0, 6);

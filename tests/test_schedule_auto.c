@@ -1,5 +1,5 @@
 /* test_schedule_auto.c - the automatic scheduler (tc_schedule_auto) on
- * random cases: a template (softmax, RMSNorm, LayerNorm in two passes, the
+ * random cases: a template (softmax, RMSNorm, LayerNorm (Welford), the
  * backward of softmax and of RMSNorm, the cross-entropy loss (a gather of
  * the label's logit), a row sum as output, a column max,
  * a pointwise a * b + c) at a random

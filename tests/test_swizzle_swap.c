@@ -248,7 +248,7 @@ static int run_dumped(const char *name, built *b, void **args, size_t dump_elems
     tc_str src;
     tc_str_init(&src);
     tc_print_kernel(&src, &tc_dialect_opencl, k, name);
-    tc_rt_buffer bufs[3];
+    tc_rt_buffer bufs[3] = {{0}};
     tc_tensor *ps[3] = {b->g, b->out, b->dump};
     for (int i = 0; i < 3; i++) {
       bufs[i].host = args[i];

@@ -136,6 +136,20 @@ const char *tc_fusion_error(const tc_fusion *f);
 
 /* A contiguous row-major input of the given shape (every extent >= 1). */
 tc_tensor *tc_input(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape);
+/* A scalar input named `name` (a C identifier of at most 31 characters,
+ * unique among the fusion's scalars) of dtype t, TC_F32 or TC_I32: a value
+ * given at each launch, not compiled into the kernel, so one kernel (and
+ * one kernel-cache entry: the key has the name, never the value) serves
+ * every value (LayerNorm's eps, a scale).  It is an input like the
+ * others, in the order added: a kernel parameter passed by value, its
+ * args[i] for tc_kernel_run and tc_reference_run pointing at the value (4
+ * bytes; tc_kernel_param_bytes says so); a NULL there is TC_ERR_ARGUMENT
+ * naming the scalar.  It has rank 0 and is an operand of tc_binary only
+ * (either side), where it applies to every element of the other operand,
+ * a tensor: an f32 scalar with f32 / f16 / bf16 tensors (computed in f32,
+ * as tc_binary_scalar), an i32 scalar with i32 / i8 tensors.  NULL on a
+ * bad name or dtype. */
+tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
 /* Makes t an output of the fusion: the kernel writes it to a contiguous
  * row-major buffer.  Kernel parameters are the inputs, then the outputs,
  * each in the order they were added. */
@@ -188,7 +202,8 @@ tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm);
  * Broadcasting: tc_binary's operands have the same rank; along an axis
  * where one has extent 1 (a reduced axis counts as 1) and the other n, the
  * first is read at index 0 for every one of the n elements (numpy's
- * broadcasting without the rank extension). */
+ * broadcasting without the rank extension).  One operand of tc_binary may
+ * be a scalar input (tc_scalar_input), which applies to every element. */
 
 /* a op value, element by element, with the scalar a compile-time constant
  * of a's type (rounded to f32 for floats; an integer for i32 / i8). */
@@ -241,6 +256,22 @@ typedef enum tc_reduce_op {
  * different order by rounding.  The identity of an empty axis cannot
  * arise (extents are >= 1). */
 tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, const int *axes);
+
+/* The mean and the variance of `in` (f32, f16 or bf16) over its logical
+ * axes axes[0..naxes) in one pass, by Welford's algorithm: each element
+ * updates a running mean, M2 (the sum of squared deviations from it) and
+ * a count, and partial states merge with Chan et al.'s formula (n = na +
+ * nb, d = mb - ma, mean = ma + d * nb / n, M2 = M2a + M2b + d^2 * na * nb
+ * / n), so no sum of squares loses the variance to cancellation when the
+ * mean is large.  Returns the state, a reduction (keepdims, reduction
+ * axes in its loop domain, f32) scheduled like any tc_reduce result (its
+ * block merge: warp shuffles or shared memory), which lives in registers
+ * (local memory) and cannot be an output or be cached; *mean and *var are
+ * the mean and the population variance M2 / n (LayerNorm's, divided by
+ * the count, not n - 1), f32 tensors of the state's shape to use like any
+ * reduction's result.  NULL (and *mean, *var NULL) on bad arguments. */
+tc_tensor *tc_welford(tc_fusion *f, tc_tensor *in, int naxes, const int *axes, tc_tensor **mean,
+                      tc_tensor **var);
 
 /* The tensor's name as it appears in kernels and messages ("T3"). */
 const char *tc_tensor_name(const tc_tensor *t);

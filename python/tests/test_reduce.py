@@ -119,3 +119,65 @@ def test_where_compare(rng):
     y, m = f.compile().run(a, b)
     np.testing.assert_array_equal(y, np.where(a > b, a, np.broadcast_to(b, a.shape)))
     np.testing.assert_array_equal(m, (a != b).astype(np.float32))
+
+
+@pytest.mark.parametrize("shape", [(3, 1), (7, 1000)])
+def test_welford_layernorm(rng, shape):
+    """LayerNorm on the one-pass mean and variance, scheduled automatically,
+    against NumPy in double; a large mean does not cost the variance."""
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, shape)
+    mean, var = f.welford(x, 1)
+    f.add_output(mean)
+    f.add_output(var)
+    y = f.add_output((x - mean) * f.reciprocal(f.sqrt(var + 1e-5)))
+    f.schedule_auto()
+    a = (rng.standard_normal(shape) * 0.5 + 1000.0).astype(np.float32)
+    m, v, out = f.compile(name="layernorm_welford").run(a)
+    a64 = a.astype(np.float64)
+    wm, wv = a64.mean(axis=1, keepdims=True), a64.var(axis=1, keepdims=True)
+    np.testing.assert_allclose(m, wm, rtol=1e-6)
+    np.testing.assert_allclose(v, wv, rtol=2e-3, atol=1e-6)
+    np.testing.assert_allclose(out, (a64 - wm) / np.sqrt(wv + 1e-5), rtol=2e-3, atol=2e-3)
+    rm, rv, _ = f.reference(a)
+    np.testing.assert_allclose(rv, wv, rtol=1e-5, atol=1e-9)
+
+
+def test_welford_state_and_errors():
+    f = tilec.Fusion()
+    x = f.input(tilec.f16, (4, 8))
+    mean, var, w = f.welford(x, -1, state=True)
+    assert mean.shape == (4, 1) and var.dtype == tilec.f32 and w.shape == (4, 1)
+    with pytest.raises(tilec.TilecError, match="Welford state"):
+        f.add_output(w)
+    with pytest.raises(tilec.TilecError, match="floating-point"):
+        f.welford(f.input(tilec.i32, (4, 8)), 1)
+
+
+def test_scalar_inputs_one_kernel(rng):
+    """eps and a scale passed at run: one kernel, two eps values, each
+    result against NumPy; by name or in place; a missing scalar is named."""
+    shape = (7, 1000)
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, shape)
+    eps = f.scalar("eps")
+    scale = f.scalar("scale")
+    mean, var = f.welford(x, 1)
+    f.add_output(scale * ((x - mean) * f.reciprocal(f.sqrt(var + eps))))
+    f.schedule_auto()
+    k = f.compile(name="layernorm_eps")
+    a = (rng.standard_normal(shape) * 0.005).astype(np.float32)
+    a64 = a.astype(np.float64)
+    wm, wv = a64.mean(axis=1, keepdims=True), a64.var(axis=1, keepdims=True)
+    for e, s in ((1e-5, 1.0), (0.5, -2.0)):
+        want = s * (a64 - wm) / np.sqrt(wv + np.float32(e))
+        np.testing.assert_allclose(k.run(a, eps=e, scale=s), want, rtol=2e-3, atol=1e-5)
+        np.testing.assert_allclose(k.run(a, e, s), want, rtol=2e-3, atol=1e-5)
+        np.testing.assert_allclose(f.reference(a, scale=s, eps=e), want, rtol=2e-3, atol=1e-5)
+    assert "5.0" not in k.source and "const float" in k.source
+    with pytest.raises(TypeError, match="scalar input scale is missing"):
+        k.run(a, eps=1e-5)
+    with pytest.raises(TypeError, match="no scalar input named 'epsilon'"):
+        k.run(a, 1.0, epsilon=1e-5)
+    with pytest.raises(tilec.TilecError, match="only tc_binary takes a scalar"):
+        f.exp(eps)

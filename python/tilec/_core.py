@@ -206,6 +206,7 @@ class Fusion:
             raise MemoryError("tc_fusion_new failed")
         self.inputs = []
         self.outputs = []
+        self._scalar_names = {}  # tensor pointer -> name of a scalar input
 
     def __del__(self):
         p, self._p = getattr(self, "_p", None), None
@@ -246,6 +247,23 @@ class Fusion:
         self.inputs.append(t)
         return t
 
+    def scalar(self, name, dtype=DType.f32):
+        """A scalar input (tc_scalar_input): a value given at each run, not
+        compiled into the kernel, so one kernel serves every value (eps, a
+        scale).  dtype is f32 (with float tensors) or i32 (with integer
+        tensors); use it as an operand of binary ops (``x + eps``).  Pass
+        it to run() and reference() in its place among the inputs or by
+        name: ``k.run(x, eps=1e-5)``."""
+        t = self._wrap(self._L.tc_scalar_input(self._p, str(name).encode(), int(_dtype_arg(dtype))))
+        self.inputs.append(t)
+        self._scalar_names[t._p] = str(name)
+        return t
+
+    def _in_specs(self):
+        """(dtype, shape, name) of each input; a scalar's shape is () and
+        its name the one given to scalar()."""
+        return [(t.dtype, t.shape, self._scalar_names.get(t._p, t.name)) for t in self.inputs]
+
     def add_output(self, t):
         """Marks t as an output of the fusion (kernel parameters: the inputs,
         then the outputs in the order added).  Returns t."""
@@ -284,6 +302,22 @@ class Fusion:
         axes = [int(axes)] if isinstance(axes, (int, np.integer)) else [int(a) for a in axes]
         arr = (ctypes.c_int * max(1, len(axes)))(*axes)
         return self._wrap(self._L.tc_reduce(self._p, _REDUCE[op], self._own(x), len(axes), arr))
+
+    def welford(self, x, axes, state=False):
+        """The mean and the variance of x over axes in one pass (Welford's
+        algorithm, partial results merged with Chan et al.'s formula;
+        tc_welford): returns (mean, var), f32 tensors of x's rank with
+        extent 1 on the reduced axes, var the population variance (M2
+        divided by the count).  With state=True, (mean, var, state): the
+        reduction both read, to schedule by hand (it stays in registers
+        and cannot be an output)."""
+        axes = [int(axes)] if isinstance(axes, (int, np.integer)) else [int(a) for a in axes]
+        arr = (ctypes.c_int * max(1, len(axes)))(*axes)
+        mean, var = _lib.c_tensor_p(), _lib.c_tensor_p()
+        w = self._wrap(self._L.tc_welford(self._p, self._own(x), len(axes), arr, ctypes.byref(mean),
+                                          ctypes.byref(var)))
+        out = (Tensor(self, mean.value), Tensor(self, var.value))
+        return out + (w,) if state else out
 
     def compare(self, op, a, b):
         """An i8 mask, 1 where a op b holds (op: lt, le, gt, ge, eq, ne; IEEE:
@@ -391,16 +425,16 @@ class Fusion:
         k = self._L.tc_compile(self._p, ctypes.byref(opt), ctypes.byref(st))
         if not k:
             raise TilecError(self.error, st.value or Status.ERR_LOWER)
-        return Kernel(self._L, k, tgt, [(t.dtype, t.shape, t.name) for t in self.inputs],
+        return Kernel(self._L, k, tgt, self._in_specs(),
                       [(t.dtype, t.shape, t.name) for t in self.outputs])
 
-    def reference(self, *inputs):
+    def reference(self, *inputs, **scalars):
         """Evaluates the fusion on the host in plain C (tc_reference_run),
         ignoring the schedule.  Takes and returns what Kernel.run does
         (NumPy arrays; no torch conversion)."""
-        ins = [(t.dtype, t.shape, t.name) for t in self.inputs]
+        ins = self._in_specs()
         outs = [(t.dtype, t.shape, t.name) for t in self.outputs]
-        args, bufs = _make_args(ins, outs, inputs)
+        args, bufs = _make_args(ins, outs, _merge_scalars(ins, inputs, scalars))
         self._check(self._L.tc_reference_run(self._p, args))
         return _results(outs, bufs[len(ins):])
 
@@ -597,6 +631,32 @@ elements fill and the columns reserved.  A kernel parameter (an input or
 output) is its global buffer: its logical axes."""
 
 
+def _merge_scalars(ins, inputs, scalars):
+    """The inputs in order: the positional ones, with the scalar inputs
+    given by name (scalars) put in their places."""
+    names = [name for _, shape, name in ins if shape == ()]
+    for k in scalars:
+        if k not in names:
+            raise TypeError("no scalar input named %r; the fusion's scalars: %s"
+                            % (k, ", ".join(names) or "none"))
+    pos, full = list(inputs), []
+    for dt, shape, name in ins:
+        if shape == () and name in scalars:
+            full.append(scalars[name])
+        elif pos:
+            full.append(pos.pop(0))
+        elif shape == ():
+            raise TypeError("the scalar input %s is missing: pass it in its place or as %s=..."
+                            % (name, name))
+        else:
+            full.append(None)  # _make_args counts the arguments
+    if pos or any(x is None for x in full):
+        n = len(inputs) + len(scalars)
+        raise TypeError("the fusion has %d input%s, got %d argument%s"
+                        % (len(ins), "" if len(ins) == 1 else "s", n, "" if n == 1 else "s"))
+    return full
+
+
 def _make_args(ins, outs, inputs):
     if len(inputs) != len(ins):
         raise TypeError("the fusion has %d input%s, got %d argument%s"
@@ -689,14 +749,17 @@ class Kernel:
         self._check(self._L.tc_kernel_build(self._p, device.encode() if device else None))
         return self
 
-    def run(self, *inputs, device=None):
+    def run(self, *inputs, device=None, **scalars):
         """Runs the kernel on the inputs (NumPy arrays or anything
         np.asarray takes; torch tensors too) and returns the output (one
         array) or a tuple of outputs.  device selects the OpenCL device
         ("pocl", a name substring, "P:D"; None: $TILEC_OPENCL_DEVICE, then
         PoCL).  When any input is a torch tensor, the outputs are torch
         tensors on that tensor's device (data goes through host memory).
-        The kernel time in milliseconds is left in self.last_ms."""
+        The kernel time in milliseconds is left in self.last_ms.  Scalar
+        inputs (Fusion.scalar) are numbers, in their place among the inputs
+        or by name (``k.run(x, eps=1e-5)``)."""
+        inputs = _merge_scalars(self._ins, inputs, scalars)
         torch_dev = None
         conv = []
         for x, (dt, _, _) in zip(inputs, self._ins):

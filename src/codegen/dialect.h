@@ -290,6 +290,19 @@ void tc_cl_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *d
                  const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
                  int depth);
 
+/* Welford reductions (welford.c): the state's M2 and count arrays next
+ * to allocation a of state a->t (its mean); the value of a
+ * TC_OP_WELFORD_PART of state w at element idx (var: M2 / count, else the
+ * mean); a TC_RED_INIT or TC_RED_ACC statement of a Welford reduction;
+ * its TC_RED_ALL block merge, with barrier printing a block barrier; the
+ * shared scratch (three floats per thread) the merge uses. */
+void tc_print_welford_allocs(tc_str *o, const tc_dialect *d, const tc_kalloc *a, int depth);
+void tc_print_welford_part(tc_str *o, const tc_dialect *d, const tc_tensor *w, int var, const char *idx);
+void tc_print_welford_step(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth);
+void tc_print_welford_all(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth,
+                          void (*barrier)(tc_str *o, const tc_dialect *d, const tc_kir *k, int depth));
+void tc_print_welford_scratch(tc_str *o, const tc_dialect *d, int64_t threads);
+
 /* The storage C type of a dtype in memory (16-bit floats are stored as
  * unsigned short bit patterns). */
 const char *tc_storage_type(tc_dtype t);

@@ -42,6 +42,10 @@ static void cl_buffer_param(tc_str *o, tc_dtype t, const char *name, int is_outp
 }
 
 static void cl_param(tc_str *o, const tc_tensor *t, int is_output, int first) {
+  if (t->is_scalar) { /* by value (tc_scalar_input) */
+    tc_str_printf(o, "%sconst %s %s", first ? "" : ", ", tc_storage_type(t->dtype), t->name);
+    return;
+  }
   cl_buffer_param(o, t->dtype, t->name, is_output, first);
 }
 

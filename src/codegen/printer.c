@@ -71,9 +71,11 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   tc_str_init(&c3);
   load_in(&a, d, k, s, 0);
   if (op->nin > 1) load_in(&b, d, k, s, 1);
+  else if (op->scalar_in) tc_str_cat(&b, op->scalar_in->name); /* a kernel parameter */
   else if (op->has_scalar) literal(&b, d, op->scalar, fl);
   if (op->nin > 2) load_in(&c3, d, k, s, 2);
   const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b), *z = tc_str_cstr(&c3);
+  if (op->scalar_left) x = tc_str_cstr(&b), y = tc_str_cstr(&a);
   switch (op->kind) {
     case TC_OP_SET: case TC_OP_PERMUTE: case TC_OP_BROADCAST: tc_str_cat(o, x); break;
     case TC_OP_COMPARE: {
@@ -82,6 +84,14 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
       break;
     }
     case TC_OP_WHERE: tc_str_printf(o, "((%s) != 0 ? (%s) : (%s))", x, y, z); break;
+    case TC_OP_WELFORD_PART: {
+      tc_str idx;
+      tc_str_init(&idx);
+      expr(&idx, k, s->stmt.in_index[0]);
+      tc_print_welford_part(o, d, op->in[0], op->sub == TC_WELFORD_VAR, tc_str_cstr(&idx));
+      tc_str_free(&idx);
+      break;
+    }
     case TC_OP_GATHER: {
       /* in[0] at its index plus the position in[1] holds (y) times the
        * gathered axis's stride; 0 where that position is outside */
@@ -322,6 +332,11 @@ static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, con
 }
 
 static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  if (s->stmt.red.kind != TC_RED_NONE && tc_tensor_is_welford(s->stmt.op->out)) {
+    if (s->stmt.red.kind == TC_RED_ALL) tc_print_welford_all(o, d, k, s, depth, print_barrier);
+    else tc_print_welford_step(o, d, k, s, depth);
+    return;
+  }
   if (s->stmt.red.kind == TC_RED_ALL) {
     print_allreduce(o, d, k, s, depth);
     return;
@@ -547,10 +562,14 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   tc_str_cat(o, d->index_defs);
   bool wi_zero = d->wi_zero_def && has_barrier_inside(k->root);
   if (wi_zero) tc_str_cat(o, d->wi_zero_def);
-  for (int i = 0; i < k->nallocs; i++) d->alloc(o, &k->allocs[i], 1);
+  for (int i = 0; i < k->nallocs; i++) {
+    d->alloc(o, &k->allocs[i], 1);
+    if (tc_tensor_is_welford(k->allocs[i].t)) tc_print_welford_allocs(o, d, &k->allocs[i], 1);
+  }
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
   if (k->nred_f) d->shared_array(o, TC_F32, "tc_red_f", threads, 1);
   if (k->nred_i) d->shared_array(o, TC_I32, "tc_red_i", threads, 1);
+  if (k->nred_w) tc_print_welford_scratch(o, d, threads);
   if (tmem) d->tmem_setup(o, k);
   if (k->nldsm > 0 && d->ldsm_setup) d->ldsm_setup(o, k);
   if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);

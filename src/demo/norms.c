@@ -43,11 +43,10 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
       y = tc_binary(f, TC_MUL, x, rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv)));
       break;
     }
-    case TC_NORM_LAYERNORM: {
-      tc_tensor *mean = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, x, 1, &last), inv);
-      tc_tensor *xc = tc_binary(f, TC_SUB, x, mean);
-      tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, xc, xc), 1, &last);
-      y = tc_binary(f, TC_MUL, xc, rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv)));
+    case TC_NORM_LAYERNORM: { /* mean and variance in one pass (Welford) */
+      tc_tensor *mean, *var;
+      if (!tc_welford(f, x, 1, &last, &mean, &var)) return NULL;
+      y = tc_binary(f, TC_MUL, tc_binary(f, TC_SUB, x, mean), rsqrt_eps(f, var));
       break;
     }
     case TC_NORM_SOFTMAX_BWD: { /* x is y here */

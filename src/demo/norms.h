@@ -21,8 +21,8 @@ const char *tc_norm_name(tc_norm_kind kind);
  * arguments.
  *   softmax    y = exp(x - max(x)) / sum(exp(x - max(x)))
  *   rmsnorm    y = x / sqrt(sum(x^2) / cols + eps)
- *   layernorm  y = (x - mean) / sqrt(var + eps), mean and the variance in
- *              two passes: var = sum((x - mean)^2) / cols
+ *   layernorm  y = (x - mean) / sqrt(var + eps), the mean and the
+ *              variance (sum((x - mean)^2) / cols) in one pass: tc_welford
  *   softmax_bwd   inputs y (softmax's output) and dy: dx = y * (dy - sum(dy * y))
  *   rmsnorm_bwd   inputs x and dy, r = 1 / sqrt(mean(x^2) + eps):
  *                 dx = r * dy - x * r^3 * mean(dy * x)

@@ -138,11 +138,49 @@ static bool owned(tc_fusion *f, const tc_tensor *t) {
   return t && t->f == f && t->id < f->ntensors && f->tensors[t->id] == t;
 }
 
+tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t) {
+  tc_clear_error(f);
+  bool ident = name && (name[0] == '_' || ((name[0] | 32) >= 'a' && (name[0] | 32) <= 'z'));
+  for (size_t i = 0; ident && name[i]; i++)
+    ident = i < 31 && (name[i] == '_' || (name[i] >= '0' && name[i] <= '9') ||
+                       ((name[i] | 32) >= 'a' && (name[i] | 32) <= 'z'));
+  if (!ident)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_scalar_input: the name must be 1..31 letters, digits or "
+                   "'_', not starting with a digit (got \"%.40s\")", name ? name : "(null)"), NULL;
+  if (t != TC_F32 && t != TC_I32)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_scalar_input: %s is %s; a scalar input is f32 (for float "
+                   "tensors) or i32 (for integer tensors)", name, valid_dtype(t) ? tc_dtype_name(t) : "an unknown dtype"), NULL;
+  for (int i = 0; i < f->ninputs; i++)
+    if (f->inputs[i]->is_scalar && strcmp(f->inputs[i]->label, name) == 0)
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_scalar_input: the fusion has a scalar named %s already", name), NULL;
+  tc_tensor *tv = tc_tensor_new(f, t, 0, NULL);
+  tv->is_input = tv->is_scalar = true;
+  tv->mem = TC_MEM_GLOBAL;
+  snprintf(tv->label, sizeof tv->label, "%s", name);
+  TC_PUSH(f->inputs, f->ninputs, f->cinputs, tv);
+  return tv;
+}
+
+/* owned(), and for every op but tc_binary's: not a scalar input (only
+ * binary ops take one); the error names call. */
+static bool operand(tc_fusion *f, const tc_tensor *t, const char *call) {
+  if (!owned(f, t)) return tc_fail(f, TC_ERR_ARGUMENT, "%s: operand is not a tensor of this fusion", call), false;
+  if (t->is_scalar)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: %s is the scalar input %s; only tc_binary takes a scalar "
+                   "input (combine it with a tensor there first)", call, t->name, t->label), false;
+  return true;
+}
+
 tc_status tc_add_output(tc_fusion *f, tc_tensor *t) {
   tc_clear_error(f);
   if (!owned(f, t)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: tensor not of this fusion");
+  if (t->is_scalar)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is the scalar input %s; outputs are tensors", t->name, t->label);
   if (t->is_input) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is an input; copy it with tc_set first", t->name);
   if (t->is_output) return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is already an output", t->name);
+  if (tc_tensor_is_welford(t))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_add_output: %s is a Welford state (mean, M2 and count in "
+                   "registers); add the mean or the variance tc_welford returned instead", t->name);
   t->is_output = true;
   t->mem = TC_MEM_GLOBAL;
   TC_PUSH(f->outputs, f->noutputs, f->coutputs, t);
@@ -180,7 +218,7 @@ static tc_tensor *like(tc_fusion *f, const tc_tensor *in, tc_dtype t) {
 
 tc_tensor *tc_set(tc_fusion *f, tc_tensor *in) {
   tc_clear_error(f);
-  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_set: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_set")) return NULL;
   tc_tensor *out = like(f, in, in->dtype);
   tc_op_new(f, TC_OP_SET, 0, in, NULL, out);
   return out;
@@ -188,7 +226,7 @@ tc_tensor *tc_set(tc_fusion *f, tc_tensor *in) {
 
 tc_tensor *tc_unary(tc_fusion *f, tc_unary_op op, tc_tensor *in) {
   tc_clear_error(f);
-  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_unary")) return NULL;
   if ((int)op < TC_NEG || op > TC_RECIPROCAL) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: unknown op %d on %s", (int)op, in->name), NULL;
   bool is_float = in->dtype == TC_F32 || in->dtype == TC_F16 || in->dtype == TC_BF16;
   if (!is_float && op != TC_NEG && op != TC_ABS && op != TC_RELU)
@@ -199,11 +237,33 @@ tc_tensor *tc_unary(tc_fusion *f, tc_unary_op op, tc_tensor *in) {
   return out;
 }
 
+static bool is_float_dtype(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
+
+/* tc_binary with a scalar input on one side: the tensor's shape and
+ * dtype, the scalar read at launch (an f32 scalar with float tensors, an
+ * i32 one with integer tensors). */
+static tc_tensor *binary_scalar_input(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) {
+  if (a->is_scalar && b->is_scalar)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s and %s are both scalar inputs; one operand "
+                   "must be a tensor", a->label, b->label), NULL;
+  tc_tensor *x = a->is_scalar ? b : a, *s = a->is_scalar ? a : b;
+  if (is_float_dtype(x->dtype) != (s->dtype == TC_F32))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s is %s but the scalar input %s is %s; a float "
+                   "tensor takes an f32 scalar, an integer one an i32 scalar", x->name,
+                   tc_dtype_name(x->dtype), s->label, tc_dtype_name(s->dtype)), NULL;
+  tc_tensor *out = like(f, x, x->dtype);
+  tc_op *o = tc_op_new(f, TC_OP_BINARY, op, x, NULL, out);
+  o->scalar_in = s;
+  o->scalar_left = a->is_scalar;
+  return out;
+}
+
 tc_tensor *tc_binary(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) {
   tc_clear_error(f);
   if (!owned(f, a) || !owned(f, b))
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: operand is not a tensor of this fusion"), NULL;
   if ((int)op < TC_ADD || op > TC_MIN) return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: unknown op %d on %s and %s", (int)op, a->name, b->name), NULL;
+  if (a->is_scalar || b->is_scalar) return binary_scalar_input(f, op, a, b);
   if (a->nlogical != b->nlogical)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s has rank %d but %s has rank %d", a->name,
                    a->nlogical, b->name, b->nlogical), NULL;
@@ -244,8 +304,7 @@ bool tc_broadcast_shape(tc_fusion *f, const char *call, tc_tensor *const *ops, i
 
 tc_tensor *tc_compare(tc_fusion *f, tc_compare_op op, tc_tensor *a, tc_tensor *b) {
   tc_clear_error(f);
-  if (!owned(f, a) || !owned(f, b))
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_compare: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, a, "tc_compare") || !operand(f, b, "tc_compare")) return NULL;
   if ((int)op < TC_LT || op > TC_NE)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_compare: unknown comparison %d on %s and %s", (int)op,
                    a->name, b->name), NULL;
@@ -262,8 +321,7 @@ tc_tensor *tc_compare(tc_fusion *f, tc_compare_op op, tc_tensor *a, tc_tensor *b
 
 tc_tensor *tc_where(tc_fusion *f, tc_tensor *cond, tc_tensor *a, tc_tensor *b) {
   tc_clear_error(f);
-  if (!owned(f, cond) || !owned(f, a) || !owned(f, b))
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_where: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, cond, "tc_where") || !operand(f, a, "tc_where") || !operand(f, b, "tc_where")) return NULL;
   int64_t shape[16];
   tc_tensor *all[3] = {cond, a, b};
   if (!tc_broadcast_shape(f, "tc_where", all, 3, shape)) return NULL;
@@ -285,8 +343,7 @@ static double round_f32(double v) {
 
 tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double value) {
   tc_clear_error(f);
-  if (!owned(f, a))
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary_scalar: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, a, "tc_binary_scalar")) return NULL;
   if ((int)op < TC_ADD || op > TC_MIN)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary_scalar: unknown op %d on %s", (int)op, a->name), NULL;
   bool fl = a->dtype == TC_F32 || a->dtype == TC_F16 || a->dtype == TC_BF16;
@@ -306,7 +363,7 @@ tc_tensor *tc_binary_scalar(tc_fusion *f, tc_binary_op op, tc_tensor *a, double 
 
 tc_tensor *tc_broadcast(tc_fusion *f, tc_tensor *in, int ndims, const bool *is_new) {
   tc_clear_error(f);
-  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_broadcast: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_broadcast")) return NULL;
   if (ndims < 1 || ndims > 16 || !is_new)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_broadcast: the result's rank must be 1..16, got %d", ndims), NULL;
   int64_t shape[16];
@@ -333,7 +390,7 @@ tc_tensor *tc_broadcast(tc_fusion *f, tc_tensor *in, int ndims, const bool *is_n
 
 tc_tensor *tc_expand(tc_fusion *f, tc_tensor *in, int ndims, const int64_t *shape) {
   tc_clear_error(f);
-  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_expand: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_expand")) return NULL;
   if (ndims != in->nlogical || !shape)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_expand: %s has rank %d but the shape has %d extents",
                    in->name, in->nlogical, ndims), NULL;
@@ -351,8 +408,7 @@ tc_tensor *tc_expand(tc_fusion *f, tc_tensor *in, int ndims, const int64_t *shap
 
 tc_tensor *tc_gather(tc_fusion *f, tc_tensor *in, int axis, tc_tensor *index) {
   tc_clear_error(f);
-  if (!owned(f, in) || !owned(f, index))
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_gather: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_gather") || !operand(f, index, "tc_gather")) return NULL;
   int a = tc_norm_axis(axis, in->nlogical);
   if (a < 0)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_gather: axis %d is out of range for %s (rank %d)", axis,
@@ -379,8 +435,7 @@ tc_tensor *tc_gather(tc_fusion *f, tc_tensor *in, int axis, tc_tensor *index) {
 
 tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, const int *axes) {
   tc_clear_error(f);
-  if (!owned(f, in))
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_reduce: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_reduce")) return NULL;
   if ((int)op < TC_REDUCE_SUM || op > TC_REDUCE_MIN)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_reduce: unknown op %d on %s", (int)op, in->name), NULL;
   if (naxes < 1 || naxes > in->nlogical || !axes)
@@ -404,9 +459,39 @@ tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, co
   return out;
 }
 
+bool tc_tensor_is_welford(const tc_tensor *t) {
+  return t->def && t->def->kind == TC_OP_REDUCE && t->def->sub == TC_REDUCE_WELFORD;
+}
+
+tc_tensor *tc_welford(tc_fusion *f, tc_tensor *in, int naxes, const int *axes, tc_tensor **mean,
+                      tc_tensor **var) {
+  tc_clear_error(f);
+  if (mean) *mean = NULL;
+  if (var) *var = NULL;
+  if (!mean || !var)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_welford: mean and var must point at tensor handles"), NULL;
+  if (!operand(f, in, "tc_welford")) return NULL;
+  if (in->dtype != TC_F32 && in->dtype != TC_F16 && in->dtype != TC_BF16)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_welford: %s is %s; the mean and variance need a "
+                   "floating-point tensor (cast it first)", in->name, tc_dtype_name(in->dtype)), NULL;
+  /* tc_reduce checks the axes and makes the reduction axes */
+  tc_tensor *w = tc_reduce(f, TC_REDUCE_SUM, in, naxes, axes);
+  if (!w) {
+    char msg[sizeof f->err];
+    snprintf(msg, sizeof msg, "%s", f->err);
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_welford%s", strncmp(msg, "tc_reduce", 9) == 0 ? msg + 9 : msg), NULL;
+  }
+  w->def->sub = TC_REDUCE_WELFORD;
+  *mean = like(f, w, TC_F32);
+  tc_op_new(f, TC_OP_WELFORD_PART, TC_WELFORD_MEAN, w, NULL, *mean);
+  *var = like(f, w, TC_F32);
+  tc_op_new(f, TC_OP_WELFORD_PART, TC_WELFORD_VAR, w, NULL, *var);
+  return w;
+}
+
 tc_tensor *tc_cast(tc_fusion *f, tc_tensor *in, tc_dtype to) {
   tc_clear_error(f);
-  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_cast: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_cast")) return NULL;
   if (!valid_dtype(to)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_cast: unknown dtype %d for %s", (int)to, in->name), NULL;
   tc_tensor *out = like(f, in, to);
   tc_op_new(f, TC_OP_CAST, 0, in, NULL, out);
@@ -415,7 +500,7 @@ tc_tensor *tc_cast(tc_fusion *f, tc_tensor *in, tc_dtype to) {
 
 tc_tensor *tc_permute(tc_fusion *f, tc_tensor *in, const int *perm) {
   tc_clear_error(f);
-  if (!owned(f, in)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_permute: operand is not a tensor of this fusion"), NULL;
+  if (!operand(f, in, "tc_permute")) return NULL;
   if (!perm) return tc_fail(f, TC_ERR_ARGUMENT, "tc_permute: perm is NULL for %s", in->name), NULL;
   int seen[16] = {0};
   for (int k = 0; k < in->nlogical; k++) {

@@ -24,8 +24,21 @@ typedef enum tc_op_kind {
   TC_OP_BROADCAST,         /* out = in[0] with new axes of extent 1: out
                               axis j is in[0]'s axis perm[j], or new (-1) */
   TC_OP_COMPARE,           /* sub: tc_compare_op; out (i8) = 1 or 0 */
-  TC_OP_WHERE              /* out = in[0] != 0 ? in[1] : in[2] */
+  TC_OP_WHERE,             /* out = in[0] != 0 ? in[1] : in[2] */
+  TC_OP_WELFORD_PART       /* sub: TC_WELFORD_MEAN / _VAR of the Welford
+                              state in[0] (a TC_REDUCE_WELFORD reduction) */
 } tc_op_kind;
+
+/* A Welford reduction (tc_welford): a TC_OP_REDUCE whose sub is
+ * TC_REDUCE_WELFORD and whose result is a state of three f32 values per
+ * element, the running mean (the tensor's own buffer), M2 (the sum of
+ * squared deviations, buffer <name>_m2) and the count (<name>_n), kept in
+ * registers; the TC_OP_WELFORD_PART ops read the mean and M2 / count out
+ * of it.  Internal: tc_reduce does not take it. */
+enum { TC_REDUCE_WELFORD = TC_REDUCE_MIN + 1 };
+enum { TC_WELFORD_MEAN, TC_WELFORD_VAR };
+/* Whether t is a Welford state (made by tc_welford). */
+bool tc_tensor_is_welford(const tc_tensor *t);
 
 typedef struct tc_op {
   tc_op_kind kind;
@@ -37,6 +50,11 @@ typedef struct tc_op {
   int perm[16];            /* PERMUTE: out logical axis k is input axis perm[k] */
   bool has_scalar;         /* BINARY with one tensor: in[0] op scalar */
   double scalar;
+  tc_tensor *scalar_in;    /* BINARY with a scalar input (tc_scalar_input):
+                              in[0] op scalar_in, read at launch instead of
+                              the constant (it is no operand in in[]: it has
+                              no axes); scalar_left: scalar_in op in[0] */
+  bool scalar_left;
 } tc_op;
 
 struct tc_tensor {
@@ -53,6 +71,8 @@ struct tc_tensor {
   int tmem_dimsep;         /* -1 when unset */
   tc_op *def;              /* NULL for inputs */
   bool is_input, is_output;
+  bool is_scalar;          /* a scalar input: rank 0, passed by value */
+  char label[32];          /* a scalar input's name (tc_scalar_input) */
 };
 
 struct tc_fusion {
@@ -139,7 +159,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 14
+#define TC_CODEGEN_FORMAT 15
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

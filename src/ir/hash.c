@@ -33,9 +33,9 @@ _Static_assert(sizeof(tc_xform) == 264, "tc_xform changed: update tc_fusion_hash
 _Static_assert(sizeof(tc_xform) == 80, "tc_xform changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
 _Static_assert(sizeof(tc_axis) == 32, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(struct tc_tensor) == 112,
+_Static_assert(sizeof(struct tc_tensor) == 144,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(tc_op) == 136, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
+_Static_assert(sizeof(tc_op) == 152, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_fusion) == 1632,
                "tc_fusion changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
@@ -178,6 +178,8 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     i64(&h, (int64_t)t->mem);
     i64(&h, t->is_input);
     i64(&h, t->is_output);
+    i64(&h, t->is_scalar); /* a scalar input: its name, never its value */
+    if (t->is_scalar) tc_hasher_str(&h, t->label);
     i64(&h, t->ca_pos);
     i64(&h, t->tmem_dimsep);
     i64(&h, t->alloc_set);
@@ -204,6 +206,8 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     i64(&h, tensor_id(op->out));
     i64(&h, op->has_scalar);
     if (op->has_scalar) tc_hasher_bytes(&h, &op->scalar, sizeof op->scalar);
+    i64(&h, tensor_id(op->scalar_in));
+    i64(&h, op->scalar_left);
     if (op->kind == TC_OP_PERMUTE || op->kind == TC_OP_BROADCAST) {
       int n = op->out ? op->out->nlogical : 0;
       if (n > 16) n = 16;

@@ -64,7 +64,8 @@ typedef struct tc_ktma {
   const tc_expr *row, *col, *smem;
 } tc_ktma;
 
-/* A statement of a reduction (op->kind == TC_OP_REDUCE): kind TC_RED_ACC
+/* A statement of a reduction (op->kind == TC_OP_REDUCE; for a Welford
+ * reduction each step updates the state's mean, M2 and count): kind TC_RED_ACC
  * out[out_index] = combine(out[out_index], in[0][in_index[0]]) when pred
  * holds; TC_RED_INIT out[out_index] = the op's identity, before the
  * outermost serial reduction loop (just before the statement when its
@@ -140,6 +141,8 @@ typedef struct tc_kir {
   int ntma, ntma_bars;     /* statements lowered to bulk tensor copies; mbarriers */
   int nred_f, nred_i;      /* block reductions of floats / integers (each
                               needs a shared scratch of one word per thread) */
+  int nred_w;              /* block Welford reductions (a shared scratch of
+                              three floats per thread: mean, M2, count) */
   tc_tensor **params;      /* inputs then outputs */
   int nparams;
 } tc_kir;

@@ -145,6 +145,11 @@ static tc_status validate_reduction(lctx *c, tc_tensor *t, const char *desc) {
                      "reorder the reduction axes innermost (tc_reorder) (%s)",
                      t->name, i, b, first_loop, desc);
   }
+  if (tc_tensor_is_welford(t) && t->mem != TC_MEM_LOCAL)
+    return tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s is a Welford state (mean, M2 and count), which lives in registers, "
+                   "but it is in %s memory; keep it in local memory (%s)", t->name,
+                   tc_memtype_name(t->mem), desc);
   if (thread >= 0 && t->mem != TC_MEM_LOCAL)
     return tc_fail(c->f, TC_ERR_SCHEDULE,
                    "compile: %s reduces over a thread axis (axis %d, %s), so each thread holds a "
@@ -568,7 +573,8 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       s_all->parent = init->parent;
       all[nall++] = s_all, all[nall++] = init->parent->body[init->parent->nbody - 1];
       bool fl = t->dtype == TC_F32 || t->dtype == TC_F16 || t->dtype == TC_BF16;
-      (fl ? &k->nred_f : &k->nred_i)[0]++;
+      if (tc_tensor_is_welford(t)) k->nred_w++;
+      else (fl ? &k->nred_f : &k->nred_i)[0]++;
     }
   }
   /* in reverse, so that two after one node keep their order */

@@ -808,7 +808,7 @@ tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_resul
   const tc_gemm_desc *d = &g->d;
   size_t esize = tc_dtype_size(d->dtype), n[3];
   void *host[3] = {NULL, NULL, NULL};
-  tc_rt_buffer bufs[3];
+  tc_rt_buffer bufs[3] = {{0}};
   uint64_t seed = 0x5eed0e11ull;
   for (int i = 0; i < 3; i++) {
     n[i] = gemm_elems(g, i);
@@ -879,7 +879,7 @@ tc_status tc_gemm_run_timed(tc_gemm *g, const void *a, const void *b, void *c, d
   size_t esize = tc_dtype_size(g->d.dtype);
   /* a and b are only copied to the device (copy_back 0) */
   void *host[3] = {(void *)(uintptr_t)a, (void *)(uintptr_t)b, c};
-  tc_rt_buffer bufs[3];
+  tc_rt_buffer bufs[3] = {{0}};
   for (int i = 0; i < 3; i++) {
     bufs[i].host = host[i];
     bufs[i].bytes = gemm_elems(g, i) * esize;

@@ -460,7 +460,7 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
    * the same host buffers, so a later step sees what earlier ones wrote. */
   for (int i = 0; st == TC_OK && i < plan->nsteps; i++) {
     const tc_conv_step *s = &plan->steps[i];
-    tc_rt_buffer bufs[3];
+    tc_rt_buffer bufs[3] = {{0}};
     for (int a = 0; a < s->nargs; a++) {
       bufs[a].host = host[s->args[a]];
       bufs[a].bytes = bytes[s->args[a]];

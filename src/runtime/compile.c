@@ -25,6 +25,7 @@ struct tc_kernel {
   int nparams;
   size_t *param_bytes;
   int *param_is_output;
+  char (*param_scalar)[32]; /* a scalar input's name (passed by value); "" for buffers */
   tc_tensor_alloc *allocs; /* each tensor's allocation (src/lower/allocation.c) */
   int nallocs;
   tc_cl *cl;
@@ -56,6 +57,15 @@ static const char *default_arch(tc_target t) {
 
 static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, const char *name,
                                     char key[33]);
+
+/* The name of each kernel parameter that is a scalar input ("" for a
+ * buffer): the inputs, then the outputs. */
+static char (*scalar_names(const tc_fusion *f))[32] {
+  char (*names)[32] = tc_xcalloc((size_t)(f->ninputs + f->noutputs + 1), sizeof *names);
+  for (int i = 0; i < f->ninputs; i++)
+    if (f->inputs[i]->is_scalar) snprintf(names[i], sizeof names[i], "%s", f->inputs[i]->label);
+  return names;
+}
 static void kernel_to_cache(const tc_kernel *k);
 
 /* Does tc_compile apply tc_swizzle_swap by itself?  Where the target says
@@ -147,6 +157,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     kn->param_bytes[i] = n;
     kn->param_is_output[i] = i >= f->ninputs;
   }
+  kn->param_scalar = scalar_names(f);
   kn->nallocs = tc_kir_tensor_allocs(k, &kn->allocs);
   if ((ti.features & TC_FEAT_TMA) && k->ntma > 0) {
     kn->tmaps = tc_xcalloc((size_t)k->ntma, sizeof *kn->tmaps);
@@ -214,6 +225,7 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   kn->nparams = e.nparams;
   kn->param_bytes = e.param_bytes, e.param_bytes = NULL;
   kn->param_is_output = e.param_is_output, e.param_is_output = NULL;
+  kn->param_scalar = scalar_names(f);
   kn->allocs = e.allocs, e.allocs = NULL;
   kn->nallocs = e.nallocs;
   kn->tmaps = e.tmaps, e.tmaps = NULL;
@@ -319,7 +331,7 @@ int tc_kernel_from_cache(const tc_kernel *k) { return k && k->from_cache; }
 void tc_kernel_free(tc_kernel *k) {
   if (!k) return;
   if (k->cl) tc_cl_close(k->cl);
-  free(k->source), free(k->param_bytes), free(k->param_is_output), free(k->ptx);
+  free(k->source), free(k->param_bytes), free(k->param_is_output), free(k->param_scalar), free(k->ptx);
   free(k->hip_co), free(k->tmaps), free(k->allocs);
   free(k);
 }
@@ -411,12 +423,17 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
   for (int i = 0; i < k->nparams; i++) {
     if (!args[i]) {
       free(bufs);
-      snprintf(k->err, sizeof k->err, "tc_kernel_run: argument %d is NULL", i);
+      if (k->param_scalar[i][0])
+        snprintf(k->err, sizeof k->err, "tc_kernel_run: the scalar input %s (argument %d) is missing; "
+                 "pass a pointer to its %zu-byte value", k->param_scalar[i], i, k->param_bytes[i]);
+      else
+        snprintf(k->err, sizeof k->err, "tc_kernel_run: argument %d is NULL", i);
       return TC_ERR_ARGUMENT;
     }
     bufs[i].host = args[i];
     bufs[i].bytes = k->param_bytes[i];
     bufs[i].copy_back = k->param_is_output[i];
+    bufs[i].by_value = k->param_scalar[i][0] != 0;
   }
   tc_launch l = {{0}};
   for (int d = 0; d < 3; d++) l.grid[d] = (size_t)k->grid[d], l.block[d] = (size_t)k->block[d];

@@ -647,6 +647,10 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
 
   for (int i = 0; i < nbufs; i++) {
     size_t n = bufs[i].bytes;
+    if (bufs[i].by_value) { /* a scalar: cuLaunchKernel reads the value there */
+      params[i] = bufs[i].host;
+      continue;
+    }
     CU_CHECK(g.cuMemAlloc(&dptr[i], n > 0 ? n : 1), "cuMemAlloc");
     if (n > 0) CU_CHECK(g.cuMemcpyHtoD(dptr[i], bufs[i].host, n), "cuMemcpyHtoD");
     params[i] = &dptr[i];
@@ -675,7 +679,7 @@ static tc_status cuda_run(const char *source, const char *given_ptx, const char 
   CU_CHECK(g.cuCtxSynchronize(), "running the kernel (cuCtxSynchronize)");
   if (ms && (st = cu_elapsed(ev[0], ev[1], ms, err))) goto done;
   for (int i = 0; i < nbufs; i++) {
-    if (!bufs[i].copy_back || bufs[i].bytes == 0) continue;
+    if (!bufs[i].copy_back || bufs[i].bytes == 0 || bufs[i].by_value) continue;
     CU_CHECK(g.cuMemcpyDtoH(bufs[i].host, dptr[i], bufs[i].bytes), "cuMemcpyDtoH");
   }
   /* the timed repeats, back to back, each between its own two events */

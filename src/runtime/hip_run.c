@@ -518,6 +518,7 @@ tc_status tc_hip_run_code(const tc_rt_code *code, tc_rt_buffer *bufs, int nbufs,
 
   for (int i = 0; i < nbufs; i++) {
     size_t n = bufs[i].bytes;
+    if (bufs[i].by_value) continue; /* a scalar: tc_hip_args_pack copies the value */
     HIP_CHECK(g.hipMalloc(&dptr[i], n > 0 ? n : 1), "hipMalloc");
     if (n > 0) HIP_CHECK(g.hipMemcpyHtoD(dptr[i], bufs[i].host, n), "hipMemcpyHtoD");
     dev[i] = (uint64_t)(uintptr_t)dptr[i];
@@ -533,7 +534,7 @@ tc_status tc_hip_run_code(const tc_rt_code *code, tc_rt_buffer *bufs, int nbufs,
   HIP_CHECK(g.hipDeviceSynchronize(), "running the kernel (hipDeviceSynchronize)");
   if (ms && (st = elapsed(ev[0], ev[1], ms, err))) goto done;
   for (int i = 0; i < nbufs; i++) {
-    if (!bufs[i].copy_back || bufs[i].bytes == 0) continue;
+    if (!bufs[i].copy_back || bufs[i].bytes == 0 || bufs[i].by_value) continue;
     HIP_CHECK(g.hipMemcpyDtoH(bufs[i].host, dptr[i], bufs[i].bytes), "hipMemcpyDtoH");
   }
   /* the timed repeats, back to back, each between its own two events */

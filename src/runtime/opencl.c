@@ -697,6 +697,16 @@ tc_status tc_cl_run(tc_cl *cl, const char *source, const char *kernel_name,
       st = TC_ERR_ARGUMENT;
       goto done;
     }
+    if (bufs[i].by_value) { /* a scalar: the value itself */
+      e = clSetKernelArg(k, (cl_uint)i, n, bufs[i].host);
+      if (e != CL_SUCCESS) {
+        cl_fail(err, "clSetKernelArg", e);
+        tc_str_printf(err, " (argument %d of '%s', %zu bytes by value)", i, kernel_name, n);
+        st = TC_ERR_ARGUMENT;
+        goto done;
+      }
+      continue;
+    }
     /* Zero-byte buffers get one byte: OpenCL has no empty buffers. */
     cl_mem_flags fl = CL_MEM_READ_WRITE | (n > 0 ? CL_MEM_COPY_HOST_PTR : 0);
     mems[i] = clCreateBuffer(cl->context, fl, n > 0 ? n : 1,

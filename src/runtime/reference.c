@@ -217,8 +217,18 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   int n;
   tc_op **order = tc_topo_order(f, &n);
   double **val = tc_xcalloc((size_t)f->ntensors, sizeof *val);
+  /* a Welford state's M2 and count (its mean is val) */
+  double **m2 = tc_xcalloc((size_t)f->ntensors, sizeof *m2), **cnt_of = tc_xcalloc((size_t)f->ntensors, sizeof *cnt_of);
   for (int i = 0; i < f->ninputs; i++) {
     tc_tensor *t = f->inputs[i];
+    if (!args[i]) {
+      for (int j = 0; j < i; j++) free(val[f->inputs[j]->id]);
+      free(val), free(m2), free(cnt_of), free(order);
+      if (t->is_scalar)
+        return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: the scalar input %s (argument %d) is "
+                       "missing; pass a pointer to its %s value", t->label, i, tc_dtype_name(t->dtype));
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: argument %d (%s) is NULL", i, t->name);
+    }
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
     for (size_t e = 0; e < cnt; e++) val[t->id][e] = tc_host_read(t->dtype, args[i], e);
@@ -252,9 +262,14 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     for (int d = 0; d < r; d++) total *= (size_t)ext[d];
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
     bool fl = is_float(t->dtype);
-    bool red = op->kind == TC_OP_REDUCE;
-    if (red)
+    bool red = op->kind == TC_OP_REDUCE, welford = red && op->sub == TC_REDUCE_WELFORD;
+    if (red && !welford)
       for (size_t e = 0; e < cnt; e++) val[t->id][e] = reduce_identity((tc_reduce_op)op->sub, fl);
+    if (welford) {
+      memset(val[t->id], 0, cnt * sizeof(double));
+      m2[t->id] = tc_xcalloc(cnt, sizeof(double));
+      cnt_of[t->id] = tc_xcalloc(cnt, sizeof(double));
+    }
     for (size_t e = 0; e < total; e++) {
       int64_t src[3] = {0, 0, 0}, dst = 0;
       for (int d = 0; d < r; d++) {
@@ -267,14 +282,27 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
           v = fl ? float_unary((tc_unary_op)op->sub, a) : int_unary((tc_unary_op)op->sub, a);
           break;
         case TC_OP_BINARY: {
-          double b = op->has_scalar ? op->scalar : val[op->in[1]->id][src[1]];
+          double b = op->scalar_in ? val[op->scalar_in->id][0] : op->has_scalar ? op->scalar : val[op->in[1]->id][src[1]];
+          if (op->scalar_left) b = a, a = val[op->scalar_in->id][0];
           v = fl ? float_binary((tc_binary_op)op->sub, a, b) : int_binary((tc_binary_op)op->sub, a, b);
           break;
         }
         case TC_OP_CAST: v = cast(op->in[0]->dtype, t->dtype, a); break;
         case TC_OP_COMPARE: v = compare((tc_compare_op)op->sub, a, val[op->in[1]->id][src[1]]); break;
         case TC_OP_WHERE: v = a != 0 ? val[op->in[1]->id][src[1]] : val[op->in[2]->id][src[2]]; break;
-        case TC_OP_REDUCE: v = reduce_step((tc_reduce_op)op->sub, fl, val[t->id][dst], a); break;
+        case TC_OP_REDUCE:
+          if (welford) { /* Welford's update, in double */
+            double n1 = cnt_of[t->id][dst] + 1, d = a - val[t->id][dst];
+            v = val[t->id][dst] + d / n1;
+            m2[t->id][dst] += d * (a - v);
+            cnt_of[t->id][dst] = n1;
+          } else {
+            v = reduce_step((tc_reduce_op)op->sub, fl, val[t->id][dst], a);
+          }
+          break;
+        case TC_OP_WELFORD_PART: /* the mean, or M2 / count (the population variance) */
+          v = op->sub == TC_WELFORD_MEAN ? a : m2[op->in[0]->id][src[0]] / cnt_of[op->in[0]->id][src[0]];
+          break;
         case TC_OP_GATHER: { /* in[0] at the position in[1] holds; 0 outside */
           double g = val[op->in[1]->id][src[1]];
           int64_t ge = tc_logical_extent(op->in[0], op->sub);
@@ -299,7 +327,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     for (size_t e = 0; e < cnt; e++) tc_host_write(t->dtype, args[f->ninputs + i], e, val[t->id][e]);
   }
-  for (int i = 0; i < f->ntensors; i++) free(val[i]);
-  free(val), free(order);
+  for (int i = 0; i < f->ntensors; i++) free(val[i]), free(m2[i]), free(cnt_of[i]);
+  free(val), free(m2), free(cnt_of), free(order);
   return TC_OK;
 }

@@ -17,11 +17,14 @@
 #include "../target/target.h"
 
 /* One kernel argument: a buffer of `bytes` bytes.  `host` is copied to the
- * device before the launch and, when copy_back is set, back afterwards. */
+ * device before the launch and, when copy_back is set, back afterwards.
+ * by_value: the argument is the `bytes` bytes at host themselves, passed
+ * by value (a scalar input, tc_scalar_input), no buffer. */
 typedef struct tc_rt_buffer {
   void *host;
   size_t bytes;
   int copy_back;
+  int by_value;
 } tc_rt_buffer;
 
 /* ---- tensor maps (tmap.c; pure C, needs neither cuda.h nor a GPU) ----

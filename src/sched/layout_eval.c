@@ -24,6 +24,9 @@ tc_status tc_layout_split(const tc_tensor *t, tc_layout_parts *parts) {
   tc_fusion *f = t->f;
   tc_clear_error(f);
   if (!parts) return tc_fail(f, TC_ERR_ARGUMENT, "tc_layout_split: parts is NULL");
+  if (t->is_scalar)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_layout_split: %s is the scalar input %s: it has no layout",
+                   t->name, t->label);
   memset(parts, 0, sizeof *parts);
   const int *alloc;
   int na = layout_of(t, &alloc);
@@ -47,6 +50,9 @@ tc_status tc_layout_eval(const tc_tensor *t, const int64_t *coords, int64_t *all
   tc_fusion *f = t->f;
   tc_clear_error(f);
   if (!coords) return tc_fail(f, TC_ERR_ARGUMENT, "tc_layout_eval: coords is NULL");
+  if (t->is_scalar)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_layout_eval: %s is the scalar input %s: it has no layout",
+                   t->name, t->label);
   for (int i = 0; i < t->nlogical; i++) {
     int64_t e = f->g.axes[t->logical[i]].extent;
     if (coords[i] < 0 || coords[i] >= e)

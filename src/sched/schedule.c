@@ -611,9 +611,25 @@ tc_status tc_set_alloc_to_loop(tc_tensor *t) {
   return TC_OK;
 }
 
+/* A Welford state's three values are read only by the ops tc_welford
+ * made; a copy of it would carry the mean alone.  Refused with a message
+ * (true) for such a tensor and for a scalar input. */
+static bool refuse_welford(tc_tensor *t, const char *call) {
+  if (t->is_scalar) { /* nor is a scalar input (its readers take it by value) */
+    tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s is the scalar input %s, a kernel parameter passed "
+                   "by value; there is nothing to cache", t->name, t->label);
+    return true;
+  }
+  if (!tc_tensor_is_welford(t)) return false;
+  tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s is a Welford state (mean, M2 and count in registers) "
+                 "and cannot be copied; cache the mean or the variance tc_welford returned", t->name);
+  return true;
+}
+
 tc_tensor *tc_cache_after(tc_tensor *t) {
   tc_fusion *f = t->f;
   tc_clear_error(f);
+  if (refuse_welford(t, "tc_cache_after")) return NULL;
   tc_tensor *c = tc_tensor_like(f, t, NULL, t->dtype);
   for (int i = 0; i < f->nops; i++) {
     tc_op *op = f->ops[i];
@@ -661,6 +677,7 @@ tc_tensor *tc_cache_before(tc_tensor *t) {
     tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_cache_before", "%s is a fusion input and has no definition to cache", t->name);
     return NULL;
   }
+  if (refuse_welford(t, "tc_cache_before")) return NULL;
   if (tc_tensor_is_reduction(t)) return cache_before_reduction(t);
   tc_tensor *c = tc_tensor_like(f, t, NULL, t->dtype);
   tc_op *def = t->def;
