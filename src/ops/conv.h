@@ -153,11 +153,13 @@ void tc_conv_gemms_free(tc_conv_gemm *gemms, int ngemms);
  * failing element. */
 int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil,
                        const void *out, double *worst, char *msg, size_t cap);
-/* tc_conv_verify of a forward output to which a per-output-channel bias
- * (bias[k], K elements of the dtype; NULL: none) was added after the
- * convolution, in a second kernel: the reference is the sum plus
- * bias[k], and the bound grows by the rounding of that addition (in f32,
- * then to f16 for f16 outputs). */
+/* tc_conv_verify of a written tensor to which a per-channel bias (bias[c],
+ * one element of the dtype per channel of the tensor; NULL: none) was
+ * added after the convolution, in a second kernel: forward (the bias of
+ * the output's K) or backward data (of the input's C: the forward of a
+ * transposed convolution).  The reference is the sum plus bias[c], and
+ * the bound grows by the rounding of that addition (in f32, then to f16
+ * for f16 tensors). */
 int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void *fil,
                             const void *out, const void *bias, double *worst, char *msg,
                             size_t cap);

@@ -156,8 +156,9 @@ int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void
     snprintf(msg, cap, "tc_conv_verify: a buffer is NULL");
     return -1;
   }
-  if (bias && p->dir != TC_CONV_FWD) {
-    snprintf(msg, cap, "tc_conv_verify: a bias is added to the forward output only");
+  if (bias && p->dir == TC_CONV_BWD_WEIGHT) {
+    snprintf(msg, cap, "tc_conv_verify: a bias is per channel of the output or input (forward "
+             "or backward data), not of the weights");
     return -1;
   }
   const int64_t *e = p->dir == TC_CONV_FWD ? d.out_ext
