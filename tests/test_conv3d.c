@@ -279,6 +279,19 @@ static void test_bwd_data_phases(void) {
   TC_REQUIRE(tc_conv_lower(&p, &g, &ng, &zero, err, sizeof err) == 0, "%s", err);
   TC_CHECK_EQ_INT(zero, 1);
   tc_conv_gemms_free(g, ng);
+  /* 10^5 phases in each dim: refused, the count (10^15) exact in the
+   * message, without overflow */
+  c3_problem(&cases[0], TC_CONV_BWD_DATA, &p);
+  p.n = p.c = p.k = 1;
+  p.d = p.h = p.w = p.z = p.y = p.x = 100000;
+  p.stride_d = p.stride_h = p.stride_w = 100000;
+  p.pad_d_l = p.pad_d_r = p.pad_h_l = p.pad_h_r = p.pad_w_l = p.pad_w_r = 0;
+  p.dil_d = p.dil_h = p.dil_w = 1;
+  err[0] = 0;
+  TC_CHECK(tc_conv_lower(&p, &g, &ng, &zero, err, sizeof err) != 0, "10^15 GEMMs accepted");
+  const char *e = err;
+  TC_CHECK_STR(e, "backward data with stride 100000x100000x100000 and a 100000x100000x100000 "
+                  "filter would need 1000000000000000 GEMMs (at most 4096)");
 }
 
 static void test_views_interpreted(void) {

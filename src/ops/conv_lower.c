@@ -396,10 +396,13 @@ int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
   }
   tc_conv_bwd_axis ax[3];
   int64_t np[3], total = 1;
+  double count = 1; /* the exact product for the message (up to 2^93) */
   for (int i = 0; i < d.nsp; i++) {
     tc_conv_bwd_axis_make(d.sp_stride[i], d.sp_dil[i], d.sp_fil[i], d.sp_out[i], &ax[i]);
     np[i] = ax[i].tilda < d.sp_fil[i] ? ax[i].tilda : d.sp_fil[i];
-    total *= np[i]; /* each <= 2^31: the product of three fits */
+    count *= (double)np[i];
+    /* each <= 2^31 and the product capped before the next factor: fits */
+    if (total <= TC_CONV_MAX_PHASES) total *= np[i];
   }
   if (total > TC_CONV_MAX_PHASES) {
     char st[64] = "", fs[64] = "";
@@ -409,8 +412,8 @@ int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
       snprintf(fs + strlen(fs), sizeof fs - strlen(fs), "%s%lld", i ? "x" : "",
                (long long)d.sp_fil[i]);
     }
-    snprintf(err, cap, "backward data with stride %s and a %s filter would need %lld GEMMs "
-             "(at most %d)", st, fs, (long long)total, TC_CONV_MAX_PHASES);
+    snprintf(err, cap, "backward data with stride %s and a %s filter would need %.0f GEMMs "
+             "(at most %d)", st, fs, count, TC_CONV_MAX_PHASES);
     return -1;
   }
   tc_conv_gemm *gm = tc_xcalloc((size_t)total, sizeof *gm);
