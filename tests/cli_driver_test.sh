@@ -72,7 +72,8 @@ refused() { fails refused 1 "$@"; }
 # usage NAME REGEX ARGS...: a malformed line, exit 2
 usage() { fails "usage error" 2 "$@"; }
 # runs_ok NAME DIRECTIONS ARGS...: exit 0 and one "Verifies OK on CPU
-# reference" line for each of the DIRECTIONS (fwd, bwd, wrw), no FAILED
+# reference" line for each of the DIRECTIONS (fwd, bwd, wrw, and bias:
+# the bias gradient of -b 1), no FAILED
 runs_ok() {
   local name=$1 dirs=$2
   shift 2
@@ -85,6 +86,7 @@ runs_ok() {
       fwd) expect_out "$name: fwd verifies" '^Forward Convolution Verifies OK on CPU reference \(' ;;
       bwd) expect_out "$name: bwd verifies" '^Backward Convolution Data Verifies OK on CPU reference \(' ;;
       wrw) expect_out "$name: wrw verifies" '^Backward Convolution Weights Verifies OK on CPU reference \(' ;;
+      bias) expect_out "$name: the bias gradient verifies" '^Backward Convolution Bias Verifies OK on CPU reference \(' ;;
     esac
   done
   expect_count "$name: $want verification lines" "$want" 'Verifies OK on CPU reference'
@@ -272,12 +274,20 @@ echo "-- -b 1: the bias, a second kernel"
 runs_ok "-b 1 -F 1 -t 1" "fwd" conv -n 2 -c 4 -H 6 -W 5 -k 6 -y 3 -x 3 -p 1 -q 1 -b 1 -F 1 -t 1
 expect_out "-b 1: the bias kernel in the plan" '^plan: \+ 1 kernel: tilec_conv_bias '
 expect_out "-b 1: the bias kernel's time" '^GPU Kernel Time Forward Conv\. Bias Elapsed: [0-9]+\.[0-9]{6} ms$'
-runs_ok "-b 1 convfp16 3-D NDHWC -F 0" "fwd bwd wrw" \
-  convfp16 --spatial_dim 3 -n 2 -c 4 --in_d 3 -H 6 -W 5 -k 6 --fil_d 2 -y 3 -x 3 -p 1 -q 1 -I NDHWC -O NDHWC -f NDHWC -b 1 -F 0
-expect_out "-b 1 with bwd directions: a note" 'the bias gradient of the backward pass is not computed' stderr
-expect_count "-b 1: the bias kernel runs in the forward only" 1 '^plan: \+ 1 kernel: tilec_conv_bias'
-runs_ok "-b 1 -m trans NHWC (the transposed output's channels)" "fwd" \
-  conv -m trans -n 2 -c 4 -H 5 -W 4 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 2 -Y 1 -X 1 -F 1 -b 1 -O NHWC -I NHWC
+runs_ok "-b 1 convfp16 3-D NDHWC -F 0: the bias and its gradient" "fwd bwd bias wrw" \
+  convfp16 --spatial_dim 3 -n 2 -c 4 --in_d 3 -H 6 -W 5 -k 6 --fil_d 2 -y 3 -x 3 -p 1 -q 1 -I NDHWC -O NDHWC -f NDHWC -b 1 -F 0 -t 1
+expect_count "-b 1: the bias kernel after the forward convolution" 1 '^plan: \+ 1 kernel: tilec_conv_bias'
+expect_out "-b 1: the bias-gradient kernel with bwd" '^plan: 1 kernel: tilec_conv_bias_grad \(db\[k\]'
+expect_out "-b 1: the bias gradient's time" '^GPU Kernel Time Backward Conv\. Bias Elapsed: [0-9.]+ ms$'
+# the bias gradient in the order MIOpenDriver prints it: after the data gradient
+if printf '%s\n' "$out" | grep -E 'Verifies OK' | sed -n 2,3p | tr '\n' '|' |
+   grep -q '^Backward Convolution Data Verifies.*|Backward Convolution Bias Verifies'; then
+  ok "-b 1: the bias gradient after the data gradient"
+else bad "-b 1: the bias gradient after the data gradient" "$out"; fi
+runs_ok "-b 1 -F 4: no bias kernel" "wrw" conv -n 1 -c 2 -H 4 -W 4 -k 3 -F 4 -b 1
+expect_no "-b 1 -F 4: no bias kernel" 'tilec_conv_bias'
+runs_ok "-b 1 -m trans NHWC -F 3 (the transposed output's channels)" "fwd bwd bias" \
+  conv -m trans -n 2 -c 4 -H 5 -W 4 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 2 -Y 1 -X 1 -F 3 -b 1 -O NHWC -I NHWC
 # the bias really added: y with --in_bias b (b[k] = k + 1) minus y without it, element by element
 rm -rf "$tmp/work" && mkdir -p "$tmp/work"
 python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<3f", 1, 2, 3))' >"$tmp/work/b.bin"

@@ -103,7 +103,8 @@ static const drv_flag flags[D_NFLAGS] = {
     [D_IN_DATA] = {"in_data", 'd', "", "the input x from FILE: raw, or .npy by its extension"},
     [D_WEIGHTS] = {"weights", 'e', "", "the weights w from FILE: raw or .npy"},
     [D_BIAS] = {"bias", 'b', "0", "1: add a per-output-channel bias to the forward result, in\n"
-                                  "a second kernel (a pointwise fusion), verified with it"},
+                                  "a second kernel (a pointwise fusion), verified with it;\n"
+                                  "with bwd also its gradient db (a reduction kernel)"},
     [D_MODE] = {"mode", 'm', "conv", "conv or trans: the transposed convolution, output\n"
                                      "[N, K, Ho, Wo] with Ho = (H - 1) * u - 2 * p + l * (y - 1)\n"
                                      "+ 1 + (the output padding -Y), weights [C, K/G, y, x];\n"
@@ -208,7 +209,8 @@ static void driver_usage(FILE *out) {
         "Verifies OK on CPU reference (...)` or `Forward Convolution FAILED: ...`\n"
         "(Backward Convolution Data, Backward Convolution Weights for bwd and wrw).\n"
         "-b 1 adds the bias after the forward convolution (a second kernel; with -t 1\n"
-        "its time on a line of its own) and verifies the sum.\n"
+        "its time on a line of its own) and verifies the sum; with bwd it also\n"
+        "computes the bias gradient: `Backward Convolution Bias Verifies OK ...`.\n"
         "\n"
         "exit status: 0 every direction ran (and with -V 1 verified); 1 a direction\n"
         "failed to run or verify, no device, a file that cannot be read or written,\n"
@@ -678,9 +680,6 @@ static int make_bias(drv_run *r) {
               flag);
     return CLI_OK;
   }
-  if (r->d->dirs & 6)
-    fprintf(stderr, "tilec driver: note: -b 1 adds the bias to the forward result; the bias "
-                    "gradient of the backward pass is not computed\n");
   if (!(r->d->dirs & 1)) return CLI_OK;
   int64_t k = bias_len(r);
   size_t esize = tc_dtype_size(r->d->p.dtype);
@@ -863,6 +862,46 @@ static conv_bias_shape bias_shape(const drv_run *r, int wt) {
     if (i > ch) s.inner *= dims[i];
   }
   return s;
+}
+
+/* -b 1 with the backward direction: the bias gradient db[k], the sum of
+ * dy over all but its channel dim, by a reduction kernel, verified
+ * against the sums in double.  CLI_OK or CLI_FAIL. */
+static int run_bias_grad(drv_run *r) {
+  op_opts *o = r->o;
+  drv_problem *d = r->d;
+  conv_bias_shape s = bias_shape(r, tensor_of(r, X_DOUT));
+  size_t esize = tc_dtype_size(d->p.dtype);
+  void *db = calloc((size_t)s.channels, esize);
+  if (!db) return op_fail(o, "cannot allocate the bias gradient");
+  tc_tune_fill(db, (size_t)s.channels, d->p.dtype, NULL); /* NaN until written */
+  char why[1024];
+  double ms = 0;
+  int rc = CLI_OK;
+  tc_status st = conv_bias_grad(o->target, o->device, o->arch, d->p.dtype, s, r->data[X_DOUT], db,
+                                &ms, why, sizeof why);
+  if (st != TC_OK) {
+    rc = op_fail(o, "the bias gradient: %s", why);
+  } else {
+    if (d->print)
+      printf("plan: 1 kernel: tilec_conv_bias_grad (db[k] = the sum of dy over all but k, a "
+             "reduction fusion)\n");
+    if (d->time) printf("GPU Kernel Time Backward Conv. Bias Elapsed: %f ms\n", ms);
+    if (d->verify) {
+      double worst = 0;
+      int64_t bad = conv_bias_grad_verify(d->p.dtype, s, r->data[X_DOUT], db, &worst, why,
+                                          sizeof why);
+      if (bad == 0)
+        printf("Backward Convolution Bias Verifies OK on CPU reference (max error %.3g of the "
+               "bound; %lld elements)\n", worst, (long long)s.channels);
+      else
+        printf("Backward Convolution Bias FAILED: %s\n", why);
+      if (bad) rc = CLI_FAIL;
+    }
+  }
+  fflush(stdout);
+  free(db);
+  return rc;
 }
 
 /* Runs, times, verifies and writes one direction.  CLI_OK, CLI_FAIL (run
@@ -1056,6 +1095,8 @@ int cmd_driver(int argc, char **argv) {
       if (!(d.dirs & dirs_of[i].bit)) continue;
       int drc = run_dir(&r, &dirs_of[i]);
       if (drc != CLI_OK && (rc == CLI_OK || drc == CLI_USAGE)) rc = drc;
+      if (d.bias && dirs_of[i].bit == 2 && (drc = run_bias_grad(&r)) != CLI_OK && rc == CLI_OK)
+        rc = drc;
     }
   }
   for (int x = 0; x < NDATA; x++) free(r.data[x]);
