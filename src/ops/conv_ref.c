@@ -46,14 +46,11 @@ static inline int64_t off5(const int64_t s[5], int64_t a, int64_t b, const int64
   return a * s[0] + b * s[1] + sp[0] * s[2] + sp[1] * s[3] + sp[2] * s[4];
 }
 
-/* The input position of output position o and filter tap f in each
- * spatial dim; 0 when it falls into the padding. */
-static inline int in_pos(const ref3 *r, const int64_t o[3], const int64_t f[3], int64_t i[3]) {
-  for (int a = 0; a < 3; a++) {
-    i[a] = o[a] * r->stride[a] + f[a] * r->dil[a] - r->pad[a];
-    if (i[a] < 0 || i[a] >= r->in[a]) return 0;
-  }
-  return 1;
+/* The input position of output position o and filter tap f in spatial
+ * dim a; -1 when it falls into the padding. */
+static inline int64_t in_pos(const ref3 *r, int a, int64_t o, int64_t f) {
+  int64_t i = o * r->stride[a] + f * r->dil[a] - r->pad[a];
+  return i >= 0 && i < r->in[a] ? i : -1;
 }
 
 int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *fil,
@@ -88,10 +85,12 @@ int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *
               int64_t k = g * d.kg + kk, oo = off5(so, n, k, o);
               double s = 0, a = 0, dy = fwd ? 0 : DY[oo];
               for (int64_t cc = 0; cc < d.cg; cc++)
-                for (f[0] = 0; f[0] < r.fil[0]; f[0]++)
-                  for (f[1] = 0; f[1] < r.fil[1]; f[1]++)
+                for (f[0] = 0; f[0] < r.fil[0]; f[0]++) {
+                  if ((i[0] = in_pos(&r, 0, o[0], f[0])) < 0) continue;
+                  for (f[1] = 0; f[1] < r.fil[1]; f[1]++) {
+                    if ((i[1] = in_pos(&r, 1, o[1], f[1])) < 0) continue;
                     for (f[2] = 0; f[2] < r.fil[2]; f[2]++) {
-                      if (!in_pos(&r, o, f, i)) continue;
+                      if ((i[2] = in_pos(&r, 2, o[2], f[2])) < 0) continue;
                       int64_t oi = off5(si, n, g * d.cg + cc, i), of = off5(sf, k, cc, f);
                       if (fwd) {
                         double t = I[oi] * F[of];
@@ -104,6 +103,8 @@ int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *
                         if (abs_sum) abs_sum[ow] += fabs(t);
                       }
                     }
+                  }
+                }
               if (fwd) {
                 val[oo] = s;
                 if (abs_sum) abs_sum[oo] = a;
