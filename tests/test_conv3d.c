@@ -380,6 +380,23 @@ static void test_api_output_size(void) {
   TC_CHECK(tc_conv3d_output_size(c, &dd, &ho, &wo) == TC_ERR_ARGUMENT, "a 2-D layout accepted");
   TC_CHECK(strstr(tc_conv2d_error(c), "N, C, D, H, W") != NULL, "%s", tc_conv2d_error(c));
   tc_conv2d_free(c);
+  /* NULL: the defaults (one 1 x 1 x 1 element); a NULL object; a layout
+   * string too long for any tensor */
+  c = tc_conv3d_new(NULL, NULL);
+  TC_CHECK(tc_conv3d_output_size(c, &dd, &ho, &wo) == TC_OK && dd == 1 && ho == 1 && wo == 1,
+           "defaults: %s", tc_conv2d_error(c));
+  TC_CHECK(strstr(tc_conv2d_problem_string(c), "--in_layout NCDHW --fil_layout KCZYX "
+                                               "--out_layout NKDHW") != NULL,
+           "%s", tc_conv2d_problem_string(c));
+  tc_conv2d_free(c);
+  TC_CHECK(tc_conv3d_output_size(NULL, &dd, &ho, &wo) == TC_ERR_ARGUMENT, "NULL accepted");
+  tc_conv3d_desc_init(&d);
+  d.out_layout = "NKDHWNKDHW";
+  c = tc_conv3d_new(&d, NULL);
+  TC_CHECK(tc_conv3d_output_size(c, NULL, NULL, NULL) == TC_ERR_ARGUMENT, "a long layout accepted");
+  TC_CHECK(strstr(tc_conv2d_error(c), "expected 5 letters such as NKDHW") != NULL, "%s",
+           tc_conv2d_error(c));
+  tc_conv2d_free(c);
   /* a 2-D convolution has depth 1 */
   tc_conv2d_desc d2;
   tc_conv2d_desc_init(&d2);
