@@ -20,7 +20,10 @@
  * ordinary convolution with the same filter and parameters whose input is
  * the transposed one's output: its forward is that convolution's backward
  * data, its backward data the forward, its backward weights the backward
- * weights with x and dy in each other's places.  See docs/driver.md. */
+ * weights with x and dy in each other's places.  --spatial_dim 3 runs the
+ * 3-D convolution (tc_conv3d_new) the same way; -b 1 adds the bias to the
+ * forward result and, with backward data, computes its gradient, each by
+ * a fusion of its own (conv_bias.h).  See docs/driver.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
