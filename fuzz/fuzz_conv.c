@@ -1,7 +1,9 @@
 /* fuzz_conv.c - libFuzzer harness for convolution problems: a
  * tc_conv2d_desc (small sizes, up to three fields set to extreme values, any
- * direction and dtype value, fuzzed layout strings) and a perf config or
- * the heuristic, planned for opencl, cuda or hip.  Every call must succeed
+ * direction and dtype value, fuzzed layout strings), or with one flag bit
+ * a tc_conv3d_desc (the same plus the depth fields, one of them possibly
+ * extreme), and a perf config or the heuristic, planned for opencl, cuda
+ * or hip.  Every call must succeed
  * or fail with a message; a plan must have kernels with sources. */
 #include <stdlib.h>
 #include <string.h>
@@ -45,14 +47,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const char **dl[3] = {&d.in_layout, &d.fil_layout, &d.out_layout};
   for (int i = 0; i < 3; i++)
     if (flags >> (2 + i) & 1) *dl[i] = lay[i] = fz_field(&in, 12);
-  int heuristic = flags >> 5 & 1;
+  int heuristic = flags >> 5 & 1, three = flags >> 6 & 1;
+  tc_conv3d_desc d3;
+  tc_conv3d_desc_init(&d3);
+  if (three) {
+    int64_t *g[] = {&d3.d, &d3.z, &d3.pad_front, &d3.pad_back, &d3.stride_d, &d3.dilation_d};
+    static const int64_t glo[] = {0, 0, -1, -1, 0, 0}, ghi[] = {9, 4, 3, 3, 3, 3};
+    for (int i = 0; i < 6; i++) *g[i] = fz_range(&in, glo[i], ghi[i]);
+    unsigned ex = fz_byte(&in);
+    if (ex & 0x80) *g[ex % 6] = extremes[ex >> 4 & 7];
+    d3.direction = d.direction, d3.n = d.n, d3.c = d.c, d3.h = d.h, d3.w = d.w, d3.k = d.k;
+    d3.y = d.y, d3.x = d.x, d3.pad_top = d.pad_top, d3.pad_bottom = d.pad_bottom;
+    d3.pad_left = d.pad_left, d3.pad_right = d.pad_right, d3.stride_h = d.stride_h;
+    d3.stride_w = d.stride_w, d3.dilation_h = d.dilation_h, d3.dilation_w = d.dilation_w;
+    d3.groups = d.groups, d3.dtype = d.dtype;
+    d3.in_layout = d.in_layout, d3.fil_layout = d.fil_layout, d3.out_layout = d.out_layout;
+  }
   char *text = fz_rest(&in);
 
-  tc_conv2d *c = tc_conv2d_new(&d, &opt);
+  tc_conv2d *c = three ? tc_conv3d_new(&d3, &opt) : tc_conv2d_new(&d, &opt);
   FZ_ASSERT(tc_conv2d_problem_string(c)[0], "no problem string");
-  int64_t ho = -7, wo = -7;
-  if (tc_conv2d_output_size(c, &ho, &wo) == TC_OK) {
-    FZ_ASSERT(ho >= 1 && wo >= 1, "output size %lld x %lld", (long long)ho, (long long)wo);
+  int64_t dout = -7, ho = -7, wo = -7;
+  if (tc_conv3d_output_size(c, &dout, &ho, &wo) == TC_OK) {
+    FZ_ASSERT(dout >= 1 && ho >= 1 && wo >= 1, "output size %lld x %lld x %lld", (long long)dout,
+              (long long)ho, (long long)wo);
+    FZ_ASSERT(three || dout == 1, "a 2-D convolution of depth %lld", (long long)dout);
     for (int t = 0; t < 3; t++)
       FZ_ASSERT(tc_conv2d_elems(c, (tc_conv2d_tensor)t) >= 1, "tensor %d has no elements", t);
     tc_status st = tc_conv2d_plan(c, heuristic ? NULL : text);

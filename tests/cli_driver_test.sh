@@ -72,7 +72,8 @@ refused() { fails refused 1 "$@"; }
 # usage NAME REGEX ARGS...: a malformed line, exit 2
 usage() { fails "usage error" 2 "$@"; }
 # runs_ok NAME DIRECTIONS ARGS...: exit 0 and one "Verifies OK on CPU
-# reference" line for each of the DIRECTIONS (fwd, bwd, wrw), no FAILED
+# reference" line for each of the DIRECTIONS (fwd, bwd, wrw, and bias:
+# the bias gradient of -b 1), no FAILED
 runs_ok() {
   local name=$1 dirs=$2
   shift 2
@@ -85,6 +86,7 @@ runs_ok() {
       fwd) expect_out "$name: fwd verifies" '^Forward Convolution Verifies OK on CPU reference \(' ;;
       bwd) expect_out "$name: bwd verifies" '^Backward Convolution Data Verifies OK on CPU reference \(' ;;
       wrw) expect_out "$name: wrw verifies" '^Backward Convolution Weights Verifies OK on CPU reference \(' ;;
+      bias) expect_out "$name: the bias gradient verifies" '^Backward Convolution Bias Verifies OK on CPU reference \(' ;;
     esac
   done
   expect_count "$name: $want verification lines" "$want" 'Verifies OK on CPU reference'
@@ -236,6 +238,81 @@ for f in r.fwd.bin:600 r.bwd.bin:216 r.wrw.bin:432; do
   if [ "$got" = "$size" ]; then ok "-m trans $name: $size bytes"; else bad "-m trans $name: $size bytes" "got $got"; fi
 done
 
+echo "-- --spatial_dim 3: 3-D convolution"
+runs_ok "3-D -F 0: stride, padding, dilation, groups" "fwd bwd wrw" \
+  conv --spatial_dim 3 -n 2 -c 4 --in_d 5 -H 6 -W 7 -k 6 --fil_d 3 -y 3 -x 2 --pad_d 1 -p 1 -q 0 --conv_stride_d 2 -u 1 -v 2 --dilation_d 1 -l 2 -j 1 -g 2 -F 0 -t 1
+for f in 1 2 4; do
+  expect_out "3-D problem string of -F $f" "^problem: conv3d -F $f -n 2 -c 4 --in_d 5 -H 6 -W 7 -k 6 --fil_d 3 -y 3 -x 2 --pad_d 1 -p 1 -q 0 --conv_stride_d 2 -u 1 -v 2 --dilation_d 1 -l 2 -j 1 -g 2 -t f32 --in_layout NCDHW --fil_layout KCZYX --out_layout NKDHW$"
+done
+# Do = (5 + 2 - 3) / 2 + 1 = 3, Ho = (6 + 2 - 5) / 1 + 1 = 4, Wo = (7 - 2) / 2 + 1 = 3;
+# flopCnt = 2 N K (C/G) Z Y X Do Ho Wo = 2 * 2 * 6 * 2 * 3 * 3 * 2 * 3 * 4 * 3 = 31104
+expect_out "3-D fwd: N*K*Do*Ho*Wo = 432 elements" '^Forward Convolution Verifies OK on CPU reference \(max error [0-9.e+-]+ of the bound; 432 elements\)$'
+expect_out "3-D stats: flopCnt counts the depth" '^stats: fwd-conv3x2u1, 2, 4, 4, 3, 2, 3, 6,  31104, '
+# stride 2 in depth and height: 2 x 2 x 1 filter phases, each its own GEMM
+expect_out "3-D bwd: one GEMM per phase triple" '^plan: 4 kernels: tilec_conv_bwd_data_z0_y0_x0 .*tilec_conv_bwd_data_z1_y0_x0 '
+runs_ok "3-D NDHWC f16, 4-letter layouts read as 3-D ones (NHWC -> NDHWC)" "fwd bwd wrw" \
+  convfp16 -_ 3 -n 1 -c 6 -! 4 -H 5 -W 5 -k 4 -@ 2 -y 3 -x 1 -$ 1 -p 1 -q 0 -# 1 -u 2 -v 1 -^ 2 -l 1 -j 1 -I NHWC -f NHWC -O NHWC -F 0
+expect_out "3-D NDHWC problem" '^problem: conv3d -F 1 .* -t f16 --in_layout NDHWC --fil_layout KZYXC --out_layout NDHWK$'
+runs_ok "3-D -m trans: depth output padding, groups" "fwd bwd wrw" \
+  conv -m trans --spatial_dim 3 -n 1 -c 4 --in_d 3 -H 4 -W 3 -k 6 --fil_d 3 -y 3 -x 3 --pad_d 1 -p 1 -q 1 --conv_stride_d 2 -u 2 -v 1 --trans_output_pad_d 1 -Y 1 -g 2 -F 0
+# Do = (3 - 1) * 2 - 2 * 1 + 1 * (3 - 1) + 1 + 1 = 6, Ho = (4 - 1) * 2 - 2 + 2 + 1 + 1 = 8,
+# Wo = (3 - 1) * 1 - 2 + 2 + 1 = 3: fwd runs as the convolution's bwd of a 6 x 8 x 3 input
+expect_out "3-D -m trans: fwd is the convolution's bwd" '^problem: conv3d -F 2 -n 1 -c 6 --in_d 6 -H 8 -W 3 -k 4 --fil_d 3 '
+# 5-D tensors in and out: x [1, 2, 2, 3, 3] NCDHW of ones, w [1, 2, 1, 1, 1] of ones: y = 2 everywhere
+rm -rf "$tmp/work" && mkdir -p "$tmp/work"
+for i in $(seq 36); do printf "$one"; done >"$tmp/work/x.bin"
+printf "$one$one" >"$tmp/work/w.bin"
+run conv --spatial_dim 3 -n 1 -c 2 --in_d 2 -H 3 -W 3 -k 1 --fil_d 1 -y 1 -x 1 -F 1 -d x.bin -e w.bin --out y.bin
+expect_rc "3-D tensors from files" 0
+for i in $(seq 18); do printf '\000\000\000\100'; done >"$tmp/work/want.bin"
+if cmp -s "$tmp/work/y.bin" "$tmp/work/want.bin"; then ok "3-D --out: 18 elements of 2"
+else bad "3-D --out: 18 elements of 2" "$(od -An -tf4 "$tmp/work/y.bin" | head -n 4)"; fi
+run conv --spatial_dim 3 -n 1 -c 2 --in_d 2 -H 3 -W 3 -k 1 --fil_d 1 -y 1 -x 1 -F 1 -d w.bin
+expect_rc "3-D: an input file of the wrong size" 2
+
+echo "-- -b 1: the bias, a second kernel"
+runs_ok "-b 1 -F 1 -t 1" "fwd" conv -n 2 -c 4 -H 6 -W 5 -k 6 -y 3 -x 3 -p 1 -q 1 -b 1 -F 1 -t 1
+expect_out "-b 1: the bias kernel in the plan" '^plan: \+ 1 kernel: tilec_conv_bias '
+expect_out "-b 1: the bias kernel's time" '^GPU Kernel Time Forward Conv\. Bias Elapsed: [0-9]+\.[0-9]{6} ms$'
+runs_ok "-b 1 convfp16 3-D NDHWC -F 0: the bias and its gradient" "fwd bwd bias wrw" \
+  convfp16 --spatial_dim 3 -n 2 -c 4 --in_d 3 -H 6 -W 5 -k 6 --fil_d 2 -y 3 -x 3 -p 1 -q 1 -I NDHWC -O NDHWC -f NDHWC -b 1 -F 0 -t 1
+expect_count "-b 1: the bias kernel after the forward convolution" 1 '^plan: \+ 1 kernel: tilec_conv_bias'
+expect_out "-b 1: the bias-gradient kernel with bwd" '^plan: 1 kernel: tilec_conv_bias_grad \(db\[k\]'
+expect_out "-b 1: the bias gradient's time" '^GPU Kernel Time Backward Conv\. Bias Elapsed: [0-9.]+ ms$'
+# the bias gradient in the order MIOpenDriver prints it: after the data gradient
+if printf '%s\n' "$out" | grep -E 'Verifies OK' | sed -n 2,3p | tr '\n' '|' |
+   grep -q '^Backward Convolution Data Verifies.*|Backward Convolution Bias Verifies'; then
+  ok "-b 1: the bias gradient after the data gradient"
+else bad "-b 1: the bias gradient after the data gradient" "$out"; fi
+runs_ok "-b 1 -F 4: no bias kernel" "wrw" conv -n 1 -c 2 -H 4 -W 4 -k 3 -F 4 -b 1
+expect_no "-b 1 -F 4: no bias kernel" 'tilec_conv_bias'
+runs_ok "-b 1 -m trans NHWC -F 3 (the transposed output's channels)" "fwd bwd bias" \
+  conv -m trans -n 2 -c 4 -H 5 -W 4 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -g 2 -Y 1 -X 1 -F 3 -b 1 -O NHWC -I NHWC
+# the bias really added: y with --in_bias b (b[k] = k + 1) minus y without it, element by element
+rm -rf "$tmp/work" && mkdir -p "$tmp/work"
+python3 -c 'import struct,sys; sys.stdout.buffer.write(struct.pack("<3f", 1, 2, 3))' >"$tmp/work/b.bin"
+run conv -n 1 -c 2 -H 4 -W 4 -k 3 -y 3 -x 3 -p 1 -q 1 -F 1 -b 1 -a b.bin --out yb.bin -O NHWC
+expect_rc "-b 1 --in_bias b.bin" 0
+expect_out "--in_bias read" '^Read data from input file b.bin$'
+run conv -n 1 -c 2 -H 4 -W 4 -k 3 -y 3 -x 3 -p 1 -q 1 -F 1 --out y0.bin -O NHWC
+if python3 - "$tmp/work/yb.bin" "$tmp/work/y0.bin" <<'PY'
+import struct, sys
+yb = open(sys.argv[1], 'rb').read(); y0 = open(sys.argv[2], 'rb').read()
+a = struct.unpack('<%df' % (len(yb) // 4), yb); b = struct.unpack('<%df' % (len(y0) // 4), y0)
+# NHWK: the channel is the innermost dim; k + 1 added to each, one f32 rounding
+ok = len(a) == 48 and all(abs(a[i] - b[i] - (i % 3 + 1)) <= 2 ** -22 * (abs(a[i]) + 4) for i in range(48))
+sys.exit(0 if ok else 1)
+PY
+then ok "-b 1: y + b[k] in NHWK (b = 1, 2, 3)"; else bad "-b 1: y + b[k] in NHWK (b = 1, 2, 3)"; fi
+run conv -n 1 -c 2 -H 4 -W 4 -k 3 -F 1 -a b.bin
+expect_out "--in_bias without -b 1: a note" 'is not read without -b 1' stderr
+
+echo "-- -w 1: wall-clock time"
+run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 3 -t 1 -w 1 -i 2
+expect_rc "-w 1" 0
+expect_out "-w 1: fwd wall-clock line" '^Wall-clock Time Forward Conv\. Elapsed: [0-9]+\.[0-9]{6} ms$'
+expect_out "-w 1: bwd wall-clock line" '^Wall-clock Time Backward Data Conv\. Elapsed: [0-9.]+ ms$'
+
 echo "-- -V, -P, -i, --pad_mode"
 run conv -n 1 -c 4 -H 6 -W 6 -k 4 -F 1 -V 0
 expect_rc "-V 0" 0
@@ -300,18 +377,14 @@ expect_out "fwd: FAILED, naming the first element" '^Forward Convolution FAILED:
 expect_out "bwd still runs and verifies" '^Backward Convolution Data Verifies OK on CPU reference'
 
 echo "-- refused: MIOpenDriver runs them, tilec does not (yet)"
-refused "--spatial_dim 3" '^tilec driver: --spatial_dim 3 is not supported yet: 3-D convolution' conv --spatial_dim 3 -n 1 -c 4 --in_d 4 -H 6 -W 6 -k 4
-refused "-_ 3" '^tilec driver: -_ 3 is not supported yet: 3-D' conv -_ 3
 refused "-m trans: output padding of a whole stride beyond the padding" '^tilec driver: -Y 2 is not supported with --pad_h 0 and stride 2: .*output padding below the stride' conv -n 1 -c 4 -H 6 -W 6 -k 4 -u 2 -v 2 -m trans -Y 2
-refused "-m trans with --spatial_dim 3 (3-D)" '^tilec driver: --spatial_dim 3 is not supported yet: 3-D' conv -m trans --spatial_dim 3
-refused "-b 1" '^tilec driver: -b 1 is not supported yet: .*bias' conv -n 1 -c 4 -H 6 -W 6 -k 4 -b 1
 refused "convbfp16" '^tilec driver: convbfp16 is not supported: .*no bf16' convbfp16 -n 1 -c 4 -H 6 -W 6 -k 4
 refused "convint8" '^tilec driver: convint8 is not supported: .*int8' convint8 -F 1 -f NCHW -I NCHW -O NCHW -n 1 -c 3 -H 8 -W 8 -k 4
 refused "convfp8" '^tilec driver: convfp8 is not supported' convfp8 -n 1
 refused "pool (another MIOpenDriver command)" "^tilec driver: 'pool' is an MIOpenDriver command tilec does not run" pool -n 1
 refused "gemm points to tilec gemm" 'use `tilec gemm`' gemmfp16 -m 4
 refused "-r 1" '^tilec driver: -r 1 is not supported: .*zeros' conv -r 1
-refused "-w 1" '^tilec driver: -w 1 is not supported: .*wall-clock' conv -t 1 -w 1
+refused "-w 2 (MIOpen's cache warm-up)" "^tilec driver: -w 2 is not supported: .*caches" conv -t 1 -w 2
 refused "-C DIR" '^tilec driver: -C is not supported: .*reference' conv -C "$tmp"
 refused "-S 3" '^tilec driver: -S 3 is not supported: .*one solution' conv -S 3
 refused "-S by name" '^tilec driver: -S ConvHipImplicitGemmV4R1Fwd is not supported' conv -S ConvHipImplicitGemmV4R1Fwd
@@ -337,6 +410,17 @@ usage "-m foo" "-m must be conv or trans, got 'foo'" conv -m foo
 usage "--pad_mode foo" "--pad_mode must be default, same or valid" conv --pad_mode foo
 usage "-Z 1 alone" 'does not go with' conv -Z 1
 usage "--in_layout NCDHW with --spatial_dim 2" '--in_layout NCDHW is a 3-D layout' conv --in_layout NCDHW
+usage "--spatial_dim 4" '--spatial_dim must be between 2 and 3' conv --spatial_dim 4
+usage "3-D: --in_d 0" '--in_d must be between 1 and' conv --spatial_dim 3 --in_d 0
+usage "3-D: -# 0 (--conv_stride_d by its short name)" '-# must be between 1 and' conv -_ 3 -# 0
+usage "3-D: --pad_d -1" '--pad_d must be between 0 and' conv --spatial_dim 3 --pad_d -1
+usage "3-D: negative output depth" 'output depth would be' conv --spatial_dim 3 -n 1 -c 2 --in_d 2 -H 4 -W 4 -k 2 --fil_d 3
+usage "3-D: a 5-letter layout that is no 3-D one" "bad input layout 'NCHWX'" conv --spatial_dim 3 -n 1 -c 2 --in_d 2 -H 4 -W 4 -k 2 --fil_d 1 -I NCHWX
+usage "3-D -m trans: negative depth output padding" '--trans_output_pad_d must not be negative' conv -m trans --spatial_dim 3 --trans_output_pad_d -1
+printf '\000\000\200\077\000\000\200\077\000\000\200\077\000\000\200\077' >"$tmp/bias4.bin"
+run conv -n 1 -c 2 -H 4 -W 4 -k 3 -F 1 -b 1 -a "$tmp/bias4.bin"
+expect_rc "--in_bias that does not fit (4 elements for K 3)" 2
+expect_out "--in_bias that does not fit: named" '^tilec driver: -a: .*bias4.bin holds 16 bytes; a raw tensor of shape \(3,\) and type f32 takes 12$' stderr
 usage "bad layout" "bad input layout 'NCXW'" conv -n 1 -c 4 -H 6 -W 6 -k 4 -I NCXW
 usage "rocMLIR's own layout notation" "bad input layout '01NGC'" conv -F 1 -f N01GC -I 01NGC -O NGC01 -n 1 -c 3 -H 8 -W 8 -k 4
 usage "c % g" 'not divisible by the group count' conv -n 1 -c 6 -H 6 -W 6 -k 4 -g 4

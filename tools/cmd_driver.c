@@ -20,7 +20,10 @@
  * ordinary convolution with the same filter and parameters whose input is
  * the transposed one's output: its forward is that convolution's backward
  * data, its backward data the forward, its backward weights the backward
- * weights with x and dy in each other's places.  See docs/driver.md. */
+ * weights with x and dy in each other's places.  --spatial_dim 3 runs the
+ * 3-D convolution (tc_conv3d_new) the same way; -b 1 adds the bias to the
+ * forward result and, with backward data, computes its gradient, each by
+ * a fusion of its own (conv_bias.h).  See docs/driver.md. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +33,7 @@
 #include "../src/ops/conv.h"
 #include "../src/ops/tuner.h"
 #include "cli.h"
+#include "conv_bias.h"
 #include "conv_cli.h"
 #include "op_cli.h"
 #include "tensor_file.h"
@@ -60,17 +64,17 @@ static const drv_flag flags[D_NFLAGS] = {
                                   "data), 4 wrw (backward weights), or a sum of them"},
     [D_BATCH] = {"batchsize", 'n', "100", "mini-batch size N"},
     [D_IN_C] = {"in_channels", 'c', "3", "input channels C"},
-    [D_IN_D] = {"in_d", '!', "32", "input depth (3-D only: unused with --spatial_dim 2)"},
+    [D_IN_D] = {"in_d", '!', "32", "input depth D (--spatial_dim 3; unused with 2)"},
     [D_IN_H] = {"in_h", 'H', "32", "input height"},
     [D_IN_W] = {"in_w", 'W', "32", "input width"},
     [D_OUT_C] = {"out_channels", 'k', "32", "output channels K"},
-    [D_FIL_D] = {"fil_d", '@', "3", "filter depth (3-D only)"},
+    [D_FIL_D] = {"fil_d", '@', "3", "filter depth Z (--spatial_dim 3)"},
     [D_FIL_H] = {"fil_h", 'y', "3", "filter height"},
     [D_FIL_W] = {"fil_w", 'x', "3", "filter width"},
-    [D_STRIDE_D] = {"conv_stride_d", '#', "1", "stride of the depth (3-D only)"},
+    [D_STRIDE_D] = {"conv_stride_d", '#', "1", "stride of the depth (--spatial_dim 3)"},
     [D_STRIDE_H] = {"conv_stride_h", 'u', "1", "stride of the height (also --conv_stride_0)"},
     [D_STRIDE_W] = {"conv_stride_w", 'v', "1", "stride of the width (also --conv_stride_1)"},
-    [D_PAD_D] = {"pad_d", '$', "0", "zero padding of the depth (3-D only)"},
+    [D_PAD_D] = {"pad_d", '$', "0", "zero padding of the depth, both sides (--spatial_dim 3)"},
     [D_PAD_H] = {"pad_h", 'p', "0", "zero padding of the height, both sides"},
     [D_PAD_W] = {"pad_w", 'q', "0", "zero padding of the width, both sides"},
     [D_PAD_VAL] = {"pad_val", 'r', "0", "padding value: 0 (another is refused: the kernels pad with\n"
@@ -88,8 +92,9 @@ static const drv_flag flags[D_NFLAGS] = {
     [D_VCACHE] = {"verification_cache", 'C', "", "a directory caching reference results: refused\n"
                                                  "(tilec computes the reference every run)"},
     [D_TIME] = {"time", 't', "0", "1: print each direction's kernel time and GFLOP/s"},
-    [D_WALL] = {"wall", 'w', "0", "wall-clock timing: 0 (1 and 2 are refused: tilec times the\n"
-                                  "kernels only)"},
+    [D_WALL] = {"wall", 'w', "0", "1 (with -t 1): also print each direction's wall-clock time\n"
+                                  "(host time of its runs, copies included, per run); 2\n"
+                                  "(warm-up of MIOpen's caches) is refused"},
     [D_SEARCH] = {"search", 's', "0", "1: tune each direction with tilec's tuner, store the fastest\n"
                                       "perf config in the perf DB and run it"},
     [D_PRINTCONV] = {"printconv", 'P', "1", "1: print each direction's problem string, perf config\n"
@@ -100,7 +105,9 @@ static const drv_flag flags[D_NFLAGS] = {
                                          "dump_bwd_dwei_gpu.bin; with -V 1 the *_cpu.bin references)"},
     [D_IN_DATA] = {"in_data", 'd', "", "the input x from FILE: raw, or .npy by its extension"},
     [D_WEIGHTS] = {"weights", 'e', "", "the weights w from FILE: raw or .npy"},
-    [D_BIAS] = {"bias", 'b', "0", "1: add a bias: refused (not supported yet)"},
+    [D_BIAS] = {"bias", 'b', "0", "1: add a per-output-channel bias to the forward result, in\n"
+                                  "a second kernel (a pointwise fusion), verified with it;\n"
+                                  "with bwd also its gradient db (a reduction kernel)"},
     [D_MODE] = {"mode", 'm', "conv", "conv or trans: the transposed convolution, output\n"
                                      "[N, K, Ho, Wo] with Ho = (H - 1) * u - 2 * p + l * (y - 1)\n"
                                      "+ 1 + (the output padding -Y), weights [C, K/G, y, x];\n"
@@ -111,10 +118,11 @@ static const drv_flag flags[D_NFLAGS] = {
                                                 "computes them"},
     [D_TENSOR_VECT] = {"tensor_vect", 'Z', "0", "0 (1, vectorized int8 tensors, is refused)"},
     [D_VECTOR_LENGTH] = {"vector_length", 'L', "1", "1 (4 or 8 go with --tensor_vect 1)"},
-    [D_DIL_D] = {"dilation_d", '^', "1", "dilation of the depth (3-D only)"},
+    [D_DIL_D] = {"dilation_d", '^', "1", "dilation of the depth (--spatial_dim 3)"},
     [D_DIL_H] = {"dilation_h", 'l', "1", "dilation of the height"},
     [D_DIL_W] = {"dilation_w", 'j', "1", "dilation of the width"},
-    [D_IN_BIAS] = {"in_bias", 'a', "", "the bias from FILE (with -b 1 only; unused otherwise)"},
+    [D_IN_BIAS] = {"in_bias", 'a', "", "the bias (K elements) from FILE, raw or .npy (with -b 1;\n"
+                                       "unused otherwise)"},
     [D_GROUPS] = {"group_count", 'g', "1", "groups G; C and K must be multiples of G"},
     [D_DOUT_DATA] = {"dout_data", 'D', "", "the output gradient dy from FILE: raw or .npy"},
     [D_SOLUTION] = {"solution", 'S', "-1", "-1 (find) or 0 (the fastest) run tilec's one solution,\n"
@@ -123,11 +131,14 @@ static const drv_flag flags[D_NFLAGS] = {
     [D_IN_CAST] = {"in_cast_type", 'U', "-1", "casts to fp8 / bf8 of the input: refused"},
     [D_OUT_CAST] = {"out_cast_type", 'T', "-1", "casts of the output: refused"},
     [D_WEI_CAST] = {"wei_cast_type", 'R', "-1", "casts of the weights: refused"},
-    [D_IN_LAYOUT] = {"in_layout", 'I', "NCHW", "NCHW or NHWC (any order of the letters)"},
-    [D_OUT_LAYOUT] = {"out_layout", 'O', "NCHW", "NCHW or NHWC (also NKHW, NHWK)"},
-    [D_FIL_LAYOUT] = {"fil_layout", 'f', "NCHW", "NCHW or NHWC (also KCYX, KYXC)"},
-    [D_SPATIAL_DIM] = {"spatial_dim", '_', "2", "2; 3 (3-D convolution) is refused: not supported\n"
-                                                "yet"},
+    [D_IN_LAYOUT] = {"in_layout", 'I', "NCHW", "NCHW or NHWC (any order of the letters); NCDHW or\n"
+                                               "NDHWC with --spatial_dim 3 (NCHW, NHWC read as\n"
+                                               "them)"},
+    [D_OUT_LAYOUT] = {"out_layout", 'O', "NCHW", "NCHW or NHWC (also NKHW, NHWK); 3-D: NCDHW, NDHWC"},
+    [D_FIL_LAYOUT] = {"fil_layout", 'f', "NCHW", "NCHW or NHWC (also KCYX, KYXC); 3-D: NCDHW, NDHWC\n"
+                                                 "(also KCZYX, KZYXC)"},
+    [D_SPATIAL_DIM] = {"spatial_dim", '_', "2", "2 or 3: a 3-D convolution (the depth flags --in_d,\n"
+                                                "--fil_d, --pad_d, --conv_stride_d, --dilation_d)"},
     [D_OUT] = {"out", 0, "", "each direction's result to FILE (.npy or raw); with several\n"
                              "directions FILE gets .fwd, .bwd, .wrw before its extension"},
     [D_DEVICE] = {"device", 0, "", "the OpenCL device (as for `tilec demo --device`)"},
@@ -152,7 +163,8 @@ static void driver_usage(FILE *out) {
         "picks one after another, each verified against the CPU reference (-V 1)\n"
         "and timed (-t 1), in MIOpenDriver's conventions: input x [N, C, H, W],\n"
         "weights w [K, C/G, Y, X] ([C, K/G, Y, X] with -m trans), output y and its\n"
-        "gradient dy [N, K, Ho, Wo].\n"
+        "gradient dy [N, K, Ho, Wo]; with --spatial_dim 3 the depth comes before\n"
+        "the height ([N, C, D, H, W], [K, C/G, Z, Y, X], [N, K, Do, Ho, Wo]).\n"
         "\n"
         "The first word is the data type: conv (f32) or convfp16 (f16); convbfp16,\n"
         "convint8, convfp8 and convbfp8 are refused (tilec's convolution has f32\n"
@@ -192,12 +204,16 @@ static void driver_usage(FILE *out) {
     fputc('\n', out);
   }
   fputs("\n"
-        "Output, per direction: with -P 1 `problem: conv2d -F N ...` (tilec's problem\n"
+        "Output, per direction: with -P 1 `problem: conv2d -F N ...` (conv3d in 3-D;\n"
+        "tilec's problem\n"
         "string, the perf DB key of `tilec conv2d`), `perf config:` and `plan:`;\n"
         "with -t 1 `GPU Kernel Time Forward Conv. Elapsed: T ms (median of I), G\n"
         "GFLOP/s` and MIOpenDriver's `stats:` lines; with -V 1 `Forward Convolution\n"
         "Verifies OK on CPU reference (...)` or `Forward Convolution FAILED: ...`\n"
         "(Backward Convolution Data, Backward Convolution Weights for bwd and wrw).\n"
+        "-b 1 adds the bias after the forward convolution (a second kernel; with -t 1\n"
+        "its time on a line of its own) and verifies the sum; with bwd it also\n"
+        "computes the bias gradient: `Backward Convolution Bias Verifies OK ...`.\n"
         "\n"
         "exit status: 0 every direction ran (and with -V 1 verified); 1 a direction\n"
         "failed to run or verify, no device, a file that cannot be read or written,\n"
@@ -333,23 +349,15 @@ static int check_word(op_opts *o, const char *w) {
 
 /* The flags whose values MIOpenDriver accepts but tilec cannot run, in
  * the order checked; CLI_FAIL after a message naming the first. */
-static int check_supported(const op_opts *o, const drv_args *a, int64_t spatial_dim) {
+static int check_supported(const op_opts *o, const drv_args *a) {
   int64_t v;
-  if (spatial_dim == 3)
-    return op_fail(o, "%s 3 is not supported yet: 3-D convolution (NCDHW, NDHWC) needs 3-D "
-                      "coordinate transforms in tilec's implicit-GEMM lowering, which builds "
-                      "the 2-D ones only", a->spelled[D_SPATIAL_DIM]);
-  if (get_int(o, a, D_BIAS, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
-    return op_fail(o, "%s %s is not supported yet: tilec's convolution kernels have no bias "
-                      "epilogue and the driver adds no second pass; run without -b",
-                   a->spelled[D_BIAS], a->val[D_BIAS]);
   if (get_int(o, a, D_PAD_VAL, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
     return op_fail(o, "%s %s is not supported: tilec's convolution pads with zeros only",
                    a->spelled[D_PAD_VAL], a->val[D_PAD_VAL]);
-  if (get_int(o, a, D_WALL, INT64_MIN, INT64_MAX, &v) == CLI_OK && v != 0)
-    return op_fail(o, "%s %s is not supported: tilec has no wall-clock timing; -t 1 prints the "
-                      "kernel time (the median of -i launches)",
-                   a->spelled[D_WALL], a->val[D_WALL]);
+  if (get_int(o, a, D_WALL, INT64_MIN, INT64_MAX, &v) == CLI_OK && v == 2)
+    return op_fail(o, "%s %s is not supported: it warms up MIOpen's kernel and database caches "
+                      "before timing, and tilec has no such caches; -w 1 prints the wall-clock "
+                      "time", a->spelled[D_WALL], a->val[D_WALL]);
   if (*a->val[D_VCACHE])
     return op_fail(o, "%s is not supported: tilec keeps no cache of reference results (it "
                       "computes the reference every run); drop the flag", a->spelled[D_VCACHE]);
@@ -378,43 +386,71 @@ static int check_supported(const op_opts *o, const drv_args *a, int64_t spatial_
 /* Everything the line says, checked. */
 typedef struct drv_problem {
   tc_conv_problem p;      /* sizes, strides, dilations, groups, layouts (dir unset) */
-  int64_t pad_h, pad_w;   /* after --pad_mode */
+  int nsp;                /* spatial dims: 2, or 3 with --spatial_dim 3 */
+  int64_t pad_h, pad_w, pad_d; /* after --pad_mode */
   int64_t side[4];        /* the padding of each side for conv_make_desc */
+  int64_t side_d[2];      /* the same for the depth (front, back) */
   int trans;              /* -m trans: p is the convolution it runs on (see trans_problem) */
   int64_t trans_c, trans_k; /* -m trans: its own input and output channels */
   int dirs;               /* bits 1 fwd, 2 bwd, 4 wrw */
   int forw;               /* -F as given */
-  int verify, time, search, print, dump;
+  int verify, time, search, print, dump, bias, wall;
   int64_t iters;
 } drv_problem;
 
-/* 3-D layouts (NCDHW, NDHWC: five letters with a D) say --spatial_dim 3 */
-static int check_layout(const op_opts *o, const drv_args *a, int id) {
-  if (strlen(a->val[id]) == 5 && strpbrk(a->val[id], "Dd"))
+/* A layout for the number of spatial dims: with --spatial_dim 2 a 3-D
+ * layout (NCDHW, NDHWC: five letters with a D) is a usage error; with 3,
+ * a 4-letter one is read as MIOpenDriver's default NCHW is, with the
+ * depth letter before the height's (NCHW -> NCDHW, NHWC -> NDHWC, KYXC ->
+ * KZYXC).  dst gets the layout (8 bytes). */
+static int check_layout(const op_opts *o, const drv_args *a, int id, int nsp, char dst[8]) {
+  const char *l = a->val[id];
+  size_t n = strlen(l);
+  if (n >= 8)
+    return op_invalid(o, "bad %s '%s': expected a %d-letter layout such as %s", a->spelled[id], l,
+                      nsp + 2, nsp == 3 ? "NCDHW" : "NCHW");
+  if (nsp == 2 && n == 5 && strpbrk(l, "Dd"))
     return op_invalid(o, "%s %s is a 3-D layout; --spatial_dim is 2 (NCHW or NHWC)",
-                      a->spelled[id], a->val[id]);
+                      a->spelled[id], l);
+  snprintf(dst, 8, "%s", l);
+  if (nsp == 3 && n == 4) {
+    const char *h = strpbrk(l, "HYhy");
+    if (h) {
+      int at = (int)(h - l), y = *h == 'Y' || *h == 'y', lower = *h >= 'a';
+      char depth = (char)(y ? 'Z' : 'D');
+      if (lower) depth = (char)(depth - 'A' + 'a');
+      snprintf(dst, 8, "%.*s%c%s", at, l, depth, l + at);
+    }
+  }
   return CLI_OK;
 }
 
-/* -m trans: d->p, read as the transposed convolution (input [N, C, H, W],
- * weights [C, K/G, Y, X]), becomes the ordinary convolution it runs on:
- * input [N, K, Ho, Wo] (the transposed one's output), the same weights
- * read as KCYX, output [N, C, H, W]; the layouts of input and output
- * change places.  Output padding (tpad_h rows at the bottom, tpad_w
- * columns at the right) is in that convolution's input: its top and left
- * padding stay p and q (they place every product), and its bottom and right
- * padding are lowered by the whole strides in the output padding, so
- * that its output is H x W again.  CLI_OK, or the exit code after a
- * message. */
-static int trans_problem(const op_opts *o, const drv_args *a, drv_problem *d, int64_t tpad_h,
-                         int64_t tpad_w) {
+/* -m trans: d->p, read as the transposed convolution (input [N, C, (D,)
+ * H, W], weights [C, K/G, (Z,) Y, X]), becomes the ordinary convolution it
+ * runs on: input [N, K, (Do,) Ho, Wo] (the transposed one's output), the
+ * same weights read as KC(Z)YX, output [N, C, (D,) H, W]; the layouts of
+ * input and output change places.  Output padding (tpad[i] rows at the
+ * end of spatial dim i) is in that convolution's input: its leading
+ * padding stays (it places every product), and its trailing padding is
+ * lowered by the whole strides in the output padding, so that its output
+ * is the transposed one's input again.  tpad, flags in the order depth
+ * (3-D only), height, width.  CLI_OK, or the exit code after a message. */
+static int trans_problem(const op_opts *o, const drv_args *a, drv_problem *d, const int64_t *tpad,
+                         const int *flag) {
   tc_conv_problem *p = &d->p;
-  const int64_t tpad[2] = {tpad_h, tpad_w}, pad[2] = {d->pad_h, d->pad_w};
-  const int64_t in[2] = {p->h, p->w}, fil[2] = {p->y, p->x};
-  const int64_t st[2] = {p->stride_h, p->stride_w}, dil[2] = {p->dil_h, p->dil_w};
-  const int flag[2] = {D_TPAD_H, D_TPAD_W};
-  int64_t out[2];
-  for (int i = 0; i < 2; i++) {
+  int nsp = d->nsp, o3 = nsp - 2;
+  int64_t pad[3], in[3], fil[3], st[3], dil[3], out[3];
+  static const char *const what[3] = {"depth", "height", "width"};
+  static const char *const sym[3][5] = {{"D", "#", "$", "^", "@"}, {"H", "u", "p", "l", "y"},
+                                        {"W", "v", "q", "j", "x"}};
+  const int pad_flag[3] = {D_PAD_D, D_PAD_H, D_PAD_W};
+  if (nsp == 3)
+    pad[0] = d->pad_d, in[0] = p->d, fil[0] = p->z, st[0] = p->stride_d, dil[0] = p->dil_d;
+  pad[o3] = d->pad_h, in[o3] = p->h, fil[o3] = p->y, st[o3] = p->stride_h, dil[o3] = p->dil_h;
+  pad[o3 + 1] = d->pad_w, in[o3 + 1] = p->w, fil[o3 + 1] = p->x, st[o3 + 1] = p->stride_w;
+  dil[o3 + 1] = p->dil_w;
+  for (int i = 0; i < nsp; i++) {
+    int ax = i + 3 - nsp; /* 0 depth, 1 height, 2 width */
     if (tpad[i] < 0)
       return op_usage_error(o, "%s must not be negative (got %lld)", a->spelled[flag[i]],
                             (long long)tpad[i]);
@@ -422,21 +458,24 @@ static int trans_problem(const op_opts *o, const drv_args *a, drv_problem *d, in
     if (out[i] < 1)
       return op_usage_error(o, "the transposed convolution's output %s would be %lld ((%s - 1) * "
                                "%s - 2 * %s + %s * (%s - 1) + 1 + %s): the padding is larger "
-                               "than the output", i ? "width" : "height", (long long)out[i],
-                            i ? "W" : "H", i ? "v" : "u", i ? "q" : "p", i ? "j" : "l",
-                            i ? "x" : "y", a->spelled[flag[i]]);
+                               "than the output", what[ax], (long long)out[i], sym[ax][0],
+                            sym[ax][1], sym[ax][2], sym[ax][3], sym[ax][4], a->spelled[flag[i]]);
     int64_t low = pad[i] - st[i] * (tpad[i] / st[i]);
     if (low < 0)
       return op_fail(o, "%s %lld is not supported with %s %lld and stride %lld: tilec runs "
                         "output padding of a whole stride or more as that many strides less "
                         "padding at the %s of the convolution, and the padding is smaller; "
                         "use output padding below the stride",
-                     a->spelled[flag[i]], (long long)tpad[i], a->spelled[i ? D_PAD_W : D_PAD_H],
-                     (long long)pad[i], (long long)st[i], i ? "right" : "bottom");
-    d->side[i ? 3 : 1] = low;
+                     a->spelled[flag[i]], (long long)tpad[i], a->spelled[pad_flag[ax]],
+                     (long long)pad[i], (long long)st[i],
+                     ax == 0 ? "back" : ax == 1 ? "bottom" : "right");
+    if (ax == 0) d->side_d[1] = low;
+    else d->side[ax == 1 ? 1 : 3] = low;
   }
   d->trans_c = p->c, d->trans_k = p->k;
-  p->c = d->trans_k, p->k = d->trans_c, p->h = out[0], p->w = out[1];
+  p->c = d->trans_k, p->k = d->trans_c;
+  if (nsp == 3) p->d = out[0];
+  p->h = out[o3], p->w = out[o3 + 1];
   /* the output's K (NKHW, NHWK) is the input's C */
   char lay[8];
   memcpy(lay, p->in_layout, sizeof lay);
@@ -492,49 +531,62 @@ static int read_problem(op_opts *o, const drv_args *a, drv_problem *d) {
                             a->spelled[cast_ids[i]], a->val[cast_ids[i]]);
   }
   if (a->given[D_OUT] && !*a->val[D_OUT]) return op_usage_error(o, "--out needs a file name");
-  if ((rc = check_supported(o, a, v[D_SPATIAL_DIM])) != CLI_OK) return rc;
-  for (int id = D_IN_LAYOUT; id <= D_FIL_LAYOUT; id++)
-    if ((rc = check_layout(o, a, id)) != CLI_OK) return rc;
+  if ((rc = check_supported(o, a)) != CLI_OK) return rc;
 
   tc_conv_problem *p = &d->p;
   tc_conv_problem_init(p);
+  d->nsp = (int)v[D_SPATIAL_DIM];
+  if (d->nsp == 3) {
+    /* the depth flags matter now: MIOpenDriver's perf_models lines carry
+     * them at 0 with --spatial_dim 2 */
+    static const struct { int id; int64_t min; } depth[] = {
+        {D_IN_D, 1}, {D_FIL_D, 1}, {D_STRIDE_D, 1}, {D_DIL_D, 1}, {D_PAD_D, 0}};
+    for (size_t i = 0; i < sizeof depth / sizeof *depth; i++)
+      if ((rc = get_int(o, a, depth[i].id, depth[i].min, INT32_MAX, &v[depth[i].id])) != CLI_OK)
+        return rc;
+    tc_conv_problem_make_3d(p);
+    p->d = v[D_IN_D], p->z = v[D_FIL_D], p->stride_d = v[D_STRIDE_D], p->dil_d = v[D_DIL_D];
+  }
+  char *dst[3] = {p->in_layout, p->fil_layout, p->out_layout};
+  const int lay_id[3] = {D_IN_LAYOUT, D_FIL_LAYOUT, D_OUT_LAYOUT};
+  for (int i = 0; i < 3; i++)
+    if (*a->val[lay_id[i]] && (rc = check_layout(o, a, lay_id[i], d->nsp, dst[i])) != CLI_OK)
+      return rc;
   p->n = v[D_BATCH], p->c = v[D_IN_C], p->h = v[D_IN_H], p->w = v[D_IN_W];
   p->k = v[D_OUT_C], p->y = v[D_FIL_H], p->x = v[D_FIL_W];
   p->stride_h = v[D_STRIDE_H], p->stride_w = v[D_STRIDE_W];
   p->dil_h = v[D_DIL_H], p->dil_w = v[D_DIL_W];
   p->groups = v[D_GROUPS] < 1 ? 1 : v[D_GROUPS]; /* MIOpenDriver: max(g, 1) */
-  const char *lay[3] = {a->val[D_IN_LAYOUT], a->val[D_FIL_LAYOUT], a->val[D_OUT_LAYOUT]};
-  char *dst[3] = {p->in_layout, p->fil_layout, p->out_layout};
-  for (int i = 0; i < 3; i++) {
-    if (strlen(lay[i]) >= 8)
-      return op_invalid(o, "bad %s '%s': expected a 4-letter layout such as NCHW",
-                        a->spelled[i == 0 ? D_IN_LAYOUT : i == 1 ? D_FIL_LAYOUT : D_OUT_LAYOUT],
-                        lay[i]);
-    if (*lay[i]) snprintf(dst[i], 8, "%s", lay[i]);
-  }
-  d->pad_h = v[D_PAD_H], d->pad_w = v[D_PAD_W];
+  d->pad_h = v[D_PAD_H], d->pad_w = v[D_PAD_W], d->pad_d = d->nsp == 3 ? v[D_PAD_D] : 0;
   /* --pad_mode as MIOpenDriver applies it: for -m conv where the dilations
    * or the filter sizes are all 1; "same" pads (Y - S) / 2, or
-   * (Y - H % S) / 2 where S does not divide H, at least 0 */
+   * (Y - H % S) / 2 where S does not divide H, at least 0 (each spatial
+   * dim: the depth too in 3-D) */
   d->trans = is(a, D_MODE, "trans");
-  if (!d->trans && ((p->dil_h == 1 && p->dil_w == 1) || (p->y == 1 && p->x == 1))) {
-    if (is(a, D_PAD_MODE, "valid")) {
-      d->pad_h = d->pad_w = 0;
-    } else if (is(a, D_PAD_MODE, "same")) {
-      int64_t in[2] = {p->h, p->w}, fil[2] = {p->y, p->x}, st[2] = {p->stride_h, p->stride_w}, pad[2];
-      for (int i = 0; i < 2; i++) {
-        int64_t t = in[i] % st[i] == 0 ? fil[i] - st[i] : fil[i] - in[i] % st[i];
-        pad[i] = (t > 0 ? t : 0) / 2;
-      }
-      d->pad_h = pad[0], d->pad_w = pad[1];
+  int three = d->nsp == 3;
+  int64_t in[3] = {p->d, p->h, p->w}, fil[3] = {p->z, p->y, p->x};
+  int64_t st[3] = {p->stride_d, p->stride_h, p->stride_w}, *pad[3] = {&d->pad_d, &d->pad_h, &d->pad_w};
+  int dil1 = p->dil_h == 1 && p->dil_w == 1 && (!three || p->dil_d == 1);
+  int fil1 = p->y == 1 && p->x == 1 && (!three || p->z == 1);
+  if (!d->trans && (dil1 || fil1) && !is(a, D_PAD_MODE, "default")) {
+    for (int i = three ? 0 : 1; i < 3; i++) {
+      int64_t t = in[i] % st[i] == 0 ? fil[i] - st[i] : fil[i] - in[i] % st[i];
+      *pad[i] = is(a, D_PAD_MODE, "valid") ? 0 : (t > 0 ? t : 0) / 2;
     }
   }
   for (int i = 0; i < 4; i++) d->side[i] = INT64_MIN;
-  if (d->trans && (rc = trans_problem(o, a, d, v[D_TPAD_H], v[D_TPAD_W])) != CLI_OK) return rc;
+  d->side_d[0] = d->side_d[1] = INT64_MIN;
+  if (d->trans) {
+    const int64_t tpad[3] = {three ? v[D_TPAD_D] : v[D_TPAD_H], three ? v[D_TPAD_H] : v[D_TPAD_W],
+                             v[D_TPAD_W]};
+    const int tflag[3] = {three ? D_TPAD_D : D_TPAD_H, three ? D_TPAD_H : D_TPAD_W, D_TPAD_W};
+    if ((rc = trans_problem(o, a, d, tpad, tflag)) != CLI_OK) return rc;
+  }
   d->forw = (int)v[D_FORW];
   d->dirs = d->forw == 0 ? 7 : d->forw;
   d->verify = (int)v[D_VERIFY], d->time = (int)v[D_TIME], d->search = (int)v[D_SEARCH];
   d->print = (int)v[D_PRINTCONV], d->dump = (int)v[D_DUMP];
+  d->bias = (int)v[D_BIAS], d->wall = (int)v[D_WALL];
   d->iters = v[D_ITER];
   return CLI_OK;
 }
@@ -544,29 +596,39 @@ static int read_problem(op_opts *o, const drv_args *a, drv_problem *d) {
 enum { X_IN, X_WEI, X_DOUT, NDATA }; /* the tensors the directions read */
 
 /* The dims of conv tensor t (TC_CONV2D_INPUT, _FILTER, _OUTPUT) in memory
- * order, from its layout (valid: the API checked it). */
-static void mem_dims(const tc_conv_problem *p, int t, int64_t ho, int64_t wo, int64_t dims[4]) {
+ * order, from its layout (valid: the API checked it), out[] the output's
+ * depth, height and width; returns the rank (4, or 5 in 3-D).  *ch (may
+ * be NULL) gets the memory position of the channel dim (C, or K of the
+ * output). */
+static int mem_dims(const tc_conv_problem *p, int t, const int64_t out[3], int64_t dims[5],
+                    int *ch) {
   const char *lay = t == TC_CONV2D_INPUT ? p->in_layout : t == TC_CONV2D_FILTER ? p->fil_layout
                                                                                : p->out_layout;
-  for (int i = 0; i < 4; i++) {
-    char ch = lay[i] >= 'a' && lay[i] <= 'z' ? (char)(lay[i] - 'a' + 'A') : lay[i];
+  int n = (int)strlen(lay);
+  for (int i = 0; i < n && i < 5; i++) {
+    char c = lay[i] >= 'a' && lay[i] <= 'z' ? (char)(lay[i] - 'a' + 'A') : lay[i];
     int64_t e = 0;
     if (t == TC_CONV2D_INPUT)
-      e = ch == 'N' ? p->n : ch == 'C' ? p->c : ch == 'H' ? p->h : p->w;
+      e = c == 'N' ? p->n : c == 'C' ? p->c : c == 'D' ? p->d : c == 'H' ? p->h : p->w;
     else if (t == TC_CONV2D_FILTER)
-      e = ch == 'K' || ch == 'N' ? p->k : ch == 'C' ? p->c / p->groups : ch == 'Y' || ch == 'H' ? p->y : p->x;
+      e = c == 'K' || c == 'N' ? p->k : c == 'C' ? p->c / p->groups : c == 'Z' || c == 'D' ? p->z
+        : c == 'Y' || c == 'H' ? p->y : p->x;
     else
-      e = ch == 'N' ? p->n : ch == 'K' || ch == 'C' ? p->k : ch == 'H' ? ho : wo;
+      e = c == 'N' ? p->n : c == 'K' || c == 'C' ? p->k : c == 'D' ? out[0] : c == 'H' ? out[1]
+        : out[2];
+    if (ch && (c == 'C' || (t == TC_CONV2D_OUTPUT && c == 'K'))) *ch = i;
     dims[i] = e;
   }
+  return n;
 }
 
 typedef struct drv_run {
   op_opts *o;
   drv_problem *d;
   const drv_args *a;
-  int64_t ho, wo, elems[3];
+  int64_t out[3], elems[3];   /* the output's depth (1 in 2-D), height, width */
   void *data[NDATA]; /* x, w, dy */
+  void *bias;        /* -b 1: the bias, K elements of the transposed or ordinary output */
   const char *device; /* the device's name, for --search's progress */
 } drv_run;
 
@@ -597,11 +659,47 @@ static int tensor_of(const drv_run *r, int x) {
 }
 
 static int write_tensor(const drv_run *r, const char *flag, const char *path, int t, const void *buf) {
-  int64_t dims[4];
+  int64_t dims[5];
   char err[600];
-  mem_dims(&r->d->p, t, r->ho, r->wo, dims);
-  int rc = file_status(r->o, tf_write(path, r->d->p.dtype, 4, dims, buf, err, sizeof err), flag, err);
+  int rank = mem_dims(&r->d->p, t, r->out, dims, NULL);
+  int rc = file_status(r->o, tf_write(path, r->d->p.dtype, rank, dims, buf, err, sizeof err), flag,
+                       err);
   if (rc == CLI_OK) printf("Wrote output to file %s\n", path);
+  return rc;
+}
+
+/* The channels of the forward result, which the bias has: K, or the
+ * transposed convolution's own K with -m trans. */
+static int64_t bias_len(const drv_run *r) { return r->d->trans ? r->d->p.c : r->d->p.k; }
+
+/* -b 1: the bias of the forward direction, from --in_bias (raw or .npy,
+ * K elements) or pseudo-random in [-1, 1). */
+static int make_bias(drv_run *r) {
+  const drv_args *a = r->a;
+  const char *path = a->val[D_IN_BIAS], *flag = a->spelled[D_IN_BIAS];
+  if (!r->d->bias) {
+    if (*path)
+      fprintf(stderr, "tilec driver: note: %s is not read without -b 1 (as in MIOpenDriver)\n",
+              flag);
+    return CLI_OK;
+  }
+  if (!(r->d->dirs & 1)) return CLI_OK;
+  int64_t k = bias_len(r);
+  size_t esize = tc_dtype_size(r->d->p.dtype);
+  if (!(r->bias = calloc((size_t)k, esize)))
+    return op_fail(r->o, "cannot allocate %lld bytes for the bias", (long long)k * (long long)esize);
+  if (!*path) {
+    uint64_t seed = 0xb1a5ull;
+    tc_tune_fill(r->bias, (size_t)k, r->d->p.dtype, &seed);
+    return CLI_OK;
+  }
+  int converted = 0;
+  char err[600];
+  tf_status st = tf_read(path, r->d->p.dtype, 1, &k, r->bias, &converted, err, sizeof err);
+  int rc = file_status(r->o, st, flag, err);
+  if (rc == CLI_OK)
+    printf("Read data from input file %s%s%s\n", path, converted ? ", converted to " : "",
+           converted ? tc_dtype_name(r->d->p.dtype) : "");
   return rc;
 }
 
@@ -626,11 +724,12 @@ static int make_data(drv_run *r) {
     if (!*path) {
       tc_tune_fill(r->data[x], (size_t)n, r->d->p.dtype, &seed);
     } else {
-      int64_t dims[4];
+      int64_t dims[5];
       int converted = 0;
       char err[600];
-      mem_dims(&r->d->p, tensor_of(r, x), r->ho, r->wo, dims);
-      tf_status st = tf_read(path, r->d->p.dtype, 4, dims, r->data[x], &converted, err, sizeof err);
+      int rank = mem_dims(&r->d->p, tensor_of(r, x), r->out, dims, NULL);
+      tf_status st = tf_read(path, r->d->p.dtype, rank, dims, r->data[x], &converted, err,
+                             sizeof err);
       int rc = file_status(r->o, st, flag, err);
       if (rc != CLI_OK) return rc;
       printf("Read data from input file %s%s%s\n", path, converted ? ", converted to " : "",
@@ -641,7 +740,7 @@ static int make_data(drv_run *r) {
       if (rc != CLI_OK) return rc;
     }
   }
-  return CLI_OK;
+  return make_bias(r);
 }
 
 /* ---- the directions ------------------------------------------------------------ */
@@ -694,13 +793,19 @@ static int written_of(const drv_run *r, const drv_dir *dd) {
 
 /* MIOpenDriver's time and stats lines (the sizes of the transposed
  * convolution with -m trans: its C, K and output). */
+/* MIOpenDriver's flopCnt: 2 N K (C/G) (Z) Y X (Do) Ho Wo in every direction. */
+static double conv_flops(const drv_run *r) {
+  const tc_conv_problem *p = &r->d->p;
+  return 2.0 * (double)p->n * (double)p->k * (double)(p->c / p->groups) * (double)p->z *
+         (double)p->y * (double)p->x * (double)r->out[0] * (double)r->out[1] * (double)r->out[2];
+}
+
 static void print_time(const drv_run *r, const drv_dir *dd, const op_report *rep) {
   const tc_conv_problem *p = &r->d->p;
-  double flops = 2.0 * (double)p->n * (double)p->k * (double)(p->c / p->groups) * (double)p->y *
-                 (double)p->x * (double)r->ho * (double)r->wo;
+  double flops = conv_flops(r);
   size_t esize = tc_dtype_size(p->dtype);
   int wt = written_of(r, dd);
-  int64_t c = p->c, k = p->k, ho = r->ho, wo = r->wo;
+  int64_t c = p->c, k = p->k, ho = r->out[1], wo = r->out[2];
   if (r->d->trans) c = r->d->trans_c, k = r->d->trans_k, ho = p->h, wo = p->w;
   double written = (double)r->elems[wt] * (double)esize;
   double read = ((double)r->elems[0] + (double)r->elems[1] + (double)r->elems[2]) * (double)esize -
@@ -716,16 +821,101 @@ static void print_time(const drv_run *r, const drv_dir *dd, const op_report *rep
          rep->gflops, rep->ms > 0 ? (read + written) / (rep->ms * 1e6) : 0.0, rep->ms);
 }
 
+/* The convolution of direction dir through the API: the 2-D description
+ * of conv_make_desc (which checks it and completes d->p), extended by the
+ * depth in 3-D.  CLI_OK with *c (free it), or the exit code. */
+static int drv_conv_new(const drv_run *r, tc_conv2d_direction dir, tc_conv2d **c) {
+  op_opts *o = r->o;
+  drv_problem *d = r->d;
+  tc_conv2d_desc desc;
+  int rc = conv_make_desc(o, &d->p, dir, d->pad_h, d->pad_w, d->side, &desc);
+  if (rc != CLI_OK) return rc;
+  tc_op_options opt = {o->target, o->device, o->arch, NULL};
+  if (d->nsp == 2) {
+    *c = tc_conv2d_new(&desc, &opt);
+    return CLI_OK;
+  }
+  tc_conv_problem *p = &d->p;
+  p->pad_d_l = d->side_d[0] != INT64_MIN ? d->side_d[0] : d->pad_d;
+  p->pad_d_r = d->side_d[1] != INT64_MIN ? d->side_d[1] : d->pad_d;
+  tc_conv3d_desc d3;
+  tc_conv3d_desc_init(&d3);
+  d3.direction = desc.direction;
+  d3.n = p->n, d3.c = p->c, d3.d = p->d, d3.h = p->h, d3.w = p->w;
+  d3.k = p->k, d3.z = p->z, d3.y = p->y, d3.x = p->x;
+  d3.pad_front = p->pad_d_l, d3.pad_back = p->pad_d_r;
+  d3.pad_top = p->pad_h_l, d3.pad_bottom = p->pad_h_r;
+  d3.pad_left = p->pad_w_l, d3.pad_right = p->pad_w_r;
+  d3.stride_d = p->stride_d, d3.stride_h = p->stride_h, d3.stride_w = p->stride_w;
+  d3.dilation_d = p->dil_d, d3.dilation_h = p->dil_h, d3.dilation_w = p->dil_w;
+  d3.groups = p->groups, d3.dtype = p->dtype;
+  d3.in_layout = p->in_layout, d3.fil_layout = p->fil_layout, d3.out_layout = p->out_layout;
+  *c = tc_conv3d_new(&d3, &opt);
+  return CLI_OK;
+}
+
+/* The forward result (the written tensor wt) seen as [outer, K, inner]
+ * for the bias pass. */
+static conv_bias_shape bias_shape(const drv_run *r, int wt) {
+  int64_t dims[5];
+  int ch = 0, rank = mem_dims(&r->d->p, wt, r->out, dims, &ch);
+  conv_bias_shape s = {1, dims[ch], 1};
+  for (int i = 0; i < rank; i++) {
+    if (i < ch) s.outer *= dims[i];
+    if (i > ch) s.inner *= dims[i];
+  }
+  return s;
+}
+
+/* -b 1 with the backward direction: the bias gradient db[k], the sum of
+ * dy over all but its channel dim, by a reduction kernel, verified
+ * against the sums in double.  CLI_OK or CLI_FAIL. */
+static int run_bias_grad(drv_run *r) {
+  op_opts *o = r->o;
+  drv_problem *d = r->d;
+  conv_bias_shape s = bias_shape(r, tensor_of(r, X_DOUT));
+  size_t esize = tc_dtype_size(d->p.dtype);
+  void *db = calloc((size_t)s.channels, esize);
+  if (!db) return op_fail(o, "cannot allocate the bias gradient");
+  tc_tune_fill(db, (size_t)s.channels, d->p.dtype, NULL); /* NaN until written */
+  char why[1024];
+  double ms = 0;
+  int rc = CLI_OK;
+  tc_status st = conv_bias_grad(o->target, o->device, o->arch, d->p.dtype, s, r->data[X_DOUT], db,
+                                &ms, why, sizeof why);
+  if (st != TC_OK) {
+    rc = op_fail(o, "the bias gradient: %s", why);
+  } else {
+    if (d->print)
+      printf("plan: 1 kernel: tilec_conv_bias_grad (db[k] = the sum of dy over all but k, a "
+             "reduction fusion)\n");
+    if (d->time) printf("GPU Kernel Time Backward Conv. Bias Elapsed: %f ms\n", ms);
+    if (d->verify) {
+      double worst = 0;
+      int64_t bad = conv_bias_grad_verify(d->p.dtype, s, r->data[X_DOUT], db, &worst, why,
+                                          sizeof why);
+      if (bad == 0)
+        printf("Backward Convolution Bias Verifies OK on CPU reference (max error %.3g of the "
+               "bound; %lld elements)\n", worst, (long long)s.channels);
+      else
+        printf("Backward Convolution Bias FAILED: %s\n", why);
+      if (bad) rc = CLI_FAIL;
+    }
+  }
+  fflush(stdout);
+  free(db);
+  return rc;
+}
+
 /* Runs, times, verifies and writes one direction.  CLI_OK, CLI_FAIL (run
  * or verify failed, a file not written) or CLI_USAGE (the problem). */
 static int run_dir(drv_run *r, const drv_dir *dd) {
   op_opts *o = r->o;
   drv_problem *d = r->d;
-  tc_conv2d_desc desc;
-  int rc = conv_make_desc(o, &d->p, conv_dir_of(r, dd), d->pad_h, d->pad_w, d->side, &desc);
+  tc_conv2d *c = NULL;
+  int rc = drv_conv_new(r, conv_dir_of(r, dd), &c);
   if (rc != CLI_OK) return rc;
-  tc_op_options opt = {o->target, o->device, o->arch, NULL};
-  tc_conv2d *c = tc_conv2d_new(&desc, &opt);
+  int bias = r->bias && dd->bit == 1;
   op_report rep;
   memset(&rep, 0, sizeof rep);
   snprintf(rep.device, sizeof rep.device, "%s", r->device);
@@ -755,19 +945,34 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
   for (int x = 0; x < NDATA; x++) buf[tensor_of(r, x)] = r->data[x];
   buf[wt] = result;
   if (d->time) times = tc_xcalloc((size_t)d->iters, sizeof *times);
+  double wall0 = tc_now_seconds();
   st = tc_conv2d_run_timed(c, buf[0], buf[1], buf[2], &rep.first_ms, times ? (int)d->iters : 0,
                            times);
+  double wall_ms = (tc_now_seconds() - wall0) * 1e3 / (double)(1 + (times ? d->iters : 0));
   if (st != TC_OK) {
     rc = op_fail(o, "the %s kernels failed (%s): %s", dd->tag, tc_status_name(st),
                  op_api_message(tc_conv2d_error(c)));
     goto out;
   }
   if (times) {
-    op_set_time(o, &rep, times, 2.0 * (double)d->p.n * (double)d->p.k *
-                                    (double)(d->p.c / d->p.groups) * (double)d->p.y *
-                                    (double)d->p.x * (double)r->ho * (double)r->wo);
+    op_set_time(o, &rep, times, conv_flops(r));
     times = NULL;
     print_time(r, dd, &rep);
+    if (d->wall) printf("Wall-clock Time %s Elapsed: %f ms\n", dd->time_name, wall_ms);
+  }
+  /* -b 1: the bias, added by its own kernel after the convolution's */
+  conv_bias_shape bs = bias_shape(r, wt);
+  if (bias) {
+    char why[1024];
+    double bms = 0;
+    st = conv_bias_add(o->target, o->device, o->arch, d->p.dtype, bs, result, r->bias, &bms, why,
+                       sizeof why);
+    if (st != TC_OK) {
+      rc = op_fail(o, "the %s bias: %s", dd->tag, why);
+      goto out;
+    }
+    if (d->print) printf("plan: + 1 kernel: tilec_conv_bias (y + bias[k], a pointwise fusion)\n");
+    if (d->time) printf("GPU Kernel Time %s Bias Elapsed: %f ms\n", dd->time_name, bms);
   }
   /* the files first (as MIOpenDriver dumps before it verifies); one that
    * cannot be written fails the direction, which is still verified */
@@ -781,13 +986,22 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
   }
   if (d->verify) {
     tc_op_verify_result v;
-    int64_t bad = tc_conv2d_verify_result(c, buf[0], buf[1], buf[2], &v);
+    int64_t bad;
+    if (bias) {
+      /* the sum's own reference and bound (the bias is no part of the API's
+       * convolution) */
+      memset(&v, 0, sizeof v);
+      bad = tc_conv_verify_bias(&d->p, buf[0], buf[1], buf[2], r->bias, &v.worst, v.message,
+                                sizeof v.message);
+    } else {
+      bad = tc_conv2d_verify_result(c, buf[0], buf[1], buf[2], &v);
+    }
     if (bad == 0)
       printf("%s Verifies OK on CPU reference (max error %.3g of the bound; %lld elements)\n",
              dd->verify_name, v.worst, (long long)r->elems[wt]);
     else
       printf("%s FAILED: %s\n", dd->verify_name,
-             bad < 0 ? op_api_message(tc_conv2d_error(c)) : v.message);
+             bad < 0 && !bias ? op_api_message(tc_conv2d_error(c)) : v.message);
     if (bad != 0) rc = CLI_FAIL;
     if (d->dump) {
       /* MIOpenDriver's dump of the CPU reference */
@@ -796,10 +1010,11 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
         goto out;
       }
       buf[wt] = ref;
-      int wrc = tc_conv2d_reference(c, buf[0], buf[1], buf[2]) == TC_OK
-                    ? write_tensor(r, r->a->spelled[D_DUMP], dd->dump_cpu, wt, ref)
-                    : op_fail(o, "the %s reference failed: %s", dd->tag,
-                              op_api_message(tc_conv2d_error(c)));
+      int ok = tc_conv2d_reference(c, buf[0], buf[1], buf[2]) == TC_OK;
+      if (ok && bias) conv_bias_add_host(d->p.dtype, bs, ref, r->bias);
+      int wrc = ok ? write_tensor(r, r->a->spelled[D_DUMP], dd->dump_cpu, wt, ref)
+                   : op_fail(o, "the %s reference failed: %s", dd->tag,
+                             op_api_message(tc_conv2d_error(c)));
       if (wrc != CLI_OK) rc = wrc;
     }
   }
@@ -849,14 +1064,12 @@ int cmd_driver(int argc, char **argv) {
 
   /* the problem, checked once (the forward one: the sizes are the same
    * in every direction) */
-  tc_conv2d_desc desc;
-  if ((rc = conv_make_desc(&o, &d.p, 1, d.pad_h, d.pad_w, d.side, &desc)) != CLI_OK) return rc;
-  tc_op_options opt = {o.target, o.device, o.arch, NULL};
-  tc_conv2d *c = tc_conv2d_new(&desc, &opt);
   drv_run r;
   memset(&r, 0, sizeof r);
   r.o = &o, r.d = &d, r.a = &a;
-  if (tc_conv2d_output_size(c, &r.ho, &r.wo) != TC_OK) {
+  tc_conv2d *c = NULL;
+  if ((rc = drv_conv_new(&r, TC_CONV2D_FORWARD, &c)) != CLI_OK) return rc;
+  if (tc_conv3d_output_size(c, &r.out[0], &r.out[1], &r.out[2]) != TC_OK) {
     rc = op_invalid(&o, "%s", op_api_message(tc_conv2d_error(c)));
     tc_conv2d_free(c);
     return rc;
@@ -885,9 +1098,12 @@ int cmd_driver(int argc, char **argv) {
       if (!(d.dirs & dirs_of[i].bit)) continue;
       int drc = run_dir(&r, &dirs_of[i]);
       if (drc != CLI_OK && (rc == CLI_OK || drc == CLI_USAGE)) rc = drc;
+      if (d.bias && dirs_of[i].bit == 2 && (drc = run_bias_grad(&r)) != CLI_OK && rc == CLI_OK)
+        rc = drc;
     }
   }
   for (int x = 0; x < NDATA; x++) free(r.data[x]);
+  free(r.bias);
   fflush(stdout);
   return rc;
 }

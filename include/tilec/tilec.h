@@ -1030,6 +1030,47 @@ int tc_conv2d_kernel_gemm(const tc_conv2d *c, int i, int64_t gemm[4], char *perf
  * range). */
 int64_t tc_conv2d_kernel_smem_bytes(const tc_conv2d *c, int i);
 
+/* ---- 3-D convolution -------------------------------------------------------- */
+
+/* A 3-D convolution in MIOpen's conventions: input [N, C, D, H, W],
+ * filter [K, C/groups, Z, Y, X], output [N, K, Do, Ho, Wo] where
+ * Do = (D + pad_front + pad_back - dilation_d * (Z - 1) - 1) / stride_d + 1
+ * and Ho, Wo as for tc_conv2d_desc.  A layout string is any order of its
+ * five letters (NCDHW or NDHWC; KCZYX or KZYXC, also spelled with N, D,
+ * H, W; NKDHW or NDHWK).  The depth is one more spatial dim of the same
+ * implicit GEMM (docs/conv.md). */
+typedef struct tc_conv3d_desc {
+  tc_conv2d_direction direction;
+  int64_t n, c, d, h, w;         /* batch, input channels, input depth, height, width */
+  int64_t k, z, y, x;            /* output channels, filter depth, height, width */
+  int64_t pad_front, pad_back;   /* zero padding of each side (asymmetric allowed) */
+  int64_t pad_top, pad_bottom;
+  int64_t pad_left, pad_right;
+  int64_t stride_d, stride_h, stride_w;
+  int64_t dilation_d, dilation_h, dilation_w;
+  int64_t groups;                /* C and K must be multiples of it */
+  tc_dtype dtype;                /* TC_F32 or TC_F16; accumulation is f32 */
+  const char *in_layout;         /* NULL: "NCDHW" */
+  const char *fil_layout;        /* NULL: "KCZYX" */
+  const char *out_layout;        /* NULL: "NKDHW" */
+} tc_conv3d_desc;
+
+/* Fills d with a forward f32 3-D convolution of one 1 x 1 x 1 image with
+ * one channel and a 1 x 1 x 1 filter: strides, dilations and groups 1, no
+ * padding, the default layouts.  Set the fields that differ. */
+void tc_conv3d_desc_init(tc_conv3d_desc *d);
+/* A 3-D convolution of description d with options opt (NULL: defaults),
+ * as tc_conv2d_new.  It is the same kind of object as a 2-D convolution:
+ * every tc_conv2d_ call (plan, tune, run, verify, reference, elems, the
+ * kernels, free) applies to it, with the 3-D tensors; its problem string
+ * (and perf-DB key) starts with "conv3d" and carries MIOpenDriver's depth
+ * flags (--in_d, --fil_d, --pad_d, --conv_stride_d, --dilation_d). */
+tc_conv2d *tc_conv3d_new(const tc_conv3d_desc *d, const tc_op_options *opt);
+/* The output depth, height and width of a 3-D convolution (a 2-D one has
+ * depth 1); any pointer may be NULL.  TC_ERR_ARGUMENT for a description
+ * that is not valid. */
+tc_status tc_conv3d_output_size(tc_conv2d *c, int64_t *dout, int64_t *ho, int64_t *wo);
+
 /* ---- GEMM ------------------------------------------------------------------- */
 
 /* C[M, N] = A[M, K] * B[K, N], batch times (matrices stored one after the

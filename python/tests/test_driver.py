@@ -1,7 +1,9 @@
 """`tilec driver` (MIOpenDriver's conv command line) with tensors in and out:
 --in_data / --weights / --dout_data read as .npy or raw by their extension,
 --out FILE and --dump_output 1 written, all round-tripped through NumPy and
-the results compared with the float64 references of conv_ref.py.  Runs the
+the results compared with the float64 references of conv_ref.py; the
+transposed convolution, the 3-D convolution (--spatial_dim 3, NCDHW and
+NDHWC) and the bias (-b 1) against definitions written here.  Runs the
 real binary ($TILEC, default build/tilec) on the default OpenCL device."""
 import os
 import subprocess
@@ -236,3 +238,94 @@ def test_trans_all_three_directions_against_the_definition(rng, case):
         got = np.load(f"r.{tag}.npy").transpose(back)
         assert got.shape == shapes[tag], tag
         np.testing.assert_allclose(got, want[tag], rtol=1e-5, atol=1e-5, err_msg=tag)
+
+
+# ---- --spatial_dim 3: the 3-D convolution, and -b 1 -------------------------
+
+def conv3d_refs(x, w, dy, stride, pad, dil, groups):
+    """The 3-D convolution and its two gradients from the definition, in
+    float64, tap by tap on a zero-padded input: x [N, C, D, H, W], w [K,
+    C/G, Z, Y, X], dy [N, K, Do, Ho, Wo] (symmetric padding)."""
+    x, w, dy = (a.astype(np.float64) for a in (x, w, dy))
+    n, c = x.shape[:2]
+    k, cg = w.shape[:2]
+    kg = k // groups
+    out = dy.shape[2:]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in pad])
+    y, dxp, dw = np.zeros(dy.shape), np.zeros(xp.shape), np.zeros(w.shape)
+    for g in range(groups):
+        cs, ks = slice(g * cg, (g + 1) * cg), slice(g * kg, (g + 1) * kg)
+        for t in np.ndindex(*w.shape[2:]):
+            sl = tuple(slice(t[i] * dil[i], t[i] * dil[i] + (out[i] - 1) * stride[i] + 1, stride[i])
+                       for i in range(3))
+            xs = xp[(slice(None), cs) + sl]
+            wt = w[(ks, slice(None)) + t]
+            y[:, ks] += np.einsum("ncdhw,kc->nkdhw", xs, wt)
+            dxp[(slice(None), cs) + sl] += np.einsum("nkdhw,kc->ncdhw", dy[:, ks], wt)
+            dw[(ks, slice(None)) + t] += np.einsum("ncdhw,nkdhw->kc", xs, dy[:, ks])
+    dx = dxp[(slice(None), slice(None)) + tuple(slice(p, p + s) for p, s in zip(pad, x.shape[2:]))]
+    return {"fwd": y, "bwd": dx, "wrw": dw}
+
+
+# N, C, (D, H, W), K, (Z, Y, X), stride, pad, dilation, groups, layout
+CONV3D_CASES = [
+    (2, 4, (5, 6, 7), 6, (3, 2, 3), (2, 1, 2), (1, 0, 1), (1, 2, 1), 2, "NCDHW"),
+    (1, 3, (4, 5, 3), 2, (2, 3, 1), (1, 2, 1), (0, 1, 0), (2, 1, 1), 1, "NDHWC"),
+]
+
+
+@pytest.mark.parametrize("case", CONV3D_CASES, ids=lambda c: c[-1] + "-g%d" % c[-2])
+def test_conv3d_all_three_directions_against_the_definition(rng, case):
+    n, c, sp, k, fil, st, pad, dil, g, layout = case
+    out = tuple((sp[i] + 2 * pad[i] - dil[i] * (fil[i] - 1) - 1) // st[i] + 1 for i in range(3))
+    x, w, dy = rand(rng, (n, c) + sp), rand(rng, (k, c // g) + fil), rand(rng, (n, k) + out)
+    order = (0, 2, 3, 4, 1) if layout == "NDHWC" else (0, 1, 2, 3, 4)
+    back = np.argsort(order)
+    for name, a in (("x", x), ("w", w), ("dy", dy)):
+        np.save(f"{name}.npy", a.transpose(order))
+    p = driver("conv", "--spatial_dim", 3, "-n", n, "-c", c, "--in_d", sp[0], "-H", sp[1],
+               "-W", sp[2], "-k", k, "--fil_d", fil[0], "-y", fil[1], "-x", fil[2],
+               "--conv_stride_d", st[0], "-u", st[1], "-v", st[2], "--pad_d", pad[0],
+               "-p", pad[1], "-q", pad[2], "--dilation_d", dil[0], "-l", dil[1], "-j", dil[2],
+               "-g", g, "-I", layout, "-f", layout, "-O", layout, "-F", 0,
+               "-d", "x.npy", "-e", "w.npy", "-D", "dy.npy", "--out", "r.npy")
+    assert p.stdout.count("Verifies OK on CPU reference") == 3, p.stdout
+    want = conv3d_refs(x, w, dy, st, pad, dil, g)
+    shapes = {"fwd": dy.shape, "bwd": x.shape, "wrw": w.shape}
+    for tag in ("fwd", "bwd", "wrw"):
+        got = np.load(f"r.{tag}.npy")
+        assert got.ndim == 5 and got.dtype == np.float32, tag
+        got = got.transpose(back)
+        assert got.shape == shapes[tag], tag
+        np.testing.assert_allclose(got, want[tag], rtol=1e-5, atol=1e-5, err_msg=tag)
+
+
+@pytest.mark.parametrize("spatial", [2, 3])
+def test_bias_added_per_output_channel(rng, spatial):
+    """-b 1 --in_bias b.npy: the forward result is the convolution plus
+    b[k] along the output's channel dim (NHWC / NDHWC: the last one)."""
+    n, c, k = 2, 3, 5
+    sp, fil = ((4, 5, 6), (2, 3, 3)) if spatial == 3 else ((5, 6), (3, 3))
+    pad = (1,) * spatial
+    out = tuple(sp[i] + 2 * pad[i] - fil[i] + 1 for i in range(spatial))
+    x, w, b = rand(rng, (n, c) + sp), rand(rng, (k, c) + fil), rand(rng, (k,))
+    last = (0,) + tuple(range(2, 2 + spatial)) + (1,)
+    np.save("x.npy", x.transpose(last))
+    np.save("w.npy", w.transpose(last))
+    np.save("b.npy", b)
+    lay = "NDHWC" if spatial == 3 else "NHWC"
+    flags = ["--spatial_dim", spatial, "-n", n, "-c", c, "-k", k, "-H", sp[-2], "-W", sp[-1],
+             "-y", fil[-2], "-x", fil[-1], "-p", 1, "-q", 1]
+    if spatial == 3:
+        flags += ["--in_d", sp[0], "--fil_d", fil[0], "--pad_d", 1]
+    p = driver("conv", *flags, "-I", lay, "-f", lay, "-O", lay, "-F", 1, "-b", 1, "-a", "b.npy",
+               "-d", "x.npy", "-e", "w.npy", "--out", "y.npy")
+    assert "Forward Convolution Verifies OK on CPU reference" in p.stdout, p.stdout
+    assert "tilec_conv_bias" in p.stdout
+    if spatial == 3:
+        want = conv3d_refs(x, w, np.zeros((n, k) + out), (1, 1, 1), pad, (1, 1, 1), 1)["fwd"]
+    else:
+        want = ref_forward(x, w, (1, 1), ((1, 1), (1, 1)), (1, 1), 1)
+    want = want + b.astype(np.float64).reshape((1, k) + (1,) * spatial)
+    got = np.load("y.npy").transpose(np.argsort(last))
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)

@@ -233,32 +233,19 @@ static int copy_layout(char dst[8], const char *src, const char *dflt) {
   return 0;
 }
 
-tc_conv2d *tc_conv2d_new(const tc_conv2d_desc *d, const tc_op_options *opt) {
+/* A convolution of problem p (sizes and parameters set, layouts still
+ * to copy from given[] or their defaults). */
+static tc_conv2d *conv_new(const tc_conv_problem *p, const char *const given[3],
+                           const char *const dflt[3], const tc_op_options *opt) {
   tc_conv2d *c = tc_xcalloc(1, sizeof *c);
   common_init(&c->o, opt);
-  tc_conv2d_desc def;
-  if (!d) {
-    tc_conv2d_desc_init(&def);
-    d = &def;
-  }
-  tc_conv_problem_init(&c->p);
-  c->p.dir = (tc_conv_dir)d->direction;
-  c->p.n = d->n, c->p.c = d->c, c->p.h = d->h, c->p.w = d->w;
-  c->p.k = d->k, c->p.y = d->y, c->p.x = d->x;
-  c->p.pad_h_l = d->pad_top, c->p.pad_h_r = d->pad_bottom;
-  c->p.pad_w_l = d->pad_left, c->p.pad_w_r = d->pad_right;
-  c->p.stride_h = d->stride_h, c->p.stride_w = d->stride_w;
-  c->p.dil_h = d->dilation_h, c->p.dil_w = d->dilation_w;
-  c->p.groups = d->groups;
-  c->p.dtype = d->dtype;
+  c->p = *p;
   const char *names[3] = {"input", "filter", "output"};
-  const char *given[3] = {d->in_layout, d->fil_layout, d->out_layout};
   char *dst[3] = {c->p.in_layout, c->p.fil_layout, c->p.out_layout};
-  const char *dflt[3] = {"NCHW", "KCYX", "NKHW"};
   for (int i = 0; i < 3; i++) {
     if (copy_layout(dst[i], given[i], dflt[i]) != 0) {
-      snprintf(c->bad, sizeof c->bad, "bad %s layout '%.16s...': expected 4 letters such as %s",
-               names[i], given[i], dflt[i]);
+      snprintf(c->bad, sizeof c->bad, "bad %s layout '%.16s...': expected %d letters such as %s",
+               names[i], given[i], (int)strlen(dflt[i]), dflt[i]);
       strcpy(dst[i], "?");
     }
   }
@@ -267,6 +254,63 @@ tc_conv2d *tc_conv2d_new(const tc_conv2d_desc *d, const tc_op_options *opt) {
   tc_conv_problem_string(&c->p, &key);
   c->o.key = tc_str_take(&key);
   return c;
+}
+
+tc_conv2d *tc_conv2d_new(const tc_conv2d_desc *d, const tc_op_options *opt) {
+  tc_conv2d_desc def;
+  if (!d) {
+    tc_conv2d_desc_init(&def);
+    d = &def;
+  }
+  tc_conv_problem p;
+  tc_conv_problem_init(&p);
+  p.dir = (tc_conv_dir)d->direction;
+  p.n = d->n, p.c = d->c, p.h = d->h, p.w = d->w;
+  p.k = d->k, p.y = d->y, p.x = d->x;
+  p.pad_h_l = d->pad_top, p.pad_h_r = d->pad_bottom;
+  p.pad_w_l = d->pad_left, p.pad_w_r = d->pad_right;
+  p.stride_h = d->stride_h, p.stride_w = d->stride_w;
+  p.dil_h = d->dilation_h, p.dil_w = d->dilation_w;
+  p.groups = d->groups;
+  p.dtype = d->dtype;
+  const char *given[3] = {d->in_layout, d->fil_layout, d->out_layout};
+  static const char *const dflt[3] = {"NCHW", "KCYX", "NKHW"};
+  return conv_new(&p, given, dflt, opt);
+}
+
+void tc_conv3d_desc_init(tc_conv3d_desc *d) {
+  if (!d) return;
+  memset(d, 0, sizeof *d);
+  d->direction = TC_CONV2D_FORWARD;
+  d->n = d->c = d->d = d->h = d->w = d->k = d->z = d->y = d->x = 1;
+  d->stride_d = d->stride_h = d->stride_w = 1;
+  d->dilation_d = d->dilation_h = d->dilation_w = 1;
+  d->groups = 1;
+  d->dtype = TC_F32;
+}
+
+tc_conv2d *tc_conv3d_new(const tc_conv3d_desc *d, const tc_op_options *opt) {
+  tc_conv3d_desc def;
+  if (!d) {
+    tc_conv3d_desc_init(&def);
+    d = &def;
+  }
+  tc_conv_problem p;
+  tc_conv_problem_init(&p);
+  tc_conv_problem_make_3d(&p);
+  p.dir = (tc_conv_dir)d->direction;
+  p.n = d->n, p.c = d->c, p.d = d->d, p.h = d->h, p.w = d->w;
+  p.k = d->k, p.z = d->z, p.y = d->y, p.x = d->x;
+  p.pad_d_l = d->pad_front, p.pad_d_r = d->pad_back;
+  p.pad_h_l = d->pad_top, p.pad_h_r = d->pad_bottom;
+  p.pad_w_l = d->pad_left, p.pad_w_r = d->pad_right;
+  p.stride_d = d->stride_d, p.stride_h = d->stride_h, p.stride_w = d->stride_w;
+  p.dil_d = d->dilation_d, p.dil_h = d->dilation_h, p.dil_w = d->dilation_w;
+  p.groups = d->groups;
+  p.dtype = d->dtype;
+  const char *given[3] = {d->in_layout, d->fil_layout, d->out_layout};
+  static const char *const dflt[3] = {"NCDHW", "KCZYX", "NKDHW"};
+  return conv_new(&p, given, dflt, opt);
 }
 
 void tc_conv2d_free(tc_conv2d *c) {
@@ -280,13 +324,13 @@ const char *tc_conv2d_error(const tc_conv2d *c) { return c ? tc_str_cstr(&c->o.e
 const char *tc_conv2d_problem_string(const tc_conv2d *c) { return c ? c->o.key : ""; }
 
 /* Checks the description: 0, or -1 with the error set (prefixed by fn). */
-static int conv_check(tc_conv2d *c, const char *fn, int64_t *ho, int64_t *wo) {
+static int conv_check(tc_conv2d *c, const char *fn, int64_t *dout, int64_t *ho, int64_t *wo) {
   char why[1024];
   if (c->bad[0]) {
     set_error(&c->o, "%s: %s", fn, c->bad);
     return -1;
   }
-  if (tc_conv_check(&c->p, ho, wo, why, sizeof why) != 0) {
+  if (tc_conv_check3(&c->p, dout, ho, wo, why, sizeof why) != 0) {
     set_error(&c->o, "%s: %s", fn, why);
     return -1;
   }
@@ -306,8 +350,19 @@ static int conv_check(tc_conv2d *c, const char *fn, int64_t *ho, int64_t *wo) {
 tc_status tc_conv2d_output_size(tc_conv2d *c, int64_t *ho, int64_t *wo) {
   if (!c) return TC_ERR_ARGUMENT;
   int64_t h = 0, w = 0;
-  if (conv_check(c, "tc_conv2d_output_size", &h, &w) != 0) return TC_ERR_ARGUMENT;
+  if (conv_check(c, "tc_conv2d_output_size", NULL, &h, &w) != 0) return TC_ERR_ARGUMENT;
   tc_str_clear(&c->o.err);
+  if (ho) *ho = h;
+  if (wo) *wo = w;
+  return TC_OK;
+}
+
+tc_status tc_conv3d_output_size(tc_conv2d *c, int64_t *dout, int64_t *ho, int64_t *wo) {
+  if (!c) return TC_ERR_ARGUMENT;
+  int64_t dd = 0, h = 0, w = 0;
+  if (conv_check(c, "tc_conv3d_output_size", &dd, &h, &w) != 0) return TC_ERR_ARGUMENT;
+  tc_str_clear(&c->o.err);
+  if (dout) *dout = dd;
   if (ho) *ho = h;
   if (wo) *wo = w;
   return TC_OK;
@@ -315,7 +370,7 @@ tc_status tc_conv2d_output_size(tc_conv2d *c, int64_t *ho, int64_t *wo) {
 
 int64_t tc_conv2d_elems(tc_conv2d *c, tc_conv2d_tensor t) {
   if (!c) return -1;
-  if (conv_check(c, "tc_conv2d_elems", NULL, NULL) != 0) return -1;
+  if (conv_check(c, "tc_conv2d_elems", NULL, NULL, NULL) != 0) return -1;
   tc_str_clear(&c->o.err);
   switch (t) {
     case TC_CONV2D_INPUT: return tc_conv_input_elems(&c->p);
@@ -342,7 +397,7 @@ static void conv_install(tc_conv2d *c, tc_conv_plan *plan, const tc_gemm_params 
 tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
   if (!c) return TC_ERR_ARGUMENT;
   const char *fn = "tc_conv2d_plan";
-  if (conv_check(c, fn, NULL, NULL) != 0) return TC_ERR_ARGUMENT;
+  if (conv_check(c, fn, NULL, NULL, NULL) != 0) return TC_ERR_ARGUMENT;
   char why[2048] = "";
   tc_gemm_params prm;
   memset(&prm, 0, sizeof prm);
@@ -408,7 +463,7 @@ tc_status tc_conv2d_tune(tc_conv2d *c, const tc_op_tune_options *t, tc_op_tune_r
   if (r) memset(r, 0, sizeof *r);
   if (!c) return TC_ERR_ARGUMENT;
   const char *fn = "tc_conv2d_tune";
-  if (conv_check(c, fn, NULL, NULL) != 0) return TC_ERR_ARGUMENT;
+  if (conv_check(c, fn, NULL, NULL, NULL) != 0) return TC_ERR_ARGUMENT;
   if (t && (t->max_candidates < 0 || t->reps < 0)) {
     set_error(&c->o, "%s: max_candidates and reps must not be negative (got %d and %d)", fn,
               t->max_candidates, t->reps);
@@ -485,7 +540,7 @@ int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, c
   memset(r, 0, sizeof *r);
   r->bad = -1;
   if (!c) return -1;
-  if (conv_check(c, "tc_conv2d_verify", NULL, NULL) != 0) return -1;
+  if (conv_check(c, "tc_conv2d_verify", NULL, NULL, NULL) != 0) return -1;
   if (!in || !fil || !out) {
     set_error(&c->o, "tc_conv2d_verify: a buffer is NULL");
     return -1;
@@ -504,7 +559,7 @@ int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, c
 
 tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out) {
   if (!c) return TC_ERR_ARGUMENT;
-  if (conv_check(c, "tc_conv2d_reference", NULL, NULL) != 0) return TC_ERR_ARGUMENT;
+  if (conv_check(c, "tc_conv2d_reference", NULL, NULL, NULL) != 0) return TC_ERR_ARGUMENT;
   if (!in || !fil || !out) {
     set_error(&c->o, "tc_conv2d_reference: a buffer is NULL");
     return TC_ERR_ARGUMENT;

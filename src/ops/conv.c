@@ -1,4 +1,4 @@
-/* conv.c - the convolution problem (defaults, checks, layouts, the
+/* conv.c - the (2-D or 3-D) convolution problem (defaults, checks, layouts, the
  * MIOpenDriver-style problem string), plans (the GEMM kernels of
  * tc_conv_lower plus an optional zero-init kernel) and running them.
  * The views are built in conv_lower.c, the reference is conv_ref.c. */
@@ -30,6 +30,15 @@ void tc_conv_problem_init(tc_conv_problem *p) {
   strcpy(p->in_layout, "NCHW");
   strcpy(p->fil_layout, "KCYX");
   strcpy(p->out_layout, "NKHW");
+  p->d = p->z = 1;
+  p->stride_d = p->dil_d = 1;
+}
+
+void tc_conv_problem_make_3d(tc_conv_problem *p) {
+  p->spatial = 3;
+  strcpy(p->in_layout, "NCDHW");
+  strcpy(p->fil_layout, "KCZYX");
+  strcpy(p->out_layout, "NKDHW");
 }
 
 const char *tc_conv_dir_name(tc_conv_dir dir) {
@@ -49,49 +58,36 @@ tc_conv_buf tc_conv_written_buf(tc_conv_dir dir) {
   }
 }
 
-/* Layout strings.  kind 0: input (N C H W), 1: filter (K C Y X; MIOpen's
- * N H W spellings of K Y X accepted), 2: output (N K H W; C accepted for
- * K, as MIOpenDriver writes "NCHW" for every tensor). */
+/* Layout strings.  kind 0: input (N C [D] H W), 1: filter (K C [Z] Y X;
+ * MIOpen's N [D] H W spellings of K [Z] Y X accepted), 2: output (N K [D]
+ * H W; C accepted for K, as MIOpenDriver writes "NCHW" for every tensor).
+ * letters[kind][nsp - 2][d]: the letters that name logical dim d. */
 static const char *const kind_name[3] = {"input", "filter", "output"};
-static const char *const canon[3] = {"NCHW", "KCYX", "NKHW"};
+static const char *const canon[3][2] = {{"NCHW", "NCDHW"}, {"KCYX", "KCZYX"}, {"NKHW", "NKDHW"}};
+static const char *const other[3][2] = {{"NHWC", "NDHWC"}, {"KYXC", "KZYXC"}, {"NHWK", "NDHWK"}};
+static const char *const letters[3][2][TC_CONV_MAX_ND] = {
+    {{"N", "C", "H", "W"}, {"N", "C", "D", "H", "W"}},
+    {{"KN", "C", "YH", "XW"}, {"KN", "C", "ZD", "YH", "XW"}},
+    {{"N", "KC", "H", "W"}, {"N", "KC", "D", "H", "W"}},
+};
 
-static int layout_letter(int kind, char ch) {
+static int problem_nsp(const tc_conv_problem *p) { return p->spatial == 3 ? 3 : 2; }
+
+static int layout_letter(int kind, int nsp, char ch) {
   if (ch >= 'a' && ch <= 'z') ch = (char)(ch - 'a' + 'A');
-  switch (kind) {
-    case 0:
-      switch (ch) {
-        case 'N': return 0;
-        case 'C': return 1;
-        case 'H': return 2;
-        case 'W': return 3;
-      }
-      break;
-    case 1:
-      switch (ch) {
-        case 'K': case 'N': return 0;
-        case 'C': return 1;
-        case 'Y': case 'H': return 2;
-        case 'X': case 'W': return 3;
-      }
-      break;
-    default:
-      switch (ch) {
-        case 'N': return 0;
-        case 'K': case 'C': return 1;
-        case 'H': return 2;
-        case 'W': return 3;
-      }
-      break;
-  }
+  for (int d = 0; d < nsp + 2; d++)
+    if (ch && strchr(letters[kind][nsp - 2][d], ch)) return d;
   return -1;
 }
 
-static int parse_layout(const char *s, int kind, int order[4], char *err, size_t cap) {
+static int parse_layout(const char *s, int kind, int nsp, int order[TC_CONV_MAX_ND], char *err,
+                        size_t cap) {
+  int nd = nsp + 2;
   size_t len = strnlen(s, 8);
-  int seen[4] = {0, 0, 0, 0};
-  int ok = len == 4;
-  for (size_t i = 0; ok && i < 4; i++) {
-    int d = layout_letter(kind, s[i]);
+  int seen[TC_CONV_MAX_ND] = {0};
+  int ok = len == (size_t)nd;
+  for (int i = 0; ok && i < nd; i++) {
+    int d = layout_letter(kind, nsp, s[i]);
     if (d < 0 || seen[d]) ok = 0;
     else {
       seen[d] = 1;
@@ -99,18 +95,20 @@ static int parse_layout(const char *s, int kind, int order[4], char *err, size_t
     }
   }
   if (!ok) {
-    const char *c = canon[kind];
-    snprintf(err, cap, "bad %s layout '%.8s': expected a permutation of the letters %c, %c, %c, %c "
-             "(e.g. %s or %s)", kind_name[kind], s, c[0], c[1], c[2], c[3], c,
-             kind == 0 ? "NHWC" : kind == 1 ? "KYXC" : "NHWK");
+    const char *c = canon[kind][nsp - 2];
+    char list[32] = "";
+    for (int d = 0; d < nd; d++)
+      snprintf(list + strlen(list), sizeof list - strlen(list), "%s%c", d ? ", " : "", c[d]);
+    snprintf(err, cap, "bad %s layout '%.8s': expected a permutation of the letters %s "
+             "(e.g. %s or %s)", kind_name[kind], s, list, c, other[kind][nsp - 2]);
     return -1;
   }
   return 0;
 }
 
-static void strides_from_order(const int64_t ext[4], const int order[4], int64_t stride[4]) {
+static void strides_from_order(int nd, const int64_t *ext, const int *order, int64_t *stride) {
   int64_t s = 1;
-  for (int i = 3; i >= 0; i--) {
+  for (int i = nd - 1; i >= 0; i--) {
     stride[order[i]] = s;
     s *= ext[order[i]];
   }
@@ -118,15 +116,48 @@ static void strides_from_order(const int64_t ext[4], const int order[4], int64_t
 
 #define TC_CONV_MAX_DIM ((int64_t)0x7fffffff)
 
-static int64_t prod4(const int64_t e[4]) {
-  /* each factor <= 2^31 - 1; caller checks the result against a limit by
-   * dividing, so compute with overflow detection */
+/* The product of nd extents (each <= 2^31 - 1), or -1 past INT64_MAX / 8. */
+static int64_t prod_checked(const int64_t *e, int nd) {
   int64_t r = 1;
-  for (int i = 0; i < 4; i++) {
+  for (int i = 0; i < nd; i++) {
     if (e[i] != 0 && r > INT64_MAX / 8 / e[i]) return -1;
     r *= e[i];
   }
   return r;
+}
+
+int64_t tc_conv_elems_of(const int64_t *e, int nd) {
+  int64_t r = 1;
+  for (int i = 0; i < nd; i++) r *= e[i];
+  return r;
+}
+
+typedef struct conv_field {
+  const char *flag, *what;
+  int64_t v;
+} conv_field;
+
+/* Each value of f in [min, TC_CONV_MAX_DIM] ("must be positive" when min
+ * is 1); 0 or -1 + err. */
+static int check_fields(const conv_field *f, size_t n, int64_t min, char *err, size_t cap) {
+  for (size_t i = 0; i < n; i++) {
+    if (min == 1 && f[i].v <= 0) {
+      snprintf(err, cap, "%s (%s) must be positive, got %lld", f[i].what, f[i].flag,
+               (long long)f[i].v);
+      return -1;
+    }
+    if (min == 1 && f[i].v > TC_CONV_MAX_DIM) {
+      snprintf(err, cap, "%s (%s) %lld is too large (at most %lld)", f[i].what, f[i].flag,
+               (long long)f[i].v, (long long)TC_CONV_MAX_DIM);
+      return -1;
+    }
+    if (min == 0 && (f[i].v < 0 || f[i].v > TC_CONV_MAX_DIM)) {
+      snprintf(err, cap, "%s (%s) must be in [0, %lld], got %lld", f[i].what, f[i].flag,
+               (long long)TC_CONV_MAX_DIM, (long long)f[i].v);
+      return -1;
+    }
+  }
+  return 0;
 }
 
 int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size_t cap) {
@@ -140,7 +171,12 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size
              "or 4 (backward weight)", (int)p->dir);
     return -1;
   }
-  struct { const char *flag, *what; int64_t v; } pos[] = {
+  if (p->spatial != 0 && p->spatial != 2 && p->spatial != 3) {
+    snprintf(err, cap, "bad spatial dimension count %d: expected 2 or 3", p->spatial);
+    return -1;
+  }
+  int nsp = problem_nsp(p), nd = nsp + 2;
+  conv_field pos[] = {
     {"-n", "batch size", p->n}, {"-c", "input channels", p->c},
     {"-H", "input height", p->h}, {"-W", "input width", p->w},
     {"-k", "output channels", p->k}, {"-y", "filter height", p->y},
@@ -148,29 +184,23 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size
     {"-v", "horizontal stride", p->stride_w}, {"-l", "vertical dilation", p->dil_h},
     {"-j", "horizontal dilation", p->dil_w}, {"-g", "group count", p->groups},
   };
-  for (size_t i = 0; i < sizeof pos / sizeof pos[0]; i++) {
-    if (pos[i].v <= 0) {
-      snprintf(err, cap, "%s (%s) must be positive, got %lld", pos[i].what, pos[i].flag,
-               (long long)pos[i].v);
-      return -1;
-    }
-    if (pos[i].v > TC_CONV_MAX_DIM) {
-      snprintf(err, cap, "%s (%s) %lld is too large (at most %lld)", pos[i].what, pos[i].flag,
-               (long long)pos[i].v, (long long)TC_CONV_MAX_DIM);
-      return -1;
-    }
-  }
-  struct { const char *flag, *what; int64_t v; } pads[] = {
+  conv_field pos3[] = {
+    {"--in_d", "input depth", p->d}, {"--fil_d", "filter depth", p->z},
+    {"--conv_stride_d", "depth stride", p->stride_d},
+    {"--dilation_d", "depth dilation", p->dil_d},
+  };
+  conv_field pads[] = {
     {"--pad_h_l", "top padding", p->pad_h_l}, {"--pad_h_r", "bottom padding", p->pad_h_r},
     {"--pad_w_l", "left padding", p->pad_w_l}, {"--pad_w_r", "right padding", p->pad_w_r},
   };
-  for (size_t i = 0; i < 4; i++) {
-    if (pads[i].v < 0 || pads[i].v > TC_CONV_MAX_DIM) {
-      snprintf(err, cap, "%s (%s) must be in [0, %lld], got %lld", pads[i].what, pads[i].flag,
-               (long long)TC_CONV_MAX_DIM, (long long)pads[i].v);
-      return -1;
-    }
-  }
+  conv_field pads3[] = {
+    {"--pad_d_l", "front padding", p->pad_d_l}, {"--pad_d_r", "back padding", p->pad_d_r},
+  };
+  if (check_fields(pos, sizeof pos / sizeof *pos, 1, err, cap) ||
+      (nsp == 3 && check_fields(pos3, sizeof pos3 / sizeof *pos3, 1, err, cap)) ||
+      check_fields(pads, sizeof pads / sizeof *pads, 0, err, cap) ||
+      (nsp == 3 && check_fields(pads3, sizeof pads3 / sizeof *pads3, 0, err, cap)))
+    return -1;
   if (p->c % p->groups) {
     snprintf(err, cap, "input channels (-c %lld) are not divisible by the group count (-g %lld)",
              (long long)p->c, (long long)p->groups);
@@ -186,60 +216,83 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size
              tc_dtype_name(p->dtype));
     return -1;
   }
-  if (parse_layout(p->in_layout, 0, d->in_order, err, cap) ||
-      parse_layout(p->fil_layout, 1, d->fil_order, err, cap) ||
-      parse_layout(p->out_layout, 2, d->out_order, err, cap))
+  if (parse_layout(p->in_layout, 0, nsp, d->in_order, err, cap) ||
+      parse_layout(p->fil_layout, 1, nsp, d->fil_order, err, cap) ||
+      parse_layout(p->out_layout, 2, nsp, d->out_order, err, cap))
     return -1;
+  d->nsp = nsp;
+  d->nd = nd;
+  /* the spatial dims, outermost first: (depth,) height, width */
+  int o = nsp - 2;
+  if (nsp == 3) {
+    d->sp_in[0] = p->d, d->sp_fil[0] = p->z, d->sp_pad_l[0] = p->pad_d_l;
+    d->sp_pad_r[0] = p->pad_d_r, d->sp_stride[0] = p->stride_d, d->sp_dil[0] = p->dil_d;
+  }
+  d->sp_in[o] = p->h, d->sp_fil[o] = p->y, d->sp_pad_l[o] = p->pad_h_l;
+  d->sp_pad_r[o] = p->pad_h_r, d->sp_stride[o] = p->stride_h, d->sp_dil[o] = p->dil_h;
+  d->sp_in[o + 1] = p->w, d->sp_fil[o + 1] = p->x, d->sp_pad_l[o + 1] = p->pad_w_l;
+  d->sp_pad_r[o + 1] = p->pad_w_r, d->sp_stride[o + 1] = p->stride_w;
+  d->sp_dil[o + 1] = p->dil_w;
   /* output size: (in + pads - dilated filter) / stride + 1 */
-  const char *axis[2] = {"height", "width"};
-  int64_t in_sz[2] = {p->h, p->w}, fil[2] = {p->y, p->x}, dil[2] = {p->dil_h, p->dil_w};
-  int64_t pl[2] = {p->pad_h_l, p->pad_w_l}, pr[2] = {p->pad_h_r, p->pad_w_r};
-  int64_t st[2] = {p->stride_h, p->stride_w}, outsz[2];
-  for (int i = 0; i < 2; i++) {
-    int64_t span = dil[i] * (fil[i] - 1) + 1; /* both < 2^31: fits */
-    int64_t padded = in_sz[i] + pl[i] + pr[i];
+  static const char *const axis[3] = {"depth", "height", "width"};
+  for (int i = 0; i < nsp; i++) {
+    const char *ax = axis[i + 3 - nsp];
+    int64_t span = d->sp_dil[i] * (d->sp_fil[i] - 1) + 1; /* both < 2^31: fits */
+    int64_t padded = d->sp_in[i] + d->sp_pad_l[i] + d->sp_pad_r[i];
     if (padded < span) {
       snprintf(err, cap, "output %s would be %lld: the padded input %s %lld (%lld + %lld + %lld) "
-               "is smaller than the dilated filter %s %lld", axis[i],
-               (long long)(tc_conv_floor_div(padded - span, st[i]) + 1),
-               axis[i], (long long)padded, (long long)in_sz[i], (long long)pl[i],
-               (long long)pr[i], axis[i], (long long)span);
+               "is smaller than the dilated filter %s %lld", ax,
+               (long long)(tc_conv_floor_div(padded - span, d->sp_stride[i]) + 1), ax,
+               (long long)padded, (long long)d->sp_in[i], (long long)d->sp_pad_l[i],
+               (long long)d->sp_pad_r[i], ax, (long long)span);
       return -1;
     }
-    outsz[i] = (padded - span) / st[i] + 1;
+    d->sp_out[i] = (padded - span) / d->sp_stride[i] + 1;
   }
-  d->ho = outsz[0];
-  d->wo = outsz[1];
+  d->dout = nsp == 3 ? d->sp_out[0] : 1;
+  d->ho = d->sp_out[o];
+  d->wo = d->sp_out[o + 1];
   d->g = p->groups;
   d->cg = p->c / p->groups;
   d->kg = p->k / p->groups;
-  int64_t ie[4] = {p->n, p->c, p->h, p->w}, fe[4] = {p->k, d->cg, p->y, p->x};
-  int64_t oe[4] = {p->n, p->k, d->ho, d->wo};
-  memcpy(d->in_ext, ie, sizeof ie);
-  memcpy(d->fil_ext, fe, sizeof fe);
-  memcpy(d->out_ext, oe, sizeof oe);
+  d->in_ext[0] = p->n, d->in_ext[1] = p->c;
+  d->fil_ext[0] = p->k, d->fil_ext[1] = d->cg;
+  d->out_ext[0] = p->n, d->out_ext[1] = p->k;
+  for (int i = 0; i < nsp; i++) {
+    d->in_ext[2 + i] = d->sp_in[i];
+    d->fil_ext[2 + i] = d->sp_fil[i];
+    d->out_ext[2 + i] = d->sp_out[i];
+  }
   const char *tname[3] = {"input", "filter", "output"};
-  const int64_t *exts[3] = {ie, fe, oe};
+  const int64_t *exts[3] = {d->in_ext, d->fil_ext, d->out_ext};
   for (int i = 0; i < 3; i++) {
-    if (prod4(exts[i]) < 0) {
-      snprintf(err, cap, "the %s tensor is too large (%lld x %lld x %lld x %lld elements)",
-               tname[i], (long long)exts[i][0], (long long)exts[i][1], (long long)exts[i][2],
-               (long long)exts[i][3]);
+    if (prod_checked(exts[i], nd) < 0) {
+      char dims[128] = "";
+      for (int j = 0; j < nd; j++)
+        snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", j ? " x " : "",
+                 (long long)exts[i][j]);
+      snprintf(err, cap, "the %s tensor is too large (%s elements)", tname[i], dims);
       return -1;
     }
   }
-  strides_from_order(d->in_ext, d->in_order, d->in_stride);
-  strides_from_order(d->fil_ext, d->fil_order, d->fil_stride);
-  strides_from_order(d->out_ext, d->out_order, d->out_stride);
+  strides_from_order(nd, d->in_ext, d->in_order, d->in_stride);
+  strides_from_order(nd, d->fil_ext, d->fil_order, d->fil_stride);
+  strides_from_order(nd, d->out_ext, d->out_order, d->out_stride);
+  return 0;
+}
+
+int tc_conv_check3(const tc_conv_problem *p, int64_t *dout, int64_t *ho, int64_t *wo, char *err,
+                   size_t cap) {
+  tc_conv_geom d;
+  if (tc_conv_geom_make(p, &d, err, cap)) return -1;
+  if (dout) *dout = d.dout;
+  if (ho) *ho = d.ho;
+  if (wo) *wo = d.wo;
   return 0;
 }
 
 int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, char *err, size_t cap) {
-  tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, err, cap)) return -1;
-  if (ho) *ho = d.ho;
-  if (wo) *wo = d.wo;
-  return 0;
+  return tc_conv_check3(p, NULL, ho, wo, err, cap);
 }
 
 static int64_t elems_or_zero(const tc_conv_problem *p, int which) {
@@ -247,19 +300,19 @@ static int64_t elems_or_zero(const tc_conv_problem *p, int which) {
   char err[8];
   if (tc_conv_geom_make(p, &d, err, sizeof err)) return 0;
   const int64_t *e = which == 0 ? d.in_ext : which == 1 ? d.fil_ext : d.out_ext;
-  return e[0] * e[1] * e[2] * e[3];
+  return tc_conv_elems_of(e, d.nd);
 }
 
 int64_t tc_conv_input_elems(const tc_conv_problem *p) { return elems_or_zero(p, 0); }
 int64_t tc_conv_filter_elems(const tc_conv_problem *p) { return elems_or_zero(p, 1); }
 int64_t tc_conv_output_elems(const tc_conv_problem *p) { return elems_or_zero(p, 2); }
 
-static void layout_text(const char *s, int kind, char out[9]) {
-  int order[4];
+static void layout_text(const char *s, int kind, int nsp, char out[9]) {
+  int order[TC_CONV_MAX_ND];
   char err[8];
-  if (parse_layout(s, kind, order, err, sizeof err) == 0) {
-    for (int i = 0; i < 4; i++) out[i] = canon[kind][order[i]];
-    out[4] = 0;
+  if (parse_layout(s, kind, nsp, order, err, sizeof err) == 0) {
+    for (int i = 0; i < nsp + 2; i++) out[i] = canon[kind][nsp - 2][order[i]];
+    out[nsp + 2] = 0;
   } else {
     snprintf(out, 9, "%.8s", s);
   }
@@ -267,22 +320,38 @@ static void layout_text(const char *s, int kind, char out[9]) {
 
 void tc_conv_problem_string(const tc_conv_problem *p, tc_str *out) {
   if (!p || !out) return;
+  int nsp = problem_nsp(p);
   char il[9], fl[9], ol[9];
-  layout_text(p->in_layout, 0, il);
-  layout_text(p->fil_layout, 1, fl);
-  layout_text(p->out_layout, 2, ol);
-  tc_str_printf(out, "conv2d -F %d -n %lld -c %lld -H %lld -W %lld -k %lld -y %lld -x %lld",
-                (int)p->dir, (long long)p->n, (long long)p->c, (long long)p->h, (long long)p->w,
-                (long long)p->k, (long long)p->y, (long long)p->x);
-  if (p->pad_h_l == p->pad_h_r && p->pad_w_l == p->pad_w_r)
+  layout_text(p->in_layout, 0, nsp, il);
+  layout_text(p->fil_layout, 1, nsp, fl);
+  layout_text(p->out_layout, 2, nsp, ol);
+  int sym = p->pad_h_l == p->pad_h_r && p->pad_w_l == p->pad_w_r;
+  if (nsp == 3) {
+    sym = sym && p->pad_d_l == p->pad_d_r;
+    tc_str_printf(out, "conv3d -F %d -n %lld -c %lld --in_d %lld -H %lld -W %lld -k %lld "
+                  "--fil_d %lld -y %lld -x %lld", (int)p->dir, (long long)p->n, (long long)p->c,
+                  (long long)p->d, (long long)p->h, (long long)p->w, (long long)p->k,
+                  (long long)p->z, (long long)p->y, (long long)p->x);
+    if (sym) tc_str_printf(out, " --pad_d %lld", (long long)p->pad_d_l);
+    else
+      tc_str_printf(out, " --pad_d_l %lld --pad_d_r %lld", (long long)p->pad_d_l,
+                    (long long)p->pad_d_r);
+  } else {
+    tc_str_printf(out, "conv2d -F %d -n %lld -c %lld -H %lld -W %lld -k %lld -y %lld -x %lld",
+                  (int)p->dir, (long long)p->n, (long long)p->c, (long long)p->h,
+                  (long long)p->w, (long long)p->k, (long long)p->y, (long long)p->x);
+  }
+  if (sym)
     tc_str_printf(out, " -p %lld -q %lld", (long long)p->pad_h_l, (long long)p->pad_w_l);
   else
     tc_str_printf(out, " --pad_h_l %lld --pad_h_r %lld --pad_w_l %lld --pad_w_r %lld",
                   (long long)p->pad_h_l, (long long)p->pad_h_r, (long long)p->pad_w_l,
                   (long long)p->pad_w_r);
-  tc_str_printf(out, " -u %lld -v %lld -l %lld -j %lld -g %lld -t %s --in_layout %s "
-                "--fil_layout %s --out_layout %s", (long long)p->stride_h,
-                (long long)p->stride_w, (long long)p->dil_h, (long long)p->dil_w,
+  if (nsp == 3) tc_str_printf(out, " --conv_stride_d %lld", (long long)p->stride_d);
+  tc_str_printf(out, " -u %lld -v %lld", (long long)p->stride_h, (long long)p->stride_w);
+  if (nsp == 3) tc_str_printf(out, " --dilation_d %lld", (long long)p->dil_d);
+  tc_str_printf(out, " -l %lld -j %lld -g %lld -t %s --in_layout %s --fil_layout %s "
+                "--out_layout %s", (long long)p->dil_h, (long long)p->dil_w,
                 (long long)p->groups, tc_dtype_name(p->dtype), il, fl, ol);
 }
 

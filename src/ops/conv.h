@@ -1,4 +1,4 @@
-/* conv.h - 2-D convolution as implicit GEMM (after rocMLIR's MIOpen
+/* conv.h - 2-D and 3-D convolution as implicit GEMM (after rocMLIR's MIOpen
  * dialect): forward, backward-data and backward-weight, each lowered to one
  * or more gridwise GEMMs over coordinate-transform views of the tensors in
  * memory. */
@@ -15,23 +15,36 @@ typedef enum tc_conv_dir {
 
 /* MIOpenDriver's conventions: input [N, C, H, W], filter [K, C/G, Y, X],
  * output [N, K, Ho, Wo], in the layouts given by the layout strings
- * ("NCHW", "KCYX", "NKHW", or "NHWC", "KYXC", "NHWK"). */
+ * ("NCHW", "KCYX", "NKHW", or "NHWC", "KYXC", "NHWK").  With spatial 3,
+ * a 3-D convolution: input [N, C, D, H, W], filter [K, C/G, Z, Y, X],
+ * output [N, K, Do, Ho, Wo] ("NCDHW", "KCZYX", "NKDHW", or "NDHWC",
+ * "KZYXC", "NDHWK"); the depth is one more spatial dim everywhere. */
 typedef struct tc_conv_problem {
   tc_conv_dir dir;
   int64_t n, c, h, w, k, y, x;
   int64_t pad_h_l, pad_h_r, pad_w_l, pad_w_r;
   int64_t stride_h, stride_w, dil_h, dil_w;
   int64_t groups;
+  int spatial;                 /* 3: 3-D (the depth fields below); 0 or 2: 2-D */
+  int64_t d, z;                /* 3-D: input depth, filter depth */
+  int64_t pad_d_l, pad_d_r, stride_d, dil_d;
   tc_dtype dtype;              /* f32 or f16; accumulation is f32 */
   char in_layout[8], fil_layout[8], out_layout[8];
 } tc_conv_problem;
 
-/* Fills defaults: stride 1, dilation 1, groups 1, NCHW/KCYX/NKHW, f32. */
+/* Fills defaults: stride 1, dilation 1, groups 1, NCHW/KCYX/NKHW, f32
+ * (2-D; the depth fields 1, 1, 0, 0, 1, 1 for a caller that sets spatial
+ * 3 and the 3-D layouts). */
 void tc_conv_problem_init(tc_conv_problem *p);
+/* Sets spatial 3 and the 3-D default layouts NCDHW / KCZYX / NKDHW. */
+void tc_conv_problem_make_3d(tc_conv_problem *p);
 /* Checks the problem (positive sizes, channels divisible by groups, a
  * non-negative output size, known layouts) and computes Ho, Wo.  Returns 0
  * or -1 with one clear line in err. */
 int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, char *err, size_t cap);
+/* tc_conv_check with the output depth too (1 for a 2-D problem). */
+int tc_conv_check3(const tc_conv_problem *p, int64_t *dout, int64_t *ho, int64_t *wo, char *err,
+                   size_t cap);
 /* Element counts of the three tensors. */
 int64_t tc_conv_input_elems(const tc_conv_problem *p);
 int64_t tc_conv_filter_elems(const tc_conv_problem *p);
@@ -39,7 +52,9 @@ int64_t tc_conv_output_elems(const tc_conv_problem *p);
 /* MIOpenDriver-style problem string used as the perf-database key, e.g.
  * "conv2d -F 1 -n 2 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 -u 1 -v 1
  * -l 1 -j 1 -g 1 -t f32 --in_layout NCHW --fil_layout KCYX --out_layout
- * NKHW" (padding written as --pad_h_l .. when asymmetric). */
+ * NKHW" (padding written as --pad_h_l .. when asymmetric).  A 3-D problem
+ * is "conv3d ..." with MIOpenDriver's --in_d, --fil_d, --pad_d,
+ * --conv_stride_d and --dilation_d in their places. */
 void tc_conv_problem_string(const tc_conv_problem *p, tc_str *out);
 
 /* Which of the three conv buffers a kernel parameter is. */
@@ -138,5 +153,15 @@ void tc_conv_gemms_free(tc_conv_gemm *gemms, int ngemms);
  * failing element. */
 int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil,
                        const void *out, double *worst, char *msg, size_t cap);
+/* tc_conv_verify of a written tensor to which a per-channel bias (bias[c],
+ * one element of the dtype per channel of the tensor; NULL: none) was
+ * added after the convolution, in a second kernel: forward (the bias of
+ * the output's K) or backward data (of the input's C: the forward of a
+ * transposed convolution).  The reference is the sum plus bias[c], and
+ * the bound grows by the rounding of that addition (in f32, then to f16
+ * for f16 tensors). */
+int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void *fil,
+                            const void *out, const void *bias, double *worst, char *msg,
+                            size_t cap);
 
 #endif

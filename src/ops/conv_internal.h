@@ -8,19 +8,28 @@
 
 #include "conv.h"
 
-/* Logical dimension order used everywhere in the conv code:
- *   input  [N, C, H, W]      (H, W the input's spatial dims)
- *   filter [K, C/G, Y, X]
- *   output [N, K, Ho, Wo]
+/* Logical dimension order used everywhere in the conv code (nsp spatial
+ * dims, 2 or 3, outermost first; nd = nsp + 2 tensor dims):
+ *   input  [N, C, H, W]      or [N, C, D, H, W]
+ *   filter [K, C/G, Y, X]    or [K, C/G, Z, Y, X]
+ *   output [N, K, Ho, Wo]    or [N, K, Do, Ho, Wo]
  * strides[d] is the memory stride (in elements) of logical dim d;
- * order[i] is the logical dim stored at memory position i (0 outermost). */
+ * order[i] is the logical dim stored at memory position i (0 outermost).
+ * sp_*[i] are spatial dim i's sizes and parameters (i = 0 the depth of a
+ * 3-D problem, else the height). */
+#define TC_CONV_MAX_ND 5
 typedef struct tc_conv_geom {
-  int64_t ho, wo;
+  int nsp, nd;
+  int64_t ho, wo, dout;           /* output height, width, depth (1 in 2-D) */
   int64_t g, cg, kg;              /* groups, C/G, K/G */
-  int64_t in_ext[4], fil_ext[4], out_ext[4];
-  int64_t in_stride[4], fil_stride[4], out_stride[4];
-  int in_order[4], fil_order[4], out_order[4];
+  int64_t sp_in[3], sp_fil[3], sp_out[3], sp_pad_l[3], sp_pad_r[3], sp_stride[3], sp_dil[3];
+  int64_t in_ext[TC_CONV_MAX_ND], fil_ext[TC_CONV_MAX_ND], out_ext[TC_CONV_MAX_ND];
+  int64_t in_stride[TC_CONV_MAX_ND], fil_stride[TC_CONV_MAX_ND], out_stride[TC_CONV_MAX_ND];
+  int in_order[TC_CONV_MAX_ND], fil_order[TC_CONV_MAX_ND], out_order[TC_CONV_MAX_ND];
 } tc_conv_geom;
+
+/* The elements of a tensor of nd dims with extents e. */
+int64_t tc_conv_elems_of(const int64_t *e, int nd);
 
 /* Checks p (as tc_conv_check) and fills the geometry.  0 or -1 + err. */
 int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size_t cap);

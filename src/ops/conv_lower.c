@@ -1,4 +1,4 @@
-/* conv_lower.c - convolutions as GEMMs over coordinate-transform views
+/* conv_lower.c - 2-D and 3-D convolutions as GEMMs over coordinate-transform views
  * (rocMLIR's ConvToGemm, MIOpen's implicit-GEMM descriptors).
  *
  * Every view starts as the tensor in memory with its logical dims in a
@@ -18,7 +18,10 @@
  *                  A filter [g, (k ydot xdot), c]
  *                  B dy [g, (k ydot xdot), (n htilda wtilda)]
  *                  C dx [g, c, (n htilda wtilda)]
- * docs/conv.md derives each transform. */
+ * A 3-D convolution is the same with the depth as one more spatial dim
+ * (z do next to y ho, a third filter phase ztilda): every spatial step
+ * below is a loop over the spatial dims.  docs/conv.md derives each
+ * transform. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,57 +146,76 @@ static void vorder3(vctx *c, tc_view *v, const char *d0, const char *d1, const c
   if (!c->failed && tc_view_reorder(v, perm)) vfail(c, v, "reorder");
 }
 
-static tc_view *vnew(vctx *c, const int64_t ext[4], const int64_t stride[4],
-                     const char *const names[4]) {
+static tc_view *vnew(vctx *c, int nd, const int64_t *ext, const int64_t *stride,
+                     const char *const *names) {
   if (c->failed) return NULL;
-  tc_view *v = tc_view_new(4, ext, stride, names);
+  tc_view *v = tc_view_new(nd, ext, stride, names);
   if (!v) vfail(c, NULL, "tc_view_new");
   return v;
 }
 
-/* The three logical dims (other than `skip`) of a tensor in the memory
- * order of its layout, written as names. */
-static void layout_names(const int order[4], int skip, const char *const names[4],
-                         const char *out[3]) {
+/* The logical dims (other than `skip`) of a tensor of nd dims in the
+ * memory order of its layout, written as names (nd - 1 of them). */
+static void layout_names(int nd, const int *order, int skip, const char *const *names,
+                         const char **out) {
   int j = 0;
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < nd; i++)
     if (order[i] != skip) out[j++] = names[order[i]];
 }
 
-static const char *const in_names[4] = {"n", "c", "h", "w"};
-static const char *const fil_names[4] = {"k", "c", "y", "x"};
-static const char *const out_names[4] = {"n", "k", "ho", "wo"};
+/* Names of the logical dims: channels first, then the spatial dims
+ * (depth, height, width; a 2-D problem uses the last two). */
+typedef struct dim_names {
+  const char *t[TC_CONV_MAX_ND];
+} dim_names;
 
-/* The input seen through pad + embed as [n, g, c, y, ho, x, wo], then
- * merged to [g, gemmK, gemmN] with the given merge lists. */
-static tc_view *input_im2col(vctx *c, const tc_conv_problem *p, const tc_conv_geom *d,
-                             const char *const kmerge[3], const char *const nmerge[3]) {
-  tc_view *v = vnew(c, d->in_ext, d->in_stride, in_names);
+/* n, ch, then the last nsp of sp3 */
+static dim_names names_of(int nsp, const char *n, const char *ch, const char *const sp3[3]) {
+  dim_names r = {{n, ch, NULL, NULL, NULL}};
+  for (int i = 0; i < nsp; i++) r.t[2 + i] = sp3[3 - nsp + i];
+  return r;
+}
+
+static const char *const sp_in[3] = {"d", "h", "w"}, *const sp_pad[3] = {"dp", "hp", "wp"};
+static const char *const sp_fil[3] = {"z", "y", "x"}, *const sp_out[3] = {"do", "ho", "wo"};
+static const char *const sp_dot[3] = {"zdot", "ydot", "xdot"};
+static const char *const sp_phase[3] = {"ztilda", "ytilda", "xtilda"};
+static const char *const sp_tilda[3] = {"dtilda", "htilda", "wtilda"};
+
+/* spatial dim i's name in a list of three (the last nsp used) */
+#define SPN(list, d, i) (list)[3 - (d)->nsp + (i)]
+
+/* The input seen through pad + embed as [n, g, c, (z, do,) y, ho, x, wo],
+ * then merged to [g, gemmK, gemmN] with the given merge lists. */
+static tc_view *input_im2col(vctx *c, const tc_conv_geom *d, const char *const *kmerge,
+                             const char *const *nmerge) {
+  dim_names in = names_of(d->nsp, "n", "c", sp_in);
+  tc_view *v = vnew(c, d->nd, d->in_ext, d->in_stride, in.t);
   if (!v) return NULL;
   vunmerge2(c, v, "c", d->g, d->cg, "g", "c");
-  vpad(c, v, "h", p->pad_h_l, p->pad_h_r, "hp");
-  vpad(c, v, "w", p->pad_w_l, p->pad_w_r, "wp");
-  const char *yh[2] = {"y", "ho"}, *xw[2] = {"x", "wo"};
-  int64_t eh[2] = {p->y, d->ho}, ch[2] = {p->dil_h, p->stride_h};
-  int64_t ew[2] = {p->x, d->wo}, cw[2] = {p->dil_w, p->stride_w};
-  vembed(c, v, "hp", 2, eh, ch, yh);
-  vembed(c, v, "wp", 2, ew, cw, xw);
-  vmerge(c, v, 3, kmerge, "gemmK");
-  vmerge(c, v, 3, nmerge, "gemmN");
+  for (int i = 0; i < d->nsp; i++)
+    vpad(c, v, SPN(sp_in, d, i), d->sp_pad_l[i], d->sp_pad_r[i], SPN(sp_pad, d, i));
+  for (int i = 0; i < d->nsp; i++) {
+    const char *fo[2] = {SPN(sp_fil, d, i), SPN(sp_out, d, i)};
+    int64_t e[2] = {d->sp_fil[i], d->sp_out[i]}, co[2] = {d->sp_dil[i], d->sp_stride[i]};
+    vembed(c, v, SPN(sp_pad, d, i), 2, e, co, fo);
+  }
+  vmerge(c, v, d->nd - 1, kmerge, "gemmK");
+  vmerge(c, v, d->nd - 1, nmerge, "gemmN");
   vorder3(c, v, "g", "gemmK", "gemmN");
   return v;
 }
 
 /* A filter or output tensor with one merged group of dims:
  * [g, ch, (merge)] reordered as asked. */
-static tc_view *plain_view(vctx *c, const int64_t ext[4], const int64_t stride[4],
-                           const char *const names[4], const char *chdim, int64_t g,
-                           int64_t chg, const char *const merge[3], const char *mname,
+static tc_view *plain_view(vctx *c, int nd, const int64_t *ext, const int64_t *stride,
+                           const char *const *names, const char *chdim, int64_t g,
+                           int64_t chg, const char *const *merge, const char *mname,
                            int ch_last) {
-  tc_view *v = vnew(c, ext, stride, names);
+  tc_view *v = vnew(c, nd, ext, stride, names);
   if (!v) return NULL;
   vunmerge2(c, v, chdim, g, chg, "g", chdim);
-  vmerge(c, v, 3, merge, mname);
+  vmerge(c, v, nd - 1, merge, mname);
   if (ch_last) vorder3(c, v, "g", mname, chdim);
   else vorder3(c, v, "g", chdim, mname);
   return v;
@@ -216,111 +238,116 @@ void tc_conv_gemms_free(tc_conv_gemm *gemms, int ngemms) {
   free(gemms);
 }
 
-static int lower_fwd(const tc_conv_problem *p, const tc_conv_geom *d, tc_conv_gemm *gm,
-                     vctx *c) {
-  const char *kmerge[3], *nmerge[3];
-  layout_names(d->fil_order, 0, fil_names, kmerge);       /* c y x */
-  layout_names(d->out_order, 1, out_names, nmerge);       /* n ho wo */
+static int lower_fwd(const tc_conv_geom *d, tc_conv_gemm *gm, vctx *c) {
+  dim_names fil = names_of(d->nsp, "k", "c", sp_fil), out = names_of(d->nsp, "n", "k", sp_out);
+  const char *kmerge[TC_CONV_MAX_ND], *nmerge[TC_CONV_MAX_ND];
+  layout_names(d->nd, d->fil_order, 0, fil.t, kmerge);     /* c (z) y x */
+  layout_names(d->nd, d->out_order, 1, out.t, nmerge);     /* n (do) ho wo */
   snprintf(gm->name, sizeof gm->name, "fwd");
   c->what = "forward filter view";
-  gm->a = plain_view(c, d->fil_ext, d->fil_stride, fil_names, "k", d->g, d->kg, kmerge,
+  gm->a = plain_view(c, d->nd, d->fil_ext, d->fil_stride, fil.t, "k", d->g, d->kg, kmerge,
                      "gemmK", 1);
   gm->abuf = TC_BUF_FILTER;
   c->what = "forward input view";
-  gm->b = input_im2col(c, p, d, kmerge, nmerge);
+  gm->b = input_im2col(c, d, kmerge, nmerge);
   gm->bbuf = TC_BUF_INPUT;
   c->what = "forward output view";
-  gm->c = plain_view(c, d->out_ext, d->out_stride, out_names, "k", d->g, d->kg, nmerge,
+  gm->c = plain_view(c, d->nd, d->out_ext, d->out_stride, out.t, "k", d->g, d->kg, nmerge,
                      "gemmN", 0);
   gm->cbuf = TC_BUF_OUTPUT;
   return c->failed ? -1 : 0;
 }
 
-static int lower_bwd_weight(const tc_conv_problem *p, const tc_conv_geom *d, tc_conv_gemm *gm,
-                            vctx *c) {
-  const char *kmerge[3], *nmerge[3];
-  layout_names(d->out_order, 1, out_names, kmerge);       /* n ho wo */
-  layout_names(d->fil_order, 0, fil_names, nmerge);       /* c y x */
+static int lower_bwd_weight(const tc_conv_geom *d, tc_conv_gemm *gm, vctx *c) {
+  dim_names fil = names_of(d->nsp, "k", "c", sp_fil), out = names_of(d->nsp, "n", "k", sp_out);
+  const char *kmerge[TC_CONV_MAX_ND], *nmerge[TC_CONV_MAX_ND];
+  layout_names(d->nd, d->out_order, 1, out.t, kmerge);     /* n (do) ho wo */
+  layout_names(d->nd, d->fil_order, 0, fil.t, nmerge);     /* c (z) y x */
   snprintf(gm->name, sizeof gm->name, "bwd_weight");
   c->what = "backward-weight output-gradient view";
-  gm->a = plain_view(c, d->out_ext, d->out_stride, out_names, "k", d->g, d->kg, kmerge,
+  gm->a = plain_view(c, d->nd, d->out_ext, d->out_stride, out.t, "k", d->g, d->kg, kmerge,
                      "gemmK", 1);
   gm->abuf = TC_BUF_OUTPUT;
   c->what = "backward-weight input view";
-  gm->b = input_im2col(c, p, d, kmerge, nmerge);
+  gm->b = input_im2col(c, d, kmerge, nmerge);
   gm->bbuf = TC_BUF_INPUT;
   c->what = "backward-weight filter-gradient view";
-  gm->c = plain_view(c, d->fil_ext, d->fil_stride, fil_names, "k", d->g, d->kg, nmerge,
+  gm->c = plain_view(c, d->nd, d->fil_ext, d->fil_stride, fil.t, "k", d->g, d->kg, nmerge,
                      "gemmN", 0);
   gm->cbuf = TC_BUF_FILTER;
   return c->failed ? -1 : 0;
 }
 
-/* One backward-data GEMM: filter phase (ty, tx) with htilda in
- * [hlo, hhi], wtilda in [wlo, whi]. */
-static int lower_bwd_data_phase(const tc_conv_problem *p, const tc_conv_geom *d,
-                                const tc_conv_bwd_axis *ah, const tc_conv_bwd_axis *aw,
-                                int64_t ty, int64_t tx, int64_t hlo, int64_t hhi, int64_t wlo,
-                                int64_t whi, tc_conv_gemm *gm, vctx *c) {
-  static const char *const dot_names[4] = {"n", "k", "ydot", "xdot"};
-  static const char *const tilda_names[4] = {"n", "c", "htilda", "wtilda"};
-  const char *kmerge[3], *nmerge[3];
-  layout_names(d->out_order, 0, dot_names, kmerge);       /* k ydot xdot */
-  layout_names(d->in_order, 1, tilda_names, nmerge);      /* n htilda wtilda */
-  int64_t yds = tc_conv_bwd_dot_slice(ah, p->y, ty), xds = tc_conv_bwd_dot_slice(aw, p->x, tx);
-  snprintf(gm->name, sizeof gm->name, "bwd_data_y%d_x%d", (int)ty, (int)tx);
+/* One backward-data phase: per spatial dim i, the filter phase t[i] and
+ * the tilda range [lo[i], hi[i]]. */
+typedef struct bwd_phase {
+  int64_t t[3], lo[3], hi[3], dots[3];
+} bwd_phase;
 
-  /* A: filter [k, c, y, x]; y = ydot * YTilda + ty for ydot < YDotSlice */
+/* One backward-data GEMM: the filter phase ph (see docs/conv.md). */
+static int lower_bwd_data_phase(const tc_conv_geom *d, const tc_conv_bwd_axis *ax,
+                                const bwd_phase *ph, tc_conv_gemm *gm, vctx *c) {
+  int nsp = d->nsp, nd = d->nd;
+  dim_names dot = names_of(nsp, "n", "k", sp_dot), tilda = names_of(nsp, "n", "c", sp_tilda);
+  dim_names fil = names_of(nsp, "k", "c", sp_fil), out = names_of(nsp, "n", "k", sp_out);
+  dim_names in = names_of(nsp, "n", "c", sp_in);
+  const char *kmerge[TC_CONV_MAX_ND], *nmerge[TC_CONV_MAX_ND];
+  layout_names(nd, d->out_order, 0, dot.t, kmerge);       /* k (zdot) ydot xdot */
+  layout_names(nd, d->in_order, 1, tilda.t, nmerge);      /* n (dtilda) htilda wtilda */
+  if (nsp == 3)
+    snprintf(gm->name, sizeof gm->name, "bwd_data_z%d_y%d_x%d", (int)ph->t[0], (int)ph->t[1],
+             (int)ph->t[2]);
+  else
+    snprintf(gm->name, sizeof gm->name, "bwd_data_y%d_x%d", (int)ph->t[0], (int)ph->t[1]);
+
+  /* A: filter [k, c, (z,) y, x]; y = ydot * YTilda + ty for ydot < YDotSlice */
   c->what = "backward-data filter view";
-  tc_view *a = gm->a = vnew(c, d->fil_ext, d->fil_stride, fil_names);
+  tc_view *a = gm->a = vnew(c, nd, d->fil_ext, d->fil_stride, fil.t);
   gm->abuf = TC_BUF_FILTER;
   if (!a) return -1;
   vunmerge2(c, a, "k", d->g, d->kg, "g", "k");
-  const char *ydot[1] = {"ydot"}, *xdot[1] = {"xdot"};
-  int64_t eyd[1] = {yds}, cyd[1] = {ah->tilda}, exd[1] = {xds}, cxd[1] = {aw->tilda};
-  vslice(c, a, "y", ty, p->y);
-  vembed(c, a, "y", 1, eyd, cyd, ydot);
-  vslice(c, a, "x", tx, p->x);
-  vembed(c, a, "x", 1, exd, cxd, xdot);
-  vmerge(c, a, 3, kmerge, "gemmK");
+  for (int i = 0; i < nsp; i++) {
+    const char *dn[1] = {SPN(sp_dot, d, i)};
+    int64_t e[1] = {ph->dots[i]}, co[1] = {ax[i].tilda};
+    vslice(c, a, SPN(sp_fil, d, i), ph->t[i], d->sp_fil[i]);
+    vembed(c, a, SPN(sp_fil, d, i), 1, e, co, dn);
+  }
+  vmerge(c, a, nd - 1, kmerge, "gemmK");
   vorder3(c, a, "g", "gemmK", "c");
 
-  /* B: dy [n, k, ho, wo]; ho = htilda - ydot * (Dh / gcd) (negative
-   * coefficient: out-of-range ho reads 0) */
+  /* B: dy [n, k, (do,) ho, wo]; ho = htilda - ydot * (Dh / gcd)
+   * (negative coefficient: out-of-range ho reads 0) */
   c->what = "backward-data output-gradient view";
-  tc_view *b = gm->b = vnew(c, d->out_ext, d->out_stride, out_names);
+  tc_view *b = gm->b = vnew(c, nd, d->out_ext, d->out_stride, out.t);
   gm->bbuf = TC_BUF_OUTPUT;
   if (!b) return -1;
   vunmerge2(c, b, "k", d->g, d->kg, "g", "k");
-  const char *yh[2] = {"ydot", "htilda"}, *xw[2] = {"xdot", "wtilda"};
-  int64_t eh[2] = {yds, ah->ht}, ch[2] = {-ah->dg, 1};
-  int64_t ew[2] = {xds, aw->ht}, cw[2] = {-aw->dg, 1};
-  vembed(c, b, "ho", 2, eh, ch, yh);
-  vembed(c, b, "wo", 2, ew, cw, xw);
-  vslice(c, b, "htilda", hlo, hhi + 1);
-  vslice(c, b, "wtilda", wlo, whi + 1);
-  vmerge(c, b, 3, kmerge, "gemmK");
-  vmerge(c, b, 3, nmerge, "gemmN");
+  for (int i = 0; i < nsp; i++) {
+    const char *dt[2] = {SPN(sp_dot, d, i), SPN(sp_tilda, d, i)};
+    int64_t e[2] = {ph->dots[i], ax[i].ht}, co[2] = {-ax[i].dg, 1};
+    vembed(c, b, SPN(sp_out, d, i), 2, e, co, dt);
+  }
+  for (int i = 0; i < nsp; i++) vslice(c, b, SPN(sp_tilda, d, i), ph->lo[i], ph->hi[i] + 1);
+  vmerge(c, b, nd - 1, kmerge, "gemmK");
+  vmerge(c, b, nd - 1, nmerge, "gemmN");
   vorder3(c, b, "g", "gemmK", "gemmN");
 
-  /* C: dx [n, c, h, w]; h + Ph = htilda * Sh + ty * Dh */
+  /* C: dx [n, c, (d,) h, w]; h + Ph = htilda * Sh + ty * Dh */
   c->what = "backward-data input-gradient view";
-  tc_view *v = gm->c = vnew(c, d->in_ext, d->in_stride, in_names);
+  tc_view *v = gm->c = vnew(c, nd, d->in_ext, d->in_stride, in.t);
   gm->cbuf = TC_BUF_INPUT;
   if (!v) return -1;
   vunmerge2(c, v, "c", d->g, d->cg, "g", "c");
-  vpad(c, v, "h", p->pad_h_l, p->pad_h_r, "hp");
-  vpad(c, v, "w", p->pad_w_l, p->pad_w_r, "wp");
-  const char *th[2] = {"ytilda", "htilda"}, *tw[2] = {"xtilda", "wtilda"};
-  int64_t eth[2] = {ah->tilda, ah->ht}, cth[2] = {p->dil_h, p->stride_h};
-  int64_t etw[2] = {aw->tilda, aw->ht}, ctw[2] = {p->dil_w, p->stride_w};
-  vembed(c, v, "hp", 2, eth, cth, th);
-  vembed(c, v, "wp", 2, etw, ctw, tw);
-  vconst(c, v, "ytilda", ty);
-  vconst(c, v, "xtilda", tx);
-  vslice(c, v, "htilda", hlo, hhi + 1);
-  vslice(c, v, "wtilda", wlo, whi + 1);
-  vmerge(c, v, 3, nmerge, "gemmN");
+  for (int i = 0; i < nsp; i++)
+    vpad(c, v, SPN(sp_in, d, i), d->sp_pad_l[i], d->sp_pad_r[i], SPN(sp_pad, d, i));
+  for (int i = 0; i < nsp; i++) {
+    const char *tt[2] = {SPN(sp_phase, d, i), SPN(sp_tilda, d, i)};
+    int64_t e[2] = {ax[i].tilda, ax[i].ht}, co[2] = {d->sp_dil[i], d->sp_stride[i]};
+    vembed(c, v, SPN(sp_pad, d, i), 2, e, co, tt);
+  }
+  for (int i = 0; i < nsp; i++) vconst(c, v, SPN(sp_phase, d, i), ph->t[i]);
+  for (int i = 0; i < nsp; i++) vslice(c, v, SPN(sp_tilda, d, i), ph->lo[i], ph->hi[i] + 1);
+  vmerge(c, v, nd - 1, nmerge, "gemmN");
   vorder3(c, v, "g", "c", "gemmN");
   return c->failed ? -1 : 0;
 }
@@ -340,7 +367,7 @@ static int bwd_covers(const tc_conv_bwd_axis *a, int64_t stride, int64_t dil, in
 }
 
 /* The most GEMMs a backward-data plan may have (phases with filter taps:
- * min(YTilda, Y) * min(XTilda, X)). */
+ * the product over the spatial dims of min(YTilda, Y)). */
 #define TC_CONV_MAX_PHASES 4096
 
 int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
@@ -357,7 +384,7 @@ int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
   vctx c = {err, cap, 0, ""};
   if (p->dir != TC_CONV_BWD_DATA) {
     tc_conv_gemm *gm = tc_xcalloc(1, sizeof *gm);
-    int r = p->dir == TC_CONV_FWD ? lower_fwd(p, &d, gm, &c) : lower_bwd_weight(p, &d, gm, &c);
+    int r = p->dir == TC_CONV_FWD ? lower_fwd(&d, gm, &c) : lower_bwd_weight(&d, gm, &c);
     if (r) {
       tc_conv_gemms_free(gm, 1);
       return -1;
@@ -367,36 +394,59 @@ int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
     *ngemms = 1;
     return 0;
   }
-  tc_conv_bwd_axis ah, aw;
-  tc_conv_bwd_axis_make(p->stride_h, p->dil_h, p->y, d.ho, &ah);
-  tc_conv_bwd_axis_make(p->stride_w, p->dil_w, p->x, d.wo, &aw);
-  int64_t py = ah.tilda < p->y ? ah.tilda : p->y, px = aw.tilda < p->x ? aw.tilda : p->x;
-  if (py * px > TC_CONV_MAX_PHASES) {
-    snprintf(err, cap, "backward data with stride %lldx%lld and a %lldx%lld filter would need "
-             "%lld GEMMs (at most %d)", (long long)p->stride_h, (long long)p->stride_w,
-             (long long)p->y, (long long)p->x, (long long)(py * px), TC_CONV_MAX_PHASES);
+  tc_conv_bwd_axis ax[3];
+  int64_t np[3], total = 1;
+  double count = 1; /* the exact product for the message (up to 2^93) */
+  for (int i = 0; i < d.nsp; i++) {
+    tc_conv_bwd_axis_make(d.sp_stride[i], d.sp_dil[i], d.sp_fil[i], d.sp_out[i], &ax[i]);
+    np[i] = ax[i].tilda < d.sp_fil[i] ? ax[i].tilda : d.sp_fil[i];
+    count *= (double)np[i];
+    /* each <= 2^31 and the product capped before the next factor: fits */
+    if (total <= TC_CONV_MAX_PHASES) total *= np[i];
+  }
+  if (total > TC_CONV_MAX_PHASES) {
+    char st[64] = "", fs[64] = "";
+    for (int i = 0; i < d.nsp; i++) {
+      snprintf(st + strlen(st), sizeof st - strlen(st), "%s%lld", i ? "x" : "",
+               (long long)d.sp_stride[i]);
+      snprintf(fs + strlen(fs), sizeof fs - strlen(fs), "%s%lld", i ? "x" : "",
+               (long long)d.sp_fil[i]);
+    }
+    snprintf(err, cap, "backward data with stride %s and a %s filter would need %.0f GEMMs "
+             "(at most %d)", st, fs, count, TC_CONV_MAX_PHASES);
     return -1;
   }
-  tc_conv_gemm *gm = tc_xcalloc((size_t)(py * px), sizeof *gm);
+  tc_conv_gemm *gm = tc_xcalloc((size_t)total, sizeof *gm);
   int n = 0;
-  for (int64_t ty = 0; ty < py; ty++) {
-    int64_t hlo, hhi;
-    tc_conv_bwd_range(&ah, p->stride_h, p->dil_h, p->pad_h_l, p->h, ty, &hlo, &hhi);
-    if (tc_conv_bwd_dot_slice(&ah, p->y, ty) <= 0 || hlo > hhi) continue;
-    for (int64_t tx = 0; tx < px; tx++) {
-      int64_t wlo, whi;
-      tc_conv_bwd_range(&aw, p->stride_w, p->dil_w, p->pad_w_l, p->w, tx, &wlo, &whi);
-      if (tc_conv_bwd_dot_slice(&aw, p->x, tx) <= 0 || wlo > whi) continue;
-      if (lower_bwd_data_phase(p, &d, &ah, &aw, ty, tx, hlo, hhi, wlo, whi, &gm[n], &c)) {
-        tc_conv_gemms_free(gm, n + 1);
-        return -1;
-      }
-      gemm_sizes(&gm[n]);
-      n++;
+  /* the phases in row-major order over (tz,) ty, tx; one without taps or
+   * without rows in some dim has no GEMM */
+  for (int64_t idx = 0; idx < total; idx++) {
+    bwd_phase ph;
+    int64_t rest = idx;
+    int empty = 0;
+    for (int i = d.nsp - 1; i >= 0; i--) {
+      ph.t[i] = rest % np[i];
+      rest /= np[i];
     }
+    for (int i = 0; i < d.nsp; i++) {
+      tc_conv_bwd_range(&ax[i], d.sp_stride[i], d.sp_dil[i], d.sp_pad_l[i], d.sp_in[i], ph.t[i],
+                        &ph.lo[i], &ph.hi[i]);
+      ph.dots[i] = tc_conv_bwd_dot_slice(&ax[i], d.sp_fil[i], ph.t[i]);
+      if (ph.dots[i] <= 0 || ph.lo[i] > ph.hi[i]) empty = 1;
+    }
+    if (empty) continue;
+    if (lower_bwd_data_phase(&d, ax, &ph, &gm[n], &c)) {
+      tc_conv_gemms_free(gm, n + 1);
+      return -1;
+    }
+    gemm_sizes(&gm[n]);
+    n++;
   }
-  *zero_init = !(bwd_covers(&ah, p->stride_h, p->dil_h, p->pad_h_l, p->h, p->y) &&
-                 bwd_covers(&aw, p->stride_w, p->dil_w, p->pad_w_l, p->w, p->x));
+  int covers = 1;
+  for (int i = 0; i < d.nsp; i++)
+    covers = covers && bwd_covers(&ax[i], d.sp_stride[i], d.sp_dil[i], d.sp_pad_l[i],
+                                  d.sp_in[i], d.sp_fil[i]);
+  *zero_init = !covers;
   if (n == 0) {
     free(gm);
     gm = NULL;
