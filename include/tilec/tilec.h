@@ -332,7 +332,12 @@ tc_status tc_inline_most(tc_fusion *f);
  * block (several on TIDy for rows under 128 threads), the row split over
  * T threads on TIDx (a power of two, at most 1024, for at most 16
  * elements each where the row allows) and held in registers between the
- * block reductions and the normalization; reductions of leading axes
+ * block reductions and the normalization while that is at most 64 bytes
+ * per thread, else recomputed from global memory in each pass
+ * (two-pass); one reduction to a value per row of fewer than 64 rows of
+ * more than 16384 elements: a grid reduction (the row over blocks on
+ * BIDx, the blocks' partials combined in block order by the last block
+ * to finish: deterministic); reductions of leading axes
  * (column sums): a column per thread, reduced serially.  Every reduction
  * must reduce the same axes, and every tensor have the output's rank;
  * else TC_ERR_UNSUPPORTED with a message.  A reduction that is an output
