@@ -138,6 +138,59 @@ static void test_long_rows_auto(void) {
     for (int kind = 0; kind < 3; kind++) run_case(kind, shapes[s][0], shapes[s][1]);
 }
 
+/* A softmax row of 20000 floats: 20 per thread of 1024 is over the
+ * registers' 64 bytes; its exp(x - max) (20 x 1024 x 4 = 81920 bytes)
+ * fits the 227 KiB the target model gives sm_90a, so scheduled for CUDA
+ * the row is held in shared memory; OpenCL's 32 KiB and gfx90a's 64 KiB
+ * do not hold it (two-pass).  The CUDA schedule runs on PoCL (2 MiB of
+ * local memory) and NVRTC compiles it. */
+static void test_shared_form(void) {
+  static const struct { tc_target t; const char *arch, *form; } cases[] = {
+      {TC_TARGET_CUDA, "sm_90a", "held in shared memory"},
+      {TC_TARGET_OPENCL, NULL, "two-pass"},
+      {TC_TARGET_HIP, "gfx90a", "two-pass"}};
+  for (int c = 0; c < 3; c++) {
+    tc_fusion *f = tc_fusion_new();
+    tc_tensor *y = tc_norm_build(f, TC_NORM_SOFTMAX, TC_F32, 2, 20000);
+    TC_REQUIRE(y, "%s", tc_fusion_error(f));
+    OK(f, tc_add_output(f, y));
+    OK(f, tc_schedule_auto(f, cases[c].t, cases[c].arch));
+    const char *note = tc_fusion_schedule_note(f);
+    TC_CHECK(strstr(note, cases[c].form) != NULL, "%s: note '%s'", tc_target_name(cases[c].t), note);
+    if (c > 0) {
+      tc_fusion_free(f);
+      continue;
+    }
+    tc_compile_options o = {TC_TARGET_CUDA, "sm_90a", "softmax_shared"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "cuda: %s", tc_fusion_error(f));
+    if (k) {
+      TC_CHECK(tc_kernel_smem_bytes(k) >= 20 * 1024 * 4, "shared memory %lld",
+               (long long)tc_kernel_smem_bytes(k));
+      st = tc_kernel_build(k, NULL);
+      TC_CHECK(st == TC_OK || st == TC_ERR_UNSUPPORTED, "NVRTC: %s", tc_kernel_error(k));
+      tc_kernel_free(k);
+    }
+    float *x = malloc(2 * 20000 * sizeof(float));
+    fill(x, 2 * 20000, 3);
+    double *want = malloc(2 * 20000 * sizeof(double)), *tol = malloc(2 * 20000 * sizeof(double));
+    double rel = (20000.0 + 16) * ldexp(1.0, -24) * 4;
+    for (int r = 0; r < 2; r++) {
+      double mx = -INFINITY, z = 0;
+      for (int i = 0; i < 20000; i++) mx = fmax(mx, x[r * 20000 + i]);
+      for (int i = 0; i < 20000; i++) z += exp(x[r * 20000 + i] - mx);
+      for (int i = 0; i < 20000; i++) {
+        want[r * 20000 + i] = exp(x[r * 20000 + i] - mx) / z;
+        tol[r * 20000 + i] = want[r * 20000 + i] * (rel + 1e-6);
+      }
+    }
+    run_and_check(f, "softmax 2x20000 held in shared memory", x, 2 * 20000, want, tol);
+    free(x), free(want), free(tol);
+    tc_fusion_free(f);
+  }
+}
+
 /* One row of a million: 245 blocks over BIDx. */
 static void test_grid_sum_million(void) { run_case(K_SUM, 1, 1000000); }
 
@@ -308,6 +361,7 @@ int main(void) {
   TC_RUN(test_refusals);
   TC_RUN(test_device_compilers);
   TC_RUN(test_grid_max_by_hand);
+  TC_RUN(test_shared_form);
   TC_RUN(test_grid_sum_million);
   TC_RUN(test_long_rows_auto);
   TC_MAIN_END();

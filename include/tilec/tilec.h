@@ -333,8 +333,8 @@ tc_status tc_inline_most(tc_fusion *f);
  * T threads on TIDx (a power of two, at most 1024, for at most 16
  * elements each where the row allows) and held in registers between the
  * block reductions and the normalization while that is at most 64 bytes
- * per thread, else recomputed from global memory in each pass
- * (two-pass); one reduction to a value per row of fewer than 64 rows of
+ * per thread, else in shared memory where the arch's holds it, else
+ * recomputed from global memory in each pass (two-pass); one reduction to a value per row of fewer than 64 rows of
  * more than 16384 elements: a grid reduction (the row over blocks on
  * BIDx, the blocks' partials combined in block order by the last block
  * to finish: deterministic); reductions of leading axes

@@ -636,8 +636,10 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   tc_str_cat(o, "\n");
   d->kernel_open(o, k, name);
   for (int i = 0; i < k->nparams; i++) d->param(o, k->params[i], i >= k->f->ninputs, i == 0);
-  if (k->ntma > 0 && d->tma_params) d->tma_params(o, k);
+  /* the workspace is the buffer after the parameters (tc_kernel_run),
+   * before any tensor maps (which follow the buffers) */
   if (k->ws_words) d->buffer_param(o, TC_I32, "tc_ws", 1, k->nparams == 0);
+  if (k->ntma > 0 && d->tma_params) d->tma_params(o, k);
   tc_str_cat(o, ") {\n");
   tc_str_cat(o, d->index_defs);
   bool wi_zero = d->wi_zero_def && has_barrier_inside(k->root);

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "sched.h"
+#include "../target/target.h"
 
 static bool scheduled(const tc_tensor *t) {
   if (t->is_input) return false;
@@ -118,11 +119,70 @@ static tc_status rows_then_row(tc_tensor *ref, const bool *red, int r, int *nlea
   return st;
 }
 
+/* The forms of the inner schedule: the row held in registers, in shared
+ * memory, or recomputed in each pass (two-pass). */
+typedef enum { FORM_REGISTERS, FORM_SHARED, FORM_TWO_PASS } inner_form;
+
+/* Shared memory per block the shared form may fill: the target model's
+ * (227 KiB on CUDA, 64 or 160 KiB of LDS on AMD), for OpenCL the 32 KiB
+ * every OpenCL 1.2 device has. */
+static int64_t smem_budget(tc_target target, const char *arch) {
+  tc_target_info ti;
+  if (tc_target_info_make(target, arch, &ti, NULL) != TC_OK || ti.smem_max <= 0) return 32768;
+  return ti.smem_max;
+}
+
+/* Bytes per block of holding every intermediate of f whole (steps x T
+ * elements each; its tc_inline_most then holds fewer), plus the block
+ * reductions' scratch words. */
+static int64_t shared_form_bytes(const tc_fusion *f, int64_t row_elems, int64_t threads) {
+  int64_t b = 0;
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    if (t->is_input || t->is_output || !t->def || t->def->kind == TC_OP_REDUCE) continue;
+    b = tc_sat_add(b, tc_sat_mul(row_elems, (int64_t)tc_dtype_size(t->dtype)));
+  }
+  return tc_sat_add(b, 2 * 4 * threads);
+}
+
+/* Puts every intermediate that tc_inline_most left holding more than one
+ * element per thread (inlined short of its loop) in shared memory; *held:
+ * how many. */
+static tc_status hold_in_shared(tc_fusion *f, int *held) {
+  *held = 0;
+  for (int i = 0; i < f->ntensors; i++) {
+    tc_tensor *t = f->tensors[i];
+    if (t->is_input || t->is_output || !t->def || t->def->kind == TC_OP_REDUCE) continue;
+    if (t->ca_pos >= t->nloop) continue;
+    tc_status st = tc_set_memory_type(t, TC_MEM_SHARED);
+    if (st) return st;
+    ++*held;
+  }
+  return TC_OK;
+}
+
+/* The end of the inner schedule's note: where the row is between the
+ * passes (held: the intermediates the form holds, -1 where not known). */
+static void inner_form_text(char *out, size_t cap, inner_form form, int held, int64_t steps,
+                            int64_t t) {
+  if (held == 0)
+    snprintf(out, cap, "nothing of the row held between passes (each reads its inputs)");
+  else if (form == FORM_REGISTERS)
+    snprintf(out, cap, "the row held in registers (%lld per thread)", (long long)steps);
+  else if (form == FORM_SHARED)
+    snprintf(out, cap, "the row held in shared memory (%lld per thread is more than %d bytes of "
+             "registers; %d buffer%s of %lld x %lld elements per block)", (long long)steps,
+             TC_PERSISTENT_BYTES, held, held > 1 ? "s" : "", (long long)steps, (long long)t);
+  else
+    snprintf(out, cap, "two-pass: the row (%lld per thread) is more than %d bytes of registers, "
+             "so each pass recomputes from global memory", (long long)steps, TC_PERSISTENT_BYTES);
+}
+
 /* The inner schedule of ref (rank r, reduced logical axes red[]): the
- * reduced axes last, rows [BIDx(rows / R), TIDy(R)], the row [S, TIDx(T)];
- * persistent: the intermediates held in registers, else recomputed. */
-static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, bool persistent,
-                                char *note, size_t cap) {
+ * reduced axes last, rows [BIDx(rows / R), TIDy(R)], the row [S, TIDx(T)]
+ * (*steps, *threads); the caller adds the form to the note. */
+static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *note, size_t cap,
+                                int64_t *steps_, int64_t *threads) {
   int lead, kept;
   tc_status st = rows_then_row(ref, red, r, &lead, &kept);
   if (st) return st;
@@ -140,21 +200,13 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, bool per
   }
   if (!st) st = tc_parallelize(ref, col + 1, TC_TIDX);
   int64_t steps = (cols + t - 1) / t;
-  char form[160];
-  if (persistent && held_dtype_bytes(ref->f) == 0)
-    snprintf(form, sizeof form, "nothing of the row held between passes");
-  else if (persistent)
-    snprintf(form, sizeof form, "the row held in registers (%lld per thread)", (long long)steps);
-  else
-    snprintf(form, sizeof form, "two-pass: the row (%lld per thread) is more than %d bytes of "
-             "registers, so each pass recomputes from global memory", (long long)steps,
-             TC_PERSISTENT_BYTES);
+  *steps_ = steps, *threads = t;
   snprintf(note, cap,
            "tc_schedule_auto: inner reduction (normalization): %lld rows of %lld, %lld row%s per "
-           "block on %s, %lld threads per row on TIDx, %lld serial step%s each, %s%s",
+           "block on %s, %lld threads per row on TIDx, %lld serial step%s each%s",
            (long long)rows, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
            per_block > 1 ? "BIDx x TIDy" : "BIDx", (long long)t, (long long)steps,
-           steps > 1 ? "s" : "", form,
+           steps > 1 ? "s" : "",
            lead ? "; broadcasting along the leading axes: they are serial loops" : "");
   return st;
 }
@@ -258,7 +310,8 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
 
 tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   tc_clear_error(f);
-  (void)target, (void)arch; /* the same shapes of schedule suit the three targets */
+  /* the same shapes of schedule suit the three targets; the target's
+   * shared memory decides whether a long row is held there */
   if (f->noutputs == 0) return tc_fail(f, TC_ERR_ARGUMENT, "tc_schedule_auto: the fusion has no outputs");
   for (int i = 0; i < f->ntensors; i++)
     if (scheduled(f->tensors[i])) {
@@ -319,27 +372,41 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   /* the inner schedule holds each intermediate's share of the row in
    * registers while it fits TC_PERSISTENT_BYTES per thread; past that
    * every intermediate is copied per consumer and inlined (two-pass) */
-  bool persistent = true, grid = false;
+  inner_form form = FORM_REGISTERS;
+  bool grid = false;
   if (any && !prefix) {
     int64_t cols = 1, rows = 1;
     for (int a = 0; a < r; a++)
       *(red[a] ? &cols : &rows) *= f->g.axes[ref->logical[a]].extent;
-    int64_t steps = (cols + inner_threads(cols) - 1) / inner_threads(cols);
-    persistent = steps * held_dtype_bytes(f) <= TC_PERSISTENT_BYTES;
+    int64_t t = inner_threads(cols), steps = (cols + t - 1) / t;
+    if (steps * held_dtype_bytes(f) > TC_PERSISTENT_BYTES)
+      form = shared_form_bytes(f, steps * t, t) <= smem_budget(target, arch) ? FORM_SHARED
+                                                                             : FORM_TWO_PASS;
     grid = rows < TC_GRID_MAX_ROWS && cols > TC_GRID_MIN_COLS && grid_reducible(f, ref, red, r);
-    if (!persistent && !grid) tc_recompute_intermediates(f);
+    if (form == FORM_TWO_PASS && !grid) tc_recompute_intermediates(f);
   }
   char note[sizeof f->sched_note];
+  int64_t steps = 0, threads = 0;
+  bool inner = any && !prefix && !grid;
   tc_status st = !any ? schedule_pointwise(ref, r, note, sizeof note)
                  : prefix ? schedule_outer(ref, nred, r, note, sizeof note)
                  : grid ? schedule_grid(ref, red, r, note, sizeof note)
-                        : schedule_inner(ref, red, r, persistent, note, sizeof note);
-  persistent |= grid;
+                        : schedule_inner(ref, red, r, note, sizeof note, &steps, &threads);
+  int held = inner && form == FORM_REGISTERS && held_dtype_bytes(f) == 0 ? 0 : -1;
   if (!st) st = tc_propagate_transforms(ref);
   if (!st) st = tc_parallelize_all_like(ref);
-  if (!st && !persistent) st = tc_inline_most(f);
+  if (!st && inner && form != FORM_REGISTERS) st = tc_inline_most(f);
+  if (!st && inner && form == FORM_SHARED) st = hold_in_shared(f, &held);
   if (st) return st;
-  snprintf(f->sched_note, sizeof f->sched_note, "%s", note);
+  if (inner) {
+    char text[200];
+    inner_form_text(text, sizeof text, form, held, steps, threads);
+    char all[sizeof note + sizeof text + 2];
+    snprintf(all, sizeof all, "%s, %s", note, text);
+    snprintf(f->sched_note, sizeof f->sched_note, "%.*s", (int)sizeof f->sched_note - 1, all);
+  } else {
+    snprintf(f->sched_note, sizeof f->sched_note, "%s", note);
+  }
   return TC_OK;
 }
 
