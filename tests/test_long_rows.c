@@ -7,9 +7,9 @@
  * sums of few long rows a grid reduction (a reduction axis on BIDx, the
  * blocks' partials combined in block order by the last block).  Two runs
  * give bitwise equal results.  A grid reduction scheduled by hand (max,
- * rows on BIDy, a thread axis off the reduction).  The refusals, each
- * naming tensor, axis and reason.  NVRTC and hipcc compile the new kernels
- * (no GPU needed). */
+ * rows on BIDy, a thread axis off the reduction) and ten random ones.
+ * The shared-memory form.  The refusals, each naming tensor, axis and
+ * reason.  NVRTC and hipcc compile the new kernels (no GPU needed). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -227,6 +227,78 @@ static void test_grid_max_by_hand(void) {
   tc_fusion_free(f);
 }
 
+/* Random grid reductions scheduled by hand: x [rows, cols] (f32 or i32)
+ * reduced (sum, max or min) over the last axis, the row split [rBIDx(G),
+ * rS(steps), T] with T on TIDx (a block step, then the grid step) or
+ * serial with the rows on TIDx (the grid step alone, a partial per
+ * thread), the rows on BIDy or TIDx; checked against a plain C loop, two
+ * runs bitwise equal. */
+static void test_grid_random(void) {
+  uint64_t s = 12345;
+  for (int c = 0; c < 10; c++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    int64_t rows = 1 + (int64_t)(s % 4), cols = 1 + (int64_t)((s >> 8) % 150000);
+    int op = (int)((s >> 32) % 3), integer = (int)((s >> 36) & 1), thread_red = (int)((s >> 37) & 1);
+    int64_t t = (int64_t)32 << ((s >> 40) % 4), steps = 1 + (int64_t)((s >> 44) % 24);
+    tc_fusion *f = tc_fusion_new();
+    int64_t shape[2] = {rows, cols};
+    tc_tensor *x = tc_input(f, integer ? TC_I32 : TC_F32, 2, shape);
+    int last = 1;
+    tc_tensor *y = tc_reduce(f, (tc_reduce_op)op, x, 1, &last);
+    OK(f, tc_add_output(f, y));
+    tc_tensor *acc = tc_cache_before(y);
+    TC_REQUIRE(acc, "%s", tc_fusion_error(f));
+    OK(f, tc_split(acc, 1, t, 1));     /* [rows, r(cols / t), r t] */
+    OK(f, tc_split(acc, 1, steps, 1)); /* [rows, rG, r steps, r t] */
+    OK(f, tc_parallelize(acc, 0, thread_red ? TC_BIDY : TC_TIDX));
+    OK(f, tc_parallelize(acc, 1, TC_BIDX));
+    if (thread_red) OK(f, tc_parallelize(acc, 3, TC_TIDX));
+    OK(f, tc_propagate_transforms(acc));
+    OK(f, tc_parallelize_all_like(acc));
+    int64_t n = rows * cols;
+    void *xs = malloc((size_t)n * 4);
+    float *xf = xs;
+    int32_t *xi = xs;
+    fill(xf, n, (uint64_t)c + 100);
+    for (int64_t i = 0; integer && i < n; i++) xi[i] = (int32_t)(xf[i] * 1000.0f);
+    double want[4], tol[4];
+    for (int64_t r = 0; r < rows; r++) {
+      double v = op == TC_REDUCE_SUM ? 0 : op == TC_REDUCE_MAX ? -INFINITY : INFINITY, a = 0;
+      for (int64_t i = 0; i < cols; i++) {
+        double e = integer ? (double)xi[r * cols + i] : (double)xf[r * cols + i];
+        v = op == TC_REDUCE_SUM ? v + e : op == TC_REDUCE_MAX ? fmax(v, e) : fmin(v, e);
+        a += fabs(e);
+      }
+      want[r] = v;
+      tol[r] = op == TC_REDUCE_SUM && !integer ? a * (double)(cols + 16) * ldexp(1.0, -24) * 2 : 0;
+    }
+    char what[160];
+    snprintf(what, sizeof what, "grid %s %s %lldx%lld, t %lld (%s), %lld steps",
+             op == TC_REDUCE_SUM ? "sum" : op == TC_REDUCE_MAX ? "max" : "min", integer ? "i32" : "f32",
+             (long long)rows, (long long)cols, (long long)t, thread_red ? "TIDx" : "serial",
+             (long long)steps);
+    if (integer) { /* run_and_check compares floats: compare the i32 result here */
+      tc_compile_options o = {TC_TARGET_OPENCL, NULL, "grid_i32"};
+      tc_status st;
+      tc_kernel *k = tc_compile(f, &o, &st);
+      TC_CHECK(k != NULL, "%s: %s", what, tc_fusion_error(f));
+      int32_t out[4] = {0};
+      void *args[2] = {xs, out};
+      if (k && (st = tc_kernel_run(k, args, NULL, NULL)) != TC_ERR_NO_DEVICE) {
+        TC_CHECK(st == TC_OK, "%s: %s", what, tc_kernel_error(k));
+        for (int64_t r = 0; r < rows; r++)
+          TC_CHECK(out[r] == (int32_t)want[r], "%s: row %lld = %d, want %.0f", what, (long long)r,
+                   out[r], want[r]);
+      }
+      tc_kernel_free(k);
+    } else {
+      run_and_check(f, what, xf, rows, want, tol);
+    }
+    free(xs);
+    tc_fusion_free(f);
+  }
+}
+
 /* Schedules y = sum over the last axis of x [rows, cols] (copied out of
  * registers) with the row [rBIDx(cols / 256), rTIDx(256)]; returns the
  * register tensor. */
@@ -362,6 +434,7 @@ int main(void) {
   TC_RUN(test_device_compilers);
   TC_RUN(test_grid_max_by_hand);
   TC_RUN(test_shared_form);
+  TC_RUN(test_grid_random);
   TC_RUN(test_grid_sum_million);
   TC_RUN(test_long_rows_auto);
   TC_MAIN_END();
