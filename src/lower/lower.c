@@ -922,6 +922,14 @@ static tc_status check_grid_reduction(lctx *c) {
     }
   }
   if (!gs) return TC_OK;
+  /* every block takes part in the count: a block past the reduction's
+   * blocks would count itself too */
+  if (k->grid[0] != gs->stmt.red.grid_blocks)
+    return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                   "compile: the grid reduction %s spans %lld blocks along BIDx, but the kernel "
+                   "runs %lld (another tensor binds BIDx to more); bind BIDx alike in every tensor "
+                   "(tc_parallelize_all_like)", gs->stmt.op->out->name,
+                   (long long)gs->stmt.red.grid_blocks, (long long)k->grid[0]);
   int ax = gs->stmt.red.slot - 3;
   int64_t threads = k->block[0] * k->block[1] * k->block[2];
   int64_t others = ax >= 0 ? threads / k->block[ax] : threads, rows = k->grid[1] * k->grid[2];
