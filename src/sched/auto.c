@@ -12,8 +12,13 @@
  *               merged into rows on blocks; the row split by T threads
  *               (TIDx, T a power of two with n / T <= 16 up to 1024) and
  *               held in registers between the reductions and the
- *               normalization; rows of fewer than 128 / T threads share a
- *               block on TIDy;
+ *               normalization while each intermediate's share is at most
+ *               TC_PERSISTENT_BYTES per thread, else in shared memory
+ *               where the target's holds it, else recomputed in each pass
+ *               (two-pass: tc_recompute_intermediates, tc_inline_most);
+ *               rows of fewer than 128 / T threads share a block on TIDy;
+ *               one reduction to a value per row, of few long rows: a
+ *               grid reduction (the row over blocks on BIDx);
  *   outer       the reduced axes are a prefix (column sums): the kept axes
  *               merged and split by 128 threads over blocks, each thread
  *               reducing its column serially.
