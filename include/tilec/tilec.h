@@ -705,7 +705,9 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device);
  * copied in, outputs copied back).  device selects an OpenCL device
  * ("pocl", a platform/device name substring, or "P:D" indices; NULL uses
  * $TILEC_OPENCL_DEVICE, then PoCL, then the first device).  If ms is not
- * NULL it receives the kernel time in milliseconds.
+ * NULL it receives the kernel time in milliseconds.  A kernel with a grid
+ * reduction also takes a global workspace after its parameters, which the
+ * run allocates zeroed (docs/reductions.md).
  *
  * OpenCL: a kernel that needs more local (shared) memory than the device
  * has (CL_DEVICE_LOCAL_MEM_SIZE), or a block over the device's work-group
