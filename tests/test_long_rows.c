@@ -5,7 +5,7 @@
  * plain C loop in double: rows past the persistent threshold take the
  * two-pass form (no register array of more than 16 floats per thread),
  * sums of few long rows a grid reduction (a reduction axis on BIDx, the
- * blocks' partials combined in block order by the last block).  Two runs
+ * blocks' partials combined in a fixed order by the last block).  Two runs
  * give bitwise equal results.  A grid reduction scheduled by hand (max,
  * rows on BIDy, a thread axis off the reduction) and ten random ones.
  * The shared-memory form.  The refusals, each naming tensor, axis and

@@ -336,7 +336,7 @@ tc_status tc_inline_most(tc_fusion *f);
  * per thread, else in shared memory where the arch's holds it, else
  * recomputed from global memory in each pass (two-pass); one reduction to a value per row of fewer than 64 rows of
  * more than 16384 elements: a grid reduction (the row over blocks on
- * BIDx, the blocks' partials combined in block order by the last block
+ * BIDx, the blocks' partials combined in a fixed order by the last block
  * to finish: deterministic); reductions of leading axes
  * (column sums): a column per thread, reduced serially.  Every reduction
  * must reduce the same axes, and every tensor have the output's rank;

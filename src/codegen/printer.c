@@ -251,14 +251,19 @@ static void print_allreduce_shfl(tc_str *o, const tc_dialect *d, const tc_kir *k
 
 static bool is_pow2_i(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
+static void print_block_step(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
+                             int depth);
+
 /* The grid step of a grid reduction (after its block step, which leaves
  * the block's total in every thread along the reduction's thread axis):
  * the thread at 0 on that axis writes the block's partial to the
  * workspace, at its row of blocks and its coordinates on the other
  * thread axes, slot bidx; the block counts itself done (atomic add on
  * its row's count, after a fence); the block that counts last combines
- * the grid_blocks partials in block order (the same order whichever
- * block is last: deterministic), stores the total in every thread's
+ * the grid_blocks partials (each thread along the reduction's thread
+ * axis a fixed stride of them, then the block step again; without one,
+ * each thread all of them in block order: the same order whichever block
+ * is last, so deterministic), stores the total in every thread's
  * register and resets the count.  Sets tc_glast, which the rest of the
  * kernel runs under. */
 static void print_grid_step(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
@@ -285,7 +290,7 @@ static void print_grid_step(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   const char *ty = fl ? "float" : "int";
   tc_str_indent(o, depth);
   tc_str_printf(o, "{  /* %s: %s over BIDx (%lld blocks), a grid reduction: each block's partial in "
-                "the workspace, the last block to finish combines them in block order */\n", t->name,
+                "the workspace, the last block to finish combines them in a fixed order */\n", t->name,
                 op == TC_REDUCE_SUM ? "sum" : op == TC_REDUCE_MAX ? "max" : "min", (long long)g);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "%svolatile %s* tc_gp = (%svolatile %s*)(tc_ws + %lld) + ((long)(bidy + %lld * bidz) "
@@ -319,11 +324,19 @@ static void print_grid_step(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   tc_str_cat(o, ";\n");
   tc_str_indent(o, depth + 2);
   red_combine(&comb, d, op, fl, "tc_g", "tc_gp[tc_b]");
-  tc_str_printf(o, "for (int tc_b = 0; tc_b < %lld; ++tc_b) tc_g = %s;\n", (long long)g, tc_str_cstr(&comb));
+  /* with a reduction thread axis its threads share the partials, each a
+   * fixed stride of them, and the block step combines theirs again */
+  if (ax >= 0)
+    tc_str_printf(o, "for (int tc_b = tid%c; tc_b < %lld; tc_b += %lld) tc_g = %s;\n", 'x' + ax,
+                  (long long)g, (long long)k->block[ax], tc_str_cstr(&comb));
+  else
+    tc_str_printf(o, "for (int tc_b = 0; tc_b < %lld; ++tc_b) tc_g = %s;\n", (long long)g,
+                  tc_str_cstr(&comb));
   tc_str_indent(o, depth + 2);
   if (guarded) tc_str_printf(o, "if (%s) ", tc_str_cstr(&pred));
   d->store(o, t->dtype, t->mem, t->name, tc_str_cstr(&idx), "tc_g");
   tc_str_cat(o, "\n");
+  if (ax >= 0) print_block_step(o, d, k, s, depth + 2);
   tc_str_indent(o, depth + 2);
   tc_str_printf(o, "if (%s == 0) tc_ws[bidy + %lld * bidz] = 0;  /* for the next launch */\n",
                 tc_str_cstr(&lin), (long long)k->grid[1]);
@@ -333,9 +346,6 @@ static void print_grid_step(tc_str *o, const tc_dialect *d, const tc_kir *k, con
   tc_str_cat(o, "}\n");
   tc_str_free(&idx), tc_str_free(&pred), tc_str_free(&comb), tc_str_free(&lin), tc_str_free(&cnt);
 }
-
-static void print_block_step(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
-                             int depth);
 
 /* A TC_RED_ALL statement: the block step where a reduction axis is on a
  * thread axis, then the grid step where one is on BIDx. */

@@ -80,7 +80,7 @@ typedef struct tc_kred {
    * grid_blocks): after the block step, each block puts its partial in
    * the kernel's workspace (tc_kir.ws_words), and the last block of its
    * row of blocks to finish (an atomic count) combines the partials in
-   * block order; only that block runs the statements after it */
+   * a fixed order; only that block runs the statements after it */
   int grid;
   int64_t grid_blocks;
 } tc_kred;

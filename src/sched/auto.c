@@ -266,11 +266,10 @@ static tc_status schedule_grid(tc_tensor *ref, const bool *red, int r, char *not
   if (st) return st;
   blocks = tc_tensor_loop_extent(ref, col);
   snprintf(note, cap,
-           "tc_schedule_auto: inner reduction as a grid reduction: %lld row%s of %lld, %lld blocks per "
-           "row on BIDx%s, "
-           "%d threads per block on TIDx, %lld serial step%s each; each block's partial goes to a "
-           "global workspace and the last block of the row to finish combines them in block "
-           "order (deterministic)", (long long)rows, rows > 1 ? "s" : "", (long long)cols,
+           "tc_schedule_auto: inner reduction as a grid reduction: %lld row%s of %lld, %lld blocks "
+           "per row on BIDx%s, %d threads per block on TIDx, %lld serial step%s each; each block's "
+           "partial goes to a global workspace and the last block of the row to finish combines "
+           "them in a fixed order (deterministic)", (long long)rows, rows > 1 ? "s" : "", (long long)cols,
            (long long)blocks, kept ? " (rows on BIDy)" : "", TC_GRID_THREADS, (long long)steps,
            steps > 1 ? "s" : "");
   return TC_OK;
