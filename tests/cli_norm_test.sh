@@ -36,6 +36,11 @@ else
   expect "xent 2 x 65537 bf16" 0 '^verify: PASS' norm xent -M 2 -N 65537 -t bf16 -V 1
   expect "schedule line" 0 '^schedule: tc_schedule_auto: inner reduction \(normalization\): 33 rows of 4099, 1 row per block on BIDx, 512 threads per row' \
     norm softmax -M 33 -N 4099
+  expect "softmax 1 x 262144 f32" 0 '^verify: PASS' norm softmax -M 1 -N 262144 -V 1
+  expect "schedule line of a long row" 0 '^schedule: .*, two-pass: the row \(256 per thread\) is more than 64 bytes of registers' \
+    norm softmax -M 1 -N 262144
+  expect "schedule line of a long row on sm_90a" 0 '^schedule: .*, the row held in shared memory' \
+    norm softmax -M 2 -N 20000 --target cuda --arch sm_90a --emit "$tmp/s.cu"
   expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GB/s' norm rmsnorm -M 4 -N 300 --time -i 2
   out=$("$T" norm layernorm -M 5 -N 77 -V 1 --json 2>&1); rc=$?
   if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["verify"]["result"]=="PASS" and d["rows"]==5 and d["cols"]==77 and d["ok"] and "inner reduction" in d["schedule"]' 2>/dev/null; then

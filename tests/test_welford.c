@@ -386,6 +386,19 @@ static void test_misuse(void) {
   TC_CHECK(tc_compile(f, NULL, &st) == NULL && strstr(tc_fusion_error(f), "Welford state"), "%s",
            tc_fusion_error(f));
   tc_fusion_free(f);
+
+  /* a Welford state's reduction axis over blocks: no grid merge */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, shape);
+  w = tc_welford(f, x, 1, &ax, &mean, &var);
+  TC_REQUIRE(w, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, var));
+  OK(f, tc_parallelize(w, 1, TC_BIDX));
+  st = TC_OK;
+  TC_CHECK(tc_compile(f, NULL, &st) == NULL && st == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "bound to BIDx") && strstr(tc_fusion_error(f), "Welford"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
 }
 
 int main(void) {

@@ -363,7 +363,12 @@ tc_status tc_inline_most(tc_fusion *f);
  * block (several on TIDy for rows under 128 threads), the row split over
  * T threads on TIDx (a power of two, at most 1024, for at most 16
  * elements each where the row allows) and held in registers between the
- * block reductions and the normalization; reductions of leading axes
+ * block reductions and the normalization while that is at most 64 bytes
+ * per thread, else in shared memory where the arch's holds it, else
+ * recomputed from global memory in each pass (two-pass); one reduction to a value per row of fewer than 64 rows of
+ * more than 16384 elements: a grid reduction (the row over blocks on
+ * BIDx, the blocks' partials combined in a fixed order by the last block
+ * to finish: deterministic); reductions of leading axes
  * (column sums): a column per thread, reduced serially.  Every reduction
  * must reduce the same axes, and every tensor have the output's rank;
  * else TC_ERR_UNSUPPORTED with a message.  A reduction that is an output
@@ -731,7 +736,9 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device);
  * copied in, outputs copied back).  device selects an OpenCL device
  * ("pocl", a platform/device name substring, or "P:D" indices; NULL uses
  * $TILEC_OPENCL_DEVICE, then PoCL, then the first device).  If ms is not
- * NULL it receives the kernel time in milliseconds.
+ * NULL it receives the kernel time in milliseconds.  A kernel with a grid
+ * reduction also takes a global workspace after its parameters, which the
+ * run allocates zeroed (docs/reductions.md).
  *
  * OpenCL: a kernel that needs more local (shared) memory than the device
  * has (CL_DEVICE_LOCAL_MEM_SIZE), or a block over the device's work-group

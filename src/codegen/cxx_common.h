@@ -32,7 +32,8 @@
   .kernel_begin = tc_cxx_kernel_begin, .buffer_param = tc_cxx_buffer_param,       \
   .shared_array = tc_cxx_shared_array,                                          \
   .vec_load = tc_cxx_vec_load, .vec_elem = tc_cxx_vec_elem,                       \
-  .vec_store = tc_cxx_vec_store
+  .vec_store = tc_cxx_vec_store, .global_qual = "", .grid_fence = "__threadfence();",  \
+  .grid_atomic_inc = "atomicAdd(%s, 1)"
 
 /* tc_dialect members, the same for CUDA and HIP. */
 void tc_cxx_kernel_begin(tc_str *o, const char *name, int64_t threads);

@@ -228,6 +228,12 @@ typedef struct tc_dialect {
   void (*wgmma)(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
                 const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
                  int depth);
+  /* ---- grid reductions (printer.c): global_qual qualifies a pointer into
+   * global memory ("__global " in OpenCL, "" in CUDA and HIP); grid_fence
+   * makes a thread's earlier global writes visible to other blocks before
+   * its later ones; grid_atomic_inc, a printf format of one int pointer
+   * (%s), adds 1 to the int atomically and gives its old value. */
+  const char *global_qual, *grid_fence, *grid_atomic_inc;
 } tc_dialect;
 
 /* ldmatrix / stmatrix hooks of the CUDA (ldst_cuda.c) and OpenCL

@@ -224,4 +224,7 @@ const tc_dialect tc_dialect_opencl = {
     .vec_load = cl_vec_load,
     .vec_elem = cl_vec_elem,
     .vec_store = cl_vec_store,
+    .global_qual = "__global ",
+    .grid_fence = "mem_fence(CLK_GLOBAL_MEM_FENCE);",
+    .grid_atomic_inc = "atomic_inc(%s)",
 };

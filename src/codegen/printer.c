@@ -261,8 +261,112 @@ static void print_allreduce_shfl(tc_str *o, const tc_dialect *d, const tc_kir *k
 
 static bool is_pow2_i(int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
+static void print_block_step(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
+                             int depth);
+
+/* The grid step of a grid reduction (after its block step, which leaves
+ * the block's total in every thread along the reduction's thread axis):
+ * the thread at 0 on that axis writes the block's partial to the
+ * workspace, at its row of blocks and its coordinates on the other
+ * thread axes, slot bidx; the block counts itself done (atomic add on
+ * its row's count, after a fence); the block that counts last combines
+ * the grid_blocks partials (each thread along the reduction's thread
+ * axis a fixed stride of them, then the block step again; without one,
+ * each thread all of them in block order: the same order whichever block
+ * is last, so deterministic), stores the total in every thread's
+ * register and resets the count.  Sets tc_glast, which the rest of the
+ * kernel runs under. */
+static void print_grid_step(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
+                            int depth) {
+  const tc_tensor *t = s->stmt.op->out;
+  bool fl = is_float_t(t->dtype);
+  tc_reduce_op op = (tc_reduce_op)s->stmt.op->sub;
+  int ax = s->stmt.red.slot - 3;
+  int64_t g = s->stmt.red.grid_blocks, bx = k->block[0], by = k->block[1], bz = k->block[2];
+  int64_t rows = k->grid[1] * k->grid[2];
+  /* the thread's slot among those off the reduction's thread axis */
+  char other[160];
+  if (ax == 0) snprintf(other, sizeof other, "(tidy + %lld * tidz)", (long long)by);
+  else if (ax == 1) snprintf(other, sizeof other, "(tidx + %lld * tidz)", (long long)bx);
+  else if (ax == 2) snprintf(other, sizeof other, "(tidx + %lld * tidy)", (long long)bx);
+  else snprintf(other, sizeof other, "(tidx + %lld * (tidy + %lld * tidz))", (long long)bx, (long long)by);
+  int64_t others = ax >= 0 ? bx * by * bz / k->block[ax] : bx * by * bz;
+  tc_str idx, pred, comb, lin;
+  tc_str_init(&idx), tc_str_init(&pred), tc_str_init(&comb), tc_str_init(&lin);
+  expr(&idx, k, s->stmt.out_index);
+  bool guarded = !tc_e_is_const(s->stmt.pred, 1);
+  if (guarded) expr(&pred, k, s->stmt.pred);
+  tc_str_printf(&lin, "tidx + %lld * (tidy + %lld * tidz)", (long long)bx, (long long)by);
+  const char *ty = fl ? "float" : "int";
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "{  /* %s: %s over BIDx (%lld blocks), a grid reduction: each block's partial in "
+                "the workspace, the last block to finish combines them in a fixed order */\n", t->name,
+                op == TC_REDUCE_SUM ? "sum" : op == TC_REDUCE_MAX ? "max" : "min", (long long)g);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "%svolatile %s* tc_gp = (%svolatile %s*)(tc_ws + %lld) + ((long)(bidy + %lld * bidz) "
+                "* %lld + %s) * %lld;\n", d->global_qual, ty, d->global_qual, ty, (long long)rows,
+                (long long)k->grid[1], (long long)others, other, (long long)g);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "if (%s%s%s%s) tc_gp[bidx] = ", ax >= 0 ? "tid" : "1", ax >= 0 ? (ax == 0 ? "x == 0" : ax == 1 ? "y == 0" : "z == 0") : "",
+                guarded ? " && " : "", guarded ? tc_str_cstr(&pred) : "");
+  d->load(o, t->dtype, t->mem, t->name, tc_str_cstr(&idx));
+  tc_str_cat(o, ";\n");
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "%s\n", d->grid_fence);
+  print_barrier(o, d, k, depth + 1);
+  tc_str cnt;
+  tc_str_init(&cnt);
+  tc_str_printf(&cnt, "&tc_ws[bidy + %lld * bidz]", (long long)k->grid[1]);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "if (%s == 0) tc_gflag[0] = ", tc_str_cstr(&lin));
+  tc_str_printf(o, d->grid_atomic_inc, tc_str_cstr(&cnt));
+  tc_str_printf(o, " == %lld;\n", (long long)(g - 1));
+  print_barrier(o, d, k, depth + 1);
+  tc_str_indent(o, depth + 1);
+  tc_str_cat(o, "tc_glast = tc_gflag[0];\n");
+  tc_str_indent(o, depth + 1);
+  tc_str_cat(o, "if (tc_glast) {\n");
+  tc_str_indent(o, depth + 2);
+  tc_str_printf(o, "%s\n", d->grid_fence);
+  tc_str_indent(o, depth + 2);
+  tc_str_printf(o, "%s tc_g = ", ty);
+  red_identity(o, d, op, fl);
+  tc_str_cat(o, ";\n");
+  tc_str_indent(o, depth + 2);
+  red_combine(&comb, d, op, fl, "tc_g", "tc_gp[tc_b]");
+  /* with a reduction thread axis its threads share the partials, each a
+   * fixed stride of them, and the block step combines theirs again */
+  if (ax >= 0)
+    tc_str_printf(o, "for (int tc_b = tid%c; tc_b < %lld; tc_b += %lld) tc_g = %s;\n", 'x' + ax,
+                  (long long)g, (long long)k->block[ax], tc_str_cstr(&comb));
+  else
+    tc_str_printf(o, "for (int tc_b = 0; tc_b < %lld; ++tc_b) tc_g = %s;\n", (long long)g,
+                  tc_str_cstr(&comb));
+  tc_str_indent(o, depth + 2);
+  if (guarded) tc_str_printf(o, "if (%s) ", tc_str_cstr(&pred));
+  d->store(o, t->dtype, t->mem, t->name, tc_str_cstr(&idx), "tc_g");
+  tc_str_cat(o, "\n");
+  if (ax >= 0) print_block_step(o, d, k, s, depth + 2);
+  tc_str_indent(o, depth + 2);
+  tc_str_printf(o, "if (%s == 0) tc_ws[bidy + %lld * bidz] = 0;  /* for the next launch */\n",
+                tc_str_cstr(&lin), (long long)k->grid[1]);
+  tc_str_indent(o, depth + 1);
+  tc_str_cat(o, "}\n");
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+  tc_str_free(&idx), tc_str_free(&pred), tc_str_free(&comb), tc_str_free(&lin), tc_str_free(&cnt);
+}
+
+/* A TC_RED_ALL statement: the block step where a reduction axis is on a
+ * thread axis, then the grid step where one is on BIDx. */
 static void print_allreduce(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
                             int depth) {
+  if (s->stmt.red.slot >= 3) print_block_step(o, d, k, s, depth);
+  if (s->stmt.red.grid) print_grid_step(o, d, k, s, depth);
+}
+
+static void print_block_step(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
+                             int depth) {
   const tc_tensor *t = s->stmt.op->out;
   bool fl = is_float_t(t->dtype);
   const char *scr = fl ? "tc_red_f" : "tc_red_i";
@@ -557,6 +661,9 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   tc_str_cat(o, "\n");
   d->kernel_open(o, k, name);
   for (int i = 0; i < k->nparams; i++) d->param(o, k->params[i], i >= k->f->ninputs, i == 0);
+  /* the workspace is the buffer after the parameters (tc_kernel_run),
+   * before any tensor maps (which follow the buffers) */
+  if (k->ws_words) d->buffer_param(o, TC_I32, "tc_ws", 1, k->nparams == 0);
   if (k->ntma > 0 && d->tma_params) d->tma_params(o, k);
   tc_str_cat(o, ") {\n");
   tc_str_cat(o, d->index_defs);
@@ -570,10 +677,26 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   if (k->nred_f) d->shared_array(o, TC_F32, "tc_red_f", threads, 1);
   if (k->nred_i) d->shared_array(o, TC_I32, "tc_red_i", threads, 1);
   if (k->nred_w) tc_print_welford_scratch(o, d, threads);
+  if (k->ws_words) {
+    d->shared_array(o, TC_I32, "tc_gflag", 1, 1);
+    tc_str_cat(o, "  int tc_glast = 0;\n");
+  }
   if (tmem) d->tmem_setup(o, k);
   if (k->nldsm > 0 && d->ldsm_setup) d->ldsm_setup(o, k);
   if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);
-  for (int i = 0; i < k->root->nbody; i++) print_node(o, d, k, k->root->body[i], 1, wi_zero);
+  /* past a grid reduction only its last block goes on, as block 0 (the
+   * lowering lets nothing after it bind BIDx to more than one block) */
+  int open = 0;
+  for (int i = 0; i < k->root->nbody; i++) {
+    const tc_knode *n = k->root->body[i];
+    print_node(o, d, k, n, 1 + open, wi_zero);
+    if (!open && n->kind == TC_K_STMT && n->stmt.red.kind == TC_RED_ALL && n->stmt.red.grid &&
+        i + 1 < k->root->nbody) {
+      tc_str_cat(o, "  if (tc_glast) {\n    const int bidx = 0;\n    (void)bidx;\n");
+      open = 1;
+    }
+  }
+  if (open) tc_str_cat(o, "  }\n");
   if (tmem && d->tmem_teardown) d->tmem_teardown(o, k);
   tc_str_cat(o, "}\n");
 }

@@ -646,6 +646,13 @@ static void topo_visit(const tc_fusion *f, tc_tensor *t, char *seen, tc_op **ord
   order[(*n)++] = t->def;
 }
 
+bool tc_tensor_reads(const tc_tensor *t, const tc_tensor *from) {
+  if (t == from) return true;
+  for (int i = 0; t->def && i < t->def->nin; i++)
+    if (tc_tensor_reads(t->def->in[i], from)) return true;
+  return false;
+}
+
 tc_op **tc_topo_order(const tc_fusion *f, int *n) {
   char *seen = tc_xcalloc((size_t)f->ntensors + 1, 1);
   tc_op **order = tc_xmalloc((size_t)(f->nops + 1) * sizeof *order);

@@ -119,6 +119,9 @@ tc_op *tc_op_new(tc_fusion *f, tc_op_kind kind, int sub, tc_tensor *a, tc_tensor
  * mismatch: false with the error recorded for call. */
 bool tc_broadcast_shape(tc_fusion *f, const char *call, tc_tensor *const *ops, int n, int64_t *shape);
 
+/* Whether t is from, or is computed from it through some chain of ops. */
+bool tc_tensor_reads(const tc_tensor *t, const tc_tensor *from);
+
 /* The ops that read t, in creation order; returns the count (out may be
  * NULL to only count). */
 int tc_consumers(const tc_fusion *f, const tc_tensor *t, tc_op **out, int cap);
@@ -159,7 +162,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 15
+#define TC_CODEGEN_FORMAT 16
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

@@ -76,7 +76,14 @@ typedef struct tc_ktma {
  * reduction) */
 typedef struct tc_kred {
   int kind;                /* TC_RED_NONE / _ACC / _INIT / _ALL */
-  int slot;
+  int slot;                /* -1: no reduction axis on a thread */
+  /* TC_RED_ALL of a grid reduction (a reduction axis on BIDx, of extent
+   * grid_blocks): after the block step, each block puts its partial in
+   * the kernel's workspace (tc_kir.ws_words), and the last block of its
+   * row of blocks to finish (an atomic count) combines the partials in
+   * a fixed order; only that block runs the statements after it */
+  int grid;
+  int64_t grid_blocks;
 } tc_kred;
 
 /* STMT: out[out_index] = op(in[k][in_index[k]]), when pred holds; at most
@@ -143,6 +150,10 @@ typedef struct tc_kir {
                               needs a shared scratch of one word per thread) */
   int nred_w;              /* block Welford reductions (a shared scratch of
                               three floats per thread: mean, M2, count) */
+  int64_t ws_words;        /* grid reductions: 32-bit words of the global
+                              workspace the kernel takes after its
+                              parameters (zeroed before each launch): a
+                              count per row of blocks, then the partials */
   tc_tensor **params;      /* inputs then outputs */
   int nparams;
 } tc_kir;

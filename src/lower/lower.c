@@ -109,23 +109,31 @@ static bool is_loop_ptype_(tc_ptype p) { return !(tc_ptype_is_block(p) || tc_pty
 
 /* A reduction's loop domain: its serial reduction loops innermost of its
  * loops (the result is initialized before the outermost one and complete
- * after it), no reduction axis on a block (that would be a grid
- * reduction) or vectorized, at most one on a thread axis, and then the
- * result in registers, where each thread holds the block's total. */
+ * after it), no reduction axis vectorized, at most one on a thread axis,
+ * a reduction axis on a block only on BIDx (a grid reduction) and then
+ * no serial iteration loop, and the result in registers, where each
+ * thread holds the block's (or the grid's) total. */
 static tc_status validate_reduction(lctx *c, tc_tensor *t, const char *desc) {
   tc_dgraph *g = c->g;
   if (!t->def || t->def->kind != TC_OP_REDUCE) return TC_OK;
-  int first_loop = -1, thread = -1;
+  int first_loop = -1, thread = -1, grid = -1, iter_loop = -1;
   char b[64];
   for (int i = 0; i < t->nloop; i++) {
     tc_axis *a = &g->axes[t->loop[i]];
     tc_axis_describe(g, t->loop[i], b, sizeof b);
-    if (a->reduction && tc_ptype_is_block(a->ptype))
+    if (a->reduction && tc_ptype_is_block(a->ptype) && a->ptype != TC_BIDX)
       return tc_fail(c->f, TC_ERR_UNSUPPORTED,
-                     "compile: %s's reduction axis %d (%s) is bound to %s: the blocks of a launch "
-                     "cannot combine their results (a grid reduction), which tilec does not make "
-                     "yet; keep the axis serial or bind it to a thread axis (%s)",
-                     t->name, i, b, tc_ptype_name(a->ptype), desc);
+                     "compile: %s's reduction axis %d (%s) is bound to %s: tilec makes grid "
+                     "reductions over BIDx only; bind the axis to BIDx, keep it serial or bind it "
+                     "to a thread axis (%s)", t->name, i, b, tc_ptype_name(a->ptype), desc);
+    if (a->reduction && a->ptype == TC_BIDX && tc_tensor_is_welford(t))
+      return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                     "compile: %s's reduction axis %d (%s) is bound to BIDx, but %s is a Welford "
+                     "state, which tilec does not merge across blocks (a grid reduction is made "
+                     "for sum, max and min); keep the axis serial or bind it to a thread axis (%s)",
+                     t->name, i, b, t->name, desc);
+    if (a->reduction && a->ptype == TC_BIDX) grid = i;
+    if (!a->reduction && is_loop_ptype_(a->ptype) && iter_loop < 0) iter_loop = i;
     if (a->reduction && a->ptype == TC_VECTORIZE)
       return tc_fail(c->f, TC_ERR_SCHEDULE,
                      "compile: %s's reduction axis %d (%s) is vectorized; make it serial or "
@@ -150,6 +158,19 @@ static tc_status validate_reduction(lctx *c, tc_tensor *t, const char *desc) {
                    "compile: %s is a Welford state (mean, M2 and count), which lives in registers, "
                    "but it is in %s memory; keep it in local memory (%s)", t->name,
                    tc_memtype_name(t->mem), desc);
+  if (grid >= 0 && iter_loop >= 0)
+    return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                   "compile: %s's reduction axis %d is bound to BIDx (a grid reduction), but its "
+                   "axis %d (%s) is a serial loop: a grid reduction combines the blocks' partials "
+                   "once, after all its loops; bind %s's iteration axes to blocks or threads (%s)",
+                   t->name, grid, iter_loop, tc_axis_describe(g, t->loop[iter_loop], b, sizeof b),
+                   t->name, desc);
+  if (grid >= 0 && t->mem != TC_MEM_LOCAL)
+    return tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s's reduction axis %d is bound to BIDx (a grid reduction), so the "
+                   "blocks' partials meet in registers of the last block, but %s is in %s memory; "
+                   "reduce into a local tensor and copy it out (tc_cache_before(%s)) (%s)",
+                   t->name, grid, t->name, tc_memtype_name(t->mem), t->name, desc);
   if (thread >= 0 && t->mem != TC_MEM_LOCAL)
     return tc_fail(c->f, TC_ERR_SCHEDULE,
                    "compile: %s reduces over a thread axis (axis %d, %s), so each thread holds a "
@@ -392,14 +413,36 @@ static tc_status check_smem_limit(lctx *c) {
   const tc_kir *k = c->k;
   /* (AMD's limit depends on the arch: name it) */
   int gfx = c->ti.family == TC_ARCH_GFX;
-  if (c->ti.smem_max && k->smem_bytes > c->ti.smem_max)
-    return tc_fail(c->f, TC_ERR_LOWER,
-                   "compile: the kernel needs %lld bytes of shared memory%s per block but %s%s%s "
-                   "allows at most %lld (%lld KiB); keep less in shared memory at a time (inline "
-                   "the shared tensors deeper)", (long long)k->smem_bytes, gfx ? " (LDS)" : "", c->ti.name,
-                   gfx ? " " : "", gfx ? c->ti.arch : "", (long long)c->ti.smem_max,
-                   (long long)(c->ti.smem_max / 1024));
-  return TC_OK;
+  if (!c->ti.smem_max || k->smem_bytes <= c->ti.smem_max) return TC_OK;
+  /* name the largest shared buffer and its largest allocated axis (a
+   * persistent row held in shared memory: the row's axis) */
+  const tc_kalloc *big = NULL;
+  for (int i = 0; i < k->nallocs; i++)
+    if (k->allocs[i].t->mem == TC_MEM_SHARED &&
+        (!big || k->allocs[i].elems * (int64_t)tc_dtype_size(k->allocs[i].t->dtype) >
+                     big->elems * (int64_t)tc_dtype_size(big->t->dtype)))
+      big = &k->allocs[i];
+  char which[256] = "";
+  if (big) {
+    const int *ax;
+    int na = alloc_domain(big->t, &ax), best = -1;
+    for (int j = 0; j < big->naxes && j < TC_KALLOC_LISTED; j++) {
+      int p = big->axis_pos[j];
+      if (p < na && (best < 0 || c->g->axes[ax[p]].extent > c->g->axes[ax[best]].extent)) best = p;
+    }
+    char b[64] = "";
+    if (best >= 0) tc_axis_describe(c->g, ax[best], b, sizeof b);
+    snprintf(which, sizeof which, "; the largest is %s, %lld bytes%s%s", big->t->name,
+             (long long)(big->elems * (int64_t)tc_dtype_size(big->t->dtype)),
+             best >= 0 ? ", over its allocation axis " : "", b);
+  }
+  return tc_fail(c->f, TC_ERR_LOWER,
+                 "compile: the kernel needs %lld bytes of shared memory%s per block but %s%s%s "
+                 "allows at most %lld (%lld KiB)%s; keep less in shared memory at a time (inline "
+                 "the shared tensors deeper, or recompute a row that does not fit instead of "
+                 "holding it)", (long long)k->smem_bytes, gfx ? " (LDS)" : "", c->ti.name,
+                 gfx ? " " : "", gfx ? c->ti.arch : "", (long long)c->ti.smem_max,
+                 (long long)(c->ti.smem_max / 1024), which);
 }
 
 /* ---- loop tree --------------------------------------------------------- */
@@ -513,6 +556,7 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
     tc_tensor *t = op->out;
     tc_knode *cur = k->root, *init = NULL;
     int red_slot = -1;
+    int64_t grid_blocks = 0;
     for (int p = 0; p <= t->nloop; p++) {
       tc_axis *a = p < t->nloop ? &c->g->axes[t->loop[p]] : NULL;
       /* the reduction starts before its outermost reduction loop (the
@@ -531,6 +575,7 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       }
       if (!a) break;
       if (a->reduction && tc_ptype_is_thread(a->ptype)) red_slot = 3 + (int)(a->ptype - TC_TIDX);
+      if (a->reduction && a->ptype == TC_BIDX) grid_blocks = a->extent;
       if (!is_loop_ptype(a->ptype)) continue;
       int id = tc_uf_find(c->uf, key(c, t, p));
       tc_knode *last = cur->nbody ? cur->body[cur->nbody - 1] : NULL;
@@ -563,11 +608,13 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
     stmt_of[i] = s;
     if (!init) continue;
     s->stmt.red.kind = TC_RED_ACC;
-    if (red_slot >= 0) {
+    if (red_slot >= 0 || grid_blocks > 0) {
       tc_knode *s_all = knode_new(TC_K_STMT, NULL);
       s_all->stmt.op = op;
       s_all->stmt.red.kind = TC_RED_ALL;
       s_all->stmt.red.slot = red_slot;
+      s_all->stmt.red.grid = grid_blocks > 0;
+      s_all->stmt.red.grid_blocks = grid_blocks;
       /* after the node of init's parent that holds the reduction loops
        * (the last one now) */
       s_all->parent = init->parent;
@@ -808,6 +855,104 @@ static tc_status check_reduction_blocks(lctx *c, tc_op **order, int n) {
   return TC_OK;
 }
 
+/* ---- grid reductions ---------------------------------------------------- */
+
+static bool is_grid_all(const tc_knode *n) {
+  return n->kind == TC_K_STMT && n->stmt.red.kind == TC_RED_ALL && n->stmt.red.grid;
+}
+
+/* The first grid reduction statement under n (NULL: none). */
+static tc_knode *find_grid_all(tc_knode *n) {
+  if (is_grid_all(n)) return n;
+  for (int i = 0; i < n->nbody; i++) {
+    tc_knode *r = find_grid_all(n->body[i]);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+/* Every statement under n, which runs after grid reduction r in the last
+ * block only, is computed from r and binds no BIDx of more than one
+ * block. */
+static tc_status check_after_grid(lctx *c, const tc_knode *n, const tc_tensor *r) {
+  for (int i = 0; i < n->nbody; i++) {
+    tc_status st = check_after_grid(c, n->body[i], r);
+    if (st) return st;
+  }
+  if (n->kind != TC_K_STMT) return TC_OK;
+  const tc_tensor *t = n->stmt.op->out;
+  if (!tc_tensor_reads(t, r))
+    return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                   "compile: %s is computed after the grid reduction %s but does not read its "
+                   "result: past a grid reduction only the last block of each row of blocks goes "
+                   "on; compute %s before %s or in a kernel of its own", t->name, r->name, t->name,
+                   r->name);
+  for (int q = 0; q < t->nloop; q++) {
+    const tc_axis *a = &c->g->axes[t->loop[q]];
+    if (a->ptype == TC_BIDX && a->extent > 1)
+      return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                     "compile: %s reads the grid reduction %s, but its axis %d is bound to BIDx "
+                     "with %lld blocks: past a grid reduction only the last block of each row of "
+                     "blocks goes on; make that axis of %s serial or a thread axis",
+                     t->name, r->name, q, (long long)a->extent, t->name);
+  }
+  return TC_OK;
+}
+
+/* The grid reduction of the kernel (TC_RED_ALL with red.grid), if any,
+ * where it can run: at the kernel's top level (validate_reduction keeps
+ * its iteration axes on blocks and threads; a producer's loop must not
+ * enclose it), the only one, and followed only by statements computed
+ * from its result that bind no BIDx of more than one block: only the
+ * last block of each row of blocks goes on past it (as block 0).  Sizes
+ * the workspace: a count per row of blocks (BIDy x BIDz), then
+ * grid_blocks partials per row of blocks and thread off the reduction's
+ * thread axis. */
+static tc_status check_grid_reduction(lctx *c) {
+  tc_kir *k = c->k;
+  tc_knode *root = k->root, *gs = NULL;
+  for (int i = 0; i < root->nbody; i++) {
+    tc_knode *n = root->body[i];
+    tc_knode *inner = find_grid_all(n);
+    if (inner && inner != n)
+      return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                     "compile: the grid reduction %s sits inside a loop of another statement; a "
+                     "grid reduction runs once per kernel, at its top level: inline %s's producers "
+                     "less deep", inner->stmt.op->out->name, inner->stmt.op->out->name);
+    if (gs && inner)
+      return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                     "compile: %s and %s are both grid reductions (a reduction axis on BIDx); "
+                     "tilec makes one per kernel: keep the other's reduction axes on threads and "
+                     "serial loops", gs->stmt.op->out->name, n->stmt.op->out->name);
+    if (inner) {
+      gs = n;
+      continue;
+    }
+    if (gs) {
+      tc_status st = check_after_grid(c, n, gs->stmt.op->out);
+      if (st) return st;
+    }
+  }
+  if (!gs) return TC_OK;
+  /* every block takes part in the count: a block past the reduction's
+   * blocks would count itself too */
+  if (k->grid[0] != gs->stmt.red.grid_blocks)
+    return tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                   "compile: the grid reduction %s spans %lld blocks along BIDx, but the kernel "
+                   "runs %lld (another tensor binds BIDx to more); bind BIDx alike in every tensor "
+                   "(tc_parallelize_all_like)", gs->stmt.op->out->name,
+                   (long long)gs->stmt.red.grid_blocks, (long long)k->grid[0]);
+  int ax = gs->stmt.red.slot - 3;
+  int64_t threads = k->block[0] * k->block[1] * k->block[2];
+  int64_t others = ax >= 0 ? threads / k->block[ax] : threads, rows = k->grid[1] * k->grid[2];
+  k->ws_words = tc_sat_add(rows, tc_sat_mul(tc_sat_mul(rows, others), gs->stmt.red.grid_blocks));
+  if (k->ws_words > ((int64_t)1 << 29))
+    return tc_fail(c->f, TC_ERR_LOWER,
+                   "compile: the grid reduction %s needs a workspace of %lld words; keep BIDx x "
+                   "BIDy x BIDz x threads under 2^29", gs->stmt.op->out->name, (long long)k->ws_words);
+  return TC_OK;
+}
+
 /* ---- barriers ---------------------------------------------------------- */
 
 static void place_sync(tc_knode *w, tc_knode *r) {
@@ -907,6 +1052,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = check_reduction_blocks(&c, order, n);
   if (!st) st = allocate(&c, order, n);
   if (!st) st = build_loops(&c, order, n, stmt_of);
+  if (!st) st = check_grid_reduction(&c);
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
   if (!st) tc_knode_each_stmt(c.k->root, reduction_indices, &c);
   if (!st) place_barriers(&c, order, n, stmt_of);

@@ -22,6 +22,7 @@
  *   ...                           then position and extent of each axis)
  *   tmaps 1                      (optional: CUDA kernels with bulk tensor copies)
  *   tmap 1 2 2 128 512 256 0 0 0 0 1024 0 0 0 64 64 0 0 0
+ *   workspace 33                 (optional: 32-bit words of a grid reduction's workspace)
  *   source 1234
  *   <1234 bytes>
  *   ptx nvrtc-13.0 5678          (optional)
@@ -249,7 +250,8 @@ static void serialize(const tc_cache_entry *e, tc_str *out) {
     for (int d = 0; d < 5; d++) tc_str_printf(out, " %llu", (unsigned long long)t->strides[d]);
     for (int d = 0; d < 5; d++) tc_str_printf(out, " %u", t->box[d]);
     tc_str_cat(out, "\n");
-  }
+  }  if (e->ws_words > 0) tc_str_printf(out, "workspace %lld\n", (long long)e->ws_words);
+
   size_t n = strlen(e->source);
   tc_str_printf(out, "source %zu\n", n);
   tc_str_catn(out, e->source, n);
@@ -403,6 +405,10 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
       tc_str_free(&why);
       if (st) return 0;
     }
+  }
+  if (line(&c, "workspace", v, sizeof v)) {
+    if (!ints(v, 1, x, 1, (long long)1 << 29)) return 0;
+    e->ws_words = x[0];
   }
   if (!line(&c, "source", v, sizeof v) || !ints(v, 1, x, 0, (long long)MAX_ENTRY_BYTES)) return 0;
   if (!(e->source = block(&c, (size_t)x[0]))) return 0;

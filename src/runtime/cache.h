@@ -40,6 +40,7 @@ typedef struct tc_cache_entry {
   tc_tensor_alloc *allocs;
   int ntmaps;            /* CUDA TMA kernels: their tensor maps (tc_xmalloc'd) */
   tc_rt_tmap *tmaps;
+  int64_t ws_words;      /* grid reductions: the workspace's 32-bit words (0: none) */
   char *source;          /* NUL-terminated */
   char *ptx;             /* CUDA: PTX, or NULL when none is stored */
   char ptx_tag[32];      /* what made ptx, e.g. "nvrtc-13.0" ("" when none) */

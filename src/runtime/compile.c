@@ -45,6 +45,8 @@ struct tc_kernel {
   tc_rt_tmap *tmaps;
   int ntmaps;
   char tmap_why[512];
+  int64_t ws_words;      /* a grid reduction's workspace (tc_kir.ws_words): a
+                            zeroed buffer passed after the parameters */
 };
 
 /* The default arch of a target. */
@@ -145,6 +147,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   kn->arch_given = o.arch != NULL;
   kn->smem = k->smem_bytes;
   kn->tmem_cols = k->tmem_columns;
+  kn->ws_words = k->ws_words;
   memcpy(kn->grid, k->grid, sizeof kn->grid);
   memcpy(kn->block, k->block, sizeof kn->block);
   kn->nparams = k->nparams;
@@ -220,6 +223,7 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   kn->arch_given = o->arch != NULL;
   kn->smem = e.smem;
   kn->tmem_cols = e.tmem_cols;
+  kn->ws_words = e.ws_words;
   memcpy(kn->grid, e.grid, sizeof kn->grid);
   memcpy(kn->block, e.block, sizeof kn->block);
   kn->nparams = e.nparams;
@@ -251,6 +255,7 @@ static void kernel_to_cache(const tc_kernel *k) {
   e.target = k->target;
   snprintf(e.arch, sizeof e.arch, "%s", k->arch);
   e.smem = k->smem, e.tmem_cols = k->tmem_cols;
+  e.ws_words = k->ws_words;
   memcpy(e.grid, k->grid, sizeof e.grid);
   memcpy(e.block, k->block, sizeof e.block);
   e.nparams = k->nparams;
@@ -419,10 +424,16 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
              "TC_LDST_DEFAULT to run it", k->tmap_why);
     return TC_ERR_UNSUPPORTED;
   }
-  tc_rt_buffer *bufs = tc_xcalloc((size_t)k->nparams + 1, sizeof *bufs);
+  tc_rt_buffer *bufs = tc_xcalloc((size_t)k->nparams + 2, sizeof *bufs);
+  int nbufs = k->nparams;
+  void *ws = NULL;
+  if (k->ws_words > 0) { /* a grid reduction's workspace, zeroed for each launch */
+    ws = tc_xcalloc((size_t)k->ws_words, 4);
+    bufs[nbufs++] = (tc_rt_buffer){ws, (size_t)k->ws_words * 4, 0};
+  }
   for (int i = 0; i < k->nparams; i++) {
     if (!args[i]) {
-      free(bufs);
+      free(bufs), free(ws);
       if (k->param_scalar[i][0])
         snprintf(k->err, sizeof k->err, "tc_kernel_run: the scalar input %s (argument %d) is missing; "
                  "pass a pointer to its %zu-byte value", k->param_scalar[i], i, k->param_bytes[i]);
@@ -448,9 +459,9 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
   tc_rt_code code = {.source = k->source, .name = k->name, .arch = k->arch, .ptx = kernel_ptx,
                      .hip_co = kernel_hip_co, .ctx = k};
   if (ti.build == TC_BUILD_HIPCC && !k->arch_given) code.arch = NULL;
-  if (!st) st = tc_rt_launch(k->target, k->cl, &code, bufs, k->nparams, &l, ms, &err);
+  if (!st) st = tc_rt_launch(k->target, k->cl, &code, bufs, nbufs, &l, ms, &err);
   snprintf(k->err, sizeof k->err, "%s", tc_str_cstr(&err));
   tc_str_free(&err);
-  free(bufs);
+  free(bufs), free(ws);
   return st;
 }

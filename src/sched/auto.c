@@ -12,8 +12,13 @@
  *               merged into rows on blocks; the row split by T threads
  *               (TIDx, T a power of two with n / T <= 16 up to 1024) and
  *               held in registers between the reductions and the
- *               normalization; rows of fewer than 128 / T threads share a
- *               block on TIDy;
+ *               normalization while each intermediate's share is at most
+ *               TC_PERSISTENT_BYTES per thread, else in shared memory
+ *               where the target's holds it, else recomputed in each pass
+ *               (two-pass: tc_recompute_intermediates, tc_inline_most);
+ *               rows of fewer than 128 / T threads share a block on TIDy;
+ *               one reduction to a value per row, of few long rows: a
+ *               grid reduction (the row over blocks on BIDx);
  *   outer       the reduced axes are a prefix (column sums): the kept axes
  *               merged and split by 128 threads over blocks, each thread
  *               reducing its column serially.
@@ -28,6 +33,7 @@
 #include <string.h>
 
 #include "sched.h"
+#include "../target/target.h"
 
 static bool scheduled(const tc_tensor *t) {
   if (t->is_input) return false;
@@ -67,15 +73,43 @@ static int64_t pow2_at_least(int64_t v) {
   return p;
 }
 
-/* The inner schedule of ref (rank r, reduced logical axes red[]): the
- * reduced axes last, rows [BIDx(rows / R), TIDy(R)], the row [S, TIDx(T)]. */
-static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *note, size_t cap) {
-  int order[16], n = 0, nk = 0;
+/* The threads of the inner schedule for a row of n elements: the power
+ * of two that leaves at most 16 elements per thread, in [32, 1024]. */
+static int64_t inner_threads(int64_t cols) {
+  int64_t t = pow2_at_least((cols + 15) / 16);
+  return t < 32 ? 32 : t > 1024 ? 1024 : t;
+}
+
+/* Bytes per thread that one intermediate of the row may hold in
+ * registers in the persistent form: 64 (16 f32 registers; 32 values of a
+ * 16-bit type).  Past that the inner schedule recomputes from global
+ * memory instead (tc_recompute_intermediates). */
+#define TC_PERSISTENT_BYTES 64
+
+/* The widest dtype among f's intermediates that the persistent form holds
+ * per thread (computed tensors that are neither reductions nor outputs);
+ * 0 when there is none. */
+static int64_t held_dtype_bytes(const tc_fusion *f) {
+  int64_t b = 0;
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    if (t->is_input || t->is_output || !t->def || t->def->kind == TC_OP_REDUCE) continue;
+    if ((int64_t)tc_dtype_size(t->dtype) > b) b = (int64_t)tc_dtype_size(t->dtype);
+  }
+  return b;
+}
+
+/* ref's reduced axes moved last and merged into one row axis, the kept
+ * axes merged into one rows axis before it unless a tensor broadcasts
+ * along one of them (then the last kept axis is the rows and the others
+ * stay serial loops, *lead of them); *kept: whether there is a rows axis. */
+static tc_status rows_then_row(tc_tensor *ref, const bool *red, int r, int *nlead, int *kept) {
+  int order[16] = {0}, n = 0, nk = 0;
   for (int i = 0; i < r; i++)
     if (!red[i]) order[n++] = i, nk++;
   for (int i = 0; i < r; i++)
     if (red[i]) order[n++] = i;
-  int newpos[16];
+  int newpos[16] = {0};
   for (int i = 0; i < r; i++) newpos[i] = i;
   tc_status st = tc_reorder(ref, r, order, newpos);
   /* order[i] goes to i: tc_reorder moves old_pos[i] to new_pos[i]; the
@@ -85,13 +119,81 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *no
   for (int i = 0; i < nk; i++) bc |= broadcasts_along(ref->f, ref, order[i]);
   int lead = bc && nk > 1 ? nk - 1 : 0; /* serial leading axes */
   if (!st && nk > 1 && !bc) st = merge_range(ref, 0, nk);
-  int kept = nk > 0 ? 1 : 0, row = lead, col = lead + kept; /* loop positions */
-  if (!st) st = merge_range(ref, col, col + (r - nk));
+  *nlead = lead, *kept = nk > 0 ? 1 : 0;
+  if (!st) st = merge_range(ref, lead + *kept, lead + *kept + (r - nk));
+  return st;
+}
+
+/* The forms of the inner schedule: the row held in registers, in shared
+ * memory, or recomputed in each pass (two-pass). */
+typedef enum { FORM_REGISTERS, FORM_SHARED, FORM_TWO_PASS } inner_form;
+
+/* Shared memory per block the shared form may fill: the target model's
+ * (227 KiB on CUDA, 64 or 160 KiB of LDS on AMD), for OpenCL the 32 KiB
+ * every OpenCL 1.2 device has. */
+static int64_t smem_budget(tc_target target, const char *arch) {
+  tc_target_info ti;
+  if (tc_target_info_make(target, arch, &ti, NULL) != TC_OK || ti.smem_max <= 0) return 32768;
+  return ti.smem_max;
+}
+
+/* Bytes per block of holding every intermediate of f whole (steps x T
+ * elements each; its tc_inline_most then holds fewer), plus the block
+ * reductions' scratch words. */
+static int64_t shared_form_bytes(const tc_fusion *f, int64_t row_elems, int64_t threads) {
+  int64_t b = 0;
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    if (t->is_input || t->is_output || !t->def || t->def->kind == TC_OP_REDUCE) continue;
+    b = tc_sat_add(b, tc_sat_mul(row_elems, (int64_t)tc_dtype_size(t->dtype)));
+  }
+  return tc_sat_add(b, 2 * 4 * threads);
+}
+
+/* Puts every intermediate that tc_inline_most left holding more than one
+ * element per thread (inlined short of its loop) in shared memory; *held:
+ * how many. */
+static tc_status hold_in_shared(tc_fusion *f, int *held) {
+  *held = 0;
+  for (int i = 0; i < f->ntensors; i++) {
+    tc_tensor *t = f->tensors[i];
+    if (t->is_input || t->is_output || !t->def || t->def->kind == TC_OP_REDUCE) continue;
+    if (t->ca_pos >= t->nloop) continue;
+    tc_status st = tc_set_memory_type(t, TC_MEM_SHARED);
+    if (st) return st;
+    ++*held;
+  }
+  return TC_OK;
+}
+
+/* The end of the inner schedule's note: where the row is between the
+ * passes (held: the intermediates the form holds, -1 where not known). */
+static void inner_form_text(char *out, size_t cap, inner_form form, int held, int64_t steps,
+                            int64_t t) {
+  if (held == 0)
+    snprintf(out, cap, "nothing of the row held between passes (each reads its inputs)");
+  else if (form == FORM_REGISTERS)
+    snprintf(out, cap, "the row held in registers (%lld per thread)", (long long)steps);
+  else if (form == FORM_SHARED)
+    snprintf(out, cap, "the row held in shared memory (%lld per thread is more than %d bytes of "
+             "registers; %d buffer%s of %lld x %lld elements per block)", (long long)steps,
+             TC_PERSISTENT_BYTES, held, held > 1 ? "s" : "", (long long)steps, (long long)t);
+  else
+    snprintf(out, cap, "two-pass: the row (%lld per thread) is more than %d bytes of registers, "
+             "so each pass recomputes from global memory", (long long)steps, TC_PERSISTENT_BYTES);
+}
+
+/* The inner schedule of ref (rank r, reduced logical axes red[]): the
+ * reduced axes last, rows [BIDx(rows / R), TIDy(R)], the row [S, TIDx(T)]
+ * (*steps, *threads); the caller adds the form to the note. */
+static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *note, size_t cap,
+                                int64_t *steps_, int64_t *threads) {
+  int lead, kept;
+  tc_status st = rows_then_row(ref, red, r, &lead, &kept);
   if (st) return st;
+  int row = lead, col = lead + kept; /* loop positions */
   int64_t rows = kept ? tc_tensor_loop_extent(ref, row) : 1, cols = tc_tensor_loop_extent(ref, col);
-  int64_t t = pow2_at_least((cols + 15) / 16);
-  if (t < 32) t = 32;
-  if (t > 1024) t = 1024;
+  int64_t t = inner_threads(cols);
   int64_t per_block = kept && t < 128 ? 128 / t : 1;
   if (per_block > rows) per_block = pow2_at_least(rows);
   st = tc_split(ref, col, t, 1);
@@ -103,15 +205,74 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *no
   }
   if (!st) st = tc_parallelize(ref, col + 1, TC_TIDX);
   int64_t steps = (cols + t - 1) / t;
+  *steps_ = steps, *threads = t;
   snprintf(note, cap,
            "tc_schedule_auto: inner reduction (normalization): %lld rows of %lld, %lld row%s per "
-           "block on %s, %lld threads per row on TIDx, %lld serial step%s each, the row held in "
-           "registers (%lld per thread)%s",
+           "block on %s, %lld threads per row on TIDx, %lld serial step%s each%s",
            (long long)rows, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
            per_block > 1 ? "BIDx x TIDy" : "BIDx", (long long)t, (long long)steps,
-           steps > 1 ? "s" : "", (long long)steps,
+           steps > 1 ? "s" : "",
            lead ? "; broadcasting along the leading axes: they are serial loops" : "");
   return st;
+}
+
+/* A grid reduction (a reduction axis over blocks) is made for fewer rows
+ * than this, each longer than this: one block of 1024 threads and 16
+ * steps would take a row of more, and fewer rows than that leave most of
+ * a GPU's multiprocessors idle. */
+#define TC_GRID_MAX_ROWS 64
+#define TC_GRID_MIN_COLS 16384
+#define TC_GRID_THREADS 256
+
+/* Whether f is one reduction (ref, reducing red[]) whose result, and all
+ * computed from it, is one value per row (extent 1 along the reduced
+ * axes): no op past the grid reduction needs the row again, so the last
+ * block can finish it alone; and no tensor broadcasts along a kept axis
+ * (which rows_then_row would leave a serial loop). */
+static bool grid_reducible(const tc_fusion *f, const tc_tensor *ref, const bool *red, int r) {
+  int nreds = 0;
+  for (int i = 0; i < f->nops; i++) nreds += f->ops[i]->kind == TC_OP_REDUCE;
+  if (nreds != 1 || tc_tensor_is_welford(ref)) return false; /* no grid merge of Welford states */
+  for (int a = 0; a < r; a++)
+    if (!red[a] && broadcasts_along(f, ref, a)) return false;
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    if (t == ref || !tc_tensor_reads(t, ref)) continue;
+    for (int a = 0; a < r; a++)
+      if (red[a] && tc_logical_extent(t, a) != 1) return false;
+  }
+  return true;
+}
+
+/* The grid schedule of ref, one reduction of few long rows: the rows
+ * [BIDy(rows)], the row [rBIDx(G), rS(steps), rTIDx(256)], each block a
+ * contiguous chunk of at most 256 x 16 elements (G at most 1024: longer
+ * rows take more steps). */
+static tc_status schedule_grid(tc_tensor *ref, const bool *red, int r, char *note, size_t cap) {
+  int lead, kept;
+  tc_status st = rows_then_row(ref, red, r, &lead, &kept);
+  if (st) return st;
+  int col = lead + kept;
+  int64_t rows = kept ? tc_tensor_loop_extent(ref, lead) : 1, cols = tc_tensor_loop_extent(ref, col);
+  int64_t per_thread = (cols + TC_GRID_THREADS - 1) / TC_GRID_THREADS;
+  int64_t blocks = (per_thread + 15) / 16;
+  if (blocks > 1024) blocks = 1024;
+  int64_t steps = (per_thread + blocks - 1) / blocks;
+  st = tc_split(ref, col, TC_GRID_THREADS, 1);
+  if (!st) st = tc_split(ref, col, steps, 1);
+  if (!st && kept) st = tc_parallelize(ref, lead, TC_BIDY);
+  if (!st) st = tc_parallelize(ref, col, TC_BIDX);
+  if (!st) st = tc_parallelize(ref, col + 2, TC_TIDX);
+  if (st) return st;
+  blocks = tc_tensor_loop_extent(ref, col);
+  snprintf(note, cap,
+           "tc_schedule_auto: inner reduction as a grid reduction: %lld row%s of %lld, %lld blocks "
+           "per row on BIDx%s, %d threads per block on TIDx, %lld serial step%s each; each block's "
+           "partial goes to a global workspace and the last block of the row to finish combines "
+           "them in a fixed order (deterministic)", (long long)rows, rows > 1 ? "s" : "", (long long)cols,
+           (long long)blocks, kept ? " (rows on BIDy)" : "", TC_GRID_THREADS, (long long)steps,
+           steps > 1 ? "s" : "");
+  return TC_OK;
 }
 
 /* The outer schedule: [S(reduced), BIDx, TIDx(128)] over the kept axes. */
@@ -153,7 +314,8 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
 
 tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   tc_clear_error(f);
-  (void)target, (void)arch; /* the same shapes of schedule suit the three targets */
+  /* the same shapes of schedule suit the three targets; the target's
+   * shared memory decides whether a long row is held there */
   if (f->noutputs == 0) return tc_fail(f, TC_ERR_ARGUMENT, "tc_schedule_auto: the fusion has no outputs");
   for (int i = 0; i < f->ntensors; i++)
     if (scheduled(f->tensors[i])) {
@@ -211,14 +373,44 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
     if (red[a] && a > 0 && !red[a - 1]) prefix = false;
   }
   prefix = prefix && nred > 0 && red[0] && nred < r;
+  /* the inner schedule holds each intermediate's share of the row in
+   * registers while it fits TC_PERSISTENT_BYTES per thread; past that
+   * every intermediate is copied per consumer and inlined (two-pass) */
+  inner_form form = FORM_REGISTERS;
+  bool grid = false;
+  if (any && !prefix) {
+    int64_t cols = 1, rows = 1;
+    for (int a = 0; a < r; a++)
+      *(red[a] ? &cols : &rows) *= f->g.axes[ref->logical[a]].extent;
+    int64_t t = inner_threads(cols), steps = (cols + t - 1) / t;
+    if (steps * held_dtype_bytes(f) > TC_PERSISTENT_BYTES)
+      form = shared_form_bytes(f, steps * t, t) <= smem_budget(target, arch) ? FORM_SHARED
+                                                                             : FORM_TWO_PASS;
+    grid = rows < TC_GRID_MAX_ROWS && cols > TC_GRID_MIN_COLS && grid_reducible(f, ref, red, r);
+    if (form == FORM_TWO_PASS && !grid) tc_recompute_intermediates(f);
+  }
   char note[sizeof f->sched_note];
+  int64_t steps = 0, threads = 0;
+  bool inner = any && !prefix && !grid;
   tc_status st = !any ? schedule_pointwise(ref, r, note, sizeof note)
                  : prefix ? schedule_outer(ref, nred, r, note, sizeof note)
-                          : schedule_inner(ref, red, r, note, sizeof note);
+                 : grid ? schedule_grid(ref, red, r, note, sizeof note)
+                        : schedule_inner(ref, red, r, note, sizeof note, &steps, &threads);
+  int held = inner && form == FORM_REGISTERS && held_dtype_bytes(f) == 0 ? 0 : -1;
   if (!st) st = tc_propagate_transforms(ref);
   if (!st) st = tc_parallelize_all_like(ref);
+  if (!st && inner && form != FORM_REGISTERS) st = tc_inline_most(f);
+  if (!st && inner && form == FORM_SHARED) st = hold_in_shared(f, &held);
   if (st) return st;
-  snprintf(f->sched_note, sizeof f->sched_note, "%s", note);
+  if (inner) {
+    char text[200];
+    inner_form_text(text, sizeof text, form, held, steps, threads);
+    char all[sizeof note + sizeof text + 2];
+    snprintf(all, sizeof all, "%s, %s", note, text);
+    snprintf(f->sched_note, sizeof f->sched_note, "%.*s", (int)sizeof f->sched_note - 1, all);
+  } else {
+    snprintf(f->sched_note, sizeof f->sched_note, "%s", note);
+  }
   return TC_OK;
 }
 

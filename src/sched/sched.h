@@ -60,4 +60,13 @@ typedef struct tc_swap_undo tc_swap_undo;
 int tc_swizzle_swap_auto(tc_fusion *f, tc_swap_undo **undo);
 void tc_swizzle_swap_restore(tc_fusion *f, tc_swap_undo *undo);
 
+/* ---- recomputation (recompute.c) --------------------------------------- */
+
+/* Gives every intermediate of f that is neither a reduction nor an output
+ * one copy of its op per consumer (consumers first, so a copy's own
+ * operands are split in turn): inlined, each copy is computed inside its
+ * consumer's loops, and nothing but the reductions' results is held
+ * between the passes over a row.  Returns the number of copies made. */
+int tc_recompute_intermediates(tc_fusion *f);
+
 #endif
