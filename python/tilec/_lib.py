@@ -66,6 +66,7 @@ _PROTOS = {
     "tc_cast": (c_tensor_p, [c_fusion_p, c_tensor_p, _i]),
     "tc_binary_scalar": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, ctypes.c_double]),
     "tc_reduce": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, _i, ctypes.POINTER(_i)]),
+    "tc_matmul": (c_tensor_p, [c_fusion_p, c_tensor_p, c_tensor_p]),
     "tc_gather": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, c_tensor_p]),
     "tc_compare": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, c_tensor_p]),
     "tc_where": (c_tensor_p, [c_fusion_p, c_tensor_p, c_tensor_p, c_tensor_p]),
