@@ -90,8 +90,37 @@ static void test_misuse(void) {
   c = tc_matmul(f, x, w);
   OK(f, tc_add_output(f, c));
   tc_matmul_tiles bad = {64, 64, 8, 3, 4};
+  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, NULL) == TC_OK, "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  c = tc_matmul(f, x, w);
+  OK(f, tc_add_output(f, c));
   TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &bad) == TC_ERR_ARGUMENT &&
                strstr(tc_fusion_error(f), "do not nest"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  /* an epilogue op that does not map onto the result's elements */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  bool lead[3] = {true, false, false};
+  OK(f, tc_add_output(f, tc_broadcast(f, tc_matmul(f, x, w), 3, lead)));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "has rank 3 but the matmul's result has rank 2"), "%s",
+           tc_fusion_error(f));
+  tc_fusion_free(f);
+  /* no matmul, two matmuls */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57);
+  OK(f, tc_add_output(f, tc_unary(f, TC_EXP, x)));
+  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_fusion_error(f), "has no matmul"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  int64_t s33[2] = {3, 3};
+  OK(f, tc_add_output(f, tc_matmul(f, tc_matmul(f, x, w), tc_input(f, TC_F32, 2, s33))));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "two matmuls"), "%s", tc_fusion_error(f));
   tc_fusion_free(f);
   f = tc_fusion_new();
   x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);

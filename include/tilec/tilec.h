@@ -353,7 +353,8 @@ tc_status tc_inline_most(tc_fusion *f);
  * T threads on TIDx (a power of two, at most 1024, for at most 16
  * elements each where the row allows) and held in registers between the
  * block reductions and the normalization; reductions of leading axes
- * (column sums): a column per thread, reduced serially.  Every reduction
+ * (column sums): a column per thread, reduced serially; a matmul and the
+ * ops after it: tc_schedule_matmul's tiled kernel.  Every reduction
  * must reduce the same axes, and every tensor have the output's rank;
  * else TC_ERR_UNSUPPORTED with a message.  A reduction that is an output
  * reduces into registers and is copied out (tc_cache_before).  Where any
@@ -375,7 +376,8 @@ typedef struct tc_matmul_tiles {
  * tile on BIDy x BIDx (a batch on BIDz), the threads on TIDy x TIDx with
  * their accumulators in registers, computed as FMA outer products over K
  * loops; per K tile each block copies its tiles of A and B to shared
- * memory (between barriers); the epilogue runs on each thread's
+ * memory (between barriers), per K step each thread its tm values of A
+ * and tn of B to registers; the epilogue runs on each thread's
  * registers before the one store.  tiles NULL: chosen from the shapes
  * and dtype (tc_schedule_auto does this for a fusion with a matmul); the
  * edges that tiles do not divide are predicated.  The choice is the

@@ -10,6 +10,9 @@
  *      copies its bm x bk and bk x bn tiles per K tile); the rest of
  *      their loops merged and spread over all the block's threads; the
  *      axes they broadcast along are left serial and run once;
+ *   copies of A' and B' in registers (tc_cache_after), computed at Ki:
+ *      each thread's TM values of A and TN of B for one K step, which the
+ *      TM x TN products read;
  *   O and every op between P and O: [Mo, No, Mt, Nt, TM, TN], inlined
  *      into one another at the thread's tile, so the epilogue works on
  *      registers and O is stored once.
@@ -100,7 +103,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (f->noutputs != 1)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the fusion has %d outputs; the matmul schedule "
                    "stores one", call, f->noutputs);
-  tc_tensor *acc = mm->out, *av = mm->in[0], *bv = mm->in[1], *out = f->outputs[0];
+  tc_tensor *acc = mm->out, *av = mm->in[0], *bv = mm->in[1], *out = f->outputs[0], *frag[2];
   int r = acc->nlogical - 1, o = r - 2;
   for (int k = 0; k < 2; k++)
     if (!mm->in[k]->def->in[0]->is_input)
@@ -108,12 +111,15 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                      "%s: the matmul's operand %s is computed in the fusion (by %s); the matmul "
                      "schedule reads its operands from fusion inputs (a tc_permute of one is read "
                      "in place)", call, mm->in[k]->def->in[0]->name, mm->in[k]->def->in[0]->name);
+  /* each thread's fragments of the operands, in registers */
+  if (!(frag[0] = tc_cache_after(av)) || !(frag[1] = tc_cache_after(bv))) return TC_ERR_SCHEDULE;
   int n;
   tc_op **order = tc_topo_order(f, &n);
   tc_status st = TC_OK;
+#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1])
   for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
-    if (t == acc || t == av || t == bv) continue;
+    if (OPERAND(t)) continue;
     if (t->nlogical != r)
       st = tc_fail(f, TC_ERR_UNSUPPORTED,
                    "%s: %s has rank %d but the matmul's result has rank %d; an epilogue op maps "
@@ -162,7 +168,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   int nepi = 0;
   for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
-    if (t == acc || t == av || t == bv || t == out) continue;
+    if (OPERAND(t) || t == out) continue;
     st = tc_replay_like(t, out, pos + t->id * 16, call);
     nepi += t->def->kind != TC_OP_BROADCAST || t->def->in[0] != acc;
   }
@@ -170,17 +176,21 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (!st) st = tc_parallelize_all_like(out);
   for (int i = n - 1; i >= 0 && !st; i--) {
     tc_tensor *t = order[i]->out;
-    if (t != acc && t != av && t != bv && t != out) inline_deepest(t);
+    if (!OPERAND(t) && t != out) inline_deepest(t);
   }
   if (!st) st = tc_inline_at(acc, o + 2);
   /* the operand tiles */
   static const int a_to[5] = {2, 0, 4, 3, 1}, b_to[5] = {0, 3, 2, 1, 4};
   tc_tensor *ops[2] = {av, bv};
   for (int k = 0; k < 2 && !st; k++) {
-    st = tc_set_memory_type(ops[k], TC_MEM_SHARED);
-    if (!st) st = tc_compute_at(ops[k], acc, o + 3);
+    /* the fragment: tm (tn) values per K step, read by the outer product */
+    st = tc_compute_at(frag[k], acc, o + 6);
+    for (int i = o + 6; i < tc_tensor_nloop(frag[k]) && !st; i++) st = tc_parallelize(frag[k], i, TC_UNROLL);
+    if (!st) st = tc_set_memory_type(ops[k], TC_MEM_SHARED);
+    if (!st) st = tc_compute_at(ops[k], frag[k], o + 3);
     if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, ty, tx);
   }
+#undef OPERAND
   free(order);
   if (st) return st;
   int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype);

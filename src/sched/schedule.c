@@ -295,6 +295,16 @@ tc_status tc_inline_at(tc_tensor *t, int pos) { return inline_at(t, pos, "tc_inl
 /* Gives dst the loop transforms of src.  dst's logical axis j stands for
  * src's logical axis src_of[j] (NULL: j), as the ops between them say (a
  * permute reorders them); every logical axis of src needs one. */
+/* Whether t is a matmul's operand, or copied (tc_cache_after) into one. */
+static bool feeds_matmul(const tc_tensor *t, int depth) {
+  tc_op *rd[64];
+  int nrd = tc_consumers(t->f, t, rd, 64);
+  bool r = false;
+  for (int k = 0; k < nrd && k < 64 && !r; k++)
+    r = rd[k]->kind == TC_OP_MATMUL || (rd[k]->kind == TC_OP_SET && depth < 8 && feeds_matmul(rd[k]->out, depth + 1));
+  return r;
+}
+
 tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call) {
   tc_fusion *f = dst->f;
   tc_dgraph *g = &f->g;
@@ -319,14 +329,11 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
                              "%s's logical axis %d (extent %lld) has no counterpart in %s", src->name, i,
                              (long long)sa->extent, dst->name);
   }
-  /* A matmul's operand (extent 1 along N or M) takes all of src's
+  /* A matmul's operand (extent 1 along N or M; or a copy of it) takes all of src's
    * transforms: its axis of extent 1 is broadcast to src's extent first
    * (tc_dg_broadcast; the operand ignores its value), so that it can be
    * computed inside the accumulator's loops over M, N and K alike. */
-  bool expand = false;
-  tc_op *rd[64];
-  int nrd = tc_consumers(f, dst, rd, 64);
-  for (int k = 0; k < nrd && k < 64; k++) expand |= rd[k]->kind == TC_OP_MATMUL;
+  bool expand = feeds_matmul(dst, 0);
   for (int i = 0; expand && i < src->nlogical; i++) {
     char e[128];
     if (counterpart[i] < 0 && bcast[i] >= 0 && g->axes[bcast[i]].extent == 1 &&
