@@ -108,6 +108,13 @@ static void test_misuse(void) {
                strstr(tc_fusion_error(f), "has rank 3 but the matmul's result has rank 2"), "%s",
            tc_fusion_error(f));
   tc_fusion_free(f);
+  /* the accumulator as the output */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  OK(f, tc_add_output(f, tc_matmul_accumulator(tc_matmul(f, x, w))));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "is the matmul's accumulator"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
   /* no matmul, two matmuls */
   f = tc_fusion_new();
   x = tc_input(f, TC_F32, 2, s57);

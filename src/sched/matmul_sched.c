@@ -105,6 +105,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "stores one", call, f->noutputs);
   tc_tensor *acc = mm->out, *av = mm->in[0], *bv = mm->in[1], *out = f->outputs[0], *frag[2];
   int r = acc->nlogical - 1, o = r - 2;
+  if (out == acc || out == av || out == bv)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the output %s is the matmul's %s; output the tensor "
+                   "tc_matmul returns (or ops after it)", call, out->name,
+                   out == acc ? "accumulator" : "operand view");
   for (int k = 0; k < 2; k++)
     if (!mm->in[k]->def->in[0]->is_input)
       return tc_fail(f, TC_ERR_UNSUPPORTED,
