@@ -271,7 +271,12 @@ static void plain(const mcase *c, double *const *v, double *want, double *tol) {
       }
 }
 
-static void run_case(const mcase *c, int idx) {
+static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles);
+
+static void run_case(const mcase *c, int idx) { run_case_tiles(c, idx, NULL); }
+
+/* tiles NULL: tc_schedule_auto's */
+static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles) {
   char desc[160];
   case_str(c, desc, sizeof desc);
   tc_fusion *f = tc_fusion_new();
@@ -281,7 +286,12 @@ static void run_case(const mcase *c, int idx) {
   tc_tensor *y = build(f, c, in, cnt, &nin);
   TC_REQUIRE(y, "case %d %s: %s", idx, desc, tc_fusion_error(f));
   OK(f, tc_add_output(f, y));
-  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  if (tiles) {
+    size_t w = strlen(desc);
+    snprintf(desc + w, sizeof desc - w, " tiles %lldx%lldx%lld/%lldx%lld", (long long)tiles->bm,
+             (long long)tiles->bn, (long long)tiles->bk, (long long)tiles->tm, (long long)tiles->tn);
+  }
+  OK(f, tiles ? tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, tiles) : tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
   TC_CHECK(strncmp(tc_fusion_schedule_note(f), "matmul:", 7) == 0, "note: %s", tc_fusion_schedule_note(f));
   tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "mm"};
   tc_status st;
@@ -351,6 +361,20 @@ static void test_random_fusions(void) {
   for (long i = 0; i < g_cases; i++) {
     mcase c = random_case();
     run_case(&c, (int)i);
+  }
+}
+
+/* Tiles of any extent, not only the scheduler's powers of two: threads
+ * that do not divide a shared tile, accumulator tiles of 1 x n, K tiles
+ * longer than K. */
+static void test_random_tiles(void) {
+  for (long i = 0; i < (g_cases + 1) / 2; i++) {
+    mcase c = random_case();
+    tc_matmul_tiles t;
+    t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
+    t.bk = 1 + (int64_t)(rnd() % 24);
+    run_case_tiles(&c, (int)i, &t);
   }
 }
 
@@ -486,6 +510,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_shared_memory_limit);
   TC_RUN(test_listed_shapes);
   TC_RUN(test_random_fusions);
+  TC_RUN(test_random_tiles);
   TC_RUN(test_device_builds);
   TC_MAIN_END();
 }
