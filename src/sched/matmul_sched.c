@@ -115,36 +115,36 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                      "%s: the matmul's operand %s is computed in the fusion (by %s); the matmul "
                      "schedule reads its operands from fusion inputs (a tc_permute of one is read "
                      "in place)", call, mm->in[k]->def->in[0]->name, mm->in[k]->def->in[0]->name);
-  /* each thread's fragments of the operands, in registers */
-  if (!(frag[0] = tc_cache_after(av)) || !(frag[1] = tc_cache_after(bv))) return TC_ERR_SCHEDULE;
   int n;
   tc_op **order = tc_topo_order(f, &n);
   tc_status st = TC_OK;
-#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1])
+  int nepi = 0; /* the ops after the matmul, broadcasts of their operands aside */
   for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
-    if (OPERAND(t)) continue;
+    if (t == acc || t == av || t == bv) continue;
     if (t->nlogical != r)
       st = tc_fail(f, TC_ERR_UNSUPPORTED,
                    "%s: %s has rank %d but the matmul's result has rank %d; an epilogue op maps "
                    "onto the result's elements (broadcast bias vectors to the result's rank with "
                    "tc_broadcast)", call, t->name, t->nlogical, r);
+    nepi += t->def->kind != TC_OP_BROADCAST;
   }
-  if (st) {
-    free(order);
-    return st;
-  }
+  free(order);
+  if (st) return st;
   int64_t m = tc_logical_extent(acc, o), nn = tc_logical_extent(acc, o + 1);
   int64_t kk = f->g.axes[acc->logical[r]].extent;
   tc_matmul_tiles tl = tiles ? *tiles : pick_tiles(m, nn, kk, (int)tc_dtype_size(av->dtype));
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
-      tl.bn % tl.tn) {
-    free(order);
+      tl.bn % tl.tn)
     return tc_fail(f, TC_ERR_ARGUMENT,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
-  }
+  /* (nothing is changed before this point) each thread's fragments of the
+   * operands, in registers */
+  if (!(frag[0] = tc_cache_after(av)) || !(frag[1] = tc_cache_after(bv))) return TC_ERR_SCHEDULE;
+  order = tc_topo_order(f, &n);
+#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1])
   int64_t ty = tl.bm / tl.tm, tx = tl.bn / tl.tn;
   /* the output: [Mo, No, Mt, Nt, TM, TN] */
   st = tile_mn(out, o, &tl);
@@ -169,12 +169,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (!st) st = tc_parallelize(acc, o + 7, TC_UNROLL);
   /* the epilogue, like the output */
   int *pos = tc_ref_positions(f, out);
-  int nepi = 0;
   for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
     if (OPERAND(t) || t == out) continue;
     st = tc_replay_like(t, out, pos + t->id * 16, call);
-    nepi += t->def->kind != TC_OP_BROADCAST || t->def->in[0] != acc;
   }
   free(pos);
   if (!st) st = tc_parallelize_all_like(out);
