@@ -3,7 +3,8 @@
 # GEMM made as a fusion (tc_matmul + the listed ops, one kernel from the
 # matmul scheduler) verified on PoCL (-V 1 against a plain C loop that
 # applies the epilogue) at ragged and prime shapes in three dtypes, with
-# transposes and a batch; --emit with NVRTC / hipcc builds; the usage
+# transposes and a batch, and with tiles given by --tiles; --emit with
+# NVRTC / hipcc builds; shared memory over the arch's limit; the usage
 # errors with their exit codes; and the plain gemm still on its gridwise
 # kernel.  Ends with "N passed, N failed, N skipped".
 set -u
@@ -38,6 +39,10 @@ else
     gemm -M 31 -N 17 -K 61 -t f16 --transA 1 --transB 1 --epilogue bias_m,scale:0.5,residual,silu,cast:bf16 -V 1
   expect "batch of 3" 0 '^verify: PASS \(max error .*; 3315 elements\)' \
     gemm -M 13 -N 85 -K 7 -g 3 --epilogue scale:-2,relu,cast:f16 -V 1
+  expect "--tiles of any extent" 0 '^verify: PASS \(max error .*; 7700 elements\)' \
+    gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2 -V 1
+  expect "--tiles: the launch" 0 '^kernel: gemm_fused \(fusion\), grid \[4, 3, 1\] of blocks \[12, 16, 1\], shared memory 2304 bytes' \
+    gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2
   expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GFLOP/s' \
     gemm -M 32 -N 32 -K 32 --epilogue relu --time -i 2
 fi
@@ -48,7 +53,13 @@ if grep -q '__shared__' "$tmp/k.cu" 2>/dev/null && grep -q 'fmaxf(' "$tmp/k.cu";
 else fail "emitted CUDA kernel lacks shared tiles or the ReLU"; fi
 expect "hip builds" 0 '^compiled for gfx90a \(hipcc\)|^not compiled' \
   gemm -M 128 -N 128 -K 64 -t f16 --epilogue bias,gelu --target hip --emit "$tmp/k.hip"
+# tiles over the arch's shared memory: (256 + 256) x 128 f32 = 256 KiB > 227 KiB on sm_90a
+expect "shared memory over the limit" 1 'needs 262144 bytes of shared memory per block but cuda allows at most 232448' \
+  gemm -M 512 -N 512 -K 512 --epilogue relu --tiles 256,256,128,8,8 --target cuda --emit "$tmp/big.cu"
 # usage errors: exit 2
+expect "--tiles without --epilogue" 2 '--tiles applies to --epilogue' gemm -M 8 -N 8 -K 8 --tiles 4,4,4,4,4
+expect "--tiles that do not nest" 2 'TM must divide BM' gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 4,4,4,3,4
+expect "--tiles short" 2 'takes five extents' gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 4,4
 expect "unknown op" 2 "unknown op 'foo'" gemm -M 8 -N 8 -K 8 --epilogue bias,foo
 expect "cast not last" 2 "'relu' follows the cast" gemm -M 8 -N 8 -K 8 --epilogue cast:f16,relu
 expect "scale without value" 2 'needs a value: scale:X' gemm -M 8 -N 8 -K 8 --epilogue scale

@@ -30,7 +30,9 @@ void gemm_epilogue_usage(FILE *out) {
         "                          order): bias (a vector of N added to each row), bias_m (of\n"
         "                          M, to each column), scale:X, residual (an input [M, N]\n"
         "                          added), relu, gelu (tanh form), silu, cast:f16|bf16 (last;\n"
-        "                          C is f32 otherwise); the inputs follow A and B in that order\n",
+        "                          C is f32 otherwise); the inputs follow A and B in that order\n"
+        "  --tiles BM,BN,BK,TM,TN  with --epilogue: the matmul schedule's block tile, K tile and\n"
+        "                          accumulators per thread (default: the scheduler's choice)\n",
         out);
 }
 
@@ -70,10 +72,32 @@ static int parse_item(op_opts *o, gemm_epilogue *e, const char *item, size_t len
   return CLI_OK;
 }
 
+/* --tiles BM,BN,BK,TM,TN into e->tiles. */
+static int parse_tiles(op_opts *o, gemm_epilogue *e, const char *v) {
+  const char *p = v;
+  for (int k = 0; k < 5; k++) {
+    char *end;
+    long long x = strtoll(p, &end, 10);
+    if (end == p || x < 1 || x > 4096 || (k < 4 ? *end != ',' : *end != 0))
+      return op_usage_error(o, "--tiles takes five extents BM,BN,BK,TM,TN from 1 to 4096, got '%s'", v);
+    e->tiles[k] = x;
+    p = end + 1;
+  }
+  if (e->tiles[0] % e->tiles[3] || e->tiles[1] % e->tiles[4])
+    return op_usage_error(o, "--tiles %s: TM must divide BM and TN divide BN", v);
+  return CLI_OK;
+}
+
 int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, int *i, int *rc) {
-  const char *v = op_value(o, argc, argv, i, "--epilogue", rc);
+  const char *v = op_value(o, argc, argv, i, "--tiles", rc);
+  if (v) return *rc = parse_tiles(o, e, v), 1;
+  if (*rc != CLI_OK) return 1;
+  v = op_value(o, argc, argv, i, "--epilogue", rc);
   if (!v) return *rc != CLI_OK;
+  int64_t tiles[5];
+  memcpy(tiles, e->tiles, sizeof tiles);
   gemm_epilogue_init(e);
+  memcpy(e->tiles, tiles, sizeof tiles);
   e->given = 1;
   for (const char *p = v;;) {
     size_t len = strcspn(p, ",");
@@ -179,7 +203,8 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_tensor *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin);
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
-  if (!st) st = tc_schedule_auto(f, o->target, arch);
+  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4]};
+  if (!st) st = e->tiles[0] ? tc_schedule_matmul(f, o->target, arch, &tl) : tc_schedule_auto(f, o->target, arch);
   if (st) {
     rc = op_invalid(o, "%s", op_api_message(tc_fusion_error(f)));
     goto out;
