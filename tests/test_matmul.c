@@ -478,6 +478,36 @@ static void test_shared_memory_limit(void) {
   tc_fusion_free(f);
 }
 
+/* The lowering's tile of accumulators on a plain reduction: column sums
+ * of x [37, 10] with the reduction loop outside the loop over the 10
+ * columns, all 10 sums in one thread's registers (refused before: an
+ * iteration loop inside a reduction loop). */
+static void test_register_tile_of_a_reduction(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {37, 10};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = 0;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  tc_tensor *acc = tc_cache_before(s); /* the sums in registers, s their copy */
+  TC_REQUIRE(acc, "%s", tc_fusion_error(f));
+  OK(f, tc_split(acc, 0, 8, 1));       /* [rK/8, r8, i10] */
+  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "colsum"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  float in[370], out[10], want[10] = {0};
+  for (int i = 0; i < 370; i++) in[i] = (float)((i * 7) % 13) - 6.0f, want[i % 10] += in[i];
+  void *args[2] = {in, out};
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "run: %s", tc_kernel_error(k));
+    for (int j = 0; j < 10 && st == TC_OK; j++) TC_CHECK(out[j] == want[j], "column %d: %g, want %g", j, out[j], want[j]);
+  }
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
 /* Fusions built alike hash alike; a transposed operand or another
  * epilogue op hashes differently. */
 static void test_hash(void) {
@@ -506,6 +536,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_shapes);
   TC_RUN(test_misuse);
   TC_RUN(test_hash);
+  TC_RUN(test_register_tile_of_a_reduction);
   TC_RUN(test_epilogue_in_one_kernel);
   TC_RUN(test_shared_memory_limit);
   TC_RUN(test_listed_shapes);

@@ -830,6 +830,11 @@ static int reduction_indices(tc_knode *n, void *ctx) {
   }
   n->stmt.pred = tc_simplify(c->k->pool, tc_e_land(c->k->pool, iteration_pred(c, t), one));
   for (int i = 0; i < nown; i++) c->loopvar[own[i]->loop.id] = saved[i];
+  if (!n->stmt.out_index)
+    return tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s's allocation has an axis that its iteration loops give no value, "
+                   "so its accumulators cannot be initialized outside its reduction loops; "
+                   "allocate it by its loop domain (tc_set_alloc_to_loop)", t->name);
   return 0;
 }
 
@@ -953,7 +958,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = allocate(&c, order, n);
   if (!st) st = build_loops(&c, order, n, stmt_of);
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
-  if (!st) tc_knode_each_stmt(c.k->root, reduction_indices, &c);
+  if (!st) st = (tc_status)tc_knode_each_stmt(c.k->root, reduction_indices, &c);
   if (!st) place_barriers(&c, order, n, stmt_of);
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);
