@@ -167,7 +167,7 @@ static void one_call(state *s, fz_in *in) {
     case 32: {
       tc_tensor *o = pick(s, in);
       unsigned k = fz_byte(in) % 8;
-      if (k == 0) add(s, tc_unary(s->f, (tc_unary_op)fz_range(in, 0, 9), o), "tc_unary");
+      if (k == 0) add(s, tc_unary(s->f, (tc_unary_op)fz_range(in, 0, 11), o), "tc_unary");
       else if (k == 1) add(s, tc_binary(s->f, (tc_binary_op)fz_range(in, 0, 6), o, t), "tc_binary");
       else if (k == 2) add(s, tc_cast(s->f, o, (tc_dtype)fz_range(in, 0, 5)), "tc_cast");
       else if (k == 3) add(s, tc_set(s->f, o), "tc_set");
@@ -222,7 +222,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tc_tensor *last = s.t[s.nt - 1];
     unsigned k = fz_byte(&in) % 5;
     if (k == 0) add(&s, tc_set(s.f, last), "tc_set");
-    else if (k == 1) add(&s, tc_unary(s.f, (tc_unary_op)fz_range(&in, 0, 8), last), "tc_unary");
+    else if (k == 1) add(&s, tc_unary(s.f, (tc_unary_op)fz_range(&in, 0, 10), last), "tc_unary");
     else if (k == 2)
       add(&s, tc_binary(s.f, (tc_binary_op)fz_range(&in, 0, 5), last, s.t[0]), "tc_binary");
     else if (k == 3) add(&s, tc_cast(s.f, last, (tc_dtype)fz_range(&in, 0, 4)), "tc_cast");

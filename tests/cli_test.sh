@@ -154,12 +154,12 @@ expect_rc "conv2d --json with a perf config that breaks a rule" 2
 echo "-- demo (OpenCL)"
 run demo
 expect_rc "tilec demo" 0
-expect_out "demo names its device" '^tilec demo: 12 example kernels on OpenCL device '
+expect_out "demo names its device" '^tilec demo: 13 example kernels on OpenCL device '
 for name in gsg_copy_1 gsg_copy_2 gsg_copy_3 gsg_copy_4 gsg_copy_5 gsg_copy_6 \
-            pointwise_fma pointwise_relu cast_f16 cast_bf16 transpose transpose_xor; do
+            pointwise_fma pointwise_relu cast_f16 cast_bf16 transpose transpose_xor matmul_bias_relu; do
   expect_out "demo verifies $name" "^$name +opencl +[0-9]+ +verified +[0-9.]+$"
 done
-expect_out "demo summary line" '^12 of 12 kernels verified on .+'
+expect_out "demo summary line" '^13 of 13 kernels verified on .+'
 if printf '%s\n' "$out" | grep -q FAILED; then bad "demo: no FAILED rows" "$out"; else ok "demo: no FAILED rows"; fi
 
 run demo --only gsg_copy_3
@@ -438,13 +438,13 @@ else
   done
   if [ $have_cuda_device = 0 ]; then
     expect_out "demo --target cuda says no CUDA device" 'no CUDA device'
-    expect_out "cuda summary" '^12 of 12 kernels compiled with NVRTC for sm_90a$'
+    expect_out "cuda summary" '^13 of 13 kernels compiled with NVRTC for sm_90a$'
   else
-    expect_out "cuda summary" '^12 of 12 kernels verified on '
+    expect_out "cuda summary" '^13 of 13 kernels verified on '
   fi
   # the PTX NVRTC made is in the cache; a second run writes nothing
   n=$(grep -l '^ptx nvrtc-' "$tmp"/cache/*.tck 2>/dev/null | wc -l)
-  if [ "$n" -ge 12 ]; then ok "cache: PTX of the 12 CUDA kernels stored"; else bad "cache: PTX of the 12 CUDA kernels stored" "$n entries with PTX"; fi
+  if [ "$n" -ge 13 ]; then ok "cache: PTX of the 13 CUDA kernels stored"; else bad "cache: PTX of the 13 CUDA kernels stored" "$n entries with PTX"; fi
   touch "$tmp/marker"; sleep 1
   run demo --target cuda
   expect_rc "demo --target cuda, warm cache" 0

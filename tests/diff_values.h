@@ -175,6 +175,7 @@ static dv dv_unary(tc_unary_op op, tc_dtype t, dv x) {
     case TC_SIGMOID: return dv_store(1 / (1 + exp(-lo)), 1 / (1 + exp(-hi)), 8, t);
     case TC_RECIPROCAL: /* (of a zero too: its sign is not followed) */
       return lo <= 0 && hi >= 0 ? dv_any : dv_store(1 / hi, 1 / lo, 3, t);
+    case TC_GELU: case TC_SILU: break; /* (the random cases make neither) */
   }
   return dv_unknown;
 }

@@ -206,6 +206,21 @@ static const row sigmoid_f32[] = {
     {-88, 0, 0x1.07b71p-127}, /* 1 / (1 + 1.65e38) = 6.05e-39, a denormal */
 };
 
+/* gelu(x) = 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) (the tanh
+ * form), the values in double rounded to f32; x >= -1, where 1 + tanh(..)
+ * is at least 0.3 and the ulps of tanh stay ulps of the result */
+static const row gelu_f32[] = {
+    {0.0, 0, 0.0}, {1, 0, 0x1.aeb0b8p-1}, {-1, 0, -0x1.453d22p-3}, {0.5, 0, 0x1.6202dap-2},
+    {2, 0, 0x1.f46084p+0}, {3, 0, 0x1.7f88d0p+1}, {-0.25, 0, -0x1.9aee04p-4}, {NAN, 0, NAN},
+    {INF, 0, INF},
+};
+/* silu(x) = x / (1 + exp(-x)) in f32 */
+static const row silu_f32[] = {
+    {0.0, 0, 0.0}, {1, 0, 0x1.764d50p-1}, {-1, 0, -0x1.136562p-2}, {4, 0, 0x1.f6ca82p+1},
+    {-4, 0, -0x1.26afa2p-4}, {0.5, 0, 0x1.3eb2fep-2}, {NAN, 0, NAN}, {INF, 0, INF},
+    {-100, 0, -0.0}, /* exp(100) overflows f32: -100 / inf */
+};
+
 /* ---- casts: float to integer truncates toward zero and saturates to the
  * target's range, NaN -> 0; integer to integer wraps; integer to a float
  * rounds to nearest even (to f16 / bf16 through f32); float to float
@@ -294,6 +309,8 @@ static const op_case cases[] = {
     CASE("tanh_saturated_f32", UNARY, TC_TANH, TC_F32, TC_F32, EXACT, 0, "tanh(", "tanhf(",
          tanh_saturated_f32),
     CASE("sigmoid_f32", UNARY, TC_SIGMOID, TC_F32, TC_F32, ULPS, 8, "exp(", "expf(", sigmoid_f32),
+    CASE("gelu_f32", UNARY, TC_GELU, TC_F32, TC_F32, ULPS, 32, "tanh(", "tanhf(", gelu_f32),
+    CASE("silu_f32", UNARY, TC_SILU, TC_F32, TC_F32, ULPS, 8, "exp(", "expf(", silu_f32),
     CASE("cast_f32_i32", CAST, 0, TC_F32, TC_I32, EXACT, 0, "tc_sat_i32(", "tc_sat_i32(", f32_i32),
     CASE("cast_f32_i8", CAST, 0, TC_F32, TC_I8, EXACT, 0, "tc_sat_i8(", "tc_sat_i8(", f32_i8),
     CASE("cast_f16_i32", CAST, 0, TC_F16, TC_I32, EXACT, 0, "tc_sat_i32(", "tc_sat_i32(", f16_i32),

@@ -22,6 +22,7 @@
 #include "cli.h"
 #include "op_cli.h"
 #include "gemm_tile.h"
+#include "gemm_fusion.h"
 
 static void gemm_usage(FILE *out) {
   fputs("usage: tilec gemm -M M -N N -K K [--transA 0|1] [--transB 0|1] [-g G]\n"
@@ -29,6 +30,7 @@ static void gemm_usage(FILE *out) {
         "                  [--time [-i N]] [--emit FILE] [--json]\n"
         "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
+        "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN]]\n"
         "\n"
         "runs C[M,N] = A[M,K] * B[K,N], G times (one per group), with the gridwise GEMM\n"
         "kernel.  Every matrix is row-major.\n"
@@ -39,6 +41,7 @@ static void gemm_usage(FILE *out) {
         "  -g G                    groups: G independent GEMMs, each matrix stored [G][..]\n"
         "                          (default 1)\n",
         out);
+  gemm_epilogue_usage(out);
   gemm_tile_usage(out);
   op_common_usage(out);
 }
@@ -85,8 +88,8 @@ static void print_json(const op_opts *o, const tc_gemm_desc *d, const tc_gemm *g
 
 /* Reads the arguments into o, tile and d.  CLI_OK, or the exit code
  * (*done set for --help, which returns CLI_OK). */
-static int parse_args(op_opts *o, gemm_tile_opts *tile, tc_gemm_desc *d, int argc, char **argv,
-                      int *done) {
+static int parse_args(op_opts *o, gemm_tile_opts *tile, gemm_epilogue *epi, tc_gemm_desc *d,
+                      int argc, char **argv, int *done) {
   int64_t *dims[4] = {&d->m, &d->n, &d->k, &d->batch};
   const char *flag[4] = {"-M", "-N", "-K", "-g"}, *alias[4] = {"-m", "-n", "-k", "--groups"};
   const char *tname[4] = {"--transA", "-transA", "--transB", "-transB"};
@@ -98,7 +101,8 @@ static int parse_args(op_opts *o, gemm_tile_opts *tile, tc_gemm_desc *d, int arg
       *done = 1;
       return CLI_OK;
     }
-    if (op_common_option(o, argc, argv, &i, &rc) || gemm_tile_option(o, tile, argc, argv, &i, &rc)) {
+    if (op_common_option(o, argc, argv, &i, &rc) || gemm_tile_option(o, tile, argc, argv, &i, &rc) ||
+        gemm_epilogue_option(o, epi, argc, argv, &i, &rc)) {
       if (rc != CLI_OK) return rc;
       continue;
     }
@@ -244,11 +248,7 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
   if (o->emit && (rc = emit(o, g, r)) != CLI_OK) return rc;
   if (!runs) {
     /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
-    const char *src = tc_gemm_kernel_source(g), *kname = tc_gemm_kernel_name(g);
-    tc_build_kind b = tc_target_info_of(o->target).build;
-    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, &src, &kname, 1)
-         : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
-                               : CLI_OK;
+    rc = op_build_only(o, have_dev, why, tc_gemm_kernel_source(g), tc_gemm_kernel_name(g));
   } else {
     rc = execute(o, g, d, r);
   }
@@ -261,13 +261,24 @@ int cmd_gemm(int argc, char **argv) {
   op_opts_init(&o, "gemm");
   gemm_tile_opts tile;
   gemm_tile_opts_init(&tile);
+  gemm_epilogue epi;
+  gemm_epilogue_init(&epi);
   tc_gemm_desc d;
   tc_gemm_desc_init(&d);
   d.m = d.n = d.k = 0;
-  int done = 0, rc = parse_args(&o, &tile, &d, argc, argv, &done);
+  int done = 0, rc = parse_args(&o, &tile, &epi, &d, argc, argv, &done);
   if (rc != CLI_OK || done) return rc;
   if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
   if (!d.m || !d.n || !d.k) return op_usage_error(&o, "-M, -N and -K are required");
+  if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");
+  if (epi.given) {
+    /* the fused GEMM comes from the fusion path: its tiles are the matmul
+     * scheduler's, not a gridwise perf config */
+    const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config" : o.tune ? "--tune"
+                        : o.json ? "--json" : tile.first;
+    if (clash) return op_usage_error(&o, "--epilogue does not combine with %s", clash);
+    return gemm_epilogue_run(&o, &epi, d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b);
+  }
   if (tile.tile) return gemm_tile_run(&o, &tile, d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b);
   if (tile.first) return op_usage_error(&o, "%s applies to --kernel tile", tile.first);
   d.dtype = o.dtype;

@@ -357,11 +357,7 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   if (o->emit && emit_file(o, tc_str_cstr(&key), kern, &em) != CLI_OK) goto out;
   if (!runs) {
     /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
-    const char *src = em.source, *name = em.name;
-    tc_build_kind b = tc_target_info_of(o->target).build;
-    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, &src, &name, 1)
-         : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
-                               : CLI_OK;
+    rc = op_build_only(o, have_dev, why, em.source, em.name);
   } else {
     rc = run_verify(o, &d, &em, &r);
   }

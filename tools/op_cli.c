@@ -373,6 +373,13 @@ int op_cuda_check(const op_opts *o, const char *const *sources, const char *cons
   return CLI_OK;
 }
 
+int op_build_only(op_opts *o, int have_dev, const char *why, const char *src, const char *name) {
+  tc_build_kind b = tc_target_info_of(o->target).build;
+  return b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, &src, &name, 1)
+         : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
+                               : CLI_OK;
+}
+
 void op_set_time(const op_opts *o, op_report *r, double *times, double flops) {
   r->ms = op_median(times, o->iters);
   free(times);

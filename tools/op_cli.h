@@ -125,6 +125,10 @@ void op_set_plan(const op_opts *o, op_report *r, const char *warning, const char
  * the kernel (names[i], or "the kernel" where names is NULL). */
 int op_cuda_check(const op_opts *o, const char *const *sources, const char *const *names, int n);
 
+/* One kernel when nothing runs: compiled with hipcc (op_hip_finish) or
+ * NVRTC (op_cuda_check) as the target builds; CLI_OK for OpenCL. */
+int op_build_only(op_opts *o, int have_dev, const char *why, const char *src, const char *name);
+
 /* Sorts the n > 0 times t and returns their median. */
 double op_median(double *t, int n);
 /* The --time result of o->iters timed launches (times, freed here) of

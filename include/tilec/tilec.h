@@ -101,7 +101,9 @@ typedef enum tc_ldst_type {
 
 typedef enum tc_unary_op {
   TC_NEG, TC_ABS, TC_RELU, TC_EXP, TC_LOG, TC_SQRT, TC_TANH, TC_SIGMOID,
-  TC_RECIPROCAL
+  TC_RECIPROCAL,
+  TC_GELU,   /* the tanh form: 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))) */
+  TC_SILU    /* x * sigmoid(x) */
 } tc_unary_op;
 
 typedef enum tc_binary_op {
@@ -272,6 +274,23 @@ tc_tensor *tc_reduce(tc_fusion *f, tc_reduce_op op, tc_tensor *in, int naxes, co
  * reduction's result.  NULL (and *mean, *var NULL) on bad arguments. */
 tc_tensor *tc_welford(tc_fusion *f, tc_tensor *in, int naxes, const int *axes, tc_tensor **mean,
                       tc_tensor **var);
+/* The matrix product of a [M, K] and b [K, N], or of a batch of them (a
+ * [B, M, K], b [B, K, N]): a tensor of shape [M, N] ([B, M, N]).  K is a
+ * reduction axis: the product is made by an op whose result (the
+ * accumulator, tc_matmul_accumulator) has the logical domain [M, N, rK]
+ * ([B, M, N, rK]), rK a reduction axis that its consumers see with
+ * extent 1 (the keepdims model of tc_reduce), and the tensor returned
+ * drops that axis.  Operands are f32, f16 or bf16, both of one dtype; the
+ * products are formed and summed in f32 and the result is f32 (cast it
+ * with tc_cast for f16 / bf16).  A transposed operand is a tc_permute of
+ * it: matmul reads the permuted tensor's source in place (the permute is
+ * folded into the operand).  Shapes that do not agree, ranks other than
+ * 2 and 3 and integer operands are refused (NULL, TC_ERR_ARGUMENT). */
+tc_tensor *tc_matmul(tc_fusion *f, tc_tensor *a, tc_tensor *b);
+/* The accumulator of the matmul that made t (t as tc_matmul returned
+ * it): the [M, N, rK] tensor that a schedule splits and binds; NULL when
+ * t is not a matmul's result. */
+tc_tensor *tc_matmul_accumulator(tc_tensor *t);
 
 /* The tensor's name as it appears in kernels and messages ("T3"). */
 const char *tc_tensor_name(const tc_tensor *t);
@@ -369,13 +388,41 @@ tc_status tc_inline_most(tc_fusion *f);
  * more than 16384 elements: a grid reduction (the row over blocks on
  * BIDx, the blocks' partials combined in a fixed order by the last block
  * to finish: deterministic); reductions of leading axes
- * (column sums): a column per thread, reduced serially.  Every reduction
+ * (column sums): a column per thread, reduced serially; a matmul and the
+ * ops after it: tc_schedule_matmul's tiled kernel.  Every reduction
  * must reduce the same axes, and every tensor have the output's rank;
  * else TC_ERR_UNSUPPORTED with a message.  A reduction that is an output
  * reduces into registers and is copied out (tc_cache_before).  Where any
  * tensor is already scheduled, the user's schedule wins: nothing changes.
  * The choice is the fusion's schedule note. */
 tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
+
+/* The tiles of a matmul schedule (tc_schedule_matmul): a block computes
+ * a bm x bn tile of the result, bk deep K tiles of both operands at a
+ * time staged in shared memory, each thread a tm x tn tile of f32
+ * accumulators in registers ((bm / tm) x (bn / tn) threads). */
+typedef struct tc_matmul_tiles {
+  int64_t bm, bn, bk, tm, tn;
+} tc_matmul_tiles;
+
+/* Schedules an unscheduled fusion that holds one tc_matmul and ops after
+ * it that map onto its result's elements (its epilogue: bias, scaling,
+ * residual adds, activations, a cast) into one tiled kernel: the result's
+ * tile on BIDy x BIDx (a batch on BIDz), the threads on TIDy x TIDx with
+ * their accumulators in registers, computed as FMA outer products over K
+ * loops; per K tile each block copies its tiles of A and B to shared
+ * memory (between barriers), per K step each thread its tm values of A
+ * and tn of B to registers; the epilogue runs on each thread's
+ * registers before the one store.  tiles NULL: chosen from the shapes
+ * and dtype (tc_schedule_auto does this for a fusion with a matmul); the
+ * edges that tiles do not divide are predicated.  The choice is the
+ * fusion's schedule note.  TC_ERR_UNSUPPORTED for fusions it does not
+ * schedule (two matmuls, reductions, an operand computed in the fusion
+ * other than by tc_permute of an input), TC_ERR_ARGUMENT for tiles that
+ * do not nest (tm dividing bm, tn dividing bn, all >= 1); the shared
+ * memory limit of the arch is checked when the kernel is compiled. */
+tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
+                             const tc_matmul_tiles *tiles);
 /* What tc_schedule_auto chose, in words (the scheduler, rows, threads,
  * steps), also printed as a comment at the top of compiled kernels; ""
  * when it was not called. */

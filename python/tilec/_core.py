@@ -86,7 +86,7 @@ class Target(enum.IntEnum):
 
 
 _UNARY = {"neg": 0, "abs": 1, "relu": 2, "exp": 3, "log": 4, "sqrt": 5, "tanh": 6,
-          "sigmoid": 7, "reciprocal": 8}
+          "sigmoid": 7, "reciprocal": 8, "gelu": 9, "silu": 10}
 _BINARY = {"add": 0, "sub": 1, "mul": 2, "div": 3, "max": 4, "min": 5}
 _REDUCE = {"sum": 0, "max": 1, "min": 2}
 _COMPARE = {"lt": 0, "le": 1, "gt": 2, "ge": 3, "eq": 4, "ne": 5}
@@ -277,7 +277,8 @@ class Fusion:
         return self._wrap(self._L.tc_set(self._p, self._own(x)))
 
     def unary(self, op, x):
-        """op is one of neg, abs, relu, exp, log, sqrt, tanh, sigmoid, reciprocal."""
+        """op is one of neg, abs, relu, exp, log, sqrt, tanh, sigmoid, reciprocal,
+        gelu (the tanh form), silu."""
         if op not in _UNARY:
             raise ValueError("unknown unary op %r; expected one of %s" % (op, ", ".join(_UNARY)))
         return self._wrap(self._L.tc_unary(self._p, _UNARY[op], self._own(x)))
@@ -362,6 +363,15 @@ class Fusion:
     def tanh(self, x): return self.unary("tanh", x)
     def sigmoid(self, x): return self.unary("sigmoid", x)
     def reciprocal(self, x): return self.unary("reciprocal", x)
+    def gelu(self, x): return self.unary("gelu", x)
+    def silu(self, x): return self.unary("silu", x)
+
+    def matmul(self, a, b):
+        """a [M, K] @ b [K, N] -> [M, N] f32 (or a batch: [B, M, K] @ [B, K, N]);
+        f32, f16 or bf16 operands of one dtype, products summed in f32.  A
+        permute of an operand (its transpose) is read in place (tc_matmul).
+        Tensors also take a @ b."""
+        return self._wrap(self._L.tc_matmul(self._p, self._own(a), self._own(b)))
     def maximum(self, a, b): return self.binary("max", a, b)
     def minimum(self, a, b): return self.binary("min", a, b)
 
@@ -528,6 +538,7 @@ class Tensor:
     def __sub__(self, o): return self._bin("sub", o)
     def __mul__(self, o): return self._bin("mul", o)
     def __truediv__(self, o): return self._bin("div", o)
+    def __matmul__(self, o): return self._f.matmul(self, o) if isinstance(o, Tensor) else NotImplemented
     # comparisons give i8 masks (== and != stay identity tests: f.compare("eq", a, b))
     def __lt__(self, o): return self._f.compare("lt", self, o) if isinstance(o, Tensor) else NotImplemented
     def __le__(self, o): return self._f.compare("le", self, o) if isinstance(o, Tensor) else NotImplemented

@@ -69,6 +69,7 @@ _PROTOS = {
     "tc_reduce": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, _i, ctypes.POINTER(_i)]),
     "tc_welford": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, ctypes.POINTER(_i),
                                 ctypes.POINTER(c_tensor_p), ctypes.POINTER(c_tensor_p)]),
+    "tc_matmul": (c_tensor_p, [c_fusion_p, c_tensor_p, c_tensor_p]),
     "tc_gather": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, c_tensor_p]),
     "tc_compare": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, c_tensor_p]),
     "tc_where": (c_tensor_p, [c_fusion_p, c_tensor_p, c_tensor_p, c_tensor_p]),

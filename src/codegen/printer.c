@@ -108,12 +108,16 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
       tc_str_free(&base), tc_str_free(&at);
       break;
     }
-    case TC_OP_REDUCE: {
-      tc_str acc, idx;
-      tc_str_init(&acc), tc_str_init(&idx);
+    case TC_OP_REDUCE: case TC_OP_MATMUL: {
+      tc_str acc, idx, prod;
+      tc_str_init(&acc), tc_str_init(&idx), tc_str_init(&prod);
       expr(&idx, k, s->stmt.out_index);
       d->load(&acc, op->out->dtype, op->out->mem, op->out->name, tc_str_cstr(&idx));
-      red_combine(o, d, (tc_reduce_op)op->sub, fl, tc_str_cstr(&acc), x);
+      /* a matmul accumulates the f32 product of its operands' elements */
+      if (op->kind == TC_OP_MATMUL) tc_str_printf(&prod, "(%s) * (%s)", x, y);
+      red_combine(o, d, (tc_reduce_op)op->sub, fl, tc_str_cstr(&acc),
+                  op->kind == TC_OP_MATMUL ? tc_str_cstr(&prod) : x);
+      tc_str_free(&prod);
       tc_str_free(&acc), tc_str_free(&idx);
       break;
     }
@@ -144,6 +148,11 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
         case TC_TANH: tc_str_printf(o, "%s(%s)", d->ftanh, x); break;
         case TC_SIGMOID: tc_str_printf(o, "(1.0f / (1.0f + %s(-(%s))))", d->fexp, x); break;
         case TC_RECIPROCAL: tc_str_printf(o, "(1.0f / (%s))", x); break;
+        case TC_GELU: /* (x is a load or a register: evaluating it four times is cheap) */
+          tc_str_printf(o, "(0.5f * (%s) * (1.0f + %s(0.7978845608f * ((%s) + 0.044715f * (%s) * (%s) * (%s)))))",
+                        x, d->ftanh, x, x, x, x);
+          break;
+        case TC_SILU: tc_str_printf(o, "((%s) / (1.0f + %s(-(%s))))", x, d->fexp, x); break;
       }
       break;
     case TC_OP_BINARY:

@@ -118,6 +118,21 @@ static tc_fusion *transpose(int swizzle) {
 static tc_fusion *transpose_plain(void) { return transpose(0); }
 static tc_fusion *transpose_swizzled(void) { return transpose(1); }
 
+/* relu(A @ B + bias): the matmul and its epilogue as one kernel, the
+ * schedule the matmul scheduler's (tc_schedule_auto). */
+static tc_fusion *matmul_bias_relu(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {67, 33}, sb[2] = {33, 45}, sn = 45;
+  tc_tensor *a = tc_input(f, TC_F32, 2, sa), *b = tc_input(f, TC_F32, 2, sb);
+  tc_tensor *bias = tc_input(f, TC_F32, 1, &sn);
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_matmul(f, a, b);
+  y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, y, tc_broadcast(f, bias, 2, is_new)));
+  tc_add_output(f, y);
+  tc_schedule_auto(f, TC_TARGET_OPENCL, NULL);
+  return f;
+}
+
 static const tc_example examples[] = {
     {"gsg_copy_1", "copy through shared memory: no inlining, no parallelization", 32, gsg1},
     {"gsg_copy_2", "copy through shared memory: BIDx on axis 1", 8, gsg2},
@@ -131,6 +146,8 @@ static const tc_example examples[] = {
     {"cast_bf16", "(a*a) cast to bf16 on [50,33], 3x16 tiles", -1, cast_bf16},
     {"transpose", "[67,45] transpose through shared memory, 16x16 tiles", -1, transpose_plain},
     {"transpose_xor", "the same with an XOR-swizzled shared tile", -1, transpose_swizzled},
+    {"matmul_bias_relu", "relu(A @ B + bias), [67,33] x [33,45] f32: one kernel, 64x64 tiles of 4x4 "
+     "FMA accumulators per thread, A and B tiles in shared memory", 64 * 8 * 4 * 2, matmul_bias_relu},
 };
 
 int tc_example_count(void) { return (int)(sizeof examples / sizeof *examples); }

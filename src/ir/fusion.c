@@ -208,6 +208,10 @@ int tc_op_in_axis(const tc_op *op, int j) {
   return op->kind == TC_OP_PERMUTE || op->kind == TC_OP_BROADCAST ? op->perm[j] : j;
 }
 
+bool tc_op_reduces(const tc_op *op) {
+  return op && (op->kind == TC_OP_REDUCE || op->kind == TC_OP_MATMUL);
+}
+
 bool tc_op_axis_gathered(const tc_op *op, int k, int j) {
   return op->kind == TC_OP_GATHER && k == 0 && j == op->sub;
 }
@@ -227,7 +231,7 @@ tc_tensor *tc_set(tc_fusion *f, tc_tensor *in) {
 tc_tensor *tc_unary(tc_fusion *f, tc_unary_op op, tc_tensor *in) {
   tc_clear_error(f);
   if (!operand(f, in, "tc_unary")) return NULL;
-  if ((int)op < TC_NEG || op > TC_RECIPROCAL) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: unknown op %d on %s", (int)op, in->name), NULL;
+  if ((int)op < TC_NEG || op > TC_SILU) return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: unknown op %d on %s", (int)op, in->name), NULL;
   bool is_float = in->dtype == TC_F32 || in->dtype == TC_F16 || in->dtype == TC_BF16;
   if (!is_float && op != TC_NEG && op != TC_ABS && op != TC_RELU)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_unary: %s is %s; this op needs a floating-point tensor",

@@ -25,8 +25,13 @@ typedef enum tc_op_kind {
                               axis j is in[0]'s axis perm[j], or new (-1) */
   TC_OP_COMPARE,           /* sub: tc_compare_op; out (i8) = 1 or 0 */
   TC_OP_WHERE,             /* out = in[0] != 0 ? in[1] : in[2] */
-  TC_OP_WELFORD_PART       /* sub: TC_WELFORD_MEAN / _VAR of the Welford
+  TC_OP_WELFORD_PART,      /* sub: TC_WELFORD_MEAN / _VAR of the Welford
                               state in[0] (a TC_REDUCE_WELFORD reduction) */
+  TC_OP_MATMUL             /* out = sum over the last axis of f32(in[0]) *
+                              f32(in[1]); both operands have out's rank and
+                              broadcast (extent 1) where the other has M / N;
+                              the last logical axis of out is a reduction
+                              axis (sub: TC_REDUCE_SUM; matmul.c) */
 } tc_op_kind;
 
 /* A Welford reduction (tc_welford): a TC_OP_REDUCE whose sub is
@@ -105,6 +110,9 @@ int64_t tc_logical_extent(const tc_tensor *t, int i);
 /* Whether t has reduction axes in its logical domain (it is made by a
  * reduction). */
 bool tc_tensor_is_reduction(const tc_tensor *t);
+/* Whether op accumulates over reduction axes of its output (a reduction
+ * or a matmul): its statement starts from an identity and combines. */
+bool tc_op_reduces(const tc_op *op);
 /* The logical axis of op input k that output logical axis j reads; -1
  * for an axis a broadcast adds. */
 int tc_op_in_axis(const tc_op *op, int j);

@@ -95,7 +95,8 @@ void tc_dg_sigs_from(const tc_dgraph *g, const int *roots, const uint64_t *root_
     bool all = x->nin > 0;
     for (int k = 0; k < x->nin; k++) all &= (in[k] = sig[x->in[k]]) != 0;
     for (int k = 0; all && k < x->nout; k++)
-      sig[x->out[k]] = xf_sig(x, k, g->axes[x->out[k]].extent, in);
+      if (!sig[x->out[k]]) /* (an axis given as a root keeps its signature) */
+        sig[x->out[k]] = xf_sig(x, k, g->axes[x->out[k]].extent, in);
   }
 }
 
@@ -472,6 +473,17 @@ bool tc_dg_is_padded(const tc_dgraph *g, int axis) {
   for (int k = 0; k < x->nin; k++)
     if (tc_dg_is_padded(g, x->in[k])) return true;
   return false;
+}
+
+bool tc_dg_is_broadcast_axis(const tc_dgraph *g, int axis) {
+  int d = g->axes[axis].def;
+  if (d < 0) return false;
+  const tc_xform *x = &g->xf[d];
+  if (x->kind == TC_XF_BROADCAST) return g->axes[x->in[0]].extent == 1;
+  if (x->nin == 0) return false;
+  for (int k = 0; k < x->nin; k++)
+    if (!tc_dg_is_broadcast_axis(g, x->in[k])) return false;
+  return true;
 }
 
 int tc_dg_history(const tc_dgraph *g, const int *sources, int nsrc,

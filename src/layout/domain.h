@@ -94,7 +94,8 @@ uint64_t tc_dg_root_rsig(int64_t extent, int position);
 /* The signatures of the axes made from roots[0..n) when root i has
  * signature root_sigs[i] (nonzero), computed as the transforms compute
  * them: sig[a] (g->naxes entries) is 0 for axes not made from the roots
- * alone. */
+ * alone.  An axis listed among the roots keeps the signature given even
+ * where a transform makes it. */
 void tc_dg_sigs_from(const tc_dgraph *g, const int *roots, const uint64_t *root_sigs, int n,
                      uint64_t *sig);
 /* Each returns 0 on success or -1 with a reason in err (buffer of errcap). */
@@ -154,6 +155,12 @@ const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap);
  * whose factor does not divide its input, or a resize, or an embed whose
  * value can leave its input's range. */
 bool tc_dg_is_padded(const tc_dgraph *g, int axis);
+
+/* True when `axis` is made only from broadcasts of extent-1 axes
+ * (tc_dg_broadcast of an axis of extent 1, and transforms of such axes):
+ * a tensor with that axis in its loop domain ignores its value, which is
+ * 0 back at the extent-1 axis. */
+bool tc_dg_is_broadcast_axis(const tc_dgraph *g, int axis);
 
 /* Collects, in creation order, the transforms needed to make `targets` from
  * `sources` (ancestors of targets that descend from sources); writes their

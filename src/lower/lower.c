@@ -93,6 +93,7 @@ static int alloc_domain(const tc_tensor *t, const int **axes) {
  * not allocated. */
 static bool axis_allocated(const tc_dgraph *g, const tc_tensor *t, int axis) {
   if (g->axes[axis].reduction) return false; /* a reduction's result has none */
+  if (tc_dg_is_broadcast_axis(g, axis)) return false; /* (its value is 0) */
   tc_ptype p = g->axes[axis].ptype;
   bool distributed = tc_ptype_is_block(p) || tc_ptype_is_device(p) ||
                      (t->mem == TC_MEM_LOCAL && tc_ptype_is_thread(p));
@@ -115,7 +116,7 @@ static bool is_loop_ptype_(tc_ptype p) { return !(tc_ptype_is_block(p) || tc_pty
  * thread holds the block's (or the grid's) total. */
 static tc_status validate_reduction(lctx *c, tc_tensor *t, const char *desc) {
   tc_dgraph *g = c->g;
-  if (!t->def || t->def->kind != TC_OP_REDUCE) return TC_OK;
+  if (!tc_op_reduces(t->def)) return TC_OK;
   int first_loop = -1, thread = -1, grid = -1, iter_loop = -1;
   char b[64];
   for (int i = 0; i < t->nloop; i++) {
@@ -147,10 +148,17 @@ static tc_status validate_reduction(lctx *c, tc_tensor *t, const char *desc) {
     }
     if (!is_loop_ptype_(a->ptype)) continue;
     if (a->reduction && first_loop < 0) first_loop = i;
-    if (!a->reduction && first_loop >= 0)
+    /* in registers each thread's iteration loops inside the reduction
+     * loops index a tile of accumulators (a matmul's outer products);
+     * else the result is complete only after the reduction loop */
+    bool tile = t->mem == TC_MEM_LOCAL;
+    for (int j = 0; j < t->nloop && tile; j++)
+      tile = !(g->axes[t->loop[j]].reduction && tc_ptype_is_thread(g->axes[t->loop[j]].ptype));
+    if (!a->reduction && first_loop >= 0 && !tile)
       return tc_fail(c->f, TC_ERR_SCHEDULE,
                      "compile: %s's loop axis %d (%s) iterates inside its reduction loop %d; "
-                     "reorder the reduction axes innermost (tc_reorder) (%s)",
+                     "reorder the reduction axes innermost (tc_reorder), or reduce into local "
+                     "memory over serial reduction loops only (a tile of accumulators) (%s)",
                      t->name, i, b, first_loop, desc);
   }
   if (tc_tensor_is_welford(t) && t->mem != TC_MEM_LOCAL)
@@ -563,13 +571,30 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
        * iteration loops all enclose it), or before its statement when
        * it has none: a reduction axis on a thread is no loop, and
        * iteration loops may follow it */
-      if (op->kind == TC_OP_REDUCE && !init && (!a || (a->reduction && is_loop_ptype(a->ptype)))) {
+      if (tc_op_reduces(op) && !init && (!a || (a->reduction && is_loop_ptype(a->ptype)))) {
         /* that loop may be open already: a producer computed inside it
          * (inlined past the reduction axis) opened it */
         tc_knode *last = cur->nbody ? cur->body[cur->nbody - 1] : NULL;
         bool opened = a && last && last->kind == TC_K_LOOP && last->loop.id == tc_uf_find(c->uf, key(c, t, p));
         init = knode_new(TC_K_STMT, NULL);
-        knode_insert(cur, opened ? cur->nbody - 1 : cur->nbody, init);
+        /* iteration loops inside the reduction loops (a register tile of
+         * accumulators, validate_reduction): the initialization runs in
+         * loops of its own over them */
+        tc_knode *top = init;
+        for (int q = t->nloop - 1; a && q > p; q--) {
+          tc_axis *qa = &c->g->axes[t->loop[q]];
+          if (qa->reduction || !is_loop_ptype(qa->ptype)) continue;
+          tc_knode *l = knode_new(TC_K_LOOP, NULL);
+          char name[24];
+          snprintf(name, sizeof name, "i%d", c->nloops++);
+          l->loop.var = tc_e_var(k->pool, name, 0, qa->extent - 1);
+          l->loop.extent = qa->extent;
+          l->loop.ptype = qa->ptype;
+          l->loop.id = tc_uf_find(c->uf, key(c, t, q));
+          knode_insert(l, 0, top);
+          top = l;
+        }
+        knode_insert(cur, opened ? cur->nbody - 1 : cur->nbody, top);
         init->stmt.op = op;
         init->stmt.red.kind = TC_RED_INIT;
       }
@@ -595,8 +620,11 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
       tc_knode *l = knode_new(TC_K_LOOP, cur);
       char name[24];
       snprintf(name, sizeof name, "i%d", c->nloops++);
-      l->loop.var = tc_e_var(k->pool, name, 0, a->extent - 1);
-      l->loop.extent = a->extent;
+      /* an axis the tensor ignores (tc_dg_is_broadcast_axis) iterates
+       * once where no consumer shares its loop */
+      int64_t ext = p >= t->ca_pos && tc_dg_is_broadcast_axis(c->g, t->loop[p]) ? 1 : a->extent;
+      l->loop.var = tc_e_var(k->pool, name, 0, ext - 1);
+      l->loop.extent = ext;
       l->loop.ptype = a->ptype;
       l->loop.id = id;
       c->loopvar[id] = l->loop.var;
@@ -711,7 +739,9 @@ static const tc_expr *loop_values(lctx *c, const tc_tensor *t, bool skip_reducti
     tc_axis *a = &g->axes[t->loop[i]];
     if (skip_reduction && a->reduction) continue;
     const tc_expr *v;
-    if (tc_ptype_is_block(a->ptype) || tc_ptype_is_thread(a->ptype)) {
+    if (tc_dg_is_broadcast_axis(g, t->loop[i])) {
+      v = tc_e_const(p, 0); /* t does not depend on it */
+    } else if (tc_ptype_is_block(a->ptype) || tc_ptype_is_thread(a->ptype)) {
       int slot = tc_ptype_is_block(a->ptype) ? a->ptype - TC_BIDX : 3 + a->ptype - TC_TIDX;
       v = k->pvar[slot];
       if (v->hi + 1 > a->extent) pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_e_const(p, a->extent)));
@@ -757,6 +787,9 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
   for (int i = 0; i < s->stmt.op->nin && !st; i++) {
     const tc_expr *in_lv[16];
     const tc_tensor *x = s->stmt.op->in[i];
+    /* (an axis no output axis reads has extent 1: a matmul's result
+     * drops its accumulator's reduced axis) */
+    for (int j = 0; j < x->nlogical; j++) in_lv[j] = tc_e_const(p, 0);
     for (int j = 0; j < t->nlogical; j++) {
       int a = tc_op_in_axis(s->stmt.op, j);
       if (a < 0) continue; /* an axis a broadcast adds */
@@ -831,7 +864,30 @@ static int reduction_indices(tc_knode *n, void *ctx) {
   }
   tc_knode *acc = find_acc(c->k->root, n->stmt.op);
   n->stmt.out_index = acc->stmt.out_index;
-  n->stmt.pred = tc_simplify(c->k->pool, tc_e_land(c->k->pool, iteration_pred(c, n->stmt.op->out), one));
+  /* an initialization in loops of its own (build_loops) indexes by
+   * their variables: they stand in for the loops they copy meanwhile */
+  const tc_expr *saved[16];
+  tc_knode *own[16];
+  int nown = 0;
+  for (tc_knode *l = n->parent; l && nown < 16; l = l->parent)
+    if (l->kind == TC_K_LOOP && c->loopnode[l->loop.id] != l) {
+      own[nown] = l, saved[nown++] = c->loopvar[l->loop.id];
+      c->loopvar[l->loop.id] = l->loop.var;
+    }
+  tc_tensor *t = n->stmt.op->out;
+  if (nown) {
+    const tc_expr **vals = tc_xcalloc((size_t)c->g->naxes, sizeof *vals);
+    loop_values(c, t, true, vals);
+    n->stmt.out_index = index_from_walk(c, t, vals);
+    free(vals);
+  }
+  n->stmt.pred = tc_simplify(c->k->pool, tc_e_land(c->k->pool, iteration_pred(c, t), one));
+  for (int i = 0; i < nown; i++) c->loopvar[own[i]->loop.id] = saved[i];
+  if (!n->stmt.out_index)
+    return tc_fail(c->f, TC_ERR_SCHEDULE,
+                   "compile: %s's allocation has an axis that its iteration loops give no value, "
+                   "so its accumulators cannot be initialized outside its reduction loops; "
+                   "allocate it by its loop domain (tc_set_alloc_to_loop)", t->name);
   return 0;
 }
 
@@ -841,7 +897,7 @@ static int reduction_indices(tc_knode *n, void *ctx) {
 static tc_status check_reduction_blocks(lctx *c, tc_op **order, int n) {
   for (int i = 0; i < n; i++) {
     const tc_tensor *t = order[i]->out;
-    if (order[i]->kind != TC_OP_REDUCE || t->mem != TC_MEM_GLOBAL) continue;
+    if (!tc_op_reduces(order[i]) || t->mem != TC_MEM_GLOBAL) continue;
     for (int d = 0; d < 3; d++)
       if (c->k->grid[d] > 1 && !binds(c, t, (tc_ptype)(TC_BIDX + d)))
         return tc_fail(c->f, TC_ERR_SCHEDULE,
@@ -1054,7 +1110,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = build_loops(&c, order, n, stmt_of);
   if (!st) st = check_grid_reduction(&c);
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
-  if (!st) tc_knode_each_stmt(c.k->root, reduction_indices, &c);
+  if (!st) st = (tc_status)tc_knode_each_stmt(c.k->root, reduction_indices, &c);
   if (!st) place_barriers(&c, order, n, stmt_of);
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);

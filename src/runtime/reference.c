@@ -122,6 +122,9 @@ static double float_unary(tc_unary_op op, double x) {
     case TC_TANH: return tanhf(f);
     case TC_SIGMOID: return 1.0f / (1.0f + expf(-f));
     case TC_RECIPROCAL: return 1.0f / f;
+    case TC_GELU: /* the tanh form, in f32 as kernels compute it */
+      return 0.5f * f * (1.0f + tanhf(0.7978845608f * (f + 0.044715f * f * f * f)));
+    case TC_SILU: return f / (1.0f + expf(-f));
   }
   return x;
 }
@@ -262,7 +265,7 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
     for (int d = 0; d < r; d++) total *= (size_t)ext[d];
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
     bool fl = is_float(t->dtype);
-    bool red = op->kind == TC_OP_REDUCE, welford = red && op->sub == TC_REDUCE_WELFORD;
+    bool red = tc_op_reduces(op), welford = op->kind == TC_OP_REDUCE && op->sub == TC_REDUCE_WELFORD;
     if (red && !welford)
       for (size_t e = 0; e < cnt; e++) val[t->id][e] = reduce_identity((tc_reduce_op)op->sub, fl);
     if (welford) {
@@ -303,6 +306,8 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
         case TC_OP_WELFORD_PART: /* the mean, or M2 / count (the population variance) */
           v = op->sub == TC_WELFORD_MEAN ? a : m2[op->in[0]->id][src[0]] / cnt_of[op->in[0]->id][src[0]];
           break;
+        /* products of f32, f16 or bf16 values are exact in double */
+        case TC_OP_MATMUL: v = val[t->id][dst] + a * val[op->in[1]->id][src[1]]; break;
         case TC_OP_GATHER: { /* in[0] at the position in[1] holds; 0 outside */
           double g = val[op->in[1]->id][src[1]];
           int64_t ge = tc_logical_extent(op->in[0], op->sub);

@@ -21,7 +21,9 @@
  *               grid reduction (the row over blocks on BIDx);
  *   outer       the reduced axes are a prefix (column sums): the kept axes
  *               merged and split by 128 threads over blocks, each thread
- *               reducing its column serially.
+ *               reducing its column serially;
+ *   matmul      a fusion with a matmul: tc_schedule_matmul's tiles
+ *               (matmul_sched.c).
  * Every tensor is then scheduled like the reference (the first reduction,
  * whose loop iterates the reduced extents, or the first output when there
  * is none) and bound alike; a
@@ -323,6 +325,8 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
                "tc_schedule_auto: kept the user's schedule (%s is scheduled)", f->tensors[i]->name);
       return TC_OK;
     }
+  for (int i = 0; i < f->nops; i++)
+    if (f->ops[i]->kind == TC_OP_MATMUL) return tc_schedule_matmul(f, target, arch, NULL);
   int r = f->outputs[0]->nlogical;
   bool red[16] = {false}, any = false;
   const tc_tensor *first_red = NULL;

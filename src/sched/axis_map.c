@@ -18,13 +18,26 @@
  * reduction axis as the axis it reduces. */
 static uint64_t *sigs(const tc_tensor *t, const int *pos, bool salt) {
   const tc_dgraph *g = &t->f->g;
-  uint64_t roots[16];
+  uint64_t roots[64];
   for (int i = 0; i < t->nlogical; i++) {
     const tc_axis *a = &g->axes[t->logical[i]];
     roots[i] = (salt && a->reduction ? tc_dg_root_rsig : tc_dg_root_sig)(a->extent, pos ? pos[i] : i);
   }
+  /* an axis of extent 1 broadcast to n in t's loop domain (a matmul's
+   * operand) iterates as an axis of n at its position does */
+  int rax[64], nr = t->nlogical;
+  for (int i = 0; i < t->nlogical; i++) rax[i] = t->logical[i];
+  for (int x = 0; x < g->nxf && nr < 64; x++) {
+    const tc_xform *xf = &g->xf[x];
+    if (xf->kind != TC_XF_BROADCAST) continue;
+    for (int i = 0; i < t->nlogical && nr < 64; i++)
+      if (xf->in[0] == t->logical[i] && g->axes[t->logical[i]].extent == 1) {
+        rax[nr] = xf->out[0];
+        roots[nr++] = tc_dg_root_sig(g->axes[xf->out[0]].extent, pos ? pos[i] : i);
+      }
+  }
   uint64_t *sig = tc_xmalloc(((size_t)g->naxes + 1) * sizeof *sig);
-  tc_dg_sigs_from(g, t->logical, roots, t->nlogical, sig);
+  tc_dg_sigs_from(g, rax, roots, nr, sig);
   return sig;
 }
 

@@ -18,6 +18,11 @@ tc_status tc_check_vector_width(const tc_tensor *t, int axis, int64_t extent);
  * types agree, no vectorized axis shared). */
 tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const char *call);
 
+/* Gives dst the loop transforms of src (tc_propagate_transforms for one
+ * tensor): dst's logical axis j stands for src's axis src_of[j] (NULL: j);
+ * the ranks must agree.  Errors name call. */
+tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call);
+
 /* ---- axes across tensors (axis_map.c) ---------------------------------- */
 
 /* The signatures of the axes made from t's logical axes when logical axis

@@ -295,7 +295,17 @@ tc_status tc_inline_at(tc_tensor *t, int pos) { return inline_at(t, pos, "tc_inl
 /* Gives dst the loop transforms of src.  dst's logical axis j stands for
  * src's logical axis src_of[j] (NULL: j), as the ops between them say (a
  * permute reorders them); every logical axis of src needs one. */
-static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call) {
+/* Whether t is a matmul's operand, or copied (tc_cache_after) into one. */
+static bool feeds_matmul(const tc_tensor *t, int depth) {
+  tc_op *rd[64];
+  int nrd = tc_consumers(t->f, t, rd, 64);
+  bool r = false;
+  for (int k = 0; k < nrd && k < 64 && !r; k++)
+    r = rd[k]->kind == TC_OP_MATMUL || (rd[k]->kind == TC_OP_SET && depth < 8 && feeds_matmul(rd[k]->out, depth + 1));
+  return r;
+}
+
+tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call) {
   tc_fusion *f = dst->f;
   tc_dgraph *g = &f->g;
   if (dst->nlogical != src->nlogical)
@@ -318,6 +328,17 @@ static tc_status replay_like(tc_tensor *dst, const tc_tensor *src, const int *sr
       return tc_tensor_fail(dst, TC_ERR_SCHEDULE, call,
                              "%s's logical axis %d (extent %lld) has no counterpart in %s", src->name, i,
                              (long long)sa->extent, dst->name);
+  }
+  /* A matmul's operand (extent 1 along N or M; or a copy of it) takes all of src's
+   * transforms: its axis of extent 1 is broadcast to src's extent first
+   * (tc_dg_broadcast; the operand ignores its value), so that it can be
+   * computed inside the accumulator's loops over M, N and K alike. */
+  bool expand = feeds_matmul(dst, 0);
+  for (int i = 0; expand && i < src->nlogical; i++) {
+    char e[128];
+    if (counterpart[i] < 0 && bcast[i] >= 0 && g->axes[bcast[i]].extent == 1 &&
+        !tc_dg_broadcast(g, bcast[i], g->axes[src->logical[i]].extent, &counterpart[i], e, sizeof e))
+      bcast[i] = -1;
   }
   int *hist = tc_xmalloc((size_t)(g->nxf + 1) * sizeof(int));
   int nh = tc_dg_history(g, src->logical, src->nlogical, src->loop, src->nloop, hist);
@@ -399,7 +420,7 @@ tc_status tc_compute_at(tc_tensor *producer, tc_tensor *consumer, int pos) {
   int pos_in[16], cons_of[16];
   tc_edge_positions(producer, consumer, pos_in);
   for (int j = 0; j < consumer->nlogical; j++) cons_of[pos_in[j]] = j;
-  st = replay_like(producer, consumer, cons_of, "tc_compute_at");
+  st = tc_replay_like(producer, consumer, cons_of, "tc_compute_at");
   /* and its old parallel types: the replay may keep axes of the old loop
    * domain (those no transform made), whose types change below */
   tc_dgraph *g = &producer->f->g;
@@ -493,7 +514,7 @@ static bool loop_orderable(const tc_fusion *f, const char *reach, const char *in
   for (int y = 0; y < n; y++) {
     const tc_tensor *t = f->tensors[y];
     bool before = false, after = false, red_loop = false;
-    for (int q = 0; t->def && t->def->kind == TC_OP_REDUCE && q < t->nloop; q++)
+    for (int q = 0; tc_op_reduces(t->def) && q < t->nloop; q++)
       red_loop |= g->axes[t->loop[q]].reduction && is_loop_axis(g, t, q) && tc_uf_find(uf, base[y] + q) == id;
     if (in[y] && !red_loop) continue;
     for (int a = 0; a < n && !red_loop; a++) before |= in[a] && reach[a * n + y];
@@ -637,7 +658,7 @@ tc_tensor *tc_cache_after(tc_tensor *t) {
       if (op->in[k] == t) op->in[k] = c;
   }
   tc_op_new(f, TC_OP_SET, 0, t, NULL, c);
-  if (!t->is_input && replay_like(c, t, NULL, "tc_cache_after")) return NULL;
+  if (!t->is_input && tc_replay_like(c, t, NULL, "tc_cache_after")) return NULL;
   return c;
 }
 
@@ -684,7 +705,7 @@ tc_tensor *tc_cache_before(tc_tensor *t) {
   def->out = c;
   c->def = def;
   tc_op_new(f, TC_OP_SET, 0, c, NULL, t);
-  if (replay_like(c, t, NULL, "tc_cache_before")) return NULL;
+  if (tc_replay_like(c, t, NULL, "tc_cache_before")) return NULL;
   return c;
 }
 
@@ -696,7 +717,7 @@ tc_status tc_propagate_transforms(tc_tensor *ref) {
   for (int i = 0; i < f->ntensors && !st; i++) {
     tc_tensor *t = f->tensors[i];
     if (t == ref || t->is_input) continue;
-    st = replay_like(t, ref, pos + t->id * 16, "tc_propagate_transforms");
+    st = tc_replay_like(t, ref, pos + t->id * 16, "tc_propagate_transforms");
   }
   free(pos);
   return st;

@@ -1,0 +1,66 @@
+"""Matmul as a fusion op from Python: f.matmul / @ with fused epilogues,
+scheduled automatically, against NumPy."""
+import numpy as np
+import pytest
+
+import tilec
+
+
+def _gelu(x):
+    return 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+
+
+@pytest.mark.parametrize("m,n,k", [(37, 29, 13), (1, 7, 1), (67, 3, 97)])
+def test_relu_bias_matmul(rng, m, n, k):
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, (m, k))
+    b = f.input(tilec.f32, (k, n))
+    bias = f.input(tilec.f32, (n,))
+    f.add_output(f.relu(f.matmul(a, b) + f.broadcast(bias, (True, False))))
+    f.schedule_auto()
+    assert f.schedule_note.startswith("matmul:")
+    k_ = f.compile(name="mm_bias_relu")
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = rng.standard_normal((k, n), dtype=np.float32)
+    bv = rng.standard_normal((n,), dtype=np.float32)
+    want = np.maximum(x.astype(np.float64) @ w + bv, 0)
+    np.testing.assert_allclose(k_.run(x, w, bv), want, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(f.reference(x, w, bv), want, rtol=1e-5, atol=1e-5)
+
+
+def test_at_operator_f16_transposed_gelu_cast(rng):
+    m, n, k = 19, 33, 24
+    f = tilec.Fusion()
+    a = f.input(tilec.f16, (m, k))
+    bt = f.input(tilec.f16, (n, k))  # B given transposed
+    y = f.add_output(f.cast(f.gelu(a @ f.permute(bt, (1, 0)) * 0.5), tilec.f16))
+    f.schedule_auto()
+    kern = f.compile(name="mm_gelu")
+    x = rng.standard_normal((m, k)).astype(np.float16)
+    w = rng.standard_normal((n, k)).astype(np.float16)
+    want = _gelu((x.astype(np.float64) @ w.astype(np.float64).T) * 0.5)
+    got = kern.run(x, w)
+    assert got.dtype == np.float16 and got.shape == (m, n)
+    np.testing.assert_allclose(got.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+    assert y.shape == (m, n)
+
+
+def test_batched_silu(rng):
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, (3, 9, 5))
+    b = f.input(tilec.f32, (3, 5, 11))
+    f.add_output(f.silu(a @ b))
+    f.schedule_auto()
+    kern = f.compile(name="bmm")
+    x = rng.standard_normal((3, 9, 5), dtype=np.float32)
+    w = rng.standard_normal((3, 5, 11), dtype=np.float32)
+    z = x.astype(np.float64) @ w
+    np.testing.assert_allclose(kern.run(x, w), z / (1 + np.exp(-z)), rtol=1e-4, atol=1e-5)
+
+
+def test_shapes_that_do_not_agree():
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, (4, 5))
+    b = f.input(tilec.f32, (6, 3))
+    with pytest.raises(tilec.TilecError, match=r"inner extents \(K\) differ \(5 vs 6\)"):
+        f.matmul(a, b)

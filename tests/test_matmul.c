@@ -1,0 +1,547 @@
+/* test_matmul.c - matmul as a fusion op: the op's shapes and refusals, the
+ * reference evaluator against a plain C loop, random matmul + epilogue
+ * fusions scheduled by tc_schedule_auto and run on OpenCL (PoCL) against
+ * tc_reference_run and an independent plain C evaluation, the kernels'
+ * builds with NVRTC and hipcc, and the shared-memory limit.
+ *
+ * test_matmul [--cases N] [--seed S] runs N random fusions (default 10). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ir/fusion.h"
+#include "test.h"
+#include "tilec/tilec.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+static uint64_t g_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
+  return g_state;
+}
+
+/* ---- the op ------------------------------------------------------------ */
+
+static void test_shapes(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {5, 7}, sb[2] = {7, 3};
+  tc_tensor *a = tc_input(f, TC_F16, 2, sa), *b = tc_input(f, TC_F16, 2, sb);
+  tc_tensor *c = tc_matmul(f, a, b);
+  TC_REQUIRE(c, "%s", tc_fusion_error(f));
+  TC_CHECK_EQ_INT(tc_tensor_ndims(c), 2);
+  TC_CHECK_EQ_INT(tc_tensor_extent(c, 0), 5);
+  TC_CHECK_EQ_INT(tc_tensor_extent(c, 1), 3);
+  TC_CHECK_EQ_INT(tc_tensor_dtype(c), TC_F32); /* f32 accumulation */
+  tc_tensor *acc = tc_matmul_accumulator(c);
+  TC_REQUIRE(acc, "no accumulator");
+  /* [M, N, rK]: K a reduction axis of extent 7 in its loop domain */
+  TC_CHECK_EQ_INT(tc_tensor_ndims(acc), 3);
+  TC_CHECK_EQ_INT(tc_tensor_loop_extent(acc, 2), 7);
+  char d[256];
+  TC_CHECK(strstr(tc_tensor_describe(acc, d, sizeof d), "rS{7}") != NULL, "%s", d);
+  TC_CHECK(tc_matmul_accumulator(a) == NULL, "an input has no accumulator");
+  /* a batch */
+  int64_t ba[3] = {4, 5, 7}, bb[3] = {4, 7, 3};
+  tc_tensor *x = tc_input(f, TC_F32, 3, ba), *y = tc_input(f, TC_F32, 3, bb);
+  tc_tensor *z = tc_matmul(f, x, y);
+  TC_REQUIRE(z, "%s", tc_fusion_error(f));
+  TC_CHECK(tc_tensor_ndims(z) == 3 && tc_tensor_extent(z, 0) == 4 && tc_tensor_extent(z, 1) == 5 &&
+               tc_tensor_extent(z, 2) == 3, "batch shape");
+  /* a transposed operand: [K, N] given as a permute of [N, K] */
+  int64_t st[2] = {3, 7};
+  int perm[2] = {1, 0};
+  tc_tensor *bt = tc_permute(f, tc_input(f, TC_F16, 2, st), perm);
+  tc_tensor *ct = tc_matmul(f, a, bt);
+  TC_CHECK(ct && tc_tensor_extent(ct, 1) == 3, "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
+static void expect_refusal(tc_tensor *a, tc_tensor *b, const char *words) {
+  tc_fusion *f = a->f;
+  TC_CHECK(tc_matmul(f, a, b) == NULL, "accepted; wanted \"%s\"", words);
+  TC_CHECK(strstr(tc_fusion_error(f), words) != NULL, "message \"%s\" lacks \"%s\"",
+           tc_fusion_error(f), words);
+}
+
+static void test_misuse(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t s57[2] = {5, 7}, s83[2] = {8, 3}, s73[2] = {7, 3}, s4[1] = {4};
+  int64_t b2[3] = {2, 5, 7}, b3[3] = {3, 7, 3};
+  tc_tensor *a = tc_input(f, TC_F32, 2, s57);
+  expect_refusal(a, tc_input(f, TC_F32, 2, s83), "the inner extents (K) differ (7 vs 8)");
+  expect_refusal(a, tc_input(f, TC_F16, 2, s73), "cast one first");
+  expect_refusal(a, tc_input(f, TC_F32, 1, s4), "rank");
+  expect_refusal(tc_input(f, TC_I32, 2, s57), tc_input(f, TC_I32, 2, s73), "must be f32, f16 or bf16");
+  expect_refusal(tc_input(f, TC_F32, 3, b2), tc_input(f, TC_F32, 3, b3), "2 batches");
+  tc_fusion_free(f);
+  /* the matmul schedule's refusals */
+  f = tc_fusion_new();
+  tc_tensor *x = tc_input(f, TC_F32, 2, s57), *w = tc_input(f, TC_F32, 2, s73);
+  tc_tensor *c = tc_matmul(f, tc_unary(f, TC_EXP, x), w);
+  OK(f, tc_add_output(f, c));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "is computed in the fusion"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  c = tc_matmul(f, x, w);
+  OK(f, tc_add_output(f, c));
+  tc_matmul_tiles bad = {64, 64, 8, 3, 4};
+  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, NULL) == TC_OK, "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  c = tc_matmul(f, x, w);
+  OK(f, tc_add_output(f, c));
+  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &bad) == TC_ERR_ARGUMENT &&
+               strstr(tc_fusion_error(f), "do not nest"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  /* an epilogue op that does not map onto the result's elements */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  bool lead[3] = {true, false, false};
+  OK(f, tc_add_output(f, tc_broadcast(f, tc_matmul(f, x, w), 3, lead)));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "has rank 3 but the matmul's result has rank 2"), "%s",
+           tc_fusion_error(f));
+  tc_fusion_free(f);
+  /* the accumulator as the output */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  OK(f, tc_add_output(f, tc_matmul_accumulator(tc_matmul(f, x, w))));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "is the matmul's accumulator"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  /* no matmul, two matmuls */
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57);
+  OK(f, tc_add_output(f, tc_unary(f, TC_EXP, x)));
+  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_fusion_error(f), "has no matmul"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  int64_t s33[2] = {3, 3};
+  OK(f, tc_add_output(f, tc_matmul(f, tc_matmul(f, x, w), tc_input(f, TC_F32, 2, s33))));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "two matmuls"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  f = tc_fusion_new();
+  x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, s73);
+  int ax = 1;
+  c = tc_reduce(f, TC_REDUCE_SUM, tc_matmul(f, x, w), 1, &ax); /* a row sum of the result */
+  OK(f, tc_add_output(f, c));
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "is a reduction"), "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
+/* ---- random matmul + epilogue fusions ---------------------------------- */
+
+enum { E_BIAS_N, E_BIAS_M, E_ALPHA, E_RESID, E_RELU, E_GELU, E_SILU, E_NUM };
+static const char *ename[E_NUM] = {"bias_n", "bias_m", "alpha", "residual", "relu", "gelu", "silu"};
+
+typedef struct mcase {
+  int64_t batch, m, n, k; /* batch 0: none */
+  tc_dtype t, out_t;      /* operands; the stored result (f32 or a cast) */
+  int trans_a, trans_b;
+  int steps[4], nsteps;
+  float alpha;
+} mcase;
+
+static void case_str(const mcase *c, char *buf, size_t cap) {
+  int w = snprintf(buf, cap, "%s%lldx%lldx%lld %s%s%s ->%s", c->batch ? "batch " : "",
+                   (long long)c->m, (long long)c->n, (long long)c->k, tc_dtype_name(c->t),
+                   c->trans_a ? " A^T" : "", c->trans_b ? " B^T" : "", tc_dtype_name(c->out_t));
+  for (int i = 0; i < c->nsteps && w > 0 && (size_t)w < cap; i++)
+    w += snprintf(buf + w, cap - (size_t)w, " %s", ename[c->steps[i]]);
+}
+
+static double rounded(tc_dtype t, double v) {
+  if (t == TC_F16) return tc_f16_to_f32(tc_f32_to_f16((float)v));
+  if (t == TC_BF16) return tc_bf16_to_f32(tc_f32_to_bf16((float)v));
+  return (float)v;
+}
+
+/* A host buffer of n elements of t with values in [-2, 2] (exact in t),
+ * and the same values as doubles. */
+static void *host_values(tc_dtype t, int64_t n, double *vals) {
+  void *p = malloc((size_t)n * tc_dtype_size(t) + 1);
+  for (int64_t i = 0; i < n; i++) {
+    double v = rounded(t, (double)((int64_t)(rnd() % 4001) - 2000) / 1000.0);
+    vals[i] = v;
+    if (t == TC_F32) ((float *)p)[i] = (float)v;
+    else if (t == TC_F16) ((uint16_t *)p)[i] = tc_f32_to_f16((float)v);
+    else ((uint16_t *)p)[i] = tc_f32_to_bf16((float)v);
+  }
+  return p;
+}
+
+static double out_value(tc_dtype t, const void *p, int64_t i) {
+  if (t == TC_F16) return tc_f16_to_f32(((const uint16_t *)p)[i]);
+  if (t == TC_BF16) return tc_bf16_to_f32(((const uint16_t *)p)[i]);
+  return ((const float *)p)[i];
+}
+
+static float gelu(float x) {
+  return 0.5f * x * (1.0f + tanhf(0.7978845608f * (x + 0.044715f * x * x * x)));
+}
+
+/* Builds the case's fusion; the inputs in order into in[] (A, B, then the
+ * epilogue's), their element counts into cnt[]. */
+static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **in, int64_t *cnt, int *nin) {
+  int r = c->batch ? 3 : 2, o = r - 2;
+  int64_t sa[3], sb[3];
+  if (o) sa[0] = sb[0] = c->batch;
+  sa[o] = c->trans_a ? c->k : c->m, sa[o + 1] = c->trans_a ? c->m : c->k;
+  sb[o] = c->trans_b ? c->n : c->k, sb[o + 1] = c->trans_b ? c->k : c->n;
+  int perm[3] = {0, 1, 2};
+  perm[o] = o + 1, perm[o + 1] = o;
+  tc_tensor *a = tc_input(f, c->t, r, sa), *b = tc_input(f, c->t, r, sb);
+  in[0] = a, in[1] = b, *nin = 2;
+  cnt[0] = (c->batch ? c->batch : 1) * c->m * c->k, cnt[1] = (c->batch ? c->batch : 1) * c->k * c->n;
+  tc_tensor *y = tc_matmul(f, c->trans_a ? tc_permute(f, a, perm) : a, c->trans_b ? tc_permute(f, b, perm) : b);
+  if (!y) return NULL;
+  for (int s = 0; s < c->nsteps && y; s++) {
+    int64_t one = c->n, onem = c->m, full[3] = {c->batch, c->m, c->n};
+    bool is_new[3] = {true, true, true};
+    switch (c->steps[s]) {
+      case E_BIAS_N:
+        in[*nin] = tc_input(f, TC_F32, 1, &one), cnt[(*nin)++] = c->n;
+        is_new[r - 1] = false;
+        y = tc_binary(f, TC_ADD, y, tc_broadcast(f, in[*nin - 1], r, is_new));
+        break;
+      case E_BIAS_M:
+        in[*nin] = tc_input(f, TC_F32, 1, &onem), cnt[(*nin)++] = c->m;
+        is_new[o] = false;
+        y = tc_binary(f, TC_ADD, y, tc_broadcast(f, in[*nin - 1], r, is_new));
+        break;
+      case E_ALPHA: y = tc_binary_scalar(f, TC_MUL, y, c->alpha); break;
+      case E_RESID:
+        in[*nin] = tc_input(f, TC_F32, r, c->batch ? full : full + 1);
+        cnt[(*nin)++] = (c->batch ? c->batch : 1) * c->m * c->n;
+        y = tc_binary(f, TC_ADD, y, in[*nin - 1]);
+        break;
+      case E_RELU: y = tc_unary(f, TC_RELU, y); break;
+      case E_GELU: y = tc_unary(f, TC_GELU, y); break;
+      default: y = tc_unary(f, TC_SILU, y); break;
+    }
+  }
+  if (y && c->out_t != TC_F32) y = tc_cast(f, y, c->out_t);
+  return y;
+}
+
+/* The case in plain C: the products summed in double, then the epilogue
+ * in f32; want[] and a bound tol[] per element. */
+static void plain(const mcase *c, double *const *v, double *want, double *tol) {
+  int64_t nb = c->batch ? c->batch : 1;
+  for (int64_t q = 0; q < nb; q++)
+    for (int64_t i = 0; i < c->m; i++)
+      for (int64_t j = 0; j < c->n; j++) {
+        double s = 0, sabs = 0;
+        for (int64_t k = 0; k < c->k; k++) {
+          double x = v[0][q * c->m * c->k + (c->trans_a ? k * c->m + i : i * c->k + k)];
+          double y = v[1][q * c->k * c->n + (c->trans_b ? j * c->k + k : k * c->n + j)];
+          s += x * y, sabs += fabs(x * y);
+        }
+        int64_t e = (q * c->m + i) * c->n + j;
+        /* an f32 sum of K terms in any order, then each op's rounding */
+        double err = (double)c->k * sabs * 0x1p-23 + 1e-6;
+        float y = (float)s;
+        int w = 2;
+        for (int st = 0; st < c->nsteps; st++) {
+          switch (c->steps[st]) {
+            case E_BIAS_N: y = y + (float)v[w++][j]; break;
+            case E_BIAS_M: y = y + (float)v[w++][i]; break;
+            case E_ALPHA: y = y * c->alpha, err *= fabs(c->alpha); break;
+            case E_RESID: y = y + (float)v[w++][e]; break;
+            case E_RELU: y = y > 0 ? y : 0; break;
+            case E_GELU: y = gelu(y), err *= 1.2; break;
+            default: y = y / (1.0f + expf(-y)), err *= 1.2; break;
+          }
+          err += fabs(y) * 4e-6 + 1e-6; /* a few ulp per op (exp, tanh on the device) */
+        }
+        want[e] = y;
+        if (c->out_t != TC_F32)
+          err += fabs(y) * (c->out_t == TC_F16 ? 0x1p-10 : 0x1p-7) + 1e-6;
+        tol[e] = err;
+      }
+}
+
+static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles);
+
+static void run_case(const mcase *c, int idx) { run_case_tiles(c, idx, NULL); }
+
+/* tiles NULL: tc_schedule_auto's */
+static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles) {
+  char desc[160];
+  case_str(c, desc, sizeof desc);
+  tc_fusion *f = tc_fusion_new();
+  tc_tensor *in[8];
+  int64_t cnt[8];
+  int nin;
+  tc_tensor *y = build(f, c, in, cnt, &nin);
+  TC_REQUIRE(y, "case %d %s: %s", idx, desc, tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  if (tiles) {
+    size_t w = strlen(desc);
+    snprintf(desc + w, sizeof desc - w, " tiles %lldx%lldx%lld/%lldx%lld", (long long)tiles->bm,
+             (long long)tiles->bn, (long long)tiles->bk, (long long)tiles->tm, (long long)tiles->tn);
+  }
+  OK(f, tiles ? tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, tiles) : tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  TC_CHECK(strncmp(tc_fusion_schedule_note(f), "matmul:", 7) == 0, "note: %s", tc_fusion_schedule_note(f));
+  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "mm"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k != NULL, "case %d %s: %s", idx, desc, tc_fusion_error(f));
+  if (!k) {
+    tc_fusion_free(f);
+    return;
+  }
+  int64_t nout = (c->batch ? c->batch : 1) * c->m * c->n;
+  void *args[9], *rargs[9];
+  double *vals[8];
+  for (int i = 0; i < nin; i++) {
+    vals[i] = malloc((size_t)cnt[i] * sizeof(double));
+    args[i] = rargs[i] = host_values(tc_tensor_dtype(in[i]), cnt[i], vals[i]);
+  }
+  size_t osz = (size_t)nout * tc_dtype_size(c->out_t);
+  void *out = malloc(osz), *ref = malloc(osz);
+  memset(out, 0xff, osz); /* NaNs: an element never written shows */
+  args[nin] = out, rargs[nin] = ref;
+  double *want = malloc((size_t)nout * sizeof(double)), *tol = malloc((size_t)nout * sizeof(double));
+  plain(c, vals, want, tol);
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "case %d %s: run: %s", idx, desc, tc_kernel_error(k));
+    OK(f, tc_reference_run(f, rargs));
+    int bad = 0;
+    for (int64_t i = 0; i < nout && st == TC_OK && bad < 3; i++) {
+      double got = out_value(c->out_t, out, i), rv = out_value(c->out_t, ref, i);
+      if (!(fabs(got - want[i]) <= tol[i])) {
+        bad++;
+        TC_CHECK(0, "case %d %s: element %lld = %.9g, plain C %.9g (+-%.3g)", idx, desc,
+                 (long long)i, got, want[i], tol[i]);
+      }
+      if (!(fabs(rv - want[i]) <= tol[i])) {
+        bad++;
+        TC_CHECK(0, "case %d %s: reference element %lld = %.9g, plain C %.9g", idx, desc,
+                 (long long)i, rv, want[i]);
+      }
+    }
+  }
+  for (int i = 0; i < nin; i++) free(args[i]), free(vals[i]);
+  free(out), free(ref), free(want), free(tol);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+static const int64_t extents[] = {1, 2, 3, 7, 13, 17, 31, 64, 67, 97};
+
+static mcase random_case(void) {
+  mcase c = {0};
+  c.m = extents[rnd() % 10], c.n = extents[rnd() % 10], c.k = extents[rnd() % 10];
+  c.batch = rnd() % 4 == 0 ? 1 + (int64_t)(rnd() % 3) : 0;
+  static const tc_dtype ts[3] = {TC_F32, TC_F16, TC_BF16};
+  c.t = ts[rnd() % 3];
+  c.out_t = rnd() % 3 == 0 ? ts[1 + rnd() % 2] : TC_F32;
+  c.trans_a = (int)(rnd() % 3 == 0), c.trans_b = (int)(rnd() % 3 == 0);
+  c.nsteps = (int)(rnd() % 5);
+  for (int i = 0; i < c.nsteps; i++) c.steps[i] = (int)(rnd() % E_NUM);
+  c.alpha = (float)((int)(rnd() % 7) - 3) * 0.75f;
+  return c;
+}
+
+static long g_cases = 10;
+
+static void test_random_fusions(void) {
+  for (long i = 0; i < g_cases; i++) {
+    mcase c = random_case();
+    run_case(&c, (int)i);
+  }
+}
+
+/* Tiles of any extent, not only the scheduler's powers of two: threads
+ * that do not divide a shared tile, accumulator tiles of 1 x n, K tiles
+ * longer than K. */
+static void test_random_tiles(void) {
+  for (long i = 0; i < (g_cases + 1) / 2; i++) {
+    mcase c = random_case();
+    tc_matmul_tiles t;
+    t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
+    t.bk = 1 + (int64_t)(rnd() % 24);
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
+/* Extents of 1 and primes on each axis, and tiles the shape does not
+ * divide; relu(A @ B + bias) in each dtype. */
+static void test_listed_shapes(void) {
+  static const int64_t shapes[][3] = {{1, 1, 1}, {1, 67, 5}, {67, 1, 17}, {3, 5, 1}, {67, 97, 131}};
+  static const tc_dtype ts[3] = {TC_F32, TC_F16, TC_BF16};
+  for (int s = 0; s < 5; s++) {
+    mcase c = {0};
+    c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2];
+    c.t = ts[s % 3], c.out_t = TC_F32;
+    c.steps[0] = E_BIAS_N, c.steps[1] = E_RELU, c.nsteps = 2;
+    run_case(&c, -1 - s);
+  }
+}
+
+/* relu(A @ B + bias) is one kernel: one store of the result, the bias
+ * and the ReLU applied to the registers before it, nothing else in
+ * global memory. */
+static void test_epilogue_in_one_kernel(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {128, 64}, sb[2] = {64, 96}, sn = 96;
+  tc_tensor *a = tc_input(f, TC_F32, 2, sa), *b = tc_input(f, TC_F32, 2, sb);
+  tc_tensor *bias = tc_input(f, TC_F32, 1, &sn);
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new)));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_90a"));
+  const char *note = tc_fusion_schedule_note(f);
+  TC_CHECK(strstr(note, "128 x 96 x 64") && strstr(note, "64x64 tiles") && strstr(note, "4x4 f32 accumulators") &&
+               strstr(note, "2 epilogue ops"), "note: %s", note);
+  tc_compile_options opt = {TC_TARGET_CUDA, "sm_90a", "mm_bias_relu"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  const char *src = tc_kernel_source(k);
+  char store[32];
+  snprintf(store, sizeof store, "%s[", tc_tensor_name(y));
+  int stores = 0;
+  for (const char *p = src; (p = strstr(p, store)); p++) stores++;
+  TC_CHECK_EQ_INT(stores, 1); /* the output appears once: its store */
+  TC_CHECK(strstr(src, "__syncthreads()") != NULL && strstr(src, "__shared__") != NULL, "%s", src);
+  TC_CHECK(strstr(src, "fmaxf(") != NULL, "no ReLU in\n%s", src);
+  /* (64 + 64) x 8 floats of A and B tiles */
+  TC_CHECK_EQ_INT(tc_kernel_smem_bytes(k), 4096);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+/* The kernels build with NVRTC and hipcc (no GPU needed). */
+static void test_device_builds(void) {
+  for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++)
+    for (int dt = 0; dt < 2; dt++) {
+      mcase c = {0};
+      c.m = 67, c.n = 97, c.k = 33, c.batch = dt ? 2 : 0;
+      c.t = dt ? TC_BF16 : TC_F16, c.out_t = dt ? TC_BF16 : TC_F16, c.trans_b = dt;
+      c.steps[0] = E_BIAS_N, c.steps[1] = E_GELU, c.nsteps = 2;
+      tc_fusion *f = tc_fusion_new();
+      tc_tensor *in[8];
+      int64_t cnt[8];
+      int nin;
+      tc_tensor *y = build(f, &c, in, cnt, &nin);
+      TC_REQUIRE(y, "%s", tc_fusion_error(f));
+      OK(f, tc_add_output(f, y));
+      OK(f, tc_schedule_auto(f, (tc_target)t, NULL));
+      tc_compile_options o = {(tc_target)t, t == TC_TARGET_CUDA ? "sm_90a" : "gfx90a", "mm"};
+      tc_status st;
+      tc_kernel *k = tc_compile(f, &o, &st);
+      TC_CHECK(k != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
+      if (k) {
+        st = tc_kernel_build(k, NULL);
+        if (st == TC_ERR_UNSUPPORTED) {
+          printf("  skip %s build: %s\n", tc_target_name((tc_target)t), tc_kernel_error(k));
+        } else {
+          TC_CHECK(st == TC_OK, "%s does not build: %s", tc_target_name((tc_target)t), tc_kernel_error(k));
+        }
+      }
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+    }
+}
+
+/* Tiles whose A and B tiles exceed the arch's shared memory are refused
+ * at compile time with the arch's limit: (256 + 256) x 128 f32 = 256 KiB
+ * against sm_90a's 227 KiB. */
+static void test_shared_memory_limit(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {512, 512};
+  tc_tensor *a = tc_input(f, TC_F32, 2, sa), *b = tc_input(f, TC_F32, 2, sa);
+  OK(f, tc_add_output(f, tc_matmul(f, a, b)));
+  tc_matmul_tiles big = {256, 256, 128, 8, 8};
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &big));
+  tc_compile_options opt = {TC_TARGET_CUDA, "sm_90a", "mm"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k == NULL && st == TC_ERR_LOWER, "compiled: %d", (int)st);
+  TC_CHECK(strstr(tc_fusion_error(f), "262144 bytes of shared memory") &&
+               strstr(tc_fusion_error(f), "allows at most 232448"), "%s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+/* The lowering's tile of accumulators on a plain reduction: column sums
+ * of x [37, 10] with the reduction loop outside the loop over the 10
+ * columns, all 10 sums in one thread's registers (refused before: an
+ * iteration loop inside a reduction loop). */
+static void test_register_tile_of_a_reduction(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {37, 10};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  int ax = 0;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  tc_tensor *acc = tc_cache_before(s); /* the sums in registers, s their copy */
+  TC_REQUIRE(acc, "%s", tc_fusion_error(f));
+  OK(f, tc_split(acc, 0, 8, 1));       /* [rK/8, r8, i10] */
+  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "colsum"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  float in[370], out[10], want[10] = {0};
+  for (int i = 0; i < 370; i++) in[i] = (float)((i * 7) % 13) - 6.0f, want[i % 10] += in[i];
+  void *args[2] = {in, out};
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "run: %s", tc_kernel_error(k));
+    for (int j = 0; j < 10 && st == TC_OK; j++) TC_CHECK(out[j] == want[j], "column %d: %g, want %g", j, out[j], want[j]);
+  }
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+/* Fusions built alike hash alike; a transposed operand or another
+ * epilogue op hashes differently. */
+static void test_hash(void) {
+  char h[4][33];
+  for (int v = 0; v < 4; v++) {
+    tc_fusion *f = tc_fusion_new();
+    int64_t s[2] = {16, 16};
+    tc_tensor *a = tc_input(f, TC_F16, 2, s), *b = tc_input(f, TC_F16, 2, s);
+    int perm[2] = {1, 0};
+    tc_tensor *y = tc_matmul(f, a, v == 2 ? tc_permute(f, b, perm) : b);
+    if (v == 3) y = tc_unary(f, TC_SILU, y);
+    tc_add_output(f, y);
+    tc_schedule_auto(f, TC_TARGET_OPENCL, NULL);
+    tc_fusion_hash(f, TC_TARGET_OPENCL, NULL, "mm", h[v]);
+    tc_fusion_free(f);
+  }
+  TC_CHECK(strcmp(h[0], h[1]) == 0, "same fusion, hashes %s %s", h[0], h[1]);
+  TC_CHECK(strcmp(h[0], h[2]) != 0 && strcmp(h[0], h[3]) != 0 && strcmp(h[2], h[3]) != 0, "hashes collide");
+}
+
+int main(int argc, char **argv) {
+  for (int i = 1; i + 1 < argc; i++) {
+    if (strcmp(argv[i], "--cases") == 0) g_cases = atol(argv[++i]);
+    else if (strcmp(argv[i], "--seed") == 0) g_state = strtoull(argv[++i], NULL, 0) | 1;
+  }
+  TC_RUN(test_shapes);
+  TC_RUN(test_misuse);
+  TC_RUN(test_hash);
+  TC_RUN(test_register_tile_of_a_reduction);
+  TC_RUN(test_epilogue_in_one_kernel);
+  TC_RUN(test_shared_memory_limit);
+  TC_RUN(test_listed_shapes);
+  TC_RUN(test_random_fusions);
+  TC_RUN(test_random_tiles);
+  TC_RUN(test_device_builds);
+  TC_MAIN_END();
+}

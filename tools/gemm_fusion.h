@@ -1,0 +1,35 @@
+/* gemm_fusion.h - `tilec gemm --epilogue LIST`: the GEMM as a fusion
+ * (tc_matmul) with the listed ops after it, scheduled by the matmul
+ * scheduler into one kernel (gemm_fusion.c).  cmd_gemm.c reads this
+ * option among its own and hands the run over. */
+#ifndef TILEC_GEMM_FUSION_H
+#define TILEC_GEMM_FUSION_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "op_cli.h"
+
+#define GEMM_EPI_MAX 8
+
+typedef struct gemm_epilogue {
+  int given;                  /* --epilogue was given */
+  int ops[GEMM_EPI_MAX], n;   /* the ops in order (gemm_fusion.c's enum) */
+  double scale[GEMM_EPI_MAX]; /* scale:X */
+  tc_dtype cast;              /* cast:f16 / cast:bf16 (TC_F32: none) */
+  int64_t tiles[5];           /* --tiles BM,BN,BK,TM,TN (tiles[0] 0: the scheduler's) */
+} gemm_epilogue;
+
+void gemm_epilogue_init(gemm_epilogue *e);
+/* Tries --epilogue and --tiles at argv[*i] (like op_common_option): 1
+ * when it was one (advancing *i past its value), with *rc = CLI_USAGE
+ * after a message on a bad value; 0 when it is not. */
+int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, int *i, int *rc);
+/* Its usage lines. */
+void gemm_epilogue_usage(FILE *out);
+/* Runs the fused GEMM once the options are read and checked: G x (M x K)
+ * times (K x N), A stored transposed where ta, B where tb. */
+int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n, int64_t k,
+                      int ta, int tb);
+
+#endif
