@@ -123,9 +123,9 @@ static void ln(hgen *H, int depth, const char *fmt, ...) {
 
 /* The element offset inside a box of rows x 64 of element (r, c), printed. */
 static tc_status box_offset(hgen *H, int64_t rows, const tc_expr *r, const tc_expr *c, tc_str *out) {
-  char why[256];
-  const tc_expr *e = tc_tma_swizzle_offset(H->P, rows, 128, 2, r, c, why, sizeof why);
-  if (!e) return hfail(H, TC_ERR_ARGUMENT, "GEMM (tma): the swizzled box: %s", why);
+  TC_STR_LOCAL(why);
+  const tc_expr *e = tc_tma_swizzle_offset(H->P, rows, 128, 2, r, c, &why);
+  if (!e) return hfail(H, TC_ERR_ARGUMENT, "GEMM (tma): the swizzled box: %s", tc_str_cstr(&why));
   tc_e_print_c(out, H->P, e);
   return TC_OK;
 }
