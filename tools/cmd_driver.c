@@ -870,13 +870,13 @@ int cmd_driver(int argc, char **argv) {
   printf("\n");
   op_report dev;
   memset(&dev, 0, sizeof dev);
-  char why[2048] = "";
+  TC_STR_LOCAL(why);
   int runs;
-  if (!op_find_device(&o, &dev, &runs, why, sizeof why)) {
+  if (!op_find_device(&o, &dev, &runs, &why)) {
     fflush(stdout);
     return CLI_FAIL;
   }
-  op_print_device(&o, &dev, 1, why);
+  op_print_device(&o, &dev, 1, tc_str_cstr(&why));
   fflush(stdout);
   r.device = dev.device;
   if ((rc = make_data(&r)) == CLI_OK) {

@@ -230,12 +230,12 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
    * before anything is printed */
   if (!o->tune && (st = tc_gemm_plan(g, o->perf_config)) != TC_OK)
     return api_failure(o, g, st, "cannot generate the kernel");
-  char why[2048] = "";
-  int runs, have_dev = op_find_device(o, r, &runs, why, sizeof why);
+  TC_STR_LOCAL(why);
+  int runs, have_dev = op_find_device(o, r, &runs, &why);
   if (!have_dev && runs) return CLI_FAIL;
   if (!o->json) {
     printf("problem: %s\n", tc_gemm_problem_string(g));
-    op_print_device(o, r, have_dev, why);
+    op_print_device(o, r, have_dev, tc_str_cstr(&why));
     fflush(stdout);
   }
   int rc = o->tune ? tune(o, g, r) : CLI_OK;
@@ -246,7 +246,7 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
     /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
     const char *src = tc_gemm_kernel_source(g), *kname = tc_gemm_kernel_name(g);
     tc_build_kind b = tc_target_info_of(o->target).build;
-    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, why, &src, &kname, 1)
+    rc = b == TC_BUILD_HIPCC   ? op_hip_finish(o, have_dev, tc_str_cstr(&why), &src, &kname, 1)
          : b == TC_BUILD_NVRTC ? op_cuda_check(o, &src, NULL, 1)
                                : CLI_OK;
   } else {

@@ -23,10 +23,9 @@ static inline int64_t off4(const int64_t s[4], int64_t a, int64_t b, int64_t c, 
 static int64_t elems4(const int64_t e[4]) { return e[0] * e[1] * e[2] * e[3]; }
 
 int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *fil,
-                          const void *out, double *val, double *abs_sum, char *err,
-                          size_t cap) {
+                          const void *out, double *val, double *abs_sum, tc_str *err) {
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, err, cap)) return -1;
+  if (tc_conv_geom_make(p, &d, err)) return -1;
   const int64_t *si = d.in_stride, *sf = d.fil_stride, *so = d.out_stride;
   int64_t ni = elems4(d.in_ext), nf = elems4(d.fil_ext), no = elems4(d.out_ext);
   int64_t nw = p->dir == TC_CONV_FWD ? no : p->dir == TC_CONV_BWD_DATA ? ni : nf;
@@ -97,15 +96,14 @@ int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *
 }
 
 void tc_conv_reference(const tc_conv_problem *p, void *in, void *fil, void *out) {
-  char err[256];
   tc_conv_geom d;
-  if (!in || !fil || !out || tc_conv_geom_make(p, &d, err, sizeof err)) return;
+  if (!in || !fil || !out || tc_conv_geom_make(p, &d, NULL)) return;
   const int64_t *e = p->dir == TC_CONV_FWD ? d.out_ext
                    : p->dir == TC_CONV_BWD_DATA ? d.in_ext : d.fil_ext;
   void *dst = p->dir == TC_CONV_FWD ? out : p->dir == TC_CONV_BWD_DATA ? in : fil;
   int64_t nw = elems4(e);
   double *val = tc_xmalloc((size_t)nw * sizeof *val);
-  if (tc_conv_reference_f64(p, in, fil, out, val, NULL, err, sizeof err) == 0)
+  if (tc_conv_reference_f64(p, in, fil, out, val, NULL, NULL) == 0)
     for (int64_t i = 0; i < nw; i++) tc_host_write(p->dtype, dst, (size_t)i, val[i]);
   free(val);
 }
@@ -121,12 +119,12 @@ static int64_t terms_per_element(const tc_conv_problem *p, const tc_conv_geom *d
 }
 
 int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil,
-                       const void *out, double *worst, char *msg, size_t cap) {
+                       const void *out, double *worst, tc_str *msg) {
   if (worst) *worst = 0;
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, msg, cap)) return -1;
+  if (tc_conv_geom_make(p, &d, msg)) return -1;
   if (!in || !fil || !out) {
-    snprintf(msg, cap, "tc_conv_verify: a buffer is NULL");
+    tc_err_set(msg, "tc_conv_verify: a buffer is NULL");
     return -1;
   }
   const int64_t *e = p->dir == TC_CONV_FWD ? d.out_ext
@@ -140,7 +138,7 @@ int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil
   const void *got = p->dir == TC_CONV_FWD ? out : p->dir == TC_CONV_BWD_DATA ? in : fil;
   int64_t nw = elems4(e);
   double *val = tc_xmalloc((size_t)nw * sizeof *val), *as = tc_xmalloc((size_t)nw * sizeof *as);
-  tc_conv_reference_f64(p, in, fil, out, val, as, msg, cap);
+  tc_conv_reference_f64(p, in, fil, out, val, as, msg);
   /* gamma_{K+1} = (K+1)u / (1 - (K+1)u): the worst-case relative error of
    * K products summed in f32 in any order (products rounded, K - 1
    * additions, one spare for the final store), times sum |products|. */
@@ -171,12 +169,12 @@ int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil
   if (bad) {
     int64_t c[4];
     for (int j = 0; j < 4; j++) c[j] = (first / st[j]) % e[j];
-    snprintf(msg, cap, "%lld of %lld elements out of bound; first at offset %lld (%s %lld, %s %lld, "
+    tc_err_set(msg, "%lld of %lld elements out of bound; first at offset %lld (%s %lld, %s %lld, "
              "%s %lld, %s %lld): got %.9g, want %.9g, bound %.3g", (long long)bad, (long long)nw,
              (long long)first, names[0], (long long)c[0], names[1], (long long)c[1], names[2],
              (long long)c[2], names[3], (long long)c[3], fgot, fwant, fbound);
   } else {
-    snprintf(msg, cap, "%lld elements within bound (worst error %.3g of the bound)",
+    tc_err_set(msg, "%lld elements within bound (worst error %.3g of the bound)",
              (long long)nw, wr);
   }
   free(val);
