@@ -598,9 +598,10 @@ static int tensor_of(const drv_run *r, int x) {
 
 static int write_tensor(const drv_run *r, const char *flag, const char *path, int t, const void *buf) {
   int64_t dims[4];
-  char err[600];
+  TC_STR_LOCAL(err);
   mem_dims(&r->d->p, t, r->ho, r->wo, dims);
-  int rc = file_status(r->o, tf_write(path, r->d->p.dtype, 4, dims, buf, err, sizeof err), flag, err);
+  tf_status st = tf_write(path, r->d->p.dtype, 4, dims, buf, &err);
+  int rc = file_status(r->o, st, flag, tc_str_cstr(&err));
   if (rc == CLI_OK) printf("Wrote output to file %s\n", path);
   return rc;
 }
@@ -628,10 +629,10 @@ static int make_data(drv_run *r) {
     } else {
       int64_t dims[4];
       int converted = 0;
-      char err[600];
+      TC_STR_LOCAL(err);
       mem_dims(&r->d->p, tensor_of(r, x), r->ho, r->wo, dims);
-      tf_status st = tf_read(path, r->d->p.dtype, 4, dims, r->data[x], &converted, err, sizeof err);
-      int rc = file_status(r->o, st, flag, err);
+      tf_status st = tf_read(path, r->d->p.dtype, 4, dims, r->data[x], &converted, &err);
+      int rc = file_status(r->o, st, flag, tc_str_cstr(&err));
       if (rc != CLI_OK) return rc;
       printf("Read data from input file %s%s%s\n", path, converted ? ", converted to " : "",
              converted ? tc_dtype_name(r->d->p.dtype) : "");
