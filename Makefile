@@ -6,6 +6,7 @@
 #   make demo       deps, build, run `tilec demo`
 #   make test       deps, build and run the whole suite
 #   make check-layers  no file includes a header from a layer above its own
+#   make check-errors  internal calls report errors in a tc_str, not a fixed buffer
 #   make asan       the suite under AddressSanitizer + UBSan (into build-asan/)
 #   make bench      build and run the benchmarks
 #   make install    PREFIX=/usr/local
@@ -78,12 +79,18 @@ test: deps
 	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
 	  tests/norms_bench_test.sh \
 	  tests/sass_check_test.sh tests/fuzz_smoke_test.sh \
-	  tests/docs_words_test.sh tests/docs_images_test.sh tests/layers_test.sh
+	  tests/docs_words_test.sh tests/docs_images_test.sh tests/layers_test.sh tests/errors_test.sh
 
 # The directories of src/ form layers (the list and the rules in
 # scripts/check_layers.sh); `make test` runs it as tests/layers_test.sh.
 check-layers:
 	scripts/check_layers.sh
+
+# Internal functions report errors in a tc_str *err, never a caller's
+# (char *, size_t) buffer (scripts/check_errors.sh); `make test` runs it as
+# tests/errors_test.sh.
+check-errors:
+	scripts/check_errors.sh
 
 # The slow convolution set: every ResNet-50 layer shape in all
 # three directions (about 3 minutes on a 2-core CPU).  `make test` runs the
@@ -182,7 +189,7 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all deps demo tests test check-layers check-full asan bench install clean fuzz fuzz-bins fuzz-diff
+.PHONY: all deps demo tests test check-layers check-errors check-full asan bench install clean fuzz fuzz-bins fuzz-diff
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d) \

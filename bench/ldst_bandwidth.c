@@ -376,13 +376,13 @@ int main(int argc, char **argv) {
         variant *v = &vs[iv];
         v->sw = sws[a], v->cta_m = ms_[b], v->cta_n = ns[c], v->mismatches = -1, v->first = -1;
         tc_ldst_set s;
-        char msg[1024];
+        TC_STR_LOCAL(msg);
         tc_status st = tc_ldst_set_build(&s, (tc_tma_swizzle)v->sw, v->cta_m, v->cta_n, M, N,
                                           TC_LDST_LDMATRIX, fault ? TC_LDST_DEFAULT : TC_LDST_STMATRIX,
-                                          msg, sizeof msg);
+                                          &msg);
         tc_kernel *k = NULL;
         if (st != TC_OK) {
-          snprintf(v->error, sizeof v->error, "%s", msg);
+          snprintf(v->error, sizeof v->error, "%s", tc_str_cstr(&msg));
         } else {
           /* a faulty kernel has its own name, so the kernel cache keeps it apart */
           tc_compile_options o = {cuda ? TC_TARGET_CUDA : TC_TARGET_OPENCL, cuda ? arch : NULL,

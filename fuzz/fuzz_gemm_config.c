@@ -25,27 +25,28 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
  * derive may format without fields the rules reject (a tmaws: cluster
  * other than 1 or 2). */
 static void check_params(const char *text, const tc_gemm_params *p0, const tc_gemm_shape *s) {
-  char buf[128], err[512];
+  char buf[128];
+  TC_STR_LOCAL(err);
   tc_gemm_params_format(p0, buf, sizeof buf);
   tc_gemm_params p1;
   memset(&p1, 0, sizeof p1);
-  FZ_ASSERT(tc_gemm_params_parse(buf, &p1, err, sizeof err) == 0,
-            "\"%s\" parses but its format \"%s\" does not: %s", text, buf, err);
+  FZ_ASSERT(tc_gemm_params_parse(buf, &p1, &err) == 0,
+            "\"%s\" parses but its format \"%s\" does not: %s", text, buf, tc_str_cstr(&err));
   tc_gemm_params d = *p0;
-  err[0] = 0;
-  if (tc_gemm_params_derive(&d, s, err, sizeof err) != 0) {
-    FZ_ASSERT(err[0], "derive of \"%s\" failed without a message", text);
+  tc_str_clear(&err);
+  if (tc_gemm_params_derive(&d, s, &err) != 0) {
+    FZ_ASSERT(err.len > 0, "derive of \"%s\" failed without a message", text);
     FZ_ASSERT(memcmp(&d, p0, sizeof d) == 0, "a failed derive of \"%s\" changed the params", text);
     return;
   }
-  err[0] = 0;
-  FZ_ASSERT(tc_gemm_params_check(&d, s, err, sizeof err) == 0,
-            "\"%s\" derives but fails the check: %s", text, err);
+  tc_str_clear(&err);
+  FZ_ASSERT(tc_gemm_params_check(&d, s, &err) == 0,
+            "\"%s\" derives but fails the check: %s", text, tc_str_cstr(&err));
   tc_gemm_params_format(&d, buf, sizeof buf);
   memset(&p1, 0, sizeof p1);
-  FZ_ASSERT(tc_gemm_params_parse(buf, &p1, err, sizeof err) == 0 &&
-                tc_gemm_params_derive(&p1, s, err, sizeof err) == 0,
-            "\"%s\" derives but its format \"%s\" does not: %s", text, buf, err);
+  FZ_ASSERT(tc_gemm_params_parse(buf, &p1, &err) == 0 &&
+                tc_gemm_params_derive(&p1, s, &err) == 0,
+            "\"%s\" derives but its format \"%s\" does not: %s", text, buf, tc_str_cstr(&err));
   FZ_ASSERT(memcmp(&d, &p1, sizeof d) == 0, "\"%s\" and its format \"%s\" derive differently",
             text, buf);
   FZ_ASSERT(tc_gemm_lds_bytes(&d) > 0, "\"%s\": no shared memory", text);
@@ -102,8 +103,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   tc_gemm_params p;
   memset(&p, 0, sizeof p);
-  char err[512] = "";
-  if (tc_gemm_params_parse(text, &p, err, sizeof err) == 0) {
+  TC_STR_LOCAL(err);
+  if (tc_gemm_params_parse(text, &p, &err) == 0) {
     tc_gemm_shape s;
     memset(&s, 0, sizeof s);
     s.g = d.batch, s.m = d.m, s.n = d.n, s.k = d.k;
@@ -112,7 +113,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     check_params(text, &p, &s);
     check_params(text, &p, NULL);
   } else {
-    FZ_ASSERT(err[0], "parse of \"%s\" failed without a message", text);
+    FZ_ASSERT(err.len > 0, "parse of \"%s\" failed without a message", text);
   }
   free(text);
   return 0;

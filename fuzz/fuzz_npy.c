@@ -32,10 +32,10 @@ int LLVMFuzzerInitialize(int *argc, char ***argv) {
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tf_npy h;
-  char err[512] = "";
-  tf_status st = tf_npy_parse(data, size, &h, err, sizeof err);
+  TC_STR_LOCAL(err);
+  tf_status st = tf_npy_parse(data, size, &h, &err);
   FZ_ASSERT(st == TF_OK || st == TF_MISMATCH, "tf_npy_parse returned %d", (int)st);
-  FZ_ASSERT(st == TF_OK || err[0], "tf_npy_parse failed without a message");
+  FZ_ASSERT(st == TF_OK || err.len > 0, "tf_npy_parse failed without a message");
   int64_t dims[TF_MAX_RANK] = {2, 3};
   int rank = 2;
   if (st == TF_OK) {
@@ -57,16 +57,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t bytes = (size_t)count * tc_dtype_size(dt);
   unsigned char *buf = malloc(bytes ? bytes : 1), *back = malloc(bytes ? bytes : 1);
   if (!buf || !back) abort();
-  err[0] = 0;
+  tc_str_clear(&err);
   int converted = 0;
-  st = tf_read(in_path, dt, rank, dims, buf, &converted, err, sizeof err);
-  FZ_ASSERT(st == TF_OK || err[0], "tf_read failed (%d) without a message", (int)st);
+  st = tf_read(in_path, dt, rank, dims, buf, &converted, &err);
+  FZ_ASSERT(st == TF_OK || err.len > 0, "tf_read failed (%d) without a message", (int)st);
   if (st == TF_OK) {
-    err[0] = 0;
-    FZ_ASSERT(tf_write(out_path, dt, rank, dims, buf, err, sizeof err) == TF_OK, "tf_write: %s",
-              err);
-    FZ_ASSERT(tf_read(out_path, dt, rank, dims, back, &converted, err, sizeof err) == TF_OK,
-              "a written tensor does not read back: %s", err);
+    tc_str_clear(&err);
+    FZ_ASSERT(tf_write(out_path, dt, rank, dims, buf, &err) == TF_OK, "tf_write: %s",
+              tc_str_cstr(&err));
+    FZ_ASSERT(tf_read(out_path, dt, rank, dims, back, &converted, &err) == TF_OK,
+              "a written tensor does not read back: %s", tc_str_cstr(&err));
     FZ_ASSERT(!converted && memcmp(buf, back, bytes) == 0, "a tensor read back differs");
   }
   free(buf);

@@ -201,8 +201,7 @@ static inline void conv_strides(const char *layout, const char *letters, const i
 static inline void conv_bufs_transpose(const tc_conv_problem *pa, conv_bufs *a, const tc_conv_problem *pb,
                                 conv_bufs *b) {
   int64_t ho, wo;
-  char err[256];
-  tc_conv_check(pa, &ho, &wo, err, sizeof err);
+  tc_conv_check(pa, &ho, &wo, NULL);
   int64_t ext[3][4] = {{pa->n, pa->c, pa->h, pa->w},
                        {pa->k, pa->c / pa->groups, pa->y, pa->x},
                        {pa->n, pa->k, ho, wo}};
@@ -248,10 +247,10 @@ static inline int conv_bufs_same_written(const tc_conv_problem *pa, conv_bufs *a
  * that every offset a valid element uses is inside its buffer and that no
  * element is written twice, then verifies against the reference.
  * Returns the number of bad elements (or 1 + message on other errors). */
-static inline int64_t conv_interpret_and_verify(const tc_conv_problem *p, char *msg, size_t cap) {
+static inline int64_t conv_interpret_and_verify(const tc_conv_problem *p, tc_str *msg) {
   tc_conv_gemm *gemms;
   int ng, zero;
-  if (tc_conv_lower(p, &gemms, &ng, &zero, msg, cap)) return 1;
+  if (tc_conv_lower(p, &gemms, &ng, &zero, msg)) return 1;
   conv_bufs b;
   conv_bufs_alloc(p, &b, 11);
   void *bufs[3] = {b.in, b.fil, b.out};
@@ -282,7 +281,7 @@ static inline int64_t conv_interpret_and_verify(const tc_conv_problem *p, char *
           if (!tc_e_eval(va, vars)) continue;
           int64_t o = tc_e_eval(oa, vars);
           if (o < 0 || o >= sizes[gm->abuf]) {
-            if (!problems++) snprintf(msg, cap, "%s: A offset %lld out of range", gm->name, (long long)o);
+            if (!problems++) tc_err_set(msg, "%s: A offset %lld out of range", gm->name, (long long)o);
             continue;
           }
           A[(vars[0] * gm->k + vars[1]) * gm->m + vars[2]] =
@@ -293,7 +292,7 @@ static inline int64_t conv_interpret_and_verify(const tc_conv_problem *p, char *
           if (!tc_e_eval(vb, vars)) continue;
           int64_t o = tc_e_eval(ob, vars);
           if (o < 0 || o >= sizes[gm->bbuf]) {
-            if (!problems++) snprintf(msg, cap, "%s: B offset %lld out of range", gm->name, (long long)o);
+            if (!problems++) tc_err_set(msg, "%s: B offset %lld out of range", gm->name, (long long)o);
             continue;
           }
           B[(vars[0] * gm->k + vars[1]) * gm->n + vars[3]] =
@@ -307,11 +306,11 @@ static inline int64_t conv_interpret_and_verify(const tc_conv_problem *p, char *
           if (!tc_e_eval(vc, vars)) continue;
           int64_t o = tc_e_eval(oc, vars);
           if (o < 0 || o >= nw) {
-            if (!problems++) snprintf(msg, cap, "%s: C offset %lld out of range", gm->name, (long long)o);
+            if (!problems++) tc_err_set(msg, "%s: C offset %lld out of range", gm->name, (long long)o);
             continue;
           }
           if (count[o]++) {
-            if (!problems++) snprintf(msg, cap, "%s: C element %lld written twice", gm->name, (long long)o);
+            if (!problems++) tc_err_set(msg, "%s: C element %lld written twice", gm->name, (long long)o);
             continue;
           }
           double s = 0;
@@ -327,9 +326,9 @@ static inline int64_t conv_interpret_and_verify(const tc_conv_problem *p, char *
   if (!problems && !zero)
     for (int64_t i = 0; i < nw; i++)
       if (!count[i]) {
-        if (!problems++) snprintf(msg, cap, "element %lld is written by no GEMM and there is no zero-init", (long long)i);
+        if (!problems++) tc_err_set(msg, "element %lld is written by no GEMM and there is no zero-init", (long long)i);
       }
-  if (!problems) problems = tc_conv_verify(p, b.in, b.fil, b.out, NULL, msg, cap);
+  if (!problems) problems = tc_conv_verify(p, b.in, b.fil, b.out, NULL, msg);
   free(count);
   conv_bufs_free(&b);
   tc_conv_gemms_free(gemms, ng);
@@ -339,17 +338,17 @@ static inline int64_t conv_interpret_and_verify(const tc_conv_problem *p, char *
 /* ---- plan, run on the device, verify ------------------------------------ */
 
 static inline int64_t conv_run_and_verify(const tc_conv_problem *p, const tc_gemm_params *params,
-                                   char *msg, size_t cap, double *ms) {
+                                   tc_str *msg, double *ms) {
   tc_conv_plan *plan = NULL;
-  tc_status st = tc_conv_plan_make(p, params, TC_TARGET_OPENCL, &plan, msg, cap);
+  tc_status st = tc_conv_plan_make(p, params, TC_TARGET_OPENCL, &plan, msg);
   if (st != TC_OK) return 1;
   conv_bufs b;
   conv_bufs_alloc(p, &b, 5);
   int64_t nw = 0;
   conv_poison(p->dtype, conv_written(p, &b, &nw), nw);
-  st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, ms, 0, NULL, msg, cap);
+  st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, ms, 0, NULL, msg);
   int64_t bad = 1;
-  if (st == TC_OK) bad = tc_conv_verify(p, b.in, b.fil, b.out, NULL, msg, cap);
+  if (st == TC_OK) bad = tc_conv_verify(p, b.in, b.fil, b.out, NULL, msg);
   conv_bufs_free(&b);
   tc_conv_plan_free(plan);
   return bad;

@@ -127,7 +127,7 @@ static GEMM_U void problem_free(problem *P) {
 typedef struct gemm_harness {
   const char *kernel; /* the generated kernel's name */
   /* the params of a case whose cfg is NULL (NULL: every case has a cfg) */
-  int (*default_params)(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+  int (*default_params)(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err);
   int format_cfg; /* name a case by its formatted params, not by its cfg */
 } gemm_harness;
 
@@ -137,17 +137,17 @@ typedef struct gemm_harness {
 static GEMM_U int generate(const gemm_harness *h, const mcase *tc, const problem *P,
                            tc_target target, tc_gemm_params *p, tc_gemm_kernel *k, char *cfg,
                            size_t cap) {
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   tc_gemm_shape s = tc_gemm_problem_shape(&P->pb);
   snprintf(cfg, cap, "%s", h->format_cfg || !tc->cfg ? "?" : tc->cfg);
-  int ok = tc->cfg ? tc_gemm_params_parse(tc->cfg, p, err, sizeof err) == 0 &&
-                         tc_gemm_params_derive(p, &s, err, sizeof err) == 0
-                   : h->default_params && h->default_params(&s, p, err, sizeof err) == 0;
-  TC_CHECK(ok, "%s: %s", tc->cfg ? tc->cfg : "default", err);
+  int ok = tc->cfg ? tc_gemm_params_parse(tc->cfg, p, &err) == 0 &&
+                         tc_gemm_params_derive(p, &s, &err) == 0
+                   : h->default_params && h->default_params(&s, p, &err) == 0;
+  TC_CHECK(ok, "%s: %s", tc->cfg ? tc->cfg : "default", tc_str_cstr(&err));
   if (!ok) return 0;
   if (h->format_cfg) tc_gemm_params_format(p, cfg, cap);
-  tc_status st = tc_gemm_generate(&P->pb, p, target, h->kernel, k, err, sizeof err);
-  TC_CHECK(st == TC_OK, "%s: generate: %s", cfg, err);
+  tc_status st = tc_gemm_generate(&P->pb, p, target, h->kernel, k, &err);
+  TC_CHECK(st == TC_OK, "%s: generate: %s", cfg, tc_str_cstr(&err));
   return st == TC_OK;
 }
 

@@ -21,10 +21,10 @@ typedef tc_ldst_set ldst_set;
 static inline ldst_set build2(tc_tma_swizzle sw, int64_t cta_m, int64_t cta_n, int64_t M, int64_t N,
                           tc_ldst_type ld, tc_ldst_type stm) {
   ldst_set s;
-  char msg[1024];
-  tc_status st = tc_ldst_set_build(&s, sw, cta_m, cta_n, M, N, ld, stm, msg, sizeof msg);
+  TC_STR_LOCAL(msg);
+  tc_status st = tc_ldst_set_build(&s, sw, cta_m, cta_n, M, N, ld, stm, &msg);
   TC_CHECK(st == TC_OK, "building LdStMatrixSet (swizzle %dB, cta %lldx%lld, %lldx%lld): %s",
-           (int)sw, (long long)cta_m, (long long)cta_n, (long long)M, (long long)N, msg);
+           (int)sw, (long long)cta_m, (long long)cta_n, (long long)M, (long long)N, tc_str_cstr(&msg));
   return s;
 }
 

@@ -56,10 +56,10 @@ static const tc_expr *row_major(tc_epool *p, const tc_dgraph *g, const tc_expr *
 static void box_case(int sbytes, int esz, int64_t rows) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[300] = "";
+  TC_STR_LOCAL(err);
   int64_t cols = sbytes / esz;
   int r = tc_dg_root(&g, rows, 0), c = tc_dg_root(&g, cols, 1), box[TC_TMA_BOX_NAXES];
-  TC_REQUIRE(tc_tma_swizzle_box(&g, r, c, sbytes, esz, box, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_tma_swizzle_box(&g, r, c, sbytes, esz, box, &err) == 0, "%s", tc_str_cstr(&err));
   int64_t want_ext[TC_TMA_BOX_NAXES] = {rows / 8, sbytes / 16, 128 / sbytes, sbytes / 16, 16 / esz};
   for (int k = 0; k < TC_TMA_BOX_NAXES; k++)
     TC_CHECK(g.axes[box[k]].extent == want_ext[k], "S=%d elem=%d axis %d extent %lld, want %lld",
@@ -128,9 +128,9 @@ static void test_box_equals_cute_swizzle(void) {
 static void test_box_128b_bf16_table(void) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[300] = "";
+  TC_STR_LOCAL(err);
   int r = tc_dg_root(&g, 64, 0), c = tc_dg_root(&g, 64, 1), box[TC_TMA_BOX_NAXES];
-  TC_REQUIRE(tc_tma_swizzle_box(&g, r, c, 128, 2, box, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_tma_swizzle_box(&g, r, c, 128, 2, box, &err) == 0, "%s", tc_str_cstr(&err));
   tc_epool *p = tc_epool_new();
   const tc_expr **v = tc_xcalloc((size_t)g.naxes, sizeof *v);
   v[r] = tc_e_var(p, "r", 0, 63);
@@ -154,17 +154,17 @@ static void test_box_128b_bf16_table(void) {
 static void test_box_errors(void) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[300] = "";
+  TC_STR_LOCAL(err);
   int r = tc_dg_root(&g, 64, 0), c = tc_dg_root(&g, 64, 1), r12 = tc_dg_root(&g, 12, 0), out[5];
-  TC_CHECK(tc_tma_swizzle_box(&g, r, c, 96, 2, out, err, sizeof err) == -1, "96-byte swizzle accepted");
-  TC_CHECK(strstr(err, "32, 64 or 128") != NULL, "err: %s", err);
-  TC_CHECK(tc_tma_swizzle_box(&g, r, c, 64, 2, out, err, sizeof err) == -1, "64 columns for 64B accepted");
-  TC_CHECK(strstr(err, "exactly 32") != NULL, "err: %s", err);
-  TC_CHECK(tc_tma_swizzle_box(&g, r, c, 128, 3, out, err, sizeof err) == -1, "3-byte elements accepted");
-  TC_CHECK(tc_tma_swizzle_box(&g, r12, c, 128, 2, out, err, sizeof err) == -1, "12 rows accepted");
-  TC_CHECK(strstr(err, "multiple of 8") != NULL, "err: %s", err);
-  TC_CHECK(tc_tma_swizzle_box(&g, r, r, 128, 2, out, err, sizeof err) == -1, "one axis twice accepted");
-  TC_CHECK(tc_tma_swizzle_box(&g, r, 77, 128, 2, out, err, sizeof err) == -1, "no such axis accepted");
+  TC_CHECK(tc_tma_swizzle_box(&g, r, c, 96, 2, out, &err) == -1, "96-byte swizzle accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "32, 64 or 128") != NULL, "err: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_tma_swizzle_box(&g, r, c, 64, 2, out, &err) == -1, "64 columns for 64B accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "exactly 32") != NULL, "err: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_tma_swizzle_box(&g, r, c, 128, 3, out, &err) == -1, "3-byte elements accepted");
+  TC_CHECK(tc_tma_swizzle_box(&g, r12, c, 128, 2, out, &err) == -1, "12 rows accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "multiple of 8") != NULL, "err: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_tma_swizzle_box(&g, r, r, 128, 2, out, &err) == -1, "one axis twice accepted");
+  TC_CHECK(tc_tma_swizzle_box(&g, r, 77, 128, 2, out, &err) == -1, "no such axis accepted");
   TC_CHECK(g.nxf == 0, "a refused box changed the graph");
   tc_dg_free(&g);
 }

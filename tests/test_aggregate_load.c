@@ -41,15 +41,15 @@ static void opts(tc_tile_pass_options *o, int aggregate, int64_t limit) {
 
 /* Builds, runs the passes, emits for target; 0 on success. */
 static int build(tc_tile_gemm_desc *d, const tc_tile_pass_options *po, tc_target t, built *b) {
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   memset(b, 0, sizeof *b);
-  if (tc_tile_gemm_resolve(d, err, sizeof err) != 0) {
-    TC_CHECK(0, "resolve: %s", err);
+  if (tc_tile_gemm_resolve(d, &err) != 0) {
+    TC_CHECK(0, "resolve: %s", tc_str_cstr(&err));
     return -1;
   }
-  b->k = tc_tile_gemm_build(d, NULL, err, sizeof err);
+  b->k = tc_tile_gemm_build(d, NULL, &err);
   if (!b->k) {
-    TC_CHECK(0, "build: %s", err);
+    TC_CHECK(0, "build: %s", tc_str_cstr(&err));
     return -1;
   }
   tc_str s;
@@ -61,8 +61,8 @@ static int build(tc_tile_gemm_desc *d, const tc_tile_pass_options *po, tc_target
   tc_tile_print(&s, b->k);
   snprintf(b->ir_after, sizeof b->ir_after, "%s", tc_str_cstr(&s));
   tc_str_free(&s);
-  if (tc_tile_emit(b->k, tc_tile_dialect(t), &b->em, err, sizeof err) != TC_OK) {
-    TC_CHECK(0, "emit: %s", err);
+  if (tc_tile_emit(b->k, tc_tile_dialect(t), &b->em, &err) != TC_OK) {
+    TC_CHECK(0, "emit: %s", tc_str_cstr(&err));
     return -1;
   }
   return 0;
@@ -270,8 +270,8 @@ static void test_moe_gather(void) {
   tc_tile_gemm_desc_init(&d, 64, 32, 64);
   d.moe = 1, d.tokens = 40, d.num_valid = 29;
   d.block_m = 16, d.block_n = 32, d.block_k = 16;
-  char err[256];
-  TC_REQUIRE(tc_tile_gemm_resolve(&d, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_tile_gemm_resolve(&d, &err) == 0, "%s", tc_str_cstr(&err));
   /* the id list has valid ids, ids in [valid, tokens) and padding ids */
   int32_t ids[64];
   tc_tile_gemm_ids(&d, ids);
@@ -477,10 +477,10 @@ static void test_general_loop_bounds(void) {
     tc_tile_run_passes(k, &o);
     const tc_tile_report *r = tc_tile_find_report(k, "aggregate-load");
     if (expect[c]) TC_CHECK(r && r->applied && strstr(r->detail, expect[c]), "%s", r ? r->detail : "");
-    char err[256];
+    TC_STR_LOCAL(err);
     tc_tile_emitted em;
-    if (tc_tile_emit(k, &tc_dialect_opencl, &em, err, sizeof err) != TC_OK) {
-      TC_CHECK(0, "emit: %s", err);
+    if (tc_tile_emit(k, &tc_dialect_opencl, &em, &err) != TC_OK) {
+      TC_CHECK(0, "emit: %s", tc_str_cstr(&err));
       tc_tile_kernel_free(k);
       continue;
     }
@@ -591,10 +591,10 @@ static void test_builder_errors(void) {
   TC_CHECK(strstr(tc_tile_error(k), "arith.addi: operands of different types"), "%s",
            tc_tile_error(k));
   TC_CHECK(tc_tile_make_range(k, 0, 8) == NULL, "calls after an error return NULL");
-  char err[256];
+  TC_STR_LOCAL(err);
   tc_tile_emitted em;
-  TC_CHECK(tc_tile_emit(k, &tc_dialect_opencl, &em, err, sizeof err) == TC_ERR_ARGUMENT, "emit");
-  TC_CHECK(strstr(err, "builder error"), "%s", err);
+  TC_CHECK(tc_tile_emit(k, &tc_dialect_opencl, &em, &err) == TC_ERR_ARGUMENT, "emit");
+  TC_CHECK(strstr(tc_str_cstr(&err), "builder error"), "%s", tc_str_cstr(&err));
   tc_tile_run_passes(k, NULL);
   TC_CHECK(tc_tile_find_report(k, "aggregate-load") &&
                !tc_tile_find_report(k, "aggregate-load")->applied, "report on a bad kernel");
@@ -635,10 +635,10 @@ static void test_emit_non_uniform_advance(void) {
   tc_tile_store(k, tc_tile_for_result(loop, 0), tc_tile_const_tensor(k, TC_TK_FLOAT, TC_F32, 1, &one, 2.0),
                 NULL);
   TC_REQUIRE(!tc_tile_error(k)[0], "%s", tc_tile_error(k));
-  char err[256];
+  TC_STR_LOCAL(err);
   tc_tile_emitted em;
-  TC_CHECK(tc_tile_emit(k, &tc_dialect_opencl, &em, err, sizeof err) == TC_ERR_UNSUPPORTED, "emit");
-  TC_CHECK(strstr(err, "must advance by a uniform offset"), "%s", err);
+  TC_CHECK(tc_tile_emit(k, &tc_dialect_opencl, &em, &err) == TC_ERR_UNSUPPORTED, "emit");
+  TC_CHECK(strstr(tc_str_cstr(&err), "must advance by a uniform offset"), "%s", tc_str_cstr(&err));
   /* the pass says why it does nothing */
   tc_tile_run_passes(k, NULL);
   const tc_tile_report *rep = tc_tile_find_report(k, "aggregate-load");
@@ -661,9 +661,9 @@ static void test_dce(void) {
            rep ? rep->detail : "");
   TC_CHECK(tc_tile_dce(k) == 0, "dce twice");
   if (g_cl) {
-    char err[256];
+    TC_STR_LOCAL(err);
     tc_tile_emitted em;
-    TC_REQUIRE(tc_tile_emit(k, &tc_dialect_opencl, &em, err, sizeof err) == TC_OK, "%s", err);
+    TC_REQUIRE(tc_tile_emit(k, &tc_dialect_opencl, &em, &err) == TC_OK, "%s", tc_str_cstr(&err));
     int32_t out[4] = {-1, -1, -1, -1};
     tc_rt_buffer b = {out, sizeof out, 1};
     tc_launch l = {{1, 1, 1}, {4, 1, 1}, 0};

@@ -73,13 +73,13 @@ static void test_cute_333(void) {
   for (size_t r = 0; r < sizeof rows / sizeof *rows; r++) {
     tc_dgraph g;
     tc_dg_init(&g);
-    char err[256] = "";
+    TC_STR_LOCAL(err);
     int row = tc_dg_root(&g, rows[r], 0), col = tc_dg_root(&g, 64, 1), ro, co, lin, flat, sw;
     tc_amd_swizzle_params p = {8, 1, 8};
-    TC_REQUIRE(tc_dg_amd_swizzle(&g, row, col, &p, &ro, &co, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_merge(&g, ro, co, &lin, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_dg_amd_swizzle(&g, row, col, &p, &ro, &co, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_merge(&g, ro, co, &lin, &err) == 0, "%s", tc_str_cstr(&err));
     flat = tc_dg_root(&g, rows[r] * 64, 0);
-    TC_REQUIRE(tc_dg_cute(&g, flat, 3, 3, 3, &sw, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_dg_cute(&g, flat, 3, 3, 3, &sw, &err) == 0, "%s", tc_str_cstr(&err));
     tc_epool *ep = tc_epool_new();
     int roots[3] = {row, col, flat};
     const tc_expr **v = forward_vals(ep, &g, roots, 3);
@@ -107,10 +107,10 @@ static void test_cute_333(void) {
 static int check_params(int64_t rows, int64_t cols, int64_t vec, int64_t pp, int64_t mp, const char *what) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   int row = tc_dg_root(&g, rows, 0), col = tc_dg_root(&g, cols, 1), ro, co;
   tc_amd_swizzle_params p = {vec, pp, mp};
-  if (tc_dg_amd_swizzle(&g, row, col, &p, &ro, &co, err, sizeof err)) {
+  if (tc_dg_amd_swizzle(&g, row, col, &p, &ro, &co, &err)) {
     TC_CHECK(g.naxes == 2 && g.nxf == 0, "%s: a refused swizzle changed the graph", what);
     tc_dg_free(&g);
     return 0;
@@ -165,15 +165,16 @@ static void test_matrix_core(void) {
       for (int kpack = 0; kpack <= 2; kpack++) { /* vec: default, 64/bits * 2, 1 */
         int64_t vec = kpack == 0 ? 0 : kpack == 1 ? 2 * (64 / bits[b]) : 1;
         tc_amd_swizzle_params p;
-        char err[256] = "", what[128];
+        char what[128];
+        TC_STR_LOCAL(err);
         int64_t want_vec = vec ? vec : 64 / bits[b];
-        int rc = tc_amd_matrix_core_params(bits[b], conts[c], vec, &p, err, sizeof err);
+        int rc = tc_amd_matrix_core_params(bits[b], conts[c], vec, &p, &err);
         if (conts[c] < want_vec) {
-          TC_CHECK(rc == -1 && strstr(err, "contiguous"), "bits %d cont %lld vec %lld accepted", bits[b],
+          TC_CHECK(rc == -1 && strstr(tc_str_cstr(&err), "contiguous"), "bits %d cont %lld vec %lld accepted", bits[b],
                    (long long)conts[c], (long long)vec);
           continue;
         }
-        TC_REQUIRE(rc == 0, "bits %d cont %lld: %s", bits[b], (long long)conts[c], err);
+        TC_REQUIRE(rc == 0, "bits %d cont %lld: %s", bits[b], (long long)conts[c], tc_str_cstr(&err));
         int64_t pp, mp;
         mc_ref(bits[b], conts[c], want_vec, &pp, &mp);
         TC_CHECK(p.vec == want_vec && p.per_phase == pp && p.max_phase == mp,
@@ -189,12 +190,12 @@ static void test_matrix_core(void) {
   TC_CHECK(built > 150, "only %d matrix-core layouts built", built);
   /* TileLang's bf16 case: 64 columns, vec 4 -> perPhase 1, maxPhase 16 */
   tc_amd_swizzle_params p;
-  char err[256];
-  TC_CHECK(tc_amd_matrix_core_params(16, 64, 0, &p, err, sizeof err) == 0 && p.vec == 4 &&
+  TC_STR_LOCAL(err);
+  TC_CHECK(tc_amd_matrix_core_params(16, 64, 0, &p, &err) == 0 && p.vec == 4 &&
                p.per_phase == 1 && p.max_phase == 16, "bf16 x 64: %lld/%lld/%lld", (long long)p.vec,
            (long long)p.per_phase, (long long)p.max_phase);
-  TC_CHECK(tc_amd_matrix_core_params(12, 64, 0, &p, err, sizeof err) == -1 && strstr(err, "12 bits"),
-           "12 bits: %s", err);
+  TC_CHECK(tc_amd_matrix_core_params(12, 64, 0, &p, &err) == -1 && strstr(tc_str_cstr(&err), "12 bits"),
+           "12 bits: %s", tc_str_cstr(&err));
 }
 
 static void test_triton_sweep(void) {
@@ -226,34 +227,34 @@ static void test_triton_sweep(void) {
 static void test_errors_and_identity(void) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   int row = tc_dg_root(&g, 64, 0), col = tc_dg_root(&g, 60, 1), ro = -7, co = -7;
   tc_amd_swizzle_params p = {8, 1, 8};
-  TC_CHECK(tc_dg_amd_swizzle(&g, row, col, &p, &ro, &co, err, sizeof err) == -1 &&
-               strstr(err, "60") && strstr(err, "vec = 8"), "60 columns by 8: %s", err);
+  TC_CHECK(tc_dg_amd_swizzle(&g, row, col, &p, &ro, &co, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "60") && strstr(tc_str_cstr(&err), "vec = 8"), "60 columns by 8: %s", tc_str_cstr(&err));
   int col2 = tc_dg_root(&g, 64, 1);
   p = (tc_amd_swizzle_params){8, 3, 8};
-  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, err, sizeof err) == -1 &&
-               strstr(err, "perPhase = 3"), "64 rows, perPhase 3: %s", err);
+  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "perPhase = 3"), "64 rows, perPhase 3: %s", tc_str_cstr(&err));
   p = (tc_amd_swizzle_params){4, 1, 8};
   int row2 = tc_dg_root(&g, 20, 0);
-  TC_CHECK(tc_dg_amd_swizzle(&g, row2, col2, &p, &ro, &co, err, sizeof err) == -1 &&
-               strstr(err, "maxPhase = 8"), "20 rows, maxPhase 8: %s", err);
+  TC_CHECK(tc_dg_amd_swizzle(&g, row2, col2, &p, &ro, &co, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "maxPhase = 8"), "20 rows, maxPhase 8: %s", tc_str_cstr(&err));
   p = (tc_amd_swizzle_params){16, 1, 8};
-  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, err, sizeof err) == -1 &&
-               strstr(err, "leave the row"), "4 chunks, 8 phases: %s", err);
+  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "leave the row"), "4 chunks, 8 phases: %s", tc_str_cstr(&err));
   p = (tc_amd_swizzle_params){0, 1, 8};
-  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, err, sizeof err) == -1 && strstr(err, "1..2^30"),
-           "vec 0: %s", err);
-  TC_CHECK(tc_dg_amd_swizzle(&g, row, row, &p, &ro, &co, err, sizeof err) == -1 && strstr(err, "distinct"),
-           "same axis: %s", err);
+  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, &err) == -1 && strstr(tc_str_cstr(&err), "1..2^30"),
+           "vec 0: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_dg_amd_swizzle(&g, row, row, &p, &ro, &co, &err) == -1 && strstr(tc_str_cstr(&err), "distinct"),
+           "same axis: %s", tc_str_cstr(&err));
   TC_CHECK(g.nxf == 0, "refused swizzles made %d transforms", g.nxf);
   /* one phase: the identity, nothing added */
   p = (tc_amd_swizzle_params){8, 1, 1};
-  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, err, sizeof err) == 0 && ro == row && co == col2 &&
+  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, &err) == 0 && ro == row && co == col2 &&
                g.nxf == 0, "maxPhase 1 is the identity");
   p = (tc_amd_swizzle_params){8, 64, 8};
-  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, err, sizeof err) == 0 && ro == row && co == col2 &&
+  TC_CHECK(tc_dg_amd_swizzle(&g, row, col2, &p, &ro, &co, &err) == 0 && ro == row && co == col2 &&
                g.nxf == 0, "perPhase >= rows is the identity");
   tc_dg_free(&g);
   /* the scheduling calls */
@@ -430,22 +431,22 @@ static void test_split_refusals(void) {
    * from a view transform */
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   int row = tc_dg_root(&g, 16, 0), col = tc_dg_root(&g, 16, 1), ro, ri, e[2];
-  TC_REQUIRE(tc_dg_split(&g, row, 4, 1, &ro, &ri, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_split(&g, row, 4, 1, &ro, &ri, &err) == 0, "%s", tc_str_cstr(&err));
   int lg[2] = {row, col};
   tc_rs_split sp;
-  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){ro, col}, 2, &sp, err, sizeof err) == -1 &&
-               strstr(err, "do not determine"), "missing ri: %s", err);
-  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){row, ri, col}, 3, &sp, err, sizeof err) == -1 &&
-               strstr(err, "determined by the other"), "ri with row: %s", err);
-  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){col, col, row}, 3, &sp, err, sizeof err) == -1 &&
-               strstr(err, "same axis"), "col twice: %s", err);
-  TC_REQUIRE(tc_dg_embed(&g, col, 2, (int64_t[]){4, 4}, (int64_t[]){4, 1}, e, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){row, e[0], e[1]}, 3, &sp, err, sizeof err) == -1 &&
-               strstr(err, "embed"), "embed: %s", err);
-  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){ro, ri, col}, 3, &sp, err, sizeof err) == 0 &&
-               sp.nswizzles == 0 && sp.grain == 16, "plain split: %s", err);
+  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){ro, col}, 2, &sp, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "do not determine"), "missing ri: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){row, ri, col}, 3, &sp, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "determined by the other"), "ri with row: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){col, col, row}, 3, &sp, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "same axis"), "col twice: %s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_embed(&g, col, 2, (int64_t[]){4, 4}, (int64_t[]){4, 1}, e, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){row, e[0], e[1]}, 3, &sp, &err) == -1 &&
+               strstr(tc_str_cstr(&err), "embed"), "embed: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_rs_split_layout(&g, lg, 2, (int[]){ro, ri, col}, 3, &sp, &err) == 0 &&
+               sp.nswizzles == 0 && sp.grain == 16, "plain split: %s", tc_str_cstr(&err));
   tc_dg_free(&g);
 }
 
@@ -464,7 +465,7 @@ static void test_random_soundness(void) {
   for (int iter = 0; iter < 400; iter++) {
     tc_dgraph g;
     tc_dg_init(&g);
-    char err[512];
+    TC_STR_LOCAL(err);
     int nr = 2 + rnd(2);
     int roots[3], leaves[16], nl = 0;
     for (int i = 0; i < nr; i++) roots[i] = leaves[nl++] = tc_dg_root(&g, exts[rnd(i == nr - 1 ? 4 : 2)], i);
@@ -476,32 +477,32 @@ static void test_random_soundness(void) {
         int64_t fct = (int64_t)1 << (1 + rnd(4));
         if (e % fct) continue;
         int o, in;
-        if (tc_dg_split(&g, leaves[a], fct, 1, &o, &in, err, sizeof err)) continue;
+        if (tc_dg_split(&g, leaves[a], fct, 1, &o, &in, &err)) continue;
         for (int j = nl; j > a + 1; j--) leaves[j] = leaves[j - 1];
         leaves[a] = o, leaves[a + 1] = in, nl++;
       } else if (k == 1) { /* merge two leaves (any order) */
         if (a == b || nl < 2) continue;
         int m;
-        if (tc_dg_merge(&g, leaves[a], leaves[b], &m, err, sizeof err)) continue;
+        if (tc_dg_merge(&g, leaves[a], leaves[b], &m, &err)) continue;
         leaves[a] = m;
         for (int j = b; j + 1 < nl; j++) leaves[j] = leaves[j + 1];
         nl--;
       } else if (k == 2) { /* XOR */
         if (a == b) continue;
         int x2, y2;
-        if (tc_dg_xor(&g, leaves[a], leaves[b], &x2, &y2, err, sizeof err)) continue;
+        if (tc_dg_xor(&g, leaves[a], leaves[b], &x2, &y2, &err)) continue;
         leaves[a] = x2, leaves[b] = y2;
       } else { /* CuTe on a leaf */
         int64_t e = g.axes[leaves[a]].extent;
         int bb = 1 + rnd(2), mm = rnd(3), ss = bb + rnd(2);
         int o;
-        if (!pow2(e) || tc_dg_cute(&g, leaves[a], bb, mm, ss, &o, err, sizeof err)) continue;
+        if (!pow2(e) || tc_dg_cute(&g, leaves[a], bb, mm, ss, &o, &err)) continue;
         leaves[a] = o;
       }
     }
     tc_rs_split sp;
-    if (tc_rs_split_layout(&g, roots, nr, leaves, nl, &sp, err, sizeof err)) {
-      TC_CHECK(strstr(err, "mixes rows"), "random layout %d refused for another reason: %s", iter, err);
+    if (tc_rs_split_layout(&g, roots, nr, leaves, nl, &sp, &err)) {
+      TC_CHECK(strstr(tc_str_cstr(&err), "mixes rows"), "random layout %d refused for another reason: %s", iter, tc_str_cstr(&err));
       refused++;
       tc_dg_free(&g);
       continue;
@@ -515,7 +516,7 @@ static void test_random_soundness(void) {
     tc_dgraph g2;
     tc_rs_graph_copy(&g2, &g);
     int rax[16];
-    TC_REQUIRE(tc_rs_reshape_axes(&g2, roots, nr, leaves, nl, rax, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_rs_reshape_axes(&g2, roots, nr, leaves, nl, rax, &err) == 0, "%s", tc_str_cstr(&err));
     const tc_expr **vals = tc_xcalloc((size_t)g2.naxes + 1, sizeof *vals);
     for (int k = 0; k < nl; k++) vals[rax[k]] = fv[k];
     tc_dg_walk(ep, &g2, vals, NULL);

@@ -249,9 +249,9 @@ static void check_runs(tc_fusion *f, tc_kernel *k) {
   TC_CHECK(st == TC_OK, "run: %s: %s", tc_status_name(st), tc_kernel_error(k));
   TC_CHECK(tc_reference_run(f, want) == TC_OK, "reference");
   double err;
-  char msg[256] = "";
+  TC_STR_LOCAL(msg);
   if (st == TC_OK)
-    TC_CHECK(tc_outputs_compare(f, got, want, &err, msg, sizeof msg) == 0, "%s", msg);
+    TC_CHECK(tc_outputs_compare(f, got, want, &err, &msg) == 0, "%s", tc_str_cstr(&msg));
   tc_params_free(f, got), tc_params_free(f, want);
 }
 
@@ -715,8 +715,8 @@ static void test_ptx_cached(void) {
     void **want = tc_params_alloc(f, 1);
     tc_reference_run(f, want);
     double err;
-    char m[256] = "";
-    TC_CHECK(tc_outputs_compare(f, bufs, want, &err, m, sizeof m) == 0, "%s", m);
+    TC_STR_LOCAL(m);
+    TC_CHECK(tc_outputs_compare(f, bufs, want, &err, &m) == 0, "%s", tc_str_cstr(&m));
     tc_params_free(f, want);
     TC_CHECK_EQ_INT(stats().nvrtc_runs - s1.nvrtc_runs, 0);
   }

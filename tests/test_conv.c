@@ -15,11 +15,11 @@
 /* ---- problem checks and strings --------------------------------------- */
 
 static void test_check_errors(void) {
-  char err[256];
+  TC_STR_LOCAL(err);
   int64_t ho = -1, wo = -1;
   tc_conv_problem p;
   tc_conv_problem_init(&p);
-  TC_CHECK(tc_conv_check(&p, &ho, &wo, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_conv_check(&p, &ho, &wo, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(ho, 30);
   TC_CHECK_EQ_INT(wo, 30);
 
@@ -40,21 +40,21 @@ static void test_check_errors(void) {
     tc_conv_problem_init(&p);
     p.n = 2, p.c = 64, p.h = 8, p.w = 8, p.k = 64;
     cases[i].set(&p);
-    err[0] = 0;
-    TC_CHECK(tc_conv_check(&p, NULL, NULL, err, sizeof err) == -1, "%s accepted", cases[i].what);
-    const char *got = err;
+    tc_str_clear(&err);
+    TC_CHECK(tc_conv_check(&p, NULL, NULL, &err) == -1, "%s accepted", cases[i].what);
+    const char *got = tc_str_cstr(&err);
     TC_CHECK_STR(got, cases[i].want);
-    TC_CHECK(strchr(err, '\n') == NULL, "%s: more than one line", cases[i].what);
+    TC_CHECK(strchr(tc_str_cstr(&err), '\n') == NULL, "%s: more than one line", cases[i].what);
     /* a bad problem plans to an error, never a crash */
     tc_conv_plan *plan = (tc_conv_plan *)1;
-    TC_CHECK(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, err, sizeof err) == TC_ERR_ARGUMENT,
+    TC_CHECK(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, &err) == TC_ERR_ARGUMENT,
              "%s planned", cases[i].what);
     TC_CHECK(plan == NULL, "plan not NULL");
   }
   /* exactly-fitting filter: output 1x1 */
   tc_conv_problem_init(&p);
   p.h = 5, p.w = 3, p.y = 3, p.x = 2, p.dil_h = 2, p.dil_w = 2, p.stride_h = 7;
-  TC_CHECK(tc_conv_check(&p, &ho, &wo, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_conv_check(&p, &ho, &wo, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(ho, 1);
   TC_CHECK_EQ_INT(wo, 1);
   /* element counts follow MIOpen's shapes, filter [K, C/G, Y, X] */
@@ -156,8 +156,8 @@ static void test_bwd_data_decomposition(void) {
   conv_problem(&p, TC_CONV_BWD_DATA, 64, 64, 4, 4, 64, 2, 2, 2, 1, 2, 0, 2, 2, 1, 1, 1);
   tc_conv_gemm *g;
   int n, zero;
-  char err[256];
-  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(n, 4);
   TC_CHECK_EQ_INT(zero, 0);
   for (int i = 0; i < n; i++) {
@@ -171,7 +171,7 @@ static void test_bwd_data_decomposition(void) {
   /* 3x3 filter stride 2 pad 1 on 7x7: Ho 4; phases y0 (ydot 0,1: y 0, 2)
    * and y1 (y 1); HTilda = 4 + 1 = 5. */
   conv_problem(&p, TC_CONV_BWD_DATA, 2, 8, 7, 7, 4, 3, 3, 1, 1, 1, 1, 2, 2, 1, 1, 1);
-  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(n, 4);
   TC_CHECK_EQ_INT(zero, 0);
   TC_CHECK_EQ_INT(g[0].k, 4 * 2 * 2);  /* y0 x0: K * 2 * 2 */
@@ -186,14 +186,14 @@ static void test_bwd_data_decomposition(void) {
   /* 1x1 filter, stride 2: only phase 0 has filter taps; odd rows and
    * columns get nothing -> zero-init + 1 GEMM */
   conv_problem(&p, TC_CONV_BWD_DATA, 2, 8, 8, 8, 4, 1, 1, 0, 0, 0, 0, 2, 2, 1, 1, 1);
-  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(n, 1);
   TC_CHECK_EQ_INT(zero, 1);
   tc_conv_gemms_free(g, n);
   /* stride 2 with dilation 2: gcd 2, YTilda 1: one phase; odd rows
    * (h + pad odd) get nothing */
   conv_problem(&p, TC_CONV_BWD_DATA, 2, 8, 9, 9, 4, 3, 3, 0, 0, 0, 0, 2, 2, 2, 2, 1);
-  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(n, 1);
   TC_CHECK_EQ_INT(zero, 1);
   TC_CHECK_EQ_INT(g[0].k, 4 * 3 * 3);
@@ -201,7 +201,7 @@ static void test_bwd_data_decomposition(void) {
   /* 1x1 input, pad 1, stride 2, 1x1 filter: the one input element sits at
    * an odd padded position: no GEMM at all, only the zero-init */
   conv_problem(&p, TC_CONV_BWD_DATA, 1, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1);
-  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_conv_lower(&p, &g, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(n, 0);
   TC_CHECK_EQ_INT(zero, 1);
   tc_conv_gemms_free(g, n);
@@ -213,9 +213,9 @@ static void test_views_interpreted(void) {
     for (int dir = 1; dir <= 4; dir *= 2) {
       tc_conv_problem p = conv_small[i].p;
       p.dir = (tc_conv_dir)dir;
-      char msg[512];
-      int64_t bad = conv_interpret_and_verify(&p, msg, sizeof msg);
-      TC_CHECK(bad == 0, "%s %s: %s", conv_small[i].name, tc_conv_dir_name(p.dir), msg);
+      TC_STR_LOCAL(msg);
+      int64_t bad = conv_interpret_and_verify(&p, &msg);
+      TC_CHECK(bad == 0, "%s %s: %s", conv_small[i].name, tc_conv_dir_name(p.dir), tc_str_cstr(&msg));
     }
   }
 }
@@ -244,10 +244,10 @@ static void run_list(const conv_case *cases, size_t n, int fast_only, int dirs) 
       if (dirs && !(dirs & dir)) continue;
       tc_conv_problem p = cases[i].p;
       p.dir = (tc_conv_dir)dir;
-      char msg[512];
+      TC_STR_LOCAL(msg);
       double ms = 0, t0 = tc_now_seconds();
-      int64_t bad = conv_run_and_verify(&p, NULL, msg, sizeof msg, &ms);
-      TC_CHECK(bad == 0, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), msg);
+      int64_t bad = conv_run_and_verify(&p, NULL, &msg, &ms);
+      TC_CHECK(bad == 0, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), tc_str_cstr(&msg));
       if (getenv("TC_CONV_VERBOSE"))
         printf("    %-36s %-10s kernels %8.1f ms, wall %6.2f s\n", cases[i].name,
                tc_conv_dir_name(p.dir), ms, tc_now_seconds() - t0);
@@ -265,14 +265,14 @@ static void test_given_params(void) {
   tc_conv_problem p;
   conv_problem(&p, TC_CONV_BWD_DATA, 2, 8, 7, 7, 16, 2, 1, 1, 1, 0, 0, 2, 1, 1, 1, 1);
   tc_gemm_params gp;
-  char err[512];
-  TC_REQUIRE(tc_gemm_params_parse("64,32,32,4,2,2", &gp, err, sizeof err) == 0, "%s", err);
-  char msg[512];
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_parse("64,32,32,4,2,2", &gp, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_STR_LOCAL(msg);
   double ms;
-  int64_t bad = conv_run_and_verify(&p, &gp, msg, sizeof msg, &ms);
-  TC_CHECK(bad == 0, "%s", msg);
+  int64_t bad = conv_run_and_verify(&p, &gp, &msg, &ms);
+  TC_CHECK(bad == 0, "%s", tc_str_cstr(&msg));
   tc_conv_plan *plan = NULL;
-  TC_REQUIRE(tc_conv_plan_make(&p, &gp, TC_TARGET_OPENCL, &plan, err, sizeof err) == TC_OK, "%s", err);
+  TC_REQUIRE(tc_conv_plan_make(&p, &gp, TC_TARGET_OPENCL, &plan, &err) == TC_OK, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(plan->nsteps, 2);
   for (int i = 0; i < plan->nsteps; i++) TC_CHECK_EQ_INT(plan->steps[i].params.m_per_block, 32);
   TC_CHECK_EQ_INT(plan->params.block_size, 64);
@@ -280,10 +280,10 @@ static void test_given_params(void) {
   /* a perf config that breaks a rule */
   gp.m_per_block = 48;
   plan = (tc_conv_plan *)1;
-  TC_CHECK(tc_conv_plan_make(&p, &gp, TC_TARGET_OPENCL, &plan, err, sizeof err) == TC_ERR_ARGUMENT,
+  TC_CHECK(tc_conv_plan_make(&p, &gp, TC_TARGET_OPENCL, &plan, &err) == TC_ERR_ARGUMENT,
            "accepted");
   TC_CHECK(plan == NULL, "plan");
-  TC_CHECK(strstr(err, "does not fit the bwd_data_y0_x0 GEMM") != NULL, "%s", err);
+  TC_CHECK(strstr(tc_str_cstr(&err), "does not fit the bwd_data_y0_x0 GEMM") != NULL, "%s", tc_str_cstr(&err));
 }
 
 /* The zero-init step comes first and the plan writes every element. */
@@ -291,8 +291,8 @@ static void test_zero_init_plan(void) {
   tc_conv_problem p;
   conv_problem(&p, TC_CONV_BWD_DATA, 2, 4, 5, 5, 4, 1, 1, 0, 0, 0, 0, 3, 3, 1, 1, 1);
   tc_conv_plan *plan = NULL;
-  char err[512];
-  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, err, sizeof err) == TC_OK, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, &err) == TC_OK, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(plan->nsteps, 2);
   TC_CHECK_EQ_INT(plan->steps[0].gemm_m, 0);
   TC_CHECK_EQ_INT(plan->steps[0].nargs, 1);
@@ -301,40 +301,39 @@ static void test_zero_init_plan(void) {
   TC_CHECK_EQ_INT(plan->steps[1].args[2], TC_BUF_INPUT);
   tc_conv_plan_free(plan);
   if (!have_device()) TC_SKIP("no OpenCL device");
-  char msg[512];
+  TC_STR_LOCAL(msg);
   double ms;
-  TC_CHECK(conv_run_and_verify(&p, NULL, msg, sizeof msg, &ms) == 0, "%s", msg);
+  TC_CHECK(conv_run_and_verify(&p, NULL, &msg, &ms) == 0, "%s", tc_str_cstr(&msg));
   /* and the case with no GEMM at all */
   conv_problem(&p, TC_CONV_BWD_DATA, 1, 2, 1, 1, 2, 1, 1, 1, 1, 1, 1, 2, 2, 1, 1, 1);
-  TC_CHECK(conv_run_and_verify(&p, NULL, msg, sizeof msg, &ms) == 0, "%s", msg);
+  TC_CHECK(conv_run_and_verify(&p, NULL, &msg, &ms) == 0, "%s", tc_str_cstr(&msg));
 }
 
 /* Misuse: NULL arguments and absurd sizes give errors, not crashes. */
 static void test_misuse(void) {
-  char err[256];
-  const char *e = err;
+  TC_STR_LOCAL(err);
   tc_conv_problem p;
   tc_conv_problem_init(&p);
-  TC_CHECK(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, NULL, err, sizeof err) == TC_ERR_ARGUMENT, "NULL out");
-  TC_CHECK(tc_conv_check(NULL, NULL, NULL, err, sizeof err) == -1, "NULL problem");
-  TC_CHECK_STR(e, "no convolution problem (NULL)");
-  TC_CHECK(tc_conv_run(NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, err, sizeof err) ==
+  TC_CHECK(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, NULL, &err) == TC_ERR_ARGUMENT, "NULL out");
+  TC_CHECK(tc_conv_check(NULL, NULL, NULL, &err) == -1, "NULL problem");
+  TC_CHECK_STR(tc_str_cstr(&err), "no convolution problem (NULL)");
+  TC_CHECK(tc_conv_run(NULL, NULL, NULL, NULL, NULL, NULL, 0, NULL, &err) ==
                TC_ERR_ARGUMENT, "NULL plan");
-  TC_CHECK(tc_conv_verify(&p, NULL, NULL, NULL, NULL, err, sizeof err) == -1, "NULL buffers");
+  TC_CHECK(tc_conv_verify(&p, NULL, NULL, NULL, NULL, &err) == -1, "NULL buffers");
   tc_conv_plan *plan = NULL;
   p.n = 1, p.c = 2, p.k = 2, p.h = p.w = 4, p.y = p.x = 1;
-  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, err, sizeof err) == TC_OK, "%s", err);
+  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, &err) == TC_OK, "%s", tc_str_cstr(&err));
   float buf[64];
-  TC_CHECK(tc_conv_run(plan, NULL, buf, NULL, buf, NULL, 0, NULL, err, sizeof err) ==
+  TC_CHECK(tc_conv_run(plan, NULL, buf, NULL, buf, NULL, 0, NULL, &err) ==
                TC_ERR_ARGUMENT, "NULL filter");
-  TC_CHECK_STR(e, "tc_conv_run: the filter buffer is NULL");
+  TC_CHECK_STR(tc_str_cstr(&err), "tc_conv_run: the filter buffer is NULL");
   tc_conv_plan_free(plan);
   /* a stride of 10^5 with a 1000x1000 filter: 10^6 phases */
   conv_problem(&p, TC_CONV_BWD_DATA, 1, 1, 1000, 1000, 1, 1000, 1000, 0, 0, 0, 0, 100000, 100000, 1, 1, 1);
   tc_conv_gemm *g = (tc_conv_gemm *)1;
   int n = -1, zero = -1;
-  TC_CHECK(tc_conv_lower(&p, &g, &n, &zero, err, sizeof err) == -1, "accepted");
-  TC_CHECK_STR(e, "backward data with stride 100000x100000 and a 1000x1000 filter would need "
+  TC_CHECK(tc_conv_lower(&p, &g, &n, &zero, &err) == -1, "accepted");
+  TC_CHECK_STR(tc_str_cstr(&err), "backward data with stride 100000x100000 and a 1000x1000 filter would need "
                "1000000 GEMMs (at most 4096)");
   TC_CHECK(g == NULL && n == 0, "outputs not reset");
 }
@@ -346,12 +345,12 @@ static void test_verify_catches(void) {
   conv_bufs b;
   conv_bufs_alloc(&p, &b, 3);
   tc_conv_reference(&p, b.in, b.fil, b.out);
-  char msg[512];
+  TC_STR_LOCAL(msg);
   double worst;
-  TC_CHECK(tc_conv_verify(&p, b.in, b.fil, b.out, &worst, msg, sizeof msg) == 0, "%s", msg);
+  TC_CHECK(tc_conv_verify(&p, b.in, b.fil, b.out, &worst, &msg) == 0, "%s", tc_str_cstr(&msg));
   ((float *)b.out)[2 * 25 - 1] += 1e-3f; /* k 1, ho 4, wo 4 */
-  TC_CHECK(tc_conv_verify(&p, b.in, b.fil, b.out, &worst, msg, sizeof msg) == 1, "%s", msg);
-  TC_CHECK(strstr(msg, "first at offset 49 (n 0, k 1, ho 4, wo 4)") != NULL, "%s", msg);
+  TC_CHECK(tc_conv_verify(&p, b.in, b.fil, b.out, &worst, &msg) == 1, "%s", tc_str_cstr(&msg));
+  TC_CHECK(strstr(tc_str_cstr(&msg), "first at offset 49 (n 0, k 1, ho 4, wo 4)") != NULL, "%s", tc_str_cstr(&msg));
   TC_CHECK(worst > 1, "worst %g", worst);
   conv_bufs_free(&b);
 }
@@ -366,9 +365,9 @@ static void test_cuda_plans_compile(void) {
   int compiled = 0;
   for (int i = 0; i < 2; i++) {
     tc_conv_plan *plan = NULL;
-    char err[512];
-    TC_REQUIRE(tc_conv_plan_make(&ps[i], NULL, TC_TARGET_CUDA, &plan, err, sizeof err) == TC_OK,
-               "%s", err);
+    TC_STR_LOCAL(err);
+    TC_REQUIRE(tc_conv_plan_make(&ps[i], NULL, TC_TARGET_CUDA, &plan, &err) == TC_OK,
+               "%s", tc_str_cstr(&err));
     TC_CHECK_EQ_INT(plan->target, TC_TARGET_CUDA);
     for (int s = 0; s < plan->nsteps; s++) {
       char *ptx = NULL;

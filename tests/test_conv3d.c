@@ -82,9 +82,9 @@ static void test_problem_string_and_checks(void) {
 
   /* output sizes derived by hand: (in + pads - dil*(fil-1) - 1) / st + 1 */
   int64_t dout = 0, ho = 0, wo = 0;
-  char err[256];
+  TC_STR_LOCAL(err);
   c3_problem(&cases[2], TC_CONV_FWD, &p);
-  TC_REQUIRE(tc_conv_check3(&p, &dout, &ho, &wo, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_conv_check3(&p, &dout, &ho, &wo, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(dout, 3); /* (7 + 2 - 5) / 2 + 1 */
   TC_CHECK_EQ_INT(ho, 4);   /* (6 + 2 - 2) / 2 + 1 */
   TC_CHECK_EQ_INT(wo, 2);   /* (5 + 1 - 5) / 1 + 1 */
@@ -111,16 +111,16 @@ static void test_problem_string_and_checks(void) {
       case 3: p.pad_d_l = -1; break;
       case 4: strcpy(p.fil_layout, "KCYXQ"); break;
     }
-    err[0] = 0;
-    TC_CHECK(tc_conv_check(&p, NULL, NULL, err, sizeof err) != 0, "case %zu accepted", i);
-    const char *got = err;
+    tc_str_clear(&err);
+    TC_CHECK(tc_conv_check(&p, NULL, NULL, &err) != 0, "case %zu accepted", i);
+    const char *got = tc_str_cstr(&err);
     TC_CHECK_STR(got, bad[i].want);
   }
   /* the 2-D problem is untouched by the depth fields */
   tc_conv_problem_init(&p);
   p.n = 1, p.c = 1, p.h = 3, p.w = 3, p.k = 1, p.y = 3, p.x = 3;
   p.d = -5, p.stride_d = 0;
-  TC_CHECK(tc_conv_check(&p, &ho, &wo, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_conv_check(&p, &ho, &wo, &err) == 0, "%s", tc_str_cstr(&err));
 }
 
 /* ---- the reference: 3-D as a sum of 2-D -------------------------------- */
@@ -139,12 +139,12 @@ static void check_by_slices(const c3 *c, tc_conv_dir dir) {
   strcpy(p3.in_layout, "NCDHW"), strcpy(p3.fil_layout, "KCZYX"), strcpy(p3.out_layout, "NKDHW");
   p3.dtype = TC_F32;
   int64_t D, HO, WO;
-  char err[256];
-  TC_REQUIRE(tc_conv_check3(&p3, &D, &HO, &WO, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_conv_check3(&p3, &D, &HO, &WO, &err) == 0, "%s", tc_str_cstr(&err));
   conv_problem(&p2, dir, p3.n, p3.c, p3.h, p3.w, p3.k, p3.y, p3.x, p3.pad_h_l, p3.pad_h_r,
                p3.pad_w_l, p3.pad_w_r, p3.stride_h, p3.stride_w, p3.dil_h, p3.dil_w, p3.groups);
   int64_t ho2, wo2;
-  TC_REQUIRE(tc_conv_check(&p2, &ho2, &wo2, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_conv_check(&p2, &ho2, &wo2, &err) == 0, "%s", tc_str_cstr(&err));
   TC_REQUIRE(ho2 == HO && wo2 == WO, "2-D slice sizes differ");
   int64_t ie[5] = {p3.n, p3.c, p3.d, p3.h, p3.w}, fe[5] = {p3.k, p3.c / p3.groups, p3.z, p3.y, p3.x};
   int64_t oe[5] = {p3.n, p3.k, D, HO, WO};
@@ -153,8 +153,8 @@ static void check_by_slices(const c3 *c, tc_conv_dir dir) {
   int64_t nw;
   conv_written(&p3, &b, &nw);
   double *want = calloc((size_t)nw, sizeof *want), *got = calloc((size_t)nw, sizeof *got);
-  TC_REQUIRE(tc_conv_reference_f64(&p3, b.in, b.fil, b.out, got, NULL, err, sizeof err) == 0,
-             "%s", err);
+  TC_REQUIRE(tc_conv_reference_f64(&p3, b.in, b.fil, b.out, got, NULL, &err) == 0,
+             "%s", tc_str_cstr(&err));
   int64_t n2i = tc_conv_input_elems(&p2), n2f = tc_conv_filter_elems(&p2);
   int64_t n2o = tc_conv_output_elems(&p2);
   float *si = calloc((size_t)n2i, 4), *sf = calloc((size_t)n2f, 4), *so = calloc((size_t)n2o, 4);
@@ -181,8 +181,7 @@ static void check_by_slices(const c3 *c, tc_conv_dir dir) {
           for (int64_t h = 0; h < HO; h++)
             for (int64_t w = 0; w < WO; w++)
               so[((n * p3.k + k) * HO + h) * WO + w] = O[off5(oe, n, k, od, h, w)];
-      TC_REQUIRE(tc_conv_reference_f64(&p2, si, sf, so, part, NULL, err, sizeof err) == 0, "%s",
-                 err);
+      TC_REQUIRE(tc_conv_reference_f64(&p2, si, sf, so, part, NULL, &err) == 0, "%s", tc_str_cstr(&err));
       /* add the slice's result at its depth */
       const int64_t *e = dir == TC_CONV_FWD ? oe : dir == TC_CONV_BWD_DATA ? ie : fe;
       int64_t dpos = dir == TC_CONV_FWD ? od : dir == TC_CONV_BWD_DATA ? id : z;
@@ -218,8 +217,8 @@ static void test_reference_layouts(void) {
     c3_problem(c, (tc_conv_dir)dir, &b);
     strcpy(b.in_layout, "NDHWC"), strcpy(b.fil_layout, "KZYXC"), strcpy(b.out_layout, "NDHWK");
     int64_t D, HO, WO;
-    char err[256];
-    TC_REQUIRE(tc_conv_check3(&a, &D, &HO, &WO, err, sizeof err) == 0, "%s", err);
+    TC_STR_LOCAL(err);
+    TC_REQUIRE(tc_conv_check3(&a, &D, &HO, &WO, &err) == 0, "%s", tc_str_cstr(&err));
     conv_bufs ba, bb;
     conv_bufs_alloc(&a, &ba, 3);
     conv_bufs_alloc(&b, &bb, 4);
@@ -262,8 +261,8 @@ static void test_bwd_data_phases(void) {
   c3_problem(&cases[0], TC_CONV_BWD_DATA, &p);
   tc_conv_gemm *g;
   int ng, zero;
-  char err[256];
-  TC_REQUIRE(tc_conv_lower(&p, &g, &ng, &zero, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_conv_lower(&p, &g, &ng, &zero, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(ng, 8);
   TC_CHECK_STR(g[0].name, "bwd_data_z0_y0_x0");
   TC_CHECK_STR(g[7].name, "bwd_data_z1_y1_x1");
@@ -276,7 +275,7 @@ static void test_bwd_data_phases(void) {
   tc_conv_gemms_free(g, ng);
   /* depth stride 3 with a 1-deep filter: depths 1, 2, 4, 5, 7 get nothing */
   c3_problem(&cases[4], TC_CONV_BWD_DATA, &p);
-  TC_REQUIRE(tc_conv_lower(&p, &g, &ng, &zero, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_conv_lower(&p, &g, &ng, &zero, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(zero, 1);
   tc_conv_gemms_free(g, ng);
   /* 10^5 phases in each dim: refused, the count (10^15) exact in the
@@ -287,9 +286,9 @@ static void test_bwd_data_phases(void) {
   p.stride_d = p.stride_h = p.stride_w = 100000;
   p.pad_d_l = p.pad_d_r = p.pad_h_l = p.pad_h_r = p.pad_w_l = p.pad_w_r = 0;
   p.dil_d = p.dil_h = p.dil_w = 1;
-  err[0] = 0;
-  TC_CHECK(tc_conv_lower(&p, &g, &ng, &zero, err, sizeof err) != 0, "10^15 GEMMs accepted");
-  const char *e = err;
+  tc_str_clear(&err);
+  TC_CHECK(tc_conv_lower(&p, &g, &ng, &zero, &err) != 0, "10^15 GEMMs accepted");
+  const char *e = tc_str_cstr(&err);
   TC_CHECK_STR(e, "backward data with stride 100000x100000x100000 and a 100000x100000x100000 "
                   "filter would need 1000000000000000 GEMMs (at most 4096)");
 }
@@ -299,9 +298,9 @@ static void test_views_interpreted(void) {
     for (int dir = 1; dir <= 4; dir *= 2) {
       tc_conv_problem p;
       c3_problem(&cases[i], (tc_conv_dir)dir, &p);
-      char msg[512];
-      int64_t bad = conv_interpret_and_verify(&p, msg, sizeof msg);
-      TC_CHECK(bad == 0, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), msg);
+      TC_STR_LOCAL(msg);
+      int64_t bad = conv_interpret_and_verify(&p, &msg);
+      TC_CHECK(bad == 0, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), tc_str_cstr(&msg));
     }
 }
 
@@ -353,9 +352,9 @@ static void test_device_api(void) {
         TC_CHECK(bad == 0, "%s %s: %s", c->name, tc_conv_dir_name(p.dir), tc_conv2d_error(cv));
         /* and against the library-independent check: the internal
          * verifier on the problem built here */
-        char msg[512];
-        TC_CHECK(tc_conv_verify(&p, b.in, b.fil, b.out, NULL, msg, sizeof msg) == 0, "%s %s: %s",
-                 c->name, tc_conv_dir_name(p.dir), msg);
+        TC_STR_LOCAL(msg);
+        TC_CHECK(tc_conv_verify(&p, b.in, b.fil, b.out, NULL, &msg) == 0, "%s %s: %s",
+                 c->name, tc_conv_dir_name(p.dir), tc_str_cstr(&msg));
       }
       conv_bufs_free(&b);
       tc_conv2d_free(cv);

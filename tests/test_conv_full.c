@@ -23,24 +23,24 @@ static void run_all(const conv_case *cases, size_t n) {
     for (int dir = 1; dir <= 4; dir *= 2) {
       tc_conv_problem p = cases[i].p;
       p.dir = (tc_conv_dir)dir;
-      char msg[512];
+      TC_STR_LOCAL(msg);
       double ms = 0, t0 = tc_now_seconds();
       tc_conv_plan *plan = NULL;
-      tc_status st = tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, msg, sizeof msg);
-      TC_CHECK(st == TC_OK, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), msg);
+      tc_status st = tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, &msg);
+      TC_CHECK(st == TC_OK, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), tc_str_cstr(&msg));
       if (st != TC_OK) continue;
       conv_bufs b;
       conv_bufs_alloc(&p, &b, 5);
       int64_t nw = 0;
       conv_poison(p.dtype, conv_written(&p, &b, &nw), nw);
       double t1 = tc_now_seconds();
-      st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, &ms, 0, NULL, msg, sizeof msg);
+      st = tc_conv_run(plan, NULL, b.in, b.fil, b.out, &ms, 0, NULL, &msg);
       double t2 = tc_now_seconds();
-      TC_CHECK(st == TC_OK, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), msg);
+      TC_CHECK(st == TC_OK, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), tc_str_cstr(&msg));
       double worst = 0;
       if (st == TC_OK) {
-        int64_t bad = tc_conv_verify(&p, b.in, b.fil, b.out, &worst, msg, sizeof msg);
-        TC_CHECK(bad == 0, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), msg);
+        int64_t bad = tc_conv_verify(&p, b.in, b.fil, b.out, &worst, &msg);
+        TC_CHECK(bad == 0, "%s %s: %s", cases[i].name, tc_conv_dir_name(p.dir), tc_str_cstr(&msg));
         if (worst > worst_seen) worst_seen = worst;
       }
       printf("  %-38s %-10s %d step%s, kernels %9.1f ms, run %6.2f s, total %6.2f s, "

@@ -823,9 +823,9 @@ static void test_replay_view_kinds(void) {
   int *map = tc_xmalloc((size_t)g->naxes * sizeof(int));
   for (int a = 0; a < g->naxes; a++) map[a] = -1;
   map[v->lower[0]] = r0, map[v->lower[1]] = r1;
-  char err[200];
+  TC_STR_LOCAL(err);
   int nxf = g->nxf;
-  TC_CHECK(tc_dg_replay(g, hist, nh, &map, err, sizeof err) == 0, "replay: %s", err);
+  TC_CHECK(tc_dg_replay(g, hist, nh, &map, &err) == 0, "replay: %s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(g->nxf, nxf + 4);
   for (int i = 0; i < v->nupper; i++) {
     int a = v->upper[i], b = map[a];

@@ -145,9 +145,9 @@ static void test_random_composition(void) {
       b = rand_injective(pow2);
     }
     tc_cute r;
-    char err[300];
+    TC_STR_LOCAL(err);
     char *sa = str(&a), *sb = str(&b);
-    if (tc_cute_composition(&a, &b, &r, err, sizeof err) == 0) {
+    if (tc_cute_composition(&a, &b, &r, &err) == 0) {
       defined++;
       char *sr = str(&r);
       TC_CHECK(tc_cute_size(&r) == tc_cute_size(&b), "composition(%s, %s) = %s: size", sa, sb, sr);
@@ -165,7 +165,7 @@ static void test_random_composition(void) {
       free(sr);
       tc_cute_free(&r);
     } else {
-      TC_CHECK(strstr(err, "not defined"), "composition(%s, %s) fails with '%s'", sa, sb, err);
+      TC_CHECK(strstr(tc_str_cstr(&err), "not defined"), "composition(%s, %s) fails with '%s'", sa, sb, tc_str_cstr(&err));
     }
     free(sa), free(sb);
     tc_cute_free(&a), tc_cute_free(&b);
@@ -195,10 +195,10 @@ static void test_random_complement_inverse(void) {
   for (int it = 0; it < 600; it++) {
     tc_cute l = rand_injective(rnd(2));
     char *sl = str(&l);
-    char err[300];
+    TC_STR_LOCAL(err);
     int64_t cot = rnd(3) == 0 ? 1 : tc_cute_cosize(&l) * (1 + rnd(3));
     tc_cute c, lc, li, ri;
-    TC_REQUIRE(tc_cute_complement(&l, cot, &c, err, sizeof err) == 0, "complement(%s, %lld): %s", sl, (long long)cot, err);
+    TC_REQUIRE(tc_cute_complement(&l, cot, &c, &err) == 0, "complement(%s, %lld): %s", sl, (long long)cot, tc_str_cstr(&err));
     lc = tc_cute_pair(&l, &c);
     char *sc = str(&c);
     TC_CHECK(is_bijection(&lc), "(%s, complement = %s) is not a bijection onto [0, size)", sl, sc);
@@ -206,10 +206,10 @@ static void test_random_complement_inverse(void) {
     /* the complement is ordered: strictly increasing values */
     for (int64_t i = 1; i < tc_cute_size(&c); i++)
       TC_CHECK(tc_cute_eval(&c, i) > tc_cute_eval(&c, i - 1), "complement %s is not ordered", sc);
-    TC_REQUIRE(tc_cute_left_inverse(&l, &li, err, sizeof err) == 0, "left_inverse(%s): %s", sl, err);
+    TC_REQUIRE(tc_cute_left_inverse(&l, &li, &err) == 0, "left_inverse(%s): %s", sl, tc_str_cstr(&err));
     for (int64_t i = 0; i < tc_cute_size(&l); i++)
       TC_CHECK(tc_cute_eval(&li, tc_cute_eval(&l, i)) == i, "left_inverse(%s)(L(%lld)) != %lld", sl, (long long)i, (long long)i);
-    TC_REQUIRE(tc_cute_right_inverse(&l, &ri, err, sizeof err) == 0, "right_inverse(%s): %s", sl, err);
+    TC_REQUIRE(tc_cute_right_inverse(&l, &ri, &err) == 0, "right_inverse(%s): %s", sl, tc_str_cstr(&err));
     for (int64_t i = 0; i < tc_cute_size(&ri); i++)
       TC_CHECK(tc_cute_eval(&l, tc_cute_eval(&ri, i)) == i, "L(right_inverse(%s)(%lld)) != %lld", sl, (long long)i, (long long)i);
     /* a bijection's right inverse covers everything */
@@ -225,13 +225,13 @@ static void test_random_divide_product(void) {
   for (int it = 0; it < 500; it++) {
     tc_cute a = rand_any(0, true), b = rand_injective(true);
     char *sa = str(&a), *sb = str(&b);
-    char err[300];
+    TC_STR_LOCAL(err);
     tc_cute r, c, bc, want;
     /* logical_divide(A, B) == A o (B, complement(B, size(A))) as a function,
      * with B's elements first */
-    if (tc_cute_logical_divide(&a, &b, &r, err, sizeof err) == 0) {
+    if (tc_cute_logical_divide(&a, &b, &r, &err) == 0) {
       divided++;
-      TC_REQUIRE(tc_cute_complement(&b, tc_cute_size(&a), &c, err, sizeof err) == 0, "%s", err);
+      TC_REQUIRE(tc_cute_complement(&b, tc_cute_size(&a), &c, &err) == 0, "%s", tc_str_cstr(&err));
       bc = tc_cute_pair(&b, &c);
       TC_CHECK(tc_cute_rank(&r) == 2, "logical_divide(%s, %s) has rank %d", sa, sb, tc_cute_rank(&r));
       TC_CHECK(tc_cute_size(&r) == tc_cute_size(&bc), "logical_divide(%s, %s): size", sa, sb);
@@ -248,7 +248,7 @@ static void test_random_divide_product(void) {
     a = rand_injective(true);
     free(sa);
     sa = str(&a);
-    if (tc_cute_logical_product(&a, &b, &r, err, sizeof err) == 0) {
+    if (tc_cute_logical_product(&a, &b, &r, &err) == 0) {
       multiplied++;
       TC_CHECK(tc_cute_equal(&r.m[0], &a), "logical_product(%s, %s): mode 0", sa, sb);
       TC_CHECK(tc_cute_size(&r) == tc_cute_size(&a) * tc_cute_size(&b), "logical_product(%s, %s): size", sa, sb);
@@ -263,8 +263,8 @@ static void test_random_divide_product(void) {
       free(seen);
       TC_CHECK(inj, "logical_product(%s, %s) is not injective", sa, sb);
       /* mode 1 is complement(A, size(A) * cosize(B)) o B */
-      TC_REQUIRE(tc_cute_complement(&a, tc_cute_size(&a) * tc_cute_cosize(&b), &c, err, sizeof err) == 0, "%s", err);
-      TC_REQUIRE(tc_cute_composition(&c, &b, &want, err, sizeof err) == 0, "%s", err);
+      TC_REQUIRE(tc_cute_complement(&a, tc_cute_size(&a) * tc_cute_cosize(&b), &c, &err) == 0, "%s", tc_str_cstr(&err));
+      TC_REQUIRE(tc_cute_composition(&c, &b, &want, &err) == 0, "%s", tc_str_cstr(&err));
       TC_CHECK(same_function(&r.m[1], &want, tc_cute_size(&b)), "logical_product(%s, %s): mode 1", sa, sb);
       tc_cute_free(&r), tc_cute_free(&c), tc_cute_free(&want);
     }
@@ -352,12 +352,12 @@ static int64_t swz_ref(int b, int m, int s, int64_t x) { /* CuTe's definition, b
 }
 
 static void test_swizzle_values(void) {
-  char err[200];
+  TC_STR_LOCAL(err);
   for (int b = 0; b <= 3; b++)
     for (int m = 0; m <= 4; m++)
       for (int s = -4; s <= 4; s++) {
-        if (tc_cute_swizzle_check(b, m, s, err, sizeof err)) {
-          TC_CHECK(abs(s) < b, "Swizzle<%d,%d,%d> refused: %s", b, m, s, err);
+        if (tc_cute_swizzle_check(b, m, s, &err)) {
+          TC_CHECK(abs(s) < b, "Swizzle<%d,%d,%d> refused: %s", b, m, s, tc_str_cstr(&err));
           continue;
         }
         int64_t period = (int64_t)1 << (b + m + abs(s));
@@ -391,9 +391,9 @@ static bool parse_tile(const char *text, tc_tile *t) {
 static int64_t ways(const tc_tile *t, int elem, tc_access a, int vec, int64_t *wave) {
   tc_bank_opts o = {elem, a, vec};
   tc_bank_report r;
-  char err[200];
-  if (tc_bank_analyze(t, &o, &r, err, sizeof err)) {
-    fprintf(stderr, "bank analysis: %s\n", err);
+  TC_STR_LOCAL(err);
+  if (tc_bank_analyze(t, &o, &r, &err)) {
+    fprintf(stderr, "bank analysis: %s\n", tc_str_cstr(&err));
     return -1;
   }
   int64_t w = r.max_ways;
@@ -533,10 +533,10 @@ static void test_tile_errors(void) {
   TC_REQUIRE(parse_tile("[8,12]", &t), "tile");
   tc_bank_opts o = {4, TC_ACCESS_ROW, 8};
   tc_bank_report r;
-  char err[200] = "";
-  TC_CHECK(tc_bank_analyze(&t, &o, &r, err, sizeof err) == -1 && strstr(err, "--vec 8 must divide"), "err: %s", err);
+  TC_STR_LOCAL(err);
+  TC_CHECK(tc_bank_analyze(&t, &o, &r, &err) == -1 && strstr(tc_str_cstr(&err), "--vec 8 must divide"), "err: %s", tc_str_cstr(&err));
   o.vec = 1, o.elem_bytes = 3;
-  TC_CHECK(tc_bank_analyze(&t, &o, &r, err, sizeof err) == -1 && strstr(err, "--elem-bytes"), "err: %s", err);
+  TC_CHECK(tc_bank_analyze(&t, &o, &r, &err) == -1 && strstr(tc_str_cstr(&err), "--elem-bytes"), "err: %s", tc_str_cstr(&err));
   tc_tile_free(&t);
 }
 
@@ -596,13 +596,12 @@ static void test_svg(void) {
   TC_REQUIRE(parse_tile("[8,64]", &t), "tile");
   tc_bank_opts o = {2, TC_ACCESS_COL, 8};
   tc_bank_report r;
-  char err[200];
-  TC_REQUIRE(tc_bank_analyze(&t, &o, &r, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_bank_analyze(&t, &o, &r, &err) == 0, "%s", tc_str_cstr(&err));
   for (int view = 0; view < 2; view++) {
     tc_str s;
     tc_str_init(&s);
-    TC_REQUIRE(tc_tile_svg(&s, &t, &o, &r, r.worst, view ? TC_VIEW_ADDRESS : TC_VIEW_LOGICAL, "a <title> & more", err,
-                           sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_tile_svg(&s, &t, &o, &r, r.worst, view ? TC_VIEW_ADDRESS : TC_VIEW_LOGICAL, "a <title> & more", &err) == 0, "%s", tc_str_cstr(&err));
     const char *x = tc_str_cstr(&s);
     TC_CHECK(strncmp(x, "<?xml", 5) == 0 && strstr(x, "</svg>\n") && count(x, "<svg") == 1, "document");
     TC_CHECK(count(x, "<g>") + count(x, "<g ") == count(x, "</g>"), "unbalanced <g>");
@@ -622,11 +621,11 @@ static void test_svg(void) {
    * needs */
   TC_REQUIRE(parse_tile("[16,16]", &t), "tile");
   tc_bank_opts o4 = {4, TC_ACCESS_COL, 1};
-  TC_REQUIRE(tc_bank_analyze(&t, &o4, &r, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_bank_analyze(&t, &o4, &r, &err) == 0, "%s", tc_str_cstr(&err));
   tc_str s4;
   tc_str_init(&s4);
-  TC_REQUIRE(tc_tile_svg(&s4, &t, &o4, &r, r.worst, TC_VIEW_LOGICAL, "tilec layout [16,16]", err, sizeof err) == 0,
-             "%s", err);
+  TC_REQUIRE(tc_tile_svg(&s4, &t, &o4, &r, r.worst, TC_VIEW_LOGICAL, "tilec layout [16,16]", &err) == 0,
+             "%s", tc_str_cstr(&err));
   check_header_fits(tc_str_cstr(&s4), "[16,16] column access");
   tc_str_free(&s4);
   tc_bank_report_free(&r);

@@ -167,9 +167,9 @@ static void test_filter_random(void) {
  * size(a)), for every t < size(g), r < size(g*) that stays in a's
  * domain. */
 static void check_divided(const tc_cute *a, const tc_cute *g, const tc_cute *first, const tc_cute *second, ctx *c) {
-  char err[400];
+  TC_STR_LOCAL(err);
   tc_cute gc;
-  TC_REQUIRE(tc_cute_complement(g, tc_cute_size(a), &gc, err, sizeof err) == 0, "%s: %s", c->what, err);
+  TC_REQUIRE(tc_cute_complement(g, tc_cute_size(a), &gc, &err) == 0, "%s: %s", c->what, tc_str_cstr(&err));
   TC_CHECK(tc_cute_size(first) == tc_cute_size(g) && tc_cute_size(second) == tc_cute_size(&gc),
            "%s: tile size %lld rest %lld", c->what, (long long)tc_cute_size(first), (long long)tc_cute_size(second));
   int bad = 0;
@@ -221,10 +221,10 @@ static int64_t composed(const tc_cute *a, const tc_cute *g, int64_t y, bool *ins
  * complement(a, size(a) * cosize(g)). */
 static void check_multiplied(const tc_cute *a, const tc_cute *g, const tc_cute *first, const tc_cute *second,
                              ctx *c) {
-  char err[400];
+  TC_STR_LOCAL(err);
   tc_cute ac;
-  TC_REQUIRE(tc_cute_complement(a, tc_cute_size(a) * tc_cute_cosize(g), &ac, err, sizeof err) == 0, "%s: %s",
-             c->what, err);
+  TC_REQUIRE(tc_cute_complement(a, tc_cute_size(a) * tc_cute_cosize(g), &ac, &err) == 0, "%s: %s",
+             c->what, tc_str_cstr(&err));
   TC_CHECK(tc_cute_size(first) == tc_cute_size(a) && tc_cute_size(second) == tc_cute_size(g),
            "%s: block size %lld tiles %lld", c->what, (long long)tc_cute_size(first), (long long)tc_cute_size(second));
   int bad = 0;
@@ -283,12 +283,14 @@ static void check_tilings(bool divide, uint64_t seed, int total) {
       tc_cute_free(&a), tc_cute_free(&b);
       continue;
     }
-    char *sa = str(&a), *sb = str(&b), what[600], err[4][400], lerr[400];
+    char *sa = str(&a), *sb = str(&b), what[600];
+    TC_STR_LOCAL(lerr);
+    tc_str err[4] = {{0}};
     tc_cute r[4], ld;
     int rc[4];
     for (int g = 0; g < 4; g++)
-      rc[g] = divide ? tc_cute_divide((tc_cute_grouping)g, &a, &b, &r[g], err[g], sizeof err[0])
-                     : tc_cute_product((tc_cute_grouping)g, &a, &b, &r[g], err[g], sizeof err[0]);
+      rc[g] = divide ? tc_cute_divide((tc_cute_grouping)g, &a, &b, &r[g], &err[g])
+                     : tc_cute_product((tc_cute_grouping)g, &a, &b, &r[g], &err[g]);
     snprintf(what, sizeof what, "zipped_%s(%s, %s)", name, sa, sb);
     c.what = what;
     TC_CHECK(rc[0] == rc[1] && rc[1] == rc[2] && rc[2] == rc[3], "%s: defined as logical %d zipped %d tiled %d flat %d",
@@ -296,8 +298,8 @@ static void check_tilings(bool divide, uint64_t seed, int total) {
     if (rc[0] == 0 && rc[1] == 0 && rc[2] == 0 && rc[3] == 0) {
       defined++;
       c.kinds[tiler_kind(&b)]++;
-      int lrc = divide ? tc_cute_logical_divide(&a, &b, &ld, lerr, sizeof lerr)
-                       : tc_cute_logical_product(&a, &b, &ld, lerr, sizeof lerr);
+      int lrc = divide ? tc_cute_logical_divide(&a, &b, &ld, &lerr)
+                       : tc_cute_logical_product(&a, &b, &ld, &lerr);
       TC_CHECK(lrc == 0 && tc_cute_equal(&ld, &r[0]), "%s: the LOGICAL grouping is not logical_%s", what, name);
       if (lrc == 0) tc_cute_free(&ld);
       TC_CHECK(tc_cute_rank(&r[1]) == 2, "%s: rank %d", what, tc_cute_rank(&r[1]));
@@ -306,7 +308,7 @@ static void check_tilings(bool divide, uint64_t seed, int total) {
         check_unpacked(&r[1], &r[2], &r[3], &c);
         /* CuTe: layout<0>(zipped_divide(a, b)) == composition(a, b) */
         tc_cute comp;
-        if (divide && covers(&a, &b) && tc_cute_composition(&a, &b, &comp, lerr, sizeof lerr) == 0) {
+        if (divide && covers(&a, &b) && tc_cute_composition(&a, &b, &comp, &lerr) == 0) {
           TC_CHECK(tc_cute_size(&comp) == tc_cute_size(&r[1].m[0]) &&
                        same_function(&comp, &r[1].m[0], tc_cute_size(&comp)),
                    "%s: the tile is not composition(A, B)", what);
@@ -314,10 +316,13 @@ static void check_tilings(bool divide, uint64_t seed, int total) {
         }
       }
     } else {
-      TC_CHECK(strstr(err[0], "not defined") || strstr(err[0], "overflows"), "%s fails with '%s'", what, err[0]);
+      TC_CHECK(strstr(tc_str_cstr(&err[0]), "not defined") || strstr(tc_str_cstr(&err[0]), "overflows"),
+               "%s fails with '%s'", what, tc_str_cstr(&err[0]));
     }
-    for (int g = 0; g < 4; g++)
+    for (int g = 0; g < 4; g++) {
       if (rc[g] == 0) tc_cute_free(&r[g]);
+      tc_str_free(&err[g]);
+    }
     free(sa), free(sb);
     tc_cute_free(&a), tc_cute_free(&b);
   }
@@ -339,10 +344,10 @@ static void test_products_random(void) { check_tilings(false, 1803, 1500); }
  * x_i % size(a_i); raked: b_i = x_i % size(b_i)) and maps to a(a_0, ...)
  * + (a* o b)(b_0, ...). */
 static void check_rank_product(const tc_cute *a, const tc_cute *b, bool raked, const tc_cute *res, ctx *c) {
-  char err[400];
+  TC_STR_LOCAL(err);
   int ra = tc_cute_rank(a), rb = tc_cute_rank(b), r = ra > rb ? ra : rb;
   tc_cute pa = ref_pad(a, r), pb = ref_pad(b, r), ac;
-  TC_REQUIRE(tc_cute_complement(a, tc_cute_size(a) * tc_cute_cosize(b), &ac, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_cute_complement(a, tc_cute_size(a) * tc_cute_cosize(b), &ac, &err) == 0, "%s", tc_str_cstr(&err));
   /* a rank-1 result is one mode, whatever its own modes */
   int rr = r == 1 ? 1 : tc_cute_rank(res);
   TC_CHECK(rr == r, "%s: rank %d, want %d", c->what, rr, r);
@@ -387,15 +392,17 @@ static void test_blocked_raked_random(void) {
       tc_cute_free(&a), tc_cute_free(&b);
       continue;
     }
-    char *sa = str(&a), *sb = str(&b), what[600], err[400];
+    char *sa = str(&a), *sb = str(&b), what[600];
+    TC_STR_LOCAL(err);
     for (int raked = 0; raked < 2; raked++) {
       tc_cute res;
-      int rc = raked ? tc_cute_raked_product(&a, &b, &res, err, sizeof err)
-                     : tc_cute_blocked_product(&a, &b, &res, err, sizeof err);
+      int rc = raked ? tc_cute_raked_product(&a, &b, &res, &err)
+                     : tc_cute_blocked_product(&a, &b, &res, &err);
       snprintf(what, sizeof what, "%s(%s, %s)", raked ? "raked_product" : "blocked_product", sa, sb);
       c.what = what;
       if (rc) {
-        TC_CHECK(strstr(err, "not defined") || strstr(err, "overflows"), "%s fails with '%s'", what, err);
+        TC_CHECK(strstr(tc_str_cstr(&err), "not defined") || strstr(tc_str_cstr(&err), "overflows"), "%s fails with '%s'",
+                 what, tc_str_cstr(&err));
         continue;
       }
       defined++;
@@ -471,20 +478,21 @@ static void test_coordinates_random(void) {
       tc_cute_free(&l);
       continue;
     }
-    char *sl = str(&l), err[400];
+    char *sl = str(&l);
+    TC_STR_LOCAL(err);
     for (int64_t i = 0; i < tc_cute_size(&l); i++) {
       int64_t want = ref_eval(&l, i);
       for (int how = 0; how < 4; how++) {
         tc_cute_value c = coord_of(&l, i, how, 0);
         const tc_cute_value *bad = NULL;
         int64_t got = -1;
-        int rc = tc_cute_eval_coord(&l, &c, &got, &bad, err, sizeof err);
+        int rc = tc_cute_eval_coord(&l, &c, &got, &bad, &err);
         tc_str cs;
         tc_str_init(&cs);
         tc_cute_value_print(&cs, &c);
         points++;
         TC_CHECK(rc == TC_CUTE_OK && got == want, "%s(%s) = %lld (%s), want %lld", sl, tc_str_cstr(&cs),
-                 (long long)got, rc ? err : "ok", (long long)want);
+                 (long long)got, rc ? tc_str_cstr(&err) : "ok", (long long)want);
         if (how == 3 && rnd(8) == 0) { /* the same through the expression language */
           char text[700];
           snprintf(text, sizeof text, "%s(%s)", sl, tc_str_cstr(&cs));

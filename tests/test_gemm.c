@@ -106,18 +106,19 @@ static char *run_case(const gcase *tc, tc_target also_cuda_check) {
   tc_gemm_problem pb = {va, vb, vc, tc->ab, tc->ab, tc->c, tc->accumulate, tc->alpha};
   tc_gemm_shape s = tc_gemm_problem_shape(&pb);
   tc_gemm_params p;
-  char err[512] = "", cfgtext[64];
+  char cfgtext[64];
+  TC_STR_LOCAL(err);
   char *src = NULL;
-  int ok = tc->cfg ? tc_gemm_params_parse(tc->cfg, &p, err, sizeof err) == 0 : 1;
-  if (ok && tc->cfg) ok = tc_gemm_params_derive(&p, &s, err, sizeof err) == 0;
-  if (ok && !tc->cfg) ok = tc_gemm_params_default(&s, &p, err, sizeof err) == 0;
-  TC_CHECK(ok, "%s: %s", tc->cfg ? tc->cfg : "default", err);
+  int ok = tc->cfg ? tc_gemm_params_parse(tc->cfg, &p, &err) == 0 : 1;
+  if (ok && tc->cfg) ok = tc_gemm_params_derive(&p, &s, &err) == 0;
+  if (ok && !tc->cfg) ok = tc_gemm_params_default(&s, &p, &err) == 0;
+  TC_CHECK(ok, "%s: %s", tc->cfg ? tc->cfg : "default", tc_str_cstr(&err));
   tc_gemm_kernel kern;
   memset(&kern, 0, sizeof kern);
   if (ok) {
     tc_gemm_params_format(&p, cfgtext, sizeof cfgtext);
-    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "gemm_test", &kern, err, sizeof err);
-    TC_CHECK(st == TC_OK, "%s: generate: %s", cfgtext, err);
+    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "gemm_test", &kern, &err);
+    TC_CHECK(st == TC_OK, "%s: generate: %s", cfgtext, tc_str_cstr(&err));
     ok = st == TC_OK;
   }
   if (ok) {
@@ -171,8 +172,8 @@ static char *run_case(const gcase *tc, tc_target also_cuda_check) {
   if (ok && cuda_ok && also_cuda_check == TC_TARGET_CUDA) {
     /* the same problem on a CUDA device */
     tc_gemm_kernel ck;
-    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_CUDA, "gemm_test", &ck, err, sizeof err);
-    TC_CHECK(st == TC_OK, "cuda generate: %s", err);
+    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_CUDA, "gemm_test", &ck, &err);
+    TC_CHECK(st == TC_OK, "cuda generate: %s", tc_str_cstr(&err));
     void *c2 = malloc((size_t)nc * tc_dtype_size(tc->c));
     memcpy(c2, c0, (size_t)nc * tc_dtype_size(tc->c));
     tc_rt_buffer bufs[3] = {{a, (size_t)na * tc_dtype_size(tc->ab), 0},
@@ -343,12 +344,12 @@ static void test_errors(void) {
   TC_CHECK_EQ_INT(s.m, 32);
   TC_CHECK_EQ_INT(s.n, 32);
   tc_gemm_params p;
-  char err[512];
-  TC_REQUIRE(tc_gemm_params_parse("64,32,32,8,2,2", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_parse("64,32,32,8,2,2", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   tc_gemm_kernel k;
-  tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "ok_name", &k, err, sizeof err);
-  TC_CHECK(st == TC_OK, "%s", err);
+  tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "ok_name", &k, &err);
+  TC_CHECK(st == TC_OK, "%s", tc_str_cstr(&err));
   tc_gemm_kernel_free(&k);
   TC_CHECK(k.source == NULL, "free left the source");
 
@@ -377,27 +378,27 @@ static void test_errors(void) {
        "unknown target 42"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    err[0] = 0;
+    tc_str_clear(&err);
     memset(&k, 0x5a, sizeof k);
-    st = tc_gemm_generate(&cases[i].pb, &p, cases[i].target, cases[i].name, &k, err, sizeof err);
+    st = tc_gemm_generate(&cases[i].pb, &p, cases[i].target, cases[i].name, &k, &err);
     TC_CHECK(st == cases[i].st, "case %zu: status %s, expected %s", i, tc_status_name(st),
              tc_status_name(cases[i].st));
-    TC_CHECK(has(err, cases[i].msg), "case %zu: message \"%s\" lacks \"%s\"", i, err,
+    TC_CHECK(has(tc_str_cstr(&err), cases[i].msg), "case %zu: message \"%s\" lacks \"%s\"", i, tc_str_cstr(&err),
              cases[i].msg);
     TC_CHECK(k.source == NULL, "case %zu: source set on failure", i);
   }
   /* parameters that break a rule are rejected with the rule */
   tc_gemm_params q = p;
   q.m_level1 = 4;
-  st = tc_gemm_generate(&pb, &q, TC_TARGET_OPENCL, NULL, &k, err, sizeof err);
+  st = tc_gemm_generate(&pb, &q, TC_TARGET_OPENCL, NULL, &k, &err);
   TC_CHECK(st == TC_ERR_ARGUMENT, "status %s", tc_status_name(st));
-  TC_CHECK(has(err, "invalid parameters: m_per_thread * m_level0 * m_level1 * 2 must equal "
+  TC_CHECK(has(tc_str_cstr(&err), "invalid parameters: m_per_thread * m_level0 * m_level1 * 2 must equal "
                     "m_per_block (2*4*4*2 != 32)"),
-           "%s", err);
+           "%s", tc_str_cstr(&err));
   /* underived parameters */
-  TC_REQUIRE(tc_gemm_params_parse("64,32,32,8,2,2", &q, err, sizeof err) == 0, "%s", err);
-  st = tc_gemm_generate(&pb, &q, TC_TARGET_OPENCL, NULL, &k, err, sizeof err);
-  TC_CHECK(st == TC_ERR_ARGUMENT && has(err, "must be positive"), "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("64,32,32,8,2,2", &q, &err) == 0, "%s", tc_str_cstr(&err));
+  st = tc_gemm_generate(&pb, &q, TC_TARGET_OPENCL, NULL, &k, &err);
+  TC_CHECK(st == TC_ERR_ARGUMENT && has(tc_str_cstr(&err), "must be positive"), "%s", tc_str_cstr(&err));
   tc_view_free(a);
   tc_view_free(b);
   tc_view_free(c);
@@ -426,13 +427,13 @@ static void test_cuda_compiles(void) {
     tc_gemm_problem pb = {a, b, c, dts[i], dts[i], dts[i], i == 2, i == 1 ? 0.25f : 1.0f};
     tc_gemm_shape s = tc_gemm_problem_shape(&pb);
     tc_gemm_params p;
-    char err[512];
+    TC_STR_LOCAL(err);
     tc_gemm_kernel k;
     memset(&k, 0, sizeof k);
-    int ok = tc_gemm_params_parse(cfgs[i], &p, err, sizeof err) == 0 &&
-             tc_gemm_params_derive(&p, &s, err, sizeof err) == 0 &&
-             tc_gemm_generate(&pb, &p, TC_TARGET_CUDA, "gemm_cu", &k, err, sizeof err) == TC_OK;
-    TC_CHECK(ok, "%s: %s", cfgs[i], err);
+    int ok = tc_gemm_params_parse(cfgs[i], &p, &err) == 0 &&
+             tc_gemm_params_derive(&p, &s, &err) == 0 &&
+             tc_gemm_generate(&pb, &p, TC_TARGET_CUDA, "gemm_cu", &k, &err) == TC_OK;
+    TC_CHECK(ok, "%s: %s", cfgs[i], tc_str_cstr(&err));
     if (ok) {
       TC_CHECK(has(k.source, "__launch_bounds__("), "no launch bounds");
       TC_CHECK(has(k.source, "__shared__ float a_lds["), "no shared A");

@@ -65,7 +65,7 @@ static int is_concat(const tc_gemm_params *list, int n, const tc_gemm_params *fi
 
 static void test_candidates_for(void) {
   static const tc_dtype x16[] = {TC_F16, TC_BF16};
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   for (int d = 0; d < 2; d++) {
     tc_gemm_shape s = shape(100, 70, 50, x16[d]);
     tc_gemm_params *mma = NULL, *xdl = NULL, *fma = NULL, *c = NULL;
@@ -82,8 +82,8 @@ static void test_candidates_for(void) {
       for (int i = 0; i < n; i++) {
         tc_gemm_params q = c[i];
         TC_CHECK(!tc_gemm_params_is_wgmma(&q), "candidate %d is wgmma", i);
-        TC_CHECK(tc_gemm_params_derive(&q, &s, err, sizeof err) == 0 && !memcmp(&q, &c[i], sizeof q),
-                 "cuda candidate %d does not derive to itself: %s", i, err);
+        TC_CHECK(tc_gemm_params_derive(&q, &s, &err) == 0 && !memcmp(&q, &c[i], sizeof q),
+                 "cuda candidate %d does not derive to itself: %s", i, tc_str_cstr(&err));
       }
       free(c);
     }
@@ -119,40 +119,40 @@ static void test_candidates_for(void) {
 }
 
 static void test_default_for(void) {
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   const char *kind = NULL;
   tc_gemm_params p, want;
   tc_gemm_shape s = shape(256, 128, 64, TC_F16);
-  TC_REQUIRE(tc_gemm_default_for(&s, TC_TARGET_CUDA, NULL, &p, &kind, err, sizeof err) == 0, "%s",
-             err);
+  TC_REQUIRE(tc_gemm_default_for(&s, TC_TARGET_CUDA, NULL, &p, &kind, &err) == 0, "%s",
+             tc_str_cstr(&err));
   TC_CHECK_STR(kind, "mma.sync");
-  TC_CHECK(tc_gemm_mma_default(&s, &want, err, sizeof err) == 0 && !memcmp(&p, &want, sizeof p),
+  TC_CHECK(tc_gemm_mma_default(&s, &want, &err) == 0 && !memcmp(&p, &want, sizeof p),
            "cuda f16: not the mma default");
   char cfg[64];
   tc_gemm_params_format(&p, cfg, sizeof cfg);
   TC_CHECK(!strncmp(cfg, "mma:", 4), "cuda f16: %s", cfg);
 
-  TC_REQUIRE(tc_gemm_default_for(&s, TC_TARGET_HIP, "gfx940", &p, &kind, err, sizeof err) == 0,
-             "%s", err);
+  TC_REQUIRE(tc_gemm_default_for(&s, TC_TARGET_HIP, "gfx940", &p, &kind, &err) == 0,
+             "%s", tc_str_cstr(&err));
   TC_CHECK_STR(kind, "XDLOPS (MFMA)");
-  TC_CHECK(tc_gemm_xdlops_default(&s, &want, err, sizeof err) == 0 && !memcmp(&p, &want, sizeof p),
+  TC_CHECK(tc_gemm_xdlops_default(&s, &want, &err) == 0 && !memcmp(&p, &want, sizeof p),
            "hip f16: not the XDLOPS default");
 
-  TC_CHECK(tc_gemm_params_default(&s, &want, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_default(&s, &want, &err) == 0, "%s", tc_str_cstr(&err));
   static const struct { tc_target t; const char *arch; tc_dtype d; } fma[] = {
       {TC_TARGET_OPENCL, NULL, TC_F16}, {TC_TARGET_CUDA, "sm_70", TC_F16},
       {TC_TARGET_CUDA, NULL, TC_F32}, {TC_TARGET_HIP, NULL, TC_F32}};
   for (size_t i = 0; i < sizeof fma / sizeof *fma; i++) {
     s.dtype = fma[i].d;
-    TC_CHECK(tc_gemm_params_default(&s, &want, err, sizeof err) == 0, "%s", err);
-    TC_CHECK(tc_gemm_default_for(&s, fma[i].t, fma[i].arch, &p, &kind, err, sizeof err) == 0 &&
+    TC_CHECK(tc_gemm_params_default(&s, &want, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_CHECK(tc_gemm_default_for(&s, fma[i].t, fma[i].arch, &p, &kind, &err) == 0 &&
                  !strcmp(kind, "FMA") && !memcmp(&p, &want, sizeof p),
-             "%s %s: kind %s (%s)", tc_target_name(fma[i].t), tc_dtype_name(fma[i].d), kind, err);
+             "%s %s: kind %s (%s)", tc_target_name(fma[i].t), tc_dtype_name(fma[i].d), kind, tc_str_cstr(&err));
   }
   s.k = 0;
-  TC_CHECK(tc_gemm_default_for(&s, TC_TARGET_CUDA, NULL, &p, &kind, err, sizeof err) == -1 &&
-               has(err, "G, M, N, K >= 1") && !strcmp(kind, ""),
-           "bad shape: %s", err);
+  TC_CHECK(tc_gemm_default_for(&s, TC_TARGET_CUDA, NULL, &p, &kind, &err) == -1 &&
+               has(tc_str_cstr(&err), "G, M, N, K >= 1") && !strcmp(kind, ""),
+           "bad shape: %s", tc_str_cstr(&err));
 }
 
 /* ---- the C API ------------------------------------------------------------ */
@@ -240,12 +240,13 @@ static void test_conv_cuda_mma(void) {
   for (int i = 0; i < 4; i++) {
     tc_conv_problem *p = &cases[i];
     p->dtype = TC_F16;
-    char err[2048] = "", name[64];
+    char name[64];
+    TC_STR_LOCAL(err);
     snprintf(name, sizeof name, "case %d (%s %s)", i, tc_conv_dir_name(p->dir),
              tc_dtype_name(p->dtype));
     tc_conv_plan *plan = NULL;
-    tc_status st = tc_conv_plan_make_for(p, NULL, TC_TARGET_CUDA, "sm_80", &plan, err, sizeof err);
-    TC_CHECK(st == TC_OK, "%s: %s", name, err);
+    tc_status st = tc_conv_plan_make_for(p, NULL, TC_TARGET_CUDA, "sm_80", &plan, &err);
+    TC_CHECK(st == TC_OK, "%s: %s", name, tc_str_cstr(&err));
     if (st != TC_OK) continue;
     int gemms = 0;
     char verified[8][64]; /* the configs verified on OpenCL already */
@@ -266,19 +267,19 @@ static void test_conv_cuda_mma(void) {
       for (int v = 0; v < nverified; v++) seen |= !strcmp(verified[v], cfg);
       if (have_cl && !seen && nverified < 8) {
         snprintf(verified[nverified++], sizeof verified[0], "%s", cfg);
-        int64_t bad = conv_run_and_verify(p, &step->params, err, sizeof err, NULL);
-        TC_CHECK(bad == 0, "%s step %d %s on OpenCL: %s", name, s, cfg, err);
+        int64_t bad = conv_run_and_verify(p, &step->params, &err, NULL);
+        TC_CHECK(bad == 0, "%s step %d %s on OpenCL: %s", name, s, cfg, tc_str_cstr(&err));
       }
     }
     TC_CHECK(gemms >= (i == 1 ? 2 : 1), "%s: %d GEMMs", name, gemms);
     tc_conv_plan_free(plan);
     /* on OpenCL the default stays the FMA kernel */
-    st = tc_conv_plan_make(p, NULL, TC_TARGET_OPENCL, &plan, err, sizeof err);
-    TC_CHECK(st == TC_OK && !tc_gemm_params_is_xdlops(&plan->params), "%s opencl: %s", name, err);
+    st = tc_conv_plan_make(p, NULL, TC_TARGET_OPENCL, &plan, &err);
+    TC_CHECK(st == TC_OK && !tc_gemm_params_is_xdlops(&plan->params), "%s opencl: %s", name, tc_str_cstr(&err));
     tc_conv_plan_free(plan);
     /* before sm_80: the FMA kernel */
-    st = tc_conv_plan_make_for(p, NULL, TC_TARGET_CUDA, "sm_75", &plan, err, sizeof err);
-    TC_CHECK(st == TC_OK && !tc_gemm_params_is_xdlops(&plan->params), "%s sm_75: %s", name, err);
+    st = tc_conv_plan_make_for(p, NULL, TC_TARGET_CUDA, "sm_75", &plan, &err);
+    TC_CHECK(st == TC_OK && !tc_gemm_params_is_xdlops(&plan->params), "%s sm_75: %s", name, tc_str_cstr(&err));
     tc_conv_plan_free(plan);
   }
   if (!have_cl) TC_SKIP("no OpenCL device (the CUDA plans were checked)");

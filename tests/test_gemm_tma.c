@@ -77,18 +77,19 @@ static tc_gemm_shape plain_shape(int64_t g, int64_t m, int64_t n, int64_t k, int
  * that contains `part`. */
 static void expect_refused(const char *cfg, const tc_gemm_shape *s, const char *part) {
   tc_gemm_params p;
-  char err[512] = "";
-  int rc = tc_gemm_params_parse(cfg, &p, err, sizeof err);
-  if (rc == 0) rc = tc_gemm_params_derive(&p, s, err, sizeof err);
-  TC_CHECK(rc != 0 && has(err, part), "%s: '%s', want '%s'", cfg, err, part);
+  TC_STR_LOCAL(err);
+  int rc = tc_gemm_params_parse(cfg, &p, &err);
+  if (rc == 0) rc = tc_gemm_params_derive(&p, s, &err);
+  TC_CHECK(rc != 0 && has(tc_str_cstr(&err), part), "%s: '%s', want '%s'", cfg, tc_str_cstr(&err), part);
 }
 
 static void test_params(void) {
   tc_gemm_params p;
-  char err[512] = "", buf[64];
+  char buf[64];
+  TC_STR_LOCAL(err);
   tc_gemm_shape s = plain_shape(1, 512, 512, 512, 1, 0, 0);
-  TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(tc_gemm_params_is_tma(&p) && !tc_gemm_params_is_xdlops(&p) && !tc_gemm_params_is_mma(&p),
            "kind");
   TC_CHECK_EQ_INT(p.k_per_block, 64);
@@ -113,23 +114,23 @@ static void test_params(void) {
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) expect_refused(bad[i].cfg, &s, bad[i].part);
   /* registers: 512 threads have 128 each, too few for 128 accumulators + 48;
    * 256 threads have 255, enough for 128 + 48 */
-  TC_REQUIRE(tc_gemm_params_parse("tma:256,256,3", &p, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) != 0 &&
-               has(err, "exceed the 128 registers a thread of a 512-thread block has"),
-           "%s", err);
-  TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tma:256,256,3", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_params_derive(&p, &s, &err) != 0 &&
+               has(tc_str_cstr(&err), "exceed the 128 registers a thread of a 512-thread block has"),
+           "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
 
   /* the warp-specialised form: one more warp group (the producer) */
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(tc_gemm_params_is_tma(&p) && p.tma_ws == 1, "tmaws kind");
   TC_CHECK_EQ_INT(p.waves_m, 2);
   TC_CHECK_EQ_INT(p.block_size, 384);
   TC_CHECK(tc_gemm_lds_bytes(&p) == 4 * 384 * 128 + 1024, "tmaws smem");
   tc_gemm_params_format(&p, buf, sizeof buf);
   TC_CHECK(strcmp(buf, "tmaws:128,256,4") == 0, "%s", buf);
-  TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tma:128,256,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(p.tma_ws == 0, "tma: is the block-synchronous pipeline");
   /* the register split, by hand: (consumers + 1) * 128 threads hold
    * 65536 / threads registers each at launch (steps of 8, at most 255);
@@ -143,23 +144,23 @@ static void test_params(void) {
   TC_CHECK_EQ_INT(tc_gemm_tma_consumer_regs(3), 152);
   TC_CHECK_EQ_INT(tc_gemm_tma_consumer_regs(4), 104);
   /* 4 consumers of 64 x 128: 64 + 48 > 104; 64 x 64 fits (32 + 48) */
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:256,128,4", &p, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) != 0 &&
-               has(err, "exceed the 104 registers a consumer thread of 4 consumer warp groups"),
-           "%s", err);
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:256,64,4", &p, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0 && p.block_size == 640, "%s", err);
-  TC_CHECK(tc_gemm_params_parse("tmaws:128,128", &p, err, sizeof err) != 0 &&
-               has(err, "expected 3 comma-separated fields after tmaws:"),
-           "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:256,128,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_params_derive(&p, &s, &err) != 0 &&
+               has(tc_str_cstr(&err), "exceed the 104 registers a consumer thread of 4 consumer warp groups"),
+           "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:256,64,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_params_derive(&p, &s, &err) == 0 && p.block_size == 640, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_params_parse("tmaws:128,128", &p, &err) != 0 &&
+               has(tc_str_cstr(&err), "expected 3 comma-separated fields after tmaws:"),
+           "%s", tc_str_cstr(&err));
 
   /* 2-block clusters: a 4th field of tmaws: (1 is none) */
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,2", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,2", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(p.tma_cluster == 2 && p.tma_ws == 1 && p.block_size == 384, "cluster fields");
   tc_gemm_params_format(&p, buf, sizeof buf);
   TC_CHECK(strcmp(buf, "tmaws:128,256,4,2") == 0, "%s", buf);
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,1", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,1", &p, &err) == 0, "%s", tc_str_cstr(&err));
   tc_gemm_params_format(&p, buf, sizeof buf);
   TC_CHECK(p.tma_cluster == 0 && strcmp(buf, "tmaws:128,256,4") == 0, "cluster 1: %s", buf);
   static const struct { const char *cfg, *part; } badc[] = {
@@ -172,8 +173,8 @@ static void test_params(void) {
     expect_refused(badc[i].cfg, &s, badc[i].part);
   /* with B contiguous along K the half is a box of 32 rows */
   tc_gemm_shape sk = plain_shape(1, 512, 512, 512, 1, 1, 0);
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,2", &p, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_gemm_params_derive(&p, &sk, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,2", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_params_derive(&p, &sk, &err) == 0, "%s", tc_str_cstr(&err));
 
   /* persistent kernels: a 5th field, the grid; C goes out through two
    * buffers of a [128][64] box each after the ring:
@@ -182,19 +183,19 @@ static void test_params(void) {
   TC_CHECK_EQ_INT(tc_gemm_tma_c_buffers(256), 2);
   TC_CHECK_EQ_INT(tc_gemm_tma_c_buffers(128), 2);
   TC_CHECK_EQ_INT(tc_gemm_tma_c_buffers(64), 1);
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,1,132", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,1,132", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(p.tma_persist == 132 && p.tma_cluster == 0 && p.tma_ws == 1 && p.block_size == 384,
            "persistent fields");
   TC_CHECK(tc_gemm_lds_bytes(&p) == 230400, "persistent smem %lld", (long long)tc_gemm_lds_bytes(&p));
   tc_gemm_params_format(&p, buf, sizeof buf);
   TC_CHECK(strcmp(buf, "tmaws:128,256,4,1,132") == 0, "%s", buf);
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,1,132", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,64,4,1,132", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(tc_gemm_lds_bytes(&p) == 115712, "persistent smem, one buffer %lld",
            (long long)tc_gemm_lds_bytes(&p));
-  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,2,132", &p, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0 && p.tma_cluster == 2, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("tmaws:128,256,4,2,132", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_params_derive(&p, &s, &err) == 0 && p.tma_cluster == 2, "%s", tc_str_cstr(&err));
   tc_gemm_params_format(&p, buf, sizeof buf);
   TC_CHECK(strcmp(buf, "tmaws:128,256,4,2,132") == 0, "%s", buf);
   static const struct { const char *cfg, *part; } badp[] = {
@@ -546,9 +547,9 @@ static void test_c_buffers(void) {
 }
 
 static void test_supported(void) {
-  char err[512];
+  TC_STR_LOCAL(err);
   tc_gemm_shape s = plain_shape(1, 256, 256, 256, 1, 1, 0);
-  TC_CHECK(tc_gemm_tma_supported(&s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_tma_supported(&s, &err) == 0, "%s", tc_str_cstr(&err));
   struct { tc_gemm_shape s; const char *part; } bad[8];
   int n = 0;
   bad[n].s = s, bad[n].s.dtype = bad[n].s.c_dtype = TC_F32, bad[n++].part = "f16 or bf16";
@@ -559,16 +560,16 @@ static void test_supported(void) {
   bad[n].s = plain_shape(1, 256, 250, 256, 1, 1, 0), bad[n++].part = "row stride of C";
   bad[n].s = s, bad[n].s.a_stride[1] = 2, bad[n++].part = "A must be contiguous";
   for (int i = 0; i < n; i++) {
-    err[0] = 0;
-    TC_CHECK(tc_gemm_tma_supported(&bad[i].s, err, sizeof err) != 0 && has(err, bad[i].part),
-             "case %d: '%s', want '%s'", i, err, bad[i].part);
+    tc_str_clear(&err);
+    TC_CHECK(tc_gemm_tma_supported(&bad[i].s, &err) != 0 && has(tc_str_cstr(&err), bad[i].part),
+             "case %d: '%s', want '%s'", i, tc_str_cstr(&err), bad[i].part);
     tc_gemm_params p;
-    TC_CHECK(tc_gemm_tma_default(&bad[i].s, &p, err, sizeof err) != 0, "case %d: a default", i);
+    TC_CHECK(tc_gemm_tma_default(&bad[i].s, &p, &err) != 0, "case %d: a default", i);
   }
   /* a K that is a multiple of 8 is fine for K-major rows; M-major A needs M */
-  TC_CHECK(tc_gemm_tma_supported(&(tc_gemm_shape){0}, err, sizeof err) != 0, "empty shape");
+  TC_CHECK(tc_gemm_tma_supported(&(tc_gemm_shape){0}, &err) != 0, "empty shape");
   tc_gemm_params p;
-  TC_REQUIRE(tc_gemm_tma_default(&s, &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_tma_default(&s, &p, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(tc_gemm_params_is_tma(&p), "default kind");
   /* the candidates: each derives valid, sorted by padded FLOPs first */
   tc_gemm_params *c = NULL;
@@ -577,7 +578,7 @@ static void test_supported(void) {
   TC_CHECK(nc >= 9, "%d candidates", nc);
   for (int i = 0; i < nc; i++) {
     tc_gemm_params q = c[i];
-    TC_CHECK(tc_gemm_params_derive(&q, &big, err, sizeof err) == 0, "candidate %d: %s", i, err);
+    TC_CHECK(tc_gemm_params_derive(&q, &big, &err) == 0, "candidate %d: %s", i, tc_str_cstr(&err));
     TC_CHECK(q.tma_cluster == 0 && q.tma_persist == 0,
              "candidate %d has a cluster or is persistent (opt-in only until measured)", i);
     if (i) TC_CHECK(tc_gemm_padded_flops(&big, &c[i - 1]) <= tc_gemm_padded_flops(&big, &c[i]),
@@ -602,7 +603,7 @@ static void test_supported(void) {
   for (size_t i = 0; i < sizeof skinny / sizeof skinny[0]; i++) {
     tc_gemm_shape sk = plain_shape(1, skinny[i].m, 8192, 8192, 1, 0, 0);
     tc_gemm_params q;
-    TC_REQUIRE(tc_gemm_tma_default(&sk, &q, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_gemm_tma_default(&sk, &q, &err) == 0, "%s", tc_str_cstr(&err));
     TC_CHECK(q.m_per_block == skinny[i].mpb && q.n_per_block == skinny[i].npb && q.tma_ws == 1,
              "M %lld: %s%d,%d,%d", (long long)skinny[i].m, q.tma_ws ? "tmaws:" : "tma:",
              q.m_per_block, q.n_per_block, q.tma_stages);
@@ -623,7 +624,7 @@ static void test_supported(void) {
              kinds[i].arch ? kinds[i].arch : "NULL", na, ntma);
     const char *kind = "";
     tc_gemm_params q;
-    TC_CHECK(tc_gemm_default_for(&big, kinds[i].t, kinds[i].arch, &q, &kind, err, sizeof err) == 0 &&
+    TC_CHECK(tc_gemm_default_for(&big, kinds[i].t, kinds[i].arch, &q, &kind, &err) == 0 &&
                  (strcmp(kind, "TMA + wgmma") == 0) == kinds[i].tma_first,
              "default kind %s", kind);
     free(all);
@@ -881,13 +882,13 @@ static void test_cuda(void) {
   problem_make(&cases[0], &P);
   tc_gemm_params p;
   tc_gemm_kernel k;
-  char err[512];
-  TC_REQUIRE(tc_gemm_params_parse("tma:128,128,2", &p, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_parse("tma:128,128,2", &p, &err) == 0, "%s", tc_str_cstr(&err));
   tc_gemm_shape s = tc_gemm_problem_shape(&P.pb);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
-  TC_CHECK(tc_gemm_generate(&P.pb, &p, TC_TARGET_HIP, "k", &k, err, sizeof err) ==
-                   TC_ERR_UNSUPPORTED && has(err, "sm_90a"),
-           "hip: %s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_generate(&P.pb, &p, TC_TARGET_HIP, "k", &k, &err) ==
+                   TC_ERR_UNSUPPORTED && has(tc_str_cstr(&err), "sm_90a"),
+           "hip: %s", tc_str_cstr(&err));
   problem_free(&P);
 }
 

@@ -80,14 +80,14 @@ static char *generate(const vcase *c, tc_target target, operand *A, operand *B, 
                       tc_gemm_params *p) {
   tc_gemm_problem pb = {A->v, B->v, vc, c->ab, c->ab, c->c, c->accumulate, c->alpha};
   tc_gemm_shape s = tc_gemm_problem_shape(&pb);
-  char err[512] = "";
-  int ok = tc_gemm_params_parse(c->cfg, p, err, sizeof err) == 0 &&
-           tc_gemm_params_derive(p, &s, err, sizeof err) == 0;
-  TC_CHECK(ok, "%s: %s", c->cfg, err);
+  TC_STR_LOCAL(err);
+  int ok = tc_gemm_params_parse(c->cfg, p, &err) == 0 &&
+           tc_gemm_params_derive(p, &s, &err) == 0;
+  TC_CHECK(ok, "%s: %s", c->cfg, tc_str_cstr(&err));
   if (!ok) return NULL;
   tc_gemm_kernel k;
-  tc_status st = tc_gemm_generate(&pb, p, target, "gemm_vec", &k, err, sizeof err);
-  TC_CHECK(st == TC_OK, "%s: generate (%s): %s", c->cfg, tc_target_name(target), err);
+  tc_status st = tc_gemm_generate(&pb, p, target, "gemm_vec", &k, &err);
+  TC_CHECK(st == TC_OK, "%s: generate (%s): %s", c->cfg, tc_target_name(target), tc_str_cstr(&err));
   if (st != TC_OK) return NULL;
   return k.source;
 }
@@ -111,10 +111,10 @@ static char *run_case(const vcase *c) {
   char *src = generate(c, TC_TARGET_OPENCL, &A, &B, vc, &p);
   if (src && cl) {
     tc_gemm_kernel kk;
-    char err[512];
+    TC_STR_LOCAL(err);
     tc_gemm_problem pb = {A.v, B.v, vc, c->ab, c->ab, c->c, c->accumulate, c->alpha};
-    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "gemm_vec", &kk, err, sizeof err);
-    TC_CHECK(st == TC_OK, "%s", err);
+    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "gemm_vec", &kk, &err);
+    TC_CHECK(st == TC_OK, "%s", tc_str_cstr(&err));
     tc_rt_buffer bufs[3] = {{A.buf, (size_t)A.elems * tc_dtype_size(c->ab), 0},
                             {B.buf, (size_t)B.elems * tc_dtype_size(c->ab), 0},
                             {cb, (size_t)nc * tc_dtype_size(c->c), 1}};
@@ -318,10 +318,10 @@ static void test_conv_1x1(void) {
   tc_conv_problem_init(&p);
   p.dir = TC_CONV_FWD;
   p.n = 2, p.c = 16, p.h = 8, p.w = 8, p.k = 32, p.y = p.x = 1;
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   tc_conv_plan *plan = NULL;
-  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, err, sizeof err) == TC_OK, "%s",
-             err);
+  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_OPENCL, &plan, &err) == TC_OK, "%s",
+             tc_str_cstr(&err));
   int vec = 0;
   for (int i = 0; i < plan->nsteps; i++)
     vec |= has(plan->steps[i].kernel.source, "vload4(0, B + (") ||
@@ -332,11 +332,11 @@ static void test_conv_1x1(void) {
   for (int64_t i = 0; i < ni; i++) in[i] = frand();
   for (int64_t i = 0; i < nf; i++) fil[i] = frand();
   for (int64_t i = 0; i < no; i++) out[i] = NAN;
-  tc_status st = tc_conv_run(plan, NULL, in, fil, out, NULL, 0, NULL, err, sizeof err);
-  TC_CHECK(st == TC_OK, "run: %s", err);
+  tc_status st = tc_conv_run(plan, NULL, in, fil, out, NULL, 0, NULL, &err);
+  TC_CHECK(st == TC_OK, "run: %s", tc_str_cstr(&err));
   if (st == TC_OK) {
-    char msg[512];
-    TC_CHECK(tc_conv_verify(&p, in, fil, out, NULL, msg, sizeof msg) == 0, "%s", msg);
+    TC_STR_LOCAL(msg);
+    TC_CHECK(tc_conv_verify(&p, in, fil, out, NULL, &msg) == 0, "%s", tc_str_cstr(&msg));
   }
   free(in);
   free(fil);

@@ -157,13 +157,14 @@ static tc_gemm_shape shape16(int64_t m, int64_t n, int64_t k, tc_dtype t) {
 }
 
 static void test_xdlops_params(void) {
-  char err[512], buf[64];
+  char buf[64];
+  TC_STR_LOCAL(err);
   tc_gemm_params p;
   tc_gemm_shape s = shape16(128, 128, 64, TC_F16);
   /* rocMLIR's example: 128,128,16 with 64 x 64 waves: 2 x 2 waves, 256 threads */
-  TC_REQUIRE(tc_gemm_params_parse("xdlops:128,128,16,64,64", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:128,128,16,64,64", &p, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(tc_gemm_params_is_xdlops(&p), "not XDLOPS");
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.block_size, 256);
   TC_CHECK_EQ_INT(p.waves_m, 2);
   TC_CHECK_EQ_INT(p.waves_n, 2);
@@ -174,11 +175,11 @@ static void test_xdlops_params(void) {
   tc_gemm_params_format(&p, buf, sizeof buf);
   TC_CHECK(strcmp(buf, "xdlops:128,128,16,64,64,32") == 0, "formatted %s", buf);
   tc_gemm_params q;
-  TC_CHECK(tc_gemm_params_parse(buf, &q, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_parse(buf, &q, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(q.mfma, TC_MFMA_32X32X8);
   /* 16x16x16 when 32 does not divide the wave tile */
-  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,32,16,32,16", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,32,16,32,16", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.mfma, TC_MFMA_16X16X16);
   TC_CHECK_EQ_INT(p.block_size, 256); /* 2 x 2 waves */
   /* rules */
@@ -197,10 +198,10 @@ static void test_xdlops_params(void) {
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
     tc_gemm_shape t = shape16(256, 256, 256, bad[i].t);
-    err[0] = 0;
-    int rc = tc_gemm_params_parse(bad[i].cfg, &p, err, sizeof err);
-    if (rc == 0) rc = tc_gemm_params_derive(&p, &t, err, sizeof err);
-    TC_CHECK(rc == -1 && has(err, bad[i].msg), "%s: \"%s\" lacks \"%s\"", bad[i].cfg, err,
+    tc_str_clear(&err);
+    int rc = tc_gemm_params_parse(bad[i].cfg, &p, &err);
+    if (rc == 0) rc = tc_gemm_params_derive(&p, &t, &err);
+    TC_CHECK(rc == -1 && has(tc_str_cstr(&err), bad[i].msg), "%s: \"%s\" lacks \"%s\"", bad[i].cfg, tc_str_cstr(&err),
              bad[i].msg);
   }
   static const struct {
@@ -212,27 +213,27 @@ static void test_xdlops_params(void) {
       {"xdlops:64,x,16,32,32", "field 2 (n_per_block) is not a positive integer"},
   };
   for (size_t i = 0; i < sizeof unparsable / sizeof *unparsable; i++) {
-    err[0] = 0;
-    TC_CHECK(tc_gemm_params_parse(unparsable[i].text, &p, err, sizeof err) == -1 &&
-                 has(err, unparsable[i].msg),
-             "%s: \"%s\"", unparsable[i].text, err);
+    tc_str_clear(&err);
+    TC_CHECK(tc_gemm_params_parse(unparsable[i].text, &p, &err) == -1 &&
+                 has(tc_str_cstr(&err), unparsable[i].msg),
+             "%s: \"%s\"", unparsable[i].text, tc_str_cstr(&err));
   }
   /* the rule check on a derived set, one field broken */
-  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   q = p;
   q.block_size = 128;
-  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "block_size must equal"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_check(&q, &s, &err) == -1 && has(tc_str_cstr(&err), "block_size must equal"),
+           "%s", tc_str_cstr(&err));
   q = p;
   q.c_per_write = 2;
-  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "fixed at 1"), "%s", err);
+  TC_CHECK(tc_gemm_params_check(&q, &s, &err) == -1 && has(tc_str_cstr(&err), "fixed at 1"), "%s", tc_str_cstr(&err));
   /* candidates: all valid, none for f32 */
   tc_gemm_params *c = NULL;
   int n = tc_gemm_xdlops_candidates(&s, &c);
   TC_CHECK(n > 10, "%d candidates", n);
   for (int i = 0; i < n; i++) {
-    TC_CHECK(tc_gemm_params_check(&c[i], &s, err, sizeof err) == 0, "candidate %d: %s", i, err);
+    TC_CHECK(tc_gemm_params_check(&c[i], &s, &err) == 0, "candidate %d: %s", i, tc_str_cstr(&err));
     TC_CHECK(c[i].block_size >= 64 && c[i].block_size <= 256, "candidate %d: %d threads", i,
              c[i].block_size);
   }
@@ -240,12 +241,12 @@ static void test_xdlops_params(void) {
   tc_gemm_shape f32 = shape16(64, 64, 64, TC_F32);
   TC_CHECK(tc_gemm_xdlops_candidates(&f32, &c) == 0, "f32 candidates");
   free(c);
-  TC_CHECK(tc_gemm_xdlops_default(&f32, &p, err, sizeof err) == -1 && has(err, "f16 or bf16"),
-           "%s", err);
+  TC_CHECK(tc_gemm_xdlops_default(&f32, &p, &err) == -1 && has(tc_str_cstr(&err), "f16 or bf16"),
+           "%s", tc_str_cstr(&err));
   /* the non-XDLOPS strings are unchanged */
-  TC_CHECK(tc_gemm_params_parse("256,128,128,16,4", &p, err, sizeof err) == -1 &&
-               has(err, "expected 6 comma-separated fields"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_parse("256,128,128,16,4", &p, &err) == -1 &&
+               has(tc_str_cstr(&err), "expected 6 comma-separated fields"),
+           "%s", tc_str_cstr(&err));
 }
 
 /* ---- HIP sources and hipcc ------------------------------------------------- */
@@ -267,15 +268,15 @@ static char *hip_gemm(const char *cfg, tc_dtype t, tc_dtype ct, const char *name
   tc_gemm_problem pb = {a, b, c, t, t, ct, 0, 1.0f};
   tc_gemm_shape s = tc_gemm_problem_shape(&pb);
   tc_gemm_params p;
-  char err[512];
+  TC_STR_LOCAL(err);
   char *src = NULL;
-  int ok = tc_gemm_params_parse(cfg, &p, err, sizeof err) == 0 &&
-           tc_gemm_params_derive(&p, &s, err, sizeof err) == 0;
-  TC_CHECK(ok, "%s: %s", cfg, err);
+  int ok = tc_gemm_params_parse(cfg, &p, &err) == 0 &&
+           tc_gemm_params_derive(&p, &s, &err) == 0;
+  TC_CHECK(ok, "%s: %s", cfg, tc_str_cstr(&err));
   tc_gemm_kernel k;
   if (ok) {
-    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_HIP, name, &k, err, sizeof err);
-    TC_CHECK(st == TC_OK, "%s: %s", cfg, err);
+    tc_status st = tc_gemm_generate(&pb, &p, TC_TARGET_HIP, name, &k, &err);
+    TC_CHECK(st == TC_OK, "%s: %s", cfg, tc_str_cstr(&err));
     if (st == TC_OK) {
       src = k.source;
       k.source = NULL;
@@ -319,24 +320,24 @@ static void test_hip_sources(void) {
   tc_gemm_problem pb = {a, b, c, TC_F16, TC_F16, TC_F32, 0, 1.0f};
   tc_gemm_shape s = tc_gemm_problem_shape(&pb);
   tc_gemm_params p;
-  char err[512];
-  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0 &&
-                 tc_gemm_params_derive(&p, &s, err, sizeof err) == 0,
-             "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, &err) == 0 &&
+                 tc_gemm_params_derive(&p, &s, &err) == 0,
+             "%s", tc_str_cstr(&err));
   tc_gemm_kernel k;
-  TC_CHECK(tc_gemm_generate(&pb, &p, TC_TARGET_CUDA, NULL, &k, err, sizeof err) ==
+  TC_CHECK(tc_gemm_generate(&pb, &p, TC_TARGET_CUDA, NULL, &k, &err) ==
                    TC_ERR_UNSUPPORTED &&
-               has(err, "XDLOPS (MFMA) kernels are for AMD GPUs"),
-           "%s", err);
+               has(tc_str_cstr(&err), "XDLOPS (MFMA) kernels are for AMD GPUs"),
+           "%s", tc_str_cstr(&err));
   pb.b_dtype = TC_BF16;
-  TC_CHECK(tc_gemm_generate(&pb, &p, TC_TARGET_HIP, NULL, &k, err, sizeof err) ==
+  TC_CHECK(tc_gemm_generate(&pb, &p, TC_TARGET_HIP, NULL, &k, &err) ==
                    TC_ERR_UNSUPPORTED &&
-               has(err, "both f16 or both bf16"),
-           "%s", err);
-  TC_CHECK(tc_gemm_generate(&pb, &p, (tc_target)42, NULL, &k, err, sizeof err) ==
+               has(tc_str_cstr(&err), "both f16 or both bf16"),
+           "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_generate(&pb, &p, (tc_target)42, NULL, &k, &err) ==
                    TC_ERR_UNSUPPORTED &&
-               has(err, "unknown target 42"),
-           "%s", err);
+               has(tc_str_cstr(&err), "unknown target 42"),
+           "%s", tc_str_cstr(&err));
   tc_view_free(a);
   tc_view_free(b);
   tc_view_free(c);
@@ -402,11 +403,11 @@ static tc_conv_plan *hip_plan(tc_conv_dir dir, tc_dtype t, const char *cfg, int 
   p.stride_h = p.stride_w = stride;
   p.dtype = t;
   tc_gemm_params prm;
-  char err[512];
-  if (cfg) TC_CHECK(tc_gemm_params_parse(cfg, &prm, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  if (cfg) TC_CHECK(tc_gemm_params_parse(cfg, &prm, &err) == 0, "%s", tc_str_cstr(&err));
   tc_conv_plan *plan = NULL;
-  tc_status st = tc_conv_plan_make(&p, cfg ? &prm : NULL, TC_TARGET_HIP, &plan, err, sizeof err);
-  TC_CHECK(st == TC_OK, "conv plan: %s", err);
+  tc_status st = tc_conv_plan_make(&p, cfg ? &prm : NULL, TC_TARGET_HIP, &plan, &err);
+  TC_CHECK(st == TC_OK, "conv plan: %s", tc_str_cstr(&err));
   return plan;
 }
 
@@ -506,10 +507,10 @@ static void test_hip_kernel_api(void) {
   } else {
     TC_CHECK(st == TC_OK, "run: %s: %s", tc_status_name(st), tc_kernel_error(k));
     double max_err = 0;
-    char msg[512] = "";
+    TC_STR_LOCAL(msg);
     tc_reference_run(f, want);
-    TC_CHECK(st != TC_OK || tc_outputs_compare(f, bufs, want, &max_err, msg, sizeof msg) == 0,
-             "transpose on the AMD GPU: %s", msg);
+    TC_CHECK(st != TC_OK || tc_outputs_compare(f, bufs, want, &max_err, &msg) == 0,
+             "transpose on the AMD GPU: %s", tc_str_cstr(&msg));
   }
   tc_str_free(&why);
   tc_params_free(f, bufs);

@@ -270,12 +270,12 @@ static void gemm_kernels(void) {
     tc_gemm_problem pb = {a, b, c, g[j].t, g[j].t, TC_F32, 0, 1.0f};
     tc_gemm_shape s = tc_gemm_problem_shape(&pb);
     tc_gemm_params prm;
-    char err[512];
+    TC_STR_LOCAL(err);
     tc_gemm_kernel k;
-    int ok = tc_gemm_params_parse(g[j].cfg, &prm, err, sizeof err) == 0 &&
-             tc_gemm_params_derive(&prm, &s, err, sizeof err) == 0 &&
-             tc_gemm_generate(&pb, &prm, TC_TARGET_HIP, g[j].name, &k, err, sizeof err) == TC_OK;
-    TC_CHECK(ok, "%s: %s", g[j].cfg, err);
+    int ok = tc_gemm_params_parse(g[j].cfg, &prm, &err) == 0 &&
+             tc_gemm_params_derive(&prm, &s, &err) == 0 &&
+             tc_gemm_generate(&pb, &prm, TC_TARGET_HIP, g[j].name, &k, &err) == TC_OK;
+    TC_CHECK(ok, "%s: %s", g[j].cfg, tc_str_cstr(&err));
     if (ok) {
       printed *p = add_kernel(g[j].name, k.source);
       p->nparams = 3;
@@ -296,18 +296,18 @@ static void tile_kernels(void) {
     tc_tile_gemm_desc_init(&d, 64, 32, 64);
     d.moe = moe;
     if (moe) d.tokens = 40, d.num_valid = 29;
-    char why[1024] = "";
-    TC_REQUIRE(tc_tile_gemm_resolve(&d, why, sizeof why) == 0, "%s", why);
+    TC_STR_LOCAL(why);
+    TC_REQUIRE(tc_tile_gemm_resolve(&d, &why) == 0, "%s", tc_str_cstr(&why));
     const char *name = moe ? "tile_moe" : "tile_gemm";
-    tc_tile_kernel *kern = tc_tile_gemm_build(&d, name, why, sizeof why);
-    TC_REQUIRE(kern, "%s: %s", name, why);
+    tc_tile_kernel *kern = tc_tile_gemm_build(&d, name, &why);
+    TC_REQUIRE(kern, "%s: %s", name, tc_str_cstr(&why));
     tc_tile_pass_options po;
     tc_tile_pass_options_default(&po);
     tc_tile_run_passes(kern, &po);
     tc_tile_emitted em;
     memset(&em, 0, sizeof em);
-    tc_status st = tc_tile_emit(kern, tc_tile_dialect(TC_TARGET_HIP), &em, why, sizeof why);
-    TC_CHECK(st == TC_OK, "%s: %s", name, why);
+    tc_status st = tc_tile_emit(kern, tc_tile_dialect(TC_TARGET_HIP), &em, &why);
+    TC_CHECK(st == TC_OK, "%s: %s", name, tc_str_cstr(&why));
     if (st == TC_OK) {
       printed *p = add_kernel(name, em.source);
       p->nparams = moe ? 5 : 4;
@@ -331,8 +331,8 @@ static void conv_kernels(void) {
   p.n = 2, p.c = 8, p.h = p.w = 10, p.k = 16, p.y = p.x = 1;
   p.stride_h = p.stride_w = 2;
   tc_conv_plan *plan = NULL;
-  char err[512];
-  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_HIP, &plan, err, sizeof err) == TC_OK, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_conv_plan_make(&p, NULL, TC_TARGET_HIP, &plan, &err) == TC_OK, "%s", tc_str_cstr(&err));
   int zero = 0;
   for (int i = 0; i < plan->nsteps; i++) {
     const tc_gemm_kernel *k = &plan->steps[i].kernel;
@@ -725,13 +725,13 @@ static void test_device_run(void) {
     if (k) {
       void **got = tc_params_alloc(f, 1), **want = tc_params_alloc(f, 1);
       double ms = 0, max_err = 0;
-      char msg[512] = "";
+      TC_STR_LOCAL(msg);
       st = tc_kernel_run(k, got, NULL, &ms);
       TC_CHECK(st == TC_OK, "%s: %s: %s", e->name, tc_status_name(st), tc_kernel_error(k));
       if (st == TC_OK) {
         tc_reference_run(f, want);
-        TC_CHECK(tc_outputs_compare(f, got, want, &max_err, msg, sizeof msg) == 0, "%s: %s",
-                 e->name, msg);
+        TC_CHECK(tc_outputs_compare(f, got, want, &max_err, &msg) == 0, "%s: %s",
+                 e->name, tc_str_cstr(&msg));
       }
       tc_params_free(f, got), tc_params_free(f, want);
       tc_kernel_free(k);

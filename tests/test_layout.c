@@ -126,23 +126,23 @@ static void push_op(chain *c, ref_op o) {
 /* Calls an illegal XOR or CuTe swizzle and checks that it is refused and
  * leaves the graph alone. */
 static void try_illegal(chain *c) {
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int na = c->g.naxes, nx = c->g.nxf, o1 = -1, o2 = -1;
   if (c->nleaves >= 2 && rnd(2)) {
     int i = rnd(c->nleaves), j = rnd(c->nleaves - 1);
     if (j >= i) j++;
     int x = c->leaves[i], y = c->leaves[j];
     if (pow2(c->ext[y]) && c->ext[x] <= c->ext[y]) return;
-    TC_CHECK(tc_dg_xor(&c->g, x, y, &o1, &o2, err, sizeof err) == -1,
+    TC_CHECK(tc_dg_xor(&c->g, x, y, &o1, &o2, &err) == -1,
              "xor of extents %lld, %lld accepted", (long long)c->ext[x], (long long)c->ext[y]);
-    TC_CHECK(strstr(err, "power of two") != NULL, "err: %s", err);
+    TC_CHECK(strstr(tc_str_cstr(&err), "power of two") != NULL, "err: %s", tc_str_cstr(&err));
   } else {
     int a = c->leaves[rnd(c->nleaves)];
     int b = 1 + rnd(3), m = rnd(3), s = b + rnd(2);
     if (c->ext[a] % ((int64_t)1 << (b + m + s)) == 0) return;
-    TC_CHECK(tc_dg_cute(&c->g, a, b, m, s, &o1, err, sizeof err) == -1,
+    TC_CHECK(tc_dg_cute(&c->g, a, b, m, s, &o1, &err) == -1,
              "Swizzle<%d,%d,%d> on extent %lld accepted", b, m, s, (long long)c->ext[a]);
-    TC_CHECK(strstr(err, "multiple of") != NULL, "err: %s", err);
+    TC_CHECK(strstr(tc_str_cstr(&err), "multiple of") != NULL, "err: %s", tc_str_cstr(&err));
   }
   TC_CHECK(c->g.naxes == na && c->g.nxf == nx, "a refused transform changed the graph");
   st.illegal_attempts++;
@@ -151,7 +151,7 @@ static void try_illegal(chain *c) {
 /* One random transform on the leaves; returns false if the pick did not
  * apply (the caller tries again). */
 static bool random_op(chain *c) {
-  char err[256];
+  TC_STR_LOCAL(err);
   int kind = rnd(100);
   int64_t prod = leaf_product(c);
   if (kind < 35) { /* split */
@@ -171,8 +171,8 @@ static bool random_op(chain *c) {
     int64_t oe = inner ? rest : f, ie = inner ? f : rest;
     if (prod / e * oe * ie > CAP) return false;
     int o = -1, i = -1;
-    int rc = tc_dg_split(&c->g, a, f, inner, &o, &i, err, sizeof err);
-    TC_CHECK(rc == 0, "split: %s", err);
+    int rc = tc_dg_split(&c->g, a, f, inner, &o, &i, &err);
+    TC_CHECK(rc == 0, "split: %s", tc_str_cstr(&err));
     if (rc) return false;
     bool pad = c->padded[a] || oe * ie != e;
     if (oe * ie != e) c->nondiv = true;
@@ -190,8 +190,8 @@ static bool random_op(chain *c) {
     int i = rnd(c->nleaves), j = rnd(c->nleaves - 1);
     if (j >= i) j++;
     int a = c->leaves[i], b = c->leaves[j], out = -1;
-    int rc = tc_dg_merge(&c->g, a, b, &out, err, sizeof err);
-    TC_CHECK(rc == 0, "merge: %s", err);
+    int rc = tc_dg_merge(&c->g, a, b, &out, &err);
+    TC_CHECK(rc == 0, "merge: %s", tc_str_cstr(&err));
     if (rc) return false;
     set_axis(c, out, c->ext[a] * c->ext[b], c->padded[a] || c->padded[b]);
     ref_op op = {.kind = TC_XF_MERGE, .in = {a, b}, .nin = 2, .out = {out, -1}, .nout = 1};
@@ -213,8 +213,8 @@ static bool random_op(chain *c) {
     }
     int k = rnd(n), xi = cand[k][0], yi = cand[k][1];
     int x = c->leaves[xi], y = c->leaves[yi], ox = -1, oy = -1;
-    int rc = tc_dg_xor(&c->g, x, y, &ox, &oy, err, sizeof err);
-    TC_CHECK(rc == 0, "xor: %s", err);
+    int rc = tc_dg_xor(&c->g, x, y, &ox, &oy, &err);
+    TC_CHECK(rc == 0, "xor: %s", tc_str_cstr(&err));
     if (rc) return false;
     bool pad = c->padded[x] || c->padded[y];
     set_axis(c, ox, c->ext[x], pad);
@@ -238,8 +238,8 @@ static bool random_op(chain *c) {
       return false;
     }
     int k = rnd(n), li = cand[k][0], a = c->leaves[li], out = -1;
-    int rc = tc_dg_cute(&c->g, a, cand[k][1], cand[k][2], cand[k][3], &out, err, sizeof err);
-    TC_CHECK(rc == 0, "cute: %s", err);
+    int rc = tc_dg_cute(&c->g, a, cand[k][1], cand[k][2], cand[k][3], &out, &err);
+    TC_CHECK(rc == 0, "cute: %s", tc_str_cstr(&err));
     if (rc) return false;
     set_axis(c, out, c->ext[a], c->padded[a]);
     ref_op op = {.kind = TC_XF_CUTE, .in = {a, -1}, .nin = 1, .out = {out, -1}, .nout = 1,
@@ -257,8 +257,8 @@ static bool random_op(chain *c) {
   int64_t ne = e + l + r;
   if (ne < 1 || prod / e * ne > CAP) return false;
   int out = -1;
-  int rc = tc_dg_resize(&c->g, a, l, r, &out, err, sizeof err);
-  TC_CHECK(rc == 0, "resize: %s", err);
+  int rc = tc_dg_resize(&c->g, a, l, r, &out, &err);
+  TC_CHECK(rc == 0, "resize: %s", tc_str_cstr(&err));
   if (rc) return false;
   set_axis(c, out, ne, true);
   ref_op op = {.kind = TC_XF_RESIZE, .in = {a, -1}, .nin = 1, .out = {out, -1}, .nout = 1,
@@ -397,9 +397,9 @@ static int check_chain(chain *c, int idx) {
   int *map = tc_xmalloc(sizeof(int) * (size_t)g->naxes);
   for (int a = 0; a < g->naxes; a++) map[a] = -1;
   for (int r = 0; r < c->nroots; r++) map[c->roots[r]] = roots2[r];
-  char err[256] = "";
-  int rrc = tc_dg_replay(g, hist, nh, &map, err, sizeof err);
-  TC_CHECK(rrc == 0, "chain %d replay: %s", idx, err);
+  TC_STR_LOCAL(err);
+  int rrc = tc_dg_replay(g, hist, nh, &map, &err);
+  TC_CHECK(rrc == 0, "chain %d replay: %s", idx, tc_str_cstr(&err));
   int leaves2[MAXLEAF];
   for (int i = 0; i < c->nleaves; i++) {
     int a = c->leaves[i], b = rrc == 0 ? map[a] : -1;
@@ -605,12 +605,12 @@ static const tc_expr **forward_from_roots(tc_epool *p, const tc_dgraph *g, const
 static void xor_case(int64_t xe, int64_t ye) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int x = tc_dg_root(&g, xe, 0), y = tc_dg_root(&g, ye, 1), ox, oy, ox2, oy2;
-  TC_REQUIRE(tc_dg_xor(&g, x, y, &ox, &oy, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_xor(&g, x, y, &ox, &oy, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(g.axes[ox].extent == xe && g.axes[oy].extent == ye, "xor extents");
   /* applied twice it is the identity */
-  TC_REQUIRE(tc_dg_xor(&g, ox, oy, &ox2, &oy2, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_xor(&g, ox, oy, &ox2, &oy2, &err) == 0, "%s", tc_str_cstr(&err));
   tc_epool *p = tc_epool_new();
   int roots[2] = {x, y};
   const tc_expr **v = forward_from_roots(p, &g, roots, 2);
@@ -650,10 +650,10 @@ static void test_xor_swizzle(void) {
 static void cute_case(int b, int m, int s, int64_t e) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int x = tc_dg_root(&g, e, 0), o, o2;
-  TC_REQUIRE(tc_dg_cute(&g, x, b, m, s, &o, err, sizeof err) == 0, "Swizzle<%d,%d,%d>: %s", b, m, s, err);
-  TC_REQUIRE(tc_dg_cute(&g, o, b, m, s, &o2, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_cute(&g, x, b, m, s, &o, &err) == 0, "Swizzle<%d,%d,%d>: %s", b, m, s, tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_cute(&g, o, b, m, s, &o2, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(g.axes[o].extent == e, "cute extent");
   tc_epool *p = tc_epool_new();
   const tc_expr **v = forward_from_roots(p, &g, &x, 1);
@@ -702,30 +702,30 @@ static void test_cute_swizzle(void) {
   /* illegal parameters */
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int x = tc_dg_root(&g, 1024, 0), o = -7;
-  TC_CHECK(tc_dg_cute(&g, x, 3, 4, 2, &o, err, sizeof err) == -1, "S < B accepted");
-  TC_CHECK(strstr(err, "Swizzle<3,4,2>") && strstr(err, "B <= S"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, x, -1, 4, 3, &o, err, sizeof err) == -1, "B < 0 accepted");
-  TC_CHECK(strstr(err, "0 <= B"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, x, 1, -1, 3, &o, err, sizeof err) == -1, "M < 0 accepted");
-  TC_CHECK(strstr(err, "Swizzle<1,-1,3>"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, x, 20, 1, 20, &o, err, sizeof err) == -1, "B+M+S > 40 accepted");
-  TC_CHECK(strstr(err, "40"), "err: %s", err);
+  TC_CHECK(tc_dg_cute(&g, x, 3, 4, 2, &o, &err) == -1, "S < B accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "Swizzle<3,4,2>") && strstr(tc_str_cstr(&err), "B <= S"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, x, -1, 4, 3, &o, &err) == -1, "B < 0 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "0 <= B"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, x, 1, -1, 3, &o, &err) == -1, "M < 0 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "Swizzle<1,-1,3>"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, x, 20, 1, 20, &o, &err) == -1, "B+M+S > 40 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "40"), "err: %s", tc_str_cstr(&err));
   int y = tc_dg_root(&g, 100, 1);
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, y, 2, 1, 4, &o, err, sizeof err) == -1, "extent 100 for period 128 accepted");
-  TC_CHECK(strstr(err, "multiple of 128") && strstr(err, "100"), "err: %s", err);
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, y, 2, 1, 4, &o, &err) == -1, "extent 100 for period 128 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "multiple of 128") && strstr(tc_str_cstr(&err), "100"), "err: %s", tc_str_cstr(&err));
   int z = tc_dg_root(&g, 1536, 2);
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, z, 3, 4, 3, &o, err, sizeof err) == -1, "extent 1536 for period 1024 accepted");
-  TC_CHECK(strstr(err, "multiple of 1024") && strstr(err, "1536"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, 99, 1, 1, 1, &o, err, sizeof err) == -1, "no such axis accepted");
-  TC_CHECK(strstr(err, "no such axis"), "err: %s", err);
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, z, 3, 4, 3, &o, &err) == -1, "extent 1536 for period 1024 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "multiple of 1024") && strstr(tc_str_cstr(&err), "1536"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, 99, 1, 1, 1, &o, &err) == -1, "no such axis accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "no such axis"), "err: %s", tc_str_cstr(&err));
   TC_CHECK(g.naxes == 3 && g.nxf == 0 && o == -7, "a refused swizzle changed the graph");
   tc_dg_free(&g);
 }
@@ -733,20 +733,20 @@ static void test_cute_swizzle(void) {
 /* The 128-byte swizzle of a bulk-copy box, built from transforms: rows and
  * 16-byte chunks, chunk' = chunk ^ (row % 8). */
 static void test_swizzle_as_transforms(void) {
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   /* chunk granularity: [rows=16, chunks=8] vs Swizzle<3,0,3> on row*8+chunk */
   {
     tc_dgraph g;
     tc_dg_init(&g);
     int row = tc_dg_root(&g, 16, 0), chunk = tc_dg_root(&g, 8, 1), ro, ri, rx, cx, r2, lin;
-    TC_REQUIRE(tc_dg_split(&g, row, 8, 1, &ro, &ri, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_xor(&g, ri, chunk, &rx, &cx, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_merge(&g, ro, rx, &r2, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_merge(&g, r2, cx, &lin, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_dg_split(&g, row, 8, 1, &ro, &ri, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_xor(&g, ri, chunk, &rx, &cx, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_merge(&g, ro, rx, &r2, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_merge(&g, r2, cx, &lin, &err) == 0, "%s", tc_str_cstr(&err));
     TC_CHECK(g.axes[lin].extent == 128, "extent %lld", (long long)g.axes[lin].extent);
     /* the same swizzle as a CuTe transform on a linear axis */
     int flat = tc_dg_root(&g, 128, 0), sw;
-    TC_REQUIRE(tc_dg_cute(&g, flat, 3, 0, 3, &sw, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_dg_cute(&g, flat, 3, 0, 3, &sw, &err) == 0, "%s", tc_str_cstr(&err));
     tc_epool *p = tc_epool_new();
     int roots[3] = {row, chunk, flat};
     const tc_expr **v = forward_from_roots(p, &g, roots, 3);
@@ -769,15 +769,15 @@ static void test_swizzle_as_transforms(void) {
     tc_dg_init(&g);
     int row = tc_dg_root(&g, 16, 0), byte = tc_dg_root(&g, 128, 1);
     int ro, ri, ch, bi, rx, cx, b2, r2, lin;
-    TC_REQUIRE(tc_dg_split(&g, byte, 16, 1, &ch, &bi, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_split(&g, row, 8, 1, &ro, &ri, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_xor(&g, ri, ch, &rx, &cx, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_merge(&g, cx, bi, &b2, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_merge(&g, ro, rx, &r2, err, sizeof err) == 0, "%s", err);
-    TC_REQUIRE(tc_dg_merge(&g, r2, b2, &lin, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_dg_split(&g, byte, 16, 1, &ch, &bi, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_split(&g, row, 8, 1, &ro, &ri, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_xor(&g, ri, ch, &rx, &cx, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_merge(&g, cx, bi, &b2, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_merge(&g, ro, rx, &r2, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE(tc_dg_merge(&g, r2, b2, &lin, &err) == 0, "%s", tc_str_cstr(&err));
     TC_CHECK(g.axes[lin].extent == 2048, "extent %lld", (long long)g.axes[lin].extent);
     int flat = tc_dg_root(&g, 2048, 0), sw;
-    TC_REQUIRE(tc_dg_cute(&g, flat, 3, 4, 3, &sw, err, sizeof err) == 0, "%s", err);
+    TC_REQUIRE(tc_dg_cute(&g, flat, 3, 4, 3, &sw, &err) == 0, "%s", tc_str_cstr(&err));
     tc_epool *p = tc_epool_new();
     int roots[3] = {row, byte, flat};
     const tc_expr **v = forward_from_roots(p, &g, roots, 3);
@@ -814,18 +814,18 @@ static void test_swizzle_as_transforms(void) {
 static void test_history_replay(void) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int a0 = tc_dg_root(&g, 6, 0), a1 = tc_dg_root(&g, 8, 1);
   int p0, p1, m, m0, m1, x0, x1, cu, rz, junk0, junk1;
-  TC_REQUIRE(tc_dg_split(&g, a0, 4, 1, &p0, &p1, err, sizeof err) == 0, "%s", err); /* 2, 4 (padded) */
-  TC_REQUIRE(tc_dg_merge(&g, p1, a1, &m, err, sizeof err) == 0, "%s", err);         /* 32 */
-  TC_REQUIRE(tc_dg_split(&g, m, 4, 0, &m0, &m1, err, sizeof err) == 0, "%s", err);  /* 4, 8 */
-  TC_REQUIRE(tc_dg_xor(&g, m0, m1, &x0, &x1, err, sizeof err) == 0, "%s", err);     /* 4, 8 */
-  TC_REQUIRE(tc_dg_cute(&g, x1, 1, 1, 1, &cu, err, sizeof err) == 0, "%s", err);    /* 8 */
-  TC_REQUIRE(tc_dg_resize(&g, p0, 1, 2, &rz, err, sizeof err) == 0, "%s", err);     /* 5 */
+  TC_REQUIRE(tc_dg_split(&g, a0, 4, 1, &p0, &p1, &err) == 0, "%s", tc_str_cstr(&err)); /* 2, 4 (padded) */
+  TC_REQUIRE(tc_dg_merge(&g, p1, a1, &m, &err) == 0, "%s", tc_str_cstr(&err));         /* 32 */
+  TC_REQUIRE(tc_dg_split(&g, m, 4, 0, &m0, &m1, &err) == 0, "%s", tc_str_cstr(&err));  /* 4, 8 */
+  TC_REQUIRE(tc_dg_xor(&g, m0, m1, &x0, &x1, &err) == 0, "%s", tc_str_cstr(&err));     /* 4, 8 */
+  TC_REQUIRE(tc_dg_cute(&g, x1, 1, 1, 1, &cu, &err) == 0, "%s", tc_str_cstr(&err));    /* 8 */
+  TC_REQUIRE(tc_dg_resize(&g, p0, 1, 2, &rz, &err) == 0, "%s", tc_str_cstr(&err));     /* 5 */
   /* an unrelated transform on another root must stay out of the history */
   int other = tc_dg_root(&g, 12, 2);
-  TC_REQUIRE(tc_dg_split(&g, other, 3, 1, &junk0, &junk1, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_split(&g, other, 3, 1, &junk0, &junk1, &err) == 0, "%s", tc_str_cstr(&err));
   int leaves[4] = {rz, x0, cu}, nl = 3;
   int srcs[2] = {a0, a1};
   int hist[16];
@@ -857,7 +857,7 @@ static void test_history_replay(void) {
   for (int a = 0; a < g.naxes; a++) map[a] = -1;
   map[a0] = b0, map[a1] = b1;
   int before = g.naxes;
-  TC_REQUIRE(tc_dg_replay(&g, hist, nh, &map, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_replay(&g, hist, nh, &map, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(g.naxes, before + 9);
   TC_CHECK_EQ_INT(g.nxf, 7 + 6);
   int rl[3];
@@ -879,7 +879,7 @@ static void test_history_replay(void) {
   map = tc_xrealloc(map, sizeof(int) * (size_t)g.naxes);
   for (int a = 0; a < g.naxes; a++) map[a] = -1;
   map[a0] = c0, map[a1] = c1;
-  TC_REQUIRE(tc_dg_replay(&g, hist, nh, &map, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_replay(&g, hist, nh, &map, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(g.axes[map[cu]].sig != g.axes[cu].sig, "signature ignores root positions");
 
   /* the index expressions of both domains agree */
@@ -917,9 +917,9 @@ static void test_history_replay(void) {
   /* replay with an input that has no counterpart */
   for (int a = 0; a < g.naxes; a++) map[a] = -1;
   map[a0] = b0;
-  err[0] = 0;
-  TC_CHECK(tc_dg_replay(&g, hist, nh, &map, err, sizeof err) == -1, "replay without a counterpart");
-  TC_CHECK(strstr(err, "no counterpart") != NULL, "err: %s", err);
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_replay(&g, hist, nh, &map, &err) == -1, "replay without a counterpart");
+  TC_CHECK(strstr(tc_str_cstr(&err), "no counterpart") != NULL, "err: %s", tc_str_cstr(&err));
   free(va), free(vb), free(map);
   tc_epool_free(p);
   tc_dg_free(&g);
@@ -928,57 +928,57 @@ static void test_history_replay(void) {
 static void test_errors(void) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int a = tc_dg_root(&g, 12, 0), b = tc_dg_root(&g, 6, 1), c = tc_dg_root(&g, 8, 2);
   int o1 = -5, o2 = -5;
-  TC_CHECK(tc_dg_split(&g, a, 0, 1, &o1, &o2, err, sizeof err) == -1, "factor 0 accepted");
-  TC_CHECK(strstr(err, "split factor must be at least 1") && strstr(err, "got 0"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_split(&g, a, -3, 0, &o1, &o2, err, sizeof err) == -1, "factor -3 accepted");
-  TC_CHECK(strstr(err, "got -3"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_split(&g, 42, 2, 1, &o1, &o2, err, sizeof err) == -1, "bad axis accepted");
-  TC_CHECK(strstr(err, "no such axis"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_xor(&g, a, b, &o1, &o2, err, sizeof err) == -1, "xor with y extent 6 accepted");
-  TC_CHECK(strstr(err, "power of two") && strstr(err, "12") && strstr(err, "6"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_xor(&g, a, c, &o1, &o2, err, sizeof err) == -1, "xor 12 onto 8 accepted");
-  TC_CHECK(strstr(err, "power of two"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_xor(&g, c, c, &o1, &o2, err, sizeof err) == -1, "xor of an axis with itself");
-  TC_CHECK(strstr(err, "two distinct axes"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_merge(&g, a, a, &o1, err, sizeof err) == -1, "merge of an axis with itself");
-  TC_CHECK(strstr(err, "two distinct axes"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_resize(&g, b, -3, -3, &o1, err, sizeof err) == -1, "resize to 0 accepted");
-  TC_CHECK(strstr(err, "at least 1") && strstr(err, "extent 0"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_resize(&g, b, -10, 1, &o1, err, sizeof err) == -1, "resize to -3 accepted");
-  TC_CHECK(strstr(err, "at least 1") && strstr(err, "-3"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_resize(&g, -1, 1, 1, &o1, err, sizeof err) == -1, "resize of axis -1");
-  TC_CHECK(strstr(err, "no such axis"), "err: %s", err);
+  TC_CHECK(tc_dg_split(&g, a, 0, 1, &o1, &o2, &err) == -1, "factor 0 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "split factor must be at least 1") && strstr(tc_str_cstr(&err), "got 0"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_split(&g, a, -3, 0, &o1, &o2, &err) == -1, "factor -3 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "got -3"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_split(&g, 42, 2, 1, &o1, &o2, &err) == -1, "bad axis accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "no such axis"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_xor(&g, a, b, &o1, &o2, &err) == -1, "xor with y extent 6 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "power of two") && strstr(tc_str_cstr(&err), "12") && strstr(tc_str_cstr(&err), "6"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_xor(&g, a, c, &o1, &o2, &err) == -1, "xor 12 onto 8 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "power of two"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_xor(&g, c, c, &o1, &o2, &err) == -1, "xor of an axis with itself");
+  TC_CHECK(strstr(tc_str_cstr(&err), "two distinct axes"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_merge(&g, a, a, &o1, &err) == -1, "merge of an axis with itself");
+  TC_CHECK(strstr(tc_str_cstr(&err), "two distinct axes"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_resize(&g, b, -3, -3, &o1, &err) == -1, "resize to 0 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "at least 1") && strstr(tc_str_cstr(&err), "extent 0"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_resize(&g, b, -10, 1, &o1, &err) == -1, "resize to -3 accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "at least 1") && strstr(tc_str_cstr(&err), "-3"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_resize(&g, -1, 1, 1, &o1, &err) == -1, "resize of axis -1");
+  TC_CHECK(strstr(tc_str_cstr(&err), "no such axis"), "err: %s", tc_str_cstr(&err));
   TC_CHECK(g.naxes == 3 && g.nxf == 0 && o1 == -5 && o2 == -5, "a refused transform changed the graph");
   /* the boundary cases are accepted */
-  TC_CHECK(tc_dg_resize(&g, b, -3, -2, &o1, err, sizeof err) == 0 && g.axes[o1].extent == 1, "%s", err);
-  TC_CHECK(tc_dg_split(&g, a, 1, 1, &o1, &o2, err, sizeof err) == 0 && g.axes[o1].extent == 12 &&
-               g.axes[o2].extent == 1, "%s", err);
-  TC_CHECK(tc_dg_split(&g, c, 20, 1, &o1, &o2, err, sizeof err) == 0 && g.axes[o1].extent == 1 &&
-               g.axes[o2].extent == 20, "%s", err);
+  TC_CHECK(tc_dg_resize(&g, b, -3, -2, &o1, &err) == 0 && g.axes[o1].extent == 1, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_dg_split(&g, a, 1, 1, &o1, &o2, &err) == 0 && g.axes[o1].extent == 12 &&
+               g.axes[o2].extent == 1, "%s", tc_str_cstr(&err));
+  TC_CHECK(tc_dg_split(&g, c, 20, 1, &o1, &o2, &err) == 0 && g.axes[o1].extent == 1 &&
+               g.axes[o2].extent == 20, "%s", tc_str_cstr(&err));
   /* huge arguments: no overflow in the extent arithmetic */
   int big = tc_dg_root(&g, 12, 3);
-  TC_CHECK(tc_dg_split(&g, big, INT64_MAX, 1, &o1, &o2, err, sizeof err) == 0 &&
-               g.axes[o1].extent == 1 && g.axes[o2].extent == INT64_MAX, "split by INT64_MAX: %s", err);
-  TC_CHECK(tc_dg_split(&g, big, INT64_MAX, 0, &o1, &o2, err, sizeof err) == 0 &&
-               g.axes[o1].extent == INT64_MAX && g.axes[o2].extent == 1, "outer split by INT64_MAX: %s", err);
+  TC_CHECK(tc_dg_split(&g, big, INT64_MAX, 1, &o1, &o2, &err) == 0 &&
+               g.axes[o1].extent == 1 && g.axes[o2].extent == INT64_MAX, "split by INT64_MAX: %s", tc_str_cstr(&err));
+  TC_CHECK(tc_dg_split(&g, big, INT64_MAX, 0, &o1, &o2, &err) == 0 &&
+               g.axes[o1].extent == INT64_MAX && g.axes[o2].extent == 1, "outer split by INT64_MAX: %s", tc_str_cstr(&err));
   int na = g.naxes;
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, big, 1, 0, 2147483647, &o1, err, sizeof err) == -1, "Swizzle<1,0,INT_MAX> accepted");
-  TC_CHECK(strstr(err, "B+M+S <= 40"), "err: %s", err);
-  err[0] = 0;
-  TC_CHECK(tc_dg_cute(&g, big, 2147483647, 0, 2147483647, &o1, err, sizeof err) == -1,
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, big, 1, 0, 2147483647, &o1, &err) == -1, "Swizzle<1,0,INT_MAX> accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "B+M+S <= 40"), "err: %s", tc_str_cstr(&err));
+  tc_str_clear(&err);
+  TC_CHECK(tc_dg_cute(&g, big, 2147483647, 0, 2147483647, &o1, &err) == -1,
            "Swizzle<INT_MAX,0,INT_MAX> accepted");
   TC_CHECK(g.naxes == na, "a refused swizzle changed the graph");
   tc_dg_free(&g);
@@ -989,41 +989,41 @@ static void test_errors(void) {
 static void test_signatures(void) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int a = tc_dg_root(&g, 64, 0), b = tc_dg_root(&g, 64, 1), a2 = tc_dg_root(&g, 64, 0);
   int a3 = tc_dg_root(&g, 32, 0);
   TC_CHECK(g.axes[a].sig == g.axes[a2].sig, "equal roots");
   TC_CHECK(g.axes[a].sig != g.axes[b].sig && g.axes[a].sig != g.axes[a3].sig, "root position/extent");
 #define SIG(x) (g.axes[x].sig)
   int o[8], i[8];
-  TC_REQUIRE(tc_dg_split(&g, a, 4, 1, &o[0], &i[0], err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_split(&g, a, 4, 0, &o[1], &i[1], err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_split(&g, a, 8, 1, &o[2], &i[2], err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_split(&g, a2, 4, 1, &o[3], &i[3], err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_split(&g, a, 4, 1, &o[0], &i[0], &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_split(&g, a, 4, 0, &o[1], &i[1], &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_split(&g, a, 8, 1, &o[2], &i[2], &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_split(&g, a2, 4, 1, &o[3], &i[3], &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(SIG(o[0]) != SIG(i[0]), "outputs of one split");
   TC_CHECK(SIG(o[0]) != SIG(o[1]) && SIG(i[0]) != SIG(i[1]), "inner vs outer split");
   TC_CHECK(SIG(o[0]) != SIG(o[2]) && SIG(i[0]) != SIG(i[2]), "split factor");
   TC_CHECK(SIG(o[0]) == SIG(o[3]) && SIG(i[0]) == SIG(i[3]), "the same split twice");
   int m1, m2, m3;
-  TC_REQUIRE(tc_dg_merge(&g, a, b, &m1, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_merge(&g, b, a, &m2, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_merge(&g, a2, b, &m3, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_merge(&g, a, b, &m1, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_merge(&g, b, a, &m2, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_merge(&g, a2, b, &m3, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(SIG(m1) != SIG(m2) && SIG(m1) == SIG(m3), "merge order");
   int x1, y1, x2, y2;
-  TC_REQUIRE(tc_dg_xor(&g, a, b, &x1, &y1, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_xor(&g, b, a, &x2, &y2, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_xor(&g, a, b, &x1, &y1, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_xor(&g, b, a, &x2, &y2, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(SIG(x1) != SIG(y1) && SIG(x1) != SIG(x2) && SIG(y1) != SIG(y2), "xor");
   TC_CHECK(SIG(x1) != SIG(a) && SIG(y1) != SIG(b), "xor outputs vs inputs");
   int c1, c2, c3, c4;
-  TC_REQUIRE(tc_dg_cute(&g, a, 1, 1, 1, &c1, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_cute(&g, a, 1, 1, 2, &c2, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_cute(&g, a, 1, 2, 1, &c3, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_cute(&g, a, 2, 1, 2, &c4, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_cute(&g, a, 1, 1, 1, &c1, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_cute(&g, a, 1, 1, 2, &c2, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_cute(&g, a, 1, 2, 1, &c3, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_cute(&g, a, 2, 1, 2, &c4, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(SIG(c1) != SIG(c2) && SIG(c1) != SIG(c3) && SIG(c2) != SIG(c4) && SIG(c1) != SIG(a), "cute");
   int r1, r2, r3;
-  TC_REQUIRE(tc_dg_resize(&g, a, 1, 2, &r1, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_resize(&g, a, 2, 1, &r2, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_dg_resize(&g, a2, 1, 2, &r3, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_resize(&g, a, 1, 2, &r1, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_resize(&g, a, 2, 1, &r2, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_dg_resize(&g, a2, 1, 2, &r3, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(SIG(r1) != SIG(r2) && SIG(r1) == SIG(r3), "resize");
 #undef SIG
   tc_dg_free(&g);
@@ -1033,14 +1033,14 @@ static void test_signatures(void) {
 static void test_split_extents(void) {
   tc_dgraph g;
   tc_dg_init(&g);
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int a = tc_dg_root(&g, 10, 0), o, i;
-  TC_REQUIRE(tc_dg_split(&g, a, 4, 1, &o, &i, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_split(&g, a, 4, 1, &o, &i, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(g.axes[o].extent == 3 && g.axes[i].extent == 4, "inner split 10 by 4");
   TC_CHECK(tc_dg_is_padded(&g, o) && tc_dg_is_padded(&g, i) && !tc_dg_is_padded(&g, a), "padding");
-  TC_REQUIRE(tc_dg_split(&g, a, 4, 0, &o, &i, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_split(&g, a, 4, 0, &o, &i, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(g.axes[o].extent == 4 && g.axes[i].extent == 3, "outer split 10 by 4");
-  TC_REQUIRE(tc_dg_split(&g, a, 5, 0, &o, &i, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_dg_split(&g, a, 5, 0, &o, &i, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(g.axes[o].extent == 5 && g.axes[i].extent == 2 && !tc_dg_is_padded(&g, i), "outer split 10 by 5");
   char buf[32];
   TC_CHECK_STR(tc_axis_describe(&g, i, buf, sizeof buf), "iS{2}");

@@ -79,36 +79,37 @@ static tc_gemm_shape shape16(int64_t m, int64_t n, int64_t k, tc_dtype t) {
 }
 
 static int bad_cfg(const char *cfg, tc_dtype t, const char *part) {
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   tc_gemm_params p;
   tc_gemm_shape s = shape16(128, 128, 64, t);
-  int r = tc_gemm_params_parse(cfg, &p, err, sizeof err);
-  if (r == 0) r = tc_gemm_params_derive(&p, &s, err, sizeof err);
-  TC_CHECK(r == -1 && has(err, part), "%s: %s (wanted \"%s\")", cfg, err, part);
+  int r = tc_gemm_params_parse(cfg, &p, &err);
+  if (r == 0) r = tc_gemm_params_derive(&p, &s, &err);
+  TC_CHECK(r == -1 && has(tc_str_cstr(&err), part), "%s: %s (wanted \"%s\")", cfg, tc_str_cstr(&err), part);
   return r == -1;
 }
 
 static void test_mma_params(void) {
-  char err[512], buf[64];
+  char buf[64];
+  TC_STR_LOCAL(err);
   tc_gemm_params p;
   tc_gemm_shape s = shape16(128, 128, 64, TC_BF16);
-  TC_REQUIRE(tc_gemm_params_parse("mma:128,64,32,64,32", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("mma:128,64,32,64,32", &p, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(tc_gemm_params_is_mma(&p) && tc_gemm_params_is_xdlops(&p), "not mma");
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.mma, TC_MMA_M16N8K16);
   TC_CHECK_EQ_INT(p.mfma, 0);
   TC_CHECK_EQ_INT(p.waves_m, 2);
   TC_CHECK_EQ_INT(p.waves_n, 2);
   TC_CHECK_EQ_INT(p.block_size, 128);
   TC_CHECK_EQ_INT(p.c_per_write, 1);
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(tc_gemm_lds_bytes(&p), 2 * 32 * (128 + 64) * 2);
   tc_gemm_params_format(&p, buf, sizeof buf);
   TC_CHECK(strcmp(buf, "mma:128,64,32,64,32") == 0, "format: %s", buf);
   /* the other forms are unchanged */
-  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(!tc_gemm_params_is_mma(&p), "xdlops is not mma");
-  TC_REQUIRE(tc_gemm_params_parse("256,128,128,8,4,4", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("256,128,128,8,4,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(!tc_gemm_params_is_mma(&p) && !tc_gemm_params_is_xdlops(&p), "FMA");
   /* the rules, by name */
   bad_cfg("mma:64,64,16,24,32", TC_F16, "m_per_warp must be a multiple of the mma tile's M (16");
@@ -125,18 +126,18 @@ static void test_mma_params(void) {
   bad_cfg("mma:64,x,16,32,32", TC_F16, "field 2 (n_per_block) is not a positive integer");
   bad_cfg("mma:64,64,16,0,32", TC_F16, "field 4 (m_per_warp) must be between 1 and");
   /* a fully specified set that breaks a derived rule */
-  TC_REQUIRE(tc_gemm_params_parse("mma:64,64,16,32,32", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("mma:64,64,16,32,32", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   tc_gemm_params q = p;
   q.block_size = 256;
-  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 &&
-               has(err, "block_size must equal warps along M * warps along N * warp size"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_check(&q, &s, &err) == -1 &&
+               has(tc_str_cstr(&err), "block_size must equal warps along M * warps along N * warp size"),
+           "%s", tc_str_cstr(&err));
   q = p, q.waves_m = 1;
-  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "warps along M and N"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_check(&q, &s, &err) == -1 && has(tc_str_cstr(&err), "warps along M and N"),
+           "%s", tc_str_cstr(&err));
   q = p, q.mfma = TC_MFMA_16X16X16;
-  TC_CHECK(tc_gemm_params_check(&q, &s, err, sizeof err) == -1 && has(err, "no MFMA"), "%s", err);
+  TC_CHECK(tc_gemm_params_check(&q, &s, &err) == -1 && has(tc_str_cstr(&err), "no MFMA"), "%s", tc_str_cstr(&err));
 }
 
 /* ---- GEMMs on OpenCL (emulated mma.sync) and CUDA sources ------------- */
@@ -202,21 +203,21 @@ static void test_mma_targets(void) {
   problem P;
   problem_make(&gemm_cases[0], &P);
   tc_gemm_params p;
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   tc_gemm_shape s = tc_gemm_problem_shape(&P.pb);
-  TC_REQUIRE(tc_gemm_params_parse("mma:64,64,16,32,32", &p, err, sizeof err) == 0 &&
-                 tc_gemm_params_derive(&p, &s, err, sizeof err) == 0,
-             "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("mma:64,64,16,32,32", &p, &err) == 0 &&
+                 tc_gemm_params_derive(&p, &s, &err) == 0,
+             "%s", tc_str_cstr(&err));
   tc_gemm_kernel k;
-  tc_status st = tc_gemm_generate(&P.pb, &p, TC_TARGET_HIP, "g", &k, err, sizeof err);
-  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(err, "mma.sync kernels are for NVIDIA GPUs"), "%s",
-           err);
-  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, err, sizeof err) == 0 &&
-                 tc_gemm_params_derive(&p, &s, err, sizeof err) == 0,
-             "%s", err);
-  st = tc_gemm_generate(&P.pb, &p, TC_TARGET_CUDA, "g", &k, err, sizeof err);
-  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(err, "XDLOPS (MFMA) kernels are for AMD GPUs"), "%s",
-           err);
+  tc_status st = tc_gemm_generate(&P.pb, &p, TC_TARGET_HIP, "g", &k, &err);
+  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(tc_str_cstr(&err), "mma.sync kernels are for NVIDIA GPUs"), "%s",
+           tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_parse("xdlops:64,64,16,32,32", &p, &err) == 0 &&
+                 tc_gemm_params_derive(&p, &s, &err) == 0,
+             "%s", tc_str_cstr(&err));
+  st = tc_gemm_generate(&P.pb, &p, TC_TARGET_CUDA, "g", &k, &err);
+  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(tc_str_cstr(&err), "XDLOPS (MFMA) kernels are for AMD GPUs"), "%s",
+           tc_str_cstr(&err));
   problem_free(&P);
 }
 
@@ -380,19 +381,19 @@ static void test_mma_cp_async(void) {
 static void test_mma_candidates(void) {
   tc_gemm_shape s = shape16(100, 70, 50, TC_BF16), f = shape16(100, 70, 50, TC_F32);
   tc_gemm_params *c = NULL, p;
-  char err[256] = "";
+  TC_STR_LOCAL(err);
   int n = tc_gemm_mma_candidates(&s, &c);
   TC_CHECK(n > 0, "no mma candidates");
   for (int i = 0; i < n; i++)
-    TC_CHECK(tc_gemm_params_is_mma(&c[i]) && tc_gemm_params_check(&c[i], &s, err, sizeof err) == 0,
-             "candidate %d: %s", i, err);
-  TC_CHECK(tc_gemm_mma_default(&s, &p, err, sizeof err) == 0 && n > 0 &&
+    TC_CHECK(tc_gemm_params_is_mma(&c[i]) && tc_gemm_params_check(&c[i], &s, &err) == 0,
+             "candidate %d: %s", i, tc_str_cstr(&err));
+  TC_CHECK(tc_gemm_mma_default(&s, &p, &err) == 0 && n > 0 &&
                !memcmp(&p, &c[0], sizeof p),
-           "default: %s", err);
+           "default: %s", tc_str_cstr(&err));
   free(c);
   TC_CHECK(tc_gemm_mma_candidates(&f, &c) == 0 && !c, "f32 candidates");
-  TC_CHECK(tc_gemm_mma_default(&f, &p, err, sizeof err) != 0 && has(err, "f16 or bf16"), "%s",
-           err);
+  TC_CHECK(tc_gemm_mma_default(&f, &p, &err) != 0 && has(tc_str_cstr(&err), "f16 or bf16"), "%s",
+           tc_str_cstr(&err));
 }
 
 int main(void) {

@@ -339,9 +339,9 @@ static void test_cuda_run_examples(void) {
       if (st == TC_OK) {
         TC_CHECK(tc_reference_run(f, want) == TC_OK, "%s: reference", name);
         double err;
-        char msg[512];
-        long bad = tc_outputs_compare(f, got, want, &err, msg, sizeof msg);
-        TC_CHECK(bad == 0, "%s on CUDA: %ld bad elements: %s", name, bad, msg);
+        TC_STR_LOCAL(msg);
+        long bad = tc_outputs_compare(f, got, want, &err, &msg);
+        TC_CHECK(bad == 0, "%s on CUDA: %ld bad elements: %s", name, bad, tc_str_cstr(&msg));
         if (expect_smem >= 0) TC_CHECK_EQ_INT(tc_kernel_smem_bytes(k), expect_smem);
       }
       tc_params_free(f, got), tc_params_free(f, want);

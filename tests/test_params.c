@@ -24,9 +24,9 @@ static tc_gemm_shape shape(int64_t g, int64_t m, int64_t n, int64_t k) {
 
 static tc_gemm_params parsed(const char *cfg) {
   tc_gemm_params p;
-  char err[256];
+  TC_STR_LOCAL(err);
   memset(&p, 0, sizeof p);
-  if (tc_gemm_params_parse(cfg, &p, err, sizeof err)) fprintf(stderr, "parse %s: %s\n", cfg, err);
+  if (tc_gemm_params_parse(cfg, &p, &err)) fprintf(stderr, "parse %s: %s\n", cfg, tc_str_cstr(&err));
   return p;
 }
 
@@ -36,8 +36,8 @@ static tc_gemm_params parsed(const char *cfg) {
 static void test_rocmlir_example(void) {
   tc_gemm_shape s = shape(1, 1024, 1024, 1024);
   tc_gemm_params p = parsed("256,128,128,16,4,4");
-  char err[256] = "";
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.m_level0, 4);
   TC_CHECK_EQ_INT(p.m_level1, 4);
   TC_CHECK_EQ_INT(p.n_level0, 4);
@@ -55,7 +55,7 @@ static void test_rocmlir_example(void) {
   TC_CHECK_EQ_INT(p.c_per_write, 1);
   TC_CHECK_EQ_INT(p.a_read_dim, TC_GEMM_READ_MN);
   TC_CHECK_EQ_INT(tc_gemm_lds_bytes(&p), 2 * 16 * (128 + 128) * 4);
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
 }
 
 /* Vector widths steer the copies: A row-major [K][M] (M contiguous, 4
@@ -66,8 +66,8 @@ static void test_vector_widths(void) {
   s.b_vec_k = 4, s.b_vec_n = 1;
   s.c_vec_n = 4;
   tc_gemm_params p = parsed("256,128,128,16,4,4");
-  char err[256] = "";
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   /* A: 16*128/256 = 8 per thread; 4 along M, 2 along K */
   TC_CHECK_EQ_INT(p.a_read_dim, TC_GEMM_READ_MN);
   TC_CHECK_EQ_INT(p.a_cluster_k, 8);
@@ -84,9 +84,9 @@ static void test_vector_widths(void) {
   /* the same set against narrower views breaks the read-width rule */
   tc_gemm_shape narrow = s;
   narrow.a_vec_m = 2;
-  TC_CHECK(tc_gemm_params_check(&p, &narrow, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "a_src_per_read 4 exceeds the widest legal vector read of A along M (2)"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &narrow, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "a_src_per_read 4 exceeds the widest legal vector read of A along M (2)"),
+           "%s", tc_str_cstr(&err));
 }
 
 /* Smaller sets: 64,64,64,8,4,4 -> 8 clusters per dim = 4 x 2; and a set
@@ -95,8 +95,8 @@ static void test_vector_widths(void) {
 static void test_other_sets(void) {
   tc_gemm_shape s = shape(1, 64, 64, 64);
   tc_gemm_params p = parsed("64,64,64,8,4,4");
-  char err[256] = "";
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.m_level0, 4);
   TC_CHECK_EQ_INT(p.m_level1, 2);
   TC_CHECK_EQ_INT(p.n_level0, 4);
@@ -105,7 +105,7 @@ static void test_other_sets(void) {
   TC_CHECK_EQ_INT(p.a_cluster_m, 64);
 
   p = parsed("64,128,32,4,4,4");
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.m_level0, 4);
   TC_CHECK_EQ_INT(p.m_level1, 4);
   TC_CHECK_EQ_INT(p.n_level0, 4);
@@ -120,14 +120,14 @@ static void test_other_sets(void) {
   /* 2 clusters per dim: level0 2, level1 1 */
   p = parsed("64,32,128,8,8,2");
   /* m: 32/(2*8) = 2 -> 2 x 1; n: 128/4 = 32 -> 4 x 8; 2*32 = 64 threads */
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.m_level0, 2);
   TC_CHECK_EQ_INT(p.m_level1, 1);
   TC_CHECK_EQ_INT(p.n_level0, 4);
   TC_CHECK_EQ_INT(p.n_level1, 8);
   /* derivation overwrites stale derived fields */
   p.m_level0 = 99, p.a_cluster_k = 7;
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.m_level0, 2);
   TC_CHECK_EQ_INT(p.a_cluster_k * p.a_cluster_m, 64);
 }
@@ -135,10 +135,10 @@ static void test_other_sets(void) {
 static void expect_derive_error(const char *cfg, const char *msg) {
   tc_gemm_shape s = shape(1, 256, 256, 256);
   tc_gemm_params p = parsed(cfg), before;
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   before = p;
-  TC_CHECK(tc_gemm_params_derive(&p, &s, err, sizeof err) == -1, "%s accepted", cfg);
-  TC_CHECK(has(err, msg), "%s: message \"%s\" lacks \"%s\"", cfg, err, msg);
+  TC_CHECK(tc_gemm_params_derive(&p, &s, &err) == -1, "%s accepted", cfg);
+  TC_CHECK(has(tc_str_cstr(&err), msg), "%s: message \"%s\" lacks \"%s\"", cfg, tc_str_cstr(&err), msg);
   TC_CHECK(memcmp(&p, &before, sizeof p) == 0, "%s: params changed on failure", cfg);
 }
 
@@ -165,21 +165,21 @@ static void test_derive_errors(void) {
   expect_derive_error("64,64,64,512,4,4", "each thread would copy 512 elements of A per tile");
   tc_gemm_params p;
   memset(&p, 0, sizeof p);
-  char err[256] = "";
-  TC_CHECK(tc_gemm_params_derive(&p, NULL, err, sizeof err) == -1, "zero params accepted");
-  TC_CHECK(has(err, "block_size must be between 1 and 65536 (got 0)"), "%s", err);
+  TC_STR_LOCAL(err);
+  TC_CHECK(tc_gemm_params_derive(&p, NULL, &err) == -1, "zero params accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "block_size must be between 1 and 65536 (got 0)"), "%s", tc_str_cstr(&err));
   /* a shape given (M set) but not a GEMM's: every kind refuses it before
    * its rules divide by it (found by fuzz_gemm_config: G = 0 passed) */
   static const char *const kinds[] = {"64,64,64,8,4,4", "tmaws:128,128,4", "mma:64,64,32,32,32"};
   tc_gemm_shape bad = shape(0, 64, 64, 64);
   for (int i = 0; i < 3; i++) {
-    TC_REQUIRE(tc_gemm_params_parse(kinds[i], &p, err, sizeof err) == 0, "%s", err);
-    TC_CHECK(tc_gemm_params_derive(&p, &bad, err, sizeof err) == -1 &&
-                 has(err, "GEMM shape must have G, M, N, K >= 1 (got G=0 M=64 N=64 K=64)"),
-             "%s with G = 0: %s", kinds[i], err);
-    TC_CHECK(tc_gemm_params_check(&p, &bad, err, sizeof err) == -1 &&
-                 has(err, "GEMM shape must have G, M, N, K >= 1"),
-             "%s check with G = 0: %s", kinds[i], err);
+    TC_REQUIRE(tc_gemm_params_parse(kinds[i], &p, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_CHECK(tc_gemm_params_derive(&p, &bad, &err) == -1 &&
+                 has(tc_str_cstr(&err), "GEMM shape must have G, M, N, K >= 1 (got G=0 M=64 N=64 K=64)"),
+             "%s with G = 0: %s", kinds[i], tc_str_cstr(&err));
+    TC_CHECK(tc_gemm_params_check(&p, &bad, &err) == -1 &&
+                 has(tc_str_cstr(&err), "GEMM shape must have G, M, N, K >= 1"),
+             "%s check with G = 0: %s", kinds[i], tc_str_cstr(&err));
   }
 }
 
@@ -187,80 +187,81 @@ static void test_derive_errors(void) {
 static void test_check_rules(void) {
   tc_gemm_shape s = shape(1, 256, 256, 256);
   tc_gemm_params good = parsed("256,128,128,16,4,4"), p;
-  char err[512] = "";
-  TC_REQUIRE(tc_gemm_params_derive(&good, &s, err, sizeof err) == 0, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_derive(&good, &s, &err) == 0, "%s", tc_str_cstr(&err));
 
   /* the header's example: MPB 64 with MPT 4 and levels 4 x 4 */
   p = good;
   p.m_per_block = 64;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block (4*4*4*2 != 64)"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block (4*4*4*2 != 64)"),
+           "%s", tc_str_cstr(&err));
   p = good;
   p.n_level1 = 2;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block (4*4*2*2 != 128)"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block (4*4*2*2 != 128)"),
+           "%s", tc_str_cstr(&err));
   /* levels that satisfy the M/N rules but not the thread count */
   p = good;
   p.m_level0 = 2, p.m_level1 = 8;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == 0, "2x8 levels rejected: %s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == 0, "2x8 levels rejected: %s", tc_str_cstr(&err));
   p.block_size = 128;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 "
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 "
                     "(2*8*4*4 = 256 != 128)"),
-           "%s", err);
+           "%s", tc_str_cstr(&err));
   p = good;
   p.m_level0 = 0;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "must be positive"), "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "must be positive"), "%s", tc_str_cstr(&err));
 
   p = good;
   p.a_cluster_k = 4;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "a_cluster_k * a_cluster_m must equal block_size (4*128 = 512 != 256)"), "%s",
-           err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "a_cluster_k * a_cluster_m must equal block_size (4*128 = 512 != 256)"), "%s",
+           tc_str_cstr(&err));
   p = good;
   p.a_cluster_k = 32, p.a_cluster_m = 8;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "k_per_block must be a multiple of a_cluster_k (16 % 32 != 0)"), "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "k_per_block must be a multiple of a_cluster_k (16 % 32 != 0)"), "%s", tc_str_cstr(&err));
   p = good;
   p.b_cluster_k = 1, p.b_cluster_n = 256;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "n_per_block must be a multiple of b_cluster_n (128 % 256 != 0)"), "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "n_per_block must be a multiple of b_cluster_n (128 % 256 != 0)"), "%s", tc_str_cstr(&err));
   p = good;
   p.a_src_per_read = 2; /* the A slice is 8 along K x 1 along M, read along M */
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "a_src_per_read must divide the thread's A slice along M (slice 1, got 2)"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "a_src_per_read must divide the thread's A slice along M (slice 1, got 2)"),
+           "%s", tc_str_cstr(&err));
   p = good;
   p.a_read_dim = TC_GEMM_READ_K, p.a_src_per_read = 2; /* 8 along K: divides, but vec is 1 */
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "a_src_per_read 2 exceeds the widest legal vector read of A along K (1)"), "%s",
-           err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "a_src_per_read 2 exceeds the widest legal vector read of A along K (1)"), "%s",
+           tc_str_cstr(&err));
   p = good;
   p.b_dst_per_write = 2;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "b_dst_per_write must divide the thread's B slice along N (slice 1)"), "%s",
-           err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "b_dst_per_write must divide the thread's B slice along N (slice 1)"), "%s",
+           tc_str_cstr(&err));
   p = good;
   p.b_read_dim = 0;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "b_read_dim must be TC_GEMM_READ_K or TC_GEMM_READ_MN (got 0)"), "%s", err);
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "b_read_dim must be TC_GEMM_READ_K or TC_GEMM_READ_MN (got 0)"), "%s", tc_str_cstr(&err));
   p = good;
   p.c_per_write = 2;
-  TC_CHECK(tc_gemm_params_check(&p, &s, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "c_per_write must divide n_per_thread (4) and be at most the widest legal "
+  TC_CHECK(tc_gemm_params_check(&p, &s, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "c_per_write must divide n_per_thread (4) and be at most the widest legal "
                     "vector write of C along N (1) (got 2)"),
-           "%s", err);
+           "%s", tc_str_cstr(&err));
   /* a shape of NULL means unknown widths (1) */
-  TC_CHECK(tc_gemm_params_check(&good, NULL, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_check(&good, NULL, &err) == 0, "%s", tc_str_cstr(&err));
 }
 
 static void test_perf_config(void) {
   tc_gemm_params p;
-  char err[256] = "", buf[64];
-  TC_REQUIRE(tc_gemm_params_parse("256,128,128,16,4,4", &p, err, sizeof err) == 0, "%s", err);
+  char buf[64];
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_parse("256,128,128,16,4,4", &p, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(p.block_size, 256);
   TC_CHECK_EQ_INT(p.m_per_block, 128);
   TC_CHECK_EQ_INT(p.n_per_block, 128);
@@ -271,11 +272,11 @@ static void test_perf_config(void) {
   tc_gemm_params_format(&p, buf, sizeof buf);
   CHECK_BUF(buf, "256,128,128,16,4,4");
   /* round trip of a derived set, and spaces tolerated */
-  TC_REQUIRE(tc_gemm_params_parse(" 64, 32,32 ,8,2,2", &p, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse(" 64, 32,32 ,8,2,2", &p, &err) == 0, "%s", tc_str_cstr(&err));
   tc_gemm_params_format(&p, buf, sizeof buf);
   CHECK_BUF(buf, "64,32,32,8,2,2");
   tc_gemm_params q;
-  TC_REQUIRE(tc_gemm_params_parse(buf, &q, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse(buf, &q, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(memcmp(&p, &q, sizeof p) == 0, "round trip differs");
   /* truncation never overflows */
   char small[8];
@@ -298,13 +299,13 @@ static void test_perf_config(void) {
       {"256 128,128,16,4,4", "field 1 (block_size) is not a positive integer: \"256 128\""},
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    err[0] = 0;
-    TC_CHECK(tc_gemm_params_parse(bad[i].text, &p, err, sizeof err) == -1, "\"%s\" accepted",
+    tc_str_clear(&err);
+    TC_CHECK(tc_gemm_params_parse(bad[i].text, &p, &err) == -1, "\"%s\" accepted",
              bad[i].text);
-    TC_CHECK(has(err, bad[i].msg), "\"%s\": message \"%s\" lacks \"%s\"", bad[i].text, err,
+    TC_CHECK(has(tc_str_cstr(&err), bad[i].msg), "\"%s\": message \"%s\" lacks \"%s\"", bad[i].text, tc_str_cstr(&err),
              bad[i].msg);
   }
-  TC_CHECK(tc_gemm_params_parse(NULL, &p, err, sizeof err) == -1, "NULL accepted");
+  TC_CHECK(tc_gemm_params_parse(NULL, &p, &err) == -1, "NULL accepted");
 }
 
 static void test_padded_flops(void) {
@@ -354,9 +355,9 @@ static void test_candidates_small(void) {
     TC_CHECK(strcmp(buf, want[i]) == 0, "candidate %d is %s, expected %s", i, buf, want[i]);
     TC_CHECK_EQ_INT(tc_gemm_padded_flops(&s, &c[i]), waste[i]);
   }
-  char err[256];
+  TC_STR_LOCAL(err);
   for (int i = 0; i < n; i++) {
-    TC_CHECK(tc_gemm_params_check(&c[i], &s, err, sizeof err) == 0, "candidate %d: %s", i, err);
+    TC_CHECK(tc_gemm_params_check(&c[i], &s, &err) == 0, "candidate %d: %s", i, tc_str_cstr(&err));
     TC_CHECK(c[i].block_size >= 64 && c[i].block_size <= 256, "block size %d", c[i].block_size);
     if (i)
       TC_CHECK(tc_gemm_padded_flops(&s, &c[i - 1]) <= tc_gemm_padded_flops(&s, &c[i]),
@@ -369,7 +370,7 @@ static void test_candidates_small(void) {
   TC_CHECK(find_cfg(c, n, "16,32,32,8,4,4") < 0, "invalid set listed");
   free(c);
   tc_gemm_params d;
-  TC_REQUIRE(tc_gemm_params_default(&s, &d, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_default(&s, &d, &err) == 0, "%s", tc_str_cstr(&err));
   char buf[64];
   tc_gemm_params_format(&d, buf, sizeof buf);
   CHECK_BUF(buf, "64,32,32,8,2,2");
@@ -381,8 +382,9 @@ static void test_candidates_small(void) {
 static void test_candidates_big(void) {
   tc_gemm_shape s = shape(1, 1024, 1024, 1024);
   tc_gemm_params d;
-  char err[256], buf[64];
-  TC_REQUIRE(tc_gemm_params_default(&s, &d, err, sizeof err) == 0, "%s", err);
+  char buf[64];
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_gemm_params_default(&s, &d, &err) == 0, "%s", tc_str_cstr(&err));
   tc_gemm_params_format(&d, buf, sizeof buf);
   CHECK_BUF(buf, "256,128,128,16,4,4");
   tc_gemm_params *c1 = NULL, *c2 = NULL;
@@ -394,8 +396,8 @@ static void test_candidates_big(void) {
   s.k = 0;
   TC_CHECK_EQ_INT(tc_gemm_candidates(&s, &c1), 0);
   free(c1);
-  TC_CHECK(tc_gemm_params_default(&s, &d, err, sizeof err) == -1, "accepted");
-  TC_CHECK(has(err, "GEMM shape must have G, M, N, K >= 1 (got G=1 M=1024 N=1024 K=0)"), "%s", err);
+  TC_CHECK(tc_gemm_params_default(&s, &d, &err) == -1, "accepted");
+  TC_CHECK(has(tc_str_cstr(&err), "GEMM shape must have G, M, N, K >= 1 (got G=1 M=1024 N=1024 K=0)"), "%s", tc_str_cstr(&err));
 }
 
 int main(void) {

@@ -272,11 +272,11 @@ static void test_tma_swizzles(void) {
   };
   tc_epool *p = tc_epool_new();
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    char err[256] = "";
+    TC_STR_LOCAL(err);
     const tc_expr *e = tc_tma_swizzle_offset(p, 16, cases[i].span, cases[i].elem,
                                              tc_e_const(p, cases[i].r), tc_e_const(p, cases[i].c),
-                                             err, sizeof err);
-    TC_CHECK(e != NULL, "case %zu: %s", i, err);
+                                             &err);
+    TC_CHECK(e != NULL, "case %zu: %s", i, tc_str_cstr(&err));
     int64_t none[1] = {0};
     if (e)
       TC_CHECK(tc_e_eval(e, none) * cases[i].elem == cases[i].byte,

@@ -455,15 +455,15 @@ static void test_refusals(void) {
   TC_CHECK(tc_swizzle_swap(b.sh, -1) == TC_ERR_ARGUMENT, "n = -1: %s", tc_fusion_error(f));
   TC_CHECK(tc_swizzle_swap(b.sh, 3) == TC_ERR_SCHEDULE && strstr(tc_fusion_error(f), "do not divide"),
            "n = 3: %s", tc_fusion_error(f));
-  char why[256];
-  TC_CHECK(tc_swizzle_swap_legal(b.sh, why, sizeof why), "legal: %s", why);
+  TC_STR_LOCAL(why);
+  TC_CHECK(tc_swizzle_swap_legal(b.sh, &why), "legal: %s", tc_str_cstr(&why));
   OK(f, tc_swizzle_swap(b.sh, 0));
   char d1[256], d2[256];
   tc_tensor_describe(b.sh, d1, sizeof d1);
   int nx = f->g.nxf;
   OK(f, tc_swizzle_swap(b.sh, 0)); /* already in allocation order: unchanged */
   TC_CHECK(strcmp(d1, tc_tensor_describe(b.sh, d2, sizeof d2)) == 0 && f->g.nxf == nx, "second swap: %s", d2);
-  TC_CHECK(!tc_swizzle_swap_legal(b.sh, why, sizeof why) && strstr(why, "already"), "legal again: %s", why);
+  TC_CHECK(!tc_swizzle_swap_legal(b.sh, &why) && strstr(tc_str_cstr(&why), "already"), "legal again: %s", tc_str_cstr(&why));
   tc_fusion_free(f);
 
   /* no swizzle; a copy from shared memory; an op that is not a copy; a
@@ -490,7 +490,7 @@ static void test_refusals(void) {
     tc_status st = tc_swizzle_swap(s2, 0);
     TC_CHECK(st == TC_ERR_SCHEDULE && strstr(tc_fusion_error(f), want[how]), "case %d: %s: %s", how,
              tc_status_name(st), tc_fusion_error(f));
-    TC_CHECK(!tc_swizzle_swap_legal(s2, why, sizeof why) && strstr(why, want[how]), "legal %d: %s", how, why);
+    TC_CHECK(!tc_swizzle_swap_legal(s2, &why) && strstr(tc_str_cstr(&why), want[how]), "legal %d: %s", how, tc_str_cstr(&why));
     tc_fusion_free(f);
   }
 }

@@ -41,67 +41,68 @@ static int file_exists(const char *path) {
 /* ---- perf DB ---------------------------------------------------------------- */
 
 static void test_perfdb_put_get_overwrite(void) {
-  char path[512], err[512];
+  char path[512];
+  TC_STR_LOCAL(err);
   path_in_tmp(path, sizeof path, "a.sqlite");
   tc_perfdb *db = NULL;
-  TC_REQUIRE(tc_perfdb_open(path, 1, &db, err, sizeof err) == 1, "open: %s", err);
+  TC_REQUIRE(tc_perfdb_open(path, 1, &db, &err) == 1, "open: %s", tc_str_cstr(&err));
   TC_CHECK_STR(tc_perfdb_path(db), path);
-  TC_CHECK_EQ_INT(tc_perfdb_count(db, err, sizeof err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_count(db, &err), 0);
 
   tc_perfdb_entry e;
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev A", &e, err, sizeof err), 0);
-  TC_CHECK_EQ_INT(tc_perfdb_put(db, "conv2d -F 1 -n 1", "opencl", "dev A", "64,32,32,4,2,2", 1.5, err,
-                                sizeof err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev A", &e, &err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_put(db, "conv2d -F 1 -n 1", "opencl", "dev A", "64,32,32,4,2,2", 1.5, &err), 0);
   memset(&e, 0, sizeof e);
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev A", &e, err, sizeof err), 1);
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev A", &e, &err), 1);
   TC_CHECK_STR(str_of(e.perf_config), "64,32,32,4,2,2");
   TC_CHECK(e.ms == 1.5, "ms %g", e.ms);
   TC_CHECK_STR(str_of(e.version), TILEC_VERSION);
   TC_CHECK(e.timestamp > 1600000000, "timestamp %lld", (long long)e.timestamp);
 
   /* the key is all three parts */
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "cuda", "dev A", &e, err, sizeof err), 0);
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev B", &e, err, sizeof err), 0);
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 2", "opencl", "dev A", &e, err, sizeof err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "cuda", "dev A", &e, &err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev B", &e, &err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 2", "opencl", "dev A", &e, &err), 0);
   TC_CHECK_EQ_INT(tc_perfdb_put(db, "conv2d -F 1 -n 1", "opencl", "dev B", "256,128,128,16,4,4", 0.25,
-                                err, sizeof err), 0);
-  TC_CHECK_EQ_INT(tc_perfdb_count(db, err, sizeof err), 2);
+                                &err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_count(db, &err), 2);
 
   /* overwrite: one row per key, the new values */
-  TC_CHECK_EQ_INT(tc_perfdb_put(db, "conv2d -F 1 -n 1", "opencl", "dev A", "128,64,64,8,4,4", 0.75, err,
-                                sizeof err), 0);
-  TC_CHECK_EQ_INT(tc_perfdb_count(db, err, sizeof err), 2);
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev A", &e, err, sizeof err), 1);
+  TC_CHECK_EQ_INT(tc_perfdb_put(db, "conv2d -F 1 -n 1", "opencl", "dev A", "128,64,64,8,4,4", 0.75, &err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_count(db, &err), 2);
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev A", &e, &err), 1);
   TC_CHECK_STR(str_of(e.perf_config), "128,64,64,8,4,4");
   TC_CHECK(e.ms == 0.75, "ms %g", e.ms);
   tc_perfdb_close(db);
 
   /* persists across opens, also when opened without create */
   db = NULL;
-  TC_REQUIRE(tc_perfdb_open(path, 0, &db, err, sizeof err) == 1, "reopen: %s", err);
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev B", &e, err, sizeof err), 1);
+  TC_REQUIRE(tc_perfdb_open(path, 0, &db, &err) == 1, "reopen: %s", tc_str_cstr(&err));
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "conv2d -F 1 -n 1", "opencl", "dev B", &e, &err), 1);
   TC_CHECK_STR(str_of(e.perf_config), "256,128,128,16,4,4");
   tc_perfdb_close(db);
 }
 
 static void test_perfdb_creates_dirs(void) {
-  char path[512], dir[512], err[512];
+  char path[512], dir[512];
+  TC_STR_LOCAL(err);
   path_in_tmp(path, sizeof path, "x/y/z/perf.sqlite");
   path_in_tmp(dir, sizeof dir, "x/y/z");
   TC_CHECK(!file_exists(dir), "%s exists before", dir);
   tc_perfdb *db = NULL;
   /* without create: nothing there, nothing made */
-  TC_CHECK_EQ_INT(tc_perfdb_open(path, 0, &db, err, sizeof err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_open(path, 0, &db, &err), 0);
   TC_CHECK(db == NULL, "db set");
   TC_CHECK(!file_exists(dir), "open without create made %s", dir);
-  TC_REQUIRE(tc_perfdb_open(path, 1, &db, err, sizeof err) == 1, "open: %s", err);
+  TC_REQUIRE(tc_perfdb_open(path, 1, &db, &err) == 1, "open: %s", tc_str_cstr(&err));
   TC_CHECK(file_exists(path), "%s not created", path);
-  TC_CHECK_EQ_INT(tc_perfdb_put(db, "gemm -M 1", "opencl", "d", "64,32,32,4,2,2", 1, err, sizeof err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_put(db, "gemm -M 1", "opencl", "d", "64,32,32,4,2,2", 1, &err), 0);
   tc_perfdb_close(db);
 }
 
 static void test_perfdb_unopenable(void) {
-  char file[512], path[600], err[1024];
+  char file[512], path[600];
+  TC_STR_LOCAL(err);
   path_in_tmp(file, sizeof file, "plainfile");
   FILE *f = fopen(file, "w");
   TC_REQUIRE(f, "cannot create %s", file);
@@ -111,22 +112,22 @@ static void test_perfdb_unopenable(void) {
   /* a directory that cannot be made: a file is in the way */
   snprintf(path, sizeof path, "%s/sub/perf.sqlite", file);
   tc_perfdb *db = NULL;
-  err[0] = 0;
-  TC_CHECK_EQ_INT(tc_perfdb_open(path, 1, &db, err, sizeof err), -1);
+  tc_str_clear(&err);
+  TC_CHECK_EQ_INT(tc_perfdb_open(path, 1, &db, &err), -1);
   TC_CHECK(db == NULL, "db set");
-  TC_CHECK(strstr(err, file) != NULL, "message does not name the path: %s", err);
-  TC_CHECK(strchr(err, '\n') == NULL, "message is not one line: %s", err);
+  TC_CHECK(strstr(tc_str_cstr(&err), file) != NULL, "message does not name the path: %s", tc_str_cstr(&err));
+  TC_CHECK(strchr(tc_str_cstr(&err), '\n') == NULL, "message is not one line: %s", tc_str_cstr(&err));
 
   /* a file that is not a database */
-  err[0] = 0;
-  TC_CHECK_EQ_INT(tc_perfdb_open(file, 1, &db, err, sizeof err), -1);
-  TC_CHECK(strstr(err, "not a database") != NULL, "message: %s", err);
-  TC_CHECK(strstr(err, file) != NULL, "message does not name the path: %s", err);
+  tc_str_clear(&err);
+  TC_CHECK_EQ_INT(tc_perfdb_open(file, 1, &db, &err), -1);
+  TC_CHECK(strstr(tc_str_cstr(&err), "not a database") != NULL, "message: %s", tc_str_cstr(&err));
+  TC_CHECK(strstr(tc_str_cstr(&err), file) != NULL, "message does not name the path: %s", tc_str_cstr(&err));
 
   /* a directory */
-  err[0] = 0;
-  TC_CHECK_EQ_INT(tc_perfdb_open(tmpdir, 1, &db, err, sizeof err), -1);
-  TC_CHECK(strstr(err, "directory") != NULL, "message: %s", err);
+  tc_str_clear(&err);
+  TC_CHECK_EQ_INT(tc_perfdb_open(tmpdir, 1, &db, &err), -1);
+  TC_CHECK(strstr(tc_str_cstr(&err), "directory") != NULL, "message: %s", tc_str_cstr(&err));
 }
 
 static void test_perfdb_default_path(void) {
@@ -153,9 +154,9 @@ static void test_perfdb_default_path(void) {
   TC_CHECK_EQ_INT(tc_perfdb_default_path(buf, sizeof buf), -1);
   TC_CHECK_STR(str_of(buf), "");
   tc_perfdb *db = NULL;
-  char err[256];
-  TC_CHECK_EQ_INT(tc_perfdb_open(NULL, 1, &db, err, sizeof err), -1);
-  TC_CHECK(strstr(err, "TILEC_PERFDB") != NULL, "message: %s", err);
+  TC_STR_LOCAL(err);
+  TC_CHECK_EQ_INT(tc_perfdb_open(NULL, 1, &db, &err), -1);
+  TC_CHECK(strstr(tc_str_cstr(&err), "TILEC_PERFDB") != NULL, "message: %s", tc_str_cstr(&err));
   /* too long for the buffer */
   setenv("TILEC_PERFDB", "/a/rather/long/path.sqlite", 1);
   TC_CHECK_EQ_INT(tc_perfdb_default_path(buf, 8), -1);
@@ -231,19 +232,17 @@ static void test_check_sampled(void) {
    * and is named by its offset */
   for (int64_t i = 0; i < M * N; i++) c[i] = NAN;
   for (size_t s = 0; s < chk.n; s++) c[chk.idx[s]] = (float)chk.want[s];
-  char msg[256];
-  TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, chk.idx, chk.want, chk.bound, chk.n, NULL, NULL, msg,
-                                sizeof msg), 0);
+  TC_STR_LOCAL(msg);
+  TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, chk.idx, chk.want, chk.bound, chk.n, NULL, NULL, &msg), 0);
   for (int64_t i = 40; i < 42; i++)
     for (int64_t j = 60; j < 62; j++) c[i * N + j] += 1e4f; /* the bound is about 256 */
-  TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, chk.idx, chk.want, chk.bound, chk.n, NULL, NULL, msg,
-                                sizeof msg), 1);
+  TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, chk.idx, chk.want, chk.bound, chk.n, NULL, NULL, &msg), 1);
   char want_msg[64];
   size_t hit = 0;
   for (size_t s = 0; s < chk.n; s++)
     if (chk.idx[s] / (size_t)N / 2 == 20 && chk.idx[s] % (size_t)N / 2 == 30) hit = chk.idx[s];
   snprintf(want_msg, sizeof want_msg, "first at %zu:", hit);
-  TC_CHECK(strstr(msg, want_msg) != NULL, "msg '%s', want '%s'", msg, want_msg);
+  TC_CHECK(strstr(tc_str_cstr(&msg), want_msg) != NULL, "msg '%s', want '%s'", tc_str_cstr(&msg), want_msg);
   tc_gemm_check_free(&chk);
   free(a), free(b), free(c);
 }
@@ -258,15 +257,15 @@ static void test_check_and_bound(void) {
   float got[4] = {1, 2, 3, 4};
   double want[4] = {1, 2, 3, 4}, bound[4] = {1e-6, 1e-6, 1e-6, 1e-6};
   double max_abs = -1, worst = -1;
-  char msg[256];
-  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 0);
+  TC_STR_LOCAL(msg);
+  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, &msg), 0);
   TC_CHECK(max_abs == 0 && worst == 0, "max_abs %g worst %g", max_abs, worst);
   got[2] = 3.5f;
-  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 1);
+  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, &msg), 1);
   TC_CHECK(max_abs == 0.5, "max_abs %g", max_abs);
-  TC_CHECK(strstr(msg, "first at 2") != NULL, "msg: %s", msg);
+  TC_CHECK(strstr(tc_str_cstr(&msg), "first at 2") != NULL, "msg: %s", tc_str_cstr(&msg));
   got[2] = NAN;
-  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, msg, sizeof msg), 1);
+  TC_CHECK_EQ_INT(tc_tune_check(got, TC_F32, NULL, want, bound, 4, &max_abs, &worst, &msg), 1);
   TC_CHECK(isinf(max_abs), "NaN must count as an infinite error, got %g", max_abs);
 
   /* fill: values in [-1, 1), or NaN */
@@ -337,10 +336,12 @@ static void test_tune_gemm(void) {
   tc_rt_buffer bufs[3] = {{a, (size_t)(M * K) * 4, 0}, {b, (size_t)(K * N) * 4, 0},
                           {c, (size_t)(M * N) * 4, 1}};
 
-  char path[512], err[1024];
+  char path[512];
+
+  TC_STR_LOCAL(err);
   path_in_tmp(path, sizeof path, "tune/gemm.sqlite");
   tc_perfdb *db = NULL;
-  TC_REQUIRE(tc_perfdb_open(path, 1, &db, err, sizeof err) == 1, "open: %s", err);
+  TC_REQUIRE(tc_perfdb_open(path, 1, &db, &err) == 1, "open: %s", tc_str_cstr(&err));
   progress_log log = {0, 0, 0, 0, 1};
   tc_tune_options o;
   memset(&o, 0, sizeof o);
@@ -350,8 +351,8 @@ static void test_tune_gemm(void) {
   o.progress = count_progress, o.progress_ctx = &log;
   o.db = db, o.key = "gemm -g 1 -M 40 -N 24 -K 20 --transA 0 --transB 0 -t f32";
   tc_tune_result r;
-  tc_status st = tc_tune_gemm(&pb, bufs, &chk, &o, &r, err, sizeof err);
-  TC_CHECK(st == TC_OK, "tune: %s: %s", tc_status_name(st), err);
+  tc_status st = tc_tune_gemm(&pb, bufs, &chk, &o, &r, &err);
+  TC_CHECK(st == TC_OK, "tune: %s: %s", tc_status_name(st), tc_str_cstr(&err));
   if (st == TC_OK) {
     tc_gemm_shape shape = tc_gemm_problem_shape(&pb);
     TC_CHECK(r.candidates >= 1, "candidates %d", r.candidates);
@@ -372,20 +373,20 @@ static void test_tune_gemm(void) {
     /* the winner is found again under the same key, and it fits */
     tc_gemm_params p;
     tc_perfdb_entry e;
-    TC_CHECK_EQ_INT(tc_tune_lookup(db, o.key, TC_TARGET_OPENCL, r.device, &p, &e, err, sizeof err), 1);
+    TC_CHECK_EQ_INT(tc_tune_lookup(db, o.key, TC_TARGET_OPENCL, r.device, &p, &e, &err), 1);
     char cfg[64];
     tc_gemm_params_format(&p, cfg, sizeof cfg);
     TC_CHECK_STR(str_of(cfg), r.best_config);
     TC_CHECK(e.ms == r.best_ms, "stored %g, best %g", e.ms, r.best_ms);
-    TC_CHECK(tc_gemm_params_derive(&p, &shape, err, sizeof err) == 0, "stored config: %s", err);
+    TC_CHECK(tc_gemm_params_derive(&p, &shape, &err) == 0, "stored config: %s", tc_str_cstr(&err));
     /* and nothing under another device or target */
-    TC_CHECK_EQ_INT(tc_tune_lookup(db, o.key, TC_TARGET_CUDA, r.device, &p, &e, err, sizeof err), 0);
+    TC_CHECK_EQ_INT(tc_tune_lookup(db, o.key, TC_TARGET_CUDA, r.device, &p, &e, &err), 0);
 
     /* reused: the stored config generates a kernel that gives the right C */
     tc_gemm_kernel k;
     memset(&k, 0, sizeof k);
-    st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "reuse", &k, err, sizeof err);
-    TC_CHECK(st == TC_OK, "generate: %s", err);
+    st = tc_gemm_generate(&pb, &p, TC_TARGET_OPENCL, "reuse", &k, &err);
+    TC_CHECK(st == TC_OK, "generate: %s", tc_str_cstr(&err));
     if (st == TC_OK) {
       tc_cl *cl = NULL;
       tc_str es;
@@ -397,7 +398,7 @@ static void test_tune_gemm(void) {
       if (st == TC_OK) st = tc_cl_run(cl, k.source, k.name, bufs, 3, &l, NULL, &es);
       TC_CHECK(st == TC_OK, "run: %s", tc_str_cstr(&es));
       if (st == TC_OK)
-        TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, NULL, chk.want, chk.bound, chk.n, NULL, NULL, err, sizeof err), 0);
+        TC_CHECK_EQ_INT(tc_tune_check(c, TC_F32, NULL, chk.want, chk.bound, chk.n, NULL, NULL, &err), 0);
       tc_cl_close(cl);
       tc_str_free(&es);
       tc_gemm_kernel_free(&k);
@@ -409,13 +410,13 @@ static void test_tune_gemm(void) {
   o.progress_ctx = &log2;
   o.max_candidates = 2;
   o.key = "gemm wrong";
-  st = tc_tune_gemm(&pb, bufs, &chk, &o, &r, err, sizeof err);
+  st = tc_tune_gemm(&pb, bufs, &chk, &o, &r, &err);
   TC_CHECK(st != TC_OK, "tuning against a wrong reference succeeded");
-  TC_CHECK(strstr(err, "wrong result") != NULL, "message: %s", err);
+  TC_CHECK(strstr(tc_str_cstr(&err), "wrong result") != NULL, "message: %s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(log2.ok, 0);
   TC_CHECK(log2.calls >= 1, "no progress calls");
   tc_perfdb_entry e;
-  TC_CHECK_EQ_INT(tc_perfdb_get(db, "gemm wrong", "opencl", r.device, &e, err, sizeof err), 0);
+  TC_CHECK_EQ_INT(tc_perfdb_get(db, "gemm wrong", "opencl", r.device, &e, &err), 0);
 
   tc_perfdb_close(db);
   tc_view_free(va), tc_view_free(vb), tc_view_free(vc);
@@ -433,10 +434,11 @@ static void test_tune_conv(void) {
   tc_str key;
   tc_str_init(&key);
   tc_conv_problem_string(&p, &key);
-  char path[512], err[1024];
+  char path[512];
+  TC_STR_LOCAL(err);
   path_in_tmp(path, sizeof path, "tune/conv.sqlite");
   tc_perfdb *db = NULL;
-  TC_REQUIRE(tc_perfdb_open(path, 1, &db, err, sizeof err) == 1, "open: %s", err);
+  TC_REQUIRE(tc_perfdb_open(path, 1, &db, &err) == 1, "open: %s", tc_str_cstr(&err));
   progress_log log = {0, 0, 0, 0, 1};
   tc_tune_options o;
   memset(&o, 0, sizeof o);
@@ -446,27 +448,26 @@ static void test_tune_conv(void) {
   o.progress = count_progress, o.progress_ctx = &log;
   o.db = db, o.key = tc_str_cstr(&key);
   tc_tune_result r;
-  tc_status st = tc_tune_conv(&p, &o, &r, err, sizeof err);
-  TC_CHECK(st == TC_OK, "tune: %s: %s", tc_status_name(st), err);
+  tc_status st = tc_tune_conv(&p, &o, &r, &err);
+  TC_CHECK(st == TC_OK, "tune: %s: %s", tc_status_name(st), tc_str_cstr(&err));
   if (st == TC_OK) {
     TC_CHECK_EQ_INT(log.calls, r.tried);
     TC_CHECK(r.tried >= 1 && r.tried <= 2, "tried %d", r.tried);
     TC_CHECK(r.stored, "not stored: %s", r.store_err);
     tc_gemm_params q;
-    TC_CHECK_EQ_INT(tc_tune_lookup(db, tc_str_cstr(&key), TC_TARGET_OPENCL, r.device, &q, NULL, err,
-                                   sizeof err), 1);
+    TC_CHECK_EQ_INT(tc_tune_lookup(db, tc_str_cstr(&key), TC_TARGET_OPENCL, r.device, &q, NULL, &err), 1);
     /* the stored config plans the problem */
     tc_conv_plan *plan = NULL;
-    st = tc_conv_plan_make(&p, &q, TC_TARGET_OPENCL, &plan, err, sizeof err);
-    TC_CHECK(st == TC_OK, "plan with the stored config: %s", err);
+    st = tc_conv_plan_make(&p, &q, TC_TARGET_OPENCL, &plan, &err);
+    TC_CHECK(st == TC_OK, "plan with the stored config: %s", tc_str_cstr(&err));
     tc_conv_plan_free(plan);
   }
   /* an impossible problem is refused before anything runs */
   p.c = 6, p.groups = 4;
   log.calls = 0;
-  st = tc_tune_conv(&p, &o, &r, err, sizeof err);
+  st = tc_tune_conv(&p, &o, &r, &err);
   TC_CHECK(st == TC_ERR_ARGUMENT, "status %s", tc_status_name(st));
-  TC_CHECK(strstr(err, "divisible") != NULL, "message: %s", err);
+  TC_CHECK(strstr(tc_str_cstr(&err), "divisible") != NULL, "message: %s", tc_str_cstr(&err));
   TC_CHECK_EQ_INT(log.calls, 0);
   tc_perfdb_close(db);
   tc_str_free(&key);
@@ -476,27 +477,28 @@ static void test_tune_conv(void) {
  * or TC_ERR_NO_DEVICE with "no AMD GPU: ..." as the runtime says; a
  * target without a runtime is TC_ERR_UNSUPPORTED. */
 static void test_device_name(void) {
-  char name[256], err[2048];
+  char name[256];
+  TC_STR_LOCAL(err);
   tc_hip_device d;
   tc_str why;
   tc_str_init(&why);
   int gpu = tc_hip_device_get(&d, &why);
-  tc_status st = tc_tune_device_name(TC_TARGET_HIP, NULL, name, sizeof name, err, sizeof err);
+  tc_status st = tc_tune_device_name(TC_TARGET_HIP, NULL, name, sizeof name, &err);
   if (gpu)
     TC_CHECK(st == TC_OK && strcmp(name, d.name) == 0, "hip: %s: '%s', want '%s'",
              tc_status_name(st), name, d.name);
   else
-    TC_CHECK(st == TC_ERR_NO_DEVICE && strcmp(err, tc_str_cstr(&why)) == 0 &&
-                 strncmp(err, "no AMD GPU: ", 12) == 0,
-             "hip: %s: %s", tc_status_name(st), err);
+    TC_CHECK(st == TC_ERR_NO_DEVICE && strcmp(tc_str_cstr(&err), tc_str_cstr(&why)) == 0 &&
+                 strncmp(tc_str_cstr(&err), "no AMD GPU: ", 12) == 0,
+             "hip: %s: %s", tc_status_name(st), tc_str_cstr(&err));
   tc_str_free(&why);
-  st = tc_tune_device_name((tc_target)42, NULL, name, sizeof name, err, sizeof err);
-  TC_CHECK(st == TC_ERR_UNSUPPORTED && strstr(err, "not available") != NULL, "target 42: %s: %s",
-           tc_status_name(st), err);
+  st = tc_tune_device_name((tc_target)42, NULL, name, sizeof name, &err);
+  TC_CHECK(st == TC_ERR_UNSUPPORTED && strstr(tc_str_cstr(&err), "not available") != NULL, "target 42: %s: %s",
+           tc_status_name(st), tc_str_cstr(&err));
   st = tc_tune_device_name(TC_TARGET_OPENCL, "no-such-device-anywhere", name, sizeof name,
-                                     err, sizeof err);
+                                     &err);
   TC_CHECK(st != TC_OK, "a selector that matches nothing gave '%s'", name);
-  TC_CHECK(strstr(err, "no-such-device-anywhere") != NULL, "message: %s", err);
+  TC_CHECK(strstr(tc_str_cstr(&err), "no-such-device-anywhere") != NULL, "message: %s", tc_str_cstr(&err));
 }
 
 static void remove_tree(const char *dir) {

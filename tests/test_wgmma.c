@@ -63,10 +63,11 @@ static tc_gemm_shape shape16(int64_t m, int64_t n, int64_t k, tc_dtype t) {
 
 static void test_wgmma_params(void) {
   tc_gemm_params p;
-  char err[512] = "", buf[64];
+  char buf[64];
+  TC_STR_LOCAL(err);
   tc_gemm_shape s = shape16(256, 256, 256, TC_F16);
-  TC_REQUIRE(tc_gemm_params_parse("wgmma:128,128,32", &p, err, sizeof err) == 0, "%s", err);
-  TC_REQUIRE(tc_gemm_params_derive(&p, &s, err, sizeof err) == 0, "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("wgmma:128,128,32", &p, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE(tc_gemm_params_derive(&p, &s, &err) == 0, "%s", tc_str_cstr(&err));
   TC_CHECK(tc_gemm_params_is_wgmma(&p) && tc_gemm_params_is_mma(&p) && tc_gemm_params_is_xdlops(&p),
            "kind");
   TC_CHECK_EQ_INT(p.block_size, 256);
@@ -81,15 +82,15 @@ static void test_wgmma_params(void) {
       {"wgmma:64,64,16,1", "too many fields"},     {"wgmma:64,x,16", "not a positive integer"},
   };
   for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-    err[0] = 0;
-    int ok = tc_gemm_params_parse(bad[i].cfg, &p, err, sizeof err) == 0 &&
-             tc_gemm_params_derive(&p, &s, err, sizeof err) == 0;
-    TC_CHECK(!ok && has(err, bad[i].part), "%s: %s", bad[i].cfg, err);
+    tc_str_clear(&err);
+    int ok = tc_gemm_params_parse(bad[i].cfg, &p, &err) == 0 &&
+             tc_gemm_params_derive(&p, &s, &err) == 0;
+    TC_CHECK(!ok && has(tc_str_cstr(&err), bad[i].part), "%s: %s", bad[i].cfg, tc_str_cstr(&err));
   }
   s = shape16(256, 256, 256, TC_F32);
-  TC_CHECK(tc_gemm_params_parse("wgmma:64,64,16", &p, err, sizeof err) == 0 &&
-               tc_gemm_params_derive(&p, &s, err, sizeof err) == -1 && has(err, "f16 or bf16"),
-           "%s", err);
+  TC_CHECK(tc_gemm_params_parse("wgmma:64,64,16", &p, &err) == 0 &&
+               tc_gemm_params_derive(&p, &s, &err) == -1 && has(tc_str_cstr(&err), "f16 or bf16"),
+           "%s", tc_str_cstr(&err));
 }
 
 static const gemm_harness wgmma_harness = {"gemm_wgmma", NULL, 0};
@@ -141,14 +142,14 @@ static void test_wgmma_targets(void) {
   problem P;
   problem_make(&gemm_cases[0], &P);
   tc_gemm_params p;
-  char err[512] = "";
+  TC_STR_LOCAL(err);
   tc_gemm_shape s = tc_gemm_problem_shape(&P.pb);
-  TC_REQUIRE(tc_gemm_params_parse("wgmma:64,64,16", &p, err, sizeof err) == 0 &&
-                 tc_gemm_params_derive(&p, &s, err, sizeof err) == 0,
-             "%s", err);
+  TC_REQUIRE(tc_gemm_params_parse("wgmma:64,64,16", &p, &err) == 0 &&
+                 tc_gemm_params_derive(&p, &s, &err) == 0,
+             "%s", tc_str_cstr(&err));
   tc_gemm_kernel k;
-  tc_status st = tc_gemm_generate(&P.pb, &p, TC_TARGET_HIP, "g", &k, err, sizeof err);
-  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(err, "wgmma kernels are for NVIDIA sm_90a"), "%s", err);
+  tc_status st = tc_gemm_generate(&P.pb, &p, TC_TARGET_HIP, "g", &k, &err);
+  TC_CHECK(st == TC_ERR_UNSUPPORTED && has(tc_str_cstr(&err), "wgmma kernels are for NVIDIA sm_90a"), "%s", tc_str_cstr(&err));
   problem_free(&P);
 }
 
@@ -206,11 +207,11 @@ static void test_wgmma_cuda(void) {
 static void test_wgmma_gate(void) {
   unsetenv("TILEC_EXPERIMENTAL_WGMMA");
   tc_gemm_params p;
-  char err[512];
-  TC_CHECK(tc_gemm_params_parse("wgmma:64,64,16", &p, err, sizeof err) != 0, "parsed without the gate");
-  TC_CHECK(strstr(err, "TILEC_EXPERIMENTAL_WGMMA=1") != NULL, "%s", err);
+  TC_STR_LOCAL(err);
+  TC_CHECK(tc_gemm_params_parse("wgmma:64,64,16", &p, &err) != 0, "parsed without the gate");
+  TC_CHECK(strstr(tc_str_cstr(&err), "TILEC_EXPERIMENTAL_WGMMA=1") != NULL, "%s", tc_str_cstr(&err));
   setenv("TILEC_EXPERIMENTAL_WGMMA", "1", 1);
-  TC_CHECK(tc_gemm_params_parse("wgmma:64,64,16", &p, err, sizeof err) == 0, "%s", err);
+  TC_CHECK(tc_gemm_params_parse("wgmma:64,64,16", &p, &err) == 0, "%s", tc_str_cstr(&err));
 }
 
 int main(void) {

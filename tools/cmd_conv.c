@@ -388,22 +388,22 @@ static int conv_main(op_opts *o, tc_conv2d *c, const tc_conv_problem *p, int64_t
     if (o->perf_config && st == TC_ERR_ARGUMENT) return op_invalid(o, "%s", msg);
     return op_fail(o, "cannot plan the convolution (%s): %s", tc_status_name(st), msg);
   }
-  char why[2048] = "";
-  int runs, have_dev = op_find_device(o, r, &runs, why, sizeof why);
+  TC_STR_LOCAL(why);
+  int runs, have_dev = op_find_device(o, r, &runs, &why);
   if (!have_dev && runs) return CLI_FAIL;
   if (!o->json) {
     printf("problem: %s\n", tc_conv2d_problem_string(c));
     printf("direction: %s, output %lld x %lld x %lld x %lld (Ho %lld, Wo %lld)\n",
            tc_conv_dir_name(p->dir), (long long)p->n, (long long)p->k, (long long)ho, (long long)wo,
            (long long)ho, (long long)wo);
-    op_print_device(o, r, have_dev, why);
+    op_print_device(o, r, have_dev, tc_str_cstr(&why));
     fflush(stdout);
   }
   int rc = o->tune ? conv_tune(o, c, r) : CLI_OK;
   if (rc != CLI_OK) return rc;
   conv_report_plan(o, c, r, 1);
   if (o->emit && (rc = emit(o, c, r)) != CLI_OK) return rc;
-  rc = runs ? execute(o, c, p, ho, wo, r) : check_sources(o, c, have_dev, why);
+  rc = runs ? execute(o, c, p, ho, wo, r) : check_sources(o, c, have_dev, tc_str_cstr(&why));
   *ok = rc == CLI_OK;
   return rc;
 }

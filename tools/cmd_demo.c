@@ -200,7 +200,9 @@ static int gpu_one(const tc_example *e, const gpu_target *t, int run_it) {
     has_time = 1;
     double max_err = 0;
     tc_reference_run(f, want);
-    long bad = tc_outputs_compare(f, got, want, &max_err, msg, sizeof msg);
+    TC_STR_LOCAL(cmp);
+    long bad = tc_outputs_compare(f, got, want, &max_err, &cmp);
+    snprintf(msg, sizeof msg, "%s", tc_str_cstr(&cmp));
     if (bad == 0 && e->expect_smem >= 0 && smem != e->expect_smem) {
       bad = 1;
       snprintf(msg, sizeof msg, "shared memory is %lld bytes; the allocation rules give %lld", smem,

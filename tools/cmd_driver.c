@@ -660,10 +660,10 @@ static int tensor_of(const drv_run *r, int x) {
 
 static int write_tensor(const drv_run *r, const char *flag, const char *path, int t, const void *buf) {
   int64_t dims[5];
-  char err[600];
+  TC_STR_LOCAL(err);
   int rank = mem_dims(&r->d->p, t, r->out, dims, NULL);
-  int rc = file_status(r->o, tf_write(path, r->d->p.dtype, rank, dims, buf, err, sizeof err), flag,
-                       err);
+  tf_status st = tf_write(path, r->d->p.dtype, rank, dims, buf, &err);
+  int rc = file_status(r->o, st, flag, tc_str_cstr(&err));
   if (rc == CLI_OK) printf("Wrote output to file %s\n", path);
   return rc;
 }
@@ -694,9 +694,9 @@ static int make_bias(drv_run *r) {
     return CLI_OK;
   }
   int converted = 0;
-  char err[600];
-  tf_status st = tf_read(path, r->d->p.dtype, 1, &k, r->bias, &converted, err, sizeof err);
-  int rc = file_status(r->o, st, flag, err);
+  TC_STR_LOCAL(err);
+  tf_status st = tf_read(path, r->d->p.dtype, 1, &k, r->bias, &converted, &err);
+  int rc = file_status(r->o, st, flag, tc_str_cstr(&err));
   if (rc == CLI_OK)
     printf("Read data from input file %s%s%s\n", path, converted ? ", converted to " : "",
            converted ? tc_dtype_name(r->d->p.dtype) : "");
@@ -726,11 +726,10 @@ static int make_data(drv_run *r) {
     } else {
       int64_t dims[5];
       int converted = 0;
-      char err[600];
+      TC_STR_LOCAL(err);
       int rank = mem_dims(&r->d->p, tensor_of(r, x), r->out, dims, NULL);
-      tf_status st = tf_read(path, r->d->p.dtype, rank, dims, r->data[x], &converted, err,
-                             sizeof err);
-      int rc = file_status(r->o, st, flag, err);
+      tf_status st = tf_read(path, r->d->p.dtype, rank, dims, r->data[x], &converted, &err);
+      int rc = file_status(r->o, st, flag, tc_str_cstr(&err));
       if (rc != CLI_OK) return rc;
       printf("Read data from input file %s%s%s\n", path, converted ? ", converted to " : "",
              converted ? tc_dtype_name(r->d->p.dtype) : "");
@@ -878,13 +877,13 @@ static int run_bias_grad(drv_run *r) {
   void *db = calloc((size_t)s.channels, esize);
   if (!db) return op_fail(o, "cannot allocate the bias gradient");
   tc_tune_fill(db, (size_t)s.channels, d->p.dtype, NULL); /* NaN until written */
-  char why[1024];
+  TC_STR_LOCAL(why);
   double ms = 0;
   int rc = CLI_OK;
   tc_status st = conv_bias_grad(o->target, o->device, o->arch, d->p.dtype, s, r->data[X_DOUT], db,
-                                &ms, why, sizeof why);
+                                &ms, &why);
   if (st != TC_OK) {
-    rc = op_fail(o, "the bias gradient: %s", why);
+    rc = op_fail(o, "the bias gradient: %s", tc_str_cstr(&why));
   } else {
     if (d->print)
       printf("plan: 1 kernel: tilec_conv_bias_grad (db[k] = the sum of dy over all but k, a "
@@ -892,13 +891,12 @@ static int run_bias_grad(drv_run *r) {
     if (d->time) printf("GPU Kernel Time Backward Conv. Bias Elapsed: %f ms\n", ms);
     if (d->verify) {
       double worst = 0;
-      int64_t bad = conv_bias_grad_verify(d->p.dtype, s, r->data[X_DOUT], db, &worst, why,
-                                          sizeof why);
+      int64_t bad = conv_bias_grad_verify(d->p.dtype, s, r->data[X_DOUT], db, &worst, &why);
       if (bad == 0)
         printf("Backward Convolution Bias Verifies OK on CPU reference (max error %.3g of the "
                "bound; %lld elements)\n", worst, (long long)s.channels);
       else
-        printf("Backward Convolution Bias FAILED: %s\n", why);
+        printf("Backward Convolution Bias FAILED: %s\n", tc_str_cstr(&why));
       if (bad) rc = CLI_FAIL;
     }
   }
@@ -963,12 +961,11 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
   /* -b 1: the bias, added by its own kernel after the convolution's */
   conv_bias_shape bs = bias_shape(r, wt);
   if (bias) {
-    char why[1024];
+    TC_STR_LOCAL(why);
     double bms = 0;
-    st = conv_bias_add(o->target, o->device, o->arch, d->p.dtype, bs, result, r->bias, &bms, why,
-                       sizeof why);
+    st = conv_bias_add(o->target, o->device, o->arch, d->p.dtype, bs, result, r->bias, &bms, &why);
     if (st != TC_OK) {
-      rc = op_fail(o, "the %s bias: %s", dd->tag, why);
+      rc = op_fail(o, "the %s bias: %s", dd->tag, tc_str_cstr(&why));
       goto out;
     }
     if (d->print) printf("plan: + 1 kernel: tilec_conv_bias (y + bias[k], a pointwise fusion)\n");
@@ -991,8 +988,9 @@ static int run_dir(drv_run *r, const drv_dir *dd) {
       /* the sum's own reference and bound (the bias is no part of the API's
        * convolution) */
       memset(&v, 0, sizeof v);
-      bad = tc_conv_verify_bias(&d->p, buf[0], buf[1], buf[2], r->bias, &v.worst, v.message,
-                                sizeof v.message);
+      TC_STR_LOCAL(msg);
+      bad = tc_conv_verify_bias(&d->p, buf[0], buf[1], buf[2], r->bias, &v.worst, &msg);
+      snprintf(v.message, sizeof v.message, "%s", tc_str_cstr(&msg));
     } else {
       bad = tc_conv2d_verify_result(c, buf[0], buf[1], buf[2], &v);
     }
@@ -1083,13 +1081,13 @@ int cmd_driver(int argc, char **argv) {
   printf("\n");
   op_report dev;
   memset(&dev, 0, sizeof dev);
-  char why[2048] = "";
+  TC_STR_LOCAL(why);
   int runs;
-  if (!op_find_device(&o, &dev, &runs, why, sizeof why)) {
+  if (!op_find_device(&o, &dev, &runs, &why)) {
     fflush(stdout);
     return CLI_FAIL;
   }
-  op_print_device(&o, &dev, 1, why);
+  op_print_device(&o, &dev, 1, tc_str_cstr(&why));
   fflush(stdout);
   r.device = dev.device;
   if ((rc = make_data(&r)) == CLI_OK) {

@@ -234,12 +234,12 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
    * before anything is printed */
   if (!o->tune && (st = tc_gemm_plan(g, o->perf_config)) != TC_OK)
     return api_failure(o, g, st, "cannot generate the kernel");
-  char why[2048] = "";
-  int runs, have_dev = op_find_device(o, r, &runs, why, sizeof why);
+  TC_STR_LOCAL(why);
+  int runs, have_dev = op_find_device(o, r, &runs, &why);
   if (!have_dev && runs) return CLI_FAIL;
   if (!o->json) {
     printf("problem: %s\n", tc_gemm_problem_string(g));
-    op_print_device(o, r, have_dev, why);
+    op_print_device(o, r, have_dev, tc_str_cstr(&why));
     fflush(stdout);
   }
   int rc = o->tune ? tune(o, g, r) : CLI_OK;
@@ -248,7 +248,7 @@ static int gemm_main(op_opts *o, tc_gemm *g, const tc_gemm_desc *d, op_report *r
   if (o->emit && (rc = emit(o, g, r)) != CLI_OK) return rc;
   if (!runs) {
     /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
-    rc = op_build_only(o, have_dev, why, tc_gemm_kernel_source(g), tc_gemm_kernel_name(g));
+    rc = op_build_only(o, have_dev, tc_str_cstr(&why), tc_gemm_kernel_source(g), tc_gemm_kernel_name(g));
   } else {
     rc = execute(o, g, d, r);
   }

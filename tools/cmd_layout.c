@@ -285,8 +285,8 @@ static int analyze_banks(const layout_opts *op, layout_view *lv) {
   memset(&lv->br, 0, sizeof lv->br);
   lv->banks = lv->t.form != TC_TILE_TV;
   lv->warp = op->warp;
-  char msg[256];
-  if (lv->banks && tc_bank_analyze(&lv->t, &lv->o, &lv->br, msg, sizeof msg)) return cli_usage_error("%s", msg);
+  TC_STR_LOCAL(msg);
+  if (lv->banks && tc_bank_analyze(&lv->t, &lv->o, &lv->br, &msg)) return cli_usage_error("%s", tc_str_cstr(&msg));
   if (lv->banks && lv->warp >= lv->br.accesses)
     return cli_usage_error("--warp %lld: the tile has accesses 0..%lld", lv->warp, (long long)lv->br.accesses - 1);
   if (lv->warp < 0) lv->warp = lv->br.worst;
@@ -379,12 +379,13 @@ static void print_text(const layout_opts *op, const layout_view *lv) {
 static int write_svg(const layout_opts *op, const layout_view *lv) {
   tc_str pic;
   tc_str_init(&pic);
-  char title[400], msg[256];
+  char title[400];
+  TC_STR_LOCAL(msg);
   snprintf(title, sizeof title, "tilec layout %s", lv->src);
   int rc;
   if (tc_tile_svg(&pic, &lv->t, &lv->o, lv->banks ? &lv->br : NULL, lv->warp,
-                  op->view_addr ? TC_VIEW_ADDRESS : TC_VIEW_LOGICAL, title, msg, sizeof msg)) {
-    rc = cli_usage_error("%s", msg);
+                  op->view_addr ? TC_VIEW_ADDRESS : TC_VIEW_LOGICAL, title, &msg)) {
+    rc = cli_usage_error("%s", tc_str_cstr(&msg));
   } else {
     rc = write_file(op->svg, tc_str_cstr(&pic));
     if (rc == CLI_OK && !op->json) printf("svg: %s\n", op->svg);

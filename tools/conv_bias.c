@@ -19,30 +19,29 @@
  * args are the inputs then the output; name the kernel's.  TC_OK or a status with err. */
 static tc_status run_fusion(tc_fusion *f, const char *what, const char *name, tc_target target,
                             const char *device, const char *arch, void *const *args, double *ms,
-                            char *err, size_t cap) {
+                            tc_str *err) {
   tc_status st = tc_schedule_auto(f, target, arch);
   if (st != TC_OK) {
-    snprintf(err, cap, "scheduling the %s kernel (%s): %s", what, tc_status_name(st),
+    tc_err_set(err, "scheduling the %s kernel (%s): %s", what, tc_status_name(st),
              tc_fusion_error(f));
     return st;
   }
   tc_compile_options opt = {target, arch, name};
   tc_kernel *k = tc_compile(f, &opt, &st);
   if (!k) {
-    snprintf(err, cap, "compiling the %s kernel (%s): %s", what, tc_status_name(st),
+    tc_err_set(err, "compiling the %s kernel (%s): %s", what, tc_status_name(st),
              tc_fusion_error(f));
     return st;
   }
   if ((st = tc_kernel_run(k, args, device, ms)) != TC_OK)
-    snprintf(err, cap, "the %s kernel failed (%s): %s", what, tc_status_name(st),
+    tc_err_set(err, "the %s kernel failed (%s): %s", what, tc_status_name(st),
              tc_kernel_error(k));
   tc_kernel_free(k);
   return st;
 }
 
 tc_status conv_bias_add(tc_target target, const char *device, const char *arch, tc_dtype dtype,
-                        conv_bias_shape s, void *y, const void *bias, double *ms, char *err,
-                        size_t cap) {
+                        conv_bias_shape s, void *y, const void *bias, double *ms, tc_str *err) {
   if (ms) *ms = 0;
   tc_fusion *f = tc_fusion_new();
   int64_t shape[3] = {s.outer, s.channels, s.inner}, kshape[1] = {s.channels};
@@ -54,12 +53,12 @@ tc_status conv_bias_add(tc_target target, const char *device, const char *arch, 
   size_t bytes = (size_t)(s.outer * s.channels * s.inner) * tc_dtype_size(dtype);
   void *out = NULL;
   if (!sum || tc_add_output(f, sum) != TC_OK) {
-    snprintf(err, cap, "the bias fusion: %s", tc_fusion_error(f));
+    tc_err_set(err, "the bias fusion: %s", tc_fusion_error(f));
   } else {
     /* the sum into its own buffer, then back into y */
     out = tc_xmalloc(bytes ? bytes : 1);
     void *args[3] = {y, (void *)bias, out};
-    st = run_fusion(f, "bias", "tilec_conv_bias", target, device, arch, args, ms, err, cap);
+    st = run_fusion(f, "bias", "tilec_conv_bias", target, device, arch, args, ms, err);
     if (st == TC_OK) memcpy(y, out, bytes);
   }
   free(out);
@@ -68,8 +67,7 @@ tc_status conv_bias_add(tc_target target, const char *device, const char *arch, 
 }
 
 tc_status conv_bias_grad(tc_target target, const char *device, const char *arch, tc_dtype dtype,
-                         conv_bias_shape s, const void *dy, void *db, double *ms, char *err,
-                         size_t cap) {
+                         conv_bias_shape s, const void *dy, void *db, double *ms, tc_str *err) {
   if (ms) *ms = 0;
   tc_fusion *f = tc_fusion_new();
   int64_t shape[3] = {s.outer, s.channels, s.inner};
@@ -79,18 +77,17 @@ tc_status conv_bias_grad(tc_target target, const char *device, const char *arch,
   if (t && dtype != TC_F32) t = tc_cast(f, t, dtype); /* 16-bit sums come back as f32 */
   tc_status st = TC_ERR_ARGUMENT;
   if (!t || tc_add_output(f, t) != TC_OK) {
-    snprintf(err, cap, "the bias-gradient fusion: %s", tc_fusion_error(f));
+    tc_err_set(err, "the bias-gradient fusion: %s", tc_fusion_error(f));
   } else {
     void *args[2] = {(void *)dy, db};
-    st = run_fusion(f, "bias-gradient", "tilec_conv_bias_grad", target, device, arch, args, ms,
-                    err, cap);
+    st = run_fusion(f, "bias-gradient", "tilec_conv_bias_grad", target, device, arch, args, ms, err);
   }
   tc_fusion_free(f);
   return st;
 }
 
 int64_t conv_bias_grad_verify(tc_dtype dtype, conv_bias_shape s, const void *dy, const void *db,
-                              double *worst, char *msg, size_t cap) {
+                              double *worst, tc_str *msg) {
   const double u = ldexp(1.0, -24);
   double m = (double)(s.outer * s.inner) + 1;
   double gamma = m * u < 0.5 ? m * u / (1 - m * u) : INFINITY;
@@ -118,11 +115,11 @@ int64_t conv_bias_grad_verify(tc_dtype dtype, conv_bias_shape s, const void *dy,
   }
   if (worst) *worst = wr;
   if (bad)
-    snprintf(msg, cap, "%lld of %lld elements out of bound; first at k %lld: got %.9g, want "
+    tc_err_set(msg, "%lld of %lld elements out of bound; first at k %lld: got %.9g, want "
              "%.9g, bound %.3g", (long long)bad, (long long)s.channels, (long long)first, fgot,
              fwant, fbound);
   else
-    snprintf(msg, cap, "%lld elements within bound", (long long)s.channels);
+    tc_err_set(msg, "%lld elements within bound", (long long)s.channels);
   return bad;
 }
 

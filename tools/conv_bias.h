@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "tilec/tilec.h"
+#include "../src/base/base.h"
 
 /* A tensor in memory seen as [outer, channels, inner]: the dims before
  * the channel dim in memory order, the channel dim, the dims after it. */
@@ -22,8 +23,7 @@ typedef struct conv_bias_shape {
  * arch: the CUDA architecture).  *ms gets the kernel time.  TC_OK, or a
  * status with one line in err. */
 tc_status conv_bias_add(tc_target target, const char *device, const char *arch, tc_dtype dtype,
-                        conv_bias_shape s, void *y, const void *bias, double *ms, char *err,
-                        size_t cap);
+                        conv_bias_shape s, void *y, const void *bias, double *ms, tc_str *err);
 
 /* The same on the host, in double rounded to the dtype once (the
  * reference that MIOpenDriver's dump of the CPU result carries). */
@@ -33,8 +33,7 @@ void conv_bias_add_host(tc_dtype dtype, conv_bias_shape s, void *y, const void *
  * f16 sums accumulate in f32) through one compiled fusion (a permute and
  * a reduction of its two last axes).  As conv_bias_add. */
 tc_status conv_bias_grad(tc_target target, const char *device, const char *arch, tc_dtype dtype,
-                         conv_bias_shape s, const void *dy, void *db, double *ms, char *err,
-                         size_t cap);
+                         conv_bias_shape s, const void *dy, void *db, double *ms, tc_str *err);
 
 /* Checks db against the sums in double: each within the worst case of
  * an f32 summation of its outer * inner terms in any order (gamma_{M+1}
@@ -42,6 +41,6 @@ tc_status conv_bias_grad(tc_target target, const char *device, const char *arch,
  * rounding to f16 for f16.  Returns the elements out of bound; *worst
  * gets the largest error as a fraction of its bound; msg a summary. */
 int64_t conv_bias_grad_verify(tc_dtype dtype, conv_bias_shape s, const void *dy, const void *db,
-                              double *worst, char *msg, size_t cap);
+                              double *worst, tc_str *msg);
 
 #endif

@@ -198,6 +198,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   double *want = NULL, *bound = NULL, *times = NULL;
   int nin = 0, rc = CLI_FAIL;
   tc_kernel *kern = NULL;
+  TC_STR_LOCAL(why);
   op_report r;
   memset(&r, 0, sizeof r);
   tc_tensor *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin);
@@ -216,8 +217,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     rc = op_fail(o, "cannot compile the fused GEMM (%s): %s", tc_status_name(st), tc_fusion_error(f));
     goto out;
   }
-  char why[2048] = "";
-  int runs, have_dev = op_find_device(o, &r, &runs, why, sizeof why);
+  int runs, have_dev = op_find_device(o, &r, &runs, &why);
   if (!have_dev && runs) goto out;
   int64_t grid[3], block[3];
   tc_kernel_launch_dims(kern, grid, block);
@@ -229,7 +229,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   }
   if (e->cast != TC_F32) printf(" cast:%s", tc_dtype_name(e->cast));
   printf("\n");
-  op_print_device(o, &r, have_dev, why);
+  op_print_device(o, &r, have_dev, tc_str_cstr(&why));
   printf("schedule: %s\n", tc_fusion_schedule_note(f));
   printf("kernel: %s (fusion), grid [%lld, %lld, %lld] of blocks [%lld, %lld, %lld], shared memory "
          "%lld bytes\n", tc_kernel_name(kern), (long long)grid[0], (long long)grid[1],
@@ -241,7 +241,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     printf("emit: 1 kernel written to %s\n", o->emit);
   }
   if (!runs) {
-    rc = op_build_only(o, have_dev, why, tc_kernel_source(kern), tc_kernel_name(kern));
+    rc = op_build_only(o, have_dev, tc_str_cstr(&why), tc_kernel_source(kern), tc_kernel_name(kern));
     goto out;
   }
   uint64_t seed = 0x5eed0e11ull;
@@ -267,8 +267,9 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     want = tc_xmalloc(celems * sizeof *want), bound = tc_xmalloc(celems * sizeof *bound);
     reference(e, o->dtype, g, m, n, k, ta, tb, host, want, bound);
     r.verified = 1;
-    r.bad = tc_tune_check(host[nin], e->cast, NULL, want, bound, celems, &r.max_abs, &r.worst,
-                          r.verify_msg, sizeof r.verify_msg);
+    TC_STR_LOCAL(msg);
+    r.bad = tc_tune_check(host[nin], e->cast, NULL, want, bound, celems, &r.max_abs, &r.worst, &msg);
+    snprintf(r.verify_msg, sizeof r.verify_msg, "%s", tc_str_cstr(&msg));
     r.pass = r.bad == 0;
   }
   if (o->time) {

@@ -173,8 +173,8 @@ static int tile_desc(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, 
   d->a_form = (tc_tile_a_form)t->a_form;
   d->moe = t->moe;
   if (t->moe) d->tokens = t->tokens >= 0 ? t->tokens : 0, d->num_valid = t->valid;
-  char why[1024] = "";
-  if (tc_tile_gemm_resolve(d, why, sizeof why) != 0) return op_invalid(o, "%s", why);
+  TC_STR_LOCAL(why);
+  if (tc_tile_gemm_resolve(d, &why) != 0) return op_invalid(o, "%s", tc_str_cstr(&why));
   return CLI_OK;
 }
 
@@ -298,8 +298,9 @@ static int run_verify(op_opts *o, const tc_tile_gemm_desc *d, const tc_tile_emit
   r->ran = 1;
   if (o->verify) {
     r->verified = 1;
-    r->bad = tc_tune_check(host[2], o->dtype, NULL, want, bound, elems[2], &r->max_abs, &r->worst,
-                           r->verify_msg, sizeof r->verify_msg);
+    TC_STR_LOCAL(msg);
+    r->bad = tc_tune_check(host[2], o->dtype, NULL, want, bound, elems[2], &r->max_abs, &r->worst, &msg);
+    snprintf(r->verify_msg, sizeof r->verify_msg, "%s", tc_str_cstr(&msg));
     r->pass = r->bad == 0;
   }
   if (tm) op_set_time(o, r, tm, 2.0 * (double)d->m * (double)d->n * (double)d->k); /* frees tm */
@@ -329,12 +330,12 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   memset(&r, 0, sizeof r);
   tc_tile_emitted em;
   memset(&em, 0, sizeof em);
-  char why[1024] = "";
+  TC_STR_LOCAL(why);
   int have_em = 0, ok = 0;
   rc = CLI_FAIL;
-  tc_tile_kernel *kern = tc_tile_gemm_build(&d, "tilec_tile_gemm", why, sizeof why);
+  tc_tile_kernel *kern = tc_tile_gemm_build(&d, "tilec_tile_gemm", &why);
   if (!kern) {
-    op_fail(o, "%s", why);
+    op_fail(o, "%s", tc_str_cstr(&why));
     goto out;
   }
   tc_tile_pass_options po;
@@ -343,21 +344,21 @@ int gemm_tile_run(op_opts *o, const gemm_tile_opts *t, int64_t g, int64_t m, int
   if (t->smem_limit) po.smem_limit = t->smem_limit;
   tc_tile_run_passes(kern, &po);
   const tc_dialect *dl = tc_tile_dialect(o->target);
-  tc_status st = dl ? tc_tile_emit(kern, dl, &em, why, sizeof why) : TC_ERR_UNSUPPORTED;
+  tc_status st = dl ? tc_tile_emit(kern, dl, &em, &why) : TC_ERR_UNSUPPORTED;
   if (st != TC_OK) {
     op_fail(o, "cannot emit the tile kernel for %s (%s): %s", tc_target_name(o->target),
-            tc_status_name(st), dl ? why : "no dialect");
+            tc_status_name(st), dl ? tc_str_cstr(&why) : "no dialect");
     goto out;
   }
   have_em = 1;
   int runs;
-  int have_dev = op_find_device(o, &r, &runs, why, sizeof why);
+  int have_dev = op_find_device(o, &r, &runs, &why);
   if (!have_dev && runs) goto out;
-  if (!o->json) print_kernel(o, t, tc_str_cstr(&key), kern, &em, &r, have_dev, why);
+  if (!o->json) print_kernel(o, t, tc_str_cstr(&key), kern, &em, &r, have_dev, tc_str_cstr(&why));
   if (o->emit && emit_file(o, tc_str_cstr(&key), kern, &em) != CLI_OK) goto out;
   if (!runs) {
     /* --target hip: compiled with hipcc; cuda: checked with NVRTC */
-    rc = op_build_only(o, have_dev, why, em.source, em.name);
+    rc = op_build_only(o, have_dev, tc_str_cstr(&why), em.source, em.name);
   } else {
     rc = run_verify(o, &d, &em, &r);
   }

@@ -304,13 +304,12 @@ void op_tune_progress(void *ctx, const tc_tune_event *ev) {
   fflush(stderr);
 }
 
-int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t cap) {
+int op_find_device(const op_opts *o, op_report *r, int *runs, tc_str *why) {
   *runs = op_runs(o);
-  int have_dev = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, why,
-                                     cap) == TC_OK;
+  int have_dev = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, why) == TC_OK;
   /* --target hip without an AMD GPU: the kernels are compiled (op_hip_finish) */
   if (!have_dev && tc_target_info_of(o->target).build == TC_BUILD_HIPCC) *runs = 0;
-  if (!have_dev && *runs) op_fail(o, "%s", why);
+  if (!have_dev && *runs) op_fail(o, "%s", tc_str_cstr(why));
   return have_dev;
 }
 

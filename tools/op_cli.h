@@ -100,7 +100,7 @@ typedef struct op_report {
  * (op_runs; for hip without an AMD GPU 0: op_hip_finish compiles); without
  * a device but with kernels to run it prints the failure (the caller then
  * fails). */
-int op_find_device(const op_opts *o, op_report *r, int *runs, char *why, size_t cap);
+int op_find_device(const op_opts *o, op_report *r, int *runs, tc_str *why);
 /* "device: TARGET NAME" or "device: TARGET, none (WHY)" on stdout. */
 void op_print_device(const op_opts *o, const op_report *r, int have_dev, const char *why);
 

@@ -110,43 +110,43 @@ static int shape_tuple(npy_lex *l, tf_npy *h) {
   }
 }
 
-static tf_status bad_header(char *err, size_t cap, const char *what) {
-  snprintf(err, cap, "not a valid .npy file: %s", what);
+static tf_status bad_header(tc_str *err, const char *what) {
+  tc_err_set(err, "not a valid .npy file: %s", what);
   return TF_MISMATCH;
 }
 
-tf_status tf_npy_parse(const unsigned char *data, size_t len, tf_npy *h, char *err, size_t cap) {
+tf_status tf_npy_parse(const unsigned char *data, size_t len, tf_npy *h, tc_str *err) {
   memset(h, 0, sizeof *h);
   if (len < 10 || memcmp(data, NPY_MAGIC, 6) != 0)
-    return bad_header(err, cap, "it does not start with the .npy magic string");
+    return bad_header(err, "it does not start with the .npy magic string");
   int major = data[6];
   size_t hlen, start;
   if (major == 1) {
     hlen = (size_t)data[8] | (size_t)data[9] << 8;
     start = 10;
   } else if (major == 2 || major == 3) {
-    if (len < 12) return bad_header(err, cap, "the header is cut short");
+    if (len < 12) return bad_header(err, "the header is cut short");
     hlen = (size_t)data[8] | (size_t)data[9] << 8 | (size_t)data[10] << 16 |
            (size_t)data[11] << 24;
     start = 12;
   } else {
-    snprintf(err, cap, "not a .npy file this reader knows: format version %d.%d (1.0, 2.0 and "
+    tc_err_set(err, "not a .npy file this reader knows: format version %d.%d (1.0, 2.0 and "
              "3.0 are)", major, data[7]);
     return TF_MISMATCH;
   }
   if (hlen > NPY_MAX_HEADER || hlen > len - start)
-    return bad_header(err, cap, "the header is longer than the file");
+    return bad_header(err, "the header is longer than the file");
   h->data_offset = start + hlen;
   npy_lex l = {(const char *)data + start, (const char *)data + start + hlen};
   int have_descr = 0, have_order = 0, have_shape = 0;
-  if (!eat(&l, '{')) return bad_header(err, cap, "the header is not a dict");
+  if (!eat(&l, '{')) return bad_header(err, "the header is not a dict");
   while (!eat(&l, '}')) {
     char key[32];
     if (!quoted(&l, key, sizeof key) || !eat(&l, ':'))
-      return bad_header(err, cap, "the header dict is malformed");
+      return bad_header(err, "the header dict is malformed");
     if (strcmp(key, "descr") == 0) {
       if (!quoted(&l, h->descr, sizeof h->descr)) {
-        snprintf(err, cap, "its elements are not of one simple type (a structured dtype); "
+        tc_err_set(err, "its elements are not of one simple type (a structured dtype); "
                  "float16, float32 or float64 expected");
         return TF_MISMATCH;
       }
@@ -154,34 +154,34 @@ tf_status tf_npy_parse(const unsigned char *data, size_t len, tf_npy *h, char *e
     } else if (strcmp(key, "fortran_order") == 0) {
       if (word(&l, "True")) h->fortran_order = 1;
       else if (word(&l, "False")) h->fortran_order = 0;
-      else return bad_header(err, cap, "'fortran_order' is neither True nor False");
+      else return bad_header(err, "'fortran_order' is neither True nor False");
       have_order = 1;
     } else if (strcmp(key, "shape") == 0) {
       if (!shape_tuple(&l, h))
-        return bad_header(err, cap, "'shape' is not a tuple of at most 8 sizes");
+        return bad_header(err, "'shape' is not a tuple of at most 8 sizes");
       have_shape = 1;
     } else {
-      return bad_header(err, cap, "the header has a key other than 'descr', 'fortran_order' "
+      return bad_header(err, "the header has a key other than 'descr', 'fortran_order' "
                         "and 'shape'");
     }
     if (!eat(&l, ',')) {
-      if (!eat(&l, '}')) return bad_header(err, cap, "the header dict is malformed");
+      if (!eat(&l, '}')) return bad_header(err, "the header dict is malformed");
       break;
     }
   }
   if (!have_descr || !have_order || !have_shape)
-    return bad_header(err, cap, "the header lacks 'descr', 'fortran_order' or 'shape'");
+    return bad_header(err, "the header lacks 'descr', 'fortran_order' or 'shape'");
   const char *d = h->descr;
   if ((d[0] != '<' && d[0] != '>' && d[0] != '|' && d[0] != '=') || !d[1] || d[2] < '1' ||
       d[2] > '9')
-    return bad_header(err, cap, "'descr' is not a simple type such as '<f4'");
+    return bad_header(err, "'descr' is not a simple type such as '<f4'");
   h->big_endian = d[0] == '>' || (d[0] == '=' && !host_little_endian());
   h->kind = d[1];
   char *end = NULL;
   long size = strtol(d + 2, &end, 10);
-  if (*end || size < 1 || size > 64) return bad_header(err, cap, "'descr' has a bad size");
+  if (*end || size < 1 || size > 64) return bad_header(err, "'descr' has a bad size");
   h->size = (int)size;
-  if (count_of(h->rank, h->dims) < 0) return bad_header(err, cap, "the shape is too large");
+  if (count_of(h->rank, h->dims) < 0) return bad_header(err, "the shape is too large");
   return TF_OK;
 }
 
@@ -221,8 +221,8 @@ static const char *npy_type_name(char kind, int size) {
 
 /* ---- reading -------------------------------------------------------------- */
 
-static tf_status io_error(char *err, size_t cap, const char *verb, const char *path) {
-  snprintf(err, cap, "cannot %s %s: %s", verb, path, errno ? strerror(errno) : "short read");
+static tf_status io_error(tc_str *err, const char *verb, const char *path) {
+  tc_err_set(err, "cannot %s %s: %s", verb, path, errno ? strerror(errno) : "short read");
   return TF_IO;
 }
 
@@ -230,11 +230,11 @@ static tf_status io_error(char *err, size_t cap, const char *verb, const char *p
 static int read_all(FILE *f, void *dst, size_t n) { return fread(dst, 1, n, f) == n; }
 
 static tf_status read_npy(FILE *f, const char *path, tc_dtype dtype, int rank, const int64_t *dims,
-                          int64_t count, void *buf, int *converted, char *err, size_t cap) {
+                          int64_t count, void *buf, int *converted, tc_str *err) {
   unsigned char pre[12];
   size_t got = fread(pre, 1, sizeof pre, f);
   if (got < 10) {
-    snprintf(err, cap, "%s is not a valid .npy file: it is only %zu bytes long", path, got);
+    tc_err_set(err, "%s is not a valid .npy file: it is only %zu bytes long", path, got);
     return TF_MISMATCH;
   }
   size_t hlen = pre[6] == 1 ? ((size_t)pre[8] | (size_t)pre[9] << 8) + 10
@@ -243,36 +243,35 @@ static tf_status read_npy(FILE *f, const char *path, tc_dtype dtype, int rank, c
                                           (size_t)pre[10] << 16 | (size_t)pre[11] << 24) + 12;
   if (hlen > NPY_MAX_HEADER + 12) hlen = NPY_MAX_HEADER + 12; /* the parser says why */
   unsigned char *head = malloc(hlen > got ? hlen : got);
-  if (!head) return io_error(err, cap, "read", path);
+  if (!head) return io_error(err, "read", path);
   memcpy(head, pre, got);
   size_t have = got + (hlen > got ? fread(head + got, 1, hlen - got, f) : 0);
   tf_npy h;
-  char why[256];
-  tf_status st = tf_npy_parse(head, have, &h, why, sizeof why);
+  tf_status st = tf_npy_parse(head, have, &h, err);
   free(head);
   if (st != TF_OK) {
-    snprintf(err, cap, "%s is %s", path, why);
+    tc_err_prefix(err, "%s is ", path);
     return st;
   }
-  if (fseek(f, (long)h.data_offset, SEEK_SET) != 0) return io_error(err, cap, "read", path);
+  if (fseek(f, (long)h.data_offset, SEEK_SET) != 0) return io_error(err, "read", path);
   char want[160], has[160];
   shape_text(rank, dims, want, sizeof want);
   shape_text(h.rank, h.dims, has, sizeof has);
   if (h.kind != 'f' || (h.size != 2 && h.size != 4 && h.size != 8)) {
-    snprintf(err, cap, "%s holds %s elements ('%s'); float16, float32 or float64 expected", path,
+    tc_err_set(err, "%s holds %s elements ('%s'); float16, float32 or float64 expected", path,
              npy_type_name(h.kind, h.size), h.descr);
     return TF_MISMATCH;
   }
   int same = h.rank == rank;
   for (int i = 0; same && i < rank; i++) same = h.dims[i] == dims[i];
   if (!same) {
-    snprintf(err, cap, "%s has shape %s; expected %s", path, has, want);
+    tc_err_set(err, "%s has shape %s; expected %s", path, has, want);
     return TF_MISMATCH;
   }
   int more_than_one = 0;
   for (int i = 0; i < rank; i++) more_than_one += h.dims[i] > 1;
   if (h.fortran_order && more_than_one > 1) {
-    snprintf(err, cap, "%s is in Fortran order; save a C-order array "
+    tc_err_set(err, "%s is in Fortran order; save a C-order array "
              "(numpy.ascontiguousarray)", path);
     return TF_MISMATCH;
   }
@@ -280,17 +279,17 @@ static tf_status read_npy(FILE *f, const char *path, tc_dtype dtype, int rank, c
   int swap = h.big_endian == host_little_endian();
   int direct = swap == 0 && (size_t)h.size == tc_dtype_size(dtype);
   unsigned char *src = direct ? buf : malloc(nbytes ? nbytes : 1);
-  if (!src) return io_error(err, cap, "read", path);
+  if (!src) return io_error(err, "read", path);
   errno = 0;
   if (!read_all(f, src, nbytes)) {
     if (!direct) free(src);
-    if (ferror(f)) return io_error(err, cap, "read", path);
-    snprintf(err, cap, "%s ends before its %lld elements of shape %s", path, (long long)count, has);
+    if (ferror(f)) return io_error(err, "read", path);
+    tc_err_set(err, "%s ends before its %lld elements of shape %s", path, (long long)count, has);
     return TF_MISMATCH;
   }
   if (fgetc(f) != EOF) {
     if (!direct) free(src);
-    snprintf(err, cap, "%s has bytes after its %lld elements of shape %s", path, (long long)count,
+    tc_err_set(err, "%s has bytes after its %lld elements of shape %s", path, (long long)count,
              has);
     return TF_MISMATCH;
   }
@@ -304,36 +303,36 @@ static tf_status read_npy(FILE *f, const char *path, tc_dtype dtype, int rank, c
 }
 
 tf_status tf_read(const char *path, tc_dtype dtype, int rank, const int64_t *dims, void *buf,
-                  int *converted, char *err, size_t cap) {
+                  int *converted, tc_str *err) {
   if (converted) *converted = 0;
   int64_t count = count_of(rank, dims);
   if (count < 0 || rank > TF_MAX_RANK) {
-    snprintf(err, cap, "the tensor for %s is too large", path);
+    tc_err_set(err, "the tensor for %s is too large", path);
     return TF_MISMATCH;
   }
   errno = 0;
   FILE *f = fopen(path, "rb");
-  if (!f) return io_error(err, cap, "open", path);
+  if (!f) return io_error(err, "open", path);
   tf_status st;
   if (tf_is_npy(path)) {
-    st = read_npy(f, path, dtype, rank, dims, count, buf, converted, err, cap);
+    st = read_npy(f, path, dtype, rank, dims, count, buf, converted, err);
   } else {
     struct stat sb;
     size_t esize = tc_dtype_size(dtype), want = (size_t)count * esize;
     if (fstat(fileno(f), &sb) != 0) {
-      st = io_error(err, cap, "read", path);
+      st = io_error(err, "read", path);
     } else if (!S_ISREG(sb.st_mode) || (uint64_t)sb.st_size != (uint64_t)want) {
       char dimtext[160];
       shape_text(rank, dims, dimtext, sizeof dimtext);
       if (!S_ISREG(sb.st_mode))
-        snprintf(err, cap, "%s is not a regular file", path);
+        tc_err_set(err, "%s is not a regular file", path);
       else
-        snprintf(err, cap, "%s holds %lld bytes; a raw tensor of shape %s and type %s takes %zu",
+        tc_err_set(err, "%s holds %lld bytes; a raw tensor of shape %s and type %s takes %zu",
                  path, (long long)sb.st_size, dimtext, tc_dtype_name(dtype), want);
       st = TF_MISMATCH;
     } else {
       errno = 0;
-      st = read_all(f, buf, want) ? TF_OK : io_error(err, cap, "read", path);
+      st = read_all(f, buf, want) ? TF_OK : io_error(err, "read", path);
     }
   }
   fclose(f);
@@ -343,16 +342,16 @@ tf_status tf_read(const char *path, tc_dtype dtype, int rank, const int64_t *dim
 /* ---- writing -------------------------------------------------------------- */
 
 tf_status tf_write(const char *path, tc_dtype dtype, int rank, const int64_t *dims,
-                   const void *buf, char *err, size_t cap) {
+                   const void *buf, tc_str *err) {
   int64_t count = count_of(rank, dims);
   if (count < 0 || rank > TF_MAX_RANK) {
-    snprintf(err, cap, "the tensor for %s is too large", path);
+    tc_err_set(err, "the tensor for %s is too large", path);
     return TF_MISMATCH;
   }
   size_t esize = tc_dtype_size(dtype), nbytes = (size_t)count * esize;
   errno = 0;
   FILE *f = fopen(path, "wb");
-  if (!f) return io_error(err, cap, "write", path);
+  if (!f) return io_error(err, "write", path);
   int bad = 0;
   if (tf_is_npy(path)) {
     char shape[160], dict[256];
@@ -378,6 +377,6 @@ tf_status tf_write(const char *path, tc_dtype dtype, int rank, const int64_t *di
       for (size_t b = esize; b-- > 0;) bad |= fputc(p[i + b], f) == EOF;
   }
   if (fclose(f) != 0) bad = 1;
-  if (bad) return io_error(err, cap, "write", path);
+  if (bad) return io_error(err, "write", path);
   return TF_OK;
 }

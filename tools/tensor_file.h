@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "tilec/tilec.h"
+#include "../src/base/base.h"
 
 #define TF_MAX_RANK 8
 
@@ -41,7 +42,7 @@ int tf_is_npy(const char *path);
 
 /* Parses the .npy header at the start of data (len bytes: at least the
  * whole header).  TF_OK, or TF_MISMATCH with a one-line reason in err. */
-tf_status tf_npy_parse(const unsigned char *data, size_t len, tf_npy *h, char *err, size_t cap);
+tf_status tf_npy_parse(const unsigned char *data, size_t len, tf_npy *h, tc_str *err);
 
 /* Reads the tensor (dtype f32 or f16, rank dims in memory order) from path
  * into buf.  Raw: the file must hold exactly the tensor's bytes.  .npy:
@@ -51,11 +52,11 @@ tf_status tf_npy_parse(const unsigned char *data, size_t len, tf_npy *h, char *e
  * a conversion happened.  TF_OK, or TF_IO / TF_MISMATCH with one line in
  * err naming the file. */
 tf_status tf_read(const char *path, tc_dtype dtype, int rank, const int64_t *dims, void *buf,
-                  int *converted, char *err, size_t cap);
+                  int *converted, tc_str *err);
 
 /* Writes the tensor to path: raw bytes, or .npy (descr "<f4" or "<f2",
  * shape dims, C order).  TF_OK or TF_IO with one line in err. */
 tf_status tf_write(const char *path, tc_dtype dtype, int rank, const int64_t *dims,
-                   const void *buf, char *err, size_t cap);
+                   const void *buf, tc_str *err);
 
 #endif

@@ -166,15 +166,15 @@ static int find_line(const char *text, const char *prefix, char *buf, size_t cap
 }
 
 static void print_opencl_state(void) {
-  char why[512];
+  TC_STR_LOCAL(why);
   tc_cl_platform_info *ps;
-  int np = tc_cl_platforms(&ps, why, sizeof why);
+  int np = tc_cl_platforms(&ps, &why);
   if (np == 0) {
     printf("OpenCL ICD: loaded, 0 platforms (install pocl-opencl-icd)\n");
     return;
   }
   if (np < 0) {
-    printf("OpenCL ICD: loaded, %s\n", why);
+    printf("OpenCL ICD: loaded, %s\n", tc_str_cstr(&why));
     return;
   }
   printf("OpenCL ICD: loaded, %d platform%s (", np, np == 1 ? "" : "s");
@@ -327,16 +327,16 @@ static int print_version_json(void) {
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"version\", \"tilec\": ");
   op_json_str(&j, TILEC_VERSION);
-  char why[512];
+  TC_STR_LOCAL(why);
   tc_cl_platform_info *ps;
-  int np = tc_cl_platforms(&ps, why, sizeof why);
+  int np = tc_cl_platforms(&ps, &why);
   tc_str_cat(&j, ", \"opencl\": {\"platforms\": [");
   for (int p = 0; p < np; p++) {
     if (p) tc_str_cat(&j, ", ");
     op_json_str(&j, ps[p].name);
   }
   tc_str_cat(&j, "], \"reason\": ");
-  if (why[0]) op_json_str(&j, why); else tc_str_cat(&j, "null");
+  if (why.len) op_json_str(&j, tc_str_cstr(&why)); else tc_str_cat(&j, "null");
   tc_str_cat(&j, "}, ");
   if (np > 0) tc_cl_platforms_free(ps, np);
   json_cuda(&j);
@@ -358,9 +358,9 @@ static int print_devices_json(void) {
   tc_str j;
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"devices\", \"opencl\": {\"platforms\": [");
-  char why[512];
+  TC_STR_LOCAL(why);
   tc_cl_platform_info *ps;
-  int np = tc_cl_platforms(&ps, why, sizeof why);
+  int np = tc_cl_platforms(&ps, &why);
   tc_str devs;
   tc_str_init(&devs);
   int ndevs = 0, marked = 0;
@@ -403,7 +403,7 @@ static int print_devices_json(void) {
   tc_str_cat(&j, ", \"TILEC_OPENCL_DEVICE\": ");
   if (env && *env) op_json_str(&j, env); else tc_str_cat(&j, "null");
   tc_str_cat(&j, ", \"reason\": ");
-  if (why[0]) op_json_str(&j, why); else tc_str_cat(&j, "null");
+  if (why.len) op_json_str(&j, tc_str_cstr(&why)); else tc_str_cat(&j, "null");
   tc_str_cat(&j, "}, ");
   json_cuda(&j);
   tc_str_cat(&j, ", ");

@@ -103,6 +103,31 @@ void tc_set_err(char *err, size_t cap, const char *fmt, ...) {
   va_end(ap);
 }
 
+void tc_err_set(tc_str *err, const char *fmt, ...) {
+  if (!err) return;
+  tc_str msg;
+  tc_str_init(&msg);
+  va_list ap;
+  va_start(ap, fmt);
+  tc_str_vprintf(&msg, fmt, ap);
+  va_end(ap);
+  tc_str_free(err);
+  *err = msg;
+}
+
+void tc_err_prefix(tc_str *err, const char *fmt, ...) {
+  if (!err) return;
+  tc_str msg;
+  tc_str_init(&msg);
+  va_list ap;
+  va_start(ap, fmt);
+  tc_str_vprintf(&msg, fmt, ap);
+  va_end(ap);
+  tc_str_cat(&msg, tc_str_cstr(err));
+  tc_str_free(err);
+  *err = msg;
+}
+
 const char *tc_str_cstr(const tc_str *s) { return s->buf ? s->buf : ""; }
 
 char *tc_str_take(tc_str *s) {

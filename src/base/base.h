@@ -25,11 +25,25 @@ char *tc_xstrdup(const char *s);
     (v)[(n)++] = (x);                                                    \
   } while (0)
 
-/* String builder.  Always NUL-terminated once anything has been written. */
+/* String builder.  Always NUL-terminated once anything has been written.
+ *
+ * Error convention.  The public API records a failure on its object (tc_fail
+ * on the fusion, a kernel's err) or, where tilec.h takes a (char *, size_t)
+ * from the user, copies the message there with tc_set_err.  Every internal
+ * function that can fail takes `tc_str *err` instead (NULL discards the
+ * message): it fills it with tc_err_set, which replaces any text held, so a
+ * reused tc_str holds the latest failure, and may add more after it with
+ * tc_str_printf.  The text is never truncated (compiler logs, CuTe
+ * expressions) and composes: a caller adds context in front with
+ * tc_err_prefix.  The caller owns the tc_str and frees it; TC_STR_LOCAL
+ * declares one that is freed when it goes out of scope. */
 typedef struct tc_str {
   char *buf;
   size_t len, cap;
 } tc_str;
+
+/* An empty tc_str `name`, freed when it goes out of scope. */
+#define TC_STR_LOCAL(name) tc_str name __attribute__((cleanup(tc_str_free))) = {0}
 
 void tc_str_init(tc_str *s);
 void tc_str_free(tc_str *s);
@@ -45,9 +59,15 @@ void tc_str_indent(tc_str *s, int depth);
 /* One line of generated code: the indentation, printf, a newline. */
 void tc_str_vline(tc_str *s, int depth, const char *fmt, va_list ap);
 
-/* printf into err[0 .. cap) (nothing where err is NULL or cap 0): the one
- * way tilec's functions fill their caller's error buffer. */
+/* printf into err[0 .. cap) (nothing where err is NULL or cap 0): only for
+ * the public API's (char *err, size_t cap) parameters. */
 void tc_set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Replaces err's text with the formatted message (nothing where err is NULL;
+ * the arguments may point into err's own text). */
+void tc_err_set(tc_str *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Puts the formatted text in front of err's message (nothing where err is
+ * NULL). */
+void tc_err_prefix(tc_str *err, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* a * b and a + b for non-negative operands, INT64_MAX where they overflow
  * (sizes built from user extents: compared against limits, never wrapped) */

@@ -206,10 +206,10 @@ void tc_params_free(tc_fusion *f, void **bufs) {
 }
 
 long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, double *max_err,
-                        char *msg, size_t cap) {
+                        tc_str *msg) {
   long bad = 0;
   *max_err = 0;
-  if (cap) msg[0] = 0;
+  if (msg) tc_str_clear(msg);
   for (int o = 0; o < f->noutputs; o++) {
     tc_tensor *t = f->outputs[o];
     int p = f->ninputs + o;
@@ -224,8 +224,8 @@ long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, doubl
       }
       if (err > *max_err) *max_err = err;
       if (err > limit) {
-        if (bad == 0 && cap)
-          snprintf(msg, cap, "%s element %zu: got %.9g, expected %.9g", t->name, e, g, w);
+        if (bad == 0)
+          tc_err_set(msg, "%s element %zu: got %.9g, expected %.9g", t->name, e, g, w);
         bad++;
       }
     }
@@ -250,7 +250,9 @@ tc_status tc_example_run(const tc_example *e, const char *device, tc_example_res
     snprintf(r->msg, sizeof r->msg, "%s", tc_kernel_error(k));
   } else {
     tc_reference_run(f, want);
-    long bad = tc_outputs_compare(f, got, want, &r->max_err, r->msg, sizeof r->msg);
+    TC_STR_LOCAL(msg);
+    long bad = tc_outputs_compare(f, got, want, &r->max_err, &msg);
+    snprintf(r->msg, sizeof r->msg, "%s", tc_str_cstr(&msg));
     r->verified = bad == 0;
     if (bad == 0 && e->expect_smem >= 0 && r->smem != e->expect_smem) {
       r->verified = 0;

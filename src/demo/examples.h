@@ -7,6 +7,7 @@
 #define TC_EXAMPLES_H
 
 #include "tilec/tilec.h"
+#include "../base/base.h"
 
 typedef struct tc_example {
   const char *name;
@@ -47,6 +48,6 @@ void tc_params_free(tc_fusion *f, void **bufs);
  * only the same infinity.  On a mismatch msg names the first bad
  * element. */
 long tc_outputs_compare(tc_fusion *f, void *const *got, void *const *want, double *max_err,
-                        char *msg, size_t cap);
+                        tc_str *msg);
 
 #endif

@@ -8,16 +8,14 @@
 typedef struct builder {
   tc_fusion *f;
   tc_status st;
-  char *msg;
-  size_t cap;
+  tc_str *msg;
 } builder;
 
 /* Records the failure of the call `what` (status st); 1 when it is ok. */
 static int ok(builder *b, tc_status st, const char *what) {
   if (st == TC_OK) return 1;
   b->st = st;
-  if (b->msg && b->cap)
-    snprintf(b->msg, b->cap, "LdStMatrixSet: %s failed (%s): %s", what, tc_status_name(st),
+  tc_err_set(b->msg, "LdStMatrixSet: %s failed (%s): %s", what, tc_status_name(st),
              b->f ? tc_fusion_error(b->f) : "");
   return 0;
 }
@@ -85,26 +83,23 @@ static void schedule_ldst(builder *b, tc_tensor *t, tc_tma_swizzle sw, int is_re
 }
 
 tc_status tc_ldst_set_build(tc_ldst_set *s, tc_tma_swizzle sw, int64_t cta_m, int64_t cta_n,
-                             int64_t M, int64_t N, tc_ldst_type ld, tc_ldst_type st, char *msg,
-                             size_t cap) {
-  if (msg && cap) msg[0] = 0;
+                             int64_t M, int64_t N, tc_ldst_type ld, tc_ldst_type st, tc_str *msg) {
+  if (msg) tc_str_clear(msg);
   if (!s) return TC_ERR_ARGUMENT;
   *s = (tc_ldst_set){0};
   if (sw != TC_TMA_SWIZZLE_32B && sw != TC_TMA_SWIZZLE_64B && sw != TC_TMA_SWIZZLE_128B) {
-    if (msg && cap)
-      snprintf(msg, cap, "LdStMatrixSet: swizzle %d is not 32, 64 or 128 bytes", (int)sw);
+    tc_err_set(msg, "LdStMatrixSet: swizzle %d is not 32, 64 or 128 bytes", (int)sw);
     return TC_ERR_ARGUMENT;
   }
   if (cta_m < 64 || cta_m % 64 || cta_n < 256 || cta_n % 256 || M < 1 || N < 1 || M % cta_m ||
       N % cta_n) {
-    if (msg && cap)
-      snprintf(msg, cap,
+    tc_err_set(msg,
                "LdStMatrixSet: bad sizes: the CTA tile %lld x %lld must be multiples of 64 x 256 "
                "and divide the tensor %lld x %lld",
                (long long)cta_m, (long long)cta_n, (long long)M, (long long)N);
     return TC_ERR_ARGUMENT;
   }
-  builder bb = {tc_fusion_new(), TC_OK, msg, cap}, *b = &bb;
+  builder bb = {tc_fusion_new(), TC_OK, msg}, *b = &bb;
   tc_fusion *f = s->f = b->f;
   s->tv0 = TENSOR(b, tc_input(f, TC_BF16, 2, (int64_t[]){M, N}));
   s->tv1 = TENSOR(b, tc_set(f, s->tv0));

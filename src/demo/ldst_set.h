@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "tilec/tilec.h"
+#include "../base/base.h"
 
 /* The fusion and its five tensors. */
 typedef struct tc_ldst_set {
@@ -37,7 +38,6 @@ typedef struct tc_ldst_set {
  * tc_fusion_free), except for TC_ERR_ARGUMENT on a bad swizzle or bad
  * sizes, where it is NULL. */
 tc_status tc_ldst_set_build(tc_ldst_set *s, tc_tma_swizzle sw, int64_t cta_m, int64_t cta_n,
-                             int64_t M, int64_t N, tc_ldst_type ld, tc_ldst_type st, char *msg,
-                             size_t cap);
+                             int64_t M, int64_t N, tc_ldst_type ld, tc_ldst_type st, tc_str *msg);
 
 #endif

@@ -41,7 +41,7 @@ typedef struct tc_amd_swizzle_params {
  * bits (64 / bits elements, kPack = 1).  maxPhase is at least 1.  Returns
  * 0, or -1 with the reason in err. */
 int tc_amd_matrix_core_params(int bits, int64_t continuous, int64_t vec,
-                              tc_amd_swizzle_params *out, char *err, size_t errcap);
+                              tc_amd_swizzle_params *out, tc_str *err);
 
 /* Applies the swizzle to axes row and col of g: *row_out takes the value of
  * row (an axis made anew when the row had to be split for the phase) and
@@ -53,7 +53,7 @@ int tc_amd_matrix_core_params(int bits, int64_t continuous, int64_t vec,
  * XOR stays inside the row: the map is a bijection).  Returns 0, or -1
  * with the reason in err (the graph is then unchanged). */
 int tc_dg_amd_swizzle(tc_dgraph *g, int row, int col, const tc_amd_swizzle_params *p,
-                      int *row_out, int *col_out, char *err, size_t errcap);
+                      int *row_out, int *col_out, tc_str *err);
 
 /* The plain formula, for tests and tools: the swizzled column of (row, col). */
 int64_t tc_amd_swizzle_col(const tc_amd_swizzle_params *p, int64_t row, int64_t col);

@@ -55,6 +55,13 @@ static int fail(tc_view *v, const char *fmt, ...) {
   return -1;
 }
 
+/* fail with "WHAT: " and the message of a domain call, which it frees. */
+static int fail_err(tc_view *v, const char *what, tc_str *err) {
+  fail(v, "%s: %s", what, tc_str_cstr(err));
+  tc_str_free(err);
+  return -1;
+}
+
 static void set_name(char *dst, const char *name) {
   snprintf(dst, 16, "%s", name ? name : "");
 }
@@ -159,9 +166,9 @@ int tc_view_pad(tc_view *v, int dim, int64_t left, int64_t right) {
     return fail(v, "pad: amounts must be non-negative, got %lld and %lld (use slice to crop)",
                 (long long)left, (long long)right);
   int out;
-  char err[200];
-  if (tc_dg_resize(&v->g, v->upper[dim], left, right, &out, err, sizeof err))
-    return fail(v, "pad: %s", err);
+  tc_str err = {0};
+  if (tc_dg_resize(&v->g, v->upper[dim], left, right, &out, &err))
+    return fail_err(v, "pad", &err);
   v->upper[dim] = out;
   return 0;
 }
@@ -173,9 +180,9 @@ int tc_view_slice(tc_view *v, int dim, int64_t begin, int64_t end) {
     return fail(v, "slice: [%lld, %lld) is not a non-empty range inside [0, %lld)", (long long)begin,
                 (long long)end, (long long)e);
   int out;
-  char err[200];
-  if (tc_dg_resize(&v->g, v->upper[dim], -begin, end - e, &out, err, sizeof err))
-    return fail(v, "slice: %s", err);
+  tc_str err = {0};
+  if (tc_dg_resize(&v->g, v->upper[dim], -begin, end - e, &out, &err))
+    return fail_err(v, "slice", &err);
   v->upper[dim] = out;
   return 0;
 }
@@ -188,9 +195,9 @@ int tc_view_embed(tc_view *v, int dim, int n, const int64_t *upper_extents,
                 TC_VIEW_MAX_DIMS - v->nupper + 1);
   if (!upper_extents || !coeffs) return fail(v, "embed: extents and coefficients are required");
   int outs[TC_XF_MAX_OUT];
-  char err[200];
-  if (tc_dg_embed(&v->g, v->upper[dim], n, upper_extents, coeffs, outs, err, sizeof err))
-    return fail(v, "embed: %s", err);
+  tc_str err = {0};
+  if (tc_dg_embed(&v->g, v->upper[dim], n, upper_extents, coeffs, outs, &err))
+    return fail_err(v, "embed", &err);
   char nm[TC_VIEW_MAX_DIMS][16];
   for (int i = 0; i < n; i++) {
     if (names && names[i]) set_name(nm[i], names[i]);
@@ -212,12 +219,13 @@ int tc_view_merge(tc_view *v, int n, const int *dims, const char *name) {
   snap s;
   take_snap(v, &s);
   int acc = v->upper[dims[0]];
-  char err[200];
+  tc_str err = {0};
   for (int i = 1; i < n; i++)
-    if (tc_dg_merge(&v->g, acc, v->upper[dims[i]], &acc, err, sizeof err)) {
-      char msg[240];
-      snprintf(msg, sizeof msg, "merge: %s", err);
-      return roll_back(v, &s, msg);
+    if (tc_dg_merge(&v->g, acc, v->upper[dims[i]], &acc, &err)) {
+      tc_err_prefix(&err, "merge: ");
+      int rc = roll_back(v, &s, tc_str_cstr(&err));
+      tc_str_free(&err);
+      return rc;
     }
   /* the new dim takes dims[0]'s place; the others go */
   int up[TC_VIEW_MAX_DIMS];
@@ -269,15 +277,16 @@ int tc_view_unmerge(tc_view *v, int dim, int n, const int64_t *extents,
   take_snap(v, &s);
   int outs[TC_VIEW_MAX_DIMS];
   int cur = v->upper[dim];
-  char err[200];
+  tc_str err = {0};
   for (int i = 0; i + 1 < n; i++) {
     int64_t inner = 1;
     for (int k = i + 1; k < n; k++) inner *= extents[k];
     int o, in;
-    if (tc_dg_split(&v->g, cur, inner, 1, &o, &in, err, sizeof err)) {
-      char msg[240];
-      snprintf(msg, sizeof msg, "unmerge: %s", err);
-      return roll_back(v, &s, msg);
+    if (tc_dg_split(&v->g, cur, inner, 1, &o, &in, &err)) {
+      tc_err_prefix(&err, "unmerge: ");
+      int rc = roll_back(v, &s, tc_str_cstr(&err));
+      tc_str_free(&err);
+      return rc;
     }
     outs[i] = o;
     cur = in;
@@ -295,9 +304,9 @@ int tc_view_unmerge(tc_view *v, int dim, int n, const int64_t *extents,
 int tc_view_broadcast(tc_view *v, int dim, int64_t extent) {
   if (!valid_dim(v, dim)) return fail(v, "broadcast: no upper dimension %d (the view has %d)", dim, v->nupper);
   int out;
-  char err[200];
-  if (tc_dg_broadcast(&v->g, v->upper[dim], extent, &out, err, sizeof err))
-    return fail(v, "broadcast: %s", err);
+  tc_str err = {0};
+  if (tc_dg_broadcast(&v->g, v->upper[dim], extent, &out, &err))
+    return fail_err(v, "broadcast", &err);
   v->upper[dim] = out;
   return 0;
 }
@@ -308,8 +317,8 @@ int tc_view_add_dim(tc_view *v, int pos, int64_t extent, const char *name) {
   if (v->nupper >= TC_VIEW_MAX_DIMS)
     return fail(v, "add_dim: the view already has %d dimensions, the most allowed", v->nupper);
   int out;
-  char err[200];
-  if (tc_dg_add_dim(&v->g, extent, &out, err, sizeof err)) return fail(v, "add_dim: %s", err);
+  tc_str err = {0};
+  if (tc_dg_add_dim(&v->g, extent, &out, &err)) return fail_err(v, "add_dim", &err);
   for (int i = v->nupper; i > pos; i--) {
     v->upper[i] = v->upper[i - 1];
     memcpy(v->names[i], v->names[i - 1], 16);
@@ -324,8 +333,8 @@ int tc_view_add_dim(tc_view *v, int pos, int64_t extent, const char *name) {
 int tc_view_const_dim(tc_view *v, int dim, int64_t value) {
   if (!valid_dim(v, dim)) return fail(v, "const_dim: no upper dimension %d (the view has %d)", dim, v->nupper);
   int a = v->upper[dim];
-  char err[200];
-  if (tc_dg_const_dim(&v->g, a, value, err, sizeof err)) return fail(v, "const_dim: %s", err);
+  tc_str err = {0};
+  if (tc_dg_const_dim(&v->g, a, value, &err)) return fail_err(v, "const_dim", &err);
   for (int i = 0; i < v->nlower; i++)
     if (v->lower[i] == a) v->lower_const[i] = value;
   replace_dim(v, dim, 0, NULL, NULL);

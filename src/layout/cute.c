@@ -86,11 +86,11 @@ static int64_t sat_add(int64_t a, int64_t b) {
 static int64_t ceil_div(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /* Fills err and gives -1. */
-#define errf(err, cap, ...) (tc_set_err((err), (cap), __VA_ARGS__), -1)
+#define errf(err, ...) (tc_err_set((err), __VA_ARGS__), -1)
 
-int tc_cute_check_range(const tc_cute *l, const char *what, char *err, size_t cap) {
+int tc_cute_check_range(const tc_cute *l, const char *what, tc_str *err) {
   if (tc_cute_size(l) >= TC_CUTE_MAX_SIZE || tc_cute_cosize(l) >= TC_CUTE_MAX_SIZE)
-    return errf(err, cap, "%s overflows: its size or offsets do not fit in 62 bits", what);
+    return errf(err, "%s overflows: its size or offsets do not fit in 62 bits", what);
   return 0;
 }
 
@@ -227,7 +227,7 @@ tc_cute tc_cute_filter(const tc_cute *l) {
  * takes every d-th element of an A mode of shape s with d not dividing s
  * is right on its own, but its sums with the other modes of B would carry
  * across the A mode. */
-static int compose_leaf(const tc_cute *a, int64_t bs, int64_t bd, bool strict, tc_cute *out, char *err, size_t cap) {
+static int compose_leaf(const tc_cute *a, int64_t bs, int64_t bd, bool strict, tc_cute *out, tc_str *err) {
   if (bd == 0) {
     *out = tc_cute_leaf(bs, 0);
     return 0;
@@ -251,7 +251,7 @@ static int compose_leaf(const tc_cute *a, int64_t bs, int64_t bd, bool strict, t
      * (a multiple of s) or divides s; or B (a single mode) ends inside
      * this mode. */
     if (rest_stride >= s ? rest_stride % s != 0 : (s % rest_stride != 0 && (strict || rest_shape > s1))) {
-      rc = errf(err, cap,
+      rc = errf(err,
                 "composition is not defined: stride divisibility fails: the remaining stride %lld "
                 "of %lld:%lld and the mode %lld:%lld of the coalesced left layout (neither divides "
                 "the other)",
@@ -266,7 +266,7 @@ static int compose_leaf(const tc_cute *a, int64_t bs, int64_t bd, bool strict, t
     /* Shape divisibility: what is left of B's shape continues in A's next
      * modes only when this mode takes a divisor of it. */
     if (rest_shape % new_shape != 0) {
-      rc = errf(err, cap,
+      rc = errf(err,
                 "composition is not defined: shape divisibility fails: the remaining shape %lld of "
                 "%lld:%lld does not divide into the %lld steps that fit in the mode %lld:%lld of the "
                 "coalesced left layout",
@@ -282,7 +282,7 @@ static int compose_leaf(const tc_cute *a, int64_t bs, int64_t bd, bool strict, t
   if (rc == 0) {
     if (k == 0 || rest_shape != 1) rs[k] = rest_shape, rd[k] = sat_mul(rest_stride, ad[n - 1]), k++;
     *out = from_flat(k, rs, rd);
-    rc = tc_cute_check_range(out, "composition", err, cap);
+    rc = tc_cute_check_range(out, "composition", err);
     if (rc) tc_cute_free(out);
   }
   free(as), free(ad), free(rs), free(rd);
@@ -291,31 +291,30 @@ static int compose_leaf(const tc_cute *a, int64_t bs, int64_t bd, bool strict, t
 
 /* Puts the mode that failed in front of the message in err: "mode 1: ...",
  * and "mode 1.0: ..." when the message already named mode 0 within it. */
-static int name_mode(int i, char *err, size_t cap) {
-  if (!err || cap == 0) return -1;
-  char inner[512];
-  snprintf(inner, sizeof inner, "%s", err);
-  if (!strncmp(inner, "mode ", 5)) return errf(err, cap, "mode %d.%s", i, inner + 5);
-  return errf(err, cap, "mode %d: %s", i, inner);
+static int name_mode(int i, tc_str *err) {
+  if (!err) return -1;
+  if (!strncmp(tc_str_cstr(err), "mode ", 5)) return errf(err, "mode %d.%s", i, tc_str_cstr(err) + 5);
+  tc_err_prefix(err, "mode %d: ", i);
+  return -1;
 }
 
 /* Applies fn to modes i < rank(b) of a and b, keeping a's other modes. */
-typedef int (*binop)(const tc_cute *, const tc_cute *, tc_cute *, char *, size_t);
+typedef int (*binop)(const tc_cute *, const tc_cute *, tc_cute *, tc_str *);
 static int by_mode(binop fn, const char *name, const tc_cute *a, const tc_cute *b, tc_cute *out,
-                   char *err, size_t cap) {
+                   tc_str *err) {
   int ra = tc_cute_rank(a);
   if (b->n > ra)
-    return errf(err, cap, "%s: the tiler has %d modes but the layout only %d", name, b->n, ra);
+    return errf(err, "%s: the tiler has %d modes but the layout only %d", name, b->n, ra);
   tc_cute *m = tc_xcalloc((size_t)ra, sizeof *m);
   for (int i = 0; i < ra; i++) {
     if (i >= b->n) {
       m[i] = tc_cute_copy(tc_cute_mode(a, i));
       continue;
     }
-    if (fn(tc_cute_mode(a, i), &b->m[i], &m[i], err, cap)) {
+    if (fn(tc_cute_mode(a, i), &b->m[i], &m[i], err)) {
       for (int j = 0; j < i; j++) tc_cute_free(&m[j]);
       free(m);
-      return name_mode(i, err, cap);
+      return name_mode(i, err);
     }
   }
   *out = tc_cute_tuple(ra, m);
@@ -323,13 +322,13 @@ static int by_mode(binop fn, const char *name, const tc_cute *a, const tc_cute *
   return 0;
 }
 
-static int compose(const tc_cute *a, const tc_cute *b, bool strict, tc_cute *out, char *err, size_t cap) {
+static int compose(const tc_cute *a, const tc_cute *b, bool strict, tc_cute *out, tc_str *err) {
   memset(out, 0, sizeof *out);
-  if (b->n > 0 && b->tiler) return by_mode(tc_cute_composition, "composition", a, b, out, err, cap);
+  if (b->n > 0 && b->tiler) return by_mode(tc_cute_composition, "composition", a, b, out, err);
   if (b->n > 0) {
     tc_cute *m = tc_xcalloc((size_t)b->n, sizeof *m);
     for (int i = 0; i < b->n; i++) {
-      if (compose(a, &b->m[i], true, &m[i], err, cap)) {
+      if (compose(a, &b->m[i], true, &m[i], err)) {
         for (int j = 0; j < i; j++) tc_cute_free(&m[j]);
         free(m);
         return -1;
@@ -339,11 +338,11 @@ static int compose(const tc_cute *a, const tc_cute *b, bool strict, tc_cute *out
     free(m);
     return 0;
   }
-  return compose_leaf(a, b->shape, b->stride, strict, out, err, cap);
+  return compose_leaf(a, b->shape, b->stride, strict, out, err);
 }
 
-int tc_cute_composition(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap) {
-  return compose(a, b, false, out, err, cap);
+int tc_cute_composition(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
+  return compose(a, b, false, out, err);
 }
 
 /* ---- complement ---------------------------------------------------------------------- */
@@ -360,10 +359,10 @@ static int cmp_mode3(const void *x, const void *y) {
   return 0;
 }
 
-int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, char *err, size_t cap) {
+int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, tc_str *err) {
   memset(out, 0, sizeof *out);
-  if (l->n > 0 && l->tiler) return errf(err, cap, "complement needs a layout, not a tiler");
-  if (cotarget < 1) return errf(err, cap, "complement: the cotarget must be at least 1, got %lld", (long long)cotarget);
+  if (l->n > 0 && l->tiler) return errf(err, "complement needs a layout, not a tiler");
+  if (cotarget < 1) return errf(err, "complement: the cotarget must be at least 1, got %lld", (long long)cotarget);
   int64_t *s, *d;
   int n = flat(l, &s, &d);
   mode3 *md = tc_xmalloc((size_t)n * sizeof *md);
@@ -376,7 +375,7 @@ int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, char *e
   int rc = 0;
   for (int i = 0; i < k; i++) {
     if (md[i].stride < cur) {
-      rc = errf(err, cap,
+      rc = errf(err,
                 "complement is not defined: the layout is not injective (its mode %lld:%lld "
                 "overlaps the modes of smaller stride, which reach %lld)",
                 (long long)md[i].shape, (long long)md[i].stride, (long long)cur);
@@ -388,7 +387,7 @@ int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, char *e
   if (rc == 0) {
     rs[k] = ceil_div(cotarget, cur), rd[k] = cur;
     *out = coalesce_flat(k + 1, rs, rd);
-    rc = tc_cute_check_range(out, "complement", err, cap);
+    rc = tc_cute_check_range(out, "complement", err);
     if (rc) tc_cute_free(out);
   }
   free(s), free(d), free(md), free(rs), free(rd);
@@ -397,30 +396,30 @@ int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, char *e
 
 /* ---- divide and product ------------------------------------------------------------------ */
 
-int tc_cute_logical_divide(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap) {
+int tc_cute_logical_divide(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
   memset(out, 0, sizeof *out);
-  if (b->n > 0 && b->tiler) return by_mode(tc_cute_logical_divide, "logical_divide", a, b, out, err, cap);
+  if (b->n > 0 && b->tiler) return by_mode(tc_cute_logical_divide, "logical_divide", a, b, out, err);
   tc_cute c, bc;
-  if (tc_cute_complement(b, tc_cute_size(a), &c, err, cap)) return -1;
+  if (tc_cute_complement(b, tc_cute_size(a), &c, err)) return -1;
   bc = tc_cute_pair(b, &c);
-  int rc = tc_cute_composition(a, &bc, out, err, cap);
+  int rc = tc_cute_composition(a, &bc, out, err);
   tc_cute_free(&c), tc_cute_free(&bc);
   return rc;
 }
 
-int tc_cute_logical_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap) {
+int tc_cute_logical_product(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
   memset(out, 0, sizeof *out);
-  if (b->n > 0 && b->tiler) return by_mode(tc_cute_logical_product, "logical_product", a, b, out, err, cap);
-  if (a->n > 0 && a->tiler) return errf(err, cap, "logical_product needs a layout, not a tiler");
+  if (b->n > 0 && b->tiler) return by_mode(tc_cute_logical_product, "logical_product", a, b, out, err);
+  if (a->n > 0 && a->tiler) return errf(err, "logical_product needs a layout, not a tiler");
   int64_t target = sat_mul(tc_cute_size(a), tc_cute_cosize(b));
-  if (target >= TC_CUTE_MAX_SIZE) return errf(err, cap, "logical_product overflows: size(A) * cosize(B) does not fit in 62 bits");
+  if (target >= TC_CUTE_MAX_SIZE) return errf(err, "logical_product overflows: size(A) * cosize(B) does not fit in 62 bits");
   tc_cute c, cb;
-  if (tc_cute_complement(a, target, &c, err, cap)) return -1;
-  int rc = tc_cute_composition(&c, b, &cb, err, cap);
+  if (tc_cute_complement(a, target, &c, err)) return -1;
+  int rc = tc_cute_composition(&c, b, &cb, err);
   if (rc == 0) {
     *out = tc_cute_pair(a, &cb);
     tc_cute_free(&cb);
-    rc = tc_cute_check_range(out, "logical_product", err, cap);
+    rc = tc_cute_check_range(out, "logical_product", err);
     if (rc) tc_cute_free(out);
   }
   tc_cute_free(&c);
@@ -429,9 +428,9 @@ int tc_cute_logical_product(const tc_cute *a, const tc_cute *b, tc_cute *out, ch
 
 /* ---- inverses ------------------------------------------------------------------------------- */
 
-int tc_cute_right_inverse(const tc_cute *l, tc_cute *out, char *err, size_t cap) {
+int tc_cute_right_inverse(const tc_cute *l, tc_cute *out, tc_str *err) {
   memset(out, 0, sizeof *out);
-  if (l->n > 0 && l->tiler) return errf(err, cap, "right_inverse needs a layout, not a tiler");
+  if (l->n > 0 && l->tiler) return errf(err, "right_inverse needs a layout, not a tiler");
   int64_t *s, *d;
   int n = flat(l, &s, &d);
   mode3 *md = tc_xmalloc((size_t)n * sizeof *md);
@@ -456,28 +455,27 @@ int tc_cute_right_inverse(const tc_cute *l, tc_cute *out, char *err, size_t cap)
   return 0;
 }
 
-int tc_cute_left_inverse(const tc_cute *l, tc_cute *out, char *err, size_t cap) {
+int tc_cute_left_inverse(const tc_cute *l, tc_cute *out, tc_str *err) {
   memset(out, 0, sizeof *out);
-  if (l->n > 0 && l->tiler) return errf(err, cap, "left_inverse needs a layout, not a tiler");
+  if (l->n > 0 && l->tiler) return errf(err, "left_inverse needs a layout, not a tiler");
   tc_cute c;
-  if (tc_cute_complement(l, 1, &c, err, cap)) {
+  if (tc_cute_complement(l, 1, &c, err)) {
     /* say which function failed */
-    char inner[256];
-    snprintf(inner, sizeof inner, "%s", err);
-    return errf(err, cap, "left_inverse is not defined: %s", inner);
+    tc_err_prefix(err, "left_inverse is not defined: ");
+    return -1;
   }
   tc_cute lc = tc_cute_pair(l, &c);
-  int rc = tc_cute_right_inverse(&lc, out, err, cap);
+  int rc = tc_cute_right_inverse(&lc, out, err);
   tc_cute_free(&c), tc_cute_free(&lc);
   return rc;
 }
 
 /* ---- swizzles ---------------------------------------------------------------------------------- */
 
-int tc_cute_swizzle_check(int b, int m, int s, char *err, size_t cap) {
+int tc_cute_swizzle_check(int b, int m, int s, tc_str *err) {
   int as = s < 0 ? -s : s;
   if (b < 0 || m < 0 || b > 40 || m > 40 || as > 40 || as < b || b + m + as > 40)
-    return errf(err, cap, "Swizzle<%d,%d,%d> needs B >= 0, M >= 0, |S| >= B and B + M + |S| <= 40", b,
+    return errf(err, "Swizzle<%d,%d,%d> needs B >= 0, M >= 0, |S| >= B and B + M + |S| <= 40", b,
                 m, s);
   return 0;
 }
@@ -540,7 +538,7 @@ static void mode_name(char *buf, size_t cap, const int *path, int depth) {
 enum { MAX_COORD_DEPTH = 64 };
 
 static int coord_rec(const tc_cute *l, const tc_cute_value *c, int64_t *offset, const tc_cute_value **bad,
-                     char *err, size_t cap, int *path, int depth) {
+                     tc_str *err, int *path, int depth) {
   char name[160];
   if (c->kind == TC_CV_INT) {
     int64_t n = tc_cute_size(l);
@@ -549,7 +547,7 @@ static int coord_rec(const tc_cute *l, const tc_cute_value *c, int64_t *offset, 
       tc_str sh;
       tc_str_init(&sh);
       print_part(&sh, l, 0);
-      tc_set_err(err, cap, "coordinate %lld is outside %s (shape %s: 0..%lld)", (long long)c->i, name,
+      tc_err_set(err, "coordinate %lld is outside %s (shape %s: 0..%lld)", (long long)c->i, name,
                  tc_str_cstr(&sh), (long long)n - 1);
       tc_str_free(&sh);
       *bad = c;
@@ -560,7 +558,7 @@ static int coord_rec(const tc_cute *l, const tc_cute_value *c, int64_t *offset, 
   }
   mode_name(name, sizeof name, path, depth);
   if (c->kind != TC_CV_TUPLE) {
-    tc_set_err(err, cap, "a coordinate is an integer or a tuple of them, got a %s for %s", tc_cute_kind_name(c->kind),
+    tc_err_set(err, "a coordinate is an integer or a tuple of them, got a %s for %s", tc_cute_kind_name(c->kind),
                name);
     *bad = c;
     return TC_CUTE_ESYNTAX;
@@ -570,17 +568,17 @@ static int coord_rec(const tc_cute *l, const tc_cute_value *c, int64_t *offset, 
     tc_str_init(&sh);
     print_part(&sh, l, 0);
     if (l->n == 0)
-      tc_set_err(err, cap, "the coordinate has %d entries where %s is a single mode (shape %s): give it one integer",
+      tc_err_set(err, "the coordinate has %d entries where %s is a single mode (shape %s): give it one integer",
                  c->n, name, tc_str_cstr(&sh));
     else
-      tc_set_err(err, cap, "the coordinate has %d entries where %s has rank %d (shape %s)", c->n, name, l->n,
+      tc_err_set(err, "the coordinate has %d entries where %s has rank %d (shape %s)", c->n, name, l->n,
                  tc_str_cstr(&sh));
     tc_str_free(&sh);
     *bad = c;
     return TC_CUTE_ESYNTAX;
   }
   if (depth >= MAX_COORD_DEPTH) {
-    tc_set_err(err, cap, "the coordinate is nested too deeply");
+    tc_err_set(err, "the coordinate is nested too deeply");
     *bad = c;
     return TC_CUTE_ESYNTAX;
   }
@@ -588,7 +586,7 @@ static int coord_rec(const tc_cute *l, const tc_cute_value *c, int64_t *offset, 
   for (int i = 0; i < l->n; i++) {
     int64_t x;
     path[depth] = i;
-    int rc = coord_rec(&l->m[i], &c->elems[i], &x, bad, err, cap, path, depth + 1);
+    int rc = coord_rec(&l->m[i], &c->elems[i], &x, bad, err, path, depth + 1);
     if (rc) return rc;
     sum += x;
   }
@@ -597,16 +595,16 @@ static int coord_rec(const tc_cute *l, const tc_cute_value *c, int64_t *offset, 
 }
 
 int tc_cute_eval_coord(const tc_cute *l, const tc_cute_value *c, int64_t *offset, const tc_cute_value **bad,
-                       char *err, size_t cap) {
+                       tc_str *err) {
   int path[MAX_COORD_DEPTH];
   const tc_cute_value *b = NULL;
   *offset = 0;
   if (l->n > 0 && l->tiler) {
-    tc_set_err(err, cap, "cannot apply a tuple of layouts to a coordinate");
+    tc_err_set(err, "cannot apply a tuple of layouts to a coordinate");
     if (bad) *bad = c;
     return TC_CUTE_ESYNTAX;
   }
-  int rc = coord_rec(l, c, offset, &b, err, cap, path, 0);
+  int rc = coord_rec(l, c, offset, &b, err, path, 0);
   if (bad) *bad = b;
   return rc;
 }

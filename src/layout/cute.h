@@ -65,7 +65,7 @@ tc_cute tc_cute_prepend(const tc_cute *l, const tc_cute *x);
 tc_cute tc_cute_copy(const tc_cute *l);
 /* 0, or -1 with "WHAT overflows: ..." in err when l's size or cosize does
  * not fit in 62 bits (a concatenation of large layouts). */
-int tc_cute_check_range(const tc_cute *l, const char *what, char *err, size_t cap);
+int tc_cute_check_range(const tc_cute *l, const char *what, tc_str *err);
 void tc_cute_free(tc_cute *l);
 bool tc_cute_equal(const tc_cute *a, const tc_cute *b);
 
@@ -98,42 +98,42 @@ tc_cute tc_cute_filter(const tc_cute *l);
  * structure.  Needs, for B's leaf s:d and A's coalesced modes, CuTe's
  * stride divisibility (each A shape divides d or d divides it) and shape
  * divisibility conditions.  b may be a tiler. */
-int tc_cute_composition(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+int tc_cute_composition(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err);
 /* The layout C, sorted by stride, such that (L, C) is injective and its
  * size covers cotarget (>= 1).  Fails when L's modes overlap. */
-int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, char *err, size_t cap);
+int tc_cute_complement(const tc_cute *l, int64_t cotarget, tc_cute *out, tc_str *err);
 /* A o (B, complement(B, size(A)));  b may be a tiler. */
-int tc_cute_logical_divide(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+int tc_cute_logical_divide(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err);
 /* (A, complement(A, size(A) * cosize(B)) o B);  b may be a tiler. */
-int tc_cute_logical_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+int tc_cute_logical_product(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err);
 /* logical_divide(A, B) with its modes regrouped by g (tc_cute_grouping in
  * tilec.h): for A = (M, N, L) and B = <B0, B1>, logical gives ((B0,R0),
  * (B1,R1), L), zipped ((B0,B1), (R0,R1,L)), tiled ((B0,B1), R0, R1, L) and
  * flat (B0, B1, R0, R1, L); a nested tiler regroups within its mode.  For a
  * layout B (not a tuple) logical and zipped are (B', R); tiled unpacks R's
  * modes, flat B''s and R's. */
-int tc_cute_divide(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+int tc_cute_divide(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err);
 /* logical_product(A, B) regrouped the same way: the tile is A's modes and
  * the rest B's, ((M,N), (B0',B1',L)) for zipped. */
-int tc_cute_product(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+int tc_cute_product(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err);
 /* The rank-sensitive products of layouts A and B (not tilers): with R =
  * max(rank A, rank B) and both padded to rank R with 1:0 modes, P =
  * logical_product(A, B); mode i of the result is coalesce((A_i, P1_i))
  * (blocked: A's block is contiguous in the mode) or coalesce((P1_i, A_i))
  * (raked: B's elements are interleaved in it). */
-int tc_cute_blocked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
-int tc_cute_raked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap);
+int tc_cute_blocked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err);
+int tc_cute_raked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err);
 /* R with L(R(i)) == i for i < size(R), as large as the stride-1 chain of
  * L's modes allows (stride-0 modes are skipped). */
-int tc_cute_right_inverse(const tc_cute *l, tc_cute *out, char *err, size_t cap);
+int tc_cute_right_inverse(const tc_cute *l, tc_cute *out, tc_str *err);
 /* R with R(L(i)) == i for i < size(L), for injective L:
  * right_inverse((L, complement(L))). */
-int tc_cute_left_inverse(const tc_cute *l, tc_cute *out, char *err, size_t cap);
+int tc_cute_left_inverse(const tc_cute *l, tc_cute *out, tc_str *err);
 
 /* ---- swizzles ------------------------------------------------------------ */
 
 /* Checks 0 <= B, 0 <= M, |S| >= B, B + M + |S| <= 40; 0 or -1 + err. */
-int tc_cute_swizzle_check(int b, int m, int s, char *err, size_t cap);
+int tc_cute_swizzle_check(int b, int m, int s, tc_str *err);
 int64_t tc_cute_swizzle(int b, int m, int s, int64_t x);
 
 /* ---- text ------------------------------------------------------------------ */
@@ -210,7 +210,7 @@ void tc_cute_value_free(tc_cute_value *v);
  * the mode ("mode 1.0" is mode 0 of mode 1) in err and the entry at fault
  * in *bad. */
 int tc_cute_eval_coord(const tc_cute *l, const tc_cute_value *c, int64_t *offset, const tc_cute_value **bad,
-                       char *err, size_t cap);
+                       tc_str *err);
 void tc_cute_value_print(tc_str *out, const tc_cute_value *v);
 const char *tc_cute_kind_name(tc_cute_kind k);
 /* "column 7: expected ')'" and, on the next two lines, the text indented

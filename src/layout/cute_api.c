@@ -11,7 +11,6 @@ struct tc_cute_layout {
   tc_cute l;
 };
 
-#define ERRCAP 512
 
 /* A handle taking over l. */
 static tc_cute_layout *wrap(tc_cute l) {
@@ -26,11 +25,14 @@ static tc_status fail(tc_cute_layout **out, char *err, size_t cap, const char *m
   return TC_ERR_ARGUMENT;
 }
 
-/* The result of an algebra call (rc 0: l is the result) as a handle. */
-static tc_status finish(int rc, tc_cute l, const char *msg, tc_cute_layout **out, char *err, size_t cap) {
-  if (rc) return fail(out, err, cap, msg);
-  *out = wrap(l);
-  return TC_OK;
+/* The result of an algebra call (rc 0: l is the result, else msg says why;
+ * msg is freed) as a handle. */
+static tc_status finish(int rc, tc_cute l, tc_str *msg, tc_cute_layout **out, char *err, size_t cap) {
+  tc_status st = TC_OK;
+  if (rc) st = fail(out, err, cap, tc_str_cstr(msg));
+  else *out = wrap(l);
+  tc_str_free(msg);
+  return st;
 }
 
 /* Refuses a missing argument, and a tiler where a layout is needed. */
@@ -132,18 +134,20 @@ tc_status tc_cute_layout_at(const tc_cute_layout *l, int n, const int64_t *coord
              n, rank, leaves);
     return fail(NULL, err, cap, msg);
   }
-  char msg[ERRCAP];
-  int rc = tc_cute_eval_coord(&l->l, &c, offset, NULL, msg, sizeof msg);
+  tc_str msg = {0};
+  int rc = tc_cute_eval_coord(&l->l, &c, offset, NULL, &msg);
   tc_cute_value_free(&c);
-  return rc ? fail(NULL, err, cap, msg) : TC_OK;
+  tc_status st = rc ? fail(NULL, err, cap, tc_str_cstr(&msg)) : TC_OK;
+  tc_str_free(&msg);
+  return st;
 }
 
 /* A concatenation r as a handle, unless it is too large. */
 static tc_status concatenated(tc_cute r, const char *fn, tc_cute_layout **out, char *err, size_t cap) {
-  char msg[200];
-  int rc = tc_cute_check_range(&r, fn, msg, sizeof msg);
+  tc_str msg = {0};
+  int rc = tc_cute_check_range(&r, fn, &msg);
   if (rc) tc_cute_free(&r);
-  return finish(rc, r, msg, out, err, cap);
+  return finish(rc, r, &msg, out, err, cap);
 }
 
 /* make_layout (tiler false) and make_tile. */
@@ -199,18 +203,18 @@ tc_status tc_cute_layout_filter(const tc_cute_layout *l, tc_cute_layout **out, c
 }
 
 /* A function of the algebra on two arguments, the first a layout. */
-typedef int (*binary_fn)(const tc_cute *, const tc_cute *, tc_cute *, char *, size_t);
+typedef int (*binary_fn)(const tc_cute *, const tc_cute *, tc_cute *, tc_str *);
 static tc_status binary(binary_fn fn, const char *name, const tc_cute_layout *a, const tc_cute_layout *b,
                         tc_cute_layout **out, char *err, size_t cap) {
   if (bad_layout(a, name, out, err, cap)) return TC_ERR_ARGUMENT;
-  char msg[ERRCAP];
+  tc_str msg = {0};
   if (!b) {
-    snprintf(msg, sizeof msg, "%s: the second argument is NULL", name);
-    return fail(out, err, cap, msg);
+    tc_err_set(&msg, "%s: the second argument is NULL", name);
+    return finish(-1, (tc_cute){0}, &msg, out, err, cap);
   }
   tc_cute r;
-  int rc = fn(&a->l, &b->l, &r, msg, sizeof msg);
-  return finish(rc, r, msg, out, err, cap);
+  int rc = fn(&a->l, &b->l, &r, &msg);
+  return finish(rc, r, &msg, out, err, cap);
 }
 
 tc_status tc_cute_layout_composition(const tc_cute_layout *a, const tc_cute_layout *b, tc_cute_layout **out,
@@ -221,10 +225,10 @@ tc_status tc_cute_layout_composition(const tc_cute_layout *a, const tc_cute_layo
 tc_status tc_cute_layout_complement(const tc_cute_layout *l, int64_t cotarget, tc_cute_layout **out, char *err,
                                     size_t cap) {
   if (bad_layout(l, "complement", out, err, cap)) return TC_ERR_ARGUMENT;
-  char msg[ERRCAP];
+  tc_str msg = {0};
   tc_cute r;
-  int rc = tc_cute_complement(&l->l, cotarget, &r, msg, sizeof msg);
-  return finish(rc, r, msg, out, err, cap);
+  int rc = tc_cute_complement(&l->l, cotarget, &r, &msg);
+  return finish(rc, r, &msg, out, err, cap);
 }
 
 /* A divide or product grouped by g. */
@@ -232,15 +236,14 @@ static tc_status tiling(bool divide, tc_cute_grouping g, const tc_cute_layout *a
                         tc_cute_layout **out, char *err, size_t cap) {
   const char *name = divide ? "divide" : "product";
   if (bad_layout(a, name, out, err, cap)) return TC_ERR_ARGUMENT;
-  char msg[ERRCAP];
+  tc_str msg = {0};
   if (!b) {
-    snprintf(msg, sizeof msg, "%s: the tiler is NULL", name);
-    return fail(out, err, cap, msg);
+    tc_err_set(&msg, "%s: the tiler is NULL", name);
+    return finish(-1, (tc_cute){0}, &msg, out, err, cap);
   }
   tc_cute r;
-  int rc = divide ? tc_cute_divide(g, &a->l, &b->l, &r, msg, sizeof msg)
-                  : tc_cute_product(g, &a->l, &b->l, &r, msg, sizeof msg);
-  return finish(rc, r, msg, out, err, cap);
+  int rc = divide ? tc_cute_divide(g, &a->l, &b->l, &r, &msg) : tc_cute_product(g, &a->l, &b->l, &r, &msg);
+  return finish(rc, r, &msg, out, err, cap);
 }
 
 tc_status tc_cute_layout_divide(tc_cute_grouping g, const tc_cute_layout *a, const tc_cute_layout *b,

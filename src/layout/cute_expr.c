@@ -40,6 +40,13 @@ static int fail_at(parser *p, int col, int code, const char *fmt, ...) {
   return -1;
 }
 
+/* fail_at with the message of an algebra call, which it frees. */
+static int fail_err(parser *p, int col, int code, tc_str *err) {
+  fail_at(p, col, code, "%s", tc_str_cstr(err));
+  tc_str_free(err);
+  return -1;
+}
+
 static void skip_ws(parser *p) {
   while (p->s[p->pos] && isspace((unsigned char)p->s[p->pos])) p->pos++;
 }
@@ -216,7 +223,7 @@ static int as_layout(parser *p, const tc_cute_value *v, bool tiler_ok, const cha
 /* composition(a, b) for the value kinds that have one. */
 static int compose_values(parser *p, tc_cute_value *a, tc_cute_value *b, int col, const char *fn,
                           tc_cute_value *out) {
-  char err[512];
+  tc_str err = {0};
   tc_cute lb, r;
   if (a->kind == TC_CV_SWIZZLE) {
     if (as_layout(p, b, false, fn, 2, &lb)) return -1;
@@ -238,9 +245,9 @@ static int compose_values(parser *p, tc_cute_value *a, tc_cute_value *b, int col
     tc_cute_free(&la);
     return -1;
   }
-  int rc = tc_cute_composition(&la, &lb, &r, err, sizeof err);
+  int rc = tc_cute_composition(&la, &lb, &r, &err);
   tc_cute_free(&la), tc_cute_free(&lb);
-  if (rc) return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
+  if (rc) return fail_err(p, col, TC_CUTE_EUNDEF, &err);
   *out = make_layout_value(r, a->col);
   if (a->kind == TC_CV_SWLAYOUT) out->kind = TC_CV_SWLAYOUT, out->b = a->b, out->m = a->m, out->s = a->s;
   return 0;
@@ -253,11 +260,11 @@ static int apply_coord(parser *p, tc_cute_value *v, tc_cute_value *c, int col, t
                    tc_cute_kind_name(v->kind), tc_cute_kind_name(c->kind));
   if (!is_int_tuple(c))
     return fail_at(p, c->col, TC_CUTE_ESYNTAX, "a coordinate is a tuple of integers (or of such tuples)");
-  char err[400];
+  tc_str err = {0};
   const tc_cute_value *bad = NULL;
   int64_t r;
-  int rc = tc_cute_eval_coord(&v->l, c, &r, &bad, err, sizeof err);
-  if (rc) return fail_at(p, bad ? bad->col : col, rc, "%s", err);
+  int rc = tc_cute_eval_coord(&v->l, c, &r, &bad, &err);
+  if (rc) return fail_err(p, bad ? bad->col : col, rc, &err);
   if (v->kind == TC_CV_SWLAYOUT) r = tc_cute_swizzle(v->b, v->m, v->s, r);
   *out = make_int(r, v->col);
   return 0;
@@ -336,17 +343,17 @@ static int64_t swizzled_cosize(const tc_cute_value *v, bool *ok) {
 
 /* A concatenation r as the value *out, unless it is too large. */
 static int concat_value(parser *p, tc_cute r, const char *name, int col, tc_cute_value *out) {
-  char err[200];
-  if (tc_cute_check_range(&r, name, err, sizeof err)) {
+  tc_str err = {0};
+  if (tc_cute_check_range(&r, name, &err)) {
     tc_cute_free(&r);
-    return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
+    return fail_err(p, col, TC_CUTE_EUNDEF, &err);
   }
   *out = make_layout_value(r, col);
   return 0;
 }
 
 static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, int nargs, tc_cute_value *out) {
-  char err[512];
+  tc_str err = {0};
   tc_cute a, b, r;
   int rc;
   memset(out, 0, sizeof *out);
@@ -409,10 +416,10 @@ static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, in
       tc_cute_free(&a);
       return -1;
     }
-    rc = name[0] == 'b' ? tc_cute_blocked_product(&a, &b, &r, err, sizeof err)
-                        : tc_cute_raked_product(&a, &b, &r, err, sizeof err);
+    rc = name[0] == 'b' ? tc_cute_blocked_product(&a, &b, &r, &err)
+                        : tc_cute_raked_product(&a, &b, &r, &err);
     tc_cute_free(&a), tc_cute_free(&b);
-    if (rc) return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
+    if (rc) return fail_err(p, col, TC_CUTE_EUNDEF, &err);
     *out = make_layout_value(r, col);
     return 0;
   }
@@ -437,18 +444,18 @@ static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, in
       target = args[1].i;
     }
     if (as_layout(p, &args[0], false, name, 1, &a)) return -1;
-    rc = tc_cute_complement(&a, target, &r, err, sizeof err);
+    rc = tc_cute_complement(&a, target, &r, &err);
     tc_cute_free(&a);
-    if (rc) return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
+    if (rc) return fail_err(p, col, TC_CUTE_EUNDEF, &err);
     *out = make_layout_value(r, col);
     return 0;
   }
   if (!strcmp(name, "left_inverse") || !strcmp(name, "right_inverse")) {
     if (as_layout(p, &args[0], false, name, 1, &a)) return -1;
-    rc = name[0] == 'l' ? tc_cute_left_inverse(&a, &r, err, sizeof err)
-                        : tc_cute_right_inverse(&a, &r, err, sizeof err);
+    rc = name[0] == 'l' ? tc_cute_left_inverse(&a, &r, &err)
+                        : tc_cute_right_inverse(&a, &r, &err);
     tc_cute_free(&a);
-    if (rc) return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
+    if (rc) return fail_err(p, col, TC_CUTE_EUNDEF, &err);
     *out = make_layout_value(r, col);
     return 0;
   }
@@ -463,9 +470,9 @@ static int call_fn(parser *p, const char *name, int col, tc_cute_value *args, in
     tc_cute_free(&a);
     return -1;
   }
-  rc = divide ? tc_cute_divide(g, &a, &b, &r, err, sizeof err) : tc_cute_product(g, &a, &b, &r, err, sizeof err);
+  rc = divide ? tc_cute_divide(g, &a, &b, &r, &err) : tc_cute_product(g, &a, &b, &r, &err);
   tc_cute_free(&a), tc_cute_free(&b);
-  if (rc) return fail_at(p, col, TC_CUTE_EUNDEF, "%s", err);
+  if (rc) return fail_err(p, col, TC_CUTE_EUNDEF, &err);
   *out = make_layout_value(r, col);
   if (sw) out->kind = TC_CV_SWLAYOUT, out->b = args[0].b, out->m = args[0].m, out->s = args[0].s;
   return 0;
@@ -554,9 +561,9 @@ static int parse_swizzle(parser *p, int col, tc_cute_value *v) {
     if (x[i] > 64 || x[i] < -64) return fail_at(p, col, TC_CUTE_ESYNTAX, "swizzle parameter out of range");
   }
   if (expect(p, '>', "after Swizzle<B,M,S")) return -1;
-  char err[200];
-  if (tc_cute_swizzle_check((int)x[0], (int)x[1], (int)x[2], err, sizeof err))
-    return fail_at(p, col, TC_CUTE_ESYNTAX, "%s", err);
+  tc_str err = {0};
+  if (tc_cute_swizzle_check((int)x[0], (int)x[1], (int)x[2], &err))
+    return fail_err(p, col, TC_CUTE_ESYNTAX, &err);
   memset(v, 0, sizeof *v);
   v->kind = TC_CV_SWIZZLE, v->col = col, v->b = (int)x[0], v->m = (int)x[1], v->s = (int)x[2];
   return 0;

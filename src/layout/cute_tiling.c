@@ -8,7 +8,7 @@
 
 #include "cute.h"
 
-#define errf(err, cap, ...) (tc_set_err((err), (cap), __VA_ARGS__), -1)
+#define errf(err, ...) (tc_err_set((err), __VA_ARGS__), -1)
 
 /* Modes of l (l itself for a leaf) copied into m[*n ...]. */
 static void push_modes(const tc_cute *l, tc_cute *m, int *n) {
@@ -20,19 +20,19 @@ static void push_modes(const tc_cute *l, tc_cute *m, int *n) {
  * <G0, G1, ...> l's mode i is the result for G_i and l's modes past the
  * tiler are kept.  Gathers the tiles into *first and the rests, then l's
  * remaining modes, into *second (copies). */
-static int unzip(const tc_cute *l, const tc_cute *guide, tc_cute *first, tc_cute *second, char *err, size_t cap) {
+static int unzip(const tc_cute *l, const tc_cute *guide, tc_cute *first, tc_cute *second, tc_str *err) {
   if (!(guide->n > 0 && guide->tiler)) {
-    if (l->n != 2) return errf(err, cap, "internal: a divide or product that is not a pair");
+    if (l->n != 2) return errf(err, "internal: a divide or product that is not a pair");
     *first = tc_cute_copy(&l->m[0]);
     *second = tc_cute_copy(&l->m[1]);
     return 0;
   }
   int g = guide->n, r = tc_cute_rank(l);
-  if (r < g) return errf(err, cap, "internal: the tiler has more modes than the result");
+  if (r < g) return errf(err, "internal: the tiler has more modes than the result");
   tc_cute *f = tc_xcalloc((size_t)g, sizeof *f), *s = tc_xcalloc((size_t)r, sizeof *s);
   int i = 0;
   for (; i < g; i++)
-    if (unzip(tc_cute_mode(l, i), &guide->m[i], &f[i], &s[i], err, cap)) break;
+    if (unzip(tc_cute_mode(l, i), &guide->m[i], &f[i], &s[i], err)) break;
   if (i < g) {
     for (int j = 0; j < i; j++) tc_cute_free(&f[j]), tc_cute_free(&s[j]);
     free(f), free(s);
@@ -46,13 +46,13 @@ static int unzip(const tc_cute *l, const tc_cute *guide, tc_cute *first, tc_cute
 }
 
 /* Takes over the logical result *l and writes it grouped by g to *out. */
-static int regroup(tc_cute_grouping g, tc_cute *l, const tc_cute *tiler, tc_cute *out, char *err, size_t cap) {
+static int regroup(tc_cute_grouping g, tc_cute *l, const tc_cute *tiler, tc_cute *out, tc_str *err) {
   if (g == TC_CUTE_LOGICAL) {
     *out = *l;
     return 0;
   }
   tc_cute first, second;
-  int rc = unzip(l, tiler, &first, &second, err, cap);
+  int rc = unzip(l, tiler, &first, &second, err);
   tc_cute_free(l);
   if (rc) return -1;
   if (g == TC_CUTE_ZIPPED) {
@@ -73,26 +73,25 @@ static int regroup(tc_cute_grouping g, tc_cute *l, const tc_cute *tiler, tc_cute
 }
 
 /* The divide (or product) of a by b grouped by g. */
-static int tiling(bool divide, tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err,
-                  size_t cap) {
+static int tiling(bool divide, tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
   static const char *const prefix[] = {"logical", "zipped", "tiled", "flat"};
   memset(out, 0, sizeof *out);
-  if ((unsigned)g > TC_CUTE_FLAT) return errf(err, cap, "unknown grouping %d", (int)g);
+  if ((unsigned)g > TC_CUTE_FLAT) return errf(err, "unknown grouping %d", (int)g);
   /* said here so that the message names the function asked for */
   if (b->n > 0 && b->tiler && b->n > tc_cute_rank(a))
-    return errf(err, cap, "%s_%s: the tiler has %d modes but the layout only %d", prefix[g],
+    return errf(err, "%s_%s: the tiler has %d modes but the layout only %d", prefix[g],
                 divide ? "divide" : "product", b->n, tc_cute_rank(a));
   tc_cute l;
-  if (divide ? tc_cute_logical_divide(a, b, &l, err, cap) : tc_cute_logical_product(a, b, &l, err, cap)) return -1;
-  return regroup(g, &l, b, out, err, cap);
+  if (divide ? tc_cute_logical_divide(a, b, &l, err) : tc_cute_logical_product(a, b, &l, err)) return -1;
+  return regroup(g, &l, b, out, err);
 }
 
-int tc_cute_divide(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap) {
-  return tiling(true, g, a, b, out, err, cap);
+int tc_cute_divide(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
+  return tiling(true, g, a, b, out, err);
 }
 
-int tc_cute_product(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap) {
-  return tiling(false, g, a, b, out, err, cap);
+int tc_cute_product(tc_cute_grouping g, const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
+  return tiling(false, g, a, b, out, err);
 }
 
 /* l with 1:0 modes appended up to rank r (CuTe's append<R>). */
@@ -107,14 +106,13 @@ static tc_cute pad_rank(const tc_cute *l, int r) {
 }
 
 /* blocked_product (raked == false) and raked_product. */
-static int rank_product(const char *name, bool raked, const tc_cute *a, const tc_cute *b, tc_cute *out, char *err,
-                        size_t cap) {
+static int rank_product(const char *name, bool raked, const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
   memset(out, 0, sizeof *out);
   if ((a->n > 0 && a->tiler) || (b->n > 0 && b->tiler))
-    return errf(err, cap, "%s needs two layouts, not a tuple of layouts", name);
+    return errf(err, "%s needs two layouts, not a tuple of layouts", name);
   int r = tc_cute_rank(a) > tc_cute_rank(b) ? tc_cute_rank(a) : tc_cute_rank(b);
   tc_cute pa = pad_rank(a, r), pb = pad_rank(b, r), p;
-  int rc = tc_cute_logical_product(&pa, &pb, &p, err, cap);
+  int rc = tc_cute_logical_product(&pa, &pb, &p, err);
   tc_cute_free(&pa), tc_cute_free(&pb);
   if (rc) return -1;
   /* p = (A', C o B'), each of rank r: pair up their modes i */
@@ -131,10 +129,10 @@ static int rank_product(const char *name, bool raked, const tc_cute *a, const tc
   return 0;
 }
 
-int tc_cute_blocked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap) {
-  return rank_product("blocked_product", false, a, b, out, err, cap);
+int tc_cute_blocked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
+  return rank_product("blocked_product", false, a, b, out, err);
 }
 
-int tc_cute_raked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, char *err, size_t cap) {
-  return rank_product("raked_product", true, a, b, out, err, cap);
+int tc_cute_raked_product(const tc_cute *a, const tc_cute *b, tc_cute *out, tc_str *err) {
+  return rank_product("raked_product", true, a, b, out, err);
 }

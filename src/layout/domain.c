@@ -101,10 +101,10 @@ void tc_dg_sigs_from(const tc_dgraph *g, const int *roots, const uint64_t *root_
 }
 
 int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
-                int *outer, int *inner, char *err, size_t errcap) {
-  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+                int *outer, int *inner, tc_str *err) {
+  if (!valid_axis(g, in)) return tc_err_set(err, "no such axis"), -1;
   if (factor < 1) {
-    snprintf(err, errcap, "split factor must be at least 1, got %lld", (long long)factor);
+    tc_err_set(err, "split factor must be at least 1, got %lld", (long long)factor);
     return -1;
   }
   int64_t e = g->axes[in].extent;
@@ -119,14 +119,14 @@ int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
   return 0;
 }
 
-int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t errcap) {
+int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, tc_str *err) {
   if (!valid_axis(g, outer) || !valid_axis(g, inner) || outer == inner)
-    return snprintf(err, errcap, "merge needs two distinct axes"), -1;
+    return tc_err_set(err, "merge needs two distinct axes"), -1;
   if (g->axes[outer].reduction != g->axes[inner].reduction)
-    return snprintf(err, errcap, "cannot merge a reduction axis with an iteration axis"), -1;
+    return tc_err_set(err, "cannot merge a reduction axis with an iteration axis"), -1;
   int64_t oe = g->axes[outer].extent, ie = g->axes[inner].extent;
   if (oe > 0 && ie > INT64_MAX / oe) {
-    snprintf(err, errcap, "merging extents %lld and %lld overflows 64 bits", (long long)oe, (long long)ie);
+    tc_err_set(err, "merging extents %lld and %lld overflows 64 bits", (long long)oe, (long long)ie);
     return -1;
   }
   int64_t e = oe * ie;
@@ -138,12 +138,12 @@ int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t 
   return 0;
 }
 
-int tc_dg_xor(tc_dgraph *g, int xa, int ya, int *ox, int *oy, char *err, size_t errcap) {
+int tc_dg_xor(tc_dgraph *g, int xa, int ya, int *ox, int *oy, tc_str *err) {
   if (!valid_axis(g, xa) || !valid_axis(g, ya) || xa == ya)
-    return snprintf(err, errcap, "a swizzle needs two distinct axes"), -1;
+    return tc_err_set(err, "a swizzle needs two distinct axes"), -1;
   int64_t xe = g->axes[xa].extent, ye = g->axes[ya].extent;
   if (!is_pow2(ye) || xe > ye) {
-    snprintf(err, errcap,
+    tc_err_set(err,
              "XOR swizzle needs the second axis extent to be a power of two no smaller "
              "than the first (got %lld and %lld)", (long long)xe, (long long)ye);
     return -1;
@@ -157,15 +157,15 @@ int tc_dg_xor(tc_dgraph *g, int xa, int ya, int *ox, int *oy, char *err, size_t 
   return 0;
 }
 
-int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, size_t errcap) {
-  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, tc_str *err) {
+  if (!valid_axis(g, in)) return tc_err_set(err, "no such axis"), -1;
   if (b < 0 || m < 0 || s < b || b > 40 || m > 40 || s > 40 || b + m + s > 40) {
-    snprintf(err, errcap, "Swizzle<%d,%d,%d> needs 0 <= B <= S and B+M+S <= 40", b, m, s);
+    tc_err_set(err, "Swizzle<%d,%d,%d> needs 0 <= B <= S and B+M+S <= 40", b, m, s);
     return -1;
   }
   int64_t e = g->axes[in].extent, period = (int64_t)1 << (b + m + s);
   if (e % period != 0) {
-    snprintf(err, errcap, "Swizzle<%d,%d,%d> needs an extent that is a multiple of %lld (got %lld)",
+    tc_err_set(err, "Swizzle<%d,%d,%d> needs an extent that is a multiple of %lld (got %lld)",
              b, m, s, (long long)period, (long long)e);
     return -1;
   }
@@ -179,22 +179,22 @@ int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, s
 }
 
 int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
-                 char *err, size_t errcap) {
-  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+                 tc_str *err) {
+  if (!valid_axis(g, in)) return tc_err_set(err, "no such axis"), -1;
   const int64_t lim = (int64_t)1 << 62;
   if (left > lim || left < -lim || right > lim || right < -lim) {
-    snprintf(err, errcap, "resize amounts must lie within +-2^62 (got %lld, %lld)", (long long)left,
+    tc_err_set(err, "resize amounts must lie within +-2^62 (got %lld, %lld)", (long long)left,
              (long long)right);
     return -1;
   }
   int64_t e;
   if (__builtin_add_overflow(g->axes[in].extent, left, &e) || __builtin_add_overflow(e, right, &e)) {
-    snprintf(err, errcap, "resize by %lld/%lld overflows the extent %lld", (long long)left,
+    tc_err_set(err, "resize by %lld/%lld overflows the extent %lld", (long long)left,
              (long long)right, (long long)g->axes[in].extent);
     return -1;
   }
   if (e < 1) {
-    snprintf(err, errcap, "resize by %lld/%lld leaves extent %lld; it must stay at least 1",
+    tc_err_set(err, "resize by %lld/%lld leaves extent %lld; it must stay at least 1",
              (long long)left, (long long)right, (long long)e);
     return -1;
   }
@@ -208,20 +208,20 @@ int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
 }
 
 int tc_dg_embed(tc_dgraph *g, int in, int n, const int64_t *extents, const int64_t *coeffs,
-                int *outs, char *err, size_t errcap) {
-  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+                int *outs, tc_str *err) {
+  if (!valid_axis(g, in)) return tc_err_set(err, "no such axis"), -1;
   if (n < 1 || n > TC_XF_MAX_OUT) {
-    snprintf(err, errcap, "embed needs 1 to %d upper dimensions, got %d", TC_XF_MAX_OUT, n);
+    tc_err_set(err, "embed needs 1 to %d upper dimensions, got %d", TC_XF_MAX_OUT, n);
     return -1;
   }
   const int64_t lim = (int64_t)1 << 40;
   for (int i = 0; i < n; i++) {
     if (extents[i] < 1 || extents[i] > lim) {
-      snprintf(err, errcap, "embed extent %d must lie in 1..2^40, got %lld", i, (long long)extents[i]);
+      tc_err_set(err, "embed extent %d must lie in 1..2^40, got %lld", i, (long long)extents[i]);
       return -1;
     }
     if (coeffs[i] > lim || coeffs[i] < -lim) {
-      snprintf(err, errcap, "embed coefficient %d must lie within +-2^40, got %lld", i,
+      tc_err_set(err, "embed coefficient %d must lie within +-2^40, got %lld", i,
                (long long)coeffs[i]);
       return -1;
     }
@@ -235,10 +235,10 @@ int tc_dg_embed(tc_dgraph *g, int in, int n, const int64_t *extents, const int64
   return 0;
 }
 
-int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, char *err, size_t errcap) {
-  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, tc_str *err) {
+  if (!valid_axis(g, in)) return tc_err_set(err, "no such axis"), -1;
   if (extent < 1) {
-    snprintf(err, errcap, "broadcast extent must be at least 1, got %lld", (long long)extent);
+    tc_err_set(err, "broadcast extent must be at least 1, got %lld", (long long)extent);
     return -1;
   }
   tc_xform x = {0};
@@ -249,9 +249,9 @@ int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, char *err, s
   return 0;
 }
 
-int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, char *err, size_t errcap) {
+int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, tc_str *err) {
   if (extent < 1) {
-    snprintf(err, errcap, "a new dimension needs an extent of at least 1, got %lld", (long long)extent);
+    tc_err_set(err, "a new dimension needs an extent of at least 1, got %lld", (long long)extent);
     return -1;
   }
   tc_xform x = {0};
@@ -262,10 +262,10 @@ int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, char *err, size_t errc
   return 0;
 }
 
-int tc_dg_const_dim(tc_dgraph *g, int in, int64_t value, char *err, size_t errcap) {
-  if (!valid_axis(g, in)) return snprintf(err, errcap, "no such axis"), -1;
+int tc_dg_const_dim(tc_dgraph *g, int in, int64_t value, tc_str *err) {
+  if (!valid_axis(g, in)) return tc_err_set(err, "no such axis"), -1;
   if (value < 0 || value >= g->axes[in].extent) {
-    snprintf(err, errcap, "constant %lld lies outside the dimension's range [0, %lld)",
+    tc_err_set(err, "constant %lld lies outside the dimension's range [0, %lld)",
              (long long)value, (long long)g->axes[in].extent);
     return -1;
   }
@@ -516,7 +516,7 @@ int tc_dg_history(const tc_dgraph *g, const int *sources, int nsrc,
   return n;
 }
 
-int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp, char *err, size_t errcap) {
+int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp, tc_str *err) {
   for (int h = 0; h < nhist; h++) {
     tc_xform x = g->xf[hist[h]]; /* copy: the array may move */
     int in[2] = {-1, -1};
@@ -524,28 +524,28 @@ int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp, char *err
     for (int k = 0; k < TC_XF_MAX_OUT; k++) out[k] = -1;
     for (int k = 0; k < x.nin; k++) {
       in[k] = (*mapp)[x.in[k]];
-      if (in[k] < 0) return snprintf(err, errcap, "an input axis of a replayed transform has no counterpart"), -1;
+      if (in[k] < 0) return tc_err_set(err, "an input axis of a replayed transform has no counterpart"), -1;
     }
     int rc = 0;
     int before = g->naxes;
     switch ((int)x.kind) {
-      case TC_XF_SPLIT: rc = tc_dg_split(g, in[0], x.factor, x.inner_split, &out[0], &out[1], err, errcap); break;
-      case TC_XF_MERGE: rc = tc_dg_merge(g, in[0], in[1], &out[0], err, errcap); break;
-      case TC_XF_XOR: rc = tc_dg_xor(g, in[0], in[1], &out[0], &out[1], err, errcap); break;
-      case TC_XF_CUTE: rc = tc_dg_cute(g, in[0], x.b, x.m, x.s, &out[0], err, errcap); break;
-      case TC_XF_RESIZE: rc = tc_dg_resize(g, in[0], x.left, x.right, &out[0], err, errcap); break;
+      case TC_XF_SPLIT: rc = tc_dg_split(g, in[0], x.factor, x.inner_split, &out[0], &out[1], err); break;
+      case TC_XF_MERGE: rc = tc_dg_merge(g, in[0], in[1], &out[0], err); break;
+      case TC_XF_XOR: rc = tc_dg_xor(g, in[0], in[1], &out[0], &out[1], err); break;
+      case TC_XF_CUTE: rc = tc_dg_cute(g, in[0], x.b, x.m, x.s, &out[0], err); break;
+      case TC_XF_RESIZE: rc = tc_dg_resize(g, in[0], x.left, x.right, &out[0], err); break;
       case TC_XF_EMBED: {
         int64_t ext[TC_XF_MAX_OUT];
         for (int k = 0; k < x.nout; k++) ext[k] = g->axes[x.out[k]].extent;
-        rc = tc_dg_embed(g, in[0], x.nout, ext, x.coeff, out, err, errcap);
+        rc = tc_dg_embed(g, in[0], x.nout, ext, x.coeff, out, err);
         break;
       }
       case TC_XF_BROADCAST:
-        rc = tc_dg_broadcast(g, in[0], g->axes[x.out[0]].extent, &out[0], err, errcap);
+        rc = tc_dg_broadcast(g, in[0], g->axes[x.out[0]].extent, &out[0], err);
         break;
-      case TC_XF_ADDDIM: rc = tc_dg_add_dim(g, g->axes[x.out[0]].extent, &out[0], err, errcap); break;
-      case TC_XF_CONSTDIM: rc = tc_dg_const_dim(g, in[0], x.factor, err, errcap); break;
-      default: return snprintf(err, errcap, "unknown transform kind %d", (int)x.kind), -1;
+      case TC_XF_ADDDIM: rc = tc_dg_add_dim(g, g->axes[x.out[0]].extent, &out[0], err); break;
+      case TC_XF_CONSTDIM: rc = tc_dg_const_dim(g, in[0], x.factor, err); break;
+      default: return tc_err_set(err, "unknown transform kind %d", (int)x.kind), -1;
     }
     if (rc) return -1;
     *mapp = tc_xrealloc(*mapp, (size_t)g->naxes * sizeof(int));

@@ -98,24 +98,24 @@ uint64_t tc_dg_root_rsig(int64_t extent, int position);
  * where a transform makes it. */
 void tc_dg_sigs_from(const tc_dgraph *g, const int *roots, const uint64_t *root_sigs, int n,
                      uint64_t *sig);
-/* Each returns 0 on success or -1 with a reason in err (buffer of errcap). */
+/* Each returns 0 on success or -1 with a reason in err. */
 int tc_dg_split(tc_dgraph *g, int in, int64_t factor, int inner_split,
-                int *outer, int *inner, char *err, size_t errcap);
-int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, char *err, size_t errcap);
-int tc_dg_xor(tc_dgraph *g, int x, int y, int *ox, int *oy, char *err, size_t errcap);
-int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, char *err, size_t errcap);
+                int *outer, int *inner, tc_str *err);
+int tc_dg_merge(tc_dgraph *g, int outer, int inner, int *out, tc_str *err);
+int tc_dg_xor(tc_dgraph *g, int x, int y, int *ox, int *oy, tc_str *err);
+int tc_dg_cute(tc_dgraph *g, int in, int b, int m, int s, int *out, tc_str *err);
 int tc_dg_resize(tc_dgraph *g, int in, int64_t left, int64_t right, int *out,
-                 char *err, size_t errcap);
+                 tc_str *err);
 /* The view transforms (see TC_XF_EMBED above).  embed: n (1..TC_XF_MAX_OUT)
  * new axes with the given extents (>= 1) and coefficients, written to outs;
  * broadcast: a new axis of the given extent (>= 1); add_dim: a new axis
  * from nothing; const_dim: fixes `in` to value, which must lie in
  * [0, extent). */
 int tc_dg_embed(tc_dgraph *g, int in, int n, const int64_t *extents, const int64_t *coeffs,
-                int *outs, char *err, size_t errcap);
-int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, char *err, size_t errcap);
-int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, char *err, size_t errcap);
-int tc_dg_const_dim(tc_dgraph *g, int in, int64_t value, char *err, size_t errcap);
+                int *outs, tc_str *err);
+int tc_dg_broadcast(tc_dgraph *g, int in, int64_t extent, int *out, tc_str *err);
+int tc_dg_add_dim(tc_dgraph *g, int64_t extent, int *out, tc_str *err);
+int tc_dg_const_dim(tc_dgraph *g, int in, int64_t value, tc_str *err);
 /* Whether tc_xf_forward is defined for this kind (false for the four view
  * kinds). */
 bool tc_xf_has_forward(tc_xform_kind kind);
@@ -174,6 +174,6 @@ int tc_dg_history(const tc_dgraph *g, const int *sources, int nsrc,
  * counterparts of every replayed transform's outputs are added to map.
  * *mapp is reallocated to the graph's new size.  Returns 0 or -1 + err. */
 int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp,
-                 char *err, size_t errcap);
+                 tc_str *err);
 
 #endif

@@ -237,7 +237,7 @@ static int parse_xform(const char *text, tc_tile *t, tc_cute_error *e) {
                     (long long)a[i], ncur - 1);
         goto out;
       }
-    char err[256] = "";
+    tc_str err = {0};
     int o1 = -1, o2 = -1, bad = 0;
     if (k == 0 || k == 1) {
       if (a[1] < 1) {
@@ -248,7 +248,7 @@ static int parse_xform(const char *text, tc_tile *t, tc_cute_error *e) {
         rc = seterr(e, TC_CUTE_ESYNTAX, op_col, "too many axes (at most %d)", MAX_AXES);
         goto out;
       }
-      bad = tc_dg_split(&g, cur[a[0]], a[1], k == 0, &o1, &o2, err, sizeof err);
+      bad = tc_dg_split(&g, cur[a[0]], a[1], k == 0, &o1, &o2, &err);
       if (!bad) {
         memmove(&cur[a[0] + 2], &cur[a[0] + 1], (size_t)(ncur - a[0] - 1) * sizeof cur[0]);
         cur[a[0]] = o1, cur[a[0] + 1] = o2;
@@ -259,7 +259,7 @@ static int parse_xform(const char *text, tc_tile *t, tc_cute_error *e) {
         rc = seterr(e, TC_CUTE_ESYNTAX, op_col, "merge needs two different axes");
         goto out;
       }
-      bad = tc_dg_merge(&g, cur[a[0]], cur[a[1]], &o1, err, sizeof err);
+      bad = tc_dg_merge(&g, cur[a[0]], cur[a[1]], &o1, &err);
       if (!bad) {
         cur[a[0]] = o1;
         memmove(&cur[a[1]], &cur[a[1] + 1], (size_t)(ncur - a[1] - 1) * sizeof cur[0]);
@@ -270,10 +270,10 @@ static int parse_xform(const char *text, tc_tile *t, tc_cute_error *e) {
         rc = seterr(e, TC_CUTE_ESYNTAX, op_col, "xor needs two different axes");
         goto out;
       }
-      bad = tc_dg_xor(&g, cur[a[0]], cur[a[1]], &o1, &o2, err, sizeof err);
+      bad = tc_dg_xor(&g, cur[a[0]], cur[a[1]], &o1, &o2, &err);
       if (!bad) cur[a[0]] = o1, cur[a[1]] = o2;
     } else if (k == 4) {
-      bad = tc_dg_cute(&g, cur[a[0]], (int)a[1], (int)a[2], (int)a[3], &o1, err, sizeof err);
+      bad = tc_dg_cute(&g, cur[a[0]], (int)a[1], (int)a[2], (int)a[3], &o1, &err);
       if (!bad) cur[a[0]] = o1;
     } else if (k == 5) {
       if (na != ncur) {
@@ -296,11 +296,12 @@ static int parse_xform(const char *text, tc_tile *t, tc_cute_error *e) {
         rc = seterr(e, TC_CUTE_ESYNTAX, op_col, "pad amounts must be at least 0");
         goto out;
       }
-      bad = tc_dg_resize(&g, cur[a[0]], a[1], a[2], &o1, err, sizeof err);
+      bad = tc_dg_resize(&g, cur[a[0]], a[1], a[2], &o1, &err);
       if (!bad) cur[a[0]] = o1;
     }
     if (bad) {
-      rc = seterr(e, TC_CUTE_EUNDEF, op_col, "%s: %s", name, err);
+      rc = seterr(e, TC_CUTE_EUNDEF, op_col, "%s: %s", name, tc_str_cstr(&err));
+      tc_str_free(&err);
       goto out;
     }
   }
@@ -506,23 +507,23 @@ static int access_eval(const tc_tile *t, const tc_bank_opts *o, int64_t k, int64
   return ways_max;
 }
 
-static int check_opts(const tc_tile *t, const tc_bank_opts *o, char *err, size_t cap) {
+static int check_opts(const tc_tile *t, const tc_bank_opts *o, tc_str *err) {
   int E = o->elem_bytes;
-  if (t->form == TC_TILE_TV) return snprintf(err, cap, "bank conflicts need a memory layout, not a TV layout"), -1;
+  if (t->form == TC_TILE_TV) return tc_err_set(err, "bank conflicts need a memory layout, not a TV layout"), -1;
   if (E != 1 && E != 2 && E != 4 && E != 8 && E != 16)
-    return snprintf(err, cap, "--elem-bytes must be 1, 2, 4, 8 or 16, got %d", E), -1;
+    return tc_err_set(err, "--elem-bytes must be 1, 2, 4, 8 or 16, got %d", E), -1;
   if (o->vec < 1 || o->vec > 64 || t->cols % o->vec != 0)
-    return snprintf(err, cap, "--vec %d must divide the tile's %lld columns (and be at most 64)", o->vec,
+    return tc_err_set(err, "--vec %d must divide the tile's %lld columns (and be at most 64)", o->vec,
                     (long long)t->cols), -1;
-  if (t->cosize > (INT64_MAX / 64)) return snprintf(err, cap, "offsets too large"), -1;
+  if (t->cosize > (INT64_MAX / 64)) return tc_err_set(err, "offsets too large"), -1;
   for (int64_t i = 0; i < t->size; i++)
-    if (t->off[i] < 0) return snprintf(err, cap, "negative offsets are not supported"), -1;
+    if (t->off[i] < 0) return tc_err_set(err, "negative offsets are not supported"), -1;
   return 0;
 }
 
-int tc_bank_analyze(const tc_tile *t, const tc_bank_opts *o, tc_bank_report *r, char *err, size_t cap) {
+int tc_bank_analyze(const tc_tile *t, const tc_bank_opts *o, tc_bank_report *r, tc_str *err) {
   memset(r, 0, sizeof *r);
-  if (check_opts(t, o, err, cap)) return -1;
+  if (check_opts(t, o, err)) return -1;
   int64_t nvec = t->size / o->vec;
   r->accesses = (nvec + WARP - 1) / WARP;
   r->ways = tc_xmalloc((size_t)r->accesses * sizeof *r->ways);

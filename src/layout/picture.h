@@ -93,7 +93,7 @@ typedef struct tc_bank_report {
 } tc_bank_report;
 
 /* 0, or -1 with a message (bad options for this tile). */
-int tc_bank_analyze(const tc_tile *t, const tc_bank_opts *o, tc_bank_report *r, char *err, size_t cap);
+int tc_bank_analyze(const tc_tile *t, const tc_bank_opts *o, tc_bank_report *r, tc_str *err);
 void tc_bank_report_free(tc_bank_report *r);
 /* Access k in detail: elem[th * vec + x] is the element index (r * cols + c)
  * of thread th's x-th element, or -1 where the warp runs past the tile;
@@ -115,6 +115,6 @@ const char *tc_bank_color(int b, char *buf, size_t cap);
  * TV: the tile with each element's thread and value.  Returns 0, or -1
  * with a message when the picture would be too large. */
 int tc_tile_svg(tc_str *out, const tc_tile *t, const tc_bank_opts *o, const tc_bank_report *r,
-                int64_t warp, tc_view view, const char *title, char *err, size_t cap);
+                int64_t warp, tc_view view, const char *title, tc_str *err);
 
 #endif

@@ -56,7 +56,7 @@ static void text(tc_str *o, double x, double y, const char *anchor, const char *
 }
 
 int tc_tile_svg(tc_str *out, const tc_tile *t, const tc_bank_opts *o, const tc_bank_report *r,
-                int64_t warp, tc_view view, const char *title, char *err, size_t cap) {
+                int64_t warp, tc_view view, const char *title, tc_str *err) {
   bool tv = t->form == TC_TILE_TV, addr = !tv && view == TC_VIEW_ADDRESS;
   int E = o ? o->elem_bytes : 4;
   int64_t gr = t->rows, gc = t->cols; /* grid rows and columns */
@@ -65,7 +65,7 @@ int tc_tile_svg(tc_str *out, const tc_tile *t, const tc_bank_opts *o, const tc_b
     gr = (t->cosize + gc - 1) / gc;
   }
   if (gr * gc > MAX_CELLS) {
-    snprintf(err, cap, "the picture would have %lld cells; --svg draws at most %d (use a smaller tile)",
+    tc_err_set(err, "the picture would have %lld cells; --svg draws at most %d (use a smaller tile)",
              (long long)(gr * gc), MAX_CELLS);
     return -1;
   }

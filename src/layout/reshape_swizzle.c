@@ -154,12 +154,12 @@ bool tc_rs_contiguous(const tc_dgraph *g, int axis, int64_t n, int root) {
 /* ---- the split ------------------------------------------------------------ */
 
 int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int *alloc, int na,
-                       tc_rs_split *out, char *err, size_t errcap) {
+                       tc_rs_split *out, tc_str *err) {
   memset(out, 0, sizeof *out);
-  if (nl < 1 || na < 1) return snprintf(err, errcap, "a layout needs logical and allocation axes"), -1;
+  if (nl < 1 || na < 1) return tc_err_set(err, "a layout needs logical and allocation axes"), -1;
   for (int i = 0; i < na; i++)
     if (alloc[i] < 0 || alloc[i] >= g->naxes)
-      return snprintf(err, errcap, "allocation entry %d (%d) is not an axis", i, alloc[i]), -1;
+      return tc_err_set(err, "allocation entry %d (%d) is not an axis", i, alloc[i]), -1;
   out->col = logical[nl - 1];
   char b[64];
   /* every allocation axis is computed forward from the logical domain */
@@ -171,12 +171,12 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
   if (bad >= 0) {
     int d = g->axes[alloc[bad]].def;
     if (d >= 0 && !tc_xf_has_forward(g->xf[d].kind))
-      snprintf(err, errcap,
+      tc_err_set(err,
                "not a bijection: allocation axis %d (%s) is made by a %s, a view transform with no "
                "map from the logical coordinates", bad, tc_axis_describe(g, alloc[bad], b, sizeof b),
                kind_name(g->xf[d].kind));
     else
-      snprintf(err, errcap,
+      tc_err_set(err,
                "allocation axis %d (%s) does not derive from the logical domain (an axis of another "
                "tensor, or made by a view transform)", bad, tc_axis_describe(g, alloc[bad], b, sizeof b));
     return -1;
@@ -184,7 +184,7 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
   for (int i = 0; i < na; i++)
     for (int j = 0; j < i; j++)
       if (alloc[i] == alloc[j])
-        return snprintf(err, errcap, "not a bijection: allocation entries %d and %d are the same axis", j, i), -1;
+        return tc_err_set(err, "not a bijection: allocation entries %d and %d are the same axis", j, i), -1;
   int nh;
   int *hist = layout_history(g, logical, nl, alloc, na, &nh);
   int rc = 0;
@@ -192,10 +192,10 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
     const tc_xform *x = &g->xf[hist[h]];
     if (!tc_xf_has_forward(x->kind)) {
       rc = -1;
-      snprintf(err, errcap, "not a bijection: the layout uses a %s (a view transform)", kind_name(x->kind));
+      tc_err_set(err, "not a bijection: the layout uses a %s (a view transform)", kind_name(x->kind));
     } else if (x->kind == TC_XF_RESIZE && (x->left < 0 || x->right < 0)) {
       rc = -1;
-      snprintf(err, errcap,
+      tc_err_set(err,
                "not a bijection: the layout crops an axis (resize by %lld/%lld), losing elements",
                (long long)x->left, (long long)x->right);
     } else if (x->kind == TC_XF_RESIZE) {
@@ -208,14 +208,14 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
   tc_epool *p = rc ? NULL : tc_epool_new();
   if (!rc && !tc_dg_determines(p, g, alloc, na, -1, logical, nl)) {
     rc = -1;
-    snprintf(err, errcap,
+    tc_err_set(err,
              "not a bijection: the allocation axes do not determine every logical coordinate, so "
              "elements would share a place");
   }
   for (int i = 0; i < na && !rc; i++)
     if (tc_dg_determines(p, g, alloc, na, i, &alloc[i], 1)) {
       rc = -1;
-      snprintf(err, errcap,
+      tc_err_set(err,
                "not a bijection: allocation axis %d (%s) is determined by the other allocation axes, "
                "so most of its positions would hold no element", i,
                tc_axis_describe(g, alloc[i], b, sizeof b));
@@ -227,7 +227,7 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
     if (!is_swizzle(x->kind)) continue;
     if (out->nswizzles == TC_RS_MAX_SWIZZLES) {
       rc = -1;
-      snprintf(err, errcap, "the layout has more than %d swizzles", TC_RS_MAX_SWIZZLES);
+      tc_err_set(err, "the layout has more than %d swizzles", TC_RS_MAX_SWIZZLES);
       break;
     }
     trace_acc acc = {out->col, -1, false, false, 0, 0};
@@ -241,12 +241,12 @@ int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int
         if (logical[i] == acc.bad) pos = i;
       rc = -1;
       if (pos >= 0)
-        snprintf(err, errcap,
+        tc_err_set(err,
                  "the %s %d of the layout mixes rows: it rewrites logical axis %d, but a swizzle may "
                  "only permute the columns (logical axis %d) within a row, so the layout has no "
                  "reshape + swizzle split", kind_name(x->kind), out->nswizzles, pos, nl - 1);
       else
-        snprintf(err, errcap, "the %s %d of the layout rewrites an axis outside the logical domain",
+        tc_err_set(err, "the %s %d of the layout rewrites an axis outside the logical domain",
                  kind_name(x->kind), out->nswizzles);
       break;
     }
@@ -287,7 +287,7 @@ void tc_rs_forward(tc_epool *p, const tc_dgraph *g, const int *logical, int nl, 
 }
 
 int tc_rs_reshape_axes(tc_dgraph *g, const int *logical, int nl, const int *alloc, int na,
-                       int *reshape, char *err, size_t errcap) {
+                       int *reshape, tc_str *err) {
   int nh;
   int *hist = layout_history(g, logical, nl, alloc, na, &nh);
   int *map = tc_xmalloc(((size_t)g->naxes + 1) * sizeof(int));
@@ -303,12 +303,12 @@ int tc_rs_reshape_axes(tc_dgraph *g, const int *logical, int nl, const int *allo
     } else if (same) {
       for (int k = 0; k < x.nout; k++) map[x.out[k]] = x.out[k];
     } else {
-      rc = tc_dg_replay(g, &hist[h], 1, &map, err, errcap);
+      rc = tc_dg_replay(g, &hist[h], 1, &map, err);
     }
   }
   for (int k = 0; k < na && !rc; k++) {
     reshape[k] = map[alloc[k]];
-    if (reshape[k] < 0) rc = -1, snprintf(err, errcap, "allocation axis %d has no reshape counterpart", k);
+    if (reshape[k] < 0) rc = -1, tc_err_set(err, "allocation axis %d has no reshape counterpart", k);
   }
   free(map);
   free(hist);

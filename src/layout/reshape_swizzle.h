@@ -62,7 +62,7 @@ typedef struct tc_rs_split {
  * logical domain, a transform that is not injective, an allocation that
  * misses an element or repeats an axis, or a swizzle that changes a row. */
 int tc_rs_split_layout(const tc_dgraph *g, const int *logical, int nl, const int *alloc, int na,
-                       tc_rs_split *out, char *err, size_t errcap);
+                       tc_rs_split *out, tc_str *err);
 
 /* Expressions of the allocation coordinates for logical values lv (nl of
  * them) under the whole layout (swizzled) or its reshape part alone
@@ -77,7 +77,7 @@ void tc_rs_forward(tc_epool *p, const tc_dgraph *g, const int *logical, int nl, 
  * and transforms to g (use a copy of the graph for analysis).  Returns 0
  * or -1 + err. */
 int tc_rs_reshape_axes(tc_dgraph *g, const int *logical, int nl, const int *alloc, int na,
-                       int *reshape, char *err, size_t errcap);
+                       int *reshape, tc_str *err);
 
 /* True when every aligned run of n consecutive values of `axis` is a run of
  * n consecutive values of the root axis `root` with all other roots fixed

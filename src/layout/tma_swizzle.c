@@ -6,38 +6,38 @@
 #include <stdlib.h>
 
 int tc_tma_swizzle_box(tc_dgraph *g, int rows, int cols, int swizzle_bytes, int elem_bytes,
-                       int *out, char *err, size_t errcap) {
+                       int *out, tc_str *err) {
   if (rows < 0 || rows >= g->naxes || cols < 0 || cols >= g->naxes || rows == cols)
-    return snprintf(err, errcap, "the box needs two distinct axes of the graph"), -1;
+    return tc_err_set(err, "the box needs two distinct axes of the graph"), -1;
   if (swizzle_bytes != 32 && swizzle_bytes != 64 && swizzle_bytes != 128) {
-    snprintf(err, errcap, "a bulk-copy swizzle is 32, 64 or 128 bytes, not %d", swizzle_bytes);
+    tc_err_set(err, "a bulk-copy swizzle is 32, 64 or 128 bytes, not %d", swizzle_bytes);
     return -1;
   }
   if (elem_bytes != 1 && elem_bytes != 2 && elem_bytes != 4 && elem_bytes != 8) {
-    snprintf(err, errcap, "elements of %d bytes do not tile a 16-byte chunk", elem_bytes);
+    tc_err_set(err, "elements of %d bytes do not tile a 16-byte chunk", elem_bytes);
     return -1;
   }
   int64_t row_elems = swizzle_bytes / elem_bytes, chunk_elems = 16 / elem_bytes;
   int64_t nrows = g->axes[rows].extent, ncols = g->axes[cols].extent;
   if (ncols != row_elems) {
-    snprintf(err, errcap,
+    tc_err_set(err,
              "the box's inner extent is %lld elements of %d bytes, but a %d-byte swizzle needs rows "
              "of exactly %lld (split the inner axis by %lld first)",
              (long long)ncols, elem_bytes, swizzle_bytes, (long long)row_elems, (long long)row_elems);
     return -1;
   }
   if (nrows % 8 != 0) {
-    snprintf(err, errcap,
+    tc_err_set(err,
              "the box has %lld rows; the swizzle pattern repeats every 8 rows, so it needs a "
              "multiple of 8", (long long)nrows);
     return -1;
   }
   /* every step below is valid by the checks above, so none fails half way */
   int row_o, row_i, m_io, m_ii, chunk, elem, xr, xc;
-  tc_dg_split(g, rows, 8, 1, &row_o, &row_i, err, errcap);
-  tc_dg_split(g, row_i, 128 / swizzle_bytes, 1, &m_io, &m_ii, err, errcap);
-  tc_dg_split(g, cols, chunk_elems, 1, &chunk, &elem, err, errcap);
-  tc_dg_xor(g, m_io, chunk, &xr, &xc, err, errcap);
+  tc_dg_split(g, rows, 8, 1, &row_o, &row_i, err);
+  tc_dg_split(g, row_i, 128 / swizzle_bytes, 1, &m_io, &m_ii, err);
+  tc_dg_split(g, cols, chunk_elems, 1, &chunk, &elem, err);
+  tc_dg_xor(g, m_io, chunk, &xr, &xc, err);
   out[TC_TMA_BOX_ROW_O] = row_o;
   out[TC_TMA_BOX_M_IO] = xr;
   out[TC_TMA_BOX_M_II] = m_ii;
@@ -47,9 +47,9 @@ int tc_tma_swizzle_box(tc_dgraph *g, int rows, int cols, int swizzle_bytes, int 
 }
 
 const tc_expr *tc_tma_swizzle_offset(tc_epool *p, int64_t rows, int swizzle_bytes, int elem_bytes,
-                                     const tc_expr *r, const tc_expr *c, char *err, size_t errcap) {
+                                     const tc_expr *r, const tc_expr *c, tc_str *err) {
   if (elem_bytes < 1 || swizzle_bytes < elem_bytes) {
-    snprintf(err, errcap, "bad element size %d for a %d-byte swizzle", elem_bytes, swizzle_bytes);
+    tc_err_set(err, "bad element size %d for a %d-byte swizzle", elem_bytes, swizzle_bytes);
     return NULL;
   }
   tc_dgraph g;
@@ -57,7 +57,7 @@ const tc_expr *tc_tma_swizzle_offset(tc_epool *p, int64_t rows, int swizzle_byte
   int ar = tc_dg_root(&g, rows, 0), ac = tc_dg_root(&g, swizzle_bytes / elem_bytes, 1);
   int box[TC_TMA_BOX_NAXES];
   const tc_expr *off = NULL;
-  if (tc_tma_swizzle_box(&g, ar, ac, swizzle_bytes, elem_bytes, box, err, errcap) == 0) {
+  if (tc_tma_swizzle_box(&g, ar, ac, swizzle_bytes, elem_bytes, box, err) == 0) {
     const tc_expr **v = tc_xcalloc((size_t)g.naxes, sizeof *v);
     v[ar] = r, v[ac] = c;
     tc_dg_walk(p, &g, v, NULL);
@@ -65,7 +65,7 @@ const tc_expr *tc_tma_swizzle_offset(tc_epool *p, int64_t rows, int swizzle_byte
     int64_t stride = 1;
     for (int k = TC_TMA_BOX_NAXES - 1; k >= 0 && off; k--) {
       if (!v[box[k]]) {
-        snprintf(err, errcap, "the swizzled box axes are not reached from (row, column)");
+        tc_err_set(err, "the swizzled box axes are not reached from (row, column)");
         off = NULL;
         break;
       }

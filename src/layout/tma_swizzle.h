@@ -32,7 +32,7 @@ enum { TC_TMA_BOX_ROW_O, TC_TMA_BOX_M_IO, TC_TMA_BOX_M_II, TC_TMA_BOX_CHUNK, TC_
  * 8.  Writes the TC_TMA_BOX_NAXES result axes to out.  Returns 0, or -1
  * with a reason in err (and the graph unchanged). */
 int tc_tma_swizzle_box(tc_dgraph *g, int rows, int cols, int swizzle_bytes, int elem_bytes,
-                       int *out, char *err, size_t errcap);
+                       int *out, tc_str *err);
 
 /* The element offset, inside a box of [rows, swizzle_bytes / elem_bytes]
  * elements laid out by tc_tma_swizzle_box, of box element (r, c): the
@@ -40,6 +40,6 @@ int tc_tma_swizzle_box(tc_dgraph *g, int rows, int cols, int swizzle_bytes, int 
  * allocation order (simplified; r and c expressions in pool p).  NULL,
  * with a reason in err, when the box breaks a rule of tc_tma_swizzle_box. */
 const tc_expr *tc_tma_swizzle_offset(tc_epool *p, int64_t rows, int swizzle_bytes, int elem_bytes,
-                                     const tc_expr *r, const tc_expr *c, char *err, size_t errcap);
+                                     const tc_expr *r, const tc_expr *c, tc_str *err);
 
 #endif

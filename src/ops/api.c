@@ -43,7 +43,7 @@ typedef struct op_common {
   tc_str warn;                   /* what went wrong on the way ("" when nothing) */
   int dev_state;                 /* 0 not looked up, 1 devname known, -1 none */
   char devname[256];
-  char dev_why[512];
+  tc_str dev_why;                /* why there is no devname */
 } op_common;
 
 static char *dup_or_null(const char *s) { return s ? tc_xstrdup(s) : NULL; }
@@ -53,6 +53,7 @@ static void common_init(op_common *o, const tc_op_options *opt) {
   tc_str_init(&o->err);
   tc_str_init(&o->detail);
   tc_str_init(&o->warn);
+  tc_str_init(&o->dev_why);
   o->target = opt ? opt->target : TC_DEFAULT_TARGET;
   if (opt) {
     o->device = dup_or_null(opt->device);
@@ -70,6 +71,7 @@ static void common_free(op_common *o) {
   tc_str_free(&o->err);
   tc_str_free(&o->detail);
   tc_str_free(&o->warn);
+  tc_str_free(&o->dev_why);
 }
 
 static void set_error(op_common *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -94,34 +96,35 @@ static const char *plan_arch(const op_common *o) {
 /* The device name of the perf DB keys: 0, or -1 (why in dev_why). */
 static int device_name(op_common *o) {
   if (o->dev_state == 0) {
-    o->dev_state = tc_tune_device_name(o->target, o->device, o->devname, sizeof o->devname,
-                                       o->dev_why, sizeof o->dev_why) == TC_OK ? 1 : -1;
+    o->dev_state = tc_tune_device_name(o->target, o->device, o->devname, sizeof o->devname, &o->dev_why) == TC_OK
+                       ? 1
+                       : -1;
   }
   return o->dev_state == 1 ? 0 : -1;
 }
 
 /* Opens the perf DB.  1 opened; 0 none (the options say "", or the file
  * does not exist when not creating); -1 it cannot be opened (why). */
-static int open_db(const op_common *o, int create, tc_perfdb **db, char *why, size_t cap) {
+static int open_db(const op_common *o, int create, tc_perfdb **db, tc_str *why) {
   *db = NULL;
-  if (cap) why[0] = 0;
+  if (why) tc_str_clear(why);
   if (o->perfdb && !*o->perfdb) return 0;
-  return tc_perfdb_open(o->perfdb, create, db, why, cap);
+  return tc_perfdb_open(o->perfdb, create, db, why);
 }
 
 /* The perf DB entry of the problem on this device: 1 found (*p parsed,
  * the DB path and entry in *path_out / *e), 0 none, -1 an error (why). */
 static int db_lookup(op_common *o, tc_gemm_params *p, tc_perfdb_entry *e, char *path_out,
-                     size_t path_cap, char *why, size_t cap) {
-  if (cap) why[0] = 0;
+                     size_t path_cap, tc_str *why) {
+  if (why) tc_str_clear(why);
   tc_perfdb *db = NULL;
-  int rc = open_db(o, 0, &db, why, cap);
+  int rc = open_db(o, 0, &db, why);
   if (rc != 1) return rc;
   if (device_name(o) != 0) { /* no device: nothing to key on */
     tc_perfdb_close(db);
     return 0;
   }
-  rc = tc_tune_lookup(db, o->key, o->target, o->devname, p, e, why, cap);
+  rc = tc_tune_lookup(db, o->key, o->target, o->devname, p, e, why);
   snprintf(path_out, path_cap, "%s", tc_perfdb_path(db));
   tc_perfdb_close(db);
   return rc;
@@ -142,7 +145,7 @@ static void relay_progress(void *vctx, const tc_tune_event *ev) {
 /* Fills the tuner's options from ours; *db is opened for writing when the
  * winner is to be stored (a failure to open it goes to warn). */
 static void tune_options(op_common *o, const tc_op_tune_options *t, progress_relay *relay,
-                         tc_tune_options *to, tc_perfdb **db, char *warn, size_t cap) {
+                         tc_tune_options *to, tc_perfdb **db, tc_str *warn) {
   memset(to, 0, sizeof *to);
   to->target = o->target;
   to->device = o->device;
@@ -156,8 +159,8 @@ static void tune_options(op_common *o, const tc_op_tune_options *t, progress_rel
     to->progress_ctx = relay;
   }
   *db = NULL;
-  if (cap) warn[0] = 0;
-  if (!(t && t->no_store) && open_db(o, 1, db, warn, cap) == 1) {
+  tc_str_clear(warn);
+  if (!(t && t->no_store) && open_db(o, 1, db, warn) == 1) {
     to->db = *db;
     to->key = o->key;
   }
@@ -325,13 +328,13 @@ const char *tc_conv2d_problem_string(const tc_conv2d *c) { return c ? c->o.key :
 
 /* Checks the description: 0, or -1 with the error set (prefixed by fn). */
 static int conv_check(tc_conv2d *c, const char *fn, int64_t *dout, int64_t *ho, int64_t *wo) {
-  char why[1024];
+  TC_STR_LOCAL(why);
   if (c->bad[0]) {
     set_error(&c->o, "%s: %s", fn, c->bad);
     return -1;
   }
-  if (tc_conv_check3(&c->p, dout, ho, wo, why, sizeof why) != 0) {
-    set_error(&c->o, "%s: %s", fn, why);
+  if (tc_conv_check3(&c->p, dout, ho, wo, &why) != 0) {
+    set_error(&c->o, "%s: %s", fn, tc_str_cstr(&why));
     return -1;
   }
   int64_t elems[3] = {tc_conv_input_elems(&c->p), tc_conv_filter_elems(&c->p),
@@ -398,19 +401,19 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
   if (!c) return TC_ERR_ARGUMENT;
   const char *fn = "tc_conv2d_plan";
   if (conv_check(c, fn, NULL, NULL, NULL) != 0) return TC_ERR_ARGUMENT;
-  char why[2048] = "";
+  TC_STR_LOCAL(why);
   tc_gemm_params prm;
   memset(&prm, 0, sizeof prm);
   tc_conv_plan *plan = NULL;
   tc_status st;
   if (perf_config) {
-    if (tc_gemm_params_parse(perf_config, &prm, why, sizeof why) != 0) {
-      set_error(&c->o, "%s: bad perf config '%s': %s", fn, perf_config, why);
+    if (tc_gemm_params_parse(perf_config, &prm, &why) != 0) {
+      set_error(&c->o, "%s: bad perf config '%s': %s", fn, perf_config, tc_str_cstr(&why));
       return TC_ERR_ARGUMENT;
     }
-    st = tc_conv_plan_make(&c->p, &prm, c->o.target, &plan, why, sizeof why);
+    st = tc_conv_plan_make(&c->p, &prm, c->o.target, &plan, &why);
     if (st != TC_OK) {
-      set_error(&c->o, "%s: %s", fn, why);
+      set_error(&c->o, "%s: %s", fn, tc_str_cstr(&why));
       return st;
     }
     conv_install(c, plan, &prm);
@@ -426,10 +429,10 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
   char path[4096] = "";
   tc_str warn;
   tc_str_init(&warn);
-  int found = db_lookup(&c->o, &prm, &e, path, sizeof path, why, sizeof why);
-  if (found < 0) tc_str_printf(&warn, "; the perf DB was not used: %s", why);
+  int found = db_lookup(&c->o, &prm, &e, path, sizeof path, &why);
+  if (found < 0) tc_str_printf(&warn, "; the perf DB was not used: %s", tc_str_cstr(&why));
   if (found == 1) {
-    st = tc_conv_plan_make(&c->p, &prm, c->o.target, &plan, why, sizeof why);
+    st = tc_conv_plan_make(&c->p, &prm, c->o.target, &plan, &why);
     if (st == TC_OK) {
       conv_install(c, plan, &prm);
       c->o.source = "perfdb";
@@ -441,11 +444,11 @@ tc_status tc_conv2d_plan(tc_conv2d *c, const char *perf_config) {
       tc_str_free(&warn);
       return TC_OK;
     }
-    tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, why);
+    tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, tc_str_cstr(&why));
   }
-  st = tc_conv_plan_make_for(&c->p, NULL, c->o.target, plan_arch(&c->o), &plan, why, sizeof why);
+  st = tc_conv_plan_make_for(&c->p, NULL, c->o.target, plan_arch(&c->o), &plan, &why);
   if (st != TC_OK) {
-    set_error(&c->o, "%s: %s", fn, why);
+    set_error(&c->o, "%s: %s", fn, tc_str_cstr(&why));
     tc_str_free(&warn);
     return st;
   }
@@ -472,22 +475,23 @@ tc_status tc_conv2d_tune(tc_conv2d *c, const tc_op_tune_options *t, tc_op_tune_r
   progress_relay relay;
   tc_tune_options to;
   tc_perfdb *db = NULL;
-  char warn[1024], why[2048] = "";
-  tune_options(&c->o, t, &relay, &to, &db, warn, sizeof warn);
+  TC_STR_LOCAL(warn);
+  TC_STR_LOCAL(why);
+  tune_options(&c->o, t, &relay, &to, &db, &warn);
   tc_tune_result *tr = tc_xcalloc(1, sizeof *tr);
-  tc_status st = tc_tune_conv(&c->p, &to, tr, why, sizeof why);
+  tc_status st = tc_tune_conv(&c->p, &to, tr, &why);
   if (st != TC_OK) {
-    set_error(&c->o, "%s: %s", fn, why);
+    set_error(&c->o, "%s: %s", fn, tc_str_cstr(&why));
     goto out;
   }
   tc_conv_plan *plan = NULL;
-  st = tc_conv_plan_make(&c->p, &tr->best, c->o.target, &plan, why, sizeof why);
+  st = tc_conv_plan_make(&c->p, &tr->best, c->o.target, &plan, &why);
   if (st != TC_OK) {
-    set_error(&c->o, "%s: the winner %s does not plan: %s", fn, tr->best_config, why);
+    set_error(&c->o, "%s: the winner %s does not plan: %s", fn, tr->best_config, tc_str_cstr(&why));
     goto out;
   }
   conv_install(c, plan, &tr->best);
-  tune_report(&c->o, tr, db, warn, r);
+  tune_report(&c->o, tr, db, tc_str_cstr(&warn), r);
   tc_str_clear(&c->o.err);
 out:
   free(tr);
@@ -513,12 +517,12 @@ tc_status tc_conv2d_run_timed(tc_conv2d *c, void *in, void *fil, void *out, doub
     tc_status st = tc_conv2d_plan(c, NULL);
     if (st != TC_OK) return st;
   }
-  char why[4096] = "";
+  TC_STR_LOCAL(why);
   /* tc_conv_run's device: the OpenCL selector, or the CUDA / AMD arch */
   const char *dev = tc_target_info_of(c->o.target).device_selector ? c->o.device : arch_of(&c->o);
-  tc_status st = tc_conv_run(c->plan, dev, in, fil, out, first_ms, iters, times, why, sizeof why);
+  tc_status st = tc_conv_run(c->plan, dev, in, fil, out, first_ms, iters, times, &why);
   if (st != TC_OK) {
-    set_error(&c->o, "%s: %s", fn, why);
+    set_error(&c->o, "%s: %s", fn, tc_str_cstr(&why));
     return st;
   }
   tc_str_clear(&c->o.err);
@@ -549,7 +553,9 @@ int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, c
   r->checked = wb == TC_BUF_INPUT    ? tc_conv_input_elems(&c->p)
                : wb == TC_BUF_FILTER ? tc_conv_filter_elems(&c->p)
                                      : tc_conv_output_elems(&c->p);
-  r->bad = tc_conv_verify(&c->p, in, fil, out, &r->worst, r->message, sizeof r->message);
+  TC_STR_LOCAL(msg);
+  r->bad = tc_conv_verify(&c->p, in, fil, out, &r->worst, &msg);
+  snprintf(r->message, sizeof r->message, "%s", tc_str_cstr(&msg));
   if (r->bad != 0)
     set_error(&c->o, "tc_conv2d_verify: %s", r->message);
   else
@@ -770,10 +776,10 @@ static size_t gemm_elems(const tc_gemm *g, int which) {
 }
 
 /* Generates the kernel with derived parameters and installs it. */
-static tc_status gemm_install(tc_gemm *g, const tc_gemm_params *prm, char *why, size_t cap) {
+static tc_status gemm_install(tc_gemm *g, const tc_gemm_params *prm, tc_str *why) {
   tc_gemm_kernel k;
   memset(&k, 0, sizeof k);
-  tc_status st = tc_gemm_generate(&g->pb, prm, g->o.target, "tilec_gemm", &k, why, cap);
+  tc_status st = tc_gemm_generate(&g->pb, prm, g->o.target, "tilec_gemm", &k, why);
   if (st != TC_OK) return st;
   if (g->have_kernel) tc_gemm_kernel_free(&g->kern);
   g->kern = k;
@@ -786,24 +792,24 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
   if (!g) return TC_ERR_ARGUMENT;
   const char *fn = "tc_gemm_plan";
   if (gemm_check(g, fn) != 0) return TC_ERR_ARGUMENT;
-  char why[2048] = "";
+  TC_STR_LOCAL(why);
   tc_gemm_params prm;
   memset(&prm, 0, sizeof prm);
   tc_status st;
   const tc_gemm_desc *d = &g->d;
   if (perf_config) {
-    if (tc_gemm_params_parse(perf_config, &prm, why, sizeof why) != 0) {
-      set_error(&g->o, "%s: bad perf config '%s': %s", fn, perf_config, why);
+    if (tc_gemm_params_parse(perf_config, &prm, &why) != 0) {
+      set_error(&g->o, "%s: bad perf config '%s': %s", fn, perf_config, tc_str_cstr(&why));
       return TC_ERR_ARGUMENT;
     }
-    if (tc_gemm_params_derive(&prm, &g->shape, why, sizeof why) != 0) {
+    if (tc_gemm_params_derive(&prm, &g->shape, &why) != 0) {
       set_error(&g->o, "%s: perf config %s breaks a rule for this GEMM (G %lld, M %lld, N %lld, "
                 "K %lld): %s", fn, perf_config, (long long)d->batch, (long long)d->m,
-                (long long)d->n, (long long)d->k, why);
+                (long long)d->n, (long long)d->k, tc_str_cstr(&why));
       return TC_ERR_ARGUMENT;
     }
-    if ((st = gemm_install(g, &prm, why, sizeof why)) != TC_OK) {
-      set_error(&g->o, "%s: %s", fn, why);
+    if ((st = gemm_install(g, &prm, &why)) != TC_OK) {
+      set_error(&g->o, "%s: %s", fn, tc_str_cstr(&why));
       return st;
     }
     g->o.source = "option";
@@ -817,11 +823,11 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
   char path[4096] = "";
   tc_str warn;
   tc_str_init(&warn);
-  int found = db_lookup(&g->o, &prm, &e, path, sizeof path, why, sizeof why);
-  if (found < 0) tc_str_printf(&warn, "; the perf DB was not used: %s", why);
+  int found = db_lookup(&g->o, &prm, &e, path, sizeof path, &why);
+  if (found < 0) tc_str_printf(&warn, "; the perf DB was not used: %s", tc_str_cstr(&why));
   if (found == 1) {
-    if (tc_gemm_params_derive(&prm, &g->shape, why, sizeof why) == 0 &&
-        gemm_install(g, &prm, why, sizeof why) == TC_OK) {
+    if (tc_gemm_params_derive(&prm, &g->shape, &why) == 0 &&
+        gemm_install(g, &prm, &why) == TC_OK) {
       g->o.source = "perfdb";
       tc_str_clear(&g->o.warn);
       tc_str_clear(&g->o.detail);
@@ -831,16 +837,16 @@ tc_status tc_gemm_plan(tc_gemm *g, const char *perf_config) {
       tc_str_free(&warn);
       return TC_OK;
     }
-    tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, why);
+    tc_str_printf(&warn, "; the perf DB entry %s does not fit: %s", e.perf_config, tc_str_cstr(&why));
   }
   const char *kind = "";
-  if (tc_gemm_default_for(&g->shape, g->o.target, plan_arch(&g->o), &prm, &kind, why, sizeof why) != 0) {
-    set_error(&g->o, "%s: no valid perf config for this GEMM: %s", fn, why);
+  if (tc_gemm_default_for(&g->shape, g->o.target, plan_arch(&g->o), &prm, &kind, &why) != 0) {
+    set_error(&g->o, "%s: no valid perf config for this GEMM: %s", fn, tc_str_cstr(&why));
     tc_str_free(&warn);
     return TC_ERR_UNSUPPORTED;
   }
-  if ((st = gemm_install(g, &prm, why, sizeof why)) != TC_OK) {
-    set_error(&g->o, "%s: %s", fn, why);
+  if ((st = gemm_install(g, &prm, &why)) != TC_OK) {
+    set_error(&g->o, "%s: %s", fn, tc_str_cstr(&why));
     tc_str_free(&warn);
     return st;
   }
@@ -875,7 +881,8 @@ tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_resul
   progress_relay relay;
   tc_tune_options to;
   tc_perfdb *db = NULL;
-  char warn[1024], why[2048] = "";
+  TC_STR_LOCAL(warn);
+  TC_STR_LOCAL(why);
   tc_tune_result *tr = tc_xcalloc(1, sizeof *tr);
   tc_status st = TC_ERR_RUNTIME; /* out of memory */
   if (tc_gemm_check_make(d->batch, d->m, d->n, d->k, d->trans_a, d->trans_b, d->dtype, host[0],
@@ -883,22 +890,22 @@ tc_status tc_gemm_tune(tc_gemm *g, const tc_op_tune_options *t, tc_op_tune_resul
     set_error(&g->o, "%s: cannot allocate the reference of C", fn);
     goto out;
   }
-  tune_options(&g->o, t, &relay, &to, &db, warn, sizeof warn);
-  st = tc_tune_gemm(&g->pb, bufs, &chk, &to, tr, why, sizeof why);
+  tune_options(&g->o, t, &relay, &to, &db, &warn);
+  st = tc_tune_gemm(&g->pb, bufs, &chk, &to, tr, &why);
   if (st != TC_OK) {
-    set_error(&g->o, "%s: %s", fn, why);
+    set_error(&g->o, "%s: %s", fn, tc_str_cstr(&why));
     goto out;
   }
   /* the tuner derived the winner against the shape already; derive again
    * to be independent of that */
   tc_gemm_params prm = tr->best;
-  if (tc_gemm_params_derive(&prm, &g->shape, why, sizeof why) != 0 ||
-      (st = gemm_install(g, &prm, why, sizeof why)) != TC_OK) {
+  if (tc_gemm_params_derive(&prm, &g->shape, &why) != 0 ||
+      (st = gemm_install(g, &prm, &why)) != TC_OK) {
     if (st == TC_OK) st = TC_ERR_ARGUMENT;
-    set_error(&g->o, "%s: the winner %s does not generate: %s", fn, tr->best_config, why);
+    set_error(&g->o, "%s: the winner %s does not generate: %s", fn, tr->best_config, tc_str_cstr(&why));
     goto out;
   }
-  tune_report(&g->o, tr, db, warn, r);
+  tune_report(&g->o, tr, db, tc_str_cstr(&warn), r);
   tc_str_clear(&g->o.err);
 out:
   free(tr);
@@ -984,8 +991,9 @@ int64_t tc_gemm_verify_result(tc_gemm *g, const void *a, const void *b, const vo
     return -1;
   }
   r->checked = (int64_t)chk.n;
-  r->bad = tc_tune_check(c, d->dtype, chk.idx, chk.want, chk.bound, chk.n, &r->max_abs, &r->worst,
-                         r->message, sizeof r->message);
+  TC_STR_LOCAL(msg);
+  r->bad = tc_tune_check(c, d->dtype, chk.idx, chk.want, chk.bound, chk.n, &r->max_abs, &r->worst, &msg);
+  snprintf(r->message, sizeof r->message, "%s", tc_str_cstr(&msg));
   if (r->bad)
     set_error(&g->o, "%s: %s", fn, r->message);
   else

@@ -80,8 +80,7 @@ static int layout_letter(int kind, int nsp, char ch) {
   return -1;
 }
 
-static int parse_layout(const char *s, int kind, int nsp, int order[TC_CONV_MAX_ND], char *err,
-                        size_t cap) {
+static int parse_layout(const char *s, int kind, int nsp, int order[TC_CONV_MAX_ND], tc_str *err) {
   int nd = nsp + 2;
   size_t len = strnlen(s, 8);
   int seen[TC_CONV_MAX_ND] = {0};
@@ -99,7 +98,7 @@ static int parse_layout(const char *s, int kind, int nsp, int order[TC_CONV_MAX_
     char list[32] = "";
     for (int d = 0; d < nd; d++)
       snprintf(list + strlen(list), sizeof list - strlen(list), "%s%c", d ? ", " : "", c[d]);
-    snprintf(err, cap, "bad %s layout '%.8s': expected a permutation of the letters %s "
+    tc_err_set(err, "bad %s layout '%.8s': expected a permutation of the letters %s "
              "(e.g. %s or %s)", kind_name[kind], s, list, c, other[kind][nsp - 2]);
     return -1;
   }
@@ -139,20 +138,20 @@ typedef struct conv_field {
 
 /* Each value of f in [min, TC_CONV_MAX_DIM] ("must be positive" when min
  * is 1); 0 or -1 + err. */
-static int check_fields(const conv_field *f, size_t n, int64_t min, char *err, size_t cap) {
+static int check_fields(const conv_field *f, size_t n, int64_t min, tc_str *err) {
   for (size_t i = 0; i < n; i++) {
     if (min == 1 && f[i].v <= 0) {
-      snprintf(err, cap, "%s (%s) must be positive, got %lld", f[i].what, f[i].flag,
+      tc_err_set(err, "%s (%s) must be positive, got %lld", f[i].what, f[i].flag,
                (long long)f[i].v);
       return -1;
     }
     if (min == 1 && f[i].v > TC_CONV_MAX_DIM) {
-      snprintf(err, cap, "%s (%s) %lld is too large (at most %lld)", f[i].what, f[i].flag,
+      tc_err_set(err, "%s (%s) %lld is too large (at most %lld)", f[i].what, f[i].flag,
                (long long)f[i].v, (long long)TC_CONV_MAX_DIM);
       return -1;
     }
     if (min == 0 && (f[i].v < 0 || f[i].v > TC_CONV_MAX_DIM)) {
-      snprintf(err, cap, "%s (%s) must be in [0, %lld], got %lld", f[i].what, f[i].flag,
+      tc_err_set(err, "%s (%s) must be in [0, %lld], got %lld", f[i].what, f[i].flag,
                (long long)TC_CONV_MAX_DIM, (long long)f[i].v);
       return -1;
     }
@@ -160,19 +159,19 @@ static int check_fields(const conv_field *f, size_t n, int64_t min, char *err, s
   return 0;
 }
 
-int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size_t cap) {
+int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, tc_str *err) {
   memset(d, 0, sizeof *d);
   if (!p) {
-    snprintf(err, cap, "no convolution problem (NULL)");
+    tc_err_set(err, "no convolution problem (NULL)");
     return -1;
   }
   if (p->dir != TC_CONV_FWD && p->dir != TC_CONV_BWD_DATA && p->dir != TC_CONV_BWD_WEIGHT) {
-    snprintf(err, cap, "bad convolution direction %d: expected 1 (forward), 2 (backward data) "
+    tc_err_set(err, "bad convolution direction %d: expected 1 (forward), 2 (backward data) "
              "or 4 (backward weight)", (int)p->dir);
     return -1;
   }
   if (p->spatial != 0 && p->spatial != 2 && p->spatial != 3) {
-    snprintf(err, cap, "bad spatial dimension count %d: expected 2 or 3", p->spatial);
+    tc_err_set(err, "bad spatial dimension count %d: expected 2 or 3", p->spatial);
     return -1;
   }
   int nsp = problem_nsp(p), nd = nsp + 2;
@@ -196,29 +195,29 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size
   conv_field pads3[] = {
     {"--pad_d_l", "front padding", p->pad_d_l}, {"--pad_d_r", "back padding", p->pad_d_r},
   };
-  if (check_fields(pos, sizeof pos / sizeof *pos, 1, err, cap) ||
-      (nsp == 3 && check_fields(pos3, sizeof pos3 / sizeof *pos3, 1, err, cap)) ||
-      check_fields(pads, sizeof pads / sizeof *pads, 0, err, cap) ||
-      (nsp == 3 && check_fields(pads3, sizeof pads3 / sizeof *pads3, 0, err, cap)))
+  if (check_fields(pos, sizeof pos / sizeof *pos, 1, err) ||
+      (nsp == 3 && check_fields(pos3, sizeof pos3 / sizeof *pos3, 1, err)) ||
+      check_fields(pads, sizeof pads / sizeof *pads, 0, err) ||
+      (nsp == 3 && check_fields(pads3, sizeof pads3 / sizeof *pads3, 0, err)))
     return -1;
   if (p->c % p->groups) {
-    snprintf(err, cap, "input channels (-c %lld) are not divisible by the group count (-g %lld)",
+    tc_err_set(err, "input channels (-c %lld) are not divisible by the group count (-g %lld)",
              (long long)p->c, (long long)p->groups);
     return -1;
   }
   if (p->k % p->groups) {
-    snprintf(err, cap, "output channels (-k %lld) are not divisible by the group count (-g %lld)",
+    tc_err_set(err, "output channels (-k %lld) are not divisible by the group count (-g %lld)",
              (long long)p->k, (long long)p->groups);
     return -1;
   }
   if (p->dtype != TC_F32 && p->dtype != TC_F16) {
-    snprintf(err, cap, "unsupported data type %s for a convolution: expected f32 or f16",
+    tc_err_set(err, "unsupported data type %s for a convolution: expected f32 or f16",
              tc_dtype_name(p->dtype));
     return -1;
   }
-  if (parse_layout(p->in_layout, 0, nsp, d->in_order, err, cap) ||
-      parse_layout(p->fil_layout, 1, nsp, d->fil_order, err, cap) ||
-      parse_layout(p->out_layout, 2, nsp, d->out_order, err, cap))
+  if (parse_layout(p->in_layout, 0, nsp, d->in_order, err) ||
+      parse_layout(p->fil_layout, 1, nsp, d->fil_order, err) ||
+      parse_layout(p->out_layout, 2, nsp, d->out_order, err))
     return -1;
   d->nsp = nsp;
   d->nd = nd;
@@ -240,7 +239,7 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size
     int64_t span = d->sp_dil[i] * (d->sp_fil[i] - 1) + 1; /* both < 2^31: fits */
     int64_t padded = d->sp_in[i] + d->sp_pad_l[i] + d->sp_pad_r[i];
     if (padded < span) {
-      snprintf(err, cap, "output %s would be %lld: the padded input %s %lld (%lld + %lld + %lld) "
+      tc_err_set(err, "output %s would be %lld: the padded input %s %lld (%lld + %lld + %lld) "
                "is smaller than the dilated filter %s %lld", ax,
                (long long)(tc_conv_floor_div(padded - span, d->sp_stride[i]) + 1), ax,
                (long long)padded, (long long)d->sp_in[i], (long long)d->sp_pad_l[i],
@@ -271,7 +270,7 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size
       for (int j = 0; j < nd; j++)
         snprintf(dims + strlen(dims), sizeof dims - strlen(dims), "%s%lld", j ? " x " : "",
                  (long long)exts[i][j]);
-      snprintf(err, cap, "the %s tensor is too large (%s elements)", tname[i], dims);
+      tc_err_set(err, "the %s tensor is too large (%s elements)", tname[i], dims);
       return -1;
     }
   }
@@ -281,24 +280,22 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size
   return 0;
 }
 
-int tc_conv_check3(const tc_conv_problem *p, int64_t *dout, int64_t *ho, int64_t *wo, char *err,
-                   size_t cap) {
+int tc_conv_check3(const tc_conv_problem *p, int64_t *dout, int64_t *ho, int64_t *wo, tc_str *err) {
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, err, cap)) return -1;
+  if (tc_conv_geom_make(p, &d, err)) return -1;
   if (dout) *dout = d.dout;
   if (ho) *ho = d.ho;
   if (wo) *wo = d.wo;
   return 0;
 }
 
-int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, char *err, size_t cap) {
-  return tc_conv_check3(p, NULL, ho, wo, err, cap);
+int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, tc_str *err) {
+  return tc_conv_check3(p, NULL, ho, wo, err);
 }
 
 static int64_t elems_or_zero(const tc_conv_problem *p, int which) {
   tc_conv_geom d;
-  char err[8];
-  if (tc_conv_geom_make(p, &d, err, sizeof err)) return 0;
+  if (tc_conv_geom_make(p, &d, NULL)) return 0;
   const int64_t *e = which == 0 ? d.in_ext : which == 1 ? d.fil_ext : d.out_ext;
   return tc_conv_elems_of(e, d.nd);
 }
@@ -309,8 +306,7 @@ int64_t tc_conv_output_elems(const tc_conv_problem *p) { return elems_or_zero(p,
 
 static void layout_text(const char *s, int kind, int nsp, char out[9]) {
   int order[TC_CONV_MAX_ND];
-  char err[8];
-  if (parse_layout(s, kind, nsp, order, err, sizeof err) == 0) {
+  if (parse_layout(s, kind, nsp, order, NULL) == 0) {
     for (int i = 0; i < nsp + 2; i++) out[i] = canon[kind][nsp - 2][order[i]];
     out[nsp + 2] = 0;
   } else {
@@ -403,22 +399,21 @@ void tc_conv_plan_free(tc_conv_plan *plan) {
 }
 
 tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *params,
-                            tc_target target, tc_conv_plan **out, char *err, size_t cap) {
-  return tc_conv_plan_make_for(p, params, target, NULL, out, err, cap);
+                            tc_target target, tc_conv_plan **out, tc_str *err) {
+  return tc_conv_plan_make_for(p, params, target, NULL, out, err);
 }
 
 tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *params,
-                                tc_target target, const char *arch, tc_conv_plan **out, char *err,
-                                size_t cap) {
-  if (cap) err[0] = 0;
+                                tc_target target, const char *arch, tc_conv_plan **out, tc_str *err) {
+  if (err) tc_str_clear(err);
   if (!out) {
-    snprintf(err, cap, "tc_conv_plan_make: NULL output plan pointer");
+    tc_err_set(err, "tc_conv_plan_make: NULL output plan pointer");
     return TC_ERR_ARGUMENT;
   }
   *out = NULL;
   tc_conv_gemm *gemms = NULL;
   int ngemms = 0, zero = 0;
-  if (tc_conv_lower(p, &gemms, &ngemms, &zero, err, cap)) return TC_ERR_ARGUMENT;
+  if (tc_conv_lower(p, &gemms, &ngemms, &zero, err)) return TC_ERR_ARGUMENT;
   tc_conv_plan *plan = tc_xcalloc(1, sizeof *plan);
   plan->problem = *p;
   plan->target = target;
@@ -442,28 +437,28 @@ tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *
     pb.alpha = 1.0f;
     tc_gemm_shape shape = tc_gemm_problem_shape(&pb);
     tc_gemm_params gp;
-    char why[256] = "";
+    TC_STR_LOCAL(why);
     if (params) {
       gp = *params;
-      if (tc_gemm_params_derive(&gp, &shape, why, sizeof why)) {
+      if (tc_gemm_params_derive(&gp, &shape, &why)) {
         char pc[64];
         tc_gemm_params_format(params, pc, sizeof pc);
-        snprintf(err, cap, "perf config %s does not fit the %s GEMM (G %lld, M %lld, N %lld, "
+        tc_err_set(err, "perf config %s does not fit the %s GEMM (G %lld, M %lld, N %lld, "
                  "K %lld): %s", pc, g->name, (long long)g->g, (long long)g->m, (long long)g->n,
-                 (long long)g->k, why);
+                 (long long)g->k, tc_str_cstr(&why));
         st = TC_ERR_ARGUMENT;
         break;
       }
-    } else if (tc_gemm_default_for(&shape, target, arch, &gp, NULL, why, sizeof why)) {
-      snprintf(err, cap, "no GEMM parameters for the %s GEMM (G %lld, M %lld, N %lld, K %lld): %s",
-               g->name, (long long)g->g, (long long)g->m, (long long)g->n, (long long)g->k, why);
+    } else if (tc_gemm_default_for(&shape, target, arch, &gp, NULL, &why)) {
+      tc_err_set(err, "no GEMM parameters for the %s GEMM (G %lld, M %lld, N %lld, K %lld): %s",
+               g->name, (long long)g->g, (long long)g->m, (long long)g->n, (long long)g->k, tc_str_cstr(&why));
       st = TC_ERR_ARGUMENT;
       break;
     }
     tc_conv_step *s = &plan->steps[plan->nsteps];
     char kname[64];
     snprintf(kname, sizeof kname, "tilec_conv_%s", g->name);
-    st = tc_gemm_generate(&pb, &gp, target, kname, &s->kernel, err, cap);
+    st = tc_gemm_generate(&pb, &gp, target, kname, &s->kernel, err);
     if (st != TC_OK) break;
     plan->nsteps++;
     s->args[0] = g->abuf;
@@ -489,12 +484,11 @@ tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *
 /* ---- running --------------------------------------------------------- */
 
 tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, void *fil,
-                      void *out, double *ms, int repeat, double *repeat_ms, char *err,
-                      size_t cap) {
-  if (cap) err[0] = 0;
+                      void *out, double *ms, int repeat, double *repeat_ms, tc_str *err) {
+  if (err) tc_str_clear(err);
   if (ms) *ms = 0;
   if (!plan) {
-    snprintf(err, cap, "tc_conv_run: no plan (NULL)");
+    tc_err_set(err, "tc_conv_run: no plan (NULL)");
     return TC_ERR_ARGUMENT;
   }
   const tc_conv_problem *p = &plan->problem;
@@ -506,13 +500,13 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
   };
   for (int i = 0; i < 3; i++) {
     if (!host[i]) {
-      snprintf(err, cap, "tc_conv_run: the %s buffer is NULL", kind_name[i]);
+      tc_err_set(err, "tc_conv_run: the %s buffer is NULL", kind_name[i]);
       return TC_ERR_ARGUMENT;
     }
   }
   tc_target_info ti = tc_target_info_of(plan->target);
   if (!ti.runs) {
-    snprintf(err, cap, "tc_conv_run: running %s kernels is not supported in this build", ti.api);
+    tc_err_set(err, "tc_conv_run: running %s kernels is not supported in this build", ti.api);
     return TC_ERR_UNSUPPORTED;
   }
   tc_conv_buf written = tc_conv_written_buf(p->dir);
@@ -549,7 +543,7 @@ tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, vo
       e = m;
     }
   }
-  if (st != TC_OK) snprintf(err, cap, "%s", tc_str_cstr(&e));
+  if (st != TC_OK) tc_err_set(err, "%s", tc_str_cstr(&e));
   free(step_ms);
   if (cl) tc_cl_close(cl);
   tc_str_free(&e);

@@ -41,10 +41,9 @@ void tc_conv_problem_make_3d(tc_conv_problem *p);
 /* Checks the problem (positive sizes, channels divisible by groups, a
  * non-negative output size, known layouts) and computes Ho, Wo.  Returns 0
  * or -1 with one clear line in err. */
-int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, char *err, size_t cap);
+int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, tc_str *err);
 /* tc_conv_check with the output depth too (1 for a 2-D problem). */
-int tc_conv_check3(const tc_conv_problem *p, int64_t *dout, int64_t *ho, int64_t *wo, char *err,
-                   size_t cap);
+int tc_conv_check3(const tc_conv_problem *p, int64_t *dout, int64_t *ho, int64_t *wo, tc_str *err);
 /* Element counts of the three tensors. */
 int64_t tc_conv_input_elems(const tc_conv_problem *p);
 int64_t tc_conv_filter_elems(const tc_conv_problem *p);
@@ -88,11 +87,10 @@ typedef struct tc_conv_plan {
  * CUDA or AMD architecture the kernels are for (NULL: the default, sm_80
  * or newer on CUDA). */
 tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *params,
-                                tc_target target, const char *arch, tc_conv_plan **out, char *err,
-                                size_t cap);
+                                tc_target target, const char *arch, tc_conv_plan **out, tc_str *err);
 /* tc_conv_plan_make_for with arch NULL. */
 tc_status tc_conv_plan_make(const tc_conv_problem *p, const tc_gemm_params *params,
-                            tc_target target, tc_conv_plan **out, char *err, size_t cap);
+                            tc_target target, tc_conv_plan **out, tc_str *err);
 void tc_conv_plan_free(tc_conv_plan *plan);
 
 /* Runs a plan on its target with host buffers in the problem's layouts
@@ -105,8 +103,7 @@ void tc_conv_plan_free(tc_conv_plan *plan);
  * their r-th timed launch; the host buffers hold the result of one run of
  * the plan. */
 tc_status tc_conv_run(const tc_conv_plan *plan, const char *device, void *in, void *fil,
-                      void *out, double *ms, int repeat, double *repeat_ms, char *err,
-                      size_t cap);
+                      void *out, double *ms, int repeat, double *repeat_ms, tc_str *err);
 
 /* Plain C reference, accumulating in double, for verification: reads the
  * two tensors the direction reads and writes the third (as tc_conv_run). */
@@ -135,7 +132,7 @@ typedef struct tc_conv_gemm {
  * *ngemms may be 0 (backward-data where no input element gets any
  * contribution: only the zero-init).  Returns 0 or -1 + err. */
 int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
-                  int *zero_init, char *err, size_t cap);
+                  int *zero_init, tc_str *err);
 void tc_conv_gemms_free(tc_conv_gemm *gemms, int ngemms);
 
 /* Verifies the tensor the direction writes, as tc_conv_run left it in the
@@ -152,7 +149,7 @@ void tc_conv_gemms_free(tc_conv_gemm *gemms, int ngemms);
  * |got - want| / bound seen; msg gets a one-line summary naming the first
  * failing element. */
 int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil,
-                       const void *out, double *worst, char *msg, size_t cap);
+                       const void *out, double *worst, tc_str *msg);
 /* tc_conv_verify of a written tensor to which a per-channel bias (bias[c],
  * one element of the dtype per channel of the tensor; NULL: none) was
  * added after the convolution, in a second kernel: forward (the bias of
@@ -161,7 +158,6 @@ int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil
  * the bound grows by the rounding of that addition (in f32, then to f16
  * for f16 tensors). */
 int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void *fil,
-                            const void *out, const void *bias, double *worst, char *msg,
-                            size_t cap);
+                            const void *out, const void *bias, double *worst, tc_str *msg);
 
 #endif

@@ -32,7 +32,7 @@ typedef struct tc_conv_geom {
 int64_t tc_conv_elems_of(const int64_t *e, int nd);
 
 /* Checks p (as tc_conv_check) and fills the geometry.  0 or -1 + err. */
-int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, char *err, size_t cap);
+int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, tc_str *err);
 
 /* The backward-data decomposition along one spatial dimension (rocMLIR /
  * MIOpen backward_data_v4r1).  With S the stride, D the dilation, F the
@@ -70,7 +70,6 @@ int64_t tc_conv_ceil_div(int64_t a, int64_t b);  /* b > 0 */
  * that make it (the scale of its rounding error).  The tensors read are
  * taken from in/fil/out.  Returns 0 or -1 + err for a bad problem. */
 int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *fil,
-                          const void *out, double *val, double *abs_sum, char *err,
-                          size_t cap);
+                          const void *out, double *val, double *abs_sum, tc_str *err);
 
 #endif

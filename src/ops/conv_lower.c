@@ -69,8 +69,7 @@ void tc_conv_bwd_range(const tc_conv_bwd_axis *a, int64_t stride, int64_t dil, i
 /* ---- view building with error propagation ---------------------------- */
 
 typedef struct vctx {
-  char *err;
-  size_t cap;
+  tc_str *err;
   int failed;
   const char *what; /* "forward input view" ... for messages */
 } vctx;
@@ -78,7 +77,7 @@ typedef struct vctx {
 static void vfail(vctx *c, const tc_view *v, const char *op) {
   if (c->failed) return;
   c->failed = 1;
-  snprintf(c->err, c->cap, "internal error building the %s: %s failed: %s", c->what, op,
+  tc_err_set(c->err, "internal error building the %s: %s failed: %s", c->what, op,
            v ? v->err : "no view");
 }
 
@@ -87,7 +86,7 @@ static int vfind(vctx *c, tc_view *v, const char *name) {
   int d = tc_view_find(v, name);
   if (d < 0) {
     c->failed = 1;
-    snprintf(c->err, c->cap, "internal error building the %s: no dimension '%s'", c->what, name);
+    tc_err_set(c->err, "internal error building the %s: no dimension '%s'", c->what, name);
   }
   return d;
 }
@@ -138,7 +137,7 @@ static void vorder3(vctx *c, tc_view *v, const char *d0, const char *d1, const c
   if (c->failed) return;
   if (v->nupper != 3) {
     c->failed = 1;
-    snprintf(c->err, c->cap, "internal error building the %s: %d dims left, expected 3",
+    tc_err_set(c->err, "internal error building the %s: %d dims left, expected 3",
              c->what, v->nupper);
     return;
   }
@@ -371,17 +370,17 @@ static int bwd_covers(const tc_conv_bwd_axis *a, int64_t stride, int64_t dil, in
 #define TC_CONV_MAX_PHASES 4096
 
 int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
-                  int *zero_init, char *err, size_t cap) {
+                  int *zero_init, tc_str *err) {
   if (!gemms || !ngemms || !zero_init || !p) {
-    snprintf(err, cap, "tc_conv_lower: NULL argument");
+    tc_err_set(err, "tc_conv_lower: NULL argument");
     return -1;
   }
   *gemms = NULL;
   *ngemms = 0;
   *zero_init = 0;
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, err, cap)) return -1;
-  vctx c = {err, cap, 0, ""};
+  if (tc_conv_geom_make(p, &d, err)) return -1;
+  vctx c = {err, 0, ""};
   if (p->dir != TC_CONV_BWD_DATA) {
     tc_conv_gemm *gm = tc_xcalloc(1, sizeof *gm);
     int r = p->dir == TC_CONV_FWD ? lower_fwd(&d, gm, &c) : lower_bwd_weight(&d, gm, &c);
@@ -412,7 +411,7 @@ int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
       snprintf(fs + strlen(fs), sizeof fs - strlen(fs), "%s%lld", i ? "x" : "",
                (long long)d.sp_fil[i]);
     }
-    snprintf(err, cap, "backward data with stride %s and a %s filter would need %.0f GEMMs "
+    tc_err_set(err, "backward data with stride %s and a %s filter would need %.0f GEMMs "
              "(at most %d)", st, fs, count, TC_CONV_MAX_PHASES);
     return -1;
   }

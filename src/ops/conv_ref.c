@@ -54,10 +54,9 @@ static inline int64_t in_pos(const ref3 *r, int a, int64_t o, int64_t f) {
 }
 
 int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *fil,
-                          const void *out, double *val, double *abs_sum, char *err,
-                          size_t cap) {
+                          const void *out, double *val, double *abs_sum, tc_str *err) {
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, err, cap)) return -1;
+  if (tc_conv_geom_make(p, &d, err)) return -1;
   ref3 r;
   ref3_make(&d, &r);
   const int64_t *si = r.st[0], *sf = r.st[1], *so = r.st[2];
@@ -117,15 +116,14 @@ int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *
 }
 
 void tc_conv_reference(const tc_conv_problem *p, void *in, void *fil, void *out) {
-  char err[256];
   tc_conv_geom d;
-  if (!in || !fil || !out || tc_conv_geom_make(p, &d, err, sizeof err)) return;
+  if (!in || !fil || !out || tc_conv_geom_make(p, &d, NULL)) return;
   const int64_t *e = p->dir == TC_CONV_FWD ? d.out_ext
                    : p->dir == TC_CONV_BWD_DATA ? d.in_ext : d.fil_ext;
   void *dst = p->dir == TC_CONV_FWD ? out : p->dir == TC_CONV_BWD_DATA ? in : fil;
   int64_t nw = tc_conv_elems_of(e, d.nd);
   double *val = tc_xmalloc((size_t)nw * sizeof *val);
-  if (tc_conv_reference_f64(p, in, fil, out, val, NULL, err, sizeof err) == 0)
+  if (tc_conv_reference_f64(p, in, fil, out, val, NULL, NULL) == 0)
     for (int64_t i = 0; i < nw; i++) tc_host_write(p->dtype, dst, (size_t)i, val[i]);
   free(val);
 }
@@ -143,22 +141,21 @@ static int64_t terms_per_element(const tc_conv_problem *p, const tc_conv_geom *d
 }
 
 int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil,
-                       const void *out, double *worst, char *msg, size_t cap) {
-  return tc_conv_verify_bias(p, in, fil, out, NULL, worst, msg, cap);
+                       const void *out, double *worst, tc_str *msg) {
+  return tc_conv_verify_bias(p, in, fil, out, NULL, worst, msg);
 }
 
 int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void *fil,
-                            const void *out, const void *bias, double *worst, char *msg,
-                            size_t cap) {
+                            const void *out, const void *bias, double *worst, tc_str *msg) {
   if (worst) *worst = 0;
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, msg, cap)) return -1;
+  if (tc_conv_geom_make(p, &d, msg)) return -1;
   if (!in || !fil || !out) {
-    snprintf(msg, cap, "tc_conv_verify: a buffer is NULL");
+    tc_err_set(msg, "tc_conv_verify: a buffer is NULL");
     return -1;
   }
   if (bias && p->dir == TC_CONV_BWD_WEIGHT) {
-    snprintf(msg, cap, "tc_conv_verify: a bias is per channel of the output or input (forward "
+    tc_err_set(msg, "tc_conv_verify: a bias is per channel of the output or input (forward "
              "or backward data), not of the weights");
     return -1;
   }
@@ -174,7 +171,7 @@ int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void
   const void *got = p->dir == TC_CONV_FWD ? out : p->dir == TC_CONV_BWD_DATA ? in : fil;
   int64_t nw = tc_conv_elems_of(e, d.nd);
   double *val = tc_xmalloc((size_t)nw * sizeof *val), *as = tc_xmalloc((size_t)nw * sizeof *as);
-  tc_conv_reference_f64(p, in, fil, out, val, as, msg, cap);
+  tc_conv_reference_f64(p, in, fil, out, val, as, msg);
   /* gamma_{K+1} = (K+1)u / (1 - (K+1)u): the worst-case relative error of
    * K products summed in f32 in any order (products rounded, K - 1
    * additions, one spare for the final store), times sum |products|. */
@@ -215,11 +212,11 @@ int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void
     for (int j = 0; j < d.nd; j++)
       snprintf(at + strlen(at), sizeof at - strlen(at), "%s%s %lld", j ? ", " : "", names[j],
                (long long)((first / st[j]) % e[j]));
-    snprintf(msg, cap, "%lld of %lld elements out of bound; first at offset %lld (%s): got %.9g, "
+    tc_err_set(msg, "%lld of %lld elements out of bound; first at offset %lld (%s): got %.9g, "
              "want %.9g, bound %.3g", (long long)bad, (long long)nw, (long long)first, at, fgot,
              fwant, fbound);
   } else {
-    snprintf(msg, cap, "%lld elements within bound (worst error %.3g of the bound)",
+    tc_err_set(msg, "%lld elements within bound (worst error %.3g of the bound)",
              (long long)nw, wr);
   }
   free(val);

@@ -69,7 +69,7 @@
 typedef tc_gemm_gen gen; /* gemm_gen.h */
 
 /* Fills the generator's error buffer and gives st. */
-#define fail(G, st, ...) (tc_set_err((G)->err, (G)->cap, __VA_ARGS__), (st))
+#define fail(G, st, ...) (tc_err_set((G)->err, __VA_ARGS__), (st))
 
 static int is_float(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t == TC_BF16; }
 
@@ -924,11 +924,11 @@ static tc_status pad_view(gen *G, const tc_view *v, const char *what, int64_t e1
 }
 
 tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, tc_target target,
-                           const char *name, tc_gemm_kernel *out, char *err, size_t cap) {
+                           const char *name, tc_gemm_kernel *out, tc_str *err) {
   gen G;
   memset(&G, 0, sizeof G);
-  G.err = err, G.cap = cap;
-  if (err && cap) err[0] = 0;
+  G.err = err;
+  if (err) tc_str_clear(err);
   if (!out) return fail(&G, TC_ERR_ARGUMENT, "GEMM: no output kernel");
   memset(out, 0, sizeof *out);
   if (!pb || !p) return fail(&G, TC_ERR_ARGUMENT, "GEMM: no problem or no parameters");
@@ -936,7 +936,7 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
   if (!valid_name(name))
     return fail(&G, TC_ERR_ARGUMENT,
                 "GEMM: kernel name \"%.80s\" must be a C identifier of 1 to 63 characters", name);
-  if (tc_gemm_params_is_tma(p)) return tc_gemm_tma_generate(pb, p, target, name, out, err, cap);
+  if (tc_gemm_params_is_tma(p)) return tc_gemm_tma_generate(pb, p, target, name, out, err);
   if (!(G.d = tc_dialect_for(target)))
     return fail(&G, TC_ERR_UNSUPPORTED, "GEMM: unknown target %d (OpenCL, CUDA and HIP only)",
                 (int)target);
@@ -967,9 +967,9 @@ tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, t
                 "GEMM: XDLOPS (MFMA) kernels need A and B both f16 or both bf16 (got %s and %s)",
                 tc_dtype_name(pb->a_dtype), tc_dtype_name(pb->b_dtype));
   G.s = tc_gemm_problem_shape(pb);
-  char why[512];
-  if (tc_gemm_params_check(p, &G.s, why, sizeof why))
-    return fail(&G, TC_ERR_ARGUMENT, "GEMM: invalid parameters: %s", why);
+  TC_STR_LOCAL(why);
+  if (tc_gemm_params_check(p, &G.s, &why))
+    return fail(&G, TC_ERR_ARGUMENT, "GEMM: invalid parameters: %s", tc_str_cstr(&why));
   G.nm = ceil_div(G.s.m, p->m_per_block);
   G.nn = ceil_div(G.s.n, p->n_per_block);
   G.nk = ceil_div(G.s.k, p->k_per_block);

@@ -70,14 +70,13 @@ typedef struct tc_gemm_problem {
  * and B are read with buffer loads.  Returns TC_OK, or an error with err
  * filled. */
 tc_status tc_gemm_generate(const tc_gemm_problem *pb, const tc_gemm_params *p, tc_target target,
-                           const char *name, tc_gemm_kernel *out, char *err, size_t cap);
+                           const char *name, tc_gemm_kernel *out, tc_str *err);
 void tc_gemm_kernel_free(tc_gemm_kernel *k);
 
 /* gemm_tma.c: the TMA + wgmma kernel (tc_gemm_params_is_tma), called by
  * tc_gemm_generate for such parameters (target CUDA, or OpenCL emulated). */
 tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *p,
-                               tc_target target, const char *name, tc_gemm_kernel *out, char *err,
-                               size_t cap);
+                               tc_target target, const char *name, tc_gemm_kernel *out, tc_str *err);
 /* A persistent TMA kernel's epilogue stores C box by box (nbox boxes per
  * tile) through nbuf buffers, box j in buffer j % nbuf: the bulk groups
  * thread 0 may leave pending (cp.async.bulk.wait_group.read N) before

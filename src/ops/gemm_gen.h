@@ -18,8 +18,7 @@ typedef struct tc_gemm_gen {
   tc_epool *pool;
   const tc_expr *g_id, *m_blk, *n_blk, *k_tile, *a_k0, *a_m0, *b_k0, *b_n0, *m_thr, *n_thr;
   tc_str *o;
-  char *err;
-  size_t cap;
+  tc_str *err;
   /* additions (HIP) */
   int xdl;                  /* the MFMA blockwise GEMM (tc_gemm_params_is_xdlops) */
   int64_t a_bytes, b_bytes; /* > 0: A / B read with the dialect's buffer loads, the

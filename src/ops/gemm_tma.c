@@ -106,12 +106,11 @@ typedef struct hgen {
   const char *it;     /* the running K-tile count: "kt" (one tile per block) or "tc_it" */
   int rank; /* tensor-map rank: 3 with a batch, else 2 */
   operand a, b, c;
-  char *err;
-  size_t cap;
+  tc_str *err;
 } hgen;
 
 /* Fills the generator's error buffer and gives st. */
-#define hfail(H, st, ...) (tc_set_err((H)->err, (H)->cap, __VA_ARGS__), (st))
+#define hfail(H, st, ...) (tc_err_set((H)->err, __VA_ARGS__), (st))
 
 static void ln(hgen *H, int depth, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void ln(hgen *H, int depth, const char *fmt, ...) {
@@ -123,9 +122,9 @@ static void ln(hgen *H, int depth, const char *fmt, ...) {
 
 /* The element offset inside a box of rows x 64 of element (r, c), printed. */
 static tc_status box_offset(hgen *H, int64_t rows, const tc_expr *r, const tc_expr *c, tc_str *out) {
-  char why[256];
-  const tc_expr *e = tc_tma_swizzle_offset(H->P, rows, 128, 2, r, c, why, sizeof why);
-  if (!e) return hfail(H, TC_ERR_ARGUMENT, "GEMM (tma): the swizzled box: %s", why);
+  TC_STR_LOCAL(why);
+  const tc_expr *e = tc_tma_swizzle_offset(H->P, rows, 128, 2, r, c, &why);
+  if (!e) return hfail(H, TC_ERR_ARGUMENT, "GEMM (tma): the swizzled box: %s", tc_str_cstr(&why));
   tc_e_print_c(out, H->P, e);
   return TC_OK;
 }
@@ -737,11 +736,10 @@ static tc_status emit(hgen *H, const char *name) {
 }
 
 tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *p,
-                               tc_target target, const char *name, tc_gemm_kernel *out, char *err,
-                               size_t cap) {
+                               tc_target target, const char *name, tc_gemm_kernel *out, tc_str *err) {
   hgen H;
   memset(&H, 0, sizeof H);
-  H.err = err, H.cap = cap;
+  H.err = err;
   H.pb = pb, H.p = p;
   /* the hardware's TMA + wgmma where the copies take tensor maps (CUDA);
    * emulated where only the dialect has wgmma (OpenCL) */
@@ -754,12 +752,12 @@ tc_status tc_gemm_tma_generate(const tc_gemm_problem *pb, const tc_gemm_params *
   if (!pb->a || !pb->b || !pb->c || pb->a->nupper != 3 || pb->b->nupper != 3 || pb->c->nupper != 3)
     return hfail(&H, TC_ERR_ARGUMENT, "GEMM: A, B and C must be views with 3 upper dims");
   H.s = tc_gemm_problem_shape(pb);
-  char why[512];
+  TC_STR_LOCAL(why);
   if (pb->a_dtype != pb->b_dtype)
     return hfail(&H, TC_ERR_UNSUPPORTED, "GEMM: tma kernels need A and B of one type (got %s and %s)",
                  tc_dtype_name(pb->a_dtype), tc_dtype_name(pb->b_dtype));
-  if (tc_gemm_params_check(p, &H.s, why, sizeof why))
-    return hfail(&H, TC_ERR_ARGUMENT, "GEMM: invalid parameters: %s", why);
+  if (tc_gemm_params_check(p, &H.s, &why))
+    return hfail(&H, TC_ERR_ARGUMENT, "GEMM: invalid parameters: %s", tc_str_cstr(&why));
   int mpb = p->m_per_block, npb = p->n_per_block;
   H.nm = (H.s.m + mpb - 1) / mpb, H.nn = (H.s.n + npb - 1) / npb, H.nk = (H.s.k + 63) / 64;
   if (H.s.g * H.nm * H.nn > 0x7fffffff || H.s.k > 0x7fffffff - 64)

@@ -61,13 +61,13 @@ typedef struct wg_layout {
 } wg_layout;
 
 static void layout_build(wg_layout *L, int kpb, int ext) {
-  char err[128];
+  TC_STR_LOCAL(err);
   int ki, xi;
   tc_dg_init(&L->g);
   L->root_k = tc_dg_root(&L->g, kpb, 0);
   L->root_x = tc_dg_root(&L->g, ext, 1);
-  tc_dg_split(&L->g, L->root_x, 8, 1, &L->x_o, &xi, err, sizeof err);
-  tc_dg_split(&L->g, L->root_k, 8, 1, &L->k_o, &ki, err, sizeof err);
+  tc_dg_split(&L->g, L->root_x, 8, 1, &L->x_o, &xi, &err);
+  tc_dg_split(&L->g, L->root_k, 8, 1, &L->k_o, &ki, &err);
   int order[4] = {L->k_o, L->x_o, xi, ki};
   if (tc_test_hooks_get()->wgmma_fault == 1) order[2] = ki, order[3] = xi; /* core matrices transposed */
   memcpy(L->alloc, order, sizeof order);

@@ -93,8 +93,7 @@ void tc_gemm_check_free(tc_gemm_check *c) {
 }
 
 int64_t tc_tune_check(const void *got, tc_dtype t, const size_t *idx, const double *want,
-                      const double *bound, size_t n, double *max_abs, double *worst, char *msg,
-                      size_t cap) {
+                      const double *bound, size_t n, double *max_abs, double *worst, tc_str *msg) {
   int64_t bad = 0;
   size_t first = 0;
   double ma = 0, wr = 0;
@@ -112,11 +111,11 @@ int64_t tc_tune_check(const void *got, tc_dtype t, const size_t *idx, const doub
   if (max_abs) *max_abs = ma;
   if (worst) *worst = wr;
   if (bad)
-    tc_set_err(msg, cap, "%lld of %zu elements out of bound; first at %zu: got %.9g, want %.9g, bound %.3g",
+    tc_err_set(msg, "%lld of %zu elements out of bound; first at %zu: got %.9g, want %.9g, bound %.3g",
             (long long)bad, n, idx ? idx[first] : first,
             tc_host_read(t, got, idx ? idx[first] : first), want[first], bound[first]);
   else
-    tc_set_err(msg, cap, "%zu elements within bound (worst error %.3g of the bound)", n, wr);
+    tc_err_set(msg, "%zu elements within bound (worst error %.3g of the bound)", n, wr);
   return bad;
 }
 
@@ -134,7 +133,7 @@ void tc_tune_fill(void *buf, size_t n, tc_dtype t, uint64_t *seed) {
 /* ---- devices and the perf DB --------------------------------------------- */
 
 tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, size_t bufcap,
-                              char *err, size_t cap) {
+                              tc_str *err) {
   if (bufcap) buf[0] = 0;
   tc_str name, why;
   tc_str_init(&name);
@@ -143,23 +142,23 @@ tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, s
   if (st == TC_OK)
     snprintf(buf, bufcap, "%s", tc_str_cstr(&name));
   else
-    tc_set_err(err, cap, "%s", tc_str_cstr(&why));
+    tc_err_set(err, "%s", tc_str_cstr(&why));
   tc_str_free(&name);
   tc_str_free(&why);
   return st;
 }
 
 int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char *device_name,
-                   tc_gemm_params *p, tc_perfdb_entry *e, char *err, size_t cap) {
+                   tc_gemm_params *p, tc_perfdb_entry *e, tc_str *err) {
   tc_perfdb_entry local;
   if (!e) e = &local;
-  int found = tc_perfdb_get(db, key, tc_target_name(target), device_name, e, err, cap);
+  int found = tc_perfdb_get(db, key, tc_target_name(target), device_name, e, err);
   if (found != 1) return found;
-  char why[256];
+  TC_STR_LOCAL(why);
   memset(p, 0, sizeof *p);
-  if (tc_gemm_params_parse(e->perf_config, p, why, sizeof why) != 0) {
-    tc_set_err(err, cap, "perf DB %s: the stored perf config '%s' does not parse: %s",
-            tc_perfdb_path(db), e->perf_config, why);
+  if (tc_gemm_params_parse(e->perf_config, p, &why) != 0) {
+    tc_err_set(err, "perf DB %s: the stored perf config '%s' does not parse: %s",
+            tc_perfdb_path(db), e->perf_config, tc_str_cstr(&why));
     return -1;
   }
   return 1;
@@ -171,8 +170,7 @@ int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char 
  * launches back to back in the same call (tc_launch's repeat: the host
  * gets the first run's result), and checks that result.  Returns 0 with
  * *median (of the timed launches) set, or -1 with note. */
-typedef int (*try_fn)(void *ctx, const tc_gemm_params *cand, int reps, double *median, char *note,
-                      size_t cap);
+typedef int (*try_fn)(void *ctx, const tc_gemm_params *cand, int reps, double *median, tc_str *note);
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;
@@ -198,7 +196,7 @@ static int same_tuned(const tc_gemm_params *a, const tc_gemm_params *b) {
  * repeat of first), at most max of them; keeps the fastest. */
 static tc_status tune_loop(const tc_gemm_params *first, const tc_gemm_params *cands, int ncands,
                            const tc_tune_options *o, try_fn fn, void *ctx, tc_tune_result *r,
-                           char *err, size_t cap) {
+                           tc_str *err) {
   int max = o->max_candidates > 0 ? o->max_candidates : TC_TUNE_DEFAULT_MAX;
   int reps = o->reps > 0 ? o->reps : TC_TUNE_DEFAULT_REPS;
   tc_gemm_params *list = tc_xcalloc((size_t)ncands + 1, sizeof *list);
@@ -210,13 +208,14 @@ static tc_status tune_loop(const tc_gemm_params *first, const tc_gemm_params *ca
   r->candidates = ncands;
   r->tried = n;
   r->best_ms = INFINITY;
-  char last_note[640] = "";
+  TC_STR_LOCAL(last_note);
   int found = 0;
   for (int i = 0; i < n; i++) {
-    char config[64], note[512] = "";
+    char config[64];
+    TC_STR_LOCAL(note);
     tc_gemm_params_format(&list[i], config, sizeof config);
     double ms = 0;
-    int ok = fn(ctx, &list[i], reps, &ms, note, sizeof note) == 0;
+    int ok = fn(ctx, &list[i], reps, &ms, &note) == 0;
     if (ok && (!found || ms < r->best_ms)) {
       r->best = list[i];
       r->best_ms = ms;
@@ -225,26 +224,28 @@ static tc_status tune_loop(const tc_gemm_params *first, const tc_gemm_params *ca
     }
     if (!ok) {
       r->skipped++;
-      snprintf(last_note, sizeof last_note, "%s: %s", config, note);
+      tc_err_set(&last_note, "%s: %s", config, tc_str_cstr(&note));
     }
     if (o->progress) {
-      tc_tune_event ev = {i + 1, n, config, ok, ms, ok ? "" : note};
+      tc_tune_event ev = {i + 1, n, config, ok, ms, ok ? "" : tc_str_cstr(&note)};
       o->progress(o->progress_ctx, &ev);
     }
   }
   free(list);
   if (!found) {
     if (n == 0)
-      tc_set_err(err, cap, "no valid perf config for this problem");
+      tc_err_set(err, "no valid perf config for this problem");
     else
-      tc_set_err(err, cap, "none of the %d perf config%s tried ran correctly (last: %s)", n,
-              n == 1 ? "" : "s", last_note);
+      tc_err_set(err, "none of the %d perf config%s tried ran correctly (last: %s)", n,
+              n == 1 ? "" : "s", tc_str_cstr(&last_note));
     return TC_ERR_COMPILE;
   }
   if (o->db && o->key) {
-    if (tc_perfdb_put(o->db, o->key, tc_target_name(o->target), r->device, r->best_config,
-                      r->best_ms, r->store_err, sizeof r->store_err) == 0)
+    TC_STR_LOCAL(store_err);
+    if (tc_perfdb_put(o->db, o->key, tc_target_name(o->target), r->device, r->best_config, r->best_ms, &store_err) == 0)
       r->stored = 1;
+    else
+      snprintf(r->store_err, sizeof r->store_err, "%s", tc_str_cstr(&store_err));
   }
   return TC_OK;
 }
@@ -260,28 +261,26 @@ typedef struct conv_ctx {
   int written;           /* index in buf of the buffer the direction writes */
 } conv_ctx;
 
-static int conv_try(void *vctx, const tc_gemm_params *cand, int reps, double *median, char *note,
-                    size_t cap) {
+static int conv_try(void *vctx, const tc_gemm_params *cand, int reps, double *median, tc_str *note) {
   conv_ctx *c = vctx;
   tc_conv_plan *plan = NULL;
-  char why[1024] = "";
-  tc_status st = tc_conv_plan_make(c->p, cand, c->o->target, &plan, why, sizeof why);
+  TC_STR_LOCAL(why);
+  tc_status st = tc_conv_plan_make(c->p, cand, c->o->target, &plan, &why);
   if (st != TC_OK) {
-    tc_set_err(note, cap, "does not plan (%s): %s", tc_status_name(st), why);
+    tc_err_set(note, "does not plan (%s): %s", tc_status_name(st), tc_str_cstr(&why));
     return -1;
   }
   int rc = -1;
   double *t = tc_xcalloc((size_t)reps, sizeof *t);
   /* NaN in the written tensor: an element the kernels miss fails */
   tc_tune_fill(c->buf[c->written], c->elems[c->written], c->p->dtype, NULL);
-  st = tc_conv_run(plan, c->device, c->buf[0], c->buf[1], c->buf[2], NULL, reps, t, why,
-                   sizeof why);
+  st = tc_conv_run(plan, c->device, c->buf[0], c->buf[1], c->buf[2], NULL, reps, t, &why);
   if (st != TC_OK) {
-    tc_set_err(note, cap, "%s: %s", tc_status_name(st), why);
+    tc_err_set(note, "%s: %s", tc_status_name(st), tc_str_cstr(&why));
     goto done;
   }
-  if (tc_conv_verify(c->p, c->buf[0], c->buf[1], c->buf[2], NULL, why, sizeof why) != 0) {
-    tc_set_err(note, cap, "wrong result: %s", why);
+  if (tc_conv_verify(c->p, c->buf[0], c->buf[1], c->buf[2], NULL, &why) != 0) {
+    tc_err_set(note, "wrong result: %s", tc_str_cstr(&why));
     goto done;
   }
   *median = median_of(t, reps);
@@ -293,14 +292,14 @@ done:
 }
 
 tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tune_result *r,
-                       char *err, size_t cap) {
+                       tc_str *err) {
   memset(r, 0, sizeof *r);
   int64_t ho, wo;
-  if (tc_conv_check(p, &ho, &wo, err, cap) != 0) return TC_ERR_ARGUMENT;
-  tc_status st = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, err, cap);
+  if (tc_conv_check(p, &ho, &wo, err) != 0) return TC_ERR_ARGUMENT;
+  tc_status st = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, err);
   if (st != TC_OK) return st;
   tc_conv_plan *heur = NULL;
-  st = tc_conv_plan_make_for(p, NULL, o->target, o->arch, &heur, err, cap);
+  st = tc_conv_plan_make_for(p, NULL, o->target, o->arch, &heur, err);
   if (st != TC_OK) return st;
 
   /* The candidates of the largest GEMM of the plan. */
@@ -339,7 +338,7 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
     if (i != c.written) tc_tune_fill(c.buf[i], c.elems[i], p->dtype, &seed);
   }
 
-  st = tune_loop(first, cands, ncands, o, conv_try, &c, r, err, cap);
+  st = tune_loop(first, cands, ncands, o, conv_try, &c, r, err);
   for (int i = 0; i < 3; i++) free(c.buf[i]);
   free(cands);
   tc_conv_plan_free(heur);
@@ -358,20 +357,19 @@ typedef struct gemm_ctx {
   const tc_gemm_check *chk;
 } gemm_ctx;
 
-static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *median, char *note,
-                    size_t cap) {
+static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *median, tc_str *note) {
   gemm_ctx *g = vctx;
   tc_gemm_params prm = *cand;
-  char why[1024] = "";
-  if (tc_gemm_params_derive(&prm, &g->shape, why, sizeof why) != 0) {
-    tc_set_err(note, cap, "breaks a rule: %s", why);
+  TC_STR_LOCAL(why);
+  if (tc_gemm_params_derive(&prm, &g->shape, &why) != 0) {
+    tc_err_set(note, "breaks a rule: %s", tc_str_cstr(&why));
     return -1;
   }
   tc_gemm_kernel k;
   memset(&k, 0, sizeof k);
-  tc_status st = tc_gemm_generate(g->pb, &prm, g->o->target, "tilec_tune_gemm", &k, why, sizeof why);
+  tc_status st = tc_gemm_generate(g->pb, &prm, g->o->target, "tilec_tune_gemm", &k, &why);
   if (st != TC_OK) {
-    tc_set_err(note, cap, "does not generate (%s): %s", tc_status_name(st), why);
+    tc_err_set(note, "does not generate (%s): %s", tc_status_name(st), tc_str_cstr(&why));
     return -1;
   }
   int rc = -1;
@@ -389,14 +387,14 @@ static int gemm_try(void *vctx, const tc_gemm_params *cand, int reps, double *me
   b[2].host = g->c_scratch, b[2].copy_back = 1;
   st = tc_gemm_kernel_run(&k, g->o->target, g->cl, g->o->arch, b, 3, NULL, reps, t, &e);
   if (st != TC_OK) {
-    tc_set_err(note, cap, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
+    tc_err_set(note, "%s: %s", tc_status_name(st), tc_str_cstr(&e));
     goto done;
   }
   if (g->chk) {
     const tc_gemm_check *c = g->chk;
     if (tc_tune_check(g->c_scratch, g->pb->c_dtype, c->idx, c->want, c->bound, c->n, NULL, NULL,
-                      why, sizeof why) != 0) {
-      tc_set_err(note, cap, "wrong result: %s", why);
+                      &why) != 0) {
+      tc_err_set(note, "wrong result: %s", tc_str_cstr(&why));
       goto done;
     }
   }
@@ -411,7 +409,7 @@ done:
 
 tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
                        const tc_gemm_check *chk, const tc_tune_options *o, tc_tune_result *r,
-                       char *err, size_t cap) {
+                       tc_str *err) {
   memset(r, 0, sizeof *r);
   gemm_ctx g;
   memset(&g, 0, sizeof g);
@@ -423,27 +421,27 @@ tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
     tc_str_init(&e);
     st = tc_cl_open(o->device, &g.cl, &e);
     if (st != TC_OK) {
-      tc_set_err(err, cap, "%s", tc_str_cstr(&e));
+      tc_err_set(err, "%s", tc_str_cstr(&e));
       tc_str_free(&e);
       return st;
     }
     tc_str_free(&e);
     snprintf(r->device, sizeof r->device, "%s", tc_cl_device_name(g.cl));
   } else {
-    st = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, err, cap);
+    st = tc_tune_device_name(o->target, o->device, r->device, sizeof r->device, err);
     if (st != TC_OK) return st;
   }
   tc_gemm_params first;
-  char why[512];
+  TC_STR_LOCAL(why);
   const char *arch = tc_target_ops_arch(o->target, o->arch);
   int have_first =
-      tc_gemm_default_for(&g.shape, o->target, arch, &first, NULL, why, sizeof why) == 0;
+      tc_gemm_default_for(&g.shape, o->target, arch, &first, NULL, &why) == 0;
   tc_gemm_params *cands = NULL;
   int ncands = tc_gemm_candidates_for(&g.shape, o->target, arch, &cands);
   g.c_scratch = tc_xmalloc(bufs[2].bytes);
-  st = tune_loop(have_first ? &first : NULL, cands, ncands, o, gemm_try, &g, r, err, cap);
+  st = tune_loop(have_first ? &first : NULL, cands, ncands, o, gemm_try, &g, r, err);
   if (st != TC_OK && !have_first && ncands == 0)
-    tc_set_err(err, cap, "no valid perf config for this GEMM: %s", why);
+    tc_err_set(err, "no valid perf config for this GEMM: %s", tc_str_cstr(&why));
   free(g.c_scratch);
   free(cands);
   tc_cl_close(g.cl);

@@ -74,7 +74,7 @@ typedef struct tc_tune_result {
  * with *r filled, or an error (no device, the problem is invalid, no
  * candidate ran correctly) with err set. */
 tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tune_result *r,
-                       char *err, size_t cap);
+                       tc_str *err);
 
 /* What a GEMM's result is checked against: n elements of C at offsets
  * idx[0 .. n) (idx NULL: every element, offsets 0 .. n-1), each within
@@ -103,13 +103,13 @@ void tc_gemm_check_free(tc_gemm_check *c);
  * checked against it (tc_tune_check). */
 tc_status tc_tune_gemm(const tc_gemm_problem *pb, const tc_rt_buffer bufs[3],
                        const tc_gemm_check *chk, const tc_tune_options *o, tc_tune_result *r,
-                       char *err, size_t cap);
+                       tc_str *err);
 
 /* The perf DB entry of (key, target, device_name), parsed into the tuned
  * fields of *p (derive them against the shape before use).  1 found, 0 no
  * entry, -1 a DB error or an entry that does not parse (err says which). */
 int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char *device_name,
-                   tc_gemm_params *p, tc_perfdb_entry *e, char *err, size_t cap);
+                   tc_gemm_params *p, tc_perfdb_entry *e, tc_str *err);
 
 /* The name of the device a run with (target, device selector) uses, as the
  * DB key spells it (tc_rt_device_name): "platform / device" for OpenCL,
@@ -117,7 +117,7 @@ int tc_tune_lookup(tc_perfdb *db, const char *key, tc_target target, const char 
  * Instinct MI250X") for HIP.  TC_OK, or TC_ERR_NO_DEVICE /
  * TC_ERR_UNSUPPORTED with err. */
 tc_status tc_tune_device_name(tc_target target, const char *device, char *buf, size_t bufcap,
-                              char *err, size_t cap);
+                              tc_str *err);
 
 /* ---- checking results (the rule of tc_conv_verify) ---- */
 
@@ -143,8 +143,7 @@ void tc_tune_gemm_reference(int64_t g, int64_t m, int64_t n, int64_t k, int tran
  * *worst the largest error / bound, and msg a one-line summary naming the
  * first failing element by its offset. */
 int64_t tc_tune_check(const void *got, tc_dtype t, const size_t *idx, const double *want,
-                      const double *bound, size_t n, double *max_abs, double *worst, char *msg,
-                      size_t cap);
+                      const double *bound, size_t n, double *max_abs, double *worst, tc_str *msg);
 
 /* Fills n elements of type t with pseudo-random values in [-1, 1) from
  * *seed (updated), or with NaN when seed is NULL. */

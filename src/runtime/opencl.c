@@ -848,19 +848,19 @@ static int platform_devices(cl_platform_id p, tc_cl_device_info **out) {
   return (int)nd;
 }
 
-int tc_cl_platforms(tc_cl_platform_info **out, char *why, size_t cap) {
+int tc_cl_platforms(tc_cl_platform_info **out, tc_str *why) {
   *out = NULL;
-  why[0] = 0;
+  if (why) tc_str_clear(why);
   cl_uint np = 0;
   cl_int e = clGetPlatformIDs(0, NULL, &np);
   if (e == -1001 /* CL_PLATFORM_NOT_FOUND_KHR */ || (e == CL_SUCCESS && np == 0)) {
-    snprintf(why, cap, "no OpenCL platform found (install pocl-opencl-icd)");
+    tc_err_set(why, "no OpenCL platform found (install pocl-opencl-icd)");
     return 0;
   }
   cl_platform_id *ps = e == CL_SUCCESS ? calloc(np, sizeof *ps) : NULL;
   if (e == CL_SUCCESS && ps) e = clGetPlatformIDs(np, ps, NULL);
   if (e != CL_SUCCESS || !ps) {
-    snprintf(why, cap, "clGetPlatformIDs failed: %s (%d)", tc_cl_error_name(e), (int)e);
+    tc_err_set(why, "clGetPlatformIDs failed: %s (%d)", tc_cl_error_name(e), (int)e);
     free(ps);
     return -1;
   }

@@ -179,7 +179,7 @@ typedef struct tc_cl_platform_info {
  * number of platforms; with none, 0 and why "no OpenCL platform found
  * (install pocl-opencl-icd)"; when they cannot be listed, -1 and why
  * "clGetPlatformIDs failed: NAME (CODE)".  *out is NULL unless > 0. */
-int tc_cl_platforms(tc_cl_platform_info **out, char *why, size_t cap);
+int tc_cl_platforms(tc_cl_platform_info **out, tc_str *why);
 void tc_cl_platforms_free(tc_cl_platform_info *p, int n);
 /* CL_DEVICE_MAX_WORK_GROUP_SIZE of an open device (0 if unknown). */
 size_t tc_cl_max_work_group_size(const tc_cl *cl);

@@ -91,10 +91,10 @@ tc_status tc_abstract_split(tc_abstract_tensor *at, int axis, int64_t factor, in
   if (factor < 1)
     return at_fail(at, TC_ERR_ARGUMENT, "tc_abstract_split", "axis %d: split factor must be at least 1, got %lld",
                    a, (long long)factor);
-  char err[256];
+  TC_STR_LOCAL(err);
   int o, i;
-  if (tc_dg_split(&at->f->g, at->axes[a], factor, inner_split, &o, &i, err, sizeof err))
-    return at_fail(at, TC_ERR_ARGUMENT, "tc_abstract_split", "axis %d: %s", a, err);
+  if (tc_dg_split(&at->f->g, at->axes[a], factor, inner_split, &o, &i, &err))
+    return at_fail(at, TC_ERR_ARGUMENT, "tc_abstract_split", "axis %d: %s", a, tc_str_cstr(&err));
   int repl[2] = {o, i};
   splice(at, a, 1, repl, 2);
   return TC_OK;
@@ -114,10 +114,10 @@ tc_status tc_abstract_merge(tc_abstract_tensor *at, int outer, int inner) {
     return at_fail(at, TC_ERR_SCHEDULE, "tc_abstract_merge",
                    "axes %d and %d are parallelized (%s, %s); merge before parallelizing", x, y,
                    tc_ptype_name(px), tc_ptype_name(py));
-  char err[256];
+  TC_STR_LOCAL(err);
   int out;
-  if (tc_dg_merge(g, at->axes[x], at->axes[y], &out, err, sizeof err))
-    return at_fail(at, TC_ERR_ARGUMENT, "tc_abstract_merge", "axes %d, %d: %s", x, y, err);
+  if (tc_dg_merge(g, at->axes[x], at->axes[y], &out, &err))
+    return at_fail(at, TC_ERR_ARGUMENT, "tc_abstract_merge", "axes %d, %d: %s", x, y, tc_str_cstr(&err));
   /* as nvFuser: the result takes the place of whichever input comes first */
   int lo = x < y ? x : y, hi = x < y ? y : x;
   splice(at, hi, 1, NULL, 0);

@@ -31,9 +31,9 @@ tc_status tc_layout_split(const tc_tensor *t, tc_layout_parts *parts) {
   const int *alloc;
   int na = layout_of(t, &alloc);
   tc_rs_split s;
-  char err[512];
-  if (tc_rs_split_layout(&f->g, t->logical, t->nlogical, alloc, na, &s, err, sizeof err))
-    return tc_fail(f, TC_ERR_SCHEDULE, "tc_layout_split: %s's layout: %s", t->name, err);
+  TC_STR_LOCAL(err);
+  if (tc_rs_split_layout(&f->g, t->logical, t->nlogical, alloc, na, &s, &err))
+    return tc_fail(f, TC_ERR_SCHEDULE, "tc_layout_split: %s's layout: %s", t->name, tc_str_cstr(&err));
   parts->nalloc = na;
   for (int i = 0; i < na && i < 16; i++) parts->extents[i] = f->g.axes[alloc[i]].extent;
   parts->rows = 1;
@@ -62,9 +62,9 @@ tc_status tc_layout_eval(const tc_tensor *t, const int64_t *coords, int64_t *all
   const int *alloc;
   int na = layout_of(t, &alloc);
   tc_rs_split s;
-  char err[512];
-  if (tc_rs_split_layout(&f->g, t->logical, t->nlogical, alloc, na, &s, err, sizeof err))
-    return tc_fail(f, TC_ERR_SCHEDULE, "tc_layout_eval: %s's layout: %s", t->name, err);
+  TC_STR_LOCAL(err);
+  if (tc_rs_split_layout(&f->g, t->logical, t->nlogical, alloc, na, &s, &err))
+    return tc_fail(f, TC_ERR_SCHEDULE, "tc_layout_eval: %s's layout: %s", t->name, tc_str_cstr(&err));
   tc_epool *p = tc_epool_new();
   const tc_expr **lv = tc_xcalloc((size_t)t->nlogical + 1, sizeof *lv);
   const tc_expr **fv = tc_xcalloc((size_t)na + 1, sizeof *fv), **rv = tc_xcalloc((size_t)na + 1, sizeof *rv);
@@ -83,8 +83,8 @@ tc_status tc_layout_eval(const tc_tensor *t, const int64_t *coords, int64_t *all
     tc_dgraph g2;
     tc_rs_graph_copy(&g2, &f->g);
     int *rax = tc_xmalloc(((size_t)na + 1) * sizeof(int));
-    if (tc_rs_reshape_axes(&g2, t->logical, t->nlogical, alloc, na, rax, err, sizeof err)) {
-      st = tc_fail(f, TC_ERR_SCHEDULE, "tc_layout_eval: %s's reshape part: %s", t->name, err);
+    if (tc_rs_reshape_axes(&g2, t->logical, t->nlogical, alloc, na, rax, &err)) {
+      st = tc_fail(f, TC_ERR_SCHEDULE, "tc_layout_eval: %s's reshape part: %s", t->name, tc_str_cstr(&err));
     } else {
       const tc_expr **vals = tc_xcalloc((size_t)g2.naxes + 1, sizeof *vals);
       for (int k = 0; k < na; k++) vals[rax[k]] = tc_e_const(p, tc_e_eval(fv[k], &none));

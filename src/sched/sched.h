@@ -53,7 +53,7 @@ int *tc_ref_positions(const tc_fusion *f, const tc_tensor *ref);
 /* ---- the swizzle swap (swizzle_swap.c; the public call is tc_swizzle_swap) */
 
 /* Whether tc_swizzle_swap would rewrite t's copy; when not, why says why. */
-bool tc_swizzle_swap_legal(const tc_tensor *t, char *why, size_t cap);
+bool tc_swizzle_swap_legal(const tc_tensor *t, tc_str *why);
 /* False when TILEC_SWIZZLE_SWAP is 0, off, no or false. */
 bool tc_swizzle_swap_env_enabled(void);
 /* Swaps every copy of f where it is legal and needed (tc_compile does this

@@ -35,13 +35,13 @@ tc_status tc_split(tc_tensor *t, int axis, int64_t factor, int inner_split) {
   if (st) return st;
   int a = axis_arg(t, "tc_split", axis, &st);
   if (a < 0) return st;
-  char err[256];
+  TC_STR_LOCAL(err);
   int o, i;
   if (factor < 1)
     return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_split", "%s axis %d: split factor must be at least 1, got %lld",
                            t->name, a, (long long)factor);
-  if (tc_dg_split(&t->f->g, t->loop[a], factor, inner_split, &o, &i, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_split", "%s axis %d: %s", t->name, a, err);
+  if (tc_dg_split(&t->f->g, t->loop[a], factor, inner_split, &o, &i, &err))
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_split", "%s axis %d: %s", t->name, a, tc_str_cstr(&err));
   int repl[2] = {o, i};
   splice_loop(t, a, 1, repl, 2);
   return TC_OK;
@@ -63,10 +63,10 @@ tc_status tc_merge(tc_tensor *t, int a, int b) {
     return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_merge",
                            "%s axes %d and %d are parallelized (%s, %s); merge before parallelizing", t->name,
                            x, y, tc_ptype_name(px), tc_ptype_name(py));
-  char err[256];
+  TC_STR_LOCAL(err);
   int out;
-  if (tc_dg_merge(&t->f->g, t->loop[x], t->loop[y], &out, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_merge", "%s axis %d: %s", t->name, x, err);
+  if (tc_dg_merge(&t->f->g, t->loop[x], t->loop[y], &out, &err))
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_merge", "%s axis %d: %s", t->name, x, tc_str_cstr(&err));
   splice_loop(t, x, 2, &out, 1);
   return TC_OK;
 }
@@ -96,10 +96,10 @@ tc_status tc_swizzle(tc_tensor *t, tc_swizzle_type type, int x, int y) {
   int b = axis_arg(t, "tc_swizzle", y, &st);
   if (b < 0) return st;
   if (a == b) return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_swizzle", "%s axis %d swizzled with itself", t->name, a);
-  char err[256];
+  TC_STR_LOCAL(err);
   int ox, oy;
-  if (tc_dg_xor(&t->f->g, t->loop[a], t->loop[b], &ox, &oy, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle", "%s axes %d, %d: %s", t->name, a, b, err);
+  if (tc_dg_xor(&t->f->g, t->loop[a], t->loop[b], &ox, &oy, &err))
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle", "%s axes %d, %d: %s", t->name, a, b, tc_str_cstr(&err));
   t->loop[a] = ox, t->loop[b] = oy;
   return TC_OK;
 }
@@ -109,10 +109,10 @@ tc_status tc_swizzle_cute(tc_tensor *t, int axis, int b, int m, int s) {
   if (st) return st;
   int a = axis_arg(t, "tc_swizzle_cute", axis, &st);
   if (a < 0) return st;
-  char err[256];
+  TC_STR_LOCAL(err);
   int out;
-  if (tc_dg_cute(&t->f->g, t->loop[a], b, m, s, &out, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle_cute", "%s axis %d: %s", t->name, a, err);
+  if (tc_dg_cute(&t->f->g, t->loop[a], b, m, s, &out, &err))
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle_cute", "%s axis %d: %s", t->name, a, tc_str_cstr(&err));
   t->loop[a] = out;
   return TC_OK;
 }
@@ -122,10 +122,10 @@ tc_status tc_resize(tc_tensor *t, int axis, int64_t left, int64_t right) {
   if (st) return st;
   int a = axis_arg(t, "tc_resize", axis, &st);
   if (a < 0) return st;
-  char err[256];
+  TC_STR_LOCAL(err);
   int out;
-  if (tc_dg_resize(&t->f->g, t->loop[a], left, right, &out, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_resize", "%s axis %d: %s", t->name, a, err);
+  if (tc_dg_resize(&t->f->g, t->loop[a], left, right, &out, &err))
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_resize", "%s axis %d: %s", t->name, a, tc_str_cstr(&err));
   t->loop[a] = out;
   return TC_OK;
 }
@@ -335,9 +335,8 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
    * computed inside the accumulator's loops over M, N and K alike. */
   bool expand = feeds_matmul(dst, 0);
   for (int i = 0; expand && i < src->nlogical; i++) {
-    char e[128];
     if (counterpart[i] < 0 && bcast[i] >= 0 && g->axes[bcast[i]].extent == 1 &&
-        !tc_dg_broadcast(g, bcast[i], g->axes[src->logical[i]].extent, &counterpart[i], e, sizeof e))
+        !tc_dg_broadcast(g, bcast[i], g->axes[src->logical[i]].extent, &counterpart[i], NULL))
       bcast[i] = -1;
   }
   int *hist = tc_xmalloc((size_t)(g->nxf + 1) * sizeof(int));
@@ -358,7 +357,7 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
   for (int i = 0; i < g->naxes; i++) map[i] = -1;
   for (int i = 0; i < src->nlogical; i++)
     if (counterpart[i] >= 0) map[src->logical[i]] = counterpart[i];
-  char err[256];
+  TC_STR_LOCAL(err);
   tc_status st = TC_OK;
   for (int h = 0; h < nh && !st; h++) {
     tc_xform x = g->xf[hist[h]]; /* copy: replaying may move the array */
@@ -369,9 +368,9 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
       if (map[x.in[k]] >= 0) mapped = x.in[k], nmapped++;
     }
     if (nmapped == x.nin) {
-      if (tc_dg_replay(g, &hist[h], 1, &map, err, sizeof err))
+      if (tc_dg_replay(g, &hist[h], 1, &map, &err))
         st = tc_tensor_fail(dst, TC_ERR_SCHEDULE, call, "cannot replay %s's transforms on %s: %s", src->name,
-                             dst->name, err);
+                             dst->name, tc_str_cstr(&err));
     } else if (x.kind == TC_XF_MERGE && nmapped == 1) {
       map[x.out[0]] = map[mapped];
     }

@@ -14,10 +14,10 @@ static tc_status swizzle_axes(tc_tensor *t, int row, int col, const tc_amd_swizz
                           r < 0 ? row : col, t->nloop);
   if (r == c)
     return tc_tensor_fail(t, TC_ERR_ARGUMENT, call, "%s axis %d is both the row and the column", t->name, r);
-  char err[512];
+  TC_STR_LOCAL(err);
   int ro, co;
-  if (tc_dg_amd_swizzle(&t->f->g, t->loop[r], t->loop[c], p, &ro, &co, err, sizeof err))
-    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s axes %d (rows), %d (columns): %s", t->name, r, c, err);
+  if (tc_dg_amd_swizzle(&t->f->g, t->loop[r], t->loop[c], p, &ro, &co, &err))
+    return tc_tensor_fail(t, TC_ERR_SCHEDULE, call, "%s axes %d (rows), %d (columns): %s", t->name, r, c, tc_str_cstr(&err));
   t->loop[r] = ro, t->loop[c] = co;
   return TC_OK;
 }
@@ -36,11 +36,11 @@ tc_status tc_swizzle_matrix_core(tc_tensor *t, int row, int col, int vec) {
   if (c < 0)
     return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_swizzle_matrix_core", "%s has no loop axis %d; it has %d",
                           t->name, col, t->nloop);
-  char err[512];
+  TC_STR_LOCAL(err);
   tc_amd_swizzle_params p;
   int bits = (int)tc_dtype_size(t->dtype) * 8;
-  if (tc_amd_matrix_core_params(bits, t->f->g.axes[t->loop[c]].extent, vec, &p, err, sizeof err))
+  if (tc_amd_matrix_core_params(bits, t->f->g.axes[t->loop[c]].extent, vec, &p, &err))
     return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_swizzle_matrix_core", "%s (%s): %s", t->name,
-                          tc_dtype_name(t->dtype), err);
+                          tc_dtype_name(t->dtype), tc_str_cstr(&err));
   return swizzle_axes(t, row, col, &p, "tc_swizzle_matrix_core");
 }

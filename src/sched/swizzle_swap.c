@@ -47,47 +47,46 @@ static int loop_pos(const tc_tensor *t, int axis) {
 
 /* Decides whether t's copy can be swapped and how.  Returns 0, or -1 with
  * the reason in err. */
-static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, char *err, size_t cap) {
+static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, tc_str *err) {
   const tc_dgraph *g = &t->f->g;
   memset(pl, 0, sizeof *pl);
   if (t->mem != TC_MEM_SHARED)
-    return snprintf(err, cap, "%s is in %s memory; the swap rewrites copies into shared memory",
+    return tc_err_set(err, "%s is in %s memory; the swap rewrites copies into shared memory",
                     t->name, tc_memtype_name(t->mem)), -1;
   if (!t->def || (t->def->kind != TC_OP_SET && t->def->kind != TC_OP_CAST))
-    return snprintf(err, cap, "%s is not made by a copy (a set or a cast)", t->name), -1;
+    return tc_err_set(err, "%s is not made by a copy (a set or a cast)", t->name), -1;
   const tc_tensor *src = t->def->in[0];
   if (src->mem != TC_MEM_GLOBAL)
-    return snprintf(err, cap, "%s copies %s, which is in %s memory, not global memory", t->name,
+    return tc_err_set(err, "%s copies %s, which is in %s memory, not global memory", t->name,
                     src->name, tc_memtype_name(src->mem)), -1;
   const int *alloc = t->alloc_set ? t->alloc : t->loop;
   int na = t->alloc_set ? t->nalloc : t->nloop;
-  if (na > 64 || t->nloop > 64) return snprintf(err, cap, "%s has more than 64 axes", t->name), -1;
+  if (na > 64 || t->nloop > 64) return tc_err_set(err, "%s has more than 64 axes", t->name), -1;
   tc_rs_split s;
-  char why[512];
-  if (tc_rs_split_layout(g, t->logical, t->nlogical, alloc, na, &s, why, sizeof why))
-    return snprintf(err, cap, "%s's shared layout: %s", t->name, why), -1;
+  if (tc_rs_split_layout(g, t->logical, t->nlogical, alloc, na, &s, err))
+    return tc_err_prefix(err, "%s's shared layout: ", t->name), -1;
   if (s.nswizzles == 0)
-    return snprintf(err, cap, "%s's shared layout has no swizzle, so there is nothing to swap", t->name), -1;
+    return tc_err_set(err, "%s's shared layout has no swizzle, so there is nothing to swap", t->name), -1;
   int tid = -1;
   for (int i = 0; i < t->nloop; i++) {
     tc_ptype p = g->axes[t->loop[i]].ptype;
     if (i < t->ca_pos) {
       if (tc_ptype_is_thread(p))
-        return snprintf(err, cap, "%s's loop axis %d, left of its inline position, is bound to %s",
+        return tc_err_set(err, "%s's loop axis %d, left of its inline position, is bound to %s",
                         t->name, i, tc_ptype_name(p)), -1;
       pl->keep[pl->nkeep++] = t->loop[i];
     } else if (tc_ptype_is_block(p) || tc_ptype_is_device(p)) {
       pl->keep[pl->nkeep++] = t->loop[i];
     } else if (tc_ptype_is_thread(p)) {
       if (p != TC_TIDX || tid >= 0)
-        return snprintf(err, cap,
+        return tc_err_set(err,
                         "%s's copy binds loop axis %d to %s; the swap spreads the lanes over TIDx "
                         "only", t->name, i, tc_ptype_name(p)), -1;
       tid = i;
     }
   }
   if (tid < 0)
-    return snprintf(err, cap, "no loop axis of %s's copy is bound to TIDx (the lanes)", t->name), -1;
+    return tc_err_set(err, "no loop axis of %s's copy is bound to TIDx (the lanes)", t->name), -1;
   pl->threads = g->axes[t->loop[tid]].extent;
   pl->elems = 1;
   for (int j = 0; j < na; j++) {
@@ -97,10 +96,10 @@ static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, char *err
     int lp = loop_pos(t, a);
     if (!tc_ptype_is_thread(p) && lp >= 0 && lp < t->ca_pos) continue; /* not allocated */
     if (__builtin_mul_overflow(pl->elems, g->axes[a].extent, &pl->elems) || pl->elems > 2147483647)
-      return snprintf(err, cap, "%s's shared allocation is too large", t->name), -1;
+      return tc_err_set(err, "%s's shared allocation is too large", t->name), -1;
     pl->tile[pl->ntile++] = a;
   }
-  if (pl->ntile == 0) return snprintf(err, cap, "%s allocates no axis", t->name), -1;
+  if (pl->ntile == 0) return tc_err_set(err, "%s allocates no axis", t->name), -1;
   /* An allocation axis that is not allocated (on blocks, or left of the
    * inline position) may be a twin of a kept loop axis - the same
    * signature, extent and parallel type, made by the same transform on
@@ -132,14 +131,14 @@ static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, char *err
   char b[64];
   if (!tc_dg_determines(ep, g, known, nk, -1, t->logical, t->nlogical)) {
     rc = -1;
-    snprintf(err, cap,
+    tc_err_set(err,
              "%s's allocated axes and the loop axes outside the copy do not determine every "
              "element", t->name);
   }
   for (int i = 0; i < nk && !rc; i++)
     if (tc_dg_determines(ep, g, known, nk, i, &known[i], 1)) {
       rc = -1;
-      snprintf(err, cap,
+      tc_err_set(err,
                "%s's %s axis %s is determined by the others, so the copy in allocation order would "
                "store elements outside its share (or twice)", t->name,
                i < pl->nkeep ? "outer loop" : "allocation", tc_axis_describe(g, known[i], b, sizeof b));
@@ -152,7 +151,7 @@ static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, char *err
   int64_t elast = g->axes[last].extent;
   if (n_req > 0) {
     if (n_req > pl->elems || pl->elems % n_req != 0)
-      return snprintf(err, cap, "%lld elements per lane do not divide %s's %lld shared elements",
+      return tc_err_set(err, "%lld elements per lane do not divide %s's %lld shared elements",
                       (long long)n_req, t->name, (long long)pl->elems), -1;
     pl->n = n_req;
   } else {
@@ -176,14 +175,14 @@ static int plan_swap(const tc_tensor *t, int64_t n_req, swap_plan *pl, char *err
 }
 
 /* Rewrites t's loop domain as planned (the graph only grows). */
-static int apply_swap(tc_tensor *t, const swap_plan *pl, char *err, size_t cap) {
+static int apply_swap(tc_tensor *t, const swap_plan *pl, tc_str *err) {
   tc_dgraph *g = &t->f->g;
   int lin = pl->tile[0];
   for (int i = 1; i < pl->ntile; i++)
-    if (tc_dg_merge(g, lin, pl->tile[i], &lin, err, cap)) return -1;
+    if (tc_dg_merge(g, lin, pl->tile[i], &lin, err)) return -1;
   int l1 = lin, v = -1, s, x;
-  if (pl->n > 1 && tc_dg_split(g, lin, pl->n, 1, &l1, &v, err, cap)) return -1;
-  if (tc_dg_split(g, l1, pl->threads, 1, &s, &x, err, cap)) return -1;
+  if (pl->n > 1 && tc_dg_split(g, lin, pl->n, 1, &l1, &v, err)) return -1;
+  if (tc_dg_split(g, l1, pl->threads, 1, &s, &x, err)) return -1;
   g->axes[x].ptype = TC_TIDX;
   if (v >= 0) g->axes[v].ptype = pl->vectorize ? TC_VECTORIZE : TC_UNROLL;
   if (!t->alloc_set) { /* the layout was the loop domain: keep it */
@@ -199,18 +198,14 @@ static int apply_swap(tc_tensor *t, const swap_plan *pl, char *err, size_t cap) 
   return 0;
 }
 
-bool tc_swizzle_swap_legal(const tc_tensor *t, char *why, size_t cap) {
+bool tc_swizzle_swap_legal(const tc_tensor *t, tc_str *why) {
   swap_plan pl;
-  char err[700];
-  if (plan_swap(t, 0, &pl, err, sizeof err)) {
-    if (cap) snprintf(why, cap, "%s", err);
-    return false;
-  }
+  if (plan_swap(t, 0, &pl, why)) return false;
   if (!pl.needed) {
-    if (cap) snprintf(why, cap, "%s's copy already stores in allocation order", t->name);
+    tc_err_set(why, "%s's copy already stores in allocation order", t->name);
     return false;
   }
-  if (cap) why[0] = 0;
+  if (why) tc_str_clear(why);
   return true;
 }
 
@@ -222,17 +217,17 @@ tc_status tc_swizzle_swap(tc_tensor *t, int n) {
   tc_tensor_loop_str(t, &d);
   tc_status st = TC_OK;
   swap_plan pl;
-  char err[700];
+  TC_STR_LOCAL(err);
   if (t->is_input)
     st = tc_fail(f, TC_ERR_SCHEDULE, "tc_swizzle_swap: %s is a fusion input, not a copy into shared memory (%s)",
                  t->name, tc_str_cstr(&d));
   else if (n < 0)
     st = tc_fail(f, TC_ERR_ARGUMENT, "tc_swizzle_swap: %s: elements per lane must be 0 (the default) or more, got %d (%s)",
                  t->name, n, tc_str_cstr(&d));
-  else if (plan_swap(t, n, &pl, err, sizeof err))
-    st = tc_fail(f, TC_ERR_SCHEDULE, "tc_swizzle_swap: %s (%s)", err, tc_str_cstr(&d));
-  else if (pl.needed && apply_swap(t, &pl, err, sizeof err))
-    st = tc_fail(f, TC_ERR_SCHEDULE, "tc_swizzle_swap: %s: %s (%s)", t->name, err, tc_str_cstr(&d));
+  else if (plan_swap(t, n, &pl, &err))
+    st = tc_fail(f, TC_ERR_SCHEDULE, "tc_swizzle_swap: %s (%s)", tc_str_cstr(&err), tc_str_cstr(&d));
+  else if (pl.needed && apply_swap(t, &pl, &err))
+    st = tc_fail(f, TC_ERR_SCHEDULE, "tc_swizzle_swap: %s: %s (%s)", t->name, tc_str_cstr(&err), tc_str_cstr(&d));
   tc_str_free(&d);
   return st;
 }
@@ -265,8 +260,7 @@ int tc_swizzle_swap_auto(tc_fusion *f, tc_swap_undo **undo) {
   for (int i = 0; i < f->ntensors; i++) {
     tc_tensor *t = f->tensors[i];
     swap_plan pl;
-    char err[700];
-    if (t->is_input || plan_swap(t, 0, &pl, err, sizeof err) || !pl.needed) continue;
+    if (t->is_input || plan_swap(t, 0, &pl, NULL) || !pl.needed) continue;
     swap_saved sv = {t, NULL, t->nloop, NULL, t->nalloc, t->alloc_set};
     sv.loop = tc_xmalloc((size_t)t->nloop * sizeof(int));
     memcpy(sv.loop, t->loop, (size_t)t->nloop * sizeof(int));
@@ -275,7 +269,7 @@ int tc_swizzle_swap_auto(tc_fusion *f, tc_swap_undo **undo) {
       memcpy(sv.alloc, t->alloc, (size_t)t->nalloc * sizeof(int));
     }
     TC_PUSH(u->saved, u->n, u->cap, sv);
-    if (apply_swap(t, &pl, err, sizeof err)) break; /* cannot happen after a plan; undone below */
+    if (apply_swap(t, &pl, NULL)) break; /* cannot happen after a plan; undone below */
   }
   *undo = u;
   return u->n;

@@ -44,7 +44,7 @@ tc_status tc_schedule_tma_swizzle(tc_tensor *t, tc_tma_swizzle sw) {
   tc_dgraph *g = &t->f->g;
   int n = t->nloop, rows = t->loop[n - 2], cols = t->loop[n - 1];
   if (sw != TC_TMA_SWIZZLE_NONE) {
-    char err[300];
+    TC_STR_LOCAL(err);
     int64_t esz = (int64_t)tc_dtype_size(t->dtype), row_elems = (int64_t)sw / esz;
     for (int k = 0; k < 2; k++) {
       int a = k ? cols : rows;
@@ -64,9 +64,9 @@ tc_status tc_schedule_tma_swizzle(tc_tensor *t, tc_tma_swizzle sw) {
                       t->name, (long long)g->axes[rows].extent);
     /* [.., rows, cols] -> [.., boxes, rows, row_elems] -> the swizzled box */
     int nbox, inner, box[TC_TMA_BOX_NAXES];
-    if (tc_dg_split(g, cols, row_elems, 1, &nbox, &inner, err, sizeof err) ||
-        tc_tma_swizzle_box(g, rows, inner, (int)sw, (int)esz, box, err, sizeof err))
-      return tma_fail(t, TC_ERR_SCHEDULE, "%s", err);
+    if (tc_dg_split(g, cols, row_elems, 1, &nbox, &inner, &err) ||
+        tc_tma_swizzle_box(g, rows, inner, (int)sw, (int)esz, box, &err))
+      return tma_fail(t, TC_ERR_SCHEDULE, "%s", tc_str_cstr(&err));
     int *loop = tc_xmalloc((size_t)(n + 4) * sizeof(int));
     memcpy(loop, t->loop, (size_t)(n - 2) * sizeof(int));
     loop[n - 2] = nbox;

@@ -609,14 +609,14 @@ static void count_uses(const tc_tile_block *b, int *uses) {
 }
 
 tc_status tc_tile_emit(const tc_tile_kernel *k, const tc_dialect *d, tc_tile_emitted *out,
-                       char *err, size_t cap) {
+                       tc_str *err) {
   memset(out, 0, sizeof *out);
   if (!k || !d) {
-    snprintf(err, cap, "tc_tile_emit: no kernel or no dialect");
+    tc_err_set(err, "tc_tile_emit: no kernel or no dialect");
     return TC_ERR_ARGUMENT;
   }
   if (k->err[0]) {
-    snprintf(err, cap, "the tile kernel has a builder error: %s", k->err);
+    tc_err_set(err, "the tile kernel has a builder error: %s", k->err);
     return TC_ERR_ARGUMENT;
   }
   emitter E;
@@ -665,7 +665,7 @@ tc_status tc_tile_emit(const tc_tile_kernel *k, const tc_dialect *d, tc_tile_emi
 
   tc_status st = TC_OK;
   if (E.err[0]) {
-    snprintf(err, cap, "%s", E.err);
+    tc_err_set(err, "%s", E.err);
     st = TC_ERR_UNSUPPORTED;
   } else {
     tc_str src;

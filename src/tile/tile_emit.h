@@ -50,7 +50,7 @@ const tc_dialect *tc_tile_dialect(tc_target target);
  * or TC_ERR_UNSUPPORTED / TC_ERR_ARGUMENT with err filled (e.g. a
  * loop-carried pointer advanced by a non-uniform offset). */
 tc_status tc_tile_emit(const tc_tile_kernel *k, const tc_dialect *d, tc_tile_emitted *out,
-                       char *err, size_t cap);
+                       tc_str *err);
 void tc_tile_emitted_free(tc_tile_emitted *e);
 
 #endif

@@ -19,7 +19,7 @@ void tc_tile_gemm_desc_init(tc_tile_gemm_desc *d, int64_t m, int64_t n, int64_t 
 
 static int64_t rows_a(const tc_tile_gemm_desc *d) { return d->moe ? d->tokens : d->m; }
 
-int tc_tile_gemm_resolve(tc_tile_gemm_desc *d, char *err, size_t cap) {
+int tc_tile_gemm_resolve(tc_tile_gemm_desc *d, tc_str *err) {
   if (!d->block_m) d->block_m = 32;
   if (!d->block_n) d->block_n = 32;
   if (!d->block_k) d->block_k = 16;
@@ -27,38 +27,38 @@ int tc_tile_gemm_resolve(tc_tile_gemm_desc *d, char *err, size_t cap) {
   if (d->moe && d->num_valid < 0) d->num_valid = d->tokens;
   if (!d->threads) d->threads = d->block_m * d->block_n < 256 ? d->block_m * d->block_n : 256;
   if (d->m < 1 || d->n < 1 || d->k < 1) {
-    snprintf(err, cap, "M, N and K must be at least 1");
+    tc_err_set(err, "M, N and K must be at least 1");
     return -1;
   }
   if (d->dtype != TC_F32 && d->dtype != TC_F16) {
-    snprintf(err, cap, "the tile GEMM takes f32 or f16");
+    tc_err_set(err, "the tile GEMM takes f32 or f16");
     return -1;
   }
   int bs[3] = {d->block_m, d->block_n, d->block_k};
   for (int i = 0; i < 3; i++)
     if (bs[i] < 1 || bs[i] > 256) {
-      snprintf(err, cap, "block sizes must be between 1 and 256 (got %dx%dx%d)", d->block_m,
+      tc_err_set(err, "block sizes must be between 1 and 256 (got %dx%dx%d)", d->block_m,
                d->block_n, d->block_k);
       return -1;
     }
   if (d->threads < 1 || d->threads > 1024) {
-    snprintf(err, cap, "threads must be between 1 and 1024 (got %d)", d->threads);
+    tc_err_set(err, "threads must be between 1 and 1024 (got %d)", d->threads);
     return -1;
   }
   if (d->moe && (d->tokens < 1 || d->num_valid < 0 || d->num_valid > d->tokens)) {
-    snprintf(err, cap, "MoE: need tokens >= 1 and 0 <= valid <= tokens (tokens %lld, valid %lld)",
+    tc_err_set(err, "MoE: need tokens >= 1 and 0 <= valid <= tokens (tokens %lld, valid %lld)",
              (long long)d->tokens, (long long)d->num_valid);
     return -1;
   }
   if (d->moe && d->mask_m) {
-    snprintf(err, cap, "MoE kernels mask rows by the token ids; mask_m is for the plain GEMM");
+    tc_err_set(err, "MoE kernels mask rows by the token ids; mask_m is for the plain GEMM");
     return -1;
   }
   double big = (double)INT32_MAX;
   if ((double)rows_a(d) * (double)d->k > big || (double)d->k * (double)d->n > big ||
       (double)d->m * (double)d->n > big || (double)d->m + d->block_m > big ||
       (double)d->n + d->block_n > big || (double)d->k + d->block_k > big) {
-    snprintf(err, cap, "the matrices must have fewer than 2^31 elements");
+    tc_err_set(err, "the matrices must have fewer than 2^31 elements");
     return -1;
   }
   if (d->k % d->block_k) d->mask_k = 1;
@@ -165,8 +165,7 @@ static tc_tile_value *ptrs2(tc_tile_kernel *k, tc_tile_value *base, tc_tile_valu
                         tc_tile_broadcast(k, scaled(k, cols, 0, sc), r, c));
 }
 
-tc_tile_kernel *tc_tile_gemm_build(const tc_tile_gemm_desc *d, const char *name, char *err,
-                                   size_t cap) {
+tc_tile_kernel *tc_tile_gemm_build(const tc_tile_gemm_desc *d, const char *name, tc_str *err) {
   int64_t BM = d->block_m, BN = d->block_n, BK = d->block_k;
   int64_t tiles_m = (d->m + BM - 1) / BM, tiles_n = (d->n + BN - 1) / BN;
   tc_tile_kernel *k = tc_tile_kernel_new(name ? name : "tilec_tile_gemm", tiles_m * tiles_n,
@@ -267,7 +266,7 @@ tc_tile_kernel *tc_tile_gemm_build(const tc_tile_gemm_desc *d, const char *name,
       k, bin(k, TC_TO_LT, tc_tile_expand_dims(k, offs_n, 0), splat2(k, N, 1, BN)), BM, BN);
   tc_tile_store(k, c_ptrs, tc_tile_for_result(loop, 0), bin(k, TC_TO_AND, cm, cn));
   if (k->err[0]) {
-    snprintf(err, cap, "building the tile GEMM: %s", k->err);
+    tc_err_set(err, "building the tile GEMM: %s", k->err);
     tc_tile_kernel_free(k);
     return NULL;
   }

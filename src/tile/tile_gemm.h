@@ -54,10 +54,9 @@ typedef struct tc_tile_gemm_desc {
  * num_valid -1. */
 void tc_tile_gemm_desc_init(tc_tile_gemm_desc *d, int64_t m, int64_t n, int64_t k);
 /* Fills the defaults in and checks the description; 0, or -1 with err. */
-int tc_tile_gemm_resolve(tc_tile_gemm_desc *d, char *err, size_t cap);
+int tc_tile_gemm_resolve(tc_tile_gemm_desc *d, tc_str *err);
 /* Builds the kernel (d resolved); NULL with err on failure. */
-tc_tile_kernel *tc_tile_gemm_build(const tc_tile_gemm_desc *d, const char *name, char *err,
-                                   size_t cap);
+tc_tile_kernel *tc_tile_gemm_build(const tc_tile_gemm_desc *d, const char *name, tc_str *err);
 
 /* Elements of the buffers: 'A', 'B', 'C' and 'I' (sorted_token_ids). */
 size_t tc_tile_gemm_elems(const tc_tile_gemm_desc *d, char which);

@@ -53,7 +53,7 @@
 #define MAX_REGS 256      /* accumulators per thread, and elements per thread per copy */
 
 /* Fills err and gives -1. */
-#define fail(err, cap, ...) (tc_set_err((err), (cap), __VA_ARGS__), -1)
+#define fail(err, ...) (tc_err_set((err), __VA_ARGS__), -1)
 
 static int gcd(int a, int b) {
   while (b) {
@@ -88,14 +88,14 @@ static int tuned_value(const tc_gemm_params *p, int i) {
   }
 }
 
-static int check_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+static int check_tuned(const tc_gemm_params *p, tc_str *err) {
   for (int i = 0; i < 6; i++) {
     int v = tuned_value(p, i);
     if (v < 1 || v > MAX_TUNED)
-      return fail(err, cap, "%s must be between 1 and %d (got %d)", tuned_names[i], MAX_TUNED, v);
+      return fail(err, "%s must be between 1 and %d (got %d)", tuned_names[i], MAX_TUNED, v);
   }
   if (p->block_size > MAX_BLOCK)
-    return fail(err, cap, "block_size must be at most %d threads (got %d)", MAX_BLOCK,
+    return fail(err, "block_size must be at most %d threads (got %d)", MAX_BLOCK,
                 p->block_size);
   return 0;
 }
@@ -128,105 +128,102 @@ static int vec_of(const tc_gemm_shape *s, int which) {
 /* Checks one blockwise copy (A: mn = "m", B: mn = "n").  ext_mn is M or N
  * per block; vk, vmn the shape's vector widths along K and M/N. */
 static int check_copy(char op, const char *mn, int bs, int kpb, int ext_mn, int ck, int cmn,
-                      int read_dim, int per_read, int per_write, int vk, int vmn, char *err,
-                      size_t cap) {
+                      int read_dim, int per_read, int per_write, int vk, int vmn, tc_str *err) {
   char lo = op == 'A' ? 'a' : 'b';
   if (ck < 1 || cmn < 1)
-    return fail(err, cap, "%c_cluster_k and %c_cluster_%s must be positive (got %d, %d)", lo,
+    return fail(err, "%c_cluster_k and %c_cluster_%s must be positive (got %d, %d)", lo,
                 lo, mn, ck, cmn);
   if ((int64_t)ck * cmn != bs)
-    return fail(err, cap, "%c_cluster_k * %c_cluster_%s must equal block_size (%d*%d = %lld != %d)",
+    return fail(err, "%c_cluster_k * %c_cluster_%s must equal block_size (%d*%d = %lld != %d)",
                 lo, lo, mn, ck, cmn, (long long)ck * cmn, bs);
   if (kpb % ck)
-    return fail(err, cap, "k_per_block must be a multiple of %c_cluster_k (%d %% %d != 0)", lo,
+    return fail(err, "k_per_block must be a multiple of %c_cluster_k (%d %% %d != 0)", lo,
                 kpb, ck);
   if (ext_mn % cmn)
-    return fail(err, cap, "%s_per_block must be a multiple of %c_cluster_%s (%d %% %d != 0)", mn,
+    return fail(err, "%s_per_block must be a multiple of %c_cluster_%s (%d %% %d != 0)", mn,
                 lo, mn, ext_mn, cmn);
   int slice_k = kpb / ck, slice_mn = ext_mn / cmn;
   if ((int64_t)slice_k * slice_mn > MAX_REGS)
-    return fail(err, cap,
+    return fail(err,
                 "each thread would copy %lld elements of %c per tile (k_per_block * %s_per_block / "
                 "block_size); at most %d",
                 (long long)slice_k * slice_mn, op, mn, MAX_REGS);
   if (read_dim != TC_GEMM_READ_K && read_dim != TC_GEMM_READ_MN)
-    return fail(err, cap, "%c_read_dim must be TC_GEMM_READ_K or TC_GEMM_READ_MN (got %d)",
+    return fail(err, "%c_read_dim must be TC_GEMM_READ_K or TC_GEMM_READ_MN (got %d)",
                 lo, read_dim);
   int along = read_dim == TC_GEMM_READ_K ? slice_k : slice_mn;
   int vec = read_dim == TC_GEMM_READ_K ? vk : vmn;
   const char *dname = read_dim == TC_GEMM_READ_K ? "K" : (op == 'A' ? "M" : "N");
   if (per_read < 1 || along % per_read)
-    return fail(err, cap,
+    return fail(err,
                 "%c_src_per_read must divide the thread's %c slice along %s (slice %d, got %d)",
                 lo, op, dname, along, per_read);
   if (per_read > vec)
-    return fail(err, cap,
+    return fail(err,
                 "%c_src_per_read %d exceeds the widest legal vector read of %c along %s (%d)",
                 lo, per_read, op, dname, vec);
   if (per_write < 1 || slice_mn % per_write || per_write > MAX_DST_WRITE)
-    return fail(err, cap,
+    return fail(err,
                 "%c_dst_per_write must divide the thread's %c slice along %s (slice %d) and be at "
                 "most %d (got %d)",
                 lo, op, op == 'A' ? "M" : "N", slice_mn, MAX_DST_WRITE, per_write);
   return 0;
 }
 
-static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
-static int check_copies(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
-static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
-                                 size_t cap);
-static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err,
-                                  size_t cap);
-static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
-static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
-static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
-static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
-static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
+static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int check_copies(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, tc_str *err);
+static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int tma_parse(const char *text, tc_gemm_params *p, tc_str *err);
 
-static int check_shape(const tc_gemm_shape *s, char *err, size_t cap);
+static int check_shape(const tc_gemm_shape *s, tc_str *err);
 
-int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
   /* a shape given (M set) must be one: the rules below divide by it */
-  if (s && s->m && check_shape(s, err, cap)) return -1;
-  if (tc_gemm_params_is_tma(p)) return tma_check(p, s, err, cap);
-  if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_check(p, s, err, cap);
-  if (tc_gemm_params_is_mma(p)) return check_mma(p, s, err, cap);
-  if (tc_gemm_params_is_xdlops(p)) return check_xdlops(p, s, err, cap);
-  if (check_tuned(p, err, cap)) return -1;
+  if (s && s->m && check_shape(s, err)) return -1;
+  if (tc_gemm_params_is_tma(p)) return tma_check(p, s, err);
+  if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_check(p, s, err);
+  if (tc_gemm_params_is_mma(p)) return check_mma(p, s, err);
+  if (tc_gemm_params_is_xdlops(p)) return check_xdlops(p, s, err);
+  if (check_tuned(p, err)) return -1;
   if (p->m_level0 < 1 || p->m_level1 < 1 || p->n_level0 < 1 || p->n_level1 < 1)
-    return fail(err, cap,
+    return fail(err,
                 "m_level0, m_level1, n_level0 and n_level1 must be positive (got %d, %d, %d, %d)",
                 p->m_level0, p->m_level1, p->n_level0, p->n_level1);
   if ((int64_t)p->m_per_thread * p->m_level0 * p->m_level1 * 2 != p->m_per_block)
-    return fail(err, cap,
+    return fail(err,
                 "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block (%d*%d*%d*2 != %d)",
                 p->m_per_thread, p->m_level0, p->m_level1, p->m_per_block);
   if ((int64_t)p->n_per_thread * p->n_level0 * p->n_level1 * 2 != p->n_per_block)
-    return fail(err, cap,
+    return fail(err,
                 "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block (%d*%d*%d*2 != %d)",
                 p->n_per_thread, p->n_level0, p->n_level1, p->n_per_block);
   int64_t acc = 4 * (int64_t)p->m_per_thread * p->n_per_thread;
   if (acc > MAX_REGS)
-    return fail(err, cap,
+    return fail(err,
                 "4 * m_per_thread * n_per_thread accumulators per thread must be at most %d (got "
                 "%lld)",
                 MAX_REGS, (long long)acc);
   int64_t threads = (int64_t)p->m_level0 * p->m_level1 * p->n_level0 * p->n_level1;
   if (threads != p->block_size)
-    return fail(err, cap,
+    return fail(err,
                 "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 (%d*%d*%d*%d = "
                 "%lld != %d)",
                 p->m_level0, p->m_level1, p->n_level0, p->n_level1, (long long)threads,
                 p->block_size);
-  if (check_copies(p, s, err, cap)) return -1;
+  if (check_copies(p, s, err)) return -1;
   if (p->c_per_write < 1 || p->n_per_thread % p->c_per_write || p->c_per_write > vec_of(s, 4))
-    return fail(err, cap,
+    return fail(err,
                 "c_per_write must divide n_per_thread (%d) and be at most the widest legal vector "
                 "write of C along N (%d) (got %d)",
                 p->n_per_thread, vec_of(s, 4), p->c_per_write);
   int64_t lds = tc_gemm_lds_bytes(p);
   if (lds > MAX_LDS)
-    return fail(err, cap,
+    return fail(err,
                 "shared memory 2 * k_per_block * (m_per_block + n_per_block) * 4 = %lld bytes "
                 "exceeds %d",
                 (long long)lds, MAX_LDS);
@@ -254,16 +251,16 @@ static int pick_slice(int per_thread, int ext_d, int ext_o, int vec) {
 
 /* Derives one blockwise copy; op 'A' or 'B'.  Returns 0 or -1 + err. */
 static int derive_copy(char op, int bs, int kpb, int ext_mn, int vk, int vmn, int *ck, int *cmn,
-                       int *read_dim, int *per_read, int *per_write, char *err, size_t cap) {
+                       int *read_dim, int *per_read, int *per_write, tc_str *err) {
   const char *mn = op == 'A' ? "m" : "n";
   int64_t elems = (int64_t)kpb * ext_mn;
   if (elems % bs)
-    return fail(err, cap,
+    return fail(err,
                 "k_per_block * %s_per_block must be a multiple of block_size for the %c copy (every "
                 "thread copies the same slice): %d*%d = %lld is not a multiple of %d",
                 mn, op, kpb, ext_mn, (long long)elems, bs);
   if (elems / bs > MAX_REGS)
-    return fail(err, cap,
+    return fail(err,
                 "each thread would copy %lld elements of %c per tile (k_per_block * %s_per_block / "
                 "block_size); at most %d",
                 (long long)(elems / bs), op, mn, MAX_REGS);
@@ -284,7 +281,7 @@ static int derive_copy(char op, int bs, int kpb, int ext_mn, int vk, int vmn, in
     *per_write = pow2_part(slice_mn) < MAX_DST_WRITE ? pow2_part(slice_mn) : MAX_DST_WRITE;
     return 0;
   }
-  return fail(err, cap,
+  return fail(err,
               "no %c copy cluster: the %d elements per thread (k_per_block * %s_per_block / "
               "block_size) cannot form a slice_k x slice_%s block with slice_k dividing "
               "k_per_block %d and slice_%s dividing %s_per_block %d",
@@ -294,39 +291,38 @@ static int derive_copy(char op, int bs, int kpb, int ext_mn, int vk, int vmn, in
 /* The wave-based kernels (xdlops:, mma:, wgmma:): the block is waves_m *
  * waves_n waves of `lanes` threads; the A and B copies are derived from it
  * and C is written one element at a time. */
-static int derive_wave_copies(tc_gemm_params *q, const tc_gemm_shape *s, int lanes, char *err,
-                              size_t cap) {
+static int derive_wave_copies(tc_gemm_params *q, const tc_gemm_shape *s, int lanes, tc_str *err) {
   q->block_size = q->waves_m * q->waves_n * lanes;
   if (derive_copy('A', q->block_size, q->k_per_block, q->m_per_block, vec_of(s, 0), vec_of(s, 1),
                   &q->a_cluster_k, &q->a_cluster_m, &q->a_read_dim, &q->a_src_per_read,
-                  &q->a_dst_per_write, err, cap))
+                  &q->a_dst_per_write, err))
     return -1;
   if (derive_copy('B', q->block_size, q->k_per_block, q->n_per_block, vec_of(s, 2), vec_of(s, 3),
                   &q->b_cluster_k, &q->b_cluster_n, &q->b_read_dim, &q->b_src_per_read,
-                  &q->b_dst_per_write, err, cap))
+                  &q->b_dst_per_write, err))
     return -1;
   q->c_per_write = 1;
   return 0;
 }
 
-static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
-static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
+static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
 
-int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
-  if (s && s->m && check_shape(s, err, cap)) return -1;
-  if (tc_gemm_params_is_tma(p)) return tma_derive(p, s, err, cap);
-  if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_derive(p, s, err, cap);
-  if (tc_gemm_params_is_mma(p)) return derive_mma(p, s, err, cap);
-  if (tc_gemm_params_is_xdlops(p)) return derive_xdlops(p, s, err, cap);
-  if (check_tuned(p, err, cap)) return -1;
+int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
+  if (s && s->m && check_shape(s, err)) return -1;
+  if (tc_gemm_params_is_tma(p)) return tma_derive(p, s, err);
+  if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_derive(p, s, err);
+  if (tc_gemm_params_is_mma(p)) return derive_mma(p, s, err);
+  if (tc_gemm_params_is_xdlops(p)) return derive_xdlops(p, s, err);
+  if (check_tuned(p, err)) return -1;
   tc_gemm_params q = *p;
   if (q.m_per_block % (2 * q.m_per_thread))
-    return fail(err, cap,
+    return fail(err,
                 "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block: m_per_block %d is "
                 "not a multiple of m_per_thread*2 = %d",
                 q.m_per_block, 2 * q.m_per_thread);
   if (q.n_per_block % (2 * q.n_per_thread))
-    return fail(err, cap,
+    return fail(err,
                 "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block: n_per_block %d is "
                 "not a multiple of n_per_thread*2 = %d",
                 q.n_per_block, 2 * q.n_per_thread);
@@ -334,35 +330,35 @@ int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, 
   split_levels(mc, &q.m_level0, &q.m_level1);
   split_levels(nc, &q.n_level0, &q.n_level1);
   if ((int64_t)mc * nc != q.block_size)
-    return fail(err, cap,
+    return fail(err,
                 "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 = (m_per_block / "
                 "(2*m_per_thread)) * (n_per_block / (2*n_per_thread)) = %d*%d = %lld (got %d)",
                 mc, nc, (long long)mc * nc, q.block_size);
   if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
                   &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
-                  &q.a_dst_per_write, err, cap))
+                  &q.a_dst_per_write, err))
     return -1;
   if (derive_copy('B', q.block_size, q.k_per_block, q.n_per_block, vec_of(s, 2), vec_of(s, 3),
                   &q.b_cluster_k, &q.b_cluster_n, &q.b_read_dim, &q.b_src_per_read,
-                  &q.b_dst_per_write, err, cap))
+                  &q.b_dst_per_write, err))
     return -1;
   q.c_per_write = common_pow2(q.n_per_thread, vec_of(s, 4));
-  if (tc_gemm_params_check(&q, s, err, cap)) return -1;
+  if (tc_gemm_params_check(&q, s, err)) return -1;
   *p = q;
   return 0;
 }
 
 /* ---- perf-config strings ---------------------------------------------- */
 
-static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t cap);
-static int parse_mma(const char *text, tc_gemm_params *p, char *err, size_t cap);
+static int parse_xdlops(const char *text, tc_gemm_params *p, tc_str *err);
+static int parse_mma(const char *text, tc_gemm_params *p, tc_str *err);
 
 /* Reads up to maxn comma-separated positive integers from body (a
  * perf-config string `text`, after its "form:" prefix) into vals; names
  * name the fields in messages and `expect` says what was expected ("6
  * (BS,MPB,NPB,KPB,MPT,NPT)").  Returns the number read, or -1 with err. */
 static int parse_fields(const char *text, const char *body, const char *const *names, int maxn,
-                        const char *expect, int *vals, char *err, size_t cap) {
+                        const char *expect, int *vals, tc_str *err) {
   const char *c = body;
   int n = 0;
   for (;;) {
@@ -376,16 +372,16 @@ static int parse_fields(const char *text, const char *body, const char *const *n
       c++, nd++;
     }
     while (*c == ' ' || *c == '\t') c++;
-    if (n == maxn) return fail(err, cap, "perf-config \"%s\": too many fields, expected %s", text, expect);
+    if (n == maxn) return fail(err, "perf-config \"%s\": too many fields, expected %s", text, expect);
     if (nd == 0 || (*c != ',' && *c != 0)) {
       const char *end = start;
       while (*end && *end != ',') end++;
-      return fail(err, cap,
+      return fail(err,
                   "perf-config \"%s\": field %d (%s) is not a positive integer: \"%.*s\"", text,
                   n + 1, names[n], (int)(end - start), start);
     }
     if (v < 1 || v > MAX_TUNED)
-      return fail(err, cap, "perf-config \"%s\": field %d (%s) must be between 1 and %d: \"%.*s\"",
+      return fail(err, "perf-config \"%s\": field %d (%s) must be between 1 and %d: \"%.*s\"",
                   text, n + 1, names[n], MAX_TUNED, nd, digits);
     vals[n++] = (int)v;
     if (*c == 0) return n;
@@ -393,18 +389,18 @@ static int parse_fields(const char *text, const char *body, const char *const *n
   }
 }
 
-int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
-  if (!text) return fail(err, cap, "perf-config: no text");
-  if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err, cap);
-  if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err, cap);
-  if (strncmp(text, "wgmma:", 6) == 0) return tc_wgmma_params_parse(text, p, err, cap);
+int tc_gemm_params_parse(const char *text, tc_gemm_params *p, tc_str *err) {
+  if (!text) return fail(err, "perf-config: no text");
+  if (strncmp(text, "xdlops:", 7) == 0) return parse_xdlops(text, p, err);
+  if (strncmp(text, "mma:", 4) == 0) return parse_mma(text, p, err);
+  if (strncmp(text, "wgmma:", 6) == 0) return tc_wgmma_params_parse(text, p, err);
   if (strncmp(text, "tma:", 4) == 0 || strncmp(text, "tmaws:", 6) == 0)
-    return tma_parse(text, p, err, cap);
+    return tma_parse(text, p, err);
   int vals[6];
-  int n = parse_fields(text, text, tuned_names, 6, "6 (BS,MPB,NPB,KPB,MPT,NPT)", vals, err, cap);
+  int n = parse_fields(text, text, tuned_names, 6, "6 (BS,MPB,NPB,KPB,MPT,NPT)", vals, err);
   if (n < 0) return -1;
   if (n != 6)
-    return fail(err, cap,
+    return fail(err,
                 "perf-config \"%s\": expected 6 comma-separated fields (BS,MPB,NPB,KPB,MPT,NPT), "
                 "got %d",
                 text, n);
@@ -530,9 +526,9 @@ static int shape_ok(const tc_gemm_shape *s) {
 }
 
 /* 0 for a shape with G, M, N, K >= 1, else -1 with err. */
-static int check_shape(const tc_gemm_shape *s, char *err, size_t cap) {
+static int check_shape(const tc_gemm_shape *s, tc_str *err) {
   if (shape_ok(s)) return 0;
-  return fail(err, cap, "GEMM shape must have G, M, N, K >= 1 (got G=%lld M=%lld N=%lld K=%lld)",
+  return fail(err, "GEMM shape must have G, M, N, K >= 1 (got G=%lld M=%lld N=%lld K=%lld)",
               s ? (long long)s->g : 0LL, s ? (long long)s->m : 0LL, s ? (long long)s->n : 0LL,
               s ? (long long)s->k : 0LL);
 }
@@ -540,11 +536,11 @@ static int check_shape(const tc_gemm_shape *s, char *err, size_t cap) {
 /* The first of the n candidates c (freed) into *p, or -1 with "no valid
  * <what> parameter set for ..." when there is none. */
 static int take_first(const tc_gemm_shape *s, tc_gemm_params *c, int n, const char *what,
-                      tc_gemm_params *p, char *err, size_t cap) {
+                      tc_gemm_params *p, tc_str *err) {
   if (n > 0) *p = c[0];
   free(c);
   if (n > 0) return 0;
-  return fail(err, cap, "no valid %s parameter set for G=%lld M=%lld N=%lld K=%lld", what,
+  return fail(err, "no valid %s parameter set for G=%lld M=%lld N=%lld K=%lld", what,
               (long long)s->g, (long long)s->m, (long long)s->n, (long long)s->k);
 }
 
@@ -566,17 +562,17 @@ int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
             p.block_size = (p.m_per_block / (2 * p.m_per_thread)) *
                            (p.n_per_block / (2 * p.n_per_thread));
             if (p.block_size < 64 || p.block_size > 256) continue;
-            if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
+            if (tc_gemm_params_derive(&p, s, NULL)) continue;
             cand_add(c, &n, s, &p);
           }
   return cand_finish(c, n, cand_cmp, out);
 }
 
-int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
-  if (check_shape(s, err, cap)) return -1;
+int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err) {
+  if (check_shape(s, err)) return -1;
   tc_gemm_params *c = NULL;
   int n = tc_gemm_candidates(s, &c);
-  return take_first(s, c, n, "GEMM", p, err, cap);
+  return take_first(s, c, n, "GEMM", p, err);
 }
 
 /* ---- XDLOPS (MFMA) kernels -------------------------------------------- */
@@ -596,20 +592,20 @@ static const char *const xdl_names[5] = {"m_per_block", "n_per_block", "k_per_bl
  * prefix starts each message, unit names the wave ("wave" / "warp") and
  * what ("wavefront" / "warp") its size. */
 static int check_wave_tiling(const tc_gemm_params *p, const char *prefix, const char *unit,
-                             const char *what, int size, char *err, size_t cap) {
+                             const char *what, int size, tc_str *err) {
   if (p->m_per_block % p->m_per_wave)
-    return fail(err, cap,
+    return fail(err,
                 "%sm_per_block / m_per_%s is the number of %ss along M: m_per_block %d is not a "
                 "multiple of m_per_%s %d",
                 prefix, unit, unit, p->m_per_block, unit, p->m_per_wave);
   if (p->n_per_block % p->n_per_wave)
-    return fail(err, cap,
+    return fail(err,
                 "%sn_per_block / n_per_%s is the number of %ss along N: n_per_block %d is not a "
                 "multiple of n_per_%s %d",
                 prefix, unit, unit, p->n_per_block, unit, p->n_per_wave);
   int64_t n = (int64_t)(p->m_per_block / p->m_per_wave) * (p->n_per_block / p->n_per_wave);
   if (n * size > MAX_BLOCK)
-    return fail(err, cap,
+    return fail(err,
                 "%s%ss along M * %ss along N * %s size (%d) = block_size must be at most %d "
                 "(%d*%d*%d = %lld)",
                 prefix, unit, unit, what, size, MAX_BLOCK, p->m_per_block / p->m_per_wave,
@@ -617,81 +613,81 @@ static int check_wave_tiling(const tc_gemm_params *p, const char *prefix, const 
   return 0;
 }
 
-static int check_xdl_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+static int check_xdl_tuned(const tc_gemm_params *p, tc_str *err) {
   int v[5] = {p->m_per_block, p->n_per_block, p->k_per_block, p->m_per_wave, p->n_per_wave};
   for (int i = 0; i < 5; i++)
     if (v[i] < 1 || v[i] > MAX_TUNED)
-      return fail(err, cap, "%s must be between 1 and %d (got %d)", xdl_names[i], MAX_TUNED, v[i]);
-  return check_wave_tiling(p, "", "wave", "wavefront", TC_WAVE_SIZE, err, cap);
+      return fail(err, "%s must be between 1 and %d (got %d)", xdl_names[i], MAX_TUNED, v[i]);
+  return check_wave_tiling(p, "", "wave", "wavefront", TC_WAVE_SIZE, err);
 }
 
 /* The blockwise copies of A and B (every kernel but the TMA one stages
  * its tiles through them). */
-static int check_copies(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+static int check_copies(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
   if (check_copy('A', "m", p->block_size, p->k_per_block, p->m_per_block, p->a_cluster_k,
                  p->a_cluster_m, p->a_read_dim, p->a_src_per_read, p->a_dst_per_write,
-                 vec_of(s, 0), vec_of(s, 1), err, cap))
+                 vec_of(s, 0), vec_of(s, 1), err))
     return -1;
   return check_copy('B', "n", p->block_size, p->k_per_block, p->n_per_block, p->b_cluster_k,
                     p->b_cluster_n, p->b_read_dim, p->b_src_per_read, p->b_dst_per_write,
-                    vec_of(s, 2), vec_of(s, 3), err, cap);
+                    vec_of(s, 2), vec_of(s, 3), err);
 }
 
 /* What the matrix-core kernels (XDLOPS, mma.sync, wgmma: 16-bit tiles in
  * LDS) share: the copies, c_per_write fixed at 1, the LDS budget; `kind`
  * names the kernel ("an mma"), `prefix` starts the budget's message. */
 static int check_lds_copies(const tc_gemm_params *p, const tc_gemm_shape *s, const char *kind,
-                            const char *prefix, char *err, size_t cap) {
-  if (check_copies(p, s, err, cap)) return -1;
+                            const char *prefix, tc_str *err) {
+  if (check_copies(p, s, err)) return -1;
   if (p->c_per_write != 1)
-    return fail(err, cap, "c_per_write of %s kernel is fixed at 1 (got %d)", kind,
+    return fail(err, "c_per_write of %s kernel is fixed at 1 (got %d)", kind,
                 p->c_per_write);
   int64_t lds = tc_gemm_lds_bytes(p);
   if (lds > MAX_LDS)
-    return fail(err, cap,
+    return fail(err,
                 "%sshared memory 2 * k_per_block * (m_per_block + n_per_block) * 2 = %lld bytes "
                 "exceeds %d",
                 prefix, (long long)lds, MAX_LDS);
   return 0;
 }
 
-static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
-  if (check_xdl_tuned(p, err, cap)) return -1;
+static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
+  if (check_xdl_tuned(p, err)) return -1;
   if (s && s->dtype != TC_F16 && s->dtype != TC_BF16)
-    return fail(err, cap, "XDLOPS (MFMA) kernels need f16 or bf16 A and B (got %s)",
+    return fail(err, "XDLOPS (MFMA) kernels need f16 or bf16 A and B (got %s)",
                 tc_dtype_name(s->dtype));
   int mm, mn, mk;
   mfma_tile(p->mfma, &mm, &mn, &mk);
   if (!mm)
-    return fail(err, cap, "mfma must be TC_MFMA_32X32X8 or TC_MFMA_16X16X16 (got %d)", p->mfma);
+    return fail(err, "mfma must be TC_MFMA_32X32X8 or TC_MFMA_16X16X16 (got %d)", p->mfma);
   if (p->m_per_wave % mm || p->n_per_wave % mn)
-    return fail(err, cap,
+    return fail(err,
                 "m_per_wave and n_per_wave must be multiples of the MFMA tile %dx%d (got %d, %d)",
                 mm, mn, p->m_per_wave, p->n_per_wave);
   if (p->k_per_block % mk)
-    return fail(err, cap, "k_per_block must be a multiple of the MFMA's K %d (got %d)", mk,
+    return fail(err, "k_per_block must be a multiple of the MFMA's K %d (got %d)", mk,
                 p->k_per_block);
   if (p->waves_m != p->m_per_block / p->m_per_wave || p->waves_n != p->n_per_block / p->n_per_wave)
-    return fail(err, cap,
+    return fail(err,
                 "waves_m and waves_n must be m_per_block / m_per_wave and n_per_block / n_per_wave "
                 "(%d, %d; got %d, %d)",
                 p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave, p->waves_m,
                 p->waves_n);
   if (p->block_size != p->waves_m * p->waves_n * TC_WAVE_SIZE)
-    return fail(err, cap,
+    return fail(err,
                 "block_size must equal waves along M * waves along N * wavefront size (%d*%d*64 = "
                 "%d != %d)",
                 p->waves_m, p->waves_n, p->waves_m * p->waves_n * TC_WAVE_SIZE, p->block_size);
   int64_t acc = (int64_t)p->m_per_wave * p->n_per_wave / TC_WAVE_SIZE;
   if (acc > MAX_REGS)
-    return fail(err, cap,
+    return fail(err,
                 "m_per_wave * n_per_wave / 64 accumulators per lane must be at most %d (got %lld)",
                 MAX_REGS, (long long)acc);
-  return check_lds_copies(p, s, "an XDLOPS", "", err, cap);
+  return check_lds_copies(p, s, "an XDLOPS", "", err);
 }
 
-static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
-  if (check_xdl_tuned(p, err, cap)) return -1;
+static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
+  if (check_xdl_tuned(p, err)) return -1;
   tc_gemm_params q;
   memset(&q, 0, sizeof q);
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
@@ -702,7 +698,7 @@ static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, s
     else if (q.m_per_wave % 16 == 0 && q.n_per_wave % 16 == 0 && q.k_per_block % 16 == 0)
       q.mfma = TC_MFMA_16X16X16;
     else
-      return fail(err, cap,
+      return fail(err,
                   "no MFMA instruction fits: 32x32x8 needs m_per_wave and n_per_wave multiples of "
                   "32 and k_per_block of 8, 16x16x16 multiples of 16 and k_per_block of 16 (got "
                   "%d, %d, %d)",
@@ -710,25 +706,25 @@ static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, char *err, s
   }
   q.waves_m = q.m_per_block / q.m_per_wave;
   q.waves_n = q.n_per_block / q.n_per_wave;
-  if (derive_wave_copies(&q, s, TC_WAVE_SIZE, err, cap)) return -1;
-  if (check_xdlops(&q, s, err, cap)) return -1;
+  if (derive_wave_copies(&q, s, TC_WAVE_SIZE, err)) return -1;
+  if (check_xdlops(&q, s, err)) return -1;
   *p = q;
   return 0;
 }
 
-static int parse_xdlops(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+static int parse_xdlops(const char *text, tc_gemm_params *p, tc_str *err) {
   static const char *const names[6] = {"m_per_block", "n_per_block", "k_per_block",
                                        "m_per_wave",  "n_per_wave",  "mfma"};
   int vals[6] = {0};
   int n = parse_fields(text, text + 7, names, 6, "5 or 6 after xdlops: (MPB,NPB,KPB,MPW,NPW[,MFMA])",
-                       vals, err, cap);
+                       vals, err);
   if (n < 0) return -1;
   if (n < 5)
-    return fail(err, cap,
+    return fail(err,
                 "perf-config \"%s\": expected 5 or 6 comma-separated fields after xdlops: "
                 "(MPB,NPB,KPB,MPW,NPW[,MFMA]), got %d", text, n);
   if (n == 6 && vals[5] != 32 && vals[5] != 16)
-    return fail(err, cap,
+    return fail(err,
                 "perf-config \"%s\": field 6 (mfma) must be 32 (32x32x8) or 16 (16x16x16), got %d",
                 text, vals[5]);
   memset(p, 0, sizeof *p);
@@ -792,21 +788,21 @@ int tc_gemm_xdlops_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
               if (p.m_per_block % p.m_per_wave || p.n_per_block % p.n_per_wave) continue;
               int waves = (p.m_per_block / p.m_per_wave) * (p.n_per_block / p.n_per_wave);
               if (waves > 4) continue;
-              if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
+              if (tc_gemm_params_derive(&p, s, NULL)) continue;
               cand_add(c, &n, s, &p);
             }
   return cand_finish(c, n, xdl_cmp, out);
 }
 
-int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
+int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err) {
   if (!shape_ok(s))
-    return fail(err, cap, "GEMM shape must have G, M, N, K >= 1");
+    return fail(err, "GEMM shape must have G, M, N, K >= 1");
   if (s->dtype != TC_F16 && s->dtype != TC_BF16)
-    return fail(err, cap, "XDLOPS (MFMA) kernels need f16 or bf16 A and B (got %s)",
+    return fail(err, "XDLOPS (MFMA) kernels need f16 or bf16 A and B (got %s)",
                 tc_dtype_name(s->dtype));
   tc_gemm_params *c = NULL;
   int n = tc_gemm_xdlops_candidates(s, &c);
-  return take_first(s, c, n, "XDLOPS", p, err, cap);
+  return take_first(s, c, n, "XDLOPS", p, err);
 }
 
 /* ---- mma.sync kernels (NVIDIA tensor cores; docs/mma.md) --------------- */
@@ -820,78 +816,77 @@ static const char *const mma_names[5] = {"m_per_block", "n_per_block", "k_per_bl
 
 /* The rules on the tuned fields (named in the messages as the perf
  * config's MPB, NPB, KPB, MPW, NPW). */
-static int check_mma_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+static int check_mma_tuned(const tc_gemm_params *p, tc_str *err) {
   int v[5] = {p->m_per_block, p->n_per_block, p->k_per_block, p->m_per_wave, p->n_per_wave};
   for (int i = 0; i < 5; i++)
     if (v[i] < 1 || v[i] > MAX_TUNED)
-      return fail(err, cap, "mma: %s must be between 1 and %d (got %d)", mma_names[i], MAX_TUNED,
+      return fail(err, "mma: %s must be between 1 and %d (got %d)", mma_names[i], MAX_TUNED,
                   v[i]);
   if (p->m_per_wave % MMA_M)
-    return fail(err, cap,
+    return fail(err,
                 "mma: m_per_warp must be a multiple of the mma tile's M (16: m16n8k16), got %d",
                 p->m_per_wave);
   if (p->n_per_wave % MMA_N)
-    return fail(err, cap,
+    return fail(err,
                 "mma: n_per_warp must be a multiple of the mma tile's N (8: m16n8k16), got %d",
                 p->n_per_wave);
   if (p->k_per_block % MMA_K)
-    return fail(err, cap,
+    return fail(err,
                 "mma: k_per_block must be a multiple of the mma tile's K (16: m16n8k16), got %d",
                 p->k_per_block);
-  if (check_wave_tiling(p, "mma: ", "warp", "warp", TC_WARP_SIZE, err, cap)) return -1;
+  if (check_wave_tiling(p, "mma: ", "warp", "warp", TC_WARP_SIZE, err)) return -1;
   int64_t acc = (int64_t)p->m_per_wave * p->n_per_wave / TC_WARP_SIZE;
   if (acc > MAX_REGS)
-    return fail(err, cap,
+    return fail(err,
                 "mma: m_per_warp * n_per_warp / 32 accumulators per lane must be at most %d (got "
                 "%lld)",
                 MAX_REGS, (long long)acc);
   return 0;
 }
 
-static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+static int check_mma(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
   if (p->mma != TC_MMA_M16N8K16)
-    return fail(err, cap, "mma must be TC_MMA_M16N8K16 (got %d)", p->mma);
+    return fail(err, "mma must be TC_MMA_M16N8K16 (got %d)", p->mma);
   if (p->mfma)
-    return fail(err, cap, "an mma kernel has no MFMA instruction (mfma %d)", p->mfma);
-  if (check_mma_tuned(p, err, cap)) return -1;
+    return fail(err, "an mma kernel has no MFMA instruction (mfma %d)", p->mfma);
+  if (check_mma_tuned(p, err)) return -1;
   if (s && s->dtype != TC_F16 && s->dtype != TC_BF16)
-    return fail(err, cap, "mma.sync kernels need f16 or bf16 A and B (got %s)",
+    return fail(err, "mma.sync kernels need f16 or bf16 A and B (got %s)",
                 tc_dtype_name(s->dtype));
   if (p->waves_m != p->m_per_block / p->m_per_wave || p->waves_n != p->n_per_block / p->n_per_wave)
-    return fail(err, cap,
+    return fail(err,
                 "mma: warps along M and N (waves_m, waves_n) must be m_per_block / m_per_warp and "
                 "n_per_block / n_per_warp (%d, %d; got %d, %d)",
                 p->m_per_block / p->m_per_wave, p->n_per_block / p->n_per_wave, p->waves_m,
                 p->waves_n);
   if (p->block_size != p->waves_m * p->waves_n * TC_WARP_SIZE)
-    return fail(err, cap,
+    return fail(err,
                 "mma: block_size must equal warps along M * warps along N * warp size (%d*%d*32 "
                 "= %d != %d)",
                 p->waves_m, p->waves_n, p->waves_m * p->waves_n * TC_WARP_SIZE, p->block_size);
-  return check_lds_copies(p, s, "an mma", "mma: ", err, cap);
+  return check_lds_copies(p, s, "an mma", "mma: ", err);
 }
 
-static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
-  if (check_mma_tuned(p, err, cap)) return -1;
+static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
+  if (check_mma_tuned(p, err)) return -1;
   tc_gemm_params q;
   memset(&q, 0, sizeof q);
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
   q.m_per_wave = p->m_per_wave, q.n_per_wave = p->n_per_wave, q.mma = TC_MMA_M16N8K16;
   q.waves_m = q.m_per_block / q.m_per_wave;
   q.waves_n = q.n_per_block / q.n_per_wave;
-  if (derive_wave_copies(&q, s, TC_WARP_SIZE, err, cap)) return -1;
-  if (check_mma(&q, s, err, cap)) return -1;
+  if (derive_wave_copies(&q, s, TC_WARP_SIZE, err)) return -1;
+  if (check_mma(&q, s, err)) return -1;
   *p = q;
   return 0;
 }
 
-static int parse_mma(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+static int parse_mma(const char *text, tc_gemm_params *p, tc_str *err) {
   int vals[5] = {0};
-  int n = parse_fields(text, text + 4, mma_names, 5, "5 after mma: (MPB,NPB,KPB,MPW,NPW)", vals, err,
-                       cap);
+  int n = parse_fields(text, text + 4, mma_names, 5, "5 after mma: (MPB,NPB,KPB,MPW,NPW)", vals, err);
   if (n < 0) return -1;
   if (n != 5)
-    return fail(err, cap,
+    return fail(err,
                 "perf-config \"%s\": expected 5 comma-separated fields after mma: "
                 "(MPB,NPB,KPB,MPW,NPW), got %d", text, n);
   memset(p, 0, sizeof *p);
@@ -912,76 +907,74 @@ int tc_gemm_params_is_wgmma(const tc_gemm_params *p) {
 
 static const char *const wgmma_names[3] = {"m_per_block", "n_per_block", "k_per_block"};
 
-static int check_wgmma_tuned(const tc_gemm_params *p, char *err, size_t cap) {
+static int check_wgmma_tuned(const tc_gemm_params *p, tc_str *err) {
   int v[3] = {p->m_per_block, p->n_per_block, p->k_per_block};
   for (int i = 0; i < 3; i++)
     if (v[i] < 1 || v[i] > MAX_TUNED)
-      return fail(err, cap, "wgmma: %s must be between 1 and %d (got %d)", wgmma_names[i],
+      return fail(err, "wgmma: %s must be between 1 and %d (got %d)", wgmma_names[i],
                   MAX_TUNED, v[i]);
   if (p->m_per_block % 64)
-    return fail(err, cap,
+    return fail(err,
                 "wgmma: m_per_block must be a multiple of 64 (one warp group per 64 rows: "
                 "m64nNk16), got %d", p->m_per_block);
   if (p->m_per_block / 64 * 128 > MAX_BLOCK)
-    return fail(err, cap, "wgmma: m_per_block / 64 warp groups of 128 threads must be at most %d "
+    return fail(err, "wgmma: m_per_block / 64 warp groups of 128 threads must be at most %d "
                 "threads (got %d)", MAX_BLOCK, p->m_per_block / 64 * 128);
   if (p->n_per_block % 8 || p->n_per_block > 256)
-    return fail(err, cap, "wgmma: n_per_block is the instruction's N: a multiple of 8 up to 256 "
+    return fail(err, "wgmma: n_per_block is the instruction's N: a multiple of 8 up to 256 "
                 "(got %d)", p->n_per_block);
   if (p->k_per_block % 16)
-    return fail(err, cap, "wgmma: k_per_block must be a multiple of the instruction's K (16), "
+    return fail(err, "wgmma: k_per_block must be a multiple of the instruction's K (16), "
                 "got %d", p->k_per_block);
   return 0;
 }
 
-static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err,
-                                 size_t cap) {
-  if (p->mfma) return fail(err, cap, "a wgmma kernel has no MFMA instruction (mfma %d)", p->mfma);
-  if (check_wgmma_tuned(p, err, cap)) return -1;
+static int tc_wgmma_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
+  if (p->mfma) return fail(err, "a wgmma kernel has no MFMA instruction (mfma %d)", p->mfma);
+  if (check_wgmma_tuned(p, err)) return -1;
   if (s && s->dtype != TC_F16 && s->dtype != TC_BF16)
-    return fail(err, cap, "wgmma kernels need f16 or bf16 A and B (got %s)",
+    return fail(err, "wgmma kernels need f16 or bf16 A and B (got %s)",
                 tc_dtype_name(s->dtype));
   if (p->m_per_wave != 64 || p->n_per_wave != p->n_per_block || p->waves_m != p->m_per_block / 64 ||
       p->waves_n != 1)
-    return fail(err, cap, "wgmma: m_per_wave, n_per_wave, waves_m, waves_n must be 64, "
+    return fail(err, "wgmma: m_per_wave, n_per_wave, waves_m, waves_n must be 64, "
                 "n_per_block, m_per_block / 64, 1 (got %d, %d, %d, %d)", p->m_per_wave,
                 p->n_per_wave, p->waves_m, p->waves_n);
   if (p->block_size != p->waves_m * 128)
-    return fail(err, cap, "wgmma: block_size must be warp groups * 128 (%d != %d)",
+    return fail(err, "wgmma: block_size must be warp groups * 128 (%d != %d)",
                 p->waves_m * 128, p->block_size);
-  return check_lds_copies(p, s, "a wgmma", "wgmma: ", err, cap);
+  return check_lds_copies(p, s, "a wgmma", "wgmma: ", err);
 }
 
-static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err,
-                                  size_t cap) {
-  if (check_wgmma_tuned(p, err, cap)) return -1;
+static int tc_wgmma_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
+  if (check_wgmma_tuned(p, err)) return -1;
   tc_gemm_params q;
   memset(&q, 0, sizeof q);
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
   q.mma = TC_MMA_WGMMA_M64NNK16;
   q.m_per_wave = 64, q.n_per_wave = q.n_per_block;
   q.waves_m = q.m_per_block / 64, q.waves_n = 1; /* warp groups of 128 threads */
-  if (derive_wave_copies(&q, s, 128, err, cap)) return -1;
-  if (tc_wgmma_params_check(&q, s, err, cap)) return -1;
+  if (derive_wave_copies(&q, s, 128, err)) return -1;
+  if (tc_wgmma_params_check(&q, s, err)) return -1;
   *p = q;
   return 0;
 }
 
-static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+static int tc_wgmma_params_parse(const char *text, tc_gemm_params *p, tc_str *err) {
   /* The wgmma path compiles for sm_90a and verifies in the OpenCL emulation,
    * but its async-proxy ordering (fences, wgmma.fence/commit/wait) is not
    * something the emulation can check and no sm_90a GPU has run it yet
    * (docs/wgmma.md): it is only generated on request. */
   const char *on = getenv("TILEC_EXPERIMENTAL_WGMMA");
   if (!on || strcmp(on, "1") != 0)
-    return fail(err, cap,
+    return fail(err,
                 "wgmma: kernels are experimental (verified only in the OpenCL emulation, never run "
                 "on an sm_90a GPU); set TILEC_EXPERIMENTAL_WGMMA=1 to generate them anyway");
   int vals[3] = {0};
-  int n = parse_fields(text, text + 6, wgmma_names, 3, "3 after wgmma: (MPB,NPB,KPB)", vals, err, cap);
+  int n = parse_fields(text, text + 6, wgmma_names, 3, "3 after wgmma: (MPB,NPB,KPB)", vals, err);
   if (n < 0) return -1;
   if (n != 3)
-    return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after wgmma: "
+    return fail(err, "perf-config \"%s\": expected 3 comma-separated fields after wgmma: "
                 "(MPB,NPB,KPB), got %d", text, n);
   memset(p, 0, sizeof *p);
   p->m_per_block = vals[0];
@@ -1014,20 +1007,20 @@ int tc_gemm_mma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
             p.m_per_wave = mpw[a], p.n_per_wave = npw[b], p.mma = TC_MMA_M16N8K16;
             if (p.m_per_block % p.m_per_wave || p.n_per_block % p.n_per_wave) continue;
             if ((p.m_per_block / p.m_per_wave) * (p.n_per_block / p.n_per_wave) > 4) continue;
-            if (tc_gemm_params_derive(&p, s, NULL, 0)) continue;
+            if (tc_gemm_params_derive(&p, s, NULL)) continue;
             cand_add(c, &n, s, &p);
           }
   return cand_finish(c, n, xdl_cmp, out);
 }
 
-int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
-  if (!shape_ok(s)) return fail(err, cap, "GEMM shape must have G, M, N, K >= 1");
+int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err) {
+  if (!shape_ok(s)) return fail(err, "GEMM shape must have G, M, N, K >= 1");
   if (s->dtype != TC_F16 && s->dtype != TC_BF16)
-    return fail(err, cap, "mma.sync kernels need f16 or bf16 A and B (got %s)",
+    return fail(err, "mma.sync kernels need f16 or bf16 A and B (got %s)",
                 tc_dtype_name(s->dtype));
   tc_gemm_params *c = NULL;
   int n = tc_gemm_mma_candidates(s, &c);
-  return take_first(s, c, n, "mma", p, err, cap);
+  return take_first(s, c, n, "mma", p, err);
 }
 
 /* ---- the default and the candidates per target (params.h) ------------- */
@@ -1051,7 +1044,7 @@ static int kinds_for(const tc_gemm_shape *s, tc_target target, const char *arch,
   if (ti.family != TC_ARCH_NONE && x16) {
     /* the TMA + wgmma kernel: only for an arch known to be sm_90a (wgmma
      * needs the "a" features; NULL does not say) and plain matrices */
-    if (ti.arch_given && (ti.features & TC_FEAT_WGMMA) && tc_gemm_tma_supported(s, NULL, 0) == 0)
+    if (ti.arch_given && (ti.features & TC_FEAT_WGMMA) && tc_gemm_tma_supported(s, NULL) == 0)
       kinds[n++] = tc_gemm_tma_candidates;
     if (ti.features & TC_FEAT_MMA_SYNC) kinds[n++] = tc_gemm_mma_candidates;
     if (ti.features & TC_FEAT_MFMA) kinds[n++] = tc_gemm_xdlops_candidates;
@@ -1090,12 +1083,12 @@ const char *tc_gemm_params_kind(const tc_gemm_params *p) {
 }
 
 int tc_gemm_default_for(const tc_gemm_shape *s, tc_target target, const char *arch,
-                        tc_gemm_params *p, const char **kind, char *err, size_t cap) {
+                        tc_gemm_params *p, const char **kind, tc_str *err) {
   if (kind) *kind = "";
-  if (check_shape(s, err, cap)) return -1;
+  if (check_shape(s, err)) return -1;
   tc_gemm_params *c = NULL;
   int n = tc_gemm_candidates_for(s, target, arch, &c);
-  if (take_first(s, c, n, "GEMM", p, err, cap)) return -1;
+  if (take_first(s, c, n, "GEMM", p, err)) return -1;
   if (kind) *kind = tc_gemm_params_kind(p);
   return 0;
 }
@@ -1125,22 +1118,21 @@ int tc_gemm_tma_consumer_regs(int consumers) {
 
 /* The rules of the tuned fields (MPB, NPB, stages, the pipeline, a
  * persistent kernel's own C tile). */
-static int tma_check_tuned(int mpb, int npb, int stages, int ws, int persist, char *err,
-                           size_t cap) {
+static int tma_check_tuned(int mpb, int npb, int stages, int ws, int persist, tc_str *err) {
   if (mpb < 64 || mpb > 256 || mpb % 64)
-    return fail(err, cap, "tma: m_per_block must be 64, 128, 192 or 256 (one consumer warp group "
+    return fail(err, "tma: m_per_block must be 64, 128, 192 or 256 (one consumer warp group "
                 "of 128 threads per 64 rows, wgmma m64nNk16), got %d", mpb);
   if (npb < 64 || npb > 256 || npb % 64)
-    return fail(err, cap, "tma: n_per_block must be a multiple of 64 up to 256 (the wgmma N, and "
+    return fail(err, "tma: n_per_block must be a multiple of 64 up to 256 (the wgmma N, and "
                 "64-column boxes of the 128-byte swizzle), got %d", npb);
   if (stages < 2 || stages > 8)
-    return fail(err, cap, "tma: stages must be between 2 and 8, got %d", stages);
+    return fail(err, "tma: stages must be between 2 and 8, got %d", stages);
   tc_gemm_params q;
   memset(&q, 0, sizeof q);
   q.m_per_block = mpb, q.n_per_block = npb, q.tma_stages = stages, q.tma_persist = persist;
   int64_t smem = tc_gemm_tma_smem_bytes(&q);
   if (smem > TC_TMA_MAX_SMEM)
-    return fail(err, cap, "tma: shared memory stages * (m_per_block + n_per_block) * 128%s + 1024 = "
+    return fail(err, "tma: shared memory stages * (m_per_block + n_per_block) * 128%s + 1024 = "
                 "%lld bytes exceeds the %d bytes of an sm_90 block",
                 !persist ? ""
                 : tc_gemm_tma_c_buffers(npb) == 2
@@ -1153,7 +1145,7 @@ static int tma_check_tuned(int mpb, int npb, int stages, int ws, int persist, ch
   if (ws) {
     int regs = tc_gemm_tma_consumer_regs(consumers);
     if (npb / 2 + 48 > regs)
-      return fail(err, cap, "tmaws: n_per_block / 2 = %d accumulators + 48 registers per thread "
+      return fail(err, "tmaws: n_per_block / 2 = %d accumulators + 48 registers per thread "
                   "exceed the %d registers a consumer thread of %d consumer warp groups gets "
                   "(setmaxnreg; the producer keeps %d)", npb / 2, regs, consumers,
                   TC_TMA_PRODUCER_REGS);
@@ -1161,21 +1153,21 @@ static int tma_check_tuned(int mpb, int npb, int stages, int ws, int persist, ch
   }
   int threads = consumers * 128, regs = 65536 / threads < 255 ? 65536 / threads : 255;
   if (npb / 2 + 48 > regs)
-    return fail(err, cap, "tma: n_per_block / 2 = %d accumulators + 48 registers per thread exceed "
+    return fail(err, "tma: n_per_block / 2 = %d accumulators + 48 registers per thread exceed "
                 "the %d registers a thread of a %d-thread block has", npb / 2, regs, threads);
   return 0;
 }
 
-int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap) {
-  if (!s) return fail(err, cap, "tma: no shape");
+int tc_gemm_tma_supported(const tc_gemm_shape *s, tc_str *err) {
+  if (!s) return fail(err, "tma: no shape");
   if (s->dtype != TC_F16 && s->dtype != TC_BF16)
-    return fail(err, cap, "tma kernels need f16 or bf16 A and B (got %s)", tc_dtype_name(s->dtype));
+    return fail(err, "tma kernels need f16 or bf16 A and B (got %s)", tc_dtype_name(s->dtype));
   if (s->c_dtype != s->dtype)
-    return fail(err, cap, "tma kernels store C as A's type with stmatrix (C %s, A %s)",
+    return fail(err, "tma kernels store C as A's type with stmatrix (C %s, A %s)",
                 tc_dtype_name(s->c_dtype), tc_dtype_name(s->dtype));
-  if (s->accumulate) return fail(err, cap, "tma kernels do not read C (C += A * B)");
+  if (s->accumulate) return fail(err, "tma kernels do not read C (C += A * B)");
   if (!s->plain)
-    return fail(err, cap, "tma kernels need plain matrices (no padding, slicing or merged "
+    return fail(err, "tma kernels need plain matrices (no padding, slicing or merged "
                 "coordinates: a tensor map describes a strided box)");
   const int64_t *st[3] = {s->a_stride, s->b_stride, s->c_stride};
   const char *nm[3] = {"A", "B", "C"};
@@ -1184,7 +1176,7 @@ int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap) {
      * of 16 bytes (8 elements) as tensor maps require */
     int inner = t < 2 ? (st[t][1] == 1 ? 1 : st[t][2] == 1 ? 2 : -1) : (st[t][2] == 1 ? 2 : -1);
     if (inner < 0)
-      return fail(err, cap, "tma: %s must be contiguous along %s (strides %lld, %lld, %lld)", nm[t],
+      return fail(err, "tma: %s must be contiguous along %s (strides %lld, %lld, %lld)", nm[t],
                   t < 2 ? "K or its M/N dimension" : "N", (long long)st[t][0], (long long)st[t][1],
                   (long long)st[t][2]);
     for (int d = 0; d < 3; d++) {
@@ -1192,48 +1184,48 @@ int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap) {
                                                                   : t == 0 ? s->m : s->n;
       if (d == inner || ext == 1) continue;
       if (st[t][d] % 8)
-        return fail(err, cap, "tma: the row stride of %s must be a multiple of 16 bytes (8 "
+        return fail(err, "tma: the row stride of %s must be a multiple of 16 bytes (8 "
                     "elements), got %lld elements", nm[t], (long long)st[t][d]);
     }
   }
   return 0;
 }
 
-static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+static int tma_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
   if (p->tma_ws != 0 && p->tma_ws != 1)
-    return fail(err, cap, "tma: tma_ws must be 0 or 1, got %d", p->tma_ws);
+    return fail(err, "tma: tma_ws must be 0 or 1, got %d", p->tma_ws);
   if (p->tma_cluster != 0 && p->tma_cluster != 2)
-    return fail(err, cap, "tmaws: the cluster must be 1 or 2 blocks, got %d", p->tma_cluster);
+    return fail(err, "tmaws: the cluster must be 1 or 2 blocks, got %d", p->tma_cluster);
   if (p->tma_cluster && !p->tma_ws)
-    return fail(err, cap, "tma: clusters need the warp-specialised pipeline (tmaws:)");
+    return fail(err, "tma: clusters need the warp-specialised pipeline (tmaws:)");
   if (p->tma_persist < 0 || p->tma_persist > MAX_TUNED)
-    return fail(err, cap, "tmaws: the persistent grid must be 1 to %d blocks, got %d", MAX_TUNED,
+    return fail(err, "tmaws: the persistent grid must be 1 to %d blocks, got %d", MAX_TUNED,
                 p->tma_persist);
   if (p->tma_persist && !p->tma_ws)
-    return fail(err, cap, "tma: a persistent kernel needs the warp-specialised pipeline (tmaws:)");
+    return fail(err, "tma: a persistent kernel needs the warp-specialised pipeline (tmaws:)");
   if (p->tma_persist && p->tma_cluster && p->tma_persist % p->tma_cluster)
-    return fail(err, cap, "tmaws: the persistent grid of %d blocks is not a multiple of the "
+    return fail(err, "tmaws: the persistent grid of %d blocks is not a multiple of the "
                 "cluster of %d", p->tma_persist, p->tma_cluster);
   /* B stored N-major is NPB / 64 boxes: each block of a cluster loads half */
   if (p->tma_cluster && s && s->m && s->b_stride[1] != 1 && p->n_per_block % 128)
-    return fail(err, cap, "tmaws: with a cluster of 2 and B contiguous along N, n_per_block must "
+    return fail(err, "tmaws: with a cluster of 2 and B contiguous along N, n_per_block must "
                 "be a multiple of 128 (each block loads half of its 64-column boxes), got %d",
                 p->n_per_block);
   if (tma_check_tuned(p->m_per_block, p->n_per_block, p->tma_stages, p->tma_ws, p->tma_persist,
-                      err, cap))
+                      err))
     return -1;
   if (p->k_per_block != 64 || p->waves_m != p->m_per_block / 64 ||
       p->block_size != (p->waves_m + p->tma_ws) * 128)
-    return fail(err, cap, "tma: k_per_block, waves_m, block_size must be 64, m_per_block / 64, "
+    return fail(err, "tma: k_per_block, waves_m, block_size must be 64, m_per_block / 64, "
                 "(waves_m + %d) * 128 (got %d, %d, %d)", p->tma_ws, p->k_per_block, p->waves_m,
                 p->block_size);
   if (p->m_per_thread || p->n_per_thread || p->m_per_wave || p->n_per_wave || p->mfma || p->mma)
-    return fail(err, cap, "tma: the FMA, XDLOPS and mma fields must be 0");
-  if (s && s->m && tc_gemm_tma_supported(s, err, cap)) return -1;
+    return fail(err, "tma: the FMA, XDLOPS and mma fields must be 0");
+  if (s && s->m && tc_gemm_tma_supported(s, err)) return -1;
   return 0;
 }
 
-static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap) {
+static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
   tc_gemm_params q;
   memset(&q, 0, sizeof q);
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.tma_stages = p->tma_stages;
@@ -1243,22 +1235,22 @@ static int tma_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size
   q.k_per_block = 64;
   q.waves_m = q.m_per_block / 64;
   q.block_size = (q.waves_m + (q.tma_ws == 1)) * 128;
-  if (tma_check(&q, s, err, cap)) return -1;
+  if (tma_check(&q, s, err)) return -1;
   *p = q;
   return 0;
 }
 
-static int tma_parse(const char *text, tc_gemm_params *p, char *err, size_t cap) {
+static int tma_parse(const char *text, tc_gemm_params *p, tc_str *err) {
   int ws = strncmp(text, "tmaws:", 6) == 0;
   const char *pre = ws ? "tmaws:" : "tma:";
   char expect[64];
   const char *opt = ws ? "[,CLUSTER[,BLOCKS]]" : "";
   snprintf(expect, sizeof expect, "3 after %s (MPB,NPB,STAGES%s)", pre, opt);
   int vals[5] = {0};
-  int n = parse_fields(text, text + strlen(pre), tma_names, ws ? 5 : 3, expect, vals, err, cap);
+  int n = parse_fields(text, text + strlen(pre), tma_names, ws ? 5 : 3, expect, vals, err);
   if (n < 0) return -1;
   if (n < 3)
-    return fail(err, cap, "perf-config \"%s\": expected 3 comma-separated fields after %s "
+    return fail(err, "perf-config \"%s\": expected 3 comma-separated fields after %s "
                 "(MPB,NPB,STAGES%s), got %d", text, pre, opt, n);
   memset(p, 0, sizeof *p);
   p->m_per_block = vals[0], p->n_per_block = vals[1], p->tma_stages = vals[2];
@@ -1314,7 +1306,7 @@ static int tma_cmp(const void *x, const void *y) {
 int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
   static const int mpb[] = {64, 128, 256}, npb[] = {64, 128, 256};
   *out = NULL;
-  if (!shape_ok(s) || tc_gemm_tma_supported(s, NULL, 0)) return 0;
+  if (!shape_ok(s) || tc_gemm_tma_supported(s, NULL)) return 0;
   cand *c = tc_xmalloc(2 * 3 * 3 * 2 * sizeof *c);
   int n = 0;
   for (int ws = 0; ws < 2; ws++)
@@ -1323,25 +1315,25 @@ int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out) {
         /* stages past the number of K tiles buy nothing */
         int64_t ktiles = (s->k + 63) / 64;
         int most = ktiles < 6 ? (ktiles < 2 ? 2 : (int)ktiles) : 6;
-        while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, ws, 0, NULL, 0)) most--;
+        while (most >= 2 && tma_check_tuned(mpb[i], npb[j], most, ws, 0, NULL)) most--;
         for (int st = most; st >= 2 && st >= most - 2; st -= 2) {
           tc_gemm_params q;
           memset(&q, 0, sizeof q);
           q.m_per_block = mpb[i], q.n_per_block = npb[j], q.tma_stages = st, q.tma_ws = ws;
-          if (tma_derive(&q, s, NULL, 0)) continue;
+          if (tma_derive(&q, s, NULL)) continue;
           cand_add(c, &n, s, &q);
         }
       }
   return cand_finish(c, n, tma_cmp, out);
 }
 
-int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap) {
-  if (tc_gemm_tma_supported(s, err, cap)) return -1;
+int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err) {
+  if (tc_gemm_tma_supported(s, err)) return -1;
   tc_gemm_params *c = NULL;
   int n = tc_gemm_tma_candidates(s, &c);
   if (n < 1) {
     free(c);
-    return fail(err, cap, "tma: no valid parameter set for this shape");
+    return fail(err, "tma: no valid parameter set for this shape");
   }
   *p = c[0];
   free(c);

@@ -145,12 +145,12 @@ int64_t tc_gemm_tma_smem_bytes(const tc_gemm_params *p);
 /* Whether the TMA kernel can compute the shape: 0, or -1 with the reason
  * (plain matrices, f16/bf16 A, B and C, no accumulation, rows a multiple
  * of 16 bytes, K or M/N contiguous). */
-int tc_gemm_tma_supported(const tc_gemm_shape *s, char *err, size_t cap);
+int tc_gemm_tma_supported(const tc_gemm_shape *s, tc_str *err);
 /* The TMA candidates for a shape, best first (fewest padded FLOPs, then
  * enough blocks, then larger tiles, then more stages: the XDLOPS order), and
  * the first of them (0, or -1 + err when the shape is not supported). */
 int tc_gemm_tma_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
-int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err);
 
 /* Fills (overwrites) every derived field from the tuned ones and the
  * shape's vector widths (s may be NULL: widths 1), then checks every rule
@@ -159,13 +159,13 @@ int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, si
  * "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block: m_per_block
  * 100 is not a multiple of m_per_thread*2 = 8" (the check's form of it:
  * "... must equal m_per_block (4*4*4*2 != 64)"). */
-int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
 
 /* Checks a fully specified parameter set (tuned and derived fields as
  * given, nothing is derived) against every rule; the shape (may be NULL)
  * bounds the vector widths.  Returns 0, or -1 with the violated rule in
  * err.  tc_gemm_params_derive ends with this check. */
-int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, char *err, size_t cap);
+int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
 
 /* The FLOPs spent on padding: 2*G*(Mp*Np*Kp - M*N*K) where Mp, Np, Kp are
  * M, N, K rounded up to multiples of m/n/k_per_block (saturates at
@@ -185,7 +185,7 @@ int64_t tc_gemm_lds_bytes(const tc_gemm_params *p);
  * it the instruction is derived); formatted with the MFMA field.
  * mma.sync kernels (CUDA, OpenCL emulated): "mma:MPB,NPB,KPB,MPW,NPW"
  * (M/N/K per block, M/N per warp of 32 lanes). */
-int tc_gemm_params_parse(const char *text, tc_gemm_params *p, char *err, size_t cap);
+int tc_gemm_params_parse(const char *text, tc_gemm_params *p, tc_str *err);
 void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap);
 
 /* Every valid parameter set for the shape, best-first by the heuristic:
@@ -208,7 +208,7 @@ void tc_gemm_params_format(const tc_gemm_params *p, char *buf, size_t cap);
 int tc_gemm_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
 
 /* The heuristic's choice: the first candidate.  Returns 0 or -1 + err. */
-int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err);
 
 /* XDLOPS (MFMA) candidates for an f16/bf16 shape, best-first by the same
  * order (its rules 1-4, then larger m/n_per_wave, then 32x32x8 before
@@ -217,7 +217,7 @@ int tc_gemm_params_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err,
  * when the dtype is not f16 or bf16. */
 int tc_gemm_xdlops_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
 /* The first XDLOPS candidate.  Returns 0 or -1 + err. */
-int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err);
 /* mma.sync candidates (docs/mma.md) for an f16/bf16 shape, in the XDLOPS
  * order: MPB, NPB in {32, 64, 128}, KPB in {16, 32}, MPW in {16, 32, 64},
  * NPW in {8, 16, 32, 64} dividing them, 1 to 4 warps.  0 (and *out NULL)
@@ -225,7 +225,7 @@ int tc_gemm_xdlops_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err,
 int tc_gemm_mma_candidates(const tc_gemm_shape *s, tc_gemm_params **out);
 /* The first mma candidate (the CLI's heuristic for f16/bf16 on CUDA).
  * Returns 0 or -1 + err. */
-int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, size_t cap);
+int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err);
 
 /* ---- the default and the tuner's candidates per target ---------------
  *
@@ -252,7 +252,7 @@ int tc_gemm_mma_default(const tc_gemm_shape *s, tc_gemm_params *p, char *err, si
  * messages: "mma.sync", "XDLOPS (MFMA)" or "FMA".  Returns 0, or -1 with
  * err. */
 int tc_gemm_default_for(const tc_gemm_shape *s, tc_target target, const char *arch,
-                        tc_gemm_params *p, const char **kind, char *err, size_t cap);
+                        tc_gemm_params *p, const char **kind, tc_str *err);
 
 /* The kind of kernel p selects, for messages ("heuristic, mma.sync"):
  * "wgmma", "mma.sync", "XDLOPS (MFMA)" or "FMA". */

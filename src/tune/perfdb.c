@@ -54,7 +54,7 @@ int tc_perfdb_default_path(char *buf, size_t cap) {
 
 /* Creates every missing directory above the file `path` (mkdir -p of its
  * dirname).  0, or -1 with err naming the directory. */
-static int make_parent_dirs(const char *path, char *err, size_t cap) {
+static int make_parent_dirs(const char *path, tc_str *err) {
   char *dir = tc_xstrdup(path);
   char *slash = strrchr(dir, '/');
   if (!slash || slash == dir) {
@@ -69,12 +69,12 @@ static int make_parent_dirs(const char *path, char *err, size_t cap) {
     struct stat st;
     if (stat(dir, &st) != 0) {
       if (errno != ENOENT || (mkdir(dir, 0755) != 0 && errno != EEXIST)) {
-        tc_set_err(err, cap, "cannot create the perf DB directory %s: %s", dir, strerror(errno));
+        tc_err_set(err, "cannot create the perf DB directory %s: %s", dir, strerror(errno));
         free(dir);
         return -1;
       }
     } else if (!S_ISDIR(st.st_mode)) {
-      tc_set_err(err, cap, "cannot create the perf DB directory %s: a file of that name exists", dir);
+      tc_err_set(err, "cannot create the perf DB directory %s: a file of that name exists", dir);
       free(dir);
       return -1;
     }
@@ -85,32 +85,32 @@ static int make_parent_dirs(const char *path, char *err, size_t cap) {
   return 0;
 }
 
-int tc_perfdb_open(const char *path, int create, tc_perfdb **out, char *err, size_t cap) {
+int tc_perfdb_open(const char *path, int create, tc_perfdb **out, tc_str *err) {
   char def[4096];
   *out = NULL;
-  if (err && cap) err[0] = 0;
+  if (err) tc_str_clear(err);
   if (!path) {
     if (tc_perfdb_default_path(def, sizeof def) != 0) {
-      tc_set_err(err, cap, "no place for the perf DB: set TILEC_PERFDB, XDG_DATA_HOME or HOME");
+      tc_err_set(err, "no place for the perf DB: set TILEC_PERFDB, XDG_DATA_HOME or HOME");
       return -1;
     }
     path = def;
   }
   if (!*path) {
-    tc_set_err(err, cap, "the perf DB path is empty");
+    tc_err_set(err, "the perf DB path is empty");
     return -1;
   }
   struct stat st;
   if (stat(path, &st) == 0) {
     if (S_ISDIR(st.st_mode)) {
-      tc_set_err(err, cap, "cannot open the perf DB %s: it is a directory", path);
+      tc_err_set(err, "cannot open the perf DB %s: it is a directory", path);
       return -1;
     }
   } else if (!create) {
     if (errno == ENOENT) return 0;
-    tc_set_err(err, cap, "cannot open the perf DB %s: %s", path, strerror(errno));
+    tc_err_set(err, "cannot open the perf DB %s: %s", path, strerror(errno));
     return -1;
-  } else if (make_parent_dirs(path, err, cap) != 0) {
+  } else if (make_parent_dirs(path, err) != 0) {
     return -1;
   }
 
@@ -122,13 +122,13 @@ int tc_perfdb_open(const char *path, int create, tc_perfdb **out, char *err, siz
     char *msg = NULL;
     rc = sqlite3_exec(db, schema, NULL, NULL, &msg);
     if (rc != SQLITE_OK) {
-      tc_set_err(err, cap, "cannot open the perf DB %s: %s", path, msg ? msg : sqlite3_errstr(rc));
+      tc_err_set(err, "cannot open the perf DB %s: %s", path, msg ? msg : sqlite3_errstr(rc));
       sqlite3_free(msg);
       sqlite3_close(db);
       return -1;
     }
   } else {
-    tc_set_err(err, cap, "cannot open the perf DB %s: %s", path,
+    tc_err_set(err, "cannot open the perf DB %s: %s", path,
             db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
     sqlite3_close(db);
     return -1;
@@ -151,13 +151,13 @@ const char *tc_perfdb_path(const tc_perfdb *db) { return db ? db->path : ""; }
 
 /* Prepares sql and binds the text arguments in order; NULL on error. */
 static sqlite3_stmt *prepare(tc_perfdb *db, const char *sql, int ntext, const char *const *text,
-                             const char *what, char *err, size_t cap) {
+                             const char *what, tc_str *err) {
   sqlite3_stmt *st = NULL;
   int rc = sqlite3_prepare_v2(db->db, sql, -1, &st, NULL);
   for (int i = 0; rc == SQLITE_OK && i < ntext; i++)
     rc = sqlite3_bind_text(st, i + 1, text[i], -1, SQLITE_TRANSIENT);
   if (rc != SQLITE_OK) {
-    tc_set_err(err, cap, "perf DB %s: cannot %s: %s", db->path, what, sqlite3_errmsg(db->db));
+    tc_err_set(err, "perf DB %s: cannot %s: %s", db->path, what, sqlite3_errmsg(db->db));
     sqlite3_finalize(st);
     return NULL;
   }
@@ -170,12 +170,12 @@ static void copy_col(sqlite3_stmt *st, int col, char *buf, size_t cap) {
 }
 
 int tc_perfdb_get(tc_perfdb *db, const char *problem, const char *target, const char *device,
-                  tc_perfdb_entry *e, char *err, size_t cap) {
+                  tc_perfdb_entry *e, tc_str *err) {
   const char *keys[3] = {problem, target, device};
   sqlite3_stmt *st = prepare(db,
                              "SELECT perf_config, time_ms, tilec_version, timestamp FROM perf_db"
                              " WHERE problem = ?1 AND target = ?2 AND device = ?3",
-                             3, keys, "read", err, cap);
+                             3, keys, "read", err);
   if (!st) return -1;
   int rc = sqlite3_step(st);
   int found = 0;
@@ -187,7 +187,7 @@ int tc_perfdb_get(tc_perfdb *db, const char *problem, const char *target, const 
     e->timestamp = sqlite3_column_int64(st, 3);
     found = 1;
   } else if (rc != SQLITE_DONE) {
-    tc_set_err(err, cap, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
+    tc_err_set(err, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
     found = -1;
   }
   sqlite3_finalize(st);
@@ -195,33 +195,33 @@ int tc_perfdb_get(tc_perfdb *db, const char *problem, const char *target, const 
 }
 
 int tc_perfdb_put(tc_perfdb *db, const char *problem, const char *target, const char *device,
-                  const char *perf_config, double ms, char *err, size_t cap) {
+                  const char *perf_config, double ms, tc_str *err) {
   const char *vals[5] = {problem, target, device, perf_config, TILEC_VERSION};
   sqlite3_stmt *st = prepare(db,
                              "INSERT OR REPLACE INTO perf_db (problem, target, device, perf_config,"
                              " tilec_version, time_ms, timestamp) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                             5, vals, "write", err, cap);
+                             5, vals, "write", err);
   if (!st) return -1;
   int rc = sqlite3_bind_double(st, 6, ms);
   if (rc == SQLITE_OK) rc = sqlite3_bind_int64(st, 7, (sqlite3_int64)time(NULL));
   if (rc == SQLITE_OK) rc = sqlite3_step(st);
   int ret = 0;
   if (rc != SQLITE_DONE) {
-    tc_set_err(err, cap, "perf DB %s: cannot write: %s", db->path, sqlite3_errmsg(db->db));
+    tc_err_set(err, "perf DB %s: cannot write: %s", db->path, sqlite3_errmsg(db->db));
     ret = -1;
   }
   sqlite3_finalize(st);
   return ret;
 }
 
-int64_t tc_perfdb_count(tc_perfdb *db, char *err, size_t cap) {
-  sqlite3_stmt *st = prepare(db, "SELECT count(*) FROM perf_db", 0, NULL, "read", err, cap);
+int64_t tc_perfdb_count(tc_perfdb *db, tc_str *err) {
+  sqlite3_stmt *st = prepare(db, "SELECT count(*) FROM perf_db", 0, NULL, "read", err);
   if (!st) return -1;
   int64_t n = -1;
   if (sqlite3_step(st) == SQLITE_ROW)
     n = sqlite3_column_int64(st, 0);
   else
-    tc_set_err(err, cap, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
+    tc_err_set(err, "perf DB %s: cannot read: %s", db->path, sqlite3_errmsg(db->db));
   sqlite3_finalize(st);
   return n;
 }

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "../base/base.h"
+
 typedef struct tc_perfdb tc_perfdb;
 
 typedef struct tc_perfdb_entry {
@@ -40,7 +42,7 @@ int tc_perfdb_default_path(char *buf, size_t cap);
  *   create = 0: opens an existing file read-write without creating it;
  *               returns 1 with *out set, 0 (*out NULL, err "") when the
  *               file does not exist, or -1 with err set. */
-int tc_perfdb_open(const char *path, int create, tc_perfdb **out, char *err, size_t cap);
+int tc_perfdb_open(const char *path, int create, tc_perfdb **out, tc_str *err);
 void tc_perfdb_close(tc_perfdb *db);
 /* The file the database lives in. */
 const char *tc_perfdb_path(const tc_perfdb *db);
@@ -48,12 +50,12 @@ const char *tc_perfdb_path(const tc_perfdb *db);
 /* Looks up (problem, target, device): 1 found (*e filled), 0 none, -1 an
  * error (err set). */
 int tc_perfdb_get(tc_perfdb *db, const char *problem, const char *target, const char *device,
-                  tc_perfdb_entry *e, char *err, size_t cap);
+                  tc_perfdb_entry *e, tc_str *err);
 /* Stores or replaces the row of (problem, target, device), stamped with
  * this tilec version and the current time.  0, or -1 with err set. */
 int tc_perfdb_put(tc_perfdb *db, const char *problem, const char *target, const char *device,
-                  const char *perf_config, double ms, char *err, size_t cap);
+                  const char *perf_config, double ms, tc_str *err);
 /* Number of rows (for tests and listings); -1 on error. */
-int64_t tc_perfdb_count(tc_perfdb *db, char *err, size_t cap);
+int64_t tc_perfdb_count(tc_perfdb *db, tc_str *err);
 
 #endif
