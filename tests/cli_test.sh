@@ -298,6 +298,8 @@ run demo --target hip --device pocl
 expect_rc "demo --target hip --device" 2
 run demo --target hip --arch sm_90a
 expect_rc "demo --target hip --arch sm_90a" 2
+run demo --target hip --arch gfx1234zz
+expect_rc "demo --target hip --arch gfx1234zz (the target model knows no such arch)" 2
 run demo --device
 expect_rc "demo --device without a value" 2
 run version extra

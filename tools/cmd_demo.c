@@ -349,7 +349,8 @@ int cmd_demo(int argc, char **argv) {
     rc = cli_usage_error("--device selects an OpenCL device; --target hip uses AMD GPU 0");
   if (rc == CLI_OK && !cuda && !hip && arch)
     rc = cli_usage_error("--arch applies to --target cuda and hip only");
-  if (rc == CLI_OK && hip && arch && strncmp(arch, "gfx", 3) != 0)
+  tc_target_info hip_info;
+  if (rc == CLI_OK && hip && arch && tc_target_info_make(TC_TARGET_HIP, arch, &hip_info, NULL) != TC_OK)
     rc = cli_usage_error("--arch for --target hip is an AMD GPU architecture (gfx90a, gfx940, "
                          "gfx942, gfx950), got '%s'", arch);
   if (rc != CLI_OK) {
