@@ -152,9 +152,12 @@ static void run_case(int kind, int64_t rows, int64_t cols, int idx) {
     for (int64_t r = 0; r < rows; r++) ((int32_t *)in[1])[r] = (int32_t)(rnd() % (uint64_t)cols);
   double *want = malloc((size_t)n * sizeof(double)), *tol = malloc((size_t)n * sizeof(double));
   expect(kind, rows, cols, in, want, tol);
-  void *args[4], *rargs[4];
+  void *args[5], *rargs[5];
+  float eps = TC_NORM_EPS; /* the scalar input after the tensors (norms.h) */
+  int np = nin;
   for (int i = 0; i < nin; i++) args[i] = rargs[i] = in[i];
-  args[nin] = out, rargs[nin] = ref;
+  if (kind < TC_NORM_COUNT && tc_norm_has_eps((tc_norm_kind)kind)) args[np] = rargs[np] = &eps, np++;
+  args[np] = out, rargs[np] = ref;
   for (int64_t i = 0; i < nout; i++) out[i] = -12345.0f;
   st = tc_kernel_run(k, args, NULL, NULL);
   if (st != TC_ERR_NO_DEVICE) {
