@@ -43,6 +43,15 @@ else
     gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2 -V 1
   expect "--tiles: the launch" 0 '^kernel: gemm_fused \(fusion\), grid \[4, 3, 1\] of blocks \[12, 16, 1\], shared memory 2304 bytes' \
     gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2
+  # --json: the gemm command's object, with the fusion's kernel and the scheduler's note
+  out=$("$T" gemm -M 67 -N 97 -K 33 -t f16 --epilogue bias,scale:0.5,relu,cast:bf16 -V 1 --json 2>/dev/null); rc=$?
+  if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["problem"]; k=d["kernels"][0]
+assert d["command"]=="gemm" and d["kernel"]=="fusion" and d["ok"] is True and d["ran"] is True
+assert (p["m"],p["n"],p["k"],p["g"],p["dtype"])==(67,97,33,1,"f16") and p["epilogue"]=="bias,scale:0.5,relu,cast:bf16"
+assert p["string"]=="gemm -g 1 -M 67 -N 97 -K 33 --transA 0 --transB 0 -t f16 --epilogue bias,scale:0.5,relu,cast:bf16"
+assert (k["name"],k["grid"],k["block"],k["smem_bytes"])==("gemm_fused",[2,2,1],[16,16,1],(64+64)*16*2)
+assert d["verify"]["result"]=="PASS" and d["verify"]["bad_elements"]==0 and d["schedule"].startswith("matmul: 67 x 97 x 33")' 2>/dev/null
+  then pass "--json with --epilogue"; else fail "--json with --epilogue: exit $rc: $out"; fi
   expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GFLOP/s' \
     gemm -M 32 -N 32 -K 32 --epilogue relu --time -i 2
 fi
@@ -56,6 +65,16 @@ expect "hip builds" 0 '^compiled for gfx90a \(hipcc\)|^not compiled' \
 # tiles over the arch's shared memory: (256 + 256) x 128 f32 = 256 KiB > 227 KiB on sm_90a
 expect "shared memory over the limit" 1 'needs 262144 bytes of shared memory per block but cuda allows at most 232448' \
   gemm -M 512 -N 512 -K 512 --epilogue relu --tiles 256,256,128,8,8 --target cuda --emit "$tmp/big.cu"
+# --json of a failure: the short form, the message in "error", exit 1
+out=$("$T" gemm -M 512 -N 512 -K 512 --epilogue relu --tiles 256,256,128,8,8 --target cuda --json 2>/dev/null); rc=$?
+if [ $rc -eq 1 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin)
+assert d["ok"] is False and d["kernels"]==[] and d["ran"] is False and "232448" in d["error"]
+assert d["problem"]["string"].endswith("--epilogue relu")' 2>/dev/null
+then pass "--json of a refused fused GEMM"; else fail "--json of a refused fused GEMM: exit $rc: $out"; fi
+# a usage error prints no JSON
+out=$("$T" gemm -M 8 -N 8 -K 8 --epilogue foo --json 2>/dev/null); rc=$?
+if [ $rc -eq 2 ] && [ -z "$out" ]; then pass "--json usage error: nothing on stdout"
+else fail "--json usage error: exit $rc, stdout '$out'"; fi
 # usage errors: exit 2
 expect "--tiles without --epilogue" 2 '--tiles applies to --epilogue' gemm -M 8 -N 8 -K 8 --tiles 4,4,4,4,4
 expect "--tiles that do not nest" 2 'TM must divide BM' gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 4,4,4,3,4

@@ -275,7 +275,7 @@ int cmd_gemm(int argc, char **argv) {
     /* the fused GEMM comes from the fusion path: its tiles are the matmul
      * scheduler's, not a gridwise perf config */
     const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config" : o.tune ? "--tune"
-                        : o.json ? "--json" : tile.first;
+                        : tile.first;
     if (clash) return op_usage_error(&o, "--epilogue does not combine with %s", clash);
     return gemm_epilogue_run(&o, &epi, d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b);
   }

@@ -187,6 +187,73 @@ static void reference(const gemm_epilogue *e, tc_dtype t, int64_t g, int64_t m, 
       }
 }
 
+/* The list as given: "bias,scale:0.5,relu,cast:f16" (empty without ops). */
+static void list_string(const gemm_epilogue *e, char *buf, size_t cap) {
+  size_t at = 0;
+  buf[0] = 0;
+  for (int i = 0; i <= e->n && at < cap; i++) {
+    const char *sep = at ? "," : "";
+    if (i < e->n && e->ops[i] == EP_SCALE)
+      at += (size_t)snprintf(buf + at, cap - at, "%sscale:%g", sep, e->scale[i]);
+    else if (i < e->n)
+      at += (size_t)snprintf(buf + at, cap - at, "%s%s", sep, ep_name[e->ops[i]]);
+    else if (e->cast != TC_F32)
+      at += (size_t)snprintf(buf + at, cap - at, "%scast:%s", sep, tc_dtype_name(e->cast));
+  }
+}
+
+/* --json: the gemm command's object (docs/conv_cli.md) with "kernel":
+ * "fusion", the list in the problem and the scheduler's note. */
+static void print_json(const op_opts *o, const char *key, const char *list, tc_dtype t, int64_t g,
+                       int64_t m, int64_t n, int64_t k, int ta, int tb, const tc_fusion *f,
+                       const tc_kernel *kern, const op_report *r, int ok) {
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_cat(&j, "{\"command\": \"gemm\", \"kernel\": \"fusion\", \"problem\": {\"string\": ");
+  op_json_str(&j, key);
+  tc_str_printf(&j, ", \"g\": %lld, \"m\": %lld, \"n\": %lld, \"k\": %lld, \"transA\": %d, "
+                "\"transB\": %d, \"dtype\": \"%s\", \"epilogue\": ", (long long)g, (long long)m,
+                (long long)n, (long long)k, ta, tb, tc_dtype_name(t));
+  op_json_str(&j, list);
+  tc_str_cat(&j, "}");
+  op_json_device(&j, o, r);
+  tc_str_cat(&j, ", \"schedule\": ");
+  op_json_str(&j, tc_fusion_schedule_note(f));
+  int64_t grid[3], block[3];
+  tc_kernel_launch_dims(kern, grid, block);
+  tc_str_cat(&j, ", \"kernels\": [{\"name\": ");
+  op_json_str(&j, tc_kernel_name(kern));
+  tc_str_printf(&j, ", \"grid\": [%lld, %lld, %lld], \"block\": [%lld, %lld, %lld], "
+                "\"smem_bytes\": %lld}]", (long long)grid[0], (long long)grid[1], (long long)grid[2],
+                (long long)block[0], (long long)block[1], (long long)block[2],
+                (long long)tc_kernel_smem_bytes(kern));
+  op_json_run(&j, o, r, 1);
+  op_json_end(&j, ok);
+}
+
+/* The text lines before the run: problem, device, schedule, kernel. */
+static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report *r, int have_dev,
+                       const char *why, const tc_fusion *f, const tc_kernel *kern, int64_t g,
+                       int64_t m, int64_t n, int64_t k, int ta, int tb) {
+  int64_t grid[3], block[3];
+  tc_kernel_launch_dims(kern, grid, block);
+  printf("problem: gemm %lldx%lldx%lld%s%s%s %s, epilogue", (long long)m, (long long)n, (long long)k,
+         g > 1 ? " batched" : "", ta ? " A^T" : "", tb ? " B^T" : "", tc_dtype_name(o->dtype));
+  for (int i = 0; i < e->n; i++) {
+    printf(" %s", ep_name[e->ops[i]]);
+    if (e->ops[i] == EP_SCALE) printf(":%g", e->scale[i]);
+  }
+  if (e->cast != TC_F32) printf(" cast:%s", tc_dtype_name(e->cast));
+  printf("\n");
+  op_print_device(o, r, have_dev, why);
+  printf("schedule: %s\n", tc_fusion_schedule_note(f));
+  printf("kernel: %s (fusion), grid [%lld, %lld, %lld] of blocks [%lld, %lld, %lld], shared memory "
+         "%lld bytes\n", tc_kernel_name(kern), (long long)grid[0], (long long)grid[1],
+         (long long)grid[2], (long long)block[0], (long long)block[1], (long long)block[2],
+         (long long)tc_kernel_smem_bytes(kern));
+  fflush(stdout);
+}
+
 int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n, int64_t k,
                       int ta, int tb) {
   if (o->dtype != TC_F32 && o->dtype != TC_F16 && o->dtype != TC_BF16)
@@ -200,6 +267,11 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_kernel *kern = NULL;
   op_report r;
   memset(&r, 0, sizeof r);
+  char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 160];
+  list_string(e, list, sizeof list);
+  snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
+           "--epilogue %s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+           tc_dtype_name(o->dtype), list);
   tc_tensor *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin);
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
@@ -219,26 +291,10 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char why[2048] = "";
   int runs, have_dev = op_find_device(o, &r, &runs, why, sizeof why);
   if (!have_dev && runs) goto out;
-  int64_t grid[3], block[3];
-  tc_kernel_launch_dims(kern, grid, block);
-  printf("problem: gemm %lldx%lldx%lld%s%s%s %s, epilogue", (long long)m, (long long)n, (long long)k,
-         g > 1 ? " batched" : "", ta ? " A^T" : "", tb ? " B^T" : "", tc_dtype_name(o->dtype));
-  for (int i = 0; i < e->n; i++) {
-    printf(" %s", ep_name[e->ops[i]]);
-    if (e->ops[i] == EP_SCALE) printf(":%g", e->scale[i]);
-  }
-  if (e->cast != TC_F32) printf(" cast:%s", tc_dtype_name(e->cast));
-  printf("\n");
-  op_print_device(o, &r, have_dev, why);
-  printf("schedule: %s\n", tc_fusion_schedule_note(f));
-  printf("kernel: %s (fusion), grid [%lld, %lld, %lld] of blocks [%lld, %lld, %lld], shared memory "
-         "%lld bytes\n", tc_kernel_name(kern), (long long)grid[0], (long long)grid[1],
-         (long long)grid[2], (long long)block[0], (long long)block[1], (long long)block[2],
-         (long long)tc_kernel_smem_bytes(kern));
-  fflush(stdout);
+  if (!o->json) print_text(o, e, &r, have_dev, why, f, kern, g, m, n, k, ta, tb);
   if (o->emit) {
     if (op_write_file(o, o->emit, tc_kernel_source(kern)) != CLI_OK) goto out;
-    printf("emit: 1 kernel written to %s\n", o->emit);
+    if (!o->json) printf("emit: 1 kernel written to %s\n", o->emit);
   }
   if (!runs) {
     rc = op_build_only(o, have_dev, why, tc_kernel_source(kern), tc_kernel_name(kern));
@@ -281,9 +337,13 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     op_set_time(o, &r, times, 2.0 * (double)g * (double)m * (double)n * (double)k);
     times = NULL; /* (op_set_time frees them) */
   }
-  op_print_run(o, &r, 1, (int64_t)celems);
+  if (!o->json) op_print_run(o, &r, 1, (int64_t)celems);
   rc = !r.verified || r.pass ? CLI_OK : CLI_FAIL;
 out:
+  if (o->json && kern)
+    print_json(o, key, list, o->dtype, g, m, n, k, ta, tb, f, kern, &r, rc == CLI_OK);
+  else if (o->json)
+    op_json_failure(o, key);
   for (int i = 0; i <= nin; i++) free(host[i]);
   free(want), free(bound), free(times);
   tc_kernel_free(kern);
