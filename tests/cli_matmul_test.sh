@@ -43,6 +43,18 @@ else
     gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2 -V 1
   expect "--tiles: the launch" 0 '^kernel: gemm_fused \(fusion\), grid \[4, 3, 1\] of blocks \[12, 16, 1\], shared memory 2304 bytes' \
     gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2
+  # a row or column reduction as a second output R, verified against the plain C loop's sums
+  expect "bias,relu,row_sum bf16: C and R" 0 '^verify: PASS \(max error .*; 6566 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu,row_sum -V 1
+  expect "row_sum: one block along N" 0 '^kernel: gemm_fused \(fusion\), grid \[1, 2, 1\] of blocks \[32, 16, 1\]' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu,row_sum
+  expect "row_sum: the schedule line" 0 'then T[0-9]+, a second output: the sum of each row, reduced in its block \(32 threads on TIDx, 4 values each\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu,row_sum
+  expect "col_max batched, A^T, before the cast" 0 '^verify: PASS \(max error .*; 3570 elements\)' \
+    gemm -M 13 -N 85 -K 7 -g 3 --transA 1 --epilogue scale:-2,relu,col_max,cast:f16 -V 1
+  expect "row_max with --tiles covering N" 0 '^verify: PASS \(max error .*; 7800 elements\)' \
+    gemm -M 100 -N 77 -K 45 --epilogue silu,row_max --tiles 48,80,5,3,5 -V 1
+  expect "col_sum, M of 1000" 0 '^verify: PASS' gemm -M 1000 -N 3 -K 5 -t f16 --epilogue col_sum -V 1
   # --json: the gemm command's object, with the fusion's kernel and the scheduler's note
   out=$("$T" gemm -M 67 -N 97 -K 33 -t f16 --epilogue bias,scale:0.5,relu,cast:bf16 -V 1 --json 2>/dev/null); rc=$?
   if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["problem"]; k=d["kernels"][0]
@@ -75,6 +87,14 @@ then pass "--json of a refused fused GEMM"; else fail "--json of a refused fused
 out=$("$T" gemm -M 8 -N 8 -K 8 --epilogue foo --json 2>/dev/null); rc=$?
 if [ $rc -eq 2 ] && [ -z "$out" ]; then pass "--json usage error: nothing on stdout"
 else fail "--json usage error: exit $rc, stdout '$out'"; fi
+# a reduction the matmul schedule does not cover: exit 2 with the reason
+expect "row_sum with BN < N" 2 'each row of the result, of 77 elements, but the block tile covers 24 \(bn 24\).*give bn >= 77' \
+  gemm -M 100 -N 77 -K 45 --epilogue silu,row_sum --tiles 48,24,5,3,2
+expect "row_sum over 1024 columns" 2 'each row of the result, of 2000 elements; the matmul schedule reduces one in one block, of at most 1024' \
+  gemm -M 10 -N 2000 -K 45 --epilogue row_sum
+expect "an op after the reduction" 2 "'relu' follows row_sum; the reduction comes after the pointwise ops" \
+  gemm -M 8 -N 8 -K 8 --epilogue row_sum,relu
+expect "two reductions" 2 "'col_sum' follows row_sum" gemm -M 8 -N 8 -K 8 --epilogue row_sum,col_sum
 # usage errors: exit 2
 expect "--tiles without --epilogue" 2 '--tiles applies to --epilogue' gemm -M 8 -N 8 -K 8 --tiles 4,4,4,4,4
 expect "--tiles that do not nest" 2 'TM must divide BM' gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 4,4,4,3,4

@@ -16,8 +16,10 @@
 #include "cli.h"
 #include "gemm_fusion.h"
 
-enum { EP_BIAS, EP_BIAS_M, EP_SCALE, EP_RESIDUAL, EP_RELU, EP_GELU, EP_SILU, EP_CAST };
-static const char *const ep_name[] = {"bias", "bias_m", "scale", "residual", "relu", "gelu", "silu", "cast"};
+enum { EP_BIAS, EP_BIAS_M, EP_SCALE, EP_RESIDUAL, EP_RELU, EP_GELU, EP_SILU, EP_CAST, EP_ROW_SUM,
+       EP_ROW_MAX, EP_COL_SUM, EP_COL_MAX };
+static const char *const ep_name[] = {"bias", "bias_m", "scale", "residual", "relu", "gelu", "silu",
+                                      "cast", "row_sum", "row_max", "col_sum", "col_max"};
 
 void gemm_epilogue_init(gemm_epilogue *e) {
   memset(e, 0, sizeof *e);
@@ -30,7 +32,10 @@ void gemm_epilogue_usage(FILE *out) {
         "                          order): bias (a vector of N added to each row), bias_m (of\n"
         "                          M, to each column), scale:X, residual (an input [M, N]\n"
         "                          added), relu, gelu (tanh form), silu, cast:f16|bf16 (last;\n"
-        "                          C is f32 otherwise); the inputs follow A and B in that order\n"
+        "                          C is f32 otherwise); the inputs follow A and B in that order;\n"
+        "                          and one of row_sum, row_max, col_sum, col_max after the\n"
+        "                          pointwise ops: a second output R, the f32 values before the\n"
+        "                          cast reduced over each row ([G][M]) or column ([G][N])\n"
         "  --tiles BM,BN,BK,TM,TN  with --epilogue: the matmul schedule's block tile, K tile and\n"
         "                          accumulators per thread (default: the scheduler's choice)\n",
         out);
@@ -43,6 +48,9 @@ static int parse_item(op_opts *o, gemm_epilogue *e, const char *item, size_t len
   memcpy(buf, item, len), buf[len] = 0;
   if (e->cast != TC_F32)
     return op_usage_error(o, "--epilogue: '%s' follows the cast; the cast comes last", buf);
+  if (e->reduce && strncmp(buf, "cast:", 5) != 0)
+    return op_usage_error(o, "--epilogue: '%s' follows %s; the reduction comes after the pointwise "
+                          "ops (only the cast may follow it)", buf, ep_name[e->reduce]);
   if (e->n == GEMM_EPI_MAX) return op_usage_error(o, "--epilogue: at most %d ops", GEMM_EPI_MAX);
   char *colon = strchr(buf, ':');
   if (colon) *colon = 0;
@@ -51,7 +59,7 @@ static int parse_item(op_opts *o, gemm_epilogue *e, const char *item, size_t len
     if (strcmp(buf, ep_name[i]) == 0) op = i;
   if (op < 0)
     return op_usage_error(o, "--epilogue: unknown op '%s' (bias, bias_m, scale:X, residual, relu, "
-                          "gelu, silu, cast:f16|bf16)", buf);
+                          "gelu, silu, cast:f16|bf16, row_sum, row_max, col_sum, col_max)", buf);
   if ((op == EP_SCALE || op == EP_CAST) != (colon != NULL))
     return op_usage_error(o, "--epilogue: %s %s", buf,
                           colon ? "takes no value" : op == EP_SCALE ? "needs a value: scale:X" : "needs a type: cast:f16 or cast:bf16");
@@ -68,6 +76,7 @@ static int parse_item(op_opts *o, gemm_epilogue *e, const char *item, size_t len
     else return op_usage_error(o, "--epilogue: cast takes f16 or bf16, got '%s'", colon + 1);
     return CLI_OK;
   }
+  if (op >= EP_ROW_SUM) return e->reduce = op, CLI_OK;
   e->ops[e->n++] = op;
   return CLI_OK;
 }
@@ -110,9 +119,11 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
 }
 
 /* The fusion: inputs A, B, then the epilogue's vectors and residuals in
- * list order; in[] gets them, cnt[] their element counts. */
+ * list order; in[] gets them, cnt[] their element counts; *red the
+ * reduction (NULL without). */
 static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_t g, int64_t m,
-                        int64_t n, int64_t k, int ta, int tb, tc_tensor **in, int64_t *cnt, int *nin) {
+                        int64_t n, int64_t k, int ta, int tb, tc_tensor **in, int64_t *cnt, int *nin,
+                        tc_tensor **red) {
   int r = g > 1 ? 3 : 2, o = r - 2;
   int64_t sa[3] = {g}, sb[3] = {g}, sc[3] = {g};
   sa[o] = ta ? k : m, sa[o + 1] = ta ? m : k;
@@ -142,6 +153,13 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
       case EP_GELU: y = tc_unary(f, TC_GELU, y); break;
       default: y = tc_unary(f, TC_SILU, y); break;
     }
+  }
+  *red = NULL;
+  if (y && e->reduce) {
+    int ax = e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX ? -1 : -2;
+    *red = tc_reduce(f, e->reduce == EP_ROW_SUM || e->reduce == EP_COL_SUM ? TC_REDUCE_SUM
+                     : TC_REDUCE_MAX, y, 1, &ax);
+    if (!*red) return NULL;
   }
   if (y && e->cast != TC_F32) y = tc_cast(f, y, e->cast);
   return y;
@@ -191,13 +209,15 @@ static void reference(const gemm_epilogue *e, tc_dtype t, int64_t g, int64_t m, 
 static void list_string(const gemm_epilogue *e, char *buf, size_t cap) {
   size_t at = 0;
   buf[0] = 0;
-  for (int i = 0; i <= e->n && at < cap; i++) {
+  for (int i = 0; i <= e->n + 1 && at < cap; i++) {
     const char *sep = at ? "," : "";
     if (i < e->n && e->ops[i] == EP_SCALE)
       at += (size_t)snprintf(buf + at, cap - at, "%sscale:%g", sep, e->scale[i]);
     else if (i < e->n)
       at += (size_t)snprintf(buf + at, cap - at, "%s%s", sep, ep_name[e->ops[i]]);
-    else if (e->cast != TC_F32)
+    else if (i == e->n && e->reduce)
+      at += (size_t)snprintf(buf + at, cap - at, "%s%s", sep, ep_name[e->reduce]);
+    else if (i > e->n && e->cast != TC_F32)
       at += (size_t)snprintf(buf + at, cap - at, "%scast:%s", sep, tc_dtype_name(e->cast));
   }
 }
@@ -243,6 +263,7 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
     printf(" %s", ep_name[e->ops[i]]);
     if (e->ops[i] == EP_SCALE) printf(":%g", e->scale[i]);
   }
+  if (e->reduce) printf(" %s", ep_name[e->reduce]);
   if (e->cast != TC_F32) printf(" cast:%s", tc_dtype_name(e->cast));
   printf("\n");
   op_print_device(o, r, have_dev, why);
@@ -254,6 +275,25 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
   fflush(stdout);
 }
 
+/* R in plain C: want[] (the f32 values before the cast) reduced over
+ * each row or column in double, within the elements' bounds (their sum
+ * for a sum, the largest for a max) and an f32 sum's rounding. */
+static void reduce_reference(const gemm_epilogue *e, int64_t g, int64_t m, int64_t n,
+                             const double *want, const double *bound, double *rwant, double *rbound) {
+  int rows = e->reduce <= EP_ROW_MAX, sum = e->reduce == EP_ROW_SUM || e->reduce == EP_COL_SUM;
+  int64_t keep = rows ? m : n, len = rows ? n : m, at = 0;
+  for (int64_t q = 0; q < g; q++)
+    for (int64_t i = 0; i < keep; i++, at++) {
+      double v = sum ? 0 : -INFINITY, vabs = 0, err = 0;
+      for (int64_t j = 0; j < len; j++) {
+        int64_t c = (q * m + (rows ? i : j)) * n + (rows ? j : i);
+        v = sum ? v + want[c] : fmax(v, want[c]);
+        vabs += fabs(want[c]), err = sum ? err + bound[c] : fmax(err, bound[c]);
+      }
+      rwant[at] = v, rbound[at] = err + (sum ? (double)len * vabs * 0x1p-23 : 0) + 1e-6;
+    }
+}
+
 int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n, int64_t k,
                       int ta, int tb) {
   if (o->dtype != TC_F32 && o->dtype != TC_F16 && o->dtype != TC_BF16)
@@ -261,8 +301,8 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_fusion *f = tc_fusion_new();
   tc_tensor *in[GEMM_EPI_MAX + 2];
   int64_t cnt[GEMM_EPI_MAX + 2];
-  void *host[GEMM_EPI_MAX + 3] = {NULL};
-  double *want = NULL, *bound = NULL, *times = NULL;
+  void *host[GEMM_EPI_MAX + 4] = {NULL};
+  double *want = NULL, *bound = NULL, *times = NULL, *rwant = NULL, *rbound = NULL;
   int nin = 0, rc = CLI_FAIL;
   tc_kernel *kern = NULL;
   op_report r;
@@ -272,9 +312,10 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
            "--epilogue %s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list);
-  tc_tensor *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin);
+  tc_tensor *red, *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
+  if (!st && red) st = tc_add_output(f, red);
   tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4]};
   if (!st) st = e->tiles[0] ? tc_schedule_matmul(f, o->target, arch, &tl) : tc_schedule_auto(f, o->target, arch);
   if (st) {
@@ -310,7 +351,9 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     tc_tune_fill(host[i], (size_t)cnt[i], t, &seed);
   }
   size_t celems = (size_t)(g * m * n);
-  if (!(host[nin] = calloc(celems, tc_dtype_size(e->cast)))) {
+  size_t relems = !e->reduce ? 0 : (size_t)(g * (e->reduce <= EP_ROW_MAX ? m : n));
+  if (!(host[nin] = calloc(celems, tc_dtype_size(e->cast))) ||
+      (relems && !(host[nin + 1] = calloc(relems, sizeof(float))))) {
     op_fail(o, "cannot allocate C");
     goto out;
   }
@@ -325,6 +368,17 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     r.verified = 1;
     r.bad = tc_tune_check(host[nin], e->cast, NULL, want, bound, celems, &r.max_abs, &r.worst,
                           r.verify_msg, sizeof r.verify_msg);
+    if (relems) {
+      rwant = tc_xmalloc(relems * sizeof *rwant), rbound = tc_xmalloc(relems * sizeof *rbound);
+      reduce_reference(e, g, m, n, want, bound, rwant, rbound);
+      double max_abs, worst;
+      char msg[sizeof r.verify_msg];
+      int64_t bad = tc_tune_check(host[nin + 1], TC_F32, NULL, rwant, rbound, relems, &max_abs,
+                                  &worst, msg, sizeof msg);
+      if (bad && !r.bad) snprintf(r.verify_msg, sizeof r.verify_msg, "R: %.*s", (int)sizeof msg - 8, msg);
+      r.bad += bad;
+      r.max_abs = fmax(r.max_abs, max_abs), r.worst = fmax(r.worst, worst);
+    }
     r.pass = r.bad == 0;
   }
   if (o->time) {
@@ -337,15 +391,15 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     op_set_time(o, &r, times, 2.0 * (double)g * (double)m * (double)n * (double)k);
     times = NULL; /* (op_set_time frees them) */
   }
-  if (!o->json) op_print_run(o, &r, 1, (int64_t)celems);
+  if (!o->json) op_print_run(o, &r, 1, (int64_t)(celems + relems));
   rc = !r.verified || r.pass ? CLI_OK : CLI_FAIL;
 out:
   if (o->json && kern)
     print_json(o, key, list, o->dtype, g, m, n, k, ta, tb, f, kern, &r, rc == CLI_OK);
   else if (o->json)
     op_json_failure(o, key);
-  for (int i = 0; i <= nin; i++) free(host[i]);
-  free(want), free(bound), free(times);
+  for (int i = 0; i <= nin + 1; i++) free(host[i]);
+  free(want), free(bound), free(times), free(rwant), free(rbound);
   tc_kernel_free(kern);
   tc_fusion_free(f);
   return rc;

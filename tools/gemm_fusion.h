@@ -17,6 +17,8 @@ typedef struct gemm_epilogue {
   int ops[GEMM_EPI_MAX], n;   /* the ops in order (gemm_fusion.c's enum) */
   double scale[GEMM_EPI_MAX]; /* scale:X */
   tc_dtype cast;              /* cast:f16 / cast:bf16 (TC_F32: none) */
+  int reduce;                 /* row_sum, row_max, col_sum, col_max: a second
+                                 output R (gemm_fusion.c's enum; 0: none) */
   int64_t tiles[5];           /* --tiles BM,BN,BK,TM,TN (tiles[0] 0: the scheduler's) */
 } gemm_epilogue;
 
