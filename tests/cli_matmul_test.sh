@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_matmul_test.sh - `tilec gemm --epilogue` through the real binary: the
 # GEMM made as a fusion (tc_matmul + the listed ops, one kernel from the
-# matmul scheduler) verified on PoCL (-V 1 against a plain C loop that
-# applies the epilogue) at ragged and prime shapes in three dtypes, with
+# matmul scheduler; a row / column reduction as a second output; A and B
+# stored in another type and cast as they are staged) verified on PoCL
+# (-V 1 against a plain C loop that applies the epilogue) at ragged and prime shapes in three dtypes, with
 # transposes and a batch, and with tiles given by --tiles; --emit with
 # NVRTC / hipcc builds; shared memory over the arch's limit; the usage
 # errors with their exit codes; and the plain gemm still on its gridwise
@@ -55,6 +56,13 @@ else
   expect "row_max with --tiles covering N" 0 '^verify: PASS \(max error .*; 7800 elements\)' \
     gemm -M 100 -N 77 -K 45 --epilogue silu,row_max --tiles 48,80,5,3,5 -V 1
   expect "col_sum, M of 1000" 0 '^verify: PASS' gemm -M 1000 -N 3 -K 5 -t f16 --epilogue col_sum -V 1
+  # --ab-type: A and B stored as f32 (or bf16), cast to -t's type as the tiles are staged
+  expect "--ab-type f32 -t bf16, A^T, row_sum" 0 '^verify: PASS \(max error .*; 6566 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --ab-type f32 --transA 1 --epilogue bias,relu,row_sum -V 1
+  expect "--ab-type: the casts staged" 0 'shared memory \(4096 bytes\) \(computing 1 op on A and 1 on B as they are staged\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --ab-type f32 --epilogue relu
+  expect "--ab-type bf16 -t f16, B^T, batch" 0 '^verify: PASS' \
+    gemm -M 31 -N 17 -K 61 -g 2 -t f16 --ab-type bf16 --transB 1 --epilogue gelu --tiles 16,8,7,2,2 -V 1
   # --json: the gemm command's object, with the fusion's kernel and the scheduler's note
   out=$("$T" gemm -M 67 -N 97 -K 33 -t f16 --epilogue bias,scale:0.5,relu,cast:bf16 -V 1 --json 2>/dev/null); rc=$?
   if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["problem"]; k=d["kernels"][0]
@@ -95,6 +103,8 @@ expect "row_sum over 1024 columns" 2 'each row of the result, of 2000 elements; 
 expect "an op after the reduction" 2 "'relu' follows row_sum; the reduction comes after the pointwise ops" \
   gemm -M 8 -N 8 -K 8 --epilogue row_sum,relu
 expect "two reductions" 2 "'col_sum' follows row_sum" gemm -M 8 -N 8 -K 8 --epilogue row_sum,col_sum
+expect "--ab-type without --epilogue" 2 '--ab-type applies to --epilogue' gemm -M 8 -N 8 -K 8 --ab-type f32
+expect "--ab-type f64" 2 "--ab-type takes f32, f16 or bf16, got 'f64'" gemm -M 8 -N 8 -K 8 --epilogue relu --ab-type f64
 # usage errors: exit 2
 expect "--tiles without --epilogue" 2 '--tiles applies to --epilogue' gemm -M 8 -N 8 -K 8 --tiles 4,4,4,4,4
 expect "--tiles that do not nest" 2 'TM must divide BM' gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 4,4,4,3,4

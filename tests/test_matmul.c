@@ -80,7 +80,7 @@ static void test_misuse(void) {
   /* the matmul schedule's refusals */
   f = tc_fusion_new();
   tc_tensor *x = tc_input(f, TC_F32, 2, s57), *w = tc_input(f, TC_F32, 2, s73);
-  tc_tensor *c = tc_matmul(f, tc_unary(f, TC_EXP, x), w);
+  tc_tensor *c = tc_matmul(f, tc_unary(f, TC_EXP, tc_binary(f, TC_ADD, x, x)), w); /* two operands */
   OK(f, tc_add_output(f, c));
   TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
                strstr(tc_fusion_error(f), "is computed in the fusion"), "%s", tc_fusion_error(f));
@@ -181,6 +181,8 @@ typedef struct mcase {
   float alpha;
   int red; /* a second output reducing the result before the cast: 0 none,
               R_ROW_SUM.. (below) */
+  int pro; /* a prologue: f32 inputs cast to t (1), and B scaled by -1.5
+              and ReLU'd first, A permuted before its cast (2) */
 } mcase;
 
 enum { R_NONE, R_ROW_SUM, R_ROW_MAX, R_COL_SUM, R_COL_MAX, R_NUM };
@@ -192,7 +194,8 @@ static void case_str(const mcase *c, char *buf, size_t cap) {
                    c->trans_a ? " A^T" : "", c->trans_b ? " B^T" : "", tc_dtype_name(c->out_t));
   for (int i = 0; i < c->nsteps && w > 0 && (size_t)w < cap; i++)
     w += snprintf(buf + w, cap - (size_t)w, " %s", ename[c->steps[i]]);
-  if (c->red && w > 0 && (size_t)w < cap) snprintf(buf + w, cap - (size_t)w, " + %s", rname[c->red]);
+  if (c->red && w > 0 && (size_t)w < cap) w += snprintf(buf + w, cap - (size_t)w, " + %s", rname[c->red]);
+  if (c->pro && w > 0 && (size_t)w < cap) snprintf(buf + w, cap - (size_t)w, " prologue %d", c->pro);
 }
 
 static double rounded(tc_dtype t, double v) {
@@ -236,10 +239,18 @@ static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **in, int64_t *c
   sb[o] = c->trans_b ? c->n : c->k, sb[o + 1] = c->trans_b ? c->k : c->n;
   int perm[3] = {0, 1, 2};
   perm[o] = o + 1, perm[o + 1] = o;
-  tc_tensor *a = tc_input(f, c->t, r, sa), *b = tc_input(f, c->t, r, sb);
+  tc_dtype it = c->pro ? TC_F32 : c->t;
+  tc_tensor *a = tc_input(f, it, r, sa), *b = tc_input(f, it, r, sb);
   in[0] = a, in[1] = b, *nin = 2;
   cnt[0] = (c->batch ? c->batch : 1) * c->m * c->k, cnt[1] = (c->batch ? c->batch : 1) * c->k * c->n;
-  tc_tensor *y = tc_matmul(f, c->trans_a ? tc_permute(f, a, perm) : a, c->trans_b ? tc_permute(f, b, perm) : b);
+  if (c->pro == 2) b = tc_unary(f, TC_RELU, tc_binary_scalar(f, TC_MUL, b, -1.5));
+  tc_tensor *pa = c->trans_a ? tc_permute(f, a, perm) : a, *pb = b;
+  if (c->pro) {
+    /* A: the cast after the permute with prologue 2, before it with 1 */
+    pa = c->pro == 2 ? tc_cast(f, pa, c->t) : c->trans_a ? tc_permute(f, tc_cast(f, a, c->t), perm) : tc_cast(f, a, c->t);
+    pb = tc_cast(f, b, c->t);
+  }
+  tc_tensor *y = tc_matmul(f, pa, c->trans_b ? tc_permute(f, pb, perm) : pb);
   if (!y) return NULL;
   for (int s = 0; s < c->nsteps && y; s++) {
     int64_t one = c->n, onem = c->m, full[3] = {c->batch, c->m, c->n};
@@ -304,6 +315,8 @@ static void plain(const mcase *c, double *const *v, double *want, double *tol) {
         for (int64_t k = 0; k < c->k; k++) {
           double x = v[0][q * c->m * c->k + (c->trans_a ? k * c->m + i : i * c->k + k)];
           double y = v[1][q * c->k * c->n + (c->trans_b ? j * c->k + k : k * c->n + j)];
+          if (c->pro == 2) y = fmax(-1.5 * y, 0); /* (exact in f32: 1.5 y of 3 decimals) */
+          if (c->pro) x = rounded(c->t, x), y = rounded(c->t, y);
           s += x * y, sabs += fabs(x * y);
         }
         int64_t e = (q * c->m + i) * c->n + j;
@@ -491,6 +504,38 @@ static void test_epilogue_reductions(void) {
   }
 }
 
+/* Ops before the matmul on its operands (a cast of f32 inputs to the
+ * operand type, a scale and a ReLU), computed as the tiles are staged:
+ * listed ragged shapes with transposes, a batch and each dtype, then
+ * random cases, half of them with random tiles. */
+static void test_operand_prologues(void) {
+  static const int64_t shapes[][3] = {{67, 45, 33}, {1, 1, 1}, {97, 3, 130}, {5, 200, 17}, {31, 17, 61}};
+  static const tc_dtype ts[3] = {TC_F16, TC_BF16, TC_F32};
+  for (int s = 0; s < 5; s++)
+    for (int pro = 1; pro <= 2; pro++) {
+      mcase c = {0};
+      c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2], c.pro = pro;
+      c.t = ts[(s + pro) % 3], c.out_t = TC_F32;
+      c.batch = s == 4 ? 3 : 0, c.trans_a = s % 2, c.trans_b = (s + pro) % 2;
+      c.steps[0] = E_BIAS_N, c.steps[1] = E_RELU, c.nsteps = s == 1 ? 0 : 2;
+      c.red = s == 3 ? R_ROW_SUM : R_NONE;
+      run_case(&c, -20 * s - pro);
+    }
+  for (long i = 0; i < g_cases; i++) {
+    mcase c = random_case();
+    c.pro = 1 + (int)(rnd() % 2);
+    if (i % 2 == 0) {
+      run_case(&c, (int)i);
+      continue;
+    }
+    tc_matmul_tiles t;
+    t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
+    t.bk = 1 + (int64_t)(rnd() % 24);
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
 /* Extents of 1 and primes on each axis, and tiles the shape does not
  * divide; relu(A @ B + bias) in each dtype. */
 static void test_listed_shapes(void) {
@@ -660,6 +705,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_random_fusions);
   TC_RUN(test_random_tiles);
   TC_RUN(test_epilogue_reductions);
+  TC_RUN(test_operand_prologues);
   TC_RUN(test_device_builds);
   TC_MAIN_END();
 }

@@ -37,7 +37,9 @@ void gemm_epilogue_usage(FILE *out) {
         "                          pointwise ops: a second output R, the f32 values before the\n"
         "                          cast reduced over each row ([G][M]) or column ([G][N])\n"
         "  --tiles BM,BN,BK,TM,TN  with --epilogue: the matmul schedule's block tile, K tile and\n"
-        "                          accumulators per thread (default: the scheduler's choice)\n",
+        "                          accumulators per thread (default: the scheduler's choice)\n"
+        "  --ab-type f32|f16|bf16  with --epilogue: A and B are stored in this type and cast\n"
+        "                          to -t's as their tiles are staged (default: -t's)\n",
         out);
 }
 
@@ -101,12 +103,20 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   const char *v = op_value(o, argc, argv, i, "--tiles", rc);
   if (v) return *rc = parse_tiles(o, e, v), 1;
   if (*rc != CLI_OK) return 1;
+  if ((v = op_value(o, argc, argv, i, "--ab-type", rc))) {
+    static const tc_dtype types[3] = {TC_F32, TC_F16, TC_BF16};
+    e->ab_given = 1;
+    for (int k = 0; k < 3; k++)
+      if (strcmp(v, tc_dtype_name(types[k])) == 0) return e->ab_type = types[k], 1;
+    return *rc = op_usage_error(o, "--ab-type takes f32, f16 or bf16, got '%s'", v), 1;
+  }
+  if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);
   if (!v) return *rc != CLI_OK;
-  int64_t tiles[5];
-  memcpy(tiles, e->tiles, sizeof tiles);
+  gemm_epilogue keep = *e;
   gemm_epilogue_init(e);
-  memcpy(e->tiles, tiles, sizeof tiles);
+  memcpy(e->tiles, keep.tiles, sizeof keep.tiles);
+  e->ab_given = keep.ab_given, e->ab_type = keep.ab_type;
   e->given = 1;
   for (const char *p = v;;) {
     size_t len = strcspn(p, ",");
@@ -131,9 +141,12 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
   sc[o] = m, sc[o + 1] = n;
   int perm[3] = {0, 1, 2};
   perm[o] = o + 1, perm[o + 1] = o;
-  in[0] = tc_input(f, t, r, sa), in[1] = tc_input(f, t, r, sb), *nin = 2;
+  tc_dtype st = e->ab_given ? e->ab_type : t;
+  in[0] = tc_input(f, st, r, sa), in[1] = tc_input(f, st, r, sb), *nin = 2;
   cnt[0] = g * m * k, cnt[1] = g * k * n;
-  tc_tensor *y = tc_matmul(f, ta ? tc_permute(f, in[0], perm) : in[0], tb ? tc_permute(f, in[1], perm) : in[1]);
+  /* (with --ab-type, the casts are the operands' prologue) */
+  tc_tensor *a = st != t ? tc_cast(f, in[0], t) : in[0], *b = st != t ? tc_cast(f, in[1], t) : in[1];
+  tc_tensor *y = tc_matmul(f, ta ? tc_permute(f, a, perm) : a, tb ? tc_permute(f, b, perm) : b);
   for (int i = 0; y && i < e->n; i++) {
     bool is_new[3] = {true, true, true};
     switch (e->ops[i]) {
@@ -171,6 +184,14 @@ static double host_value(tc_dtype t, const void *p, int64_t i) {
   return ((const float *)p)[i];
 }
 
+/* An operand's element: stored as st, rounded to t (its cast). */
+static double operand_value(tc_dtype st, tc_dtype t, const void *p, int64_t i) {
+  float v = (float)host_value(st, p, i);
+  if (t == TC_F16) return tc_f16_to_f32(tc_f32_to_f16(v));
+  if (t == TC_BF16) return tc_bf16_to_f32(tc_f32_to_bf16(v));
+  return v;
+}
+
 /* The plain C result and its bound per element. */
 static void reference(const gemm_epilogue *e, tc_dtype t, int64_t g, int64_t m, int64_t n, int64_t k,
                       int ta, int tb, void *const *host, double *want, double *bound) {
@@ -179,8 +200,9 @@ static void reference(const gemm_epilogue *e, tc_dtype t, int64_t g, int64_t m, 
       for (int64_t j = 0; j < n; j++) {
         double s = 0, sabs = 0;
         for (int64_t kk = 0; kk < k; kk++) {
-          double a = host_value(t, host[0], q * m * k + (ta ? kk * m + i : i * k + kk));
-          double b = host_value(t, host[1], q * k * n + (tb ? j * k + kk : kk * n + j));
+          tc_dtype st = e->ab_given ? e->ab_type : t;
+          double a = operand_value(st, t, host[0], q * m * k + (ta ? kk * m + i : i * k + kk));
+          double b = operand_value(st, t, host[1], q * k * n + (tb ? j * k + kk : kk * n + j));
           s += a * b, sabs += fabs(a * b);
         }
         int64_t c = (q * m + i) * n + j;
@@ -257,8 +279,10 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
                        int64_t m, int64_t n, int64_t k, int ta, int tb) {
   int64_t grid[3], block[3];
   tc_kernel_launch_dims(kern, grid, block);
-  printf("problem: gemm %lldx%lldx%lld%s%s%s %s, epilogue", (long long)m, (long long)n, (long long)k,
+  printf("problem: gemm %lldx%lldx%lld%s%s%s %s", (long long)m, (long long)n, (long long)k,
          g > 1 ? " batched" : "", ta ? " A^T" : "", tb ? " B^T" : "", tc_dtype_name(o->dtype));
+  if (e->ab_given) printf(" (A and B stored as %s)", tc_dtype_name(e->ab_type));
+  printf(", epilogue");
   for (int i = 0; i < e->n; i++) {
     printf(" %s", ep_name[e->ops[i]]);
     if (e->ops[i] == EP_SCALE) printf(":%g", e->scale[i]);
@@ -310,8 +334,9 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 160];
   list_string(e, list, sizeof list);
   snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
-           tc_dtype_name(o->dtype), list);
+           "--epilogue %s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+           tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
+           e->ab_given ? tc_dtype_name(e->ab_type) : "");
   tc_tensor *red, *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);

@@ -26,6 +26,8 @@
 /* The longest axis a reduction of the result may reduce: one block
  * covers it (64 threads of 16 accumulators each at most). */
 #define TC_MATMUL_MAX_REDUCED 1024
+/* The most ops between a fusion input and a matmul operand. */
+#define TC_MATMUL_MAX_PROLOGUE 8
 
 static int64_t pow2_at_least(int64_t v, int64_t cap) {
   int64_t p = 1;
@@ -132,6 +134,57 @@ static tc_status check_reduction(tc_fusion *f, const tc_op *red, int r, int o, t
   return TC_OK;
 }
 
+/* The matmul's operand v's prologue: the elementwise ops of one operand
+ * (a cast, a unary op, an op with a constant scalar) that tc_matmul made
+ * on the view of a fusion input (src/ir/matmul.c), and that view, into
+ * pro[] from v's side; each is computed inside v's loops as v's tile is
+ * staged into shared memory.  Refused: an operand computed otherwise. */
+static tc_status check_prologue(tc_fusion *f, tc_tensor *v, tc_tensor **pro, int *n) {
+  tc_tensor *x = v;
+  for (; x->def->kind != TC_OP_BROADCAST && *n < TC_MATMUL_MAX_PROLOGUE; x = x->def->in[0])
+    if (x != v) pro[(*n)++] = x;
+  tc_tensor *in = x->def->in[0];
+  if (x->def->kind != TC_OP_BROADCAST || !in->is_input)
+    return tc_fail(f, TC_ERR_UNSUPPORTED,
+                   "tc_schedule_matmul: the matmul's operand %s is computed in the fusion; "
+                   "the matmul schedule reads its operands from fusion inputs, through a tc_permute "
+                   "and elementwise ops of one operand (casts, unary ops, ops with a constant "
+                   "scalar), which it computes as it stages the tile", in->name);
+  if (x != v) pro[(*n)++] = x;
+  return TC_OK;
+}
+
+/* The prologue pro[0..n) of the operand tile x (in shared memory, its
+ * loops scheduled), computed per element inside x's loops as the tile is
+ * staged: x's loops over the axis it broadcasts along (which it ignores)
+ * moved last, and each tensor of the prologue given x's loops and
+ * inlined into its consumer up to them, so that they run once. */
+static tc_status stage_prologue(tc_fusion *f, tc_tensor *x, tc_tensor **pro, int n) {
+  int old[16], nw[16], nb = 0, nk = 0;
+  for (int l = x->ca_pos; l < x->nloop && l < 16; l++)
+    if (tc_dg_is_broadcast_axis(&f->g, x->loop[l])) old[nb++] = l;
+  int keep = x->nloop - nb;
+  for (int i = 0; i < nb; i++) nw[i] = keep + i;
+  (void)nk;
+  tc_status st = nb ? tc_reorder(x, nb, old, nw) : TC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *p = pro[i];
+    st = tc_replay_like(p, x, NULL, "tc_schedule_matmul");
+    for (int l = 0; l < p->nloop && l < x->nloop && !st; l++)
+      st = tc_parallelize(p, l, f->g.axes[x->loop[l]].ptype);
+    if (!st) st = tc_inline_at(p, keep);
+  }
+  return st;
+}
+
+static bool in_prologue(tc_tensor *const pro[2][TC_MATMUL_MAX_PROLOGUE], const int *npro,
+                        const tc_tensor *t) {
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < npro[k]; i++)
+      if (pro[k][i] == t) return true;
+  return false;
+}
+
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles) {
   tc_clear_error(f);
@@ -170,19 +223,19 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the output %s is the matmul's %s; output the tensor "
                    "tc_matmul returns (or ops after it)", call, out->name,
                    out == acc ? "accumulator" : "operand view");
-  for (int k = 0; k < 2; k++)
-    if (!mm->in[k]->def->in[0]->is_input)
-      return tc_fail(f, TC_ERR_UNSUPPORTED,
-                     "%s: the matmul's operand %s is computed in the fusion (by %s); the matmul "
-                     "schedule reads its operands from fusion inputs (a tc_permute of one is read "
-                     "in place)", call, mm->in[k]->def->in[0]->name, mm->in[k]->def->in[0]->name);
+  tc_tensor *pro[2][TC_MATMUL_MAX_PROLOGUE];
+  int npro[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    tc_status ps = check_prologue(f, mm->in[k], pro[k], &npro[k]);
+    if (ps) return ps;
+  }
   int n;
   tc_op **order = tc_topo_order(f, &n);
   tc_status st = TC_OK;
   int nepi = 0; /* the ops after the matmul, broadcasts of their operands aside */
   for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
-    if (t == acc || t == av || t == bv) continue;
+    if (t == acc || t == av || t == bv || in_prologue(pro, npro, t)) continue;
     if (t->nlogical != r)
       st = tc_fail(f, TC_ERR_UNSUPPORTED,
                    "%s: %s has rank %d but the matmul's result has rank %d; an epilogue op maps "
@@ -224,7 +277,8 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   tc_tensor *racc = rout ? tc_cache_before(rout) : NULL;
   if (rout && !racc) return TC_ERR_SCHEDULE;
   order = tc_topo_order(f, &n);
-#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1])
+#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1] || \
+                    in_prologue(pro, npro, t))
   int64_t ty = tl.bm / tl.tm, tx = tl.bn / tl.tn;
   /* the output: [Mo, No, Mt, Nt, TM, TN] */
   st = tile_mn(out, o, &tl);
@@ -281,6 +335,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     if (!st) st = tc_set_memory_type(ops[k], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[k], frag[k], o + 3);
     if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, ty, tx);
+    if (!st && npro[k]) st = stage_prologue(f, ops[k], pro[k], npro[k]);
   }
 #undef OPERAND
   free(order);
@@ -298,13 +353,17 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
              (long long)(rax == o ? ty : tx), rax == o ? "TIDy" : "TIDx",
              (long long)(rax == o ? tl.tm : tl.tn));
   }
+  char protext[96] = "";
+  if (npro[0] + npro[1])
+    snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
+             npro[0], npro[0] == 1 ? "" : "s", npro[1]);
   snprintf(f->sched_note, sizeof f->sched_note,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
-           "of %lld with A and B staged in shared memory (%lld bytes), %d epilogue op%s before "
+           "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
            "the store%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
            (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
-           (long long)tl.bk, (long long)smem, nepi, nepi == 1 ? "" : "s", redtext);
+           (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext);
   return TC_OK;
 }
