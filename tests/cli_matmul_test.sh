@@ -63,6 +63,14 @@ else
     gemm -M 67 -N 97 -K 33 -t bf16 --ab-type f32 --epilogue relu
   expect "--ab-type bf16 -t f16, B^T, batch" 0 '^verify: PASS' \
     gemm -M 31 -N 17 -K 61 -g 2 -t f16 --ab-type bf16 --transB 1 --epilogue gelu --tiles 16,8,7,2,2 -V 1
+  # --tune: a few tile choices of tc_schedule_matmul, each verified and timed; the fastest runs
+  expect "--tune --tune-max 3" 0 '^tune: tiles [0-9]+,[0-9]+,(8|16),[48],[48] the fastest of 3 candidates \(0 failed\)' \
+    gemm -M 67 -N 97 -K 33 --epilogue bias,relu --tune --tune-max 3 -V 1
+  out=$("$T" gemm -M 40 -N 70 -K 9 -t bf16 --epilogue gelu,row_sum --tune --tune-max 2 -V 1 --json 2>/dev/null); rc=$?
+  if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); t=d["tune"]
+assert t["tried"]==2 and t["skipped"]==0 and t["best_ms"]>0 and t["stored"] is False and d["verify"]["result"]=="PASS"
+assert "128 tiles on BIDy x 1" in d["schedule"]' 2>/dev/null
+  then pass "--tune --json with a row reduction (BN kept at 128)"; else fail "--tune --json: exit $rc: $out"; fi
   # --json: the gemm command's object, with the fusion's kernel and the scheduler's note
   out=$("$T" gemm -M 67 -N 97 -K 33 -t f16 --epilogue bias,scale:0.5,relu,cast:bf16 -V 1 --json 2>/dev/null); rc=$?
   if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["problem"]; k=d["kernels"][0]
@@ -115,6 +123,7 @@ expect "scale without value" 2 'needs a value: scale:X' gemm -M 8 -N 8 -K 8 --ep
 expect "bad scale" 2 "scale takes a number, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue scale:x
 expect "empty op" 2 "an empty op" gemm -M 8 -N 8 -K 8 --epilogue bias,,relu
 expect "with --perf-config" 2 'does not combine with --perf-config' gemm -M 8 -N 8 -K 8 --epilogue relu --perf-config x
+expect "--tune with --tiles" 2 'does not combine with --tune and --tiles together' gemm -M 8 -N 8 -K 8 --epilogue relu --tune --tiles 8,8,8,4,4
 expect "with --kernel tile" 2 'does not combine with --kernel tile' gemm -M 8 -N 8 -K 8 --epilogue relu --kernel tile
 expect "with -t i8" 2 "unknown data type 'i8'" gemm -M 8 -N 8 -K 8 -t i8 --epilogue relu
 expect "--help lists it" 0 '--epilogue LIST' gemm --help

@@ -275,8 +275,8 @@ int cmd_gemm(int argc, char **argv) {
   if (epi.given) {
     /* the fused GEMM comes from the fusion path: its tiles are the matmul
      * scheduler's, not a gridwise perf config */
-    const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config" : o.tune ? "--tune"
-                        : tile.first;
+    const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config"
+                        : o.tune && epi.tiles[0] ? "--tune and --tiles together" : tile.first;
     if (clash) return op_usage_error(&o, "--epilogue does not combine with %s", clash);
     return gemm_epilogue_run(&o, &epi, d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b);
   }

@@ -39,7 +39,9 @@ void gemm_epilogue_usage(FILE *out) {
         "  --tiles BM,BN,BK,TM,TN  with --epilogue: the matmul schedule's block tile, K tile and\n"
         "                          accumulators per thread (default: the scheduler's choice)\n"
         "  --ab-type f32|f16|bf16  with --epilogue: A and B are stored in this type and cast\n"
-        "                          to -t's as their tiles are staged (default: -t's)\n",
+        "                          to -t's as their tiles are staged (default: -t's)\n"
+        "                          (--tune with --epilogue: times a few tile choices, runs the\n"
+        "                          fastest; not with --tiles)\n",
         out);
 }
 
@@ -270,6 +272,7 @@ static void print_json(const op_opts *o, const char *key, const char *list, tc_d
                 (long long)block[0], (long long)block[1], (long long)block[2],
                 (long long)tc_kernel_smem_bytes(kern));
   op_json_run(&j, o, r, 1);
+  op_json_tune(&j, r);
   op_json_end(&j, ok);
 }
 
@@ -318,6 +321,120 @@ static void reduce_reference(const gemm_epilogue *e, int64_t g, int64_t m, int64
     }
 }
 
+/* Checks C (host[nin]) and R (host[nin + 1], relems of them) against the
+ * plain C loop: the result into r (bad, max_abs, worst, the message). */
+static void verify_outputs(const gemm_epilogue *e, tc_dtype t, int64_t g, int64_t m, int64_t n,
+                           int64_t k, int ta, int tb, void *const *host, int nin, size_t relems,
+                           op_report *r) {
+  size_t celems = (size_t)(g * m * n);
+  double *want = tc_xmalloc(celems * sizeof *want), *bound = tc_xmalloc(celems * sizeof *bound);
+  reference(e, t, g, m, n, k, ta, tb, host, want, bound);
+  r->verified = 1;
+  r->bad = tc_tune_check(host[nin], e->cast, NULL, want, bound, celems, &r->max_abs, &r->worst,
+                         r->verify_msg, sizeof r->verify_msg);
+  if (relems) {
+    double *rwant = tc_xmalloc(relems * sizeof *rwant), *rbound = tc_xmalloc(relems * sizeof *rbound);
+    reduce_reference(e, g, m, n, want, bound, rwant, rbound);
+    double max_abs, worst;
+    char msg[sizeof r->verify_msg];
+    int64_t bad = tc_tune_check(host[nin + 1], TC_F32, NULL, rwant, rbound, relems, &max_abs,
+                                &worst, msg, sizeof msg);
+    if (bad && !r->bad) snprintf(r->verify_msg, sizeof r->verify_msg, "R: %.*s", (int)sizeof msg - 8, msg);
+    r->bad += bad;
+    r->max_abs = fmax(r->max_abs, max_abs), r->worst = fmax(r->worst, worst);
+    free(rwant), free(rbound);
+  }
+  r->pass = r->bad == 0;
+  free(want), free(bound);
+}
+
+/* --tune: tc_schedule_matmul's tiles from a small space (block tiles of
+ * 32 to 128, K tiles of 8 and 16, 4x4, 4x8, 8x4 or 8x8 accumulators per
+ * thread, 16 to 512 threads; with a reduction the reduced axis's block
+ * tile stays the scheduler's), each compiled, run on the same data,
+ * verified and timed (the median of 3 runs); at most --tune-max of them
+ * (default 16), in that order.  The fastest that verifies into best[];
+ * CLI_OK, or CLI_FAIL when none ran. */
+static int tune_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n,
+                      int64_t k, int ta, int tb, const char *arch, op_report *r, int64_t *best) {
+  static const int64_t blk[3] = {32, 64, 128}, ks[2] = {8, 16}, th[4][2] = {{4, 4}, {4, 8}, {8, 4}, {8, 8}};
+  int cap = o->tune_max ? o->tune_max : TC_TUNE_DEFAULT_MAX, cands = 0, tried = 0, failed = 0;
+  double best_ms = INFINITY;
+  int rows = e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX, cols = e->reduce && !rows;
+  int64_t pm = 1, pn = 1;
+  while (pm < m) pm *= 2;
+  while (pn < n) pn *= 2;
+  if (rows && pn < 4) pn = 4;
+  if (cols && pm < 4) pm = 4;
+  int64_t list[72][5];
+  for (int c = 0; c < 72; c++) {
+    int64_t *t = list[cands];
+    t[0] = cols ? pm : blk[c / 24], t[1] = rows ? pn : blk[c / 8 % 3], t[2] = ks[c / 4 % 2];
+    t[3] = th[c % 4][0], t[4] = th[c % 4][1];
+    if ((cols && c / 24) || (rows && c / 8 % 3)) continue; /* (the reduced tile is fixed) */
+    int64_t threads = (t[0] / t[3]) * (t[1] / t[4]);
+    if (t[0] % t[3] || t[1] % t[4] || threads < 16 || threads > 512 || (t[0] > 32 && t[0] >= 2 * pm) ||
+        (t[1] > 32 && t[1] >= 2 * pn))
+      continue;
+    cands++;
+  }
+  fprintf(stderr, "tuning the fused GEMM's tiles on %s (%d candidates, at most %d tried)\n",
+          r->device, cands, cap);
+  void *host[GEMM_EPI_MAX + 4] = {NULL};
+  int nin = 0;
+  for (int q = 0; q < cands && q < cap; q++) {
+    /* evenly spread over the candidates when there are more than cap */
+    const int64_t *t = list[cands > cap ? (int)((int64_t)q * cands / cap) : q];
+    tried++;
+    tc_fusion *f = tc_fusion_new();
+    tc_tensor *in[GEMM_EPI_MAX + 2], *red;
+    int64_t cnt[GEMM_EPI_MAX + 2];
+    tc_tensor *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
+    tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
+    if (!st && red) st = tc_add_output(f, red);
+    tc_matmul_tiles tl = {t[0], t[1], t[2], t[3], t[4]};
+    if (!st) st = tc_schedule_matmul(f, o->target, arch, &tl);
+    tc_compile_options opt = {o->target, arch, "gemm_fused"};
+    tc_kernel *kern = st ? NULL : tc_compile(f, &opt, &st);
+    size_t relems = !e->reduce ? 0 : (size_t)(g * (rows ? m : n));
+    if (kern && !host[0]) { /* the data, once */
+      uint64_t seed = 0x5eed0e11ull;
+      for (int i = 0; i < nin; i++) {
+        host[i] = tc_xcalloc((size_t)cnt[i], tc_dtype_size(tc_tensor_dtype(in[i])));
+        tc_tune_fill(host[i], (size_t)cnt[i], tc_tensor_dtype(in[i]), &seed);
+      }
+      host[nin] = tc_xcalloc((size_t)(g * m * n), tc_dtype_size(e->cast));
+      if (relems) host[nin + 1] = tc_xcalloc(relems, sizeof(float));
+    }
+    double ms[3] = {0, 0, 0}, first;
+    op_report v;
+    memset(&v, 0, sizeof v);
+    if (kern && (st = tc_kernel_run(kern, host, o->device, &first)) == TC_OK) {
+      verify_outputs(e, o->dtype, g, m, n, k, ta, tb, host, nin, relems, &v);
+      for (int i = 0; i < 3 && st == TC_OK && v.pass; i++) st = tc_kernel_run(kern, host, o->device, &ms[i]);
+    }
+    if (kern && st == TC_OK && v.pass) {
+      double med = op_median(ms, 3);
+      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld: %.4f ms\n", (long long)t[0], (long long)t[1],
+              (long long)t[2], (long long)t[3], (long long)t[4], med);
+      if (med < best_ms) best_ms = med, memcpy(best, t, 5 * sizeof *t);
+    } else {
+      failed++;
+      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld: %s\n", (long long)t[0], (long long)t[1],
+              (long long)t[2], (long long)t[3], (long long)t[4],
+              !kern ? tc_fusion_error(f) : st ? tc_kernel_error(kern) : "wrong result");
+    }
+    tc_kernel_free(kern);
+    tc_fusion_free(f);
+  }
+  for (int i = 0; i <= nin + 1; i++) free(host[i]);
+  r->tuned = 1;
+  r->tune.candidates = cands, r->tune.tried = tried, r->tune.skipped = failed;
+  r->tune.best_ms = best_ms, r->tune.stored = 0;
+  if (!isfinite(best_ms)) return op_fail(o, "tuning failed: none of %d tile choices ran correctly", tried);
+  return CLI_OK;
+}
+
 int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n, int64_t k,
                       int ta, int tb) {
   if (o->dtype != TC_F32 && o->dtype != TC_F16 && o->dtype != TC_BF16)
@@ -326,7 +443,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_tensor *in[GEMM_EPI_MAX + 2];
   int64_t cnt[GEMM_EPI_MAX + 2];
   void *host[GEMM_EPI_MAX + 4] = {NULL};
-  double *want = NULL, *bound = NULL, *times = NULL, *rwant = NULL, *rbound = NULL;
+  double *times = NULL;
   int nin = 0, rc = CLI_FAIL;
   tc_kernel *kern = NULL;
   op_report r;
@@ -337,8 +454,20 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
            "--epilogue %s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "");
-  tc_tensor *red, *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
+  gemm_epilogue tuned;
+  if (o->tune) {
+    char why[2048] = "";
+    int runs;
+    int64_t best[5];
+    if (!op_find_device(o, &r, &runs, why, sizeof why) ||
+        tune_tiles(o, e, g, m, n, k, ta, tb, arch, &r, best) != CLI_OK)
+      goto out;
+    tuned = *e;
+    memcpy(tuned.tiles, best, sizeof best);
+    e = &tuned;
+  }
+  tc_tensor *red, *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
   if (!st && red) st = tc_add_output(f, red);
   tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4]};
@@ -358,6 +487,11 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   int runs, have_dev = op_find_device(o, &r, &runs, why, sizeof why);
   if (!have_dev && runs) goto out;
   if (!o->json) print_text(o, e, &r, have_dev, why, f, kern, g, m, n, k, ta, tb);
+  if (!o->json && r.tuned)
+    printf("tune: tiles %lld,%lld,%lld,%lld,%lld the fastest of %d candidates (%d failed), %.4f "
+           "ms\n", (long long)e->tiles[0], (long long)e->tiles[1], (long long)e->tiles[2],
+           (long long)e->tiles[3], (long long)e->tiles[4], r.tune.tried, r.tune.skipped,
+           r.tune.best_ms);
   if (o->emit) {
     if (op_write_file(o, o->emit, tc_kernel_source(kern)) != CLI_OK) goto out;
     if (!o->json) printf("emit: 1 kernel written to %s\n", o->emit);
@@ -387,25 +521,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     goto out;
   }
   r.ran = 1;
-  if (o->verify) {
-    want = tc_xmalloc(celems * sizeof *want), bound = tc_xmalloc(celems * sizeof *bound);
-    reference(e, o->dtype, g, m, n, k, ta, tb, host, want, bound);
-    r.verified = 1;
-    r.bad = tc_tune_check(host[nin], e->cast, NULL, want, bound, celems, &r.max_abs, &r.worst,
-                          r.verify_msg, sizeof r.verify_msg);
-    if (relems) {
-      rwant = tc_xmalloc(relems * sizeof *rwant), rbound = tc_xmalloc(relems * sizeof *rbound);
-      reduce_reference(e, g, m, n, want, bound, rwant, rbound);
-      double max_abs, worst;
-      char msg[sizeof r.verify_msg];
-      int64_t bad = tc_tune_check(host[nin + 1], TC_F32, NULL, rwant, rbound, relems, &max_abs,
-                                  &worst, msg, sizeof msg);
-      if (bad && !r.bad) snprintf(r.verify_msg, sizeof r.verify_msg, "R: %.*s", (int)sizeof msg - 8, msg);
-      r.bad += bad;
-      r.max_abs = fmax(r.max_abs, max_abs), r.worst = fmax(r.worst, worst);
-    }
-    r.pass = r.bad == 0;
-  }
+  if (o->verify) verify_outputs(e, o->dtype, g, m, n, k, ta, tb, host, nin, relems, &r);
   if (o->time) {
     times = tc_xcalloc((size_t)o->iters, sizeof *times);
     for (int i = 0; i < o->iters; i++)
@@ -424,7 +540,7 @@ out:
   else if (o->json)
     op_json_failure(o, key);
   for (int i = 0; i <= nin + 1; i++) free(host[i]);
-  free(want), free(bound), free(times), free(rwant), free(rbound);
+  free(times);
   tc_kernel_free(kern);
   tc_fusion_free(f);
   return rc;
