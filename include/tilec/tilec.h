@@ -284,8 +284,12 @@ tc_tensor *tc_welford(tc_fusion *f, tc_tensor *in, int naxes, const int *axes, t
  * products are formed and summed in f32 and the result is f32 (cast it
  * with tc_cast for f16 / bf16).  A transposed operand is a tc_permute of
  * it: matmul reads the permuted tensor's source in place (the permute is
- * folded into the operand).  Shapes that do not agree, ranks other than
- * 2 and 3 and integer operands are refused (NULL, TC_ERR_ARGUMENT). */
+ * folded into the operand).  An operand made from a fusion input by
+ * casts, unary ops, ops with a constant scalar and permutes (f32 inputs
+ * cast to f16, say) is read from the input with those ops made again
+ * on the operand's view, so that a matmul schedule computes them as it
+ * stages the operand.  Shapes that do not agree, ranks other than 2 and
+ * 3 and integer operands are refused (NULL, TC_ERR_ARGUMENT). */
 tc_tensor *tc_matmul(tc_fusion *f, tc_tensor *a, tc_tensor *b);
 /* The accumulator of the matmul that made t (t as tc_matmul returned
  * it): the [M, N, rK] tensor that a schedule splits and binds; NULL when
@@ -413,12 +417,18 @@ typedef struct tc_matmul_tiles {
  * loops; per K tile each block copies its tiles of A and B to shared
  * memory (between barriers), per K step each thread its tm values of A
  * and tn of B to registers; the epilogue runs on each thread's
- * registers before the one store.  tiles NULL: chosen from the shapes
+ * registers before the one store.  An operand's prologue (tc_matmul) is
+ * computed as its tile is staged.  One tc_reduce of the result (or of an
+ * epilogue op) over its rows or columns may be an output beside the
+ * result, or alone: one block covers the reduced axis (at most 1024
+ * long; tiles NULL then spans it, given tiles must) and combines its
+ * threads' partials.  tiles NULL: chosen from the shapes
  * and dtype (tc_schedule_auto does this for a fusion with a matmul); the
  * edges that tiles do not divide are predicated.  The choice is the
  * fusion's schedule note.  TC_ERR_UNSUPPORTED for fusions it does not
- * schedule (two matmuls, reductions, an operand computed in the fusion
- * other than by tc_permute of an input), TC_ERR_ARGUMENT for tiles that
+ * schedule (two matmuls, other reductions, a reduced axis longer than
+ * the block tile, an operand computed in the fusion other than by a
+ * prologue over an input), TC_ERR_ARGUMENT for tiles that
  * do not nest (tm dividing bm, tn dividing bn, all >= 1); the shared
  * memory limit of the arch is checked when the kernel is compiled. */
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
