@@ -32,7 +32,11 @@ void gemm_epilogue_usage(FILE *out) {
         "                          added), relu, gelu (tanh form), silu, cast:f16|bf16 (last;\n"
         "                          C is f32 otherwise); the inputs follow A and B in that order\n"
         "  --tiles BM,BN,BK,TM,TN  with --epilogue: the matmul schedule's block tile, K tile and\n"
-        "                          accumulators per thread (default: the scheduler's choice)\n",
+        "                          accumulators per thread (default: the scheduler's choice)\n"
+        "  --macro fma|mma         with --tiles: the products as FMA outer products (default)\n"
+        "                          or as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
+        "                          opencl); then TM x TN is each warp's tile (multiples of\n"
+        "                          16 x 8), BK a multiple of 16, and the tiles divide M, N, K\n",
         out);
 }
 
@@ -92,12 +96,22 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   const char *v = op_value(o, argc, argv, i, "--tiles", rc);
   if (v) return *rc = parse_tiles(o, e, v), 1;
   if (*rc != CLI_OK) return 1;
+  v = op_value(o, argc, argv, i, "--macro", rc);
+  if (v) {
+    if (strcmp(v, "fma") && strcmp(v, "mma"))
+      return *rc = op_usage_error(o, "--macro takes fma or mma, got '%s'", v), 1;
+    e->macro = strcmp(v, "mma") ? TC_MACRO_FMA : TC_MACRO_MMA_M16N8K16;
+    return 1;
+  }
+  if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);
   if (!v) return *rc != CLI_OK;
   int64_t tiles[5];
+  int macro = e->macro;
   memcpy(tiles, e->tiles, sizeof tiles);
   gemm_epilogue_init(e);
   memcpy(e->tiles, tiles, sizeof tiles);
+  e->macro = macro;
   e->given = 1;
   for (const char *p = v;;) {
     size_t len = strcspn(p, ",");
@@ -203,7 +217,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_tensor *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin);
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
-  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4]};
+  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro};
   if (!st) st = e->tiles[0] ? tc_schedule_matmul(f, o->target, arch, &tl) : tc_schedule_auto(f, o->target, arch);
   if (st) {
     rc = op_invalid(o, "%s", op_api_message(tc_fusion_error(f)));

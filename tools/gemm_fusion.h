@@ -18,10 +18,11 @@ typedef struct gemm_epilogue {
   double scale[GEMM_EPI_MAX]; /* scale:X */
   tc_dtype cast;              /* cast:f16 / cast:bf16 (TC_F32: none) */
   int64_t tiles[5];           /* --tiles BM,BN,BK,TM,TN (tiles[0] 0: the scheduler's) */
+  int macro;                  /* --macro fma|mma: TC_MACRO_* (with --tiles) */
 } gemm_epilogue;
 
 void gemm_epilogue_init(gemm_epilogue *e);
-/* Tries --epilogue and --tiles at argv[*i] (like op_common_option): 1
+/* Tries --epilogue, --tiles and --macro at argv[*i] (like op_common_option): 1
  * when it was one (advancing *i past its value), with *rc = CLI_USAGE
  * after a message on a bad value; 0 when it is not. */
 int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, int *i, int *rc);

@@ -403,7 +403,15 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
  * accumulators in registers ((bm / tm) x (bn / tn) threads). */
 typedef struct tc_matmul_tiles {
   int64_t bm, bn, bk, tm, tn;
+  /* the op type of the products: TC_MACRO_FMA (0, the default) or
+   * TC_MACRO_MMA_M16N8K16 (NVIDIA's warp-level mma.sync; then tm x tn is
+   * each warp's tile, a multiple of 16 x 8, and bk a multiple of 16;
+   * docs/matmul.md) */
+  int macro;
 } tc_matmul_tiles;
+
+/* The op types of a matmul's products (tc_matmul_tiles.macro). */
+enum { TC_MACRO_FMA = 0, TC_MACRO_MMA_M16N8K16 = 1 };
 
 /* Schedules an unscheduled fusion that holds one tc_matmul and ops after
  * it that map onto its result's elements (its epilogue: bias, scaling,

@@ -54,14 +54,7 @@ static bool uses_var(const tc_expr *e, int64_t id) {
 
 /* e with variable id replaced by val. */
 static const tc_expr *subst(tc_epool *p, const tc_expr *e, int64_t id, const tc_expr *val) {
-  switch (e->op) {
-    case TC_E_CONST: return e;
-    case TC_E_VAR: return e->val == id ? val : e;
-    case TC_E_NOT: return tc_e_not(p, subst(p, e->a, id, val));
-    case TC_E_SELECT:
-      return tc_e_select(p, subst(p, e->a, id, val), subst(p, e->b, id, val), subst(p, e->c, id, val));
-    default: return tc_e_bin(p, e->op, subst(p, e->a, id, val), subst(p, e->b, id, val));
-  }
+  return tc_e_subst(p, e, 1, &id, &val);
 }
 
 /* ---- placement of the allocations ------------------------------------ */

@@ -82,10 +82,31 @@ static void inline_deepest(tc_tensor *t) {
   tc_clear_error(t->f);
 }
 
+tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip) {
+  int n;
+  tc_op **order = tc_topo_order(f, &n);
+  tc_status st = TC_OK;
+  bool *operand = tc_xcalloc((size_t)f->ntensors, sizeof *operand);
+  for (int i = 0; i < nskip; i++) operand[skip[i]->id] = true;
+  operand[out->id] = true;
+  int *pos = tc_ref_positions(f, out);
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *t = order[i]->out;
+    if (!operand[t->id]) st = tc_replay_like(t, out, pos + t->id * 16, "tc_schedule_matmul");
+  }
+  free(pos);
+  if (!st) st = tc_parallelize_all_like(out);
+  for (int i = n - 1; i >= 0 && !st; i--)
+    if (!operand[order[i]->out->id]) inline_deepest(order[i]->out);
+  free(operand);
+  free(order);
+  return st;
+}
+
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles) {
   tc_clear_error(f);
-  (void)target, (void)arch; /* one FMA schedule for the three targets */
+  (void)arch;
   const char *call = "tc_schedule_matmul";
   tc_op *mm = NULL;
   for (int i = 0; i < f->nops; i++) {
@@ -140,11 +161,13 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
+  if (tl.macro == TC_MACRO_MMA_M16N8K16) return tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
+  if (tl.macro != TC_MACRO_FMA)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA or "
+                   "TC_MACRO_MMA_M16N8K16", call, tl.macro);
   /* (nothing is changed before this point) each thread's fragments of the
    * operands, in registers */
   if (!(frag[0] = tc_cache_after(av)) || !(frag[1] = tc_cache_after(bv))) return TC_ERR_SCHEDULE;
-  order = tc_topo_order(f, &n);
-#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1])
   int64_t ty = tl.bm / tl.tm, tx = tl.bn / tl.tn;
   /* the output: [Mo, No, Mt, Nt, TM, TN] */
   st = tile_mn(out, o, &tl);
@@ -167,19 +190,8 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (!st) st = tc_parallelize(acc, o + 4, TC_TIDX);
   if (!st) st = tc_parallelize(acc, o + 6, TC_UNROLL);
   if (!st) st = tc_parallelize(acc, o + 7, TC_UNROLL);
-  /* the epilogue, like the output */
-  int *pos = tc_ref_positions(f, out);
-  for (int i = 0; i < n && !st; i++) {
-    tc_tensor *t = order[i]->out;
-    if (OPERAND(t) || t == out) continue;
-    st = tc_replay_like(t, out, pos + t->id * 16, call);
-  }
-  free(pos);
-  if (!st) st = tc_parallelize_all_like(out);
-  for (int i = n - 1; i >= 0 && !st; i--) {
-    tc_tensor *t = order[i]->out;
-    if (!OPERAND(t) && t != out) inline_deepest(t);
-  }
+  tc_tensor *skip[5] = {acc, av, bv, frag[0], frag[1]};
+  if (!st) st = tc_matmul_epilogue_like_out(f, out, skip, 5);
   if (!st) st = tc_inline_at(acc, o + 2);
   /* the operand tiles */
   static const int a_to[5] = {2, 0, 4, 3, 1}, b_to[5] = {0, 3, 2, 1, 4};
@@ -192,8 +204,6 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     if (!st) st = tc_compute_at(ops[k], frag[k], o + 3);
     if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, ty, tx);
   }
-#undef OPERAND
-  free(order);
   if (st) return st;
   int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype);
   char batch[48] = "";

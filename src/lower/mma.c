@@ -1,0 +1,121 @@
+/* mma.c - a matmul's statement as one warp-wide mma.sync m16n8k16 (see
+ * mma.h; the layouts are the PTX ISA's "Matrix Fragments for
+ * mma.m16n8k16 with floating point type", docs/mma.md).
+ *
+ * With g = lane / 4 and t = lane % 4, and the accumulator's 16 x 8 tile
+ * split as row = 8 * ihi + ilo, column = 2 * jhi + jlo, lane = 4 * ilo +
+ * jhi (so in the statement's indices ilo is tidx / 4 and jhi tidx % 4):
+ *   A register r (rows g + 8 (r % 2), K columns 2t + 8 (r / 2) + h, h the
+ *     half): ihi := r % 2, k16 := 2t + 8 (r / 2) + h (A reads no column);
+ *   B register r (K rows 2t + 8r + h, column g): k16 := 2t + 8r + h, and
+ *     the column g = 2 jhi + jlo: tidx := lane / 8 (B reads tidx only
+ *     through jhi = tidx % 4), jlo := g % 2 (B reads no row);
+ *   accumulator v (row g + 8 (v / 2), column 2t + v % 2): ihi := v / 2,
+ *     jlo := v % 2, which is the statement's own output index. */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../target/target.h"
+#include "mma.h"
+
+/* The loop around n when it holds n alone, of the extent given, else NULL. */
+static tc_knode *only_loop(tc_knode *n, int64_t extent) {
+  tc_knode *p = n->parent;
+  return p && p->kind == TC_K_LOOP && p->nbody == 1 && p->loop.extent == extent ? p : NULL;
+}
+
+static void free_loops(tc_knode *n, const tc_knode *keep) {
+  for (int i = 0; i < n->nbody; i++)
+    if (n->body[i] != keep) free_loops(n->body[i], keep);
+  free(n->body);
+  free(n);
+}
+
+static bool is_mma(const tc_knode *s) {
+  const tc_op *op = s->stmt.op;
+  return s->stmt.red.kind == TC_RED_ACC && op->kind == TC_OP_MATMUL &&
+         op->out->macro == TC_MACRO_MMA_M16N8K16;
+}
+
+typedef struct found {
+  tc_knode **s;
+  int n, cap;
+} found;
+
+static int collect(tc_knode *s, void *ctx) {
+  found *fd = ctx;
+  if (is_mma(s)) TC_PUSH(fd->s, fd->n, fd->cap, s);
+  return 0;
+}
+
+static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char *arch) {
+  tc_fusion *f = k->f;
+  tc_op *op = s->stmt.op;
+  tc_target_info ti;
+  tc_target_info_make(target, arch, &ti, NULL);
+  if (target != TC_TARGET_OPENCL && !(ti.features & TC_FEAT_MMA_SYNC)) {
+    if (target != TC_TARGET_CUDA)
+      return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s is a matmul of mma.sync m16n8k16, an "
+                     "NVIDIA instruction that target %s does not have (the OpenCL target emulates "
+                     "it): use the FMA macro", op->out->name, ti.name);
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: mma.sync m16n8k16 with f16/bf16 operands "
+                   "needs arch sm_80 or later, but the arch is %s%s", ti.arch,
+                   ti.arch_given ? "" : " (the default)");
+  }
+  tc_dtype in = op->in[0]->dtype;
+  if ((in != TC_F16 && in != TC_BF16) || op->in[1]->dtype != in)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: mma.sync m16n8k16 multiplies f16 or bf16 "
+                   "operands, but %s's are %s", op->out->name, tc_dtype_name(in));
+  if (k->block[0] != 32 || !s->stmt.in_index[0] || !s->stmt.in_index[1])
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma needs the 32 lanes of a warp on TIDx "
+                   "(the block has %lld)", op->out->name, (long long)k->block[0]);
+  tc_knode *lk = only_loop(s, 16), *lj = lk ? only_loop(lk, 2) : NULL, *li = lj ? only_loop(lj, 2) : NULL;
+  if (!li)
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's statement is not inside the loops of one "
+                   "lane's 2 x 2 accumulators and the 16 K steps of mma.sync m16n8k16 (schedule it "
+                   "with tc_schedule_matmul)", op->out->name);
+  if (!tc_e_is_const(s->stmt.pred, 1))
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma would need a predicate (a tile that "
+                   "M, N or K does not fill); the warp-wide instruction is not predicated",
+                   op->out->name);
+  tc_epool *p = k->pool;
+  const tc_expr *lane = k->pvar[3], *t = tc_e_modc(p, lane, 4), *g = tc_e_divc(p, lane, 4);
+  int64_t ids[4] = {li->loop.var->val, lj->loop.var->val, lk->loop.var->val, lane->val};
+  tc_kmma *m = &s->stmt.mma;
+  for (int e = 0; e < 8; e++) { /* A: ihi, jlo, k16, lane */
+    int r = e / 2, h = e % 2;
+    const tc_expr *v[4] = {tc_e_const(p, r % 2), tc_e_const(p, 0),
+                           tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * (r / 2) + h), lane};
+    m->a[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, v));
+  }
+  for (int e = 0; e < 4; e++) { /* B */
+    int r = e / 2, h = e % 2;
+    const tc_expr *v[4] = {tc_e_const(p, 0), tc_e_modc(p, g, 2),
+                           tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * r + h), tc_e_divc(p, lane, 8)};
+    m->b[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, v));
+  }
+  for (int e = 0; e < 4; e++) { /* the accumulators */
+    const tc_expr *v[4] = {tc_e_const(p, e / 2), tc_e_const(p, e % 2), tc_e_const(p, 0), lane};
+    m->c[e] = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 4, ids, v));
+  }
+  m->kind = TC_MMA_M16N8K16, m->in = in;
+  /* the statement takes the place of the three loops */
+  tc_knode *parent = li->parent;
+  for (int i = 0; i < parent->nbody; i++)
+    if (parent->body[i] == li) parent->body[i] = s;
+  s->parent = parent;
+  s->sync_before |= li->sync_before | lj->sync_before | lk->sync_before;
+  free_loops(li, s);
+  k->nmma++;
+  k->mma_warps = (int)(k->block[0] * k->block[1] * k->block[2] / 32);
+  return TC_OK;
+}
+
+tc_status tc_mma_lower(tc_kir *k, tc_target target, const char *arch) {
+  found fd = {0};
+  tc_knode_each_stmt(k->root, collect, &fd); /* then changed, not while walking */
+  tc_status st = TC_OK;
+  for (int i = 0; i < fd.n && !st; i++) st = lower_stmt(k, fd.s[i], target, arch);
+  free(fd.s);
+  return st;
+}

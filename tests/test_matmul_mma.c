@@ -1,0 +1,211 @@
+/* test_matmul_mma.c - the matmul whose products are mma.sync m16n8k16
+ * (tc_matmul_tiles.macro = TC_MACRO_MMA_M16N8K16): f16 and bf16 operands,
+ * with and without a fused epilogue (bias, ReLU), several warp tilings,
+ * run on OpenCL (PoCL, through the emulation of the instruction, whose
+ * lane layouts are written independently of the lowering's) against a
+ * plain C loop; the CUDA kernel holds the instruction and builds with
+ * NVRTC for sm_80; the refusals (f32 operands, HIP, shapes the tiles do
+ * not divide, tiles that are not multiples of the macro). */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tilec/tilec.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+static uint64_t g_state = 0x2545f4914f6cdd1dull;
+static uint64_t rnd(void) {
+  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
+  return g_state;
+}
+
+/* n values of t in [-2, 2] (exact in t), and the same values as doubles */
+static uint16_t *values(tc_dtype t, int64_t n, double *v) {
+  uint16_t *p = malloc((size_t)n * 2);
+  for (int64_t i = 0; i < n; i++) {
+    float x = (float)((int64_t)(rnd() % 4001) - 2000) / 1000.0f;
+    p[i] = t == TC_F16 ? tc_f32_to_f16(x) : tc_f32_to_bf16(x);
+    v[i] = t == TC_F16 ? tc_f16_to_f32(p[i]) : tc_bf16_to_f32(p[i]);
+  }
+  return p;
+}
+
+typedef struct mcase {
+  int64_t m, n, k;
+  tc_dtype t;
+  int epilogue; /* 1: relu(A @ B + bias) */
+  tc_matmul_tiles tiles;
+} mcase;
+
+/* y = A @ B (+ bias, relu); bias_out the bias input or NULL */
+static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **a, tc_tensor **b,
+                        tc_tensor **bias) {
+  int64_t sa[2] = {c->m, c->k}, sb[2] = {c->k, c->n};
+  *a = tc_input(f, c->t, 2, sa), *b = tc_input(f, c->t, 2, sb);
+  tc_tensor *y = tc_matmul(f, *a, *b);
+  *bias = NULL;
+  if (c->epilogue && y) {
+    bool is_new[2] = {true, false};
+    *bias = tc_input(f, TC_F32, 1, &c->n);
+    y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, y, tc_broadcast(f, *bias, 2, is_new)));
+  }
+  return y;
+}
+
+static void run_case(const mcase *c) {
+  char desc[128];
+  snprintf(desc, sizeof desc, "%lldx%lldx%lld %s%s tiles %lldx%lldx%lld/%lldx%lld",
+           (long long)c->m, (long long)c->n, (long long)c->k, tc_dtype_name(c->t),
+           c->epilogue ? " bias,relu" : "", (long long)c->tiles.bm, (long long)c->tiles.bn,
+           (long long)c->tiles.bk, (long long)c->tiles.tm, (long long)c->tiles.tn);
+  tc_fusion *f = tc_fusion_new();
+  tc_tensor *ta, *tb, *tbias;
+  tc_tensor *y = build(f, c, &ta, &tb, &tbias);
+  TC_REQUIRE(y, "%s: %s", desc, tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &c->tiles));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "mma.sync m16n8k16") != NULL, "%s: note %s", desc,
+           tc_fusion_schedule_note(f));
+  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "mm"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k != NULL, "%s: %s", desc, tc_fusion_error(f));
+  if (!k) {
+    tc_fusion_free(f);
+    return;
+  }
+  /* one emulated instruction per 16 x 8 tile, no scalar products */
+  const char *src = tc_kernel_source(k);
+  TC_CHECK(strstr(src, "tc_mma_emu(") != NULL, "%s: no mma in\n%s", desc, src);
+  int64_t m = c->m, n = c->n, kk = c->k;
+  double *va = malloc((size_t)(m * kk) * sizeof(double)), *vb = malloc((size_t)(kk * n) * sizeof(double));
+  double bias[512];
+  uint16_t *a = values(c->t, m * kk, va), *b = values(c->t, kk * n, vb);
+  float fbias[512];
+  for (int64_t j = 0; j < n && c->epilogue; j++)
+    fbias[j] = (float)((int64_t)(rnd() % 41) - 20) / 8.0f, bias[j] = fbias[j];
+  float *out = malloc((size_t)(m * n) * sizeof(float));
+  memset(out, 0xff, (size_t)(m * n) * sizeof(float)); /* NaNs: an element never written shows */
+  void *args[4] = {a, b, c->epilogue ? (void *)fbias : (void *)out, out};
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st == TC_ERR_NO_DEVICE) {
+    printf("  skip run: %s\n", tc_kernel_error(k));
+  } else {
+    TC_CHECK(st == TC_OK, "%s: run: %s", desc, tc_kernel_error(k));
+    int bad = 0;
+    for (int64_t i = 0; i < m && bad < 4; i++)
+      for (int64_t j = 0; j < n && bad < 4; j++) {
+        double s = 0, mag = 0;
+        for (int64_t q = 0; q < kk; q++)
+          s += va[i * kk + q] * vb[q * n + j], mag += fabs(va[i * kk + q] * vb[q * n + j]);
+        if (c->epilogue) s = fmax(s + bias[j], 0.0), mag += fabs(bias[j]);
+        /* the products are exact in f32; the f32 sums round at most K + 1 times */
+        double tol = (double)(kk + 2) * 0x1p-24 * mag + 1e-30;
+        double got = out[i * n + j];
+        if (!(fabs(got - s) <= tol)) {
+          bad++;
+          TC_CHECK(0, "%s: C[%lld][%lld] = %.9g, plain C %.9g (+-%.3g)", desc, (long long)i,
+                   (long long)j, got, s, tol);
+        }
+      }
+  }
+  free(va), free(vb), free(a), free(b), free(out);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+#define MMA(bm, bn, bk, tm, tn) {bm, bn, bk, tm, tn, TC_MACRO_MMA_M16N8K16}
+
+/* One warp of one 16 x 8 tile, the smallest kernel: each lane's four
+ * accumulators land at the PTX ISA's (row, column) or the plain C loop
+ * disagrees. */
+static void test_one_tile(void) {
+  mcase c = {16, 8, 16, TC_F16, 0, MMA(16, 8, 16, 16, 8)};
+  run_case(&c);
+  c.t = TC_BF16;
+  run_case(&c);
+}
+
+/* Several warps, several 16 x 8 tiles per warp, several K tiles and K
+ * steps, more than one block; f16 and bf16, with and without the
+ * epilogue. */
+static void test_tilings(void) {
+  static const mcase cs[] = {
+      {64, 64, 64, TC_F16, 0, MMA(32, 32, 32, 16, 16)},
+      {64, 64, 64, TC_BF16, 1, MMA(32, 32, 32, 16, 16)},
+      {32, 48, 48, TC_F16, 1, MMA(32, 16, 16, 32, 8)},
+      {128, 64, 32, TC_BF16, 0, MMA(64, 32, 32, 32, 16)},
+      {96, 40, 80, TC_F16, 1, MMA(32, 8, 16, 16, 8)},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
+}
+
+static void expect_refusal(tc_dtype t, int64_t m, int64_t n, int64_t k, tc_matmul_tiles tl,
+                           tc_target target, const char *words) {
+  tc_fusion *f = tc_fusion_new();
+  mcase c = {m, n, k, t, 0, tl};
+  tc_tensor *a, *b, *bias;
+  tc_tensor *y = build(f, &c, &a, &b, &bias);
+  OK(f, tc_add_output(f, y));
+  tc_status st = tc_schedule_matmul(f, target, NULL, &tl);
+  TC_CHECK(st != TC_OK, "accepted; wanted \"%s\"", words);
+  TC_CHECK(strstr(tc_fusion_error(f), words) != NULL, "message \"%s\" lacks \"%s\"",
+           tc_fusion_error(f), words);
+  tc_fusion_free(f);
+}
+
+static void test_refusals(void) {
+  tc_matmul_tiles tl = MMA(32, 32, 16, 16, 8);
+  expect_refusal(TC_F32, 32, 32, 16, tl, TC_TARGET_OPENCL, "multiplies f16 or bf16 operands, not f32");
+  expect_refusal(TC_F16, 32, 32, 16, tl, TC_TARGET_HIP, "mma.sync m16n8k16 is an NVIDIA instruction");
+  expect_refusal(TC_F16, 33, 32, 16, tl, TC_TARGET_OPENCL, "is not predicated");
+  expect_refusal(TC_BF16, 32, 32, 24, tl, TC_TARGET_OPENCL, "is not predicated");
+  tc_matmul_tiles odd = MMA(32, 24, 16, 16, 12);
+  expect_refusal(TC_F16, 32, 24, 16, odd, TC_TARGET_OPENCL, "multiple of 16 x 8");
+  tc_matmul_tiles bad = tl;
+  bad.macro = 7;
+  expect_refusal(TC_F16, 32, 32, 16, bad, TC_TARGET_OPENCL, "unknown macro 7");
+}
+
+/* The CUDA kernel calls the instruction (no emulation, no scalar
+ * products of the operands) and builds with NVRTC for sm_80 (no GPU
+ * needed; skipped where NVRTC cannot be loaded). */
+static void test_cuda_build(void) {
+  for (int dt = 0; dt < 2; dt++) {
+    mcase c = {64, 64, 32, dt ? TC_BF16 : TC_F16, 1, MMA(32, 32, 16, 16, 16)};
+    tc_fusion *f = tc_fusion_new();
+    tc_tensor *a, *b, *bias;
+    OK(f, tc_add_output(f, build(f, &c, &a, &b, &bias)));
+    OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &c.tiles));
+    tc_compile_options o = {TC_TARGET_CUDA, "sm_80", "mm"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    if (k) {
+      const char *src = tc_kernel_source(k);
+      TC_CHECK(strstr(src, dt ? "tc_mma_bf16(" : "tc_mma_f16(") != NULL, "no call in\n%s", src);
+      TC_CHECK(strstr(src, "mma.sync.aligned.m16n8k16.row.col.f32") != NULL, "no instruction");
+      TC_CHECK(strstr(src, "tc_mma_emu") == NULL, "the emulation in a CUDA kernel");
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) {
+        printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      } else {
+        TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));
+      }
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
+int main(void) {
+  TC_RUN(test_refusals);
+  TC_RUN(test_one_tile);
+  TC_RUN(test_tilings);
+  TC_RUN(test_cuda_build);
+  TC_MAIN_END();
+}
