@@ -107,7 +107,7 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   v = op_value(o, argc, argv, i, "--epilogue", rc);
   if (!v) return *rc != CLI_OK;
   int64_t tiles[5];
-  int macro = e->macro;
+  tc_matmul_macro macro = e->macro;
   memcpy(tiles, e->tiles, sizeof tiles);
   gemm_epilogue_init(e);
   memcpy(e->tiles, tiles, sizeof tiles);

@@ -18,7 +18,7 @@ typedef struct gemm_epilogue {
   double scale[GEMM_EPI_MAX]; /* scale:X */
   tc_dtype cast;              /* cast:f16 / cast:bf16 (TC_F32: none) */
   int64_t tiles[5];           /* --tiles BM,BN,BK,TM,TN (tiles[0] 0: the scheduler's) */
-  int macro;                  /* --macro fma|mma: TC_MACRO_* (with --tiles) */
+  tc_matmul_macro macro;      /* --macro fma|mma (with --tiles) */
 } gemm_epilogue;
 
 void gemm_epilogue_init(gemm_epilogue *e);

@@ -401,17 +401,18 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
  * a bm x bn tile of the result, bk deep K tiles of both operands at a
  * time staged in shared memory, each thread a tm x tn tile of f32
  * accumulators in registers ((bm / tm) x (bn / tn) threads). */
+/* The op type of a matmul's products (tc_matmul_tiles.macro): FMA outer
+ * products per thread (the default), or NVIDIA's warp-level mma.sync
+ * m16n8k16 with f16/bf16 operands and f32 accumulators (CUDA sm_80+,
+ * emulated with the same lane layouts on OpenCL; docs/matmul.md). */
+typedef enum tc_matmul_macro { TC_MACRO_FMA = 0, TC_MACRO_MMA_M16N8K16 = 1 } tc_matmul_macro;
+
 typedef struct tc_matmul_tiles {
   int64_t bm, bn, bk, tm, tn;
-  /* the op type of the products: TC_MACRO_FMA (0, the default) or
-   * TC_MACRO_MMA_M16N8K16 (NVIDIA's warp-level mma.sync; then tm x tn is
-   * each warp's tile, a multiple of 16 x 8, and bk a multiple of 16;
-   * docs/matmul.md) */
-  int macro;
+  /* with TC_MACRO_MMA_M16N8K16, tm x tn is each warp's tile (a multiple
+   * of 16 x 8) and bk a multiple of 16 */
+  tc_matmul_macro macro;
 } tc_matmul_tiles;
-
-/* The op types of a matmul's products (tc_matmul_tiles.macro). */
-enum { TC_MACRO_FMA = 0, TC_MACRO_MMA_M16N8K16 = 1 };
 
 /* Schedules an unscheduled fusion that holds one tc_matmul and ops after
  * it that map onto its result's elements (its epilogue: bias, scaling,
