@@ -73,6 +73,10 @@ expect "--help lists it" 0 '--epilogue LIST' gemm --help
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "--macro mma bf16 bias,relu" 0 '^verify: PASS \(max error .*; 6144 elements\)' \
     gemm -M 64 -N 96 -K 48 -t bf16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma -V 1
+  expect "--macro mma f16, batch of 3, A and B transposed, cast" 0 '^verify: PASS \(max error .*; 6144 elements\)' \
+    gemm -M 64 -N 32 -K 64 -t f16 -g 3 --transA 1 --transB 1 --epilogue bias,relu,cast:bf16 --tiles 32,32,32,16,16 --macro mma -V 1
+  expect "--macro mma at primes (edges as zeros in the fragments)" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma -V 1
   expect "--macro mma f16: the schedule and launch" 0 'as mma.sync m16n8k16 \(f16, f32 accumulators\)' \
     gemm -M 32 -N 16 -K 32 -t f16 --epilogue relu --tiles 32,16,32,16,8 --macro mma -V 1
 fi
@@ -84,8 +88,6 @@ expect "--macro mma on f32" 2 'multiplies f16 or bf16 operands, not f32' \
   gemm -M 64 -N 64 -K 32 --epilogue relu --tiles 32,32,16,16,16 --macro mma
 expect "--macro mma on hip" 2 'an NVIDIA instruction' \
   gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 32,32,16,16,16 --macro mma --target hip
-expect "--macro mma ragged" 2 'is not predicated: M, N and K \(65, 64, 32\)' \
-  gemm -M 65 -N 64 -K 32 -t f16 --epilogue relu --tiles 32,32,16,16,16 --macro mma
 expect "--macro mma without --tiles" 2 '--macro mma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro mma
 expect "--macro bad" 2 "--macro takes fma or mma, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,8,8 --macro x
 # without --epilogue, gemm keeps its gridwise kernel

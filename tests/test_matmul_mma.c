@@ -4,8 +4,9 @@
  * run on OpenCL (PoCL, through the emulation of the instruction, whose
  * lane layouts are written independently of the lowering's) against a
  * plain C loop; the CUDA kernel holds the instruction and builds with
- * NVRTC for sm_80; the refusals (f32 operands, HIP, shapes the tiles do
- * not divide, tiles that are not multiples of the macro). */
+ * NVRTC for sm_80; edges the tiles do not fill (zeros in the fragments);
+ * the refusals (f32 operands, HIP, CUDA before sm_80, tiles that are not
+ * multiples of the macro). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -132,14 +133,24 @@ static void test_one_tile(void) {
 
 /* Several warps, several 16 x 8 tiles per warp, several K tiles and K
  * steps, more than one block; f16 and bf16, with and without the
- * epilogue. */
-static void test_tilings(void) {
+ * epilogue.  Then edges the tiles do not fill: the fragment loads past
+ * M, N or K give 0 (the instruction itself is never predicated; a K tile
+ * past K still holds the previous tile's values in shared memory), and
+ * the store skips the rows and columns past the result; extents of 1 and
+ * primes. */
+static void test_shapes(void) {
   static const mcase cs[] = {
       {64, 64, 64, TC_F16, 0, MMA(32, 32, 32, 16, 16)},
       {64, 64, 64, TC_BF16, 1, MMA(32, 32, 32, 16, 16)},
       {32, 48, 48, TC_F16, 1, MMA(32, 16, 16, 32, 8)},
       {128, 64, 32, TC_BF16, 0, MMA(64, 32, 32, 32, 16)},
       {96, 40, 80, TC_F16, 1, MMA(32, 8, 16, 16, 8)},
+      /* edges */
+      {1, 1, 1, TC_F16, 0, MMA(16, 8, 16, 16, 8)},
+      {33, 20, 24, TC_BF16, 1, MMA(32, 16, 16, 16, 8)},
+      {67, 97, 131, TC_F16, 1, MMA(32, 32, 32, 16, 16)},
+      {5, 130, 17, TC_BF16, 0, MMA(16, 64, 16, 16, 32)},
+      {100, 3, 40, TC_F16, 1, MMA(64, 8, 32, 32, 8)},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
@@ -162,8 +173,6 @@ static void test_refusals(void) {
   tc_matmul_tiles tl = MMA(32, 32, 16, 16, 8);
   expect_refusal(TC_F32, 32, 32, 16, tl, TC_TARGET_OPENCL, "multiplies f16 or bf16 operands, not f32");
   expect_refusal(TC_F16, 32, 32, 16, tl, TC_TARGET_HIP, "mma.sync m16n8k16 is an NVIDIA instruction");
-  expect_refusal(TC_F16, 33, 32, 16, tl, TC_TARGET_OPENCL, "is not predicated");
-  expect_refusal(TC_BF16, 32, 32, 24, tl, TC_TARGET_OPENCL, "is not predicated");
   tc_matmul_tiles odd = MMA(32, 24, 16, 16, 12);
   expect_refusal(TC_F16, 32, 24, 16, odd, TC_TARGET_OPENCL, "multiple of 16 x 8");
   tc_matmul_tiles bad = tl;
@@ -171,26 +180,46 @@ static void test_refusals(void) {
   expect_refusal(TC_F16, 32, 32, 16, bad, TC_TARGET_OPENCL, "unknown macro 7");
 }
 
-/* The CUDA kernel calls the instruction (no emulation, no scalar
- * products of the operands) and builds with NVRTC for sm_80 (no GPU
- * needed; skipped where NVRTC cannot be loaded). */
+/* The case's fusion (*fp) scheduled and compiled for CUDA arch. */
+static tc_kernel *cuda_kernel(const mcase *c, const char *arch, tc_fusion **fp) {
+  tc_fusion *f = *fp = tc_fusion_new();
+  tc_tensor *a, *b, *bias;
+  OK(f, tc_add_output(f, build(f, c, &a, &b, &bias)));
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, arch, &c->tiles));
+  tc_compile_options o = {TC_TARGET_CUDA, arch, "mm"};
+  tc_status st;
+  return tc_compile(f, &o, &st);
+}
+
+/* CUDA before sm_80 has no mma.sync m16n8k16 for f16/bf16: refused when
+ * compiling, with the arch. */
+static void test_arch(void) {
+  mcase c = {32, 32, 16, TC_F16, 0, MMA(32, 32, 16, 16, 8)};
+  tc_fusion *f;
+  tc_kernel *k = cuda_kernel(&c, "sm_75", &f);
+  TC_CHECK(k == NULL, "compiled for sm_75");
+  TC_CHECK(strstr(tc_fusion_error(f), "needs arch sm_80 or later, but the arch is sm_75") != NULL,
+           "%s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+/* The CUDA kernel calls the instruction (no emulation) and builds with
+ * NVRTC for sm_80, f16 on whole tiles and bf16 with edges (no GPU needed;
+ * skipped where NVRTC cannot be loaded). */
 static void test_cuda_build(void) {
   for (int dt = 0; dt < 2; dt++) {
-    mcase c = {64, 64, 32, dt ? TC_BF16 : TC_F16, 1, MMA(32, 32, 16, 16, 16)};
-    tc_fusion *f = tc_fusion_new();
-    tc_tensor *a, *b, *bias;
-    OK(f, tc_add_output(f, build(f, &c, &a, &b, &bias)));
-    OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &c.tiles));
-    tc_compile_options o = {TC_TARGET_CUDA, "sm_80", "mm"};
-    tc_status st;
-    tc_kernel *k = tc_compile(f, &o, &st);
+    mcase c = {64, 64, 32, TC_F16, 1, MMA(32, 32, 16, 16, 16)};
+    if (dt) c = (mcase){67, 97, 33, TC_BF16, 1, MMA(32, 32, 16, 16, 16)}; /* edges */
+    tc_fusion *f;
+    tc_kernel *k = cuda_kernel(&c, "sm_80", &f);
     TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
     if (k) {
       const char *src = tc_kernel_source(k);
       TC_CHECK(strstr(src, dt ? "tc_mma_bf16(" : "tc_mma_f16(") != NULL, "no call in\n%s", src);
       TC_CHECK(strstr(src, "mma.sync.aligned.m16n8k16.row.col.f32") != NULL, "no instruction");
       TC_CHECK(strstr(src, "tc_mma_emu") == NULL, "the emulation in a CUDA kernel");
-      st = tc_kernel_build(k, NULL);
+      tc_status st = tc_kernel_build(k, NULL);
       if (st == TC_ERR_UNSUPPORTED) {
         printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
       } else {
@@ -205,7 +234,8 @@ static void test_cuda_build(void) {
 int main(void) {
   TC_RUN(test_refusals);
   TC_RUN(test_one_tile);
-  TC_RUN(test_tilings);
+  TC_RUN(test_shapes);
+  TC_RUN(test_arch);
   TC_RUN(test_cuda_build);
   TC_MAIN_END();
 }

@@ -36,7 +36,7 @@ void gemm_epilogue_usage(FILE *out) {
         "  --macro fma|mma         with --tiles: the products as FMA outer products (default)\n"
         "                          or as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
         "                          opencl); then TM x TN is each warp's tile (multiples of\n"
-        "                          16 x 8), BK a multiple of 16, and the tiles divide M, N, K\n",
+        "                          16 x 8) and BK a multiple of 16\n",
         out);
 }
 

@@ -570,8 +570,8 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
 
 /* A statement lowered to mma.sync m16n8k16 (tc_kmma): this lane's
  * fragments packed from the shared tiles' 16-bit elements (the lower-
- * numbered one in the low half), its four accumulators, the dialect's
- * instruction, the accumulators back. */
+ * numbered one in the low half; 0 past an edge), its four accumulators,
+ * the dialect's instruction, the accumulators back. */
 static void print_mma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
   const tc_kmma *m = &s->stmt.mma;
   const tc_op *op = s->stmt.op;
@@ -582,13 +582,22 @@ static void print_mma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_
   tc_str_cat(o, "unsigned int tc_fa[4], tc_fb[2];\n");
   for (int r = 0; r < 6; r++) {
     const tc_expr *const *e = r < 4 ? &m->a[2 * r] : &m->b[2 * (r - 4)];
+    const tc_expr *const *pe = r < 4 ? &m->pa[2 * r] : &m->pb[2 * (r - 4)];
     tc_str_indent(o, depth + 1);
-    tc_str_printf(o, "tc_f%c[%d] = (unsigned int)%s[", r < 4 ? 'a' : 'b', r < 4 ? r : r - 4,
-                  r < 4 ? an : bn);
-    expr(o, k, e[0]);
-    tc_str_printf(o, "] | ((unsigned int)%s[", r < 4 ? an : bn);
-    expr(o, k, e[1]);
-    tc_str_cat(o, "] << 16);\n");
+    tc_str_printf(o, "tc_f%c[%d] = ", r < 4 ? 'a' : 'b', r < 4 ? r : r - 4);
+    for (int h = 0; h < 2; h++) { /* the low half, then the high half */
+      bool guarded = pe[h] && !tc_e_is_const(pe[h], 1);
+      tc_str_cat(o, h ? " | (" : "(");
+      if (guarded) {
+        tc_str_cat(o, "(");
+        expr(o, k, pe[h]);
+        tc_str_cat(o, ") ? ");
+      }
+      tc_str_printf(o, "(unsigned int)%s[", r < 4 ? an : bn);
+      expr(o, k, e[h]);
+      tc_str_printf(o, "]%s)%s", guarded ? " : 0u" : "", h ? " << 16" : "");
+    }
+    tc_str_cat(o, ";\n");
   }
   tc_str_indent(o, depth + 1);
   tc_str_cat(o, "float tc_fc[4];\n");

@@ -784,3 +784,10 @@ const tc_expr *tc_e_subst(tc_epool *p, const tc_expr *e, int n, const int64_t *i
       return tc_e_bin(p, e->op, tc_e_subst(p, e->a, n, ids, vals), tc_e_subst(p, e->b, n, ids, vals));
   }
 }
+
+bool tc_e_uses(const tc_expr *e, int64_t id) {
+  if (!e) return false;
+  if (e->op == TC_E_VAR) return e->val == id;
+  if (e->op == TC_E_CONST) return false;
+  return tc_e_uses(e->a, id) || tc_e_uses(e->b, id) || tc_e_uses(e->c, id);
+}

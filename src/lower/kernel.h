@@ -76,6 +76,9 @@ typedef struct tc_kmma {
   int kind;                /* 0: none; TC_MMA_M16N8K16 (mma.h) */
   tc_dtype in;
   const tc_expr *a[8], *b[4], *c[4];
+  /* whether element a[e] / b[e] lies inside M, N and K (else it is 0:
+   * the instruction runs on whole tiles, the edges are zeros) */
+  const tc_expr *pa[8], *pb[4];
 } tc_kmma;
 
 /* A statement of a reduction (op->kind == TC_OP_REDUCE; for a Welford

@@ -9,13 +9,6 @@
 #include "ldst.h"
 #include "../base/test_hooks.h"
 
-static bool uses(const tc_expr *e, int64_t id) {
-  if (!e) return false;
-  if (e->op == TC_E_VAR) return e->val == id;
-  if (e->op == TC_E_CONST) return false;
-  return uses(e->a, id) || uses(e->b, id) || uses(e->c, id);
-}
-
 void tc_ldsm_fragment(int trans, int64_t lane, int v, int64_t *row, int64_t *col) {
   int64_t l = lane % 32;
   if (trans)
@@ -50,13 +43,13 @@ static ldsm_bad check(tc_kir *k, tc_knode *s, const tc_expr *sh, const tc_expr *
   itv iv[40];
   int niv = 0;
   for (tc_knode *n = s->parent; n && niv < 36; n = n->parent) {
-    if (n->kind != TC_K_LOOP || n == s->stmt.ldsm.vec || !uses(sh, n->loop.var->val)) continue;
+    if (n->kind != TC_K_LOOP || n == s->stmt.ldsm.vec || !tc_e_uses(sh, n->loop.var->val)) continue;
     iv[niv].id = n->loop.var->val, iv[niv].n = (int)n->loop.extent, iv[niv].sampled = 0;
     niv++;
   }
   for (int d = 0; d < 3; d++) {
     int64_t id = k->pvar[d]->val;
-    if (k->grid[d] <= 1 || !uses(sh, id)) continue;
+    if (k->grid[d] <= 1 || !tc_e_uses(sh, id)) continue;
     iv[niv].id = id, iv[niv].n = 2, iv[niv].sampled = 1;
     iv[niv].vals[0] = 0, iv[niv].vals[1] = k->grid[d] - 1;
     niv++;

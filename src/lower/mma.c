@@ -11,7 +11,12 @@
  *     the column g = 2 jhi + jlo: tidx := lane / 8 (B reads tidx only
  *     through jhi = tidx % 4), jlo := g % 2 (B reads no row);
  *   accumulator v (row g + 8 (v / 2), column 2t + v % 2): ihi := v / 2,
- *     jlo := v % 2, which is the statement's own output index. */
+ *     jlo := v % 2, which is the statement's own output index.
+ * Edges: the statement's predicate (rows < M, columns < N, K < K) is
+ * split into its terms, those of A (without jlo) and of B (without ihi)
+ * substituted like the indices; an element outside is loaded as 0, so
+ * the instruction runs unpredicated on whole tiles and the products past
+ * an edge are 0 (and land only in accumulators that are never stored). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,6 +40,15 @@ static bool is_mma(const tc_knode *s) {
   const tc_op *op = s->stmt.op;
   return s->stmt.red.kind == TC_RED_ACC && op->kind == TC_OP_MATMUL &&
          op->out->macro == TC_MACRO_MMA_M16N8K16;
+}
+
+/* The terms of a conjunction e into terms[*n ..]; false past cap. */
+static bool split_terms(const tc_expr *e, const tc_expr **terms, int *n, int cap) {
+  if (e->op == TC_E_LAND) return split_terms(e->a, terms, n, cap) && split_terms(e->b, terms, n, cap);
+  if (tc_e_is_const(e, 1)) return true;
+  if (*n == cap) return false;
+  terms[(*n)++] = e;
+  return true;
 }
 
 typedef struct found {
@@ -74,26 +88,41 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's statement is not inside the loops of one "
                    "lane's 2 x 2 accumulators and the 16 K steps of mma.sync m16n8k16 (schedule it "
                    "with tc_schedule_matmul)", op->out->name);
-  if (!tc_e_is_const(s->stmt.pred, 1))
-    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma would need a predicate (a tile that "
-                   "M, N or K does not fill); the warp-wide instruction is not predicated",
-                   op->out->name);
   tc_epool *p = k->pool;
   const tc_expr *lane = k->pvar[3], *t = tc_e_modc(p, lane, 4), *g = tc_e_divc(p, lane, 4);
   int64_t ids[4] = {li->loop.var->val, lj->loop.var->val, lk->loop.var->val, lane->val};
+  /* the predicate's terms (edges of M, N and K) split by operand: A's
+   * are those without jlo (its rows and K), B's those without ihi */
+  const tc_expr *terms[64], *pa = tc_e_const(p, 1), *pb = pa;
+  int nt = 0;
+  if (!split_terms(s->stmt.pred, terms, &nt, 64))
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's predicate has too many terms for an mma",
+                   op->out->name);
+  for (int i = 0; i < nt; i++) {
+    bool ui = tc_e_uses(terms[i], ids[0]), uj = tc_e_uses(terms[i], ids[1]);
+    if (ui == uj && !tc_e_uses(terms[i], ids[2]))
+      return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma cannot tell which operand a condition "
+                     "of its predicate bounds (M, N or K); schedule it with tc_schedule_matmul",
+                     op->out->name);
+    if (!uj) pa = tc_e_land(p, pa, terms[i]);
+    if (!ui) pb = tc_e_land(p, pb, terms[i]);
+  }
   tc_kmma *m = &s->stmt.mma;
   for (int e = 0; e < 8; e++) { /* A: ihi, jlo, k16, lane */
     int r = e / 2, h = e % 2;
     const tc_expr *v[4] = {tc_e_const(p, r % 2), tc_e_const(p, 0),
                            tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * (r / 2) + h), lane};
     m->a[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, v));
+    m->pa[e] = tc_simplify(p, tc_e_subst(p, pa, 4, ids, v));
   }
   for (int e = 0; e < 4; e++) { /* B */
     int r = e / 2, h = e % 2;
     const tc_expr *v[4] = {tc_e_const(p, 0), tc_e_modc(p, g, 2),
                            tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * r + h), tc_e_divc(p, lane, 8)};
     m->b[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, v));
+    m->pb[e] = tc_simplify(p, tc_e_subst(p, pb, 4, ids, v));
   }
+  s->stmt.pred = tc_e_const(p, 1); /* the whole warp runs the instruction */
   for (int e = 0; e < 4; e++) { /* the accumulators */
     const tc_expr *v[4] = {tc_e_const(p, e / 2), tc_e_const(p, e % 2), tc_e_const(p, 0), lane};
     m->c[e] = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 4, ids, v));

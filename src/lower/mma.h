@@ -22,7 +22,7 @@ enum { TC_MMA_NONE = 0, TC_MMA_M16N8K16 = 1 };
  * marked TC_MACRO_MMA_M16N8K16 (sets tc_kstmt.mma, tc_kir.nmma and
  * mma_warps) or fails with the message on k->f: HIP has no mma.sync, CUDA
  * needs sm_80+, the operands f16 or bf16, a block of 32-lane warps on
- * TIDx, and no predicate (the tiles divide M, N and K). */
+ * TIDx; edges of M, N and K become predicates of the fragment loads. */
 tc_status tc_mma_lower(tc_kir *k, tc_target target, const char *arch);
 
 #endif

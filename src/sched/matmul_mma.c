@@ -77,11 +77,6 @@ tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_t
     return tc_fail(f, TC_ERR_ARGUMENT, "%s: with mma.sync m16n8k16 a warp's tile (tm x tn = "
                    "%lld x %lld) must be a multiple of 16 x 8 and the K tile (bk = %lld) of 16",
                    call, (long long)tl->tm, (long long)tl->tn, (long long)tl->bk);
-  if (m % tl->bm || n % tl->bn || k % tl->bk)
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: mma.sync m16n8k16 is not predicated: M, N and K "
-                   "(%lld, %lld, %lld) must be multiples of the tiles bm, bn, bk (%lld, %lld, "
-                   "%lld); use the FMA macro for this shape", call, (long long)m, (long long)n,
-                   (long long)k, (long long)tl->bm, (long long)tl->bn, (long long)tl->bk);
   int64_t warps = (tl->bm / tl->tm) * (tl->bn / tl->tn);
   if (warps * 32 > 1024)
     return tc_fail(f, TC_ERR_ARGUMENT, "%s: %lld warps of 32 lanes exceed 1024 threads per block",
