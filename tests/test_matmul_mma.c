@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/test_hooks.h"
 #include "test.h"
 #include "tilec/tilec.h"
 
@@ -57,7 +58,14 @@ static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **a, tc_tensor *
   return y;
 }
 
-static void run_case(const mcase *c) {
+/* Runs the case on OpenCL against the plain C loop and returns the
+ * mismatches (up to 4; -1: not run); they are failures unless
+ * fault_wanted, the injected fault (test_faults) that must show. */
+static int run_case_fault(const mcase *c, int fault_wanted);
+
+static void run_case(const mcase *c) { run_case_fault(c, 0); }
+
+static int run_case_fault(const mcase *c, int fault_wanted) {
   char desc[128];
   snprintf(desc, sizeof desc, "%lldx%lldx%lld %s%s tiles %lldx%lldx%lld/%lldx%lld",
            (long long)c->m, (long long)c->n, (long long)c->k, tc_dtype_name(c->t),
@@ -66,18 +74,24 @@ static void run_case(const mcase *c) {
   tc_fusion *f = tc_fusion_new();
   tc_tensor *ta, *tb, *tbias;
   tc_tensor *y = build(f, c, &ta, &tb, &tbias);
-  TC_REQUIRE(y, "%s: %s", desc, tc_fusion_error(f));
+  if (!y) {
+    TC_CHECK(0, "%s: %s", desc, tc_fusion_error(f));
+    tc_fusion_free(f);
+    return -1;
+  }
   OK(f, tc_add_output(f, y));
   OK(f, tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &c->tiles));
   TC_CHECK(strstr(tc_fusion_schedule_note(f), "mma.sync m16n8k16") != NULL, "%s: note %s", desc,
            tc_fusion_schedule_note(f));
-  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "mm"};
+  char name[32] = "mm";
+  if (fault_wanted) snprintf(name, sizeof name, "mma_fault%d", fault_wanted); /* its own cache key */
+  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, name};
   tc_status st;
   tc_kernel *k = tc_compile(f, &opt, &st);
   TC_CHECK(k != NULL, "%s: %s", desc, tc_fusion_error(f));
   if (!k) {
     tc_fusion_free(f);
-    return;
+    return -1;
   }
   /* one emulated instruction per 16 x 8 tile, no scalar products */
   const char *src = tc_kernel_source(k);
@@ -93,11 +107,12 @@ static void run_case(const mcase *c) {
   memset(out, 0xff, (size_t)(m * n) * sizeof(float)); /* NaNs: an element never written shows */
   void *args[4] = {a, b, c->epilogue ? (void *)fbias : (void *)out, out};
   st = tc_kernel_run(k, args, NULL, NULL);
+  int bad = -1;
   if (st == TC_ERR_NO_DEVICE) {
     printf("  skip run: %s\n", tc_kernel_error(k));
   } else {
     TC_CHECK(st == TC_OK, "%s: run: %s", desc, tc_kernel_error(k));
-    int bad = 0;
+    bad = 0;
     for (int64_t i = 0; i < m && bad < 4; i++)
       for (int64_t j = 0; j < n && bad < 4; j++) {
         double s = 0, mag = 0;
@@ -109,14 +124,15 @@ static void run_case(const mcase *c) {
         double got = out[i * n + j];
         if (!(fabs(got - s) <= tol)) {
           bad++;
-          TC_CHECK(0, "%s: C[%lld][%lld] = %.9g, plain C %.9g (+-%.3g)", desc, (long long)i,
-                   (long long)j, got, s, tol);
+          TC_CHECK(fault_wanted, "%s: C[%lld][%lld] = %.9g, plain C %.9g (+-%.3g)", desc,
+                   (long long)i, (long long)j, got, s, tol);
         }
       }
   }
   free(va), free(vb), free(a), free(b), free(out);
   tc_kernel_free(k);
   tc_fusion_free(f);
+  return bad;
 }
 
 #define MMA(bm, bn, bk, tm, tn) {bm, bn, bk, tm, tn, TC_MACRO_MMA_M16N8K16}
@@ -191,6 +207,23 @@ static tc_kernel *cuda_kernel(const mcase *c, const char *arch, tc_fusion **fp) 
   return tc_compile(f, &o, &st);
 }
 
+/* Each wrong layout injected into the lowering (A registers 1 and 2
+ * swapped, B register halves swapped, a lane's accumulator columns
+ * swapped) gives wrong results on the OpenCL emulation, whose layouts are
+ * its own: the right results above are not an accident of symmetric
+ * data or of two wrongs cancelling. */
+static void test_faults(void) {
+  mcase c = {32, 16, 32, TC_F16, 0, MMA(32, 16, 32, 16, 8)};
+  for (int fault = 1; fault <= 3; fault++) {
+    tc_test_hooks h = {0};
+    h.mma_lower_fault = fault;
+    tc_test_hooks_set(&h);
+    int bad = run_case_fault(&c, fault);
+    tc_test_hooks_set(NULL);
+    TC_CHECK(bad != 0, "fault %d: the results still match the plain C loop", fault); /* -1: no device */
+  }
+}
+
 /* CUDA before sm_80 has no mma.sync m16n8k16 for f16/bf16: refused when
  * compiling, with the arch. */
 static void test_arch(void) {
@@ -235,6 +268,7 @@ int main(void) {
   TC_RUN(test_refusals);
   TC_RUN(test_one_tile);
   TC_RUN(test_shapes);
+  TC_RUN(test_faults);
   TC_RUN(test_arch);
   TC_RUN(test_cuda_build);
   TC_MAIN_END();

@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "../base/test_hooks.h"
 #include "../target/target.h"
 #include "mma.h"
 
@@ -40,6 +41,29 @@ static bool is_mma(const tc_knode *s) {
   const tc_op *op = s->stmt.op;
   return s->stmt.red.kind == TC_RED_ACC && op->kind == TC_OP_MATMUL &&
          op->out->macro == TC_MACRO_MMA_M16N8K16;
+}
+
+static void swap_at(const tc_expr **x, const tc_expr **y, int i, int j) {
+  const tc_expr *t = x[i];
+  x[i] = x[j], x[j] = t;
+  if (y) t = y[i], y[i] = y[j], y[j] = t;
+}
+
+/* Tests only (tc_test_hooks.mma_lower_fault): a wrong layout, which the
+ * OpenCL emulation's independent layouts must catch. */
+static void inject_fault(tc_kmma *m) {
+  switch (tc_test_hooks_get()->mma_lower_fault) {
+    case 1: /* A registers 1 and 2 */
+      swap_at(m->a, m->pa, 2, 4), swap_at(m->a, m->pa, 3, 5);
+      break;
+    case 2: /* the halves of each B register */
+      swap_at(m->b, m->pb, 0, 1), swap_at(m->b, m->pb, 2, 3);
+      break;
+    case 3: /* a lane's two accumulator columns */
+      swap_at(m->c, NULL, 0, 1), swap_at(m->c, NULL, 2, 3);
+      break;
+    default: break;
+  }
 }
 
 /* The terms of a conjunction e into terms[*n ..]; false past cap. */
@@ -127,6 +151,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     const tc_expr *v[4] = {tc_e_const(p, e / 2), tc_e_const(p, e % 2), tc_e_const(p, 0), lane};
     m->c[e] = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 4, ids, v));
   }
+  inject_fault(m);
   m->kind = TC_MMA_M16N8K16, m->in = in;
   /* the statement takes the place of the three loops */
   tc_knode *parent = li->parent;
