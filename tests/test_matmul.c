@@ -378,6 +378,24 @@ static void test_random_tiles(void) {
   }
 }
 
+/* The mma.sync m16n8k16 op type (TC_MACRO_MMA_M16N8K16) on random f16 /
+ * bf16 fusions: random warp tiles (1 or 2 16-row tiles by 1 to 4 8-column
+ * ones), 1 to 4 warps, K tiles of 16 or 32, any M, N, K (edges as zeros
+ * in the fragments), batches, transposes and epilogue chains, on the
+ * OpenCL emulation of the instruction. */
+static void test_random_mma_tiles(void) {
+  for (long i = 0; i < (g_cases + 1) / 2; i++) {
+    mcase c = random_case();
+    c.t = rnd() % 2 ? TC_F16 : TC_BF16;
+    tc_matmul_tiles t = {0};
+    t.tm = 16 * (1 + (int64_t)(rnd() % 2)), t.tn = 8 * (1 + (int64_t)(rnd() % 4));
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 2)), t.bn = t.tn * (1 + (int64_t)(rnd() % 2));
+    t.bk = 16 * (1 + (int64_t)(rnd() % 2));
+    t.macro = TC_MACRO_MMA_M16N8K16;
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
 /* Extents of 1 and primes on each axis, and tiles the shape does not
  * divide; relu(A @ B + bias) in each dtype. */
 static void test_listed_shapes(void) {
@@ -542,6 +560,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_listed_shapes);
   TC_RUN(test_random_fusions);
   TC_RUN(test_random_tiles);
+  TC_RUN(test_random_mma_tiles);
   TC_RUN(test_device_builds);
   TC_MAIN_END();
 }
