@@ -3,7 +3,8 @@
  * with and without a fused epilogue (bias, ReLU), several warp tilings,
  * run on OpenCL (PoCL, through the emulation of the instruction, whose
  * lane layouts are written independently of the lowering's) against a
- * plain C loop; the CUDA kernel holds the instruction and builds with
+ * plain C loop, with the fragments loaded by ldmatrix and by scalar
+ * loads; the CUDA kernel holds the instruction and builds with
  * NVRTC for sm_80; edges the tiles do not fill (zeros in the fragments);
  * the refusals (f32 operands, HIP, CUDA before sm_80, tiles that are not
  * multiples of the macro). */
@@ -61,11 +62,13 @@ static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **a, tc_tensor *
 /* Runs the case on OpenCL against the plain C loop and returns the
  * mismatches (up to 4; -1: not run); they are failures unless
  * fault_wanted, the injected fault (test_faults) that must show. */
-static int run_case_fault(const mcase *c, int fault_wanted);
+static int run_case_fault(const mcase *c, int fault_wanted, const char *name);
 
-static void run_case(const mcase *c) { run_case_fault(c, 0); }
+static void run_case(const mcase *c) { run_case_fault(c, 0, "mm"); }
 
-static int run_case_fault(const mcase *c, int fault_wanted) {
+/* name: the kernel's, so that a kernel made under a test hook has its own
+ * cache key */
+static int run_case_fault(const mcase *c, int fault_wanted, const char *name) {
   char desc[128];
   snprintf(desc, sizeof desc, "%lldx%lldx%lld %s%s tiles %lldx%lldx%lld/%lldx%lld",
            (long long)c->m, (long long)c->n, (long long)c->k, tc_dtype_name(c->t),
@@ -83,8 +86,6 @@ static int run_case_fault(const mcase *c, int fault_wanted) {
   OK(f, tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &c->tiles));
   TC_CHECK(strstr(tc_fusion_schedule_note(f), "mma.sync m16n8k16") != NULL, "%s: note %s", desc,
            tc_fusion_schedule_note(f));
-  char name[32] = "mm";
-  if (fault_wanted) snprintf(name, sizeof name, "mma_fault%d", fault_wanted); /* its own cache key */
   tc_compile_options opt = {TC_TARGET_OPENCL, NULL, name};
   tc_status st;
   tc_kernel *k = tc_compile(f, &opt, &st);
@@ -96,6 +97,13 @@ static int run_case_fault(const mcase *c, int fault_wanted) {
   /* one emulated instruction per 16 x 8 tile, no scalar products */
   const char *src = tc_kernel_source(k);
   TC_CHECK(strstr(src, "tc_mma_emu(") != NULL, "%s: no mma in\n%s", desc, src);
+  /* the fragments by ldmatrix (the tiles' rows are contiguous K / N), or
+   * by scalar loads under the hook or where an extent of 1 makes a tile
+   * one element read by every lane */
+  bool scalar = tc_test_hooks_get()->mma_scalar_fragments || c->m == 1 || c->n == 1 || c->k == 1;
+  if (!fault_wanted)
+    TC_CHECK((strstr(src, "ldmatrix.x4 */") != NULL) == !scalar, "%s: %s ldmatrix", desc,
+             scalar ? "with" : "without");
   int64_t m = c->m, n = c->n, kk = c->k;
   double *va = malloc((size_t)(m * kk) * sizeof(double)), *vb = malloc((size_t)(kk * n) * sizeof(double));
   double bias[512];
@@ -207,6 +215,21 @@ static tc_kernel *cuda_kernel(const mcase *c, const char *arch, tc_fusion **fp) 
   return tc_compile(f, &o, &st);
 }
 
+/* The scalar 16-bit fragment loads (the form for shared layouts that
+ * ldmatrix cannot read) on the same shapes, edges included. */
+static void test_scalar_fragments(void) {
+  static const mcase cs[] = {
+      {64, 64, 64, TC_BF16, 1, MMA(32, 32, 32, 16, 16)},
+      {67, 97, 131, TC_F16, 1, MMA(32, 32, 32, 16, 16)},
+      {5, 130, 17, TC_BF16, 0, MMA(16, 64, 16, 16, 32)},
+  };
+  tc_test_hooks h = {0};
+  h.mma_scalar_fragments = 1;
+  tc_test_hooks_set(&h);
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case_fault(&cs[i], 0, "mma_scalar");
+  tc_test_hooks_set(NULL);
+}
+
 /* Each wrong layout injected into the lowering (A registers 1 and 2
  * swapped, B register halves swapped, a lane's accumulator columns
  * swapped) gives wrong results on the OpenCL emulation, whose layouts are
@@ -218,7 +241,9 @@ static void test_faults(void) {
     tc_test_hooks h = {0};
     h.mma_lower_fault = fault;
     tc_test_hooks_set(&h);
-    int bad = run_case_fault(&c, fault);
+    char name[32];
+    snprintf(name, sizeof name, "mma_fault%d", fault); /* its own cache key */
+    int bad = run_case_fault(&c, fault, name);
     tc_test_hooks_set(NULL);
     TC_CHECK(bad != 0, "fault %d: the results still match the plain C loop", fault); /* -1: no device */
   }
@@ -252,6 +277,9 @@ static void test_cuda_build(void) {
       TC_CHECK(strstr(src, dt ? "tc_mma_bf16(" : "tc_mma_f16(") != NULL, "no call in\n%s", src);
       TC_CHECK(strstr(src, "mma.sync.aligned.m16n8k16.row.col.f32") != NULL, "no instruction");
       TC_CHECK(strstr(src, "tc_mma_emu") == NULL, "the emulation in a CUDA kernel");
+      TC_CHECK(strstr(src, "ldmatrix.sync.aligned.m8n8.x4.shared.b16") != NULL &&
+                   strstr(src, "ldmatrix.sync.aligned.m8n8.x2.trans.shared.b16") != NULL,
+               "the fragments are not loaded by ldmatrix");
       tc_status st = tc_kernel_build(k, NULL);
       if (st == TC_ERR_UNSUPPORTED) {
         printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
@@ -268,6 +296,7 @@ int main(void) {
   TC_RUN(test_refusals);
   TC_RUN(test_one_tile);
   TC_RUN(test_shapes);
+  TC_RUN(test_scalar_fragments);
   TC_RUN(test_faults);
   TC_RUN(test_arch);
   TC_RUN(test_cuda_build);

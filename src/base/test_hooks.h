@@ -30,6 +30,9 @@ typedef struct tc_test_hooks {
    * and 2, the halves of each B register, or a lane's two accumulator
    * columns */
   int mma_lower_fault;
+  /* lower/mma.c: 1 keeps the scalar 16-bit fragment loads where ldmatrix
+   * would serve (so both forms are tested) */
+  int mma_scalar_fragments;
 } tc_test_hooks;
 
 /* The hooks in force (never NULL). */

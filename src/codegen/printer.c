@@ -580,7 +580,36 @@ static void print_mma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_
   tc_str_cat(o, "{\n");
   tc_str_indent(o, depth + 1);
   tc_str_cat(o, "unsigned int tc_fa[4], tc_fb[2];\n");
-  for (int r = 0; r < 6; r++) {
+  for (int r = 0; r < 6 && m->ldsm; r++) { /* ldmatrix, then the edges masked */
+    bool a = r < 4;
+    if (r == 0 || r == 4) {
+      tc_str indexs;
+      tc_str_init(&indexs);
+      expr(&indexs, k, a ? m->addr_a : m->addr_b);
+      tc_str_indent(o, depth + 1);
+      tc_str_printf(o, "{  /* %s fragment: ldmatrix.x%d%s */\n", a ? "A" : "B", a ? 4 : 2, a ? "" : ".trans");
+      tc_str_indent(o, depth + 2);
+      tc_str_printf(o, "unsigned tc_lr[%d];\n", a ? 4 : 2);
+      d->ldsm_access(o, 1, a ? 4 : 2, !a, a ? an : bn, tc_str_cstr(&indexs), depth + 2);
+      tc_str_free(&indexs);
+    }
+    const tc_expr *const *pe = a ? &m->pa[2 * r] : &m->pb[2 * (r - 4)];
+    tc_str_indent(o, depth + 2);
+    tc_str_printf(o, "tc_f%c[%d] = tc_lr[%d]", a ? 'a' : 'b', a ? r : r - 4, a ? r : r - 4);
+    if (!tc_e_is_const(pe[0], 1) || !tc_e_is_const(pe[1], 1)) {
+      tc_str_cat(o, " & (((");
+      expr(o, k, pe[0]);
+      tc_str_cat(o, ") ? 0xffffu : 0u) | ((");
+      expr(o, k, pe[1]);
+      tc_str_cat(o, ") ? 0xffff0000u : 0u))");
+    }
+    tc_str_cat(o, ";\n");
+    if (r == 3 || r == 5) {
+      tc_str_indent(o, depth + 1);
+      tc_str_cat(o, "}\n");
+    }
+  }
+  for (int r = 0; r < 6 && !m->ldsm; r++) {
     const tc_expr *const *e = r < 4 ? &m->a[2 * r] : &m->b[2 * (r - 4)];
     const tc_expr *const *pe = r < 4 ? &m->pa[2 * r] : &m->pb[2 * (r - 4)];
     tc_str_indent(o, depth + 1);

@@ -79,6 +79,12 @@ typedef struct tc_kmma {
   /* whether element a[e] / b[e] lies inside M, N and K (else it is 0:
    * the instruction runs on whole tiles, the edges are zeros) */
   const tc_expr *pa[8], *pb[4];
+  /* ldsm 1: the fragments come by ldmatrix.x4 (A) and ldmatrix.x2.trans
+   * (B) from the row addresses addr_a / addr_b (element indices this lane
+   * supplies), the edges masked after the load; 0: by the scalar 16-bit
+   * loads a[], b[] (a shared layout ldmatrix cannot read) */
+  int ldsm;
+  const tc_expr *addr_a, *addr_b;
 } tc_kmma;
 
 /* A statement of a reduction (op->kind == TC_OP_REDUCE; for a Welford

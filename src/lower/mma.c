@@ -66,6 +66,95 @@ static void inject_fault(tc_kmma *m) {
   }
 }
 
+/* ---- ldmatrix for the fragments ---------------------------------------- */
+
+#define LDSM_POINTS 65536 /* assignments checked at most (else scalar loads) */
+
+typedef struct ldsm_check {
+  const tc_kmma *m;
+  int64_t *vars, lane_id;
+  int64_t ids[16];
+  int nids;
+  int64_t off_a, off_b; /* the tiles' byte offsets in shared memory */
+} ldsm_check;
+
+/* Whether ldmatrix gives this lane, under the variables in c->vars, the
+ * elements the scalar loads read: A (.x4) register r is matrix r, whose
+ * row l / 4 lane 8r + l / 4 supplies, at column 2 (l % 4) + h; B (.x2
+ * .trans) register r is matrix r transposed, row 2 (l % 4) + h supplied by
+ * lane 8r + 2 (l % 4) + h, at column l / 4; every row 16-byte aligned. */
+static bool ldsm_point_ok(ldsm_check *c) {
+  int64_t *v = c->vars, id = c->lane_id, ra[32], rb[32];
+  for (int l = 0; l < 32; l++) {
+    v[id] = l;
+    ra[l] = tc_e_eval(c->m->addr_a, v), rb[l] = tc_e_eval(c->m->addr_b, v);
+    if ((c->off_a + 2 * ra[l]) % 16 || (c->off_b + 2 * rb[l]) % 16) return false;
+  }
+  for (int l = 0; l < 32; l++) {
+    v[id] = l;
+    for (int e = 0; e < 8; e++)
+      if (tc_e_eval(c->m->a[e], v) != ra[8 * (e / 2) + l / 4] + 2 * (l % 4) + e % 2) return false;
+    for (int e = 0; e < 4; e++)
+      if (tc_e_eval(c->m->b[e], v) != rb[8 * (e / 2) + 2 * (l % 4) + e % 2] + l / 4) return false;
+  }
+  return true;
+}
+
+/* Every assignment of the variables c->ids[i..) over their ranges. */
+static bool ldsm_all_ok(ldsm_check *c, tc_epool *p, int i) {
+  if (i == c->nids) return ldsm_point_ok(c);
+  int64_t lo, hi;
+  tc_e_var_range(p, (int)c->ids[i], &lo, &hi);
+  for (int64_t x = lo; x <= hi; x++) {
+    c->vars[c->ids[i]] = x;
+    if (!ldsm_all_ok(c, p, i + 1)) return false;
+  }
+  return true;
+}
+
+static void add_vars(ldsm_check *c, tc_epool *p, const tc_expr *e, int64_t *points, bool *ok) {
+  for (int id = 0; id < tc_e_num_vars(p) && *ok; id++) {
+    if (id == c->lane_id || !tc_e_uses(e, id)) continue;
+    bool have = false;
+    for (int i = 0; i < c->nids; i++) have |= c->ids[i] == id;
+    if (have) continue;
+    int64_t lo, hi;
+    tc_e_var_range(p, id, &lo, &hi);
+    if (c->nids == 16 || hi - lo + 1 > LDSM_POINTS || (*points *= hi - lo + 1) > LDSM_POINTS) *ok = false;
+    else c->ids[c->nids++] = id;
+  }
+}
+
+/* Sets m->ldsm, addr_a, addr_b where ldmatrix reads exactly the elements
+ * of the scalar loads (checked by evaluation at every lane and every
+ * value of the other variables, up to LDSM_POINTS assignments). */
+static void try_ldsm(tc_kir *k, tc_knode *s, tc_kmma *m, const int64_t *ids) {
+  tc_epool *p = k->pool;
+  const tc_expr *lane = k->pvar[3];
+  const tc_expr *q = tc_e_divc(p, lane, 8), *z = tc_e_const(p, 0);
+  /* A: lane 8q + r supplies row r of matrix q = (rows 8 (q % 2) .., K 8 (q / 2) ..) */
+  const tc_expr *va[4] = {tc_e_modc(p, q, 2), z, tc_e_mulc(p, tc_e_divc(p, q, 2), 8),
+                          tc_e_mulc(p, tc_e_modc(p, lane, 8), 4)};
+  /* B: lane l < 16 supplies K row l of the column block (the rest repeat it) */
+  const tc_expr *vb[4] = {z, z, tc_e_modc(p, lane, 16), z};
+  m->addr_a = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, va));
+  m->addr_b = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, vb));
+  const tc_kalloc *aa = tc_kir_alloc_of(k, s->stmt.op->in[0]), *ab = tc_kir_alloc_of(k, s->stmt.op->in[1]);
+  if (!aa || !ab) return;
+  ldsm_check c = {m, NULL, lane->val, {0}, 0, aa->offset, ab->offset};
+  int64_t points = 1;
+  bool ok = true;
+  add_vars(&c, p, m->addr_a, &points, &ok);
+  add_vars(&c, p, m->addr_b, &points, &ok);
+  for (int e = 0; e < 8 && ok; e++) add_vars(&c, p, m->a[e], &points, &ok);
+  for (int e = 0; e < 4 && ok; e++) add_vars(&c, p, m->b[e], &points, &ok);
+  if (!ok) return;
+  c.vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof *c.vars);
+  m->ldsm = ldsm_all_ok(&c, p, 0);
+  free(c.vars);
+  if (m->ldsm) k->nldsm++;
+}
+
 /* The terms of a conjunction e into terms[*n ..]; false past cap. */
 static bool split_terms(const tc_expr *e, const tc_expr **terms, int *n, int cap) {
   if (e->op == TC_E_LAND) return split_terms(e->a, terms, n, cap) && split_terms(e->b, terms, n, cap);
@@ -152,6 +241,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     m->c[e] = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 4, ids, v));
   }
   inject_fault(m);
+  if (!tc_test_hooks_get()->mma_scalar_fragments) try_ldsm(k, s, m, ids);
   m->kind = TC_MMA_M16N8K16, m->in = in;
   /* the statement takes the place of the three loops */
   tc_knode *parent = li->parent;

@@ -10,7 +10,9 @@
  * statement by one warp-wide mma (tc_kmma): the fragment loads are the
  * statement's own shared-memory indices with the loop variables (and the
  * lane) replaced by the A and B fragment layouts, the accumulators its
- * output indices at the four (ihi, jlo). */
+ * output indices at the four (ihi, jlo); where ldmatrix.x4 (A) and
+ * .x2.trans (B) deliver exactly those elements (checked by evaluation),
+ * the fragments come by ldmatrix instead. */
 #ifndef TC_MMA_LOWER_H
 #define TC_MMA_LOWER_H
 
