@@ -429,7 +429,11 @@ typedef struct tc_matmul_tiles {
  * schedule (two matmuls, reductions, an operand computed in the fusion
  * other than by tc_permute of an input), TC_ERR_ARGUMENT for tiles that
  * do not nest (tm dividing bm, tn dividing bn, all >= 1); the shared
- * memory limit of the arch is checked when the kernel is compiled. */
+ * memory limit of the arch is checked when the kernel is compiled.  With
+ * tiles->macro TC_MACRO_MMA_M16N8K16 the products are warp-wide mma.sync
+ * m16n8k16 instead (warps on TIDy, their 32 lanes on TIDx, each warp a
+ * tm x tn tile; f16 / bf16 operands; TC_ERR_UNSUPPORTED for f32 or HIP;
+ * CUDA needs sm_80+, checked when compiling). */
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles);
 /* What tc_schedule_auto chose, in words (the scheduler, rows, threads,

@@ -106,7 +106,7 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles) {
   tc_clear_error(f);
-  (void)arch;
+  (void)arch; /* the arch's limits are checked when compiling */
   const char *call = "tc_schedule_matmul";
   tc_op *mm = NULL;
   for (int i = 0; i < f->nops; i++) {
