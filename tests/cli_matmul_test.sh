@@ -127,6 +127,31 @@ expect "--tune with --tiles" 2 'does not combine with --tune and --tiles togethe
 expect "with --kernel tile" 2 'does not combine with --kernel tile' gemm -M 8 -N 8 -K 8 --epilogue relu --kernel tile
 expect "with -t i8" 2 "unknown data type 'i8'" gemm -M 8 -N 8 -K 8 -t i8 --epilogue relu
 expect "--help lists it" 0 '--epilogue LIST' gemm --help
+# --macro mma: the products as mma.sync m16n8k16 (emulated on PoCL, NVRTC for CUDA)
+if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
+  expect "--macro mma bf16 bias,relu" 0 '^verify: PASS \(max error .*; 6144 elements\)' \
+    gemm -M 64 -N 96 -K 48 -t bf16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma -V 1
+  expect "--macro mma f16, batch of 3, A and B transposed, cast" 0 '^verify: PASS \(max error .*; 6144 elements\)' \
+    gemm -M 64 -N 32 -K 64 -t f16 -g 3 --transA 1 --transB 1 --epilogue bias,relu,cast:bf16 --tiles 32,32,32,16,16 --macro mma -V 1
+  expect "--macro mma at primes (edges as zeros in the fragments)" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma -V 1
+  expect "--macro mma f16: the schedule and launch" 0 'as mma.sync m16n8k16 \(f16, f32 accumulators\)' \
+    gemm -M 32 -N 16 -K 32 -t f16 --epilogue relu --tiles 32,16,32,16,8 --macro mma -V 1
+fi
+expect "--macro mma cuda --emit" 0 '^compiled with NVRTC for sm_80|^not compiled' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma --target cuda --arch sm_80 --emit "$tmp/mma.cu"
+if grep -q 'tc_mma_f16(tc_fc, tc_fa, tc_fb)' "$tmp/mma.cu" 2>/dev/null && grep -q 'mma.sync.aligned.m16n8k16' "$tmp/mma.cu"; then pass "emitted kernel calls mma.sync"
+else fail "emitted kernel lacks the mma.sync call"; fi
+expect "--macro mma on f32" 2 'multiplies f16 or bf16 operands, not f32' \
+  gemm -M 64 -N 64 -K 32 --epilogue relu --tiles 32,32,16,16,16 --macro mma
+expect "--macro mma on hip" 2 'an NVIDIA instruction' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 32,32,16,16,16 --macro mma --target hip
+expect "--macro mma with a row reduction" 2 'the mma.sync op type .*a reduction of the result is not part of it' \
+  gemm -M 32 -N 32 -K 32 -t f16 --epilogue bias,row_sum --tiles 32,32,16,16,8 --macro mma
+expect "--macro mma with ops before the matmul" 2 'the mma.sync op type .*ops before the matmul on an operand are not part of it' \
+  gemm -M 32 -N 32 -K 32 -t f16 --epilogue bias --ab-type f32 --tiles 32,32,16,16,8 --macro mma
+expect "--macro mma without --tiles" 2 '--macro mma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro mma
+expect "--macro bad" 2 "--macro takes fma or mma, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,8,8 --macro x
 # without --epilogue, gemm keeps its gridwise kernel
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "plain gemm unchanged" 0 '^perf config: ' gemm -M 64 -N 64 -K 64 -V 1

@@ -461,7 +461,7 @@ static void test_random_fusions(void) {
 static void test_random_tiles(void) {
   for (long i = 0; i < (g_cases + 1) / 2; i++) {
     mcase c = random_case();
-    tc_matmul_tiles t;
+    tc_matmul_tiles t = {0};
     t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
     t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
     t.bk = 1 + (int64_t)(rnd() % 24);
@@ -493,7 +493,7 @@ static void test_epilogue_reductions(void) {
       run_case(&c, (int)i);
       continue;
     }
-    tc_matmul_tiles t;
+    tc_matmul_tiles t = {0};
     int rows = c.red <= R_ROW_MAX;
     t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
     t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
@@ -528,10 +528,28 @@ static void test_operand_prologues(void) {
       run_case(&c, (int)i);
       continue;
     }
-    tc_matmul_tiles t;
+    tc_matmul_tiles t = {0};
     t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
     t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
     t.bk = 1 + (int64_t)(rnd() % 24);
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
+/* The mma.sync m16n8k16 op type (TC_MACRO_MMA_M16N8K16) on random f16 /
+ * bf16 fusions: random warp tiles (1 or 2 16-row tiles by 1 to 4 8-column
+ * ones), 1 to 4 warps, K tiles of 16 or 32, any M, N, K (edges as zeros
+ * in the fragments), batches, transposes and epilogue chains, on the
+ * OpenCL emulation of the instruction. */
+static void test_random_mma_tiles(void) {
+  for (long i = 0; i < (g_cases + 1) / 2; i++) {
+    mcase c = random_case();
+    c.t = rnd() % 2 ? TC_F16 : TC_BF16;
+    tc_matmul_tiles t = {0};
+    t.tm = 16 * (1 + (int64_t)(rnd() % 2)), t.tn = 8 * (1 + (int64_t)(rnd() % 4));
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 2)), t.bn = t.tn * (1 + (int64_t)(rnd() % 2));
+    t.bk = 16 * (1 + (int64_t)(rnd() % 2));
+    t.macro = TC_MACRO_MMA_M16N8K16;
     run_case_tiles(&c, (int)i, &t);
   }
 }
@@ -706,6 +724,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_random_tiles);
   TC_RUN(test_epilogue_reductions);
   TC_RUN(test_operand_prologues);
+  TC_RUN(test_random_mma_tiles);
   TC_RUN(test_device_builds);
   TC_MAIN_END();
 }

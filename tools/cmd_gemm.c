@@ -272,6 +272,7 @@ int cmd_gemm(int argc, char **argv) {
   if (!d.m || !d.n || !d.k) return op_usage_error(&o, "-M, -N and -K are required");
   if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");
   if (epi.ab_given && !epi.given) return op_usage_error(&o, "--ab-type applies to --epilogue");
+  if (epi.macro && !epi.tiles[0]) return op_usage_error(&o, "--macro mma needs --tiles (and --epilogue)");
   if (epi.given) {
     /* the fused GEMM comes from the fusion path: its tiles are the matmul
      * scheduler's, not a gridwise perf config */

@@ -41,7 +41,11 @@ void gemm_epilogue_usage(FILE *out) {
         "  --ab-type f32|f16|bf16  with --epilogue: A and B are stored in this type and cast\n"
         "                          to -t's as their tiles are staged (default: -t's)\n"
         "                          (--tune with --epilogue: times a few tile choices, runs the\n"
-        "                          fastest; not with --tiles)\n",
+        "                          fastest; not with --tiles)\n"
+        "  --macro fma|mma         with --tiles: the products as FMA outer products (default)\n"
+        "                          or as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
+        "                          opencl); then TM x TN is each warp's tile (multiples of\n"
+        "                          16 x 8) and BK a multiple of 16\n",
         out);
 }
 
@@ -113,12 +117,20 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
     return *rc = op_usage_error(o, "--ab-type takes f32, f16 or bf16, got '%s'", v), 1;
   }
   if (*rc != CLI_OK) return 1;
+  if ((v = op_value(o, argc, argv, i, "--macro", rc))) {
+    if (strcmp(v, "fma") && strcmp(v, "mma"))
+      return *rc = op_usage_error(o, "--macro takes fma or mma, got '%s'", v), 1;
+    e->macro = strcmp(v, "mma") ? TC_MACRO_FMA : TC_MACRO_MMA_M16N8K16;
+    return 1;
+  }
+  if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);
   if (!v) return *rc != CLI_OK;
   gemm_epilogue keep = *e;
   gemm_epilogue_init(e);
   memcpy(e->tiles, keep.tiles, sizeof keep.tiles);
   e->ab_given = keep.ab_given, e->ab_type = keep.ab_type;
+  e->macro = keep.macro;
   e->given = 1;
   for (const char *p = v;;) {
     size_t len = strcspn(p, ",");
@@ -453,9 +465,10 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 160];
   list_string(e, list, sizeof list);
   snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+           "--epilogue %s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
-           e->ab_given ? tc_dtype_name(e->ab_type) : "");
+           e->ab_given ? tc_dtype_name(e->ab_type) : "",
+           e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma" : "");
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   gemm_epilogue tuned;
   if (o->tune) {
@@ -471,7 +484,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_tensor *red, *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
   if (!st && red) st = tc_add_output(f, red);
-  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4]};
+  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro};
   if (!st) st = e->tiles[0] ? tc_schedule_matmul(f, o->target, arch, &tl) : tc_schedule_auto(f, o->target, arch);
   if (st) {
     rc = op_invalid(o, "%s", op_api_message(tc_fusion_error(f)));

@@ -405,8 +405,17 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
  * a bm x bn tile of the result, bk deep K tiles of both operands at a
  * time staged in shared memory, each thread a tm x tn tile of f32
  * accumulators in registers ((bm / tm) x (bn / tn) threads). */
+/* The op type of a matmul's products (tc_matmul_tiles.macro): FMA outer
+ * products per thread (the default), or NVIDIA's warp-level mma.sync
+ * m16n8k16 with f16/bf16 operands and f32 accumulators (CUDA sm_80+,
+ * emulated with the same lane layouts on OpenCL; docs/matmul.md). */
+typedef enum tc_matmul_macro { TC_MACRO_FMA = 0, TC_MACRO_MMA_M16N8K16 = 1 } tc_matmul_macro;
+
 typedef struct tc_matmul_tiles {
   int64_t bm, bn, bk, tm, tn;
+  /* with TC_MACRO_MMA_M16N8K16, tm x tn is each warp's tile (a multiple
+   * of 16 x 8) and bk a multiple of 16 */
+  tc_matmul_macro macro;
 } tc_matmul_tiles;
 
 /* Schedules an unscheduled fusion that holds one tc_matmul and ops after
@@ -430,7 +439,11 @@ typedef struct tc_matmul_tiles {
  * the block tile, an operand computed in the fusion other than by a
  * prologue over an input), TC_ERR_ARGUMENT for tiles that
  * do not nest (tm dividing bm, tn dividing bn, all >= 1); the shared
- * memory limit of the arch is checked when the kernel is compiled. */
+ * memory limit of the arch is checked when the kernel is compiled.  With
+ * tiles->macro TC_MACRO_MMA_M16N8K16 the products are warp-wide mma.sync
+ * m16n8k16 instead (warps on TIDy, their 32 lanes on TIDx, each warp a
+ * tm x tn tile; f16 / bf16 operands; TC_ERR_UNSUPPORTED for f32 or HIP;
+ * CUDA needs sm_80+, checked when compiling). */
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles);
 /* What tc_schedule_auto chose, in words (the scheduler, rows, threads,

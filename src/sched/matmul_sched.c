@@ -185,10 +185,31 @@ static bool in_prologue(tc_tensor *const pro[2][TC_MATMUL_MAX_PROLOGUE], const i
   return false;
 }
 
+tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip) {
+  int n;
+  tc_op **order = tc_topo_order(f, &n);
+  tc_status st = TC_OK;
+  bool *operand = tc_xcalloc((size_t)f->ntensors, sizeof *operand);
+  for (int i = 0; i < nskip; i++) operand[skip[i]->id] = true;
+  operand[out->id] = true;
+  int *pos = tc_ref_positions(f, out);
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *t = order[i]->out;
+    if (!operand[t->id]) st = tc_replay_like(t, out, pos + t->id * 16, "tc_schedule_matmul");
+  }
+  free(pos);
+  if (!st) st = tc_parallelize_all_like(out);
+  for (int i = n - 1; i >= 0 && !st; i--)
+    if (!operand[order[i]->out->id]) inline_deepest(order[i]->out);
+  free(operand);
+  free(order);
+  return st;
+}
+
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles) {
   tc_clear_error(f);
-  (void)target, (void)arch; /* one FMA schedule for the three targets */
+  (void)arch; /* the arch's limits are checked when compiling */
   const char *call = "tc_schedule_matmul";
   tc_op *mm = NULL, *red = NULL;
   for (int i = 0; i < f->nops; i++) {
@@ -262,6 +283,18 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
+  if (tl.macro == TC_MACRO_MMA_M16N8K16) {
+    if (rout || npro[0] || npro[1])
+      return tc_fail(f, TC_ERR_UNSUPPORTED,
+                     "%s: the mma.sync op type takes a matmul and elementwise ops after it; %s "
+                     "(schedule this fusion with the FMA op type)", call,
+                     rout ? "a reduction of the result is not part of it"
+                          : "ops before the matmul on an operand are not part of it");
+    return tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
+  }
+  if (tl.macro != TC_MACRO_FMA)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA or "
+                   "TC_MACRO_MMA_M16N8K16", call, tl.macro);
   int64_t rtile = rax < 0 ? 0 : rax == o ? tl.bm : tl.bn;
   if (rtile && rtile < rlen)
     return tc_fail(f, TC_ERR_UNSUPPORTED,
@@ -337,8 +370,6 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, ty, tx);
     if (!st && npro[k]) st = stage_prologue(f, ops[k], pro[k], npro[k]);
   }
-#undef OPERAND
-  free(order);
   if (st) return st;
   int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype);
   char batch[48] = "";
