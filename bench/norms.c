@@ -95,7 +95,13 @@ int main(int argc, char **argv) {
       int32_t *label = calloc((size_t)rows, sizeof(int32_t));
       for (int64_t i = 0; i < rows; i++) label[i] = (int32_t)((i * 40503) % n);
       void *second = kind == TC_NORM_XENT ? (void *)label : xin;
-      void *args[3] = {xin, nin > 1 ? second : yout, yout}, *rargs[3] = {xin, nin > 1 ? second : yref, yref};
+      /* the tensor inputs, eps (a scalar input) where the kind reads it, y */
+      float eps = TC_NORM_EPS;
+      void *args[4] = {xin}, *rargs[4] = {xin};
+      int np = 1;
+      if (nin > 1) args[np] = rargs[np] = second, np++;
+      if (tc_norm_has_eps((tc_norm_kind)kind)) args[np] = rargs[np] = &eps, np++;
+      args[np] = yout, rargs[np] = yref;
       int64_t nout = rows * tc_norm_out_cols((tc_norm_kind)kind, n);
       double ms = 0;
       st = tc_kernel_run(k, args, NULL, &ms);

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # cli_matmul_test.sh - `tilec gemm --epilogue` through the real binary: the
 # GEMM made as a fusion (tc_matmul + the listed ops, one kernel from the
-# matmul scheduler) verified on PoCL (-V 1 against a plain C loop that
-# applies the epilogue) at ragged and prime shapes in three dtypes, with
+# matmul scheduler; a row / column reduction as a second output; A and B
+# stored in another type and cast as they are staged) verified on PoCL
+# (-V 1 against a plain C loop that applies the epilogue) at ragged and prime shapes in three dtypes, with
 # transposes and a batch, and with tiles given by --tiles; --emit with
 # NVRTC / hipcc builds; shared memory over the arch's limit; the usage
 # errors with their exit codes; and the plain gemm still on its gridwise
@@ -43,6 +44,42 @@ else
     gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2 -V 1
   expect "--tiles: the launch" 0 '^kernel: gemm_fused \(fusion\), grid \[4, 3, 1\] of blocks \[12, 16, 1\], shared memory 2304 bytes' \
     gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2
+  # a row or column reduction as a second output R, verified against the plain C loop's sums
+  expect "bias,relu,row_sum bf16: C and R" 0 '^verify: PASS \(max error .*; 6566 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu,row_sum -V 1
+  expect "row_sum: one block along N" 0 '^kernel: gemm_fused \(fusion\), grid \[1, 2, 1\] of blocks \[32, 16, 1\]' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu,row_sum
+  expect "row_sum: the schedule line" 0 'then T[0-9]+, a second output: the sum of each row, reduced in its block \(32 threads on TIDx, 4 values each\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu,row_sum
+  expect "col_max batched, A^T, before the cast" 0 '^verify: PASS \(max error .*; 3570 elements\)' \
+    gemm -M 13 -N 85 -K 7 -g 3 --transA 1 --epilogue scale:-2,relu,col_max,cast:f16 -V 1
+  expect "row_max with --tiles covering N" 0 '^verify: PASS \(max error .*; 7800 elements\)' \
+    gemm -M 100 -N 77 -K 45 --epilogue silu,row_max --tiles 48,80,5,3,5 -V 1
+  expect "col_sum, M of 1000" 0 '^verify: PASS' gemm -M 1000 -N 3 -K 5 -t f16 --epilogue col_sum -V 1
+  # --ab-type: A and B stored as f32 (or bf16), cast to -t's type as the tiles are staged
+  expect "--ab-type f32 -t bf16, A^T, row_sum" 0 '^verify: PASS \(max error .*; 6566 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --ab-type f32 --transA 1 --epilogue bias,relu,row_sum -V 1
+  expect "--ab-type: the casts staged" 0 'shared memory \(4096 bytes\) \(computing 1 op on A and 1 on B as they are staged\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --ab-type f32 --epilogue relu
+  expect "--ab-type bf16 -t f16, B^T, batch" 0 '^verify: PASS' \
+    gemm -M 31 -N 17 -K 61 -g 2 -t f16 --ab-type bf16 --transB 1 --epilogue gelu --tiles 16,8,7,2,2 -V 1
+  # --tune: a few tile choices of tc_schedule_matmul, each verified and timed; the fastest runs
+  expect "--tune --tune-max 3" 0 '^tune: tiles [0-9]+,[0-9]+,(8|16),[48],[48] the fastest of 3 candidates \(0 failed\)' \
+    gemm -M 67 -N 97 -K 33 --epilogue bias,relu --tune --tune-max 3 -V 1
+  out=$("$T" gemm -M 40 -N 70 -K 9 -t bf16 --epilogue gelu,row_sum --tune --tune-max 2 -V 1 --json 2>/dev/null); rc=$?
+  if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); t=d["tune"]
+assert t["tried"]==2 and t["skipped"]==0 and t["best_ms"]>0 and t["stored"] is False and d["verify"]["result"]=="PASS"
+assert "128 tiles on BIDy x 1" in d["schedule"]' 2>/dev/null
+  then pass "--tune --json with a row reduction (BN kept at 128)"; else fail "--tune --json: exit $rc: $out"; fi
+  # --json: the gemm command's object, with the fusion's kernel and the scheduler's note
+  out=$("$T" gemm -M 67 -N 97 -K 33 -t f16 --epilogue bias,scale:0.5,relu,cast:bf16 -V 1 --json 2>/dev/null); rc=$?
+  if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["problem"]; k=d["kernels"][0]
+assert d["command"]=="gemm" and d["kernel"]=="fusion" and d["ok"] is True and d["ran"] is True
+assert (p["m"],p["n"],p["k"],p["g"],p["dtype"])==(67,97,33,1,"f16") and p["epilogue"]=="bias,scale:0.5,relu,cast:bf16"
+assert p["string"]=="gemm -g 1 -M 67 -N 97 -K 33 --transA 0 --transB 0 -t f16 --epilogue bias,scale:0.5,relu,cast:bf16"
+assert (k["name"],k["grid"],k["block"],k["smem_bytes"])==("gemm_fused",[2,2,1],[16,16,1],(64+64)*16*2)
+assert d["verify"]["result"]=="PASS" and d["verify"]["bad_elements"]==0 and d["schedule"].startswith("matmul: 67 x 97 x 33")' 2>/dev/null
+  then pass "--json with --epilogue"; else fail "--json with --epilogue: exit $rc: $out"; fi
   expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GFLOP/s' \
     gemm -M 32 -N 32 -K 32 --epilogue relu --time -i 2
 fi
@@ -56,6 +93,26 @@ expect "hip builds" 0 '^compiled for gfx90a \(hipcc\)|^not compiled' \
 # tiles over the arch's shared memory: (256 + 256) x 128 f32 = 256 KiB > 227 KiB on sm_90a
 expect "shared memory over the limit" 1 'needs 262144 bytes of shared memory per block but cuda allows at most 232448' \
   gemm -M 512 -N 512 -K 512 --epilogue relu --tiles 256,256,128,8,8 --target cuda --emit "$tmp/big.cu"
+# --json of a failure: the short form, the message in "error", exit 1
+out=$("$T" gemm -M 512 -N 512 -K 512 --epilogue relu --tiles 256,256,128,8,8 --target cuda --json 2>/dev/null); rc=$?
+if [ $rc -eq 1 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin)
+assert d["ok"] is False and d["kernels"]==[] and d["ran"] is False and "232448" in d["error"]
+assert d["problem"]["string"].endswith("--epilogue relu")' 2>/dev/null
+then pass "--json of a refused fused GEMM"; else fail "--json of a refused fused GEMM: exit $rc: $out"; fi
+# a usage error prints no JSON
+out=$("$T" gemm -M 8 -N 8 -K 8 --epilogue foo --json 2>/dev/null); rc=$?
+if [ $rc -eq 2 ] && [ -z "$out" ]; then pass "--json usage error: nothing on stdout"
+else fail "--json usage error: exit $rc, stdout '$out'"; fi
+# a reduction the matmul schedule does not cover: exit 2 with the reason
+expect "row_sum with BN < N" 2 'each row of the result, of 77 elements, but the block tile covers 24 \(bn 24\).*give bn >= 77' \
+  gemm -M 100 -N 77 -K 45 --epilogue silu,row_sum --tiles 48,24,5,3,2
+expect "row_sum over 1024 columns" 2 'each row of the result, of 2000 elements; the matmul schedule reduces one in one block, of at most 1024' \
+  gemm -M 10 -N 2000 -K 45 --epilogue row_sum
+expect "an op after the reduction" 2 "'relu' follows row_sum; the reduction comes after the pointwise ops" \
+  gemm -M 8 -N 8 -K 8 --epilogue row_sum,relu
+expect "two reductions" 2 "'col_sum' follows row_sum" gemm -M 8 -N 8 -K 8 --epilogue row_sum,col_sum
+expect "--ab-type without --epilogue" 2 '--ab-type applies to --epilogue' gemm -M 8 -N 8 -K 8 --ab-type f32
+expect "--ab-type f64" 2 "--ab-type takes f32, f16 or bf16, got 'f64'" gemm -M 8 -N 8 -K 8 --epilogue relu --ab-type f64
 # usage errors: exit 2
 expect "--tiles without --epilogue" 2 '--tiles applies to --epilogue' gemm -M 8 -N 8 -K 8 --tiles 4,4,4,4,4
 expect "--tiles that do not nest" 2 'TM must divide BM' gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 4,4,4,3,4
@@ -66,9 +123,35 @@ expect "scale without value" 2 'needs a value: scale:X' gemm -M 8 -N 8 -K 8 --ep
 expect "bad scale" 2 "scale takes a number, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue scale:x
 expect "empty op" 2 "an empty op" gemm -M 8 -N 8 -K 8 --epilogue bias,,relu
 expect "with --perf-config" 2 'does not combine with --perf-config' gemm -M 8 -N 8 -K 8 --epilogue relu --perf-config x
+expect "--tune with --tiles" 2 'does not combine with --tune and --tiles together' gemm -M 8 -N 8 -K 8 --epilogue relu --tune --tiles 8,8,8,4,4
 expect "with --kernel tile" 2 'does not combine with --kernel tile' gemm -M 8 -N 8 -K 8 --epilogue relu --kernel tile
 expect "with -t i8" 2 "unknown data type 'i8'" gemm -M 8 -N 8 -K 8 -t i8 --epilogue relu
 expect "--help lists it" 0 '--epilogue LIST' gemm --help
+# --macro mma: the products as mma.sync m16n8k16 (emulated on PoCL, NVRTC for CUDA)
+if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
+  expect "--macro mma bf16 bias,relu" 0 '^verify: PASS \(max error .*; 6144 elements\)' \
+    gemm -M 64 -N 96 -K 48 -t bf16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma -V 1
+  expect "--macro mma f16, batch of 3, A and B transposed, cast" 0 '^verify: PASS \(max error .*; 6144 elements\)' \
+    gemm -M 64 -N 32 -K 64 -t f16 -g 3 --transA 1 --transB 1 --epilogue bias,relu,cast:bf16 --tiles 32,32,32,16,16 --macro mma -V 1
+  expect "--macro mma at primes (edges as zeros in the fragments)" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma -V 1
+  expect "--macro mma f16: the schedule and launch" 0 'as mma.sync m16n8k16 \(f16, f32 accumulators\)' \
+    gemm -M 32 -N 16 -K 32 -t f16 --epilogue relu --tiles 32,16,32,16,8 --macro mma -V 1
+fi
+expect "--macro mma cuda --emit" 0 '^compiled with NVRTC for sm_80|^not compiled' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma --target cuda --arch sm_80 --emit "$tmp/mma.cu"
+if grep -q 'tc_mma_f16(tc_fc, tc_fa, tc_fb)' "$tmp/mma.cu" 2>/dev/null && grep -q 'mma.sync.aligned.m16n8k16' "$tmp/mma.cu"; then pass "emitted kernel calls mma.sync"
+else fail "emitted kernel lacks the mma.sync call"; fi
+expect "--macro mma on f32" 2 'multiplies f16 or bf16 operands, not f32' \
+  gemm -M 64 -N 64 -K 32 --epilogue relu --tiles 32,32,16,16,16 --macro mma
+expect "--macro mma on hip" 2 'an NVIDIA instruction' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 32,32,16,16,16 --macro mma --target hip
+expect "--macro mma with a row reduction" 2 'the mma.sync op type .*a reduction of the result is not part of it' \
+  gemm -M 32 -N 32 -K 32 -t f16 --epilogue bias,row_sum --tiles 32,32,16,16,8 --macro mma
+expect "--macro mma with ops before the matmul" 2 'the mma.sync op type .*ops before the matmul on an operand are not part of it' \
+  gemm -M 32 -N 32 -K 32 -t f16 --epilogue bias --ab-type f32 --tiles 32,32,16,16,8 --macro mma
+expect "--macro mma without --tiles" 2 '--macro mma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro mma
+expect "--macro bad" 2 "--macro takes fma or mma, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,8,8 --macro x
 # without --epilogue, gemm keeps its gridwise kernel
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "plain gemm unchanged" 0 '^perf config: ' gemm -M 64 -N 64 -K 64 -V 1

@@ -42,6 +42,25 @@ else
   expect "schedule line of a long row on sm_90a" 0 '^schedule: .*, the row held in shared memory' \
     norm softmax -M 2 -N 20000 --target cuda --arch sm_90a --emit "$tmp/s.cu"
   expect "--time" 0 '^time: [0-9.]+ ms \(median of 2 runs\), [0-9.]+ GB/s' norm rmsnorm -M 4 -N 300 --time -i 2
+  # eps is passed at launch: a second eps reuses the kernel (a cache hit in
+  # a fresh cache) and still verifies; y depends on eps far beyond the
+  # tolerance (x in [-4, 4): mean(x^2) ~ 5.3, so eps = 4 moves y by ~30%),
+  # so a kernel that ignored the value would fail -V 1
+  for k in rmsnorm layernorm rmsnorm_bwd; do
+    cache=$(mktemp -d "$tmp/cache.XXXXXX")
+    out1=$(TILEC_CACHE_DIR=$cache "$T" norm $k -M 7 -N 1000 -V 1 2>&1); rc1=$?
+    out2=$(TILEC_CACHE_DIR=$cache "$T" norm $k -M 7 -N 1000 -V 1 --eps 4 2>&1); rc2=$?
+    if [ $rc1 -eq 0 ] && [ $rc2 -eq 0 ] && printf '%s\n' "$out1" | grep -q '^cache: miss' &&
+       printf '%s\n' "$out1" | grep -q '^verify: PASS' && printf '%s\n' "$out1" | grep -q -- '--eps 1e-05$' &&
+       printf '%s\n' "$out2" | grep -q '^cache: hit' && printf '%s\n' "$out2" | grep -q '^verify: PASS' &&
+       printf '%s\n' "$out2" | grep -q -- '--eps 4$'; then
+      pass "$k: --eps 4 after the default eps reuses the cached kernel, both verified"
+    else fail "$k --eps: $(printf '%s' "$out1" | tail -n 2) / $(printf '%s' "$out2" | tail -n 2)"; fi
+  done
+  out=$(TILEC_CACHE_DIR=$tmp/cache-json "$T" norm layernorm -M 5 -N 77 -V 1 --eps 0.5 --json 2>&1)
+  if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["eps"]==0.5 and d["cached"] is False and d["verify"]["result"]=="PASS"' 2>/dev/null; then
+    pass "--json has eps and cached"
+  else fail "--json eps: $out"; fi
   out=$("$T" norm layernorm -M 5 -N 77 -V 1 --json 2>&1); rc=$?
   if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["verify"]["result"]=="PASS" and d["rows"]==5 and d["cols"]==77 and d["ok"] and "inner reduction" in d["schedule"]' 2>/dev/null; then
     pass "--json"
@@ -54,7 +73,13 @@ expect "unknown kind" 2 "unknown normalization 'mean'" norm mean -M 2 -N 3
 expect "missing -N" 2 '-M and -N are required' norm softmax -M 2
 expect "no perf config" 2 'no perf config' norm rmsnorm -M 2 -N 3 --perf-config 1,2
 expect "bad dtype" 2 "unknown data type 'i32'" norm rmsnorm -M 2 -N 3 -t i32
+expect "--eps of softmax" 2 'softmax has no eps' norm softmax -M 2 -N 3 --eps 0.1
+expect "--eps below 0" 2 'finite number >= 0' norm rmsnorm -M 2 -N 3 --eps -1
+expect "--eps nan" 2 'finite number >= 0' norm rmsnorm -M 2 -N 3 --eps nan
+expect "--eps 1e39 (past f32)" 2 'finite number >= 0' norm rmsnorm -M 2 -N 3 --eps 1e39
+expect "--eps missing" 2 'eps' norm rmsnorm -M 2 -N 3 --eps
 expect "help" 0 'usage: tilec norm KIND' norm --help
+expect "help names --eps" 0 '--eps X' norm --help
 expect "tilec help norm" 0 'usage: tilec norm' help norm
 echo "$passed passed, $failed failed, $skipped skipped"
 [ "$failed" -eq 0 ]

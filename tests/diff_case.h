@@ -19,6 +19,10 @@
  * (1 for integers), exp of values <= 8, casts to integers of values in
  * range; x - max(x) is known to be <= 0 with a 0 in every reduced row, so
  * that exp of it summed over those rows is at least 1 (softmax).
+ * Some reductions of float tensors are Welford states (tc_welford) with
+ * their mean and / or variance, which later ops read like a reduction's
+ * result; half of the scalar ops take a scalar input (tc_scalar_input)
+ * instead, with two values for two launches of the kernel.
  *
  * Schedules: caches of inputs (tc_cache_after) and outputs
  * (tc_cache_before) in shared or local memory, intermediates in shared
@@ -98,7 +102,11 @@ static int df_chance(df_rng *r, int percent) { return df_below(r, 100) < percent
 
 /* ---- the record ----------------------------------------------------------- */
 
-typedef enum df_kind { DF_INPUT, DF_SET, DF_UNARY, DF_BINARY, DF_CAST, DF_PERMUTE, DF_REDUCE, DF_SCALAR } df_kind;
+/* DF_WELFORD is tc_welford's state (a reduction, read only by its parts);
+ * DF_WPART its mean (sub 0) or variance (sub 1). */
+typedef enum df_kind {
+  DF_INPUT, DF_SET, DF_UNARY, DF_BINARY, DF_CAST, DF_PERMUTE, DF_REDUCE, DF_SCALAR, DF_WELFORD, DF_WPART
+} df_kind;
 
 /* A tensor made by an input or an op. */
 typedef struct df_tensor {
@@ -109,6 +117,9 @@ typedef struct df_tensor {
   int perm[3];
   int red;          /* DF_REDUCE: bit d set when axis d is reduced */
   double scalar;    /* DF_SCALAR: the value as given to tc_binary_scalar */
+  int launch;       /* DF_SCALAR: a scalar input (tc_scalar_input) instead, */
+  int left;         /* on the left of the op when left, */
+  double scalar2;   /* with value scalar at the first launch, scalar2 at the second */
   int rank;
   int64_t shape[3]; /* as consumers see it: 1 along reduced axes */
   long long lo;     /* inputs: values (lo + k) * 2^-shift, k < count */
@@ -208,9 +219,16 @@ static double df_limit(tc_dtype t) {
 /* The dtype a reduction of t accumulates and returns. */
 static tc_dtype df_acc_dtype(tc_dtype t) { return t == TC_F16 || t == TC_BF16 ? TC_F32 : t == TC_I8 ? TC_I32 : t; }
 
-/* The scalar of a DF_SCALAR op as the op uses it: rounded to f32 for
- * floats (tc_binary_scalar's rule). */
-static double df_scalar_value(const df_tensor *x) { return dt_float(x->dtype) ? (double)(float)x->scalar : x->scalar; }
+/* The scalar of a DF_SCALAR op as the op uses it at launch `run` (0 or
+ * 1; a scalar input's value differs between the two launches of its
+ * kernel): rounded to f32 for floats (tc_binary_scalar's rule). */
+static double df_scalar_run(const df_tensor *x, int run) {
+  double v = x->launch && run ? x->scalar2 : x->scalar;
+  return dt_float(x->dtype) ? (double)(float)v : v;
+}
+
+/* The dtype of a scalar input of tensors of dtype t. */
+static tc_dtype df_scalar_dtype(tc_dtype t) { return dt_float(t) ? TC_F32 : TC_I32; }
 
 /* The tensor whose values record tensor i has: through copies and exact
  * widening casts (f16 / bf16 to f32, i8 to i32). */
@@ -235,12 +253,16 @@ static int df_derive_shape(const df_case *c, df_tensor *x) {
   const df_tensor *A = &c->t[df_resolve(c, x->a)];
   const df_tensor *B = x->kind == DF_BINARY ? &c->t[df_resolve(c, x->b)] : NULL;
   if (A->rank != x->rank || (B && (B->rank != x->rank || B->dtype != A->dtype))) return 0;
-  if (x->kind == DF_REDUCE ? x->dtype != df_acc_dtype(A->dtype) : x->kind != DF_CAST && x->dtype != A->dtype)
+  if (x->kind == DF_REDUCE ? x->dtype != df_acc_dtype(A->dtype)
+      : x->kind == DF_WELFORD ? x->dtype != TC_F32 || !dt_float(A->dtype)
+      : x->kind == DF_WPART ? A->kind != DF_WELFORD
+                            : x->kind != DF_CAST && x->dtype != A->dtype)
     return 0;
+  if (x->kind != DF_WPART && A->kind == DF_WELFORD) return 0; /* the state is read by its parts only */
   int64_t n = 1;
   for (int d = 0; d < x->rank; d++) {
     int64_t e = x->kind == DF_PERMUTE ? A->shape[x->perm[d]] : A->shape[d];
-    if (x->kind == DF_REDUCE && (x->red >> d & 1)) e = 1;
+    if ((x->kind == DF_REDUCE || x->kind == DF_WELFORD) && (x->red >> d & 1)) e = 1;
     if (B) {
       int64_t f = B->shape[d];
       if (e != f && e != 1 && f != 1) return 0;
@@ -286,9 +308,29 @@ static int df_derive_range(df_case *c, df_tensor *x) {
       break;
     }
     case DF_SCALAR: {
-      double v = df_scalar_value(x), gap = dt_float(x->dtype) ? 0.25 : 1;
-      if (x->sub == TC_DIV && fabs(v) < gap) return 0;
-      r = dv_binary((tc_binary_op)x->sub, x->dtype, a, dv_point(v));
+      double gap = dt_float(x->dtype) ? 0.25 : 1;
+      for (int run = 0; run < 1 + x->launch; run++) { /* both launches' values */
+        dv v = dv_point(df_scalar_run(x, run)), rr;
+        if (x->sub == TC_DIV && (x->left ? a.lo < gap && a.hi > -gap : fabs(v.lo) < gap)) return 0;
+        rr = x->left ? dv_binary((tc_binary_op)x->sub, x->dtype, v, a) : dv_binary((tc_binary_op)x->sub, x->dtype, a, v);
+        if (!dv_known(rr)) return 0;
+        r = run ? (dv){fmin(r.lo, rr.lo), fmax(r.hi, rr.hi)} : rr;
+      }
+      break;
+    }
+    case DF_WELFORD: case DF_WPART: {
+      /* the state stands for its mean; the variance of values in [lo, hi]
+       * is at most ((hi - lo) / 2)^2; both widened by dv_welford's bounds */
+      const df_tensor *S = x->kind == DF_WPART ? A : x;
+      const df_tensor *I = x->kind == DF_WPART ? &c->t[df_resolve(c, A->a)] : A;
+      int64_t n = 1;
+      for (int d = 0; d < I->rank; d++)
+        if (S->red >> d & 1) n *= I->shape[d];
+      double mx = fmax(fabs(I->range.lo), fabs(I->range.hi)), N = (double)n, u = 0x1p-24, em, e2;
+      double half = (I->range.hi - I->range.lo) / 2; /* the variance is at most half^2 */
+      dv_welford_errors(N, mx, 2 * half, &em, &e2);
+      r = x->kind == DF_WPART && x->sub == 1 ? (dv){-e2 / N, half * half * (1 + 2 * u) + e2 / N}
+                                             : (dv){I->range.lo - em, I->range.hi + em};
       break;
     }
     case DF_REDUCE: {
@@ -375,7 +417,8 @@ static int df_broadcasts(const df_tensor *x, const df_tensor *y, int *same) {
 static int df_partners(const df_case *c, const df_tensor *x, tc_dtype want, int other, int *cand) {
   int n = 0, same;
   for (int i = 0; i < c->nt; i++)
-    if (c->t[i].dtype == want && df_broadcasts(&c->t[i], x, &same) && same != other) cand[n++] = i;
+    if (c->t[i].kind != DF_WELFORD && c->t[i].dtype == want && df_broadcasts(&c->t[i], x, &same) && same != other)
+      cand[n++] = i;
   return n;
 }
 
@@ -392,7 +435,7 @@ static void df_random_perm(df_rng *r, int *p, int n) {
 static int df_reduction_of(const df_case *c, int i) {
   for (; i >= 0; i = c->t[i].a) {
     df_kind k = c->t[i].kind;
-    if (k == DF_REDUCE) return i;
+    if (k == DF_REDUCE || k == DF_WELFORD) return i;
     if (k == DF_INPUT || k == DF_BINARY) return -1;
   }
   return -1;
@@ -432,7 +475,45 @@ static int df_broadcast_op(df_rng *r, const df_case *c, int x, df_tensor *out) {
   return 1;
 }
 
-/* Tries to add one random op; 1 when it did. */
+/* A random set of axes of A for a reduction, mostly ones longer than 1. */
+static int df_pick_axes(df_rng *r, const df_tensor *A) {
+  int red = 0;
+  for (int t = 0; t < 4; t++) {
+    red = 0;
+    for (int d = 0; d < A->rank; d++)
+      if (df_chance(r, 45)) red |= 1 << d;
+    if (!red) red = 1 << df_below(r, A->rank);
+    int longer = 0;
+    for (int d = 0; d < A->rank; d++) longer |= (red >> d & 1) && A->shape[d] > 1;
+    if (longer) break;
+  }
+  return red;
+}
+
+/* Adds a Welford state of x's operand (a float tensor) and its mean, its
+ * variance or both; 1 when it did. */
+static int df_try_welford(df_rng *r, df_case *c, df_tensor *x) {
+  int parts = 1 + df_below(r, 3); /* bit 0: the mean, bit 1: the variance */
+  if (c->nt + 1 + (parts == 3 ? 2 : 1) > DF_MAX_T) return 0;
+  int nt0 = c->nt;
+  x->kind = DF_WELFORD, x->dtype = TC_F32, x->red = df_pick_axes(r, &c->t[x->a]);
+  if (!df_derive_shape(c, x) || !df_derive_range(c, x)) return 0;
+  c->t[c->nt++] = *x;
+  for (int p = 0; p < 2; p++) {
+    if (!(parts >> p & 1)) continue;
+    df_tensor y = {0};
+    y.kind = DF_WPART, y.sub = p, y.a = nt0, y.b = -1, y.dtype = TC_F32, y.rank = x->rank;
+    if (!df_derive_shape(c, &y) || !df_derive_range(c, &y)) {
+      c->nt = nt0;
+      return 0;
+    }
+    c->t[c->nt++] = y;
+  }
+  return 1;
+}
+
+/* Tries to add one random op (or a Welford state with its parts); 1
+ * when it did. */
 static int df_try_op(df_rng *r, df_case *c, const int *used) {
   df_tensor x = {0};
   /* the operand: the newest tensor, an input nothing reads yet, or any */
@@ -442,6 +523,7 @@ static int df_try_op(df_rng *r, df_case *c, const int *used) {
     if (c->t[i].kind == DF_INPUT && !used[i]) unused = i;
   if (unused >= 0 && df_chance(r, 40)) a = unused;
   else if (df_chance(r, 35)) a = df_below(r, c->nt);
+  if (c->t[a].kind == DF_WELFORD) return 0;
   const df_tensor *A = &c->t[a];
   x.a = a, x.b = -1, x.rank = A->rank, x.dtype = A->dtype;
   memcpy(x.shape, A->shape, sizeof x.shape);
@@ -484,20 +566,17 @@ static int df_try_op(df_rng *r, df_case *c, const int *used) {
     x.kind = DF_SCALAR;
     x.sub = sops[df_below(r, 7)];
     x.scalar = fl ? fv[df_below(r, 10)] : iv[df_below(r, 6)];
+    if (df_chance(r, 50)) { /* a scalar input: two launches with two values */
+      x.launch = 1, x.left = df_chance(r, 30);
+      x.scalar2 = fl ? fv[df_below(r, 10)] : iv[df_below(r, 6)];
+    }
+  } else if (fl && df_chance(r, 30)) {
+    return df_try_welford(r, c, &x);
   } else {
     x.kind = DF_REDUCE;
     x.sub = df_chance(r, 45) ? TC_REDUCE_SUM : df_chance(r, 60) ? TC_REDUCE_MAX : TC_REDUCE_MIN;
     x.dtype = df_acc_dtype(A->dtype);
-    /* a random set of axes, mostly ones longer than 1 */
-    for (int t = 0; t < 4; t++) {
-      x.red = 0;
-      for (int d = 0; d < A->rank; d++)
-        if (df_chance(r, 45)) x.red |= 1 << d;
-      if (!x.red) x.red = 1 << df_below(r, A->rank);
-      int longer = 0;
-      for (int d = 0; d < A->rank; d++) longer |= (x.red >> d & 1) && A->shape[d] > 1;
-      if (longer) break;
-    }
+    x.red = df_pick_axes(r, A);
   }
   if (!df_derive_shape(c, &x) || !df_derive_range(c, &x)) return 0;
   c->t[c->nt++] = x;
@@ -535,12 +614,15 @@ static int df_try_fusion(df_rng *r, df_case *c) {
   }
   int nops = 1 + df_below(r, 8), tries = 0;
   int used[DF_MAX_T] = {0};
-  while (c->nt < nin + nops && tries++ < 200)
-    if (df_try_op(r, c, used)) {
-      const df_tensor *x = &c->t[c->nt - 1];
-      used[x->a] = 1;
-      if (x->b >= 0) used[x->b] = 1;
-    }
+  while (c->nt < nin + nops && tries++ < 200) {
+    int nt0 = c->nt;
+    if (df_try_op(r, c, used))
+      for (int i = nt0; i < c->nt; i++) {
+        const df_tensor *x = &c->t[i];
+        used[x->a] = 1;
+        if (x->b >= 0) used[x->b] = 1;
+      }
+  }
   if (c->nt == nin) return 0;
   /* outputs: every tensor nothing reads, at most 3, and now and then one
    * that something reads as well */
@@ -551,7 +633,7 @@ static int df_try_fusion(df_rng *r, df_case *c) {
       c->out[c->nout++] = i;
     }
   if (c->nout < 3 && c->nt - nin > c->nout && df_chance(r, 20)) {
-    int o = nin + df_below(r, c->nt - nin), dup = 0;
+    int o = nin + df_below(r, c->nt - nin), dup = c->t[o].kind == DF_WELFORD; /* never an output */
     for (int j = 0; j < c->nout; j++) dup |= c->out[j] == o;
     if (!dup) c->out[c->nout++] = o;
   }
@@ -569,7 +651,9 @@ static int df_try_fusion(df_rng *r, df_case *c) {
 typedef struct df_built {
   tc_fusion *f;
   tc_tensor *h[DF_MAX_H];
-  int nin, in[DF_MAX_T];  /* record indices of the inputs, as kernel parameters */
+  int nin, in[DF_MAX_T];  /* record indices of the inputs, as kernel parameters (a
+                           * DF_SCALAR op's index for its scalar input, after the tensors) */
+  tc_tensor *wpart[DF_MAX_T][2]; /* a Welford state's mean and variance */
   int nout, out[3];       /* and of the outputs */
 } df_built;
 
@@ -637,7 +721,23 @@ static void df_build_fusion(const df_case *c, df_built *b) {
         b->h[i] = tc_reduce(b->f, (tc_reduce_op)x->sub, a, n, axes);
         break;
       }
-      case DF_SCALAR: b->h[i] = tc_binary_scalar(b->f, (tc_binary_op)x->sub, a, x->scalar); break;
+      case DF_SCALAR:
+        if (x->launch) {
+          char name[16];
+          snprintf(name, sizeof name, "s%d", i);
+          tc_tensor *v = tc_scalar_input(b->f, name, df_scalar_dtype(x->dtype));
+          b->h[i] = x->left ? tc_binary(b->f, (tc_binary_op)x->sub, v, a) : tc_binary(b->f, (tc_binary_op)x->sub, a, v);
+          b->in[b->nin++] = i;
+        } else {
+          b->h[i] = tc_binary_scalar(b->f, (tc_binary_op)x->sub, a, x->scalar);
+        }
+        break;
+      case DF_WELFORD: {
+        int axes[3], n = df_red_axes(x, axes);
+        b->h[i] = tc_welford(b->f, a, n, axes, &b->wpart[i][0], &b->wpart[i][1]);
+        break;
+      }
+      case DF_WPART: b->h[i] = b->wpart[df_resolve(c, x->a)][x->sub]; break;
     }
   }
   for (int i = 0; i < c->nt; i++)
@@ -923,6 +1023,7 @@ static void df_gen_schedule(df_gen *g) {
   for (int i = 0; i < c->nt; i++) {
     if (!live[i]) continue;
     int in = c->t[i].kind == DF_INPUT, red = c->t[i].kind == DF_REDUCE;
+    if (c->t[i].kind == DF_WELFORD) continue; /* never an output, never cached */
     if (!(in ? df_chance(r, 25) : df_is_output(c, i) && df_chance(r, red ? 65 : 12))) continue;
     df_step *s = df_step_new(g, in ? DF_CACHE_AFTER : DF_CACHE_BEFORE, i);
     df_step_do(g, s);
@@ -931,7 +1032,7 @@ static void df_gen_schedule(df_gen *g) {
   }
   /* intermediates in shared memory */
   for (int i = 0; i < c->nt; i++)
-    if (live[i] && c->t[i].kind != DF_INPUT && !df_is_output(c, i) &&
+    if (live[i] && c->t[i].kind != DF_INPUT && c->t[i].kind != DF_WELFORD && !df_is_output(c, i) &&
         df_chance(r, c->t[i].kind == DF_REDUCE ? 10 : 25))
       df_call1(g, DF_MEMTYPE, i, TC_MEM_SHARED);
   /* a reference tensor: an output mostly, a reduction often */
@@ -1169,8 +1270,9 @@ static void df_print_case(FILE *o, const df_case *c, const char *what) {
              "    case TC_I32: return ((const int32_t *)buf)[i];\n"
              "    default: return ((const int8_t *)buf)[i];\n"
              "  }\n}\n\n");
-  fprintf(o, "int main(int argc, char **argv) {\n  tc_fusion *f = tc_fusion_new();\n  tc_tensor *t[%d] = {0};\n",
-          c->nh);
+  fprintf(o, "int main(int argc, char **argv) {\n  tc_fusion *f = tc_fusion_new();\n  tc_tensor *t[%d] = {0};\n"
+             "  tc_tensor *wmean[%d] = {0}, *wvar[%d] = {0}; /* Welford states' parts */\n",
+          c->nh, c->nh, c->nh);
   for (int i = 0; i < c->nt; i++) {
     const df_tensor *x = &c->t[i];
     if (!b.h[i]) continue;
@@ -1201,8 +1303,22 @@ static void df_print_case(FILE *o, const df_case *c, const char *what) {
         break;
       }
       case DF_SCALAR:
-        fprintf(o, "  t[%d] = tc_binary_scalar(f, %s, t[%d], %.17g);\n", i, df_binary_c(x->sub), a, x->scalar);
+        if (x->launch) {
+          char ta[16];
+          snprintf(ta, sizeof ta, "t[%d]", a);
+          fprintf(o, "  { tc_tensor *s = tc_scalar_input(f, \"s%d\", %s); t[%d] = tc_binary(f, %s, %s, %s); }\n", i,
+                  df_dtype_c(df_scalar_dtype(x->dtype)), i, df_binary_c(x->sub), x->left ? "s" : ta, x->left ? ta : "s");
+        } else
+          fprintf(o, "  t[%d] = tc_binary_scalar(f, %s, t[%d], %.17g);\n", i, df_binary_c(x->sub), a, x->scalar);
         break;
+      case DF_WELFORD: {
+        int axes[3], n = df_red_axes(x, axes);
+        fprintf(o, "  { int axes[%d] = {", n);
+        for (int k = 0; k < n; k++) fprintf(o, "%s%d", k ? ", " : "", axes[k]);
+        fprintf(o, "}; t[%d] = tc_welford(f, t[%d], %d, axes, &wmean[%d], &wvar[%d]); }\n", i, a, n, i, i);
+        break;
+      }
+      case DF_WPART: fprintf(o, "  t[%d] = %s[%d];\n", i, x->sub ? "wvar" : "wmean", a); break;
     }
   }
   for (int j = 0; j < b.nout; j++) fprintf(o, "  tc_add_output(f, t[%d]);\n", b.out[j]);
@@ -1226,6 +1342,14 @@ static void df_print_case(FILE *o, const df_case *c, const char *what) {
   for (int j = 0; j < b.nin; j++) {
     int i = b.in[j];
     const df_tensor *x = &c->t[i];
+    if (x->kind == DF_SCALAR) { /* a scalar input: its first launch's value */
+      if (dt_float(x->dtype))
+        fprintf(o, "  static float s%d = %.9gf;\n", i, df_scalar_run(x, 0));
+      else
+        fprintf(o, "  static int32_t s%d = %d;\n", i, (int)df_scalar_run(x, 0));
+      fprintf(o, "  param[%d] = NULL;\n  args[%d] = ref[%d] = &s%d;\n", j, j, j, i);
+      continue;
+    }
     fprintf(o, "  param[%d] = t[%d];\n  args[%d] = ref[%d] = fill(t[%d], 0x%llxull, %lld, %u, %d, %d);\n", j,
             i, j, j, i, (unsigned long long)df_input_seed(c, i), x->lo, x->count, x->shift, c->edge);
   }

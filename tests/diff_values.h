@@ -301,6 +301,83 @@ static dv dv_red_end(const dv_red *r, tc_dtype t) {
   return dv_store(r->lo - err, r->hi + err, 0, t);
 }
 
+/* ---- Welford's mean and variance (tc_welford) ------------------------------
+ *
+ * The kernel computes in f32 (u = 2^-24) by Welford's update (c = n + 1,
+ * d = x - m, m' = m + d / c, M2' = M2 + d (x - m')) and Chan's merge of
+ * partial states (t = na + nb, w = nb / t, d = mb - ma, m = ma + d w,
+ * M2 = M2a + M2b + d d na w) in any tree the schedule makes; then
+ * var = M2 / n.  An update is a merge with nb = 1.  Take n terms with
+ * |x_i| <= M and max x - min x = D.  Every exact partial mean lies in
+ * [min x, max x], so once the computed ones are within E_m of theirs,
+ * |d| <= D' = D + 2 E_m.
+ *
+ * Mean.  The exact merged mean is a convex combination of the two
+ * partial means, so their errors carry over as at most the larger one;
+ * each merge adds the rounding of d, of w and of d w (u D' each) and of
+ * the sum (u M).  A tree over n terms is at most n - 1 merges deep, so
+ *     E_m = n u (M + 3 D) / (1 - 6 n u)
+ * (D' itself holds 2 E_m: solved for E_m).
+ *
+ * M2.  With e_a <= na u (M + 3 D') the error of a partial mean, the
+ * computed d is off by dd <= (t (M + 3 D') + 2 D') u <= 2 t u M' (M' = M
+ * + 3 D'), and the term T = d^2 na w by at most 2 D' (na nb / t) dd +
+ * (na nb / t) dd^2 + 5 u T (three products and w; T <= D'^2 na nb / t).
+ * Summed over the tree, sum na nb = n (n - 1) / 2 (each pair of terms
+ * meets in one merge), which gives 2 u D' M' n (n - 1), 2 n^3 u^2 M'^2
+ * and 3 u D'^2 n (n - 1).  The two additions of each merge round by u
+ * times the partial M2, at most t D'^2 / 4 plus its error; the sizes t of
+ * all merges add up to at most n (n + 1) / 2 (a chain is the worst
+ * tree).  An update's term d (x - m') is bounded alike (|x - m'| <= D'),
+ * with one addition.  With margin for both forms:
+ *     E_2 = (4 u D' M' n^2 + 4 n^3 u^2 M'^2 + 4 u D'^2 n (n + 1)) / (1 - 2 n u),
+ * and var = M2 / n is within E_2 / n plus the division's u var.  The
+ * error grows with M D (the condition of the data), not with M^2 as the
+ * sum of squares' does: a kernel that computed E[x^2] - E[x]^2 in f32
+ * falls outside these bounds when the mean is large (test_diff checks
+ * that it would).
+ *
+ * Operands that are intervals [m_i - r_i, m_i + r_i]: the mean lies in
+ * [sum lo / n, sum hi / n]; sqrt(M2) is the length of the centred vector,
+ * which moves by at most sqrt(sum r_i^2) (centring is a projection), so
+ * sqrt(M2) lies within R = sqrt(sum r_i^2) of sqrt(M2(m)); M and D are
+ * taken over the intervals' ends.  The exact values here are computed in
+ * double (two passes), whose error is far below these bounds (a relative
+ * 2^-40 of M and M^2 covers it); a device that flushes subnormals to zero
+ * adds at most 2^-126 per operation (4 n 2^-126).  A non-finite term
+ * makes both results any (not checked). */
+static void dv_welford_errors(double n, double mx, double d, double *em, double *e2) {
+  double u = 0x1p-24, tiny = 4 * n * 0x1p-126;
+  *em = n * u * (mx + 3 * d) / (1 - 6 * n * u);
+  double dp = d + 2 * *em, mp = mx + 3 * dp;
+  *e2 = (4 * u * dp * mp * n * n + 4 * n * n * n * u * u * mp * mp + 4 * u * dp * dp * n * (n + 1)) / (1 - 2 * n * u);
+  *em += 0x1p-40 * mx + tiny, *e2 += 0x1p-40 * mx * mx * n + tiny;
+}
+
+static void dv_welford(const dv *x, int64_t n, dv *mean, dv *var) {
+  double smid = 0, sr2 = 0, sr = 0, mx = 0, lo = INFINITY, hi = -INFINITY;
+  for (int64_t i = 0; i < n; i++) {
+    if (!dv_known(x[i])) {
+      *mean = *var = dv_any;
+      return;
+    }
+    double m = (x[i].lo + x[i].hi) / 2, r = (x[i].hi - x[i].lo) / 2;
+    smid += m, sr += r, sr2 += r * r, mx = fmax(mx, fmax(fabs(x[i].lo), fabs(x[i].hi)));
+    lo = fmin(lo, x[i].lo), hi = fmax(hi, x[i].hi);
+  }
+  double N = (double)n, u = 0x1p-24, cm = smid / N, m2 = 0, em, e2;
+  for (int64_t i = 0; i < n; i++) {
+    double d = (x[i].lo + x[i].hi) / 2 - cm;
+    m2 += d * d;
+  }
+  dv_welford_errors(N, mx, hi - lo, &em, &e2);
+  double R = sqrt(sr2), s = sqrt(m2), slo = fmax(0, s - R), shi = s + R;
+  double vlo = (slo * slo - e2) / N, vhi = (shi * shi + e2) / N;
+  vlo -= u * fabs(vlo), vhi += u * fabs(vhi);
+  *mean = dv_store(cm - sr / N - em, cm + sr / N + em, 0, TC_F32);
+  *var = dv_store(vlo, vhi, 0, TC_F32);
+}
+
 /* Whether a device or reference value v is one that interval r allows:
  * inside it, or for an unknown interval (edge values only), anything. */
 static int dv_allows(dv r, double v) {

@@ -74,8 +74,10 @@ static int64_t df_bcast_index(const df_tensor *y, const int64_t *co) {
   return i;
 }
 
-/* Evaluates record tensor i from its operands' values (diff_values.h). */
-static dv *df_eval_tensor(const df_case *c, dv **val, int i, const void *input) {
+/* Evaluates record tensor i from its operands' values (diff_values.h) at
+ * launch `run` (its scalar inputs' values).  A Welford state's values are
+ * its n means, then its n variances. */
+static dv *df_eval_tensor(const df_case *c, dv **val, int i, const void *input, int run) {
   const df_tensor *x = &c->t[i];
   int64_t n = df_elems(x);
   dv *v = malloc((size_t)n * sizeof *v);
@@ -88,6 +90,24 @@ static dv *df_eval_tensor(const df_case *c, dv **val, int i, const void *input) 
   }
   int a = df_resolve(c, x->a), b = x->kind == DF_BINARY ? df_resolve(c, x->b) : -1;
   const df_tensor *A = &c->t[a];
+  if (x->kind == DF_WPART) { /* the state's means or variances */
+    memcpy(v, val[a] + (x->sub ? n : 0), (size_t)n * sizeof *v);
+    return v;
+  }
+  if (x->kind == DF_WELFORD) { /* each row's elements in one place, then dv_welford */
+    int64_t m = df_elems(A), row = m / n, *fill = calloc((size_t)n, sizeof *fill);
+    dv *rows = malloc((size_t)m * sizeof *rows);
+    v = realloc(v, 2 * (size_t)n * sizeof *v);
+    for (int64_t e = 0; e < m; e++) {
+      int64_t co[3], rest = e;
+      for (int k = A->rank - 1; k >= 0; k--) co[k] = rest % A->shape[k], rest /= A->shape[k];
+      int64_t o = df_bcast_index(x, co);
+      rows[o * row + fill[o]++] = val[a][e];
+    }
+    for (int64_t e = 0; e < n; e++) dv_welford(rows + e * row, row, &v[e], &v[n + e]);
+    free(rows), free(fill);
+    return v;
+  }
   if (x->kind == DF_REDUCE) { /* every element of A into the element of x it reduces to */
     dv_red *acc = malloc((size_t)n * sizeof *acc);
     for (int64_t e = 0; e < n; e++) acc[e] = dv_red_start((tc_reduce_op)x->sub);
@@ -115,7 +135,12 @@ static dv *df_eval_tensor(const df_case *c, dv **val, int i, const void *input) 
       case DF_BINARY:
         v[e] = dv_binary((tc_binary_op)x->sub, x->dtype, val[a][src], val[b][df_bcast_index(&c->t[b], co)]);
         break;
-      case DF_SCALAR: v[e] = dv_binary((tc_binary_op)x->sub, x->dtype, val[a][src], dv_point(df_scalar_value(x))); break;
+      case DF_SCALAR: {
+        dv s = dv_point(df_scalar_run(x, run));
+        v[e] = x->left ? dv_binary((tc_binary_op)x->sub, x->dtype, s, val[a][src])
+                       : dv_binary((tc_binary_op)x->sub, x->dtype, val[a][src], s);
+        break;
+      }
       case DF_CAST: v[e] = dv_cast(A->dtype, x->dtype, val[a][src]); break;
       default: v[e] = val[a][src]; break;
     }
@@ -141,15 +166,16 @@ static void df_coords(const df_tensor *x, int64_t e, char *buf, size_t cap) {
   snprintf(buf + n, cap - (size_t)n, "]");
 }
 
-/* Compares every output element; writes the outcome to res. */
-static void df_compare(const df_case *c, const df_built *b, void **args, void **ref, FILE *res) {
+/* Compares every output element of launch `run`; writes the outcome to
+ * res (with nothing when ok and quiet_ok). */
+static int df_compare(const df_case *c, const df_built *b, void **args, void **ref, FILE *res, int run, int quiet_ok) {
   dv *val[DF_MAX_T] = {0};
   for (int i = 0; i < c->nt; i++) {
     if (c->t[i].bypass || !b->h[i]) continue;
     const void *input = NULL;
     for (int j = 0; j < b->nin; j++)
       if (b->in[j] == i) input = args[j];
-    val[i] = df_eval_tensor(c, val, i, input);
+    val[i] = df_eval_tensor(c, val, i, input, run);
   }
   int nbad = 0, kernel_bad = 0, ref_bad = 0, apart = 0;
   char first[1024] = "";
@@ -179,17 +205,34 @@ static void df_compare(const df_case *c, const df_built *b, void **args, void **
   }
   for (int i = 0; i < c->nt; i++) free(val[i]);
   if (nbad == 0) {
-    fprintf(res, "ok\n\n");
-    return;
+    if (!quiet_ok) fprintf(res, "ok\n\n");
+    return 1;
   }
+  const char *when = run ? " (second launch, other scalar values)" : "";
   if (kernel_bad || ref_bad) {
     const char *who = kernel_bad && ref_bad ? "kernel and reference" : kernel_bad ? "kernel" : "reference";
-    fprintf(res, "wrong\n%s outside the independent bounds in %d elements: %s\n%s", who,
-            kernel_bad > ref_bad ? kernel_bad : ref_bad, first, more);
+    fprintf(res, "wrong\n%s outside the independent bounds in %d elements%s: %s\n%s", who,
+            kernel_bad > ref_bad ? kernel_bad : ref_bad, when, first, more);
   } else {
     fprintf(res, "wrong\nkernel and reference apart where the independent evaluation has no bound (NaN, "
-                 "infinity, overflow) in %d elements: %s\n%s", apart, first, more);
+                 "infinity, overflow) in %d elements%s: %s\n%s", apart, when, first, more);
   }
+  return 0;
+}
+
+/* Sets the values of the scalar inputs among the parameters for launch
+ * `run`; returns whether there is one. */
+static int df_set_scalars(const df_case *c, const df_built *b, void **args, void **ref, int run) {
+  int any = 0;
+  for (int j = 0; j < b->nin; j++) {
+    const df_tensor *x = &c->t[b->in[j]];
+    if (x->kind != DF_SCALAR) continue;
+    any = 1;
+    double v = df_scalar_run(x, run);
+    if (dt_float(x->dtype)) *(float *)args[j] = *(float *)ref[j] = (float)v;
+    else *(int32_t *)args[j] = *(int32_t *)ref[j] = (int32_t)v;
+  }
+  return any;
 }
 
 static void df_child(const df_case *c, const df_opts *o, FILE *res) {
@@ -207,8 +250,11 @@ static void df_child(const df_case *c, const df_opts *o, FILE *res) {
   for (int j = 0; j < np; j++) {
     const df_tensor *x = &c->t[j < b.nin ? b.in[j] : b.out[j - b.nin]];
     size_t bytes = (size_t)df_elems(x) * tc_dtype_size(x->dtype);
+    int scalar_in = j < b.nin && x->kind == DF_SCALAR; /* set by df_set_scalars */
+    if (scalar_in) bytes = 4;
     args[j] = malloc(bytes), ref[j] = malloc(bytes);
-    if (j < b.nin) {
+    if (scalar_in) {
+    } else if (j < b.nin) {
       df_fill(c, b.in[j], args[j]);
       memcpy(ref[j], args[j], bytes);
     } else {
@@ -218,6 +264,7 @@ static void df_child(const df_case *c, const df_opts *o, FILE *res) {
   }
   if (o->inject == 2) abort();
   if (o->inject == 3) for (;;) pause();
+  int scalars = df_set_scalars(c, &b, args, ref, 0);
   st = tc_kernel_run(k, args, o->device, NULL);
   if (st == TC_ERR_COMPILE) {
     fprintf(res, "wrong\nthe device compiler rejected the generated source: %.300s\n", tc_kernel_error(k));
@@ -237,7 +284,21 @@ static void df_child(const df_case *c, const df_opts *o, FILE *res) {
         case TC_I8: ((int8_t *)args[b.nin])[0] = (int8_t)(v > 0 ? v - 1 : v + 1); break;
       }
     }
-    df_compare(c, &b, args, ref, res);
+    /* with scalar inputs: a second launch of the same kernel with their
+     * other values, on fresh outputs */
+    if (df_compare(c, &b, args, ref, res, 0, scalars) && scalars) {
+      df_set_scalars(c, &b, args, ref, 1);
+      for (int j = b.nin; j < np; j++) {
+        const df_tensor *x = &c->t[b.out[j - b.nin]];
+        df_sentinel(x->dtype, args[j], df_elems(x)), df_sentinel(x->dtype, ref[j], df_elems(x));
+      }
+      if ((st = tc_kernel_run(k, args, o->device, NULL)) != TC_OK)
+        fprintf(res, "wrong\nthe second launch failed: %s: %s\n", tc_status_name(st), tc_kernel_error(k));
+      else if ((st = tc_reference_run(b.f, ref)) != TC_OK)
+        fprintf(res, "wrong\ntc_reference_run failed: %s: %s\n", tc_status_name(st), tc_fusion_error(b.f));
+      else
+        df_compare(c, &b, args, ref, res, 1, 0);
+    }
   }
   for (int j = 0; j < np; j++) free(args[j]), free(ref[j]);
   tc_kernel_free(k);
@@ -657,7 +718,9 @@ static int df_shrink(df_case *c, const df_result *orig, const df_opts *o) {
       df_tensor *x = &c->t[i];
       /* (a bypassed reduction changes its consumers' shapes, and its
        * dtype for 16-bit and i8 inputs: df_ranges_ok checks they fit) */
-      if (x->bypass || x->kind == DF_INPUT || x->kind == DF_CAST || x->kind == DF_PERMUTE) continue;
+      if (x->bypass || x->kind == DF_INPUT || x->kind == DF_CAST || x->kind == DF_PERMUTE || x->kind == DF_WELFORD ||
+          x->kind == DF_WPART)
+        continue;
       for (int side = 0; side < (x->kind == DF_BINARY ? 2 : 1) && !x->bypass; side++) {
         df_case keep = *c;
         if (side) { /* bypass to the second operand */
@@ -687,6 +750,7 @@ typedef struct df_class {
 typedef struct df_tally {
   long n[5];
   long red[5], block[5]; /* of those, cases with a reduction, with a block reduction */
+  long welford[5], scalar[5]; /* with a live Welford state, with a scalar input */
   df_class classes[64];
   int nclasses;
   long failed[64]; /* the first failing cases */
@@ -721,6 +785,10 @@ static void df_print_summary(const df_tally *t, const df_opts *o) {
   for (int k = 0; k < 5; k++) red += t->red[k], block += t->block[k];
   printf("with a reduction: %ld cases (%ld ok, %ld refused); with a block reduction: %ld (%ld ok, %ld refused)\n",
          red, t->red[DF_OK], t->red[DF_REFUSED], block, t->block[DF_OK], t->block[DF_REFUSED]);
+  long wf = 0, sc = 0;
+  for (int k = 0; k < 5; k++) wf += t->welford[k], sc += t->scalar[k];
+  printf("with a Welford state: %ld cases (%ld ok, %ld refused); with a scalar input (two launches): %ld (%ld ok, "
+         "%ld refused)\n", wf, t->welford[DF_OK], t->welford[DF_REFUSED], sc, t->scalar[DF_OK], t->scalar[DF_REFUSED]);
   if (t->nclasses)
     printf("refused, by class (count, first case; of those, schedules made alike, legal by construction, "
            "and the first):\n");
@@ -767,6 +835,11 @@ static void df_campaign_done(void *ctx, long index, df_case *c, const df_result 
   df_tally *t = &s->t;
   t->n[r->outcome]++;
   t->red[r->outcome] += c->nred > 0, t->block[r->outcome] += c->nblock > 0;
+  int live[DF_MAX_T], wf = 0, sc = 0;
+  df_live(c, live);
+  for (int i = 0; i < c->nt; i++)
+    if (live[i] && !c->t[i].bypass) wf |= c->t[i].kind == DF_WELFORD, sc |= c->t[i].kind == DF_SCALAR && c->t[i].launch;
+  t->welford[r->outcome] += wf, t->scalar[r->outcome] += sc;
   if (r->outcome == DF_REFUSED) df_count_refusal(t, r->msg, index, c->alike);
   if (s->o->verbose)
     printf("case %ld: %s (%.2f s, %.2f s CPU)%s%s\n", index, df_outcome_name[r->outcome], r->secs, r->cpu,
@@ -929,6 +1002,71 @@ static void test_value_model_reductions(void) {
   TC_CHECK(!dv_known(iz) && !dv_is_any(iz), "integer division by 0");
 }
 
+/* Welford's bounds (diff_values.h): a small row worked out by hand, and
+ * a row with a large mean where f32 Welford (serial and pairwise) lies
+ * inside the bounds and f32 E[x^2] - E[x]^2 does not. */
+static float df_naive_var(const float *x, int n) {
+  float s = 0, q = 0;
+  for (int i = 0; i < n; i++) s += x[i], q += x[i] * x[i];
+  float m = s / (float)n;
+  return q / (float)n - m * m;
+}
+
+/* Chan's merge of [lo, hi) in halves, as a block tree does; *m, *q, *c. */
+static void df_chan(const float *x, int lo, int hi, float *m, float *q, float *c) {
+  if (hi - lo == 1) {
+    *m = x[lo], *q = 0, *c = 1;
+    return;
+  }
+  float am, aq, ac, zm, zq, zc;
+  df_chan(x, lo, (lo + hi) / 2, &am, &aq, &ac), df_chan(x, (lo + hi) / 2, hi, &zm, &zq, &zc);
+  float t = ac + zc, w = zc / t, d = zm - am;
+  *m = am + d * w, *q = aq + zq + d * d * ac * w, *c = t;
+}
+
+static void test_value_model_welford(void) {
+  /* 1, 2, 3, 4: mean 2.5, variance 1.25.  n = 4, M = 4, D = 3: E_m = 4 u
+   * 13 / (1 - 24 u) ~ 52 u and E_2 ~ 4 u (3 * 13 * 16 + 9 * 20) = 3216 u
+   * (the n^3 term is negligible), so the variance within 804 u ~ 4.8e-5 */
+  dv row[4] = {dv_point(1), dv_point(2), dv_point(3), dv_point(4)}, m, v;
+  dv_welford(row, 4, &m, &v);
+  double u = 0x1p-24;
+  TC_CHECK(m.lo < 2.5 && m.hi > 2.5 && m.hi - 2.5 <= 60 * u, "mean [%.9g, %.9g]", m.lo, m.hi);
+  TC_CHECK(v.lo < 1.25 && v.hi > 1.25 && v.hi - 1.25 >= 800 * u && v.hi - 1.25 <= 820 * u, "var [%.9g, %.9g]",
+           v.lo, v.hi);
+  /* intervals: [0, 2] and [2, 2]: the mean in [1, 2]; the variance is
+   * (x - 2)^2 / 4, in [0, 1].  The bound goes through the midpoints (1,
+   * 2): sqrt(M2) = sqrt(1/2), moved by R = 1, so var <= (sqrt(1/2) +
+   * 1)^2 / 2 = 1.457, and >= 0; both widened by the rounding */
+  dv iv[2] = {{0, 2}, dv_point(2)};
+  dv_welford(iv, 2, &m, &v);
+  double top = (sqrt(0.5) + 1) * (sqrt(0.5) + 1) / 2;
+  TC_CHECK(m.lo <= 1 && m.lo > 0.999 && m.hi >= 2 && m.hi < 2.001, "interval mean [%.9g, %.9g]", m.lo, m.hi);
+  TC_CHECK(v.lo <= 0 && v.lo > -0.001 && v.hi >= top && v.hi < top + 0.001, "interval var [%.9g, %.9g]", v.lo,
+           v.hi);
+  /* 256 values 2^14 + k / 16: mean 2^14 + 255 / 32, variance (256^2 - 1)
+   * / 12 / 256 = 21.33 (exact in double); its square sum is near 7e10,
+   * where an f32 step is 8192 */
+  float x[256];
+  dv xr[256];
+  for (int k = 0; k < 256; k++) x[k] = 16384.0f + (float)k / 16, xr[k] = dv_point(x[k]);
+  dv_welford(xr, 256, &m, &v);
+  double exact = (256.0 * 256 - 1) / 12 / 256;
+  TC_CHECK(v.lo <= exact && v.hi >= exact, "var [%.9g, %.9g] holds %.9g", v.lo, v.hi, exact);
+  float wm = 0, wq = 0, wc = 0;
+  for (int k = 0; k < 256; k++) { /* the kernel's serial update */
+    float c = wc + 1, d = x[k] - wm, n = wm + d / c;
+    wq = wq + d * (x[k] - n), wm = n, wc = c;
+  }
+  float cm, cq, cc;
+  df_chan(x, 0, 256, &cm, &cq, &cc);
+  float naive = df_naive_var(x, 256);
+  TC_CHECK(dv_allows(v, wq / wc) && dv_allows(m, wm), "serial Welford %.9g (mean %.9g) in [%.9g, %.9g]", wq / wc, wm,
+           v.lo, v.hi);
+  TC_CHECK(dv_allows(v, cq / cc) && dv_allows(m, cm), "pairwise Welford %.9g in [%.9g, %.9g]", cq / cc, v.lo, v.hi);
+  TC_CHECK(!dv_allows(v, naive), "the sum of squares %.9g is outside [%.9g, %.9g]", naive, v.lo, v.hi);
+}
+
 /* The classification itself: an element made wrong on purpose, an abort
  * and a hang are each reported as what they are. */
 static void test_outcomes_classified(void) {
@@ -1020,6 +1158,7 @@ int main(int argc, char **argv) {
   if (argc == 1) {
     TC_RUN(test_value_model);
     TC_RUN(test_value_model_reductions);
+    TC_RUN(test_value_model_welford);
     TC_RUN(test_outcomes_classified);
     TC_RUN(test_fixed_seed_cases);
     rc = tc_tests_failed ? 1 : 0;

@@ -67,7 +67,11 @@ static void run_and_check(tc_fusion *f, const char *what, const float *x, int64_
   for (int r = 0; r < 2; r++) {
     out[r] = malloc((size_t)nout * sizeof(float));
     for (int64_t i = 0; i < nout; i++) out[r][i] = -12345.0f;
-    void *args[2] = {(void *)x, out[r]};
+    /* x, then eps where the fusion reads it (rmsnorm: a scalar input,
+     * norms.h), then the output */
+    float eps = TC_NORM_EPS;
+    void *args[3] = {(void *)x, out[r]};
+    if (tc_kernel_nparams(k) == 3) args[1] = &eps, args[2] = out[r];
     st = tc_kernel_run(k, args, NULL, NULL);
     if (st == TC_ERR_NO_DEVICE) break;
     TC_CHECK(st == TC_OK, "%s: run: %s", what, tc_kernel_error(k));

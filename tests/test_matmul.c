@@ -80,7 +80,7 @@ static void test_misuse(void) {
   /* the matmul schedule's refusals */
   f = tc_fusion_new();
   tc_tensor *x = tc_input(f, TC_F32, 2, s57), *w = tc_input(f, TC_F32, 2, s73);
-  tc_tensor *c = tc_matmul(f, tc_unary(f, TC_EXP, x), w);
+  tc_tensor *c = tc_matmul(f, tc_unary(f, TC_EXP, tc_binary(f, TC_ADD, x, x)), w); /* two operands */
   OK(f, tc_add_output(f, c));
   TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
                strstr(tc_fusion_error(f), "is computed in the fusion"), "%s", tc_fusion_error(f));
@@ -134,9 +134,38 @@ static void test_misuse(void) {
   int ax = 1;
   c = tc_reduce(f, TC_REDUCE_SUM, tc_matmul(f, x, w), 1, &ax); /* a row sum of the result */
   OK(f, tc_add_output(f, c));
-  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_ERR_UNSUPPORTED &&
-               strstr(tc_fusion_error(f), "is a reduction"), "%s", tc_fusion_error(f));
+  /* (refused before the reduction was part of the matmul schedule) */
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "the only output: the sum of each row, reduced in its block"),
+           "%s", tc_fusion_schedule_note(f));
   tc_fusion_free(f);
+  /* the reductions it refuses */
+  for (int kind = 0; kind < 5; kind++) {
+    f = tc_fusion_new();
+    int64_t big[2] = {7, 1025};
+    x = tc_input(f, TC_F32, 2, s57), w = tc_input(f, TC_F32, 2, kind == 3 ? big : s73);
+    c = tc_matmul(f, x, w);
+    int both[2] = {0, 1}, col = 0;
+    tc_tensor *rd = tc_reduce(f, TC_REDUCE_MAX, c, kind == 0 ? 2 : 1, kind == 0 ? both : &ax);
+    OK(f, tc_add_output(f, c));
+    tc_matmul_tiles narrow = {8, 2, 4, 4, 1};
+    if (kind == 1) /* the reduction read by another op */
+      OK(f, tc_add_output(f, tc_binary(f, TC_SUB, c, rd)));
+    else
+      OK(f, tc_add_output(f, rd));
+    if (kind == 2) /* two reductions */
+      OK(f, tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, c, 1, &col)));
+    static const char *const want[5] = {
+        "reduces 2 axes", "reads the reduction", "two reductions",
+        "each row of the result, of 1025 elements; the matmul schedule reduces one in one block, "
+        "of at most 1024",
+        "covers 2 (bn 2); the matmul schedule reduces one in one block: give bn >= 3"};
+    tc_status st = kind == 4 ? tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &narrow)
+                             : tc_schedule_auto(f, TC_TARGET_OPENCL, NULL);
+    TC_CHECK(st == TC_ERR_UNSUPPORTED && strstr(tc_fusion_error(f), want[kind]), "kind %d: %s", kind,
+             tc_fusion_error(f));
+    tc_fusion_free(f);
+  }
 }
 
 /* ---- random matmul + epilogue fusions ---------------------------------- */
@@ -150,7 +179,14 @@ typedef struct mcase {
   int trans_a, trans_b;
   int steps[4], nsteps;
   float alpha;
+  int red; /* a second output reducing the result before the cast: 0 none,
+              R_ROW_SUM.. (below) */
+  int pro; /* a prologue: f32 inputs cast to t (1), and B scaled by -1.5
+              and ReLU'd first, A permuted before its cast (2) */
 } mcase;
+
+enum { R_NONE, R_ROW_SUM, R_ROW_MAX, R_COL_SUM, R_COL_MAX, R_NUM };
+static const char *rname[R_NUM] = {"", "row-sum", "row-max", "column-sum", "column-max"};
 
 static void case_str(const mcase *c, char *buf, size_t cap) {
   int w = snprintf(buf, cap, "%s%lldx%lldx%lld %s%s%s ->%s", c->batch ? "batch " : "",
@@ -158,6 +194,8 @@ static void case_str(const mcase *c, char *buf, size_t cap) {
                    c->trans_a ? " A^T" : "", c->trans_b ? " B^T" : "", tc_dtype_name(c->out_t));
   for (int i = 0; i < c->nsteps && w > 0 && (size_t)w < cap; i++)
     w += snprintf(buf + w, cap - (size_t)w, " %s", ename[c->steps[i]]);
+  if (c->red && w > 0 && (size_t)w < cap) w += snprintf(buf + w, cap - (size_t)w, " + %s", rname[c->red]);
+  if (c->pro && w > 0 && (size_t)w < cap) snprintf(buf + w, cap - (size_t)w, " prologue %d", c->pro);
 }
 
 static double rounded(tc_dtype t, double v) {
@@ -192,7 +230,8 @@ static float gelu(float x) {
 
 /* Builds the case's fusion; the inputs in order into in[] (A, B, then the
  * epilogue's), their element counts into cnt[]. */
-static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **in, int64_t *cnt, int *nin) {
+static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **in, int64_t *cnt, int *nin,
+                        tc_tensor **pre) {
   int r = c->batch ? 3 : 2, o = r - 2;
   int64_t sa[3], sb[3];
   if (o) sa[0] = sb[0] = c->batch;
@@ -200,10 +239,18 @@ static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **in, int64_t *c
   sb[o] = c->trans_b ? c->n : c->k, sb[o + 1] = c->trans_b ? c->k : c->n;
   int perm[3] = {0, 1, 2};
   perm[o] = o + 1, perm[o + 1] = o;
-  tc_tensor *a = tc_input(f, c->t, r, sa), *b = tc_input(f, c->t, r, sb);
+  tc_dtype it = c->pro ? TC_F32 : c->t;
+  tc_tensor *a = tc_input(f, it, r, sa), *b = tc_input(f, it, r, sb);
   in[0] = a, in[1] = b, *nin = 2;
   cnt[0] = (c->batch ? c->batch : 1) * c->m * c->k, cnt[1] = (c->batch ? c->batch : 1) * c->k * c->n;
-  tc_tensor *y = tc_matmul(f, c->trans_a ? tc_permute(f, a, perm) : a, c->trans_b ? tc_permute(f, b, perm) : b);
+  if (c->pro == 2) b = tc_unary(f, TC_RELU, tc_binary_scalar(f, TC_MUL, b, -1.5));
+  tc_tensor *pa = c->trans_a ? tc_permute(f, a, perm) : a, *pb = b;
+  if (c->pro) {
+    /* A: the cast after the permute with prologue 2, before it with 1 */
+    pa = c->pro == 2 ? tc_cast(f, pa, c->t) : c->trans_a ? tc_permute(f, tc_cast(f, a, c->t), perm) : tc_cast(f, a, c->t);
+    pb = tc_cast(f, b, c->t);
+  }
+  tc_tensor *y = tc_matmul(f, pa, c->trans_b ? tc_permute(f, pb, perm) : pb);
   if (!y) return NULL;
   for (int s = 0; s < c->nsteps && y; s++) {
     int64_t one = c->n, onem = c->m, full[3] = {c->batch, c->m, c->n};
@@ -230,8 +277,31 @@ static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **in, int64_t *c
       default: y = tc_unary(f, TC_SILU, y); break;
     }
   }
+  if (pre) *pre = y;
   if (y && c->out_t != TC_F32) y = tc_cast(f, y, c->out_t);
   return y;
+}
+
+/* The case's reduction of the epilogue's f32 values want[] (plain()'s)
+ * in double: rwant[] over the kept axis, with a bound rtol[] of the
+ * elements' bounds (their sum for a sum, the largest for a max) and of
+ * an f32 sum of the terms in any order. */
+static int64_t plain_reduction(const mcase *c, const double *want, const double *tol, double *rwant,
+                               double *rtol) {
+  int64_t nb = c->batch ? c->batch : 1, n = 0;
+  int rows = c->red == R_ROW_SUM || c->red == R_ROW_MAX, sum = c->red == R_ROW_SUM || c->red == R_COL_SUM;
+  int64_t keep = rows ? c->m : c->n, len = rows ? c->n : c->m;
+  for (int64_t q = 0; q < nb; q++)
+    for (int64_t i = 0; i < keep; i++, n++) {
+      double s = sum ? 0 : -INFINITY, sabs = 0, e = 0;
+      for (int64_t j = 0; j < len; j++) {
+        int64_t x = (q * c->m + (rows ? i : j)) * c->n + (rows ? j : i);
+        s = sum ? s + want[x] : fmax(s, want[x]);
+        sabs += fabs(want[x]), e = sum ? e + tol[x] : fmax(e, tol[x]);
+      }
+      rwant[n] = s, rtol[n] = e + (sum ? (double)len * sabs * 0x1p-23 : 0) + 1e-6;
+    }
+  return n;
 }
 
 /* The case in plain C: the products summed in double, then the epilogue
@@ -245,6 +315,8 @@ static void plain(const mcase *c, double *const *v, double *want, double *tol) {
         for (int64_t k = 0; k < c->k; k++) {
           double x = v[0][q * c->m * c->k + (c->trans_a ? k * c->m + i : i * c->k + k)];
           double y = v[1][q * c->k * c->n + (c->trans_b ? j * c->k + k : k * c->n + j)];
+          if (c->pro == 2) y = fmax(-1.5 * y, 0); /* (exact in f32: 1.5 y of 3 decimals) */
+          if (c->pro) x = rounded(c->t, x), y = rounded(c->t, y);
           s += x * y, sabs += fabs(x * y);
         }
         int64_t e = (q * c->m + i) * c->n + j;
@@ -283,9 +355,16 @@ static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles
   tc_tensor *in[8];
   int64_t cnt[8];
   int nin;
-  tc_tensor *y = build(f, c, in, cnt, &nin);
+  tc_tensor *pre, *y = build(f, c, in, cnt, &nin, &pre);
   TC_REQUIRE(y, "case %d %s: %s", idx, desc, tc_fusion_error(f));
   OK(f, tc_add_output(f, y));
+  if (c->red) {
+    int ax = c->red == R_ROW_SUM || c->red == R_ROW_MAX ? -1 : -2;
+    tc_tensor *rd = tc_reduce(f, c->red == R_ROW_SUM || c->red == R_COL_SUM ? TC_REDUCE_SUM : TC_REDUCE_MAX,
+                              pre, 1, &ax);
+    TC_REQUIRE(rd, "case %d %s: %s", idx, desc, tc_fusion_error(f));
+    OK(f, tc_add_output(f, rd));
+  }
   if (tiles) {
     size_t w = strlen(desc);
     snprintf(desc + w, sizeof desc - w, " tiles %lldx%lldx%lld/%lldx%lld", (long long)tiles->bm,
@@ -302,7 +381,7 @@ static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles
     return;
   }
   int64_t nout = (c->batch ? c->batch : 1) * c->m * c->n;
-  void *args[9], *rargs[9];
+  void *args[10], *rargs[10];
   double *vals[8];
   for (int i = 0; i < nin; i++) {
     vals[i] = malloc((size_t)cnt[i] * sizeof(double));
@@ -314,6 +393,12 @@ static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles
   args[nin] = out, rargs[nin] = ref;
   double *want = malloc((size_t)nout * sizeof(double)), *tol = malloc((size_t)nout * sizeof(double));
   plain(c, vals, want, tol);
+  /* the reduction's f32 values (the NaNs of 0xff bytes where unwritten) */
+  double *rwant = malloc((size_t)nout * sizeof(double) + 8), *rtol = malloc((size_t)nout * sizeof(double) + 8);
+  int64_t nred = c->red ? plain_reduction(c, want, tol, rwant, rtol) : 0;
+  float *rout = malloc((size_t)nred * 4 + 4), *rref = malloc((size_t)nred * 4 + 4);
+  memset(rout, 0xff, (size_t)nred * 4 + 4);
+  args[nin + 1] = rout, rargs[nin + 1] = rref;
   st = tc_kernel_run(k, args, NULL, NULL);
   if (st != TC_ERR_NO_DEVICE) {
     TC_CHECK(st == TC_OK, "case %d %s: run: %s", idx, desc, tc_kernel_error(k));
@@ -332,9 +417,15 @@ static void run_case_tiles(const mcase *c, int idx, const tc_matmul_tiles *tiles
                  (long long)i, rv, want[i]);
       }
     }
+    for (int64_t i = 0; i < nred && st == TC_OK && bad < 3; i++)
+      if (!(fabs(rout[i] - rwant[i]) <= rtol[i]) || !(fabs(rref[i] - rwant[i]) <= rtol[i])) {
+        bad++;
+        TC_CHECK(0, "case %d %s: %s %lld = %.9g (reference %.9g), plain C %.9g (+-%.3g)", idx,
+                 desc, rname[c->red], (long long)i, rout[i], rref[i], rwant[i], rtol[i]);
+      }
   }
   for (int i = 0; i < nin; i++) free(args[i]), free(vals[i]);
-  free(out), free(ref), free(want), free(tol);
+  free(out), free(ref), free(want), free(tol), free(rwant), free(rtol), free(rout), free(rref);
   tc_kernel_free(k);
   tc_fusion_free(f);
 }
@@ -370,10 +461,95 @@ static void test_random_fusions(void) {
 static void test_random_tiles(void) {
   for (long i = 0; i < (g_cases + 1) / 2; i++) {
     mcase c = random_case();
-    tc_matmul_tiles t;
+    tc_matmul_tiles t = {0};
     t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
     t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
     t.bk = 1 + (int64_t)(rnd() % 24);
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
+/* A row or column reduction of the epilogue's result as a second output
+ * (the row sums of relu(A @ B + bias) beside it): listed ragged shapes in
+ * each dtype, with a cast of the result after the reduced values, a batch
+ * and transposes; then random cases, half of them with random tiles that
+ * cover the reduced axis. */
+static void test_epilogue_reductions(void) {
+  static const int64_t shapes[][3] = {{67, 97, 33}, {1, 1, 1}, {97, 3, 17}, {3, 130, 7}, {31, 17, 61}};
+  static const tc_dtype ts[3] = {TC_F32, TC_F16, TC_BF16};
+  for (int s = 0; s < 5; s++)
+    for (int red = R_ROW_SUM; red < R_NUM; red++) {
+      mcase c = {0};
+      c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2], c.red = red;
+      c.t = ts[(s + red) % 3], c.out_t = red == R_COL_MAX ? TC_BF16 : TC_F32;
+      c.batch = s == 4 ? 2 : 0, c.trans_b = s == 2;
+      c.steps[0] = red % 2 ? E_BIAS_N : E_BIAS_M, c.steps[1] = E_RELU, c.nsteps = 2;
+      run_case(&c, -10 * s - red);
+    }
+  for (long i = 0; i < g_cases; i++) {
+    mcase c = random_case();
+    c.red = 1 + (int)(rnd() % (R_NUM - 1));
+    if (i % 2 == 0) {
+      run_case(&c, (int)i);
+      continue;
+    }
+    tc_matmul_tiles t = {0};
+    int rows = c.red <= R_ROW_MAX;
+    t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
+    if (rows) t.bn = t.tn * ((c.n + t.tn - 1) / t.tn + (int64_t)(rnd() % 3));
+    else t.bm = t.tm * ((c.m + t.tm - 1) / t.tm + (int64_t)(rnd() % 3));
+    t.bk = 1 + (int64_t)(rnd() % 24);
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
+/* Ops before the matmul on its operands (a cast of f32 inputs to the
+ * operand type, a scale and a ReLU), computed as the tiles are staged:
+ * listed ragged shapes with transposes, a batch and each dtype, then
+ * random cases, half of them with random tiles. */
+static void test_operand_prologues(void) {
+  static const int64_t shapes[][3] = {{67, 45, 33}, {1, 1, 1}, {97, 3, 130}, {5, 200, 17}, {31, 17, 61}};
+  static const tc_dtype ts[3] = {TC_F16, TC_BF16, TC_F32};
+  for (int s = 0; s < 5; s++)
+    for (int pro = 1; pro <= 2; pro++) {
+      mcase c = {0};
+      c.m = shapes[s][0], c.n = shapes[s][1], c.k = shapes[s][2], c.pro = pro;
+      c.t = ts[(s + pro) % 3], c.out_t = TC_F32;
+      c.batch = s == 4 ? 3 : 0, c.trans_a = s % 2, c.trans_b = (s + pro) % 2;
+      c.steps[0] = E_BIAS_N, c.steps[1] = E_RELU, c.nsteps = s == 1 ? 0 : 2;
+      c.red = s == 3 ? R_ROW_SUM : R_NONE;
+      run_case(&c, -20 * s - pro);
+    }
+  for (long i = 0; i < g_cases; i++) {
+    mcase c = random_case();
+    c.pro = 1 + (int)(rnd() % 2);
+    if (i % 2 == 0) {
+      run_case(&c, (int)i);
+      continue;
+    }
+    tc_matmul_tiles t = {0};
+    t.tm = 1 + (int64_t)(rnd() % 4), t.tn = 1 + (int64_t)(rnd() % 4);
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 12)), t.bn = t.tn * (1 + (int64_t)(rnd() % 12));
+    t.bk = 1 + (int64_t)(rnd() % 24);
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
+/* The mma.sync m16n8k16 op type (TC_MACRO_MMA_M16N8K16) on random f16 /
+ * bf16 fusions: random warp tiles (1 or 2 16-row tiles by 1 to 4 8-column
+ * ones), 1 to 4 warps, K tiles of 16 or 32, any M, N, K (edges as zeros
+ * in the fragments), batches, transposes and epilogue chains, on the
+ * OpenCL emulation of the instruction. */
+static void test_random_mma_tiles(void) {
+  for (long i = 0; i < (g_cases + 1) / 2; i++) {
+    mcase c = random_case();
+    c.t = rnd() % 2 ? TC_F16 : TC_BF16;
+    tc_matmul_tiles t = {0};
+    t.tm = 16 * (1 + (int64_t)(rnd() % 2)), t.tn = 8 * (1 + (int64_t)(rnd() % 4));
+    t.bm = t.tm * (1 + (int64_t)(rnd() % 2)), t.bn = t.tn * (1 + (int64_t)(rnd() % 2));
+    t.bk = 16 * (1 + (int64_t)(rnd() % 2));
+    t.macro = TC_MACRO_MMA_M16N8K16;
     run_case_tiles(&c, (int)i, &t);
   }
 }
@@ -428,18 +604,21 @@ static void test_epilogue_in_one_kernel(void) {
 /* The kernels build with NVRTC and hipcc (no GPU needed). */
 static void test_device_builds(void) {
   for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++)
-    for (int dt = 0; dt < 2; dt++) {
+    for (int dt = 0; dt < 4; dt++) {
       mcase c = {0};
-      c.m = 67, c.n = 97, c.k = 33, c.batch = dt ? 2 : 0;
-      c.t = dt ? TC_BF16 : TC_F16, c.out_t = dt ? TC_BF16 : TC_F16, c.trans_b = dt;
+      c.red = dt < 2 ? R_NONE : dt == 2 ? R_ROW_SUM : R_COL_MAX; /* and a reduction beside it */
+      c.m = 67, c.n = 97, c.k = 33, c.batch = dt % 2 ? 2 : 0;
+      c.t = dt % 2 ? TC_BF16 : TC_F16, c.out_t = dt % 2 ? TC_BF16 : TC_F16, c.trans_b = dt % 2;
       c.steps[0] = E_BIAS_N, c.steps[1] = E_GELU, c.nsteps = 2;
       tc_fusion *f = tc_fusion_new();
       tc_tensor *in[8];
       int64_t cnt[8];
       int nin;
-      tc_tensor *y = build(f, &c, in, cnt, &nin);
+      tc_tensor *pre, *y = build(f, &c, in, cnt, &nin, &pre);
       TC_REQUIRE(y, "%s", tc_fusion_error(f));
       OK(f, tc_add_output(f, y));
+      int ax = c.red == R_ROW_SUM ? -1 : -2;
+      if (c.red) OK(f, tc_add_output(f, tc_reduce(f, c.red == R_ROW_SUM ? TC_REDUCE_SUM : TC_REDUCE_MAX, pre, 1, &ax)));
       OK(f, tc_schedule_auto(f, (tc_target)t, NULL));
       tc_compile_options o = {(tc_target)t, t == TC_TARGET_CUDA ? "sm_90a" : "gfx90a", "mm"};
       tc_status st;
@@ -450,7 +629,8 @@ static void test_device_builds(void) {
         if (st == TC_ERR_UNSUPPORTED) {
           printf("  skip %s build: %s\n", tc_target_name((tc_target)t), tc_kernel_error(k));
         } else {
-          TC_CHECK(st == TC_OK, "%s does not build: %s", tc_target_name((tc_target)t), tc_kernel_error(k));
+          TC_CHECK(st == TC_OK, "%s (%s) does not build: %s", tc_target_name((tc_target)t),
+                   rname[c.red], tc_kernel_error(k));
         }
       }
       tc_kernel_free(k);
@@ -542,6 +722,9 @@ int main(int argc, char **argv) {
   TC_RUN(test_listed_shapes);
   TC_RUN(test_random_fusions);
   TC_RUN(test_random_tiles);
+  TC_RUN(test_epilogue_reductions);
+  TC_RUN(test_operand_prologues);
+  TC_RUN(test_random_mma_tiles);
   TC_RUN(test_device_builds);
   TC_MAIN_END();
 }

@@ -185,6 +185,52 @@ static void test_left_and_integer(void) {
   tc_fusion_free(f);
 }
 
+/* The two-pass form of a normalization (a row too long for registers)
+ * copies each intermediate op per consumer (tc_recompute_intermediates):
+ * the copies must read the scalar inputs too, on the same side.  y = u -
+ * max(u), u = (eps - x) * scale, over rows of 65537. */
+static void test_two_pass_copies_scalars(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t rows = 2, cols = 65537, n = rows * cols, shape[2] = {rows, cols};
+  tc_tensor *x = tc_input(f, TC_F32, 2, shape);
+  tc_tensor *eps = tc_scalar_input(f, "eps", TC_F32), *scale = tc_scalar_input(f, "scale", TC_F32);
+  tc_tensor *u = tc_binary(f, TC_MUL, tc_binary(f, TC_SUB, eps, x), scale);
+  int ax = 1;
+  tc_tensor *y = tc_binary(f, TC_SUB, u, tc_reduce(f, TC_REDUCE_MAX, u, 1, &ax));
+  TC_REQUIRE(y != NULL, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "two-pass") != NULL, "note: %s", tc_fusion_schedule_note(f));
+  tc_status st;
+  tc_kernel *k = tc_compile(f, NULL, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  float *X = malloc((size_t)n * sizeof *X), *Y = malloc((size_t)n * sizeof *Y);
+  for (int64_t i = 0; i < n; i++) X[i] = (float)((i * 37) % 101) * 0.125f - 6;
+  static const float vals[2][2] = {{0.5f, 2}, {-3, -0.25f}};
+  for (int run = 0; run < 2; run++) {
+    float ev = vals[run][0], sv = vals[run][1];
+    void *args[4] = {X, &ev, &sv, Y};
+    st = tc_kernel_run(k, args, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) break;
+    TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+    int bad = 0;
+    for (int64_t r = 0; r < rows && st == TC_OK; r++) {
+      /* (eps - x) * scale is exact here (multiples of 1/8 times 2 or 1/4) */
+      float m = -INFINITY;
+      for (int64_t c = 0; c < cols; c++) m = fmaxf(m, (ev - X[r * cols + c]) * sv);
+      for (int64_t c = 0; c < cols; c++) {
+        float w = (ev - X[r * cols + c]) * sv - m;
+        if (Y[r * cols + c] != w && bad++ < 4)
+          TC_CHECK(0, "launch %d, element [%lld, %lld] = %g, want %g", run, (long long)r, (long long)c,
+                   Y[r * cols + c], w);
+      }
+    }
+  }
+  free(X), free(Y);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
 static void test_misuse(void) {
   tc_fusion *f = tc_fusion_new();
   int64_t shape[2] = {2, 3};
@@ -218,6 +264,7 @@ static void test_misuse(void) {
 
 int main(void) {
   TC_RUN(test_misuse);
+  TC_RUN(test_two_pass_copies_scalars);
   TC_RUN(test_left_and_integer);
   TC_RUN(test_one_kernel_two_eps);
   TC_MAIN_END();

@@ -152,9 +152,12 @@ static void run_case(int kind, int64_t rows, int64_t cols, int idx) {
     for (int64_t r = 0; r < rows; r++) ((int32_t *)in[1])[r] = (int32_t)(rnd() % (uint64_t)cols);
   double *want = malloc((size_t)n * sizeof(double)), *tol = malloc((size_t)n * sizeof(double));
   expect(kind, rows, cols, in, want, tol);
-  void *args[4], *rargs[4];
+  void *args[5], *rargs[5];
+  float eps = TC_NORM_EPS; /* the scalar input after the tensors (norms.h) */
+  int np = nin;
   for (int i = 0; i < nin; i++) args[i] = rargs[i] = in[i];
-  args[nin] = out, rargs[nin] = ref;
+  if (kind < TC_NORM_COUNT && tc_norm_has_eps((tc_norm_kind)kind)) args[np] = rargs[np] = &eps, np++;
+  args[np] = out, rargs[np] = ref;
   for (int64_t i = 0; i < nout; i++) out[i] = -12345.0f;
   st = tc_kernel_run(k, args, NULL, NULL);
   if (st != TC_ERR_NO_DEVICE) {
@@ -256,6 +259,97 @@ static void test_device_compilers_build_every_norm(void) {
     }
 }
 
+/* The pointwise schedule's vectors: y = x * b + x (then cast) over
+ * x, b [rows, cols] of small integers (exact in every dtype), at shapes
+ * whose element count allows 16-byte vectors, narrower ones or none; the
+ * note names the width, which is 16 bytes of the widest dtype halved
+ * until it divides the count; every element is checked against plain C
+ * on PoCL, and the CUDA and HIP kernels build. */
+static void put(tc_dtype t, void *p, int64_t i, double v) {
+  switch (t) {
+    case TC_F32: ((float *)p)[i] = (float)v; break;
+    case TC_F16: ((uint16_t *)p)[i] = tc_f32_to_f16((float)v); break;
+    case TC_BF16: ((uint16_t *)p)[i] = tc_f32_to_bf16((float)v); break;
+    case TC_I32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case TC_I8: ((int8_t *)p)[i] = (int8_t)v; break;
+  }
+}
+
+static double get(tc_dtype t, const void *p, int64_t i) {
+  switch (t) {
+    case TC_F32: return ((const float *)p)[i];
+    case TC_F16: return tc_f16_to_f32(((const uint16_t *)p)[i]);
+    case TC_BF16: return tc_bf16_to_f32(((const uint16_t *)p)[i]);
+    case TC_I32: return ((const int32_t *)p)[i];
+    default: return ((const int8_t *)p)[i];
+  }
+}
+
+static void test_pointwise_vectors(void) {
+  static const struct {
+    tc_dtype in, out;
+    int64_t rows, cols, lanes;
+  } cases[] = {
+      {TC_F32, TC_F32, 7, 1000, 4},   /* 7000 = 4 * 1750 */
+      {TC_F32, TC_F32, 3, 4099, 1},   /* 12297 is odd */
+      {TC_F32, TC_F32, 2, 65537, 2},  /* 131074 = 2 * 65537 */
+      {TC_F16, TC_F16, 4, 1024, 8},   /* 8 halves in 16 bytes */
+      {TC_F16, TC_F32, 6, 2, 4},      /* the f32 result is the widest: 4 */
+      {TC_BF16, TC_BF16, 3, 1, 1},    /* 3 elements */
+      {TC_I8, TC_I8, 3, 32, 16},      /* 16 bytes of i8 */
+      {TC_I8, TC_I32, 1, 12, 4},      /* 12 = 4 * 3 */
+  };
+  for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+    int64_t rows = cases[c].rows, cols = cases[c].cols, n = rows * cols, shape[2] = {rows, cols};
+    tc_dtype din = cases[c].in, dout = cases[c].out;
+    char what[96];
+    snprintf(what, sizeof what, "%s -> %s %lldx%lld", tc_dtype_name(din), tc_dtype_name(dout), (long long)rows,
+             (long long)cols);
+    for (int t = TC_TARGET_OPENCL; t <= TC_TARGET_HIP; t++) {
+      tc_fusion *f = tc_fusion_new();
+      tc_tensor *x = tc_input(f, din, 2, shape), *b = tc_input(f, din, 2, shape);
+      tc_tensor *y = tc_binary(f, TC_ADD, tc_binary(f, TC_MUL, x, b), x);
+      if (dout != din) y = tc_cast(f, y, dout);
+      TC_REQUIRE(y, "%s", tc_fusion_error(f));
+      OK(f, tc_add_output(f, y));
+      OK(f, tc_schedule_auto(f, (tc_target)t, NULL));
+      char want[96];
+      if (cases[c].lanes > 1) snprintf(want, sizeof want, "vectors of %lld elements", (long long)cases[c].lanes);
+      else snprintf(want, sizeof want, "one element per thread");
+      TC_CHECK(strstr(tc_fusion_schedule_note(f), want) != NULL, "%s: note '%s', want '%s'", what,
+               tc_fusion_schedule_note(f), want);
+      tc_compile_options o = {(tc_target)t, NULL, "auto_vec"};
+      tc_status st;
+      tc_kernel *k = tc_compile(f, &o, &st);
+      TC_CHECK(k != NULL, "%s %s: compile: %s", what, tc_target_name((tc_target)t), tc_fusion_error(f));
+      if (k && t != TC_TARGET_OPENCL) { /* NVRTC / hipcc, when here */
+        st = tc_kernel_build(k, NULL);
+        TC_CHECK(st == TC_OK || st == TC_ERR_UNSUPPORTED, "%s %s does not build: %s", what,
+                 tc_target_name((tc_target)t), tc_kernel_error(k));
+      } else if (k) {
+        size_t is = tc_dtype_size(din), os = tc_dtype_size(dout);
+        void *X = malloc((size_t)n * is), *B = malloc((size_t)n * is), *Y = malloc((size_t)n * os);
+        for (int64_t i = 0; i < n; i++) put(din, X, i, (double)(i % 9) - 4), put(din, B, i, (double)(i % 5) - 2);
+        memset(Y, 0x7f, (size_t)n * os);
+        void *args[3] = {X, B, Y};
+        st = tc_kernel_run(k, args, NULL, NULL);
+        if (st != TC_ERR_NO_DEVICE) {
+          TC_CHECK(st == TC_OK, "%s: run: %s", what, tc_kernel_error(k));
+          int bad = 0;
+          for (int64_t i = 0; i < n && st == TC_OK; i++) {
+            double xv = (double)(i % 9) - 4, w = xv * ((double)(i % 5) - 2) + xv;
+            if (get(dout, Y, i) != w && bad++ < 3)
+              TC_CHECK(0, "%s: element %lld = %g, want %g", what, (long long)i, get(dout, Y, i), w);
+          }
+        }
+        free(X), free(B), free(Y);
+      }
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -264,6 +358,7 @@ int main(int argc, char **argv) {
   }
   rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
   TC_RUN(test_user_schedule_wins_and_refusals);
+  TC_RUN(test_pointwise_vectors);
   TC_RUN(test_device_compilers_build_every_norm);
   TC_RUN(test_listed_shapes);
   TC_RUN(test_random_cases);

@@ -16,24 +16,28 @@
 
 static void usage(FILE *out) {
   fprintf(out,
-          "usage: tilec norm KIND -M ROWS -N COLS [-t f32|f16|bf16] [-V 0|1]\n"
+          "usage: tilec norm KIND -M ROWS -N COLS [-t f32|f16|bf16] [-V 0|1] [--eps X]\n"
           "                  [--time [-i N]] [--emit FILE] [--json]\n"
           "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
           "\n"
           "runs one normalization over the last axis of x [ROWS, COLS], as one kernel that\n"
           "tc_schedule_auto schedules (the schedule is printed):\n"
           "  softmax    y = exp(x - max(x)) / sum(exp(x - max(x)))\n"
-          "  rmsnorm    y = x / sqrt(mean(x^2) + 1e-5)\n"
-          "  layernorm  y = (x - mean) / sqrt(var + 1e-5), mean and variance in one pass\n"
+          "  rmsnorm    y = x / sqrt(mean(x^2) + eps)\n"
+          "  layernorm  y = (x - mean) / sqrt(var + eps), mean and variance in one pass\n"
           "             (Welford; no affine weights)\n"
           "  softmax_bwd  dx = y * (dy - sum(dy * y)), from softmax's output y and dy\n"
-          "  rmsnorm_bwd  dx = r * dy - x * r^3 * mean(dy * x), r = 1 / sqrt(mean(x^2) + 1e-5)\n"
+          "  rmsnorm_bwd  dx = r * dy - x * r^3 * mean(dy * x), r = 1 / sqrt(mean(x^2) + eps)\n"
           "  xent       the cross-entropy loss of each row [ROWS, 1]: log(sum(exp(x - max))) + max\n"
           "             - x[label], with random labels in [0, COLS) (i32)\n"
           "the inputs are random in [-4, 4) (y in (0, 1) for softmax_bwd); 16-bit inputs\n"
           "compute in f32 and round the result back.\n"
           "\n"
           "  -M, -N N               rows and row length (required, 1 .. 2^31 elements in all)\n"
+          "  --eps X                rmsnorm, layernorm, rmsnorm_bwd: eps (default 1e-5, finite,\n"
+          "                         >= 0), passed at launch: the kernel does not depend on it, so\n"
+          "                         a run with another eps reuses the cached kernel (the `cache:`\n"
+          "                         line says hit)\n"
           "  -V 0|1                 1: compare y with tc_reference_run (sums in double) and print\n"
           "                         `verify: PASS` or `verify: FAIL`; passes when the largest error\n"
           "                         is at most 1e-5 (f32), 2e-3 (f16), 1.6e-2 (bf16) of the\n"
@@ -65,7 +69,7 @@ typedef struct norm_run {
 
 /* Runs k (and checks it with -V 1); CLI_OK or CLI_FAIL after a message. */
 static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t cols,
-               norm_run *r) {
+               float eps, norm_run *r) {
   int64_t n = rows * cols, nout = rows * tc_norm_out_cols(kind, cols);
   size_t esz = o->dtype == TC_F32 ? 4 : 2;
   int nin = tc_norm_inputs(kind);
@@ -82,7 +86,12 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
       else host_store(o->dtype, in[q], i, (float)(kind == TC_NORM_SOFTMAX_BWD && q == 0 ? u / (double)cols : u * 8.0 - 4.0));
     }
   }
-  void *args[3] = {in[0], nin > 1 ? in[1] : y, y}, *rargs[3] = {in[0], nin > 1 ? in[1] : ref, ref};
+  /* the tensor inputs, eps where the kind reads it, the output */
+  void *args[4], *rargs[4];
+  int np = 0;
+  for (int q = 0; q < nin; q++, np++) args[np] = rargs[np] = in[q];
+  if (tc_norm_has_eps(kind)) args[np] = rargs[np] = &eps, np++;
+  args[np] = y, rargs[np] = ref;
   int rc = CLI_OK;
   double ms = 0;
   tc_status st = tc_kernel_run(k, args, o->device, &ms);
@@ -118,14 +127,19 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
   return rc;
 }
 
-static void print_json(const op_opts *o, const char *kind, int64_t rows, int64_t cols, const char *note,
-                       const norm_run *r, int ok) {
+/* eps < 0: the kind has none; cached: the kernel came from the cache */
+static void print_json(const op_opts *o, const char *kind, int64_t rows, int64_t cols, double eps, int cached,
+                       const char *note, const norm_run *r, int ok) {
   tc_str j;
   tc_str_init(&j);
   tc_str_printf(&j, "{\"command\": \"norm\", \"kind\": \"%s\", \"rows\": %lld, \"cols\": %lld, "
                 "\"dtype\": \"%s\", \"target\": \"%s\", \"schedule\": ", kind, (long long)rows,
                 (long long)cols, tc_dtype_name(o->dtype), tc_target_name(o->target));
   op_json_str(&j, note);
+  tc_str_cat(&j, ", \"eps\": ");
+  if (eps >= 0) op_json_num(&j, eps);
+  else tc_str_cat(&j, "null");
+  tc_str_printf(&j, ", \"cached\": %s", cached ? "true" : "false");
   tc_str_cat(&j, ", \"verify\": ");
   if (r->verified) {
     tc_str_printf(&j, "{\"result\": \"%s\", \"max_error_over_max\": ", r->pass ? "PASS" : "FAIL");
@@ -168,6 +182,8 @@ int cmd_norm(int argc, char **argv) {
     return op_usage_error(&o, "unknown normalization '%s' (softmax, rmsnorm, layernorm, softmax_bwd, "
                           "rmsnorm_bwd or xent)", kind);
   int64_t rows = 0, cols = 0;
+  double eps = TC_NORM_EPS;
+  bool eps_given = false;
   for (int i = 2; i < argc; i++) {
     int rc = CLI_OK;
     const char *v;
@@ -180,12 +196,20 @@ int cmd_norm(int argc, char **argv) {
     } else if (!rc && ((v = op_value(&o, argc, argv, &i, "-N", &rc)) ||
                        (!rc && (v = op_value(&o, argc, argv, &i, "-n", &rc))))) {
       if ((rc = op_parse_int(&o, "-N", v, 1, (int64_t)1 << 31, &cols))) return rc;
+    } else if (!rc && (v = op_value(&o, argc, argv, &i, "--eps", &rc))) {
+      char *end;
+      eps = strtod(v, &end);
+      if (end == v || *end || !isfinite(eps) || eps < 0 || (float)eps > 3.4028234663852886e38)
+        return op_usage_error(&o, "--eps takes a finite number >= 0 (an f32), not '%s'", v);
+      eps_given = true;
     } else if (!rc && !op_common_option(&o, argc, argv, &i, &rc) && !rc) {
       return op_usage_error(&o, "unknown option '%s'", argv[i]);
     }
     if (rc) return rc;
   }
   if (!rows || !cols) return op_usage_error(&o, "-M and -N are required");
+  if (eps_given && !tc_norm_has_eps((tc_norm_kind)k_id))
+    return op_usage_error(&o, "--eps: %s has no eps (rmsnorm, layernorm and rmsnorm_bwd have)", kind);
   if (rows * cols > (int64_t)1 << 31) return op_invalid(&o, "%lld x %lld is more than 2^31 elements", (long long)rows, (long long)cols);
   if (o.perf_config || o.tune) return op_usage_error(&o, "norm takes no perf config and no --tune: tc_schedule_auto picks the schedule");
   if (o.dtype != TC_F32 && o.dtype != TC_F16 && o.dtype != TC_BF16)
@@ -210,14 +234,18 @@ int cmd_norm(int argc, char **argv) {
   }
   norm_run r = {0};
   int runs = o.verify || o.time || !o.emit;
-  if (runs) rc = run(&o, (tc_norm_kind)k_id, f, k, rows, cols, &r);
+  if (runs) rc = run(&o, (tc_norm_kind)k_id, f, k, rows, cols, (float)eps, &r);
   int ok = !rc && (!r.verified || r.pass);
   if (o.json) {
-    print_json(&o, kind, rows, cols, note, &r, ok);
+    print_json(&o, kind, rows, cols, tc_norm_has_eps((tc_norm_kind)k_id) ? eps : -1,
+               tc_kernel_from_cache(k), note, &r, ok);
   } else {
-    printf("problem: norm %s -M %lld -N %lld -t %s --target %s\n", kind, (long long)rows, (long long)cols,
+    printf("problem: norm %s -M %lld -N %lld -t %s --target %s", kind, (long long)rows, (long long)cols,
            tc_dtype_name(o.dtype), tc_target_name(o.target));
-    printf("schedule: %s\n", note);
+    if (tc_norm_has_eps((tc_norm_kind)k_id)) printf(" --eps %g", eps);
+    printf("\nschedule: %s\n", note);
+    printf("cache: %s\n", tc_kernel_from_cache(k) ? "hit (the kernel was read from the cache)"
+                                                  : "miss (the kernel was compiled)");
     if (o.emit) printf("emitted: %s\n", o.emit);
     if (r.verified)
       printf("verify: %s (max error %.3g of the largest |y|; %lld elements)\n", r.pass ? "PASS" : "FAIL",

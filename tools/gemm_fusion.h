@@ -17,11 +17,16 @@ typedef struct gemm_epilogue {
   int ops[GEMM_EPI_MAX], n;   /* the ops in order (gemm_fusion.c's enum) */
   double scale[GEMM_EPI_MAX]; /* scale:X */
   tc_dtype cast;              /* cast:f16 / cast:bf16 (TC_F32: none) */
+  int reduce;                 /* row_sum, row_max, col_sum, col_max: a second
+                                 output R (gemm_fusion.c's enum; 0: none) */
   int64_t tiles[5];           /* --tiles BM,BN,BK,TM,TN (tiles[0] 0: the scheduler's) */
+  int ab_given;               /* --ab-type T: A and B stored as T, cast to -t */
+  tc_dtype ab_type;
+  tc_matmul_macro macro;      /* --macro fma|mma (with --tiles) */
 } gemm_epilogue;
 
 void gemm_epilogue_init(gemm_epilogue *e);
-/* Tries --epilogue and --tiles at argv[*i] (like op_common_option): 1
+/* Tries --epilogue, --tiles, --ab-type and --macro at argv[*i] (like op_common_option): 1
  * when it was one (advancing *i past its value), with *rc = CLI_USAGE
  * after a message on a bad value; 0 when it is not. */
 int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, int *i, int *rc);

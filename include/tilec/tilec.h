@@ -284,8 +284,12 @@ tc_tensor *tc_welford(tc_fusion *f, tc_tensor *in, int naxes, const int *axes, t
  * products are formed and summed in f32 and the result is f32 (cast it
  * with tc_cast for f16 / bf16).  A transposed operand is a tc_permute of
  * it: matmul reads the permuted tensor's source in place (the permute is
- * folded into the operand).  Shapes that do not agree, ranks other than
- * 2 and 3 and integer operands are refused (NULL, TC_ERR_ARGUMENT). */
+ * folded into the operand).  An operand made from a fusion input by
+ * casts, unary ops, ops with a constant scalar and permutes (f32 inputs
+ * cast to f16, say) is read from the input with those ops made again
+ * on the operand's view, so that a matmul schedule computes them as it
+ * stages the operand.  Shapes that do not agree, ranks other than 2 and
+ * 3 and integer operands are refused (NULL, TC_ERR_ARGUMENT). */
 tc_tensor *tc_matmul(tc_fusion *f, tc_tensor *a, tc_tensor *b);
 /* The accumulator of the matmul that made t (t as tc_matmul returned
  * it): the [M, N, rK] tensor that a schedule splits and binds; NULL when
@@ -401,8 +405,17 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
  * a bm x bn tile of the result, bk deep K tiles of both operands at a
  * time staged in shared memory, each thread a tm x tn tile of f32
  * accumulators in registers ((bm / tm) x (bn / tn) threads). */
+/* The op type of a matmul's products (tc_matmul_tiles.macro): FMA outer
+ * products per thread (the default), or NVIDIA's warp-level mma.sync
+ * m16n8k16 with f16/bf16 operands and f32 accumulators (CUDA sm_80+,
+ * emulated with the same lane layouts on OpenCL; docs/matmul.md). */
+typedef enum tc_matmul_macro { TC_MACRO_FMA = 0, TC_MACRO_MMA_M16N8K16 = 1 } tc_matmul_macro;
+
 typedef struct tc_matmul_tiles {
   int64_t bm, bn, bk, tm, tn;
+  /* with TC_MACRO_MMA_M16N8K16, tm x tn is each warp's tile (a multiple
+   * of 16 x 8) and bk a multiple of 16 */
+  tc_matmul_macro macro;
 } tc_matmul_tiles;
 
 /* Schedules an unscheduled fusion that holds one tc_matmul and ops after
@@ -413,14 +426,24 @@ typedef struct tc_matmul_tiles {
  * loops; per K tile each block copies its tiles of A and B to shared
  * memory (between barriers), per K step each thread its tm values of A
  * and tn of B to registers; the epilogue runs on each thread's
- * registers before the one store.  tiles NULL: chosen from the shapes
+ * registers before the one store.  An operand's prologue (tc_matmul) is
+ * computed as its tile is staged.  One tc_reduce of the result (or of an
+ * epilogue op) over its rows or columns may be an output beside the
+ * result, or alone: one block covers the reduced axis (at most 1024
+ * long; tiles NULL then spans it, given tiles must) and combines its
+ * threads' partials.  tiles NULL: chosen from the shapes
  * and dtype (tc_schedule_auto does this for a fusion with a matmul); the
  * edges that tiles do not divide are predicated.  The choice is the
  * fusion's schedule note.  TC_ERR_UNSUPPORTED for fusions it does not
- * schedule (two matmuls, reductions, an operand computed in the fusion
- * other than by tc_permute of an input), TC_ERR_ARGUMENT for tiles that
+ * schedule (two matmuls, other reductions, a reduced axis longer than
+ * the block tile, an operand computed in the fusion other than by a
+ * prologue over an input), TC_ERR_ARGUMENT for tiles that
  * do not nest (tm dividing bm, tn dividing bn, all >= 1); the shared
- * memory limit of the arch is checked when the kernel is compiled. */
+ * memory limit of the arch is checked when the kernel is compiled.  With
+ * tiles->macro TC_MACRO_MMA_M16N8K16 the products are warp-wide mma.sync
+ * m16n8k16 instead (warps on TIDy, their 32 lanes on TIDx, each warp a
+ * tm x tn tile; f16 / bf16 operands; TC_ERR_UNSUPPORTED for f32 or HIP;
+ * CUDA needs sm_80+, checked when compiling). */
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles);
 /* What tc_schedule_auto chose, in words (the scheduler, rows, threads,

@@ -64,3 +64,47 @@ def test_shapes_that_do_not_agree():
     b = f.input(tilec.f32, (6, 3))
     with pytest.raises(tilec.TilecError, match=r"inner extents \(K\) differ \(5 vs 6\)"):
         f.matmul(a, b)
+
+
+def test_row_sums_beside_the_result(rng):
+    """relu(A @ B + bias) and its row sums, two outputs of one kernel."""
+    m, n, k = 37, 90, 13
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, (m, k))
+    b = f.input(tilec.f32, (k, n))
+    bias = f.input(tilec.f32, (n,))
+    y = f.relu(a @ b + f.broadcast(bias, (True, False)))
+    f.add_output(f.cast(y, tilec.f16))
+    f.add_output(f.sum(y, 1))
+    f.schedule_auto()
+    assert "the sum of each row, reduced in its block" in f.schedule_note
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = rng.standard_normal((k, n), dtype=np.float32)
+    bv = rng.standard_normal((n,), dtype=np.float32)
+    c, r = f.compile(name="mm_rowsum").run(x, w, bv)
+    want = np.maximum(x.astype(np.float64) @ w + bv, 0)
+    np.testing.assert_allclose(c.astype(np.float64), want, rtol=2e-3, atol=2e-3)
+    np.testing.assert_allclose(r.reshape(m), want.sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+def test_cast_before_the_matmul(rng):
+    """f32 inputs cast to bf16 (B given transposed and scaled first) are
+    the operands: the casts are computed as the tiles are staged."""
+    m, n, k = 21, 35, 50
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, (m, k))
+    bt = f.input(tilec.f32, (n, k))
+    b16 = f.cast(f.permute(bt * 0.5, (1, 0)), tilec.bf16)
+    f.add_output(f.cast(a, tilec.bf16) @ b16)
+    f.schedule_auto()
+    assert f.schedule_note.startswith("matmul:")
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = rng.standard_normal((n, k), dtype=np.float32)
+
+    def bf16(v):  # round to nearest even on the upper 16 bits
+        u = np.asarray(v, dtype=np.float32).view(np.uint32).astype(np.uint64)
+        u = (u + 0x7FFF + ((u >> 16) & 1)) & 0xFFFF0000
+        return u.astype(np.uint32).view(np.float32).astype(np.float64)
+
+    want = bf16(x) @ bf16(w * 0.5).T
+    np.testing.assert_allclose(f.compile(name="mm_cast").run(x, w), want, rtol=1e-4, atol=1e-4)

@@ -26,6 +26,13 @@ typedef struct tc_test_hooks {
    * swizzle mode, 2 swaps the second and third stmatrix matrices, 3 makes
    * every block of a cluster load the first share of B */
   int gemm_tma_fault;
+  /* lower/mma.c (the matmul's mma op type): 1, 2, 3 swap A registers 1
+   * and 2, the halves of each B register, or a lane's two accumulator
+   * columns */
+  int mma_lower_fault;
+  /* lower/mma.c: 1 keeps the scalar 16-bit fragment loads where ldmatrix
+   * would serve (so both forms are tested) */
+  int mma_scalar_fragments;
 } tc_test_hooks;
 
 /* The hooks in force (never NULL). */

@@ -568,12 +568,92 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_free(&idx), tc_str_free(&addr), tc_str_free(&elem), tc_str_free(&word), tc_str_free(&x);
 }
 
+/* A statement lowered to mma.sync m16n8k16 (tc_kmma): this lane's
+ * fragments packed from the shared tiles' 16-bit elements (the lower-
+ * numbered one in the low half; 0 past an edge), its four accumulators,
+ * the dialect's instruction, the accumulators back. */
+static void print_mma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  const tc_kmma *m = &s->stmt.mma;
+  const tc_op *op = s->stmt.op;
+  const char *an = op->in[0]->name, *bn = op->in[1]->name, *cn = op->out->name;
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "{\n");
+  tc_str_indent(o, depth + 1);
+  tc_str_cat(o, "unsigned int tc_fa[4], tc_fb[2];\n");
+  for (int r = 0; r < 6 && m->ldsm; r++) { /* ldmatrix, then the edges masked */
+    bool a = r < 4;
+    if (r == 0 || r == 4) {
+      tc_str indexs;
+      tc_str_init(&indexs);
+      expr(&indexs, k, a ? m->addr_a : m->addr_b);
+      tc_str_indent(o, depth + 1);
+      tc_str_printf(o, "{  /* %s fragment: ldmatrix.x%d%s */\n", a ? "A" : "B", a ? 4 : 2, a ? "" : ".trans");
+      tc_str_indent(o, depth + 2);
+      tc_str_printf(o, "unsigned tc_lr[%d];\n", a ? 4 : 2);
+      d->ldsm_access(o, 1, a ? 4 : 2, !a, a ? an : bn, tc_str_cstr(&indexs), depth + 2);
+      tc_str_free(&indexs);
+    }
+    const tc_expr *const *pe = a ? &m->pa[2 * r] : &m->pb[2 * (r - 4)];
+    tc_str_indent(o, depth + 2);
+    tc_str_printf(o, "tc_f%c[%d] = tc_lr[%d]", a ? 'a' : 'b', a ? r : r - 4, a ? r : r - 4);
+    if (!tc_e_is_const(pe[0], 1) || !tc_e_is_const(pe[1], 1)) {
+      tc_str_cat(o, " & (((");
+      expr(o, k, pe[0]);
+      tc_str_cat(o, ") ? 0xffffu : 0u) | ((");
+      expr(o, k, pe[1]);
+      tc_str_cat(o, ") ? 0xffff0000u : 0u))");
+    }
+    tc_str_cat(o, ";\n");
+    if (r == 3 || r == 5) {
+      tc_str_indent(o, depth + 1);
+      tc_str_cat(o, "}\n");
+    }
+  }
+  for (int r = 0; r < 6 && !m->ldsm; r++) {
+    const tc_expr *const *e = r < 4 ? &m->a[2 * r] : &m->b[2 * (r - 4)];
+    const tc_expr *const *pe = r < 4 ? &m->pa[2 * r] : &m->pb[2 * (r - 4)];
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "tc_f%c[%d] = ", r < 4 ? 'a' : 'b', r < 4 ? r : r - 4);
+    for (int h = 0; h < 2; h++) { /* the low half, then the high half */
+      bool guarded = pe[h] && !tc_e_is_const(pe[h], 1);
+      tc_str_cat(o, h ? " | (" : "(");
+      if (guarded) {
+        tc_str_cat(o, "(");
+        expr(o, k, pe[h]);
+        tc_str_cat(o, ") ? ");
+      }
+      tc_str_printf(o, "(unsigned int)%s[", r < 4 ? an : bn);
+      expr(o, k, e[h]);
+      tc_str_printf(o, "]%s)%s", guarded ? " : 0u" : "", h ? " << 16" : "");
+    }
+    tc_str_cat(o, ";\n");
+  }
+  tc_str_indent(o, depth + 1);
+  tc_str_cat(o, "float tc_fc[4];\n");
+  for (int v = 0; v < 4; v++) {
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "tc_fc[%d] = %s[", v, cn);
+    expr(o, k, m->c[v]);
+    tc_str_cat(o, "];\n");
+  }
+  d->mma(o, m->in, "tc_fa", "tc_fb", "tc_fc", depth + 1);
+  for (int v = 0; v < 4; v++) {
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "%s[", cn);
+    expr(o, k, m->c[v]);
+    tc_str_printf(o, "] = tc_fc[%d];\n", v);
+  }
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+}
+
 /* Whether printing n prints a barrier inside it (its own sync_before,
  * printed before it, does not count): a barrier at the end of a loop
  * body, before a node in it, or in a statement lowered to ldmatrix /
- * stmatrix (the OpenCL emulation synchronizes the work-group). */
+ * stmatrix or mma (the OpenCL emulations synchronize the work-group). */
 static bool has_barrier_inside(const tc_knode *n) {
-  if (n->kind == TC_K_STMT) return n->stmt.ldsm.kind != 0 || n->stmt.red.kind == TC_RED_ALL;
+  if (n->kind == TC_K_STMT)
+    return n->stmt.ldsm.kind != 0 || n->stmt.red.kind == TC_RED_ALL || n->stmt.mma.kind != 0;
   if (n->sync_end) return true;
   for (int i = 0; i < n->nbody; i++)
     if (n->body[i]->sync_before || has_barrier_inside(n->body[i])) return true;
@@ -602,6 +682,7 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   if (n->sync_before) print_barrier(o, d, k, depth);
   if (n->kind == TC_K_STMT) {
     if (n->stmt.ldsm.kind) tc_print_ldsm(o, d, k, n, depth);
+    else if (n->stmt.mma.kind) print_mma(o, d, k, n, depth);
     else if (n->stmt.tmem.kind) print_tmem(o, d, k, n, depth);
     else print_stmt(o, d, k, n, depth);
     return;
@@ -667,6 +748,11 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
     tc_str_cat(o, d->ldsm_prelude);
     tc_str_cat(o, "#endif\n");
   }
+  if (k->nmma > 0 && d->mma_prelude) {
+    tc_str_cat(o, "#ifndef TC_MMA_PRELUDE\n#define TC_MMA_PRELUDE\n");
+    tc_str_cat(o, d->mma_prelude);
+    tc_str_cat(o, "#endif\n");
+  }
   tc_str_cat(o, "\n");
   d->kernel_open(o, k, name);
   for (int i = 0; i < k->nparams; i++) d->param(o, k->params[i], i >= k->f->ninputs, i == 0);
@@ -692,6 +778,12 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   }
   if (tmem) d->tmem_setup(o, k);
   if (k->nldsm > 0 && d->ldsm_setup) d->ldsm_setup(o, k);
+  if (k->nmma > 0) {
+    /* the warp and the lane of the mma hooks (the block's x is the 32 lanes) */
+    tc_str_printf(o, "  const int tc_lane = tidx, tc_warp = tidy + tidz * %lld;\n"
+                  "  (void)tc_lane, (void)tc_warp;\n", (long long)k->block[1]);
+    if (d->mma_decls) d->mma_decls(o, k->mma_warps, 1);
+  }
   if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);
   /* past a grid reduction only its last block goes on, as block 0 (the
    * lowering lets nothing after it bind BIDx to more than one block) */

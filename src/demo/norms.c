@@ -7,9 +7,14 @@ const char *tc_norm_name(tc_norm_kind kind) {
   return kind >= 0 && kind < TC_NORM_COUNT ? names[kind] : "?";
 }
 
-/* 1 / sqrt(v + eps) */
-static tc_tensor *rsqrt_eps(tc_fusion *f, tc_tensor *v) {
-  return tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary_scalar(f, TC_ADD, v, 1e-5)));
+/* 1 / sqrt(v + eps), eps the scalar input (made on first use) */
+static tc_tensor *rsqrt_eps(tc_fusion *f, tc_tensor *v, tc_tensor **eps) {
+  if (!*eps) *eps = tc_scalar_input(f, "eps", TC_F32);
+  return tc_unary(f, TC_RECIPROCAL, tc_unary(f, TC_SQRT, tc_binary(f, TC_ADD, v, *eps)));
+}
+
+bool tc_norm_has_eps(tc_norm_kind kind) {
+  return kind == TC_NORM_RMSNORM || kind == TC_NORM_LAYERNORM || kind == TC_NORM_RMSNORM_BWD;
 }
 
 int tc_norm_inputs(tc_norm_kind kind) {
@@ -31,7 +36,7 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
   tc_tensor *x = t == TC_F32 ? in : tc_cast(f, in, TC_F32);
   int last = 1;
   double inv = 1.0 / (double)cols;
-  tc_tensor *y = NULL;
+  tc_tensor *y = NULL, *eps = NULL;
   switch (kind) {
     case TC_NORM_SOFTMAX: {
       tc_tensor *e = tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, tc_reduce(f, TC_REDUCE_MAX, x, 1, &last)));
@@ -40,13 +45,13 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
     }
     case TC_NORM_RMSNORM: {
       tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &last);
-      y = tc_binary(f, TC_MUL, x, rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv)));
+      y = tc_binary(f, TC_MUL, x, rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv), &eps));
       break;
     }
     case TC_NORM_LAYERNORM: { /* mean and variance in one pass (Welford) */
       tc_tensor *mean, *var;
       if (!tc_welford(f, x, 1, &last, &mean, &var)) return NULL;
-      y = tc_binary(f, TC_MUL, tc_binary(f, TC_SUB, x, mean), rsqrt_eps(f, var));
+      y = tc_binary(f, TC_MUL, tc_binary(f, TC_SUB, x, mean), rsqrt_eps(f, var, &eps));
       break;
     }
     case TC_NORM_SOFTMAX_BWD: { /* x is y here */
@@ -58,7 +63,7 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
     case TC_NORM_RMSNORM_BWD: {
       tc_tensor *dy = input_f32(f, t, shape);
       tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &last);
-      tc_tensor *r = rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv));
+      tc_tensor *r = rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv), &eps);
       tc_tensor *m = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, dy, x), 1, &last), inv);
       tc_tensor *r3m = tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, r, r), r), m);
       y = tc_binary(f, TC_SUB, tc_binary(f, TC_MUL, r, dy), tc_binary(f, TC_MUL, x, r3m));

@@ -6,6 +6,8 @@
 #ifndef TC_NORMS_H
 #define TC_NORMS_H
 
+#include <stdbool.h>
+
 #include "tilec/tilec.h"
 
 typedef enum tc_norm_kind {
@@ -29,10 +31,17 @@ const char *tc_norm_name(tc_norm_kind kind);
  *   xent          inputs the logits x and the labels [rows, 1] (i32): the
  *                 cross-entropy loss [rows, 1] = log(sum(exp(x - max))) +
  *                 max - x[label] (a label outside [0, cols) reads 0)
- * over the last axis, eps = 1e-5.  tc_norm_inputs gives the number of
- * inputs (1, or 2 for the backward ones and xent, in the order above);
- * tc_norm_out_cols the result's row length (1 for xent, else cols). */
+ * over the last axis.  tc_norm_inputs gives the number of tensor inputs
+ * (1, or 2 for the backward ones and xent, in the order above);
+ * tc_norm_out_cols the result's row length (1 for xent, else cols).
+ * eps is a scalar input named "eps" (f32, tc_scalar_input), given at
+ * each launch, so one kernel (one cache entry) serves every eps: where
+ * tc_norm_has_eps, it is the kernel parameter after the tensor inputs
+ * (args[tc_norm_inputs(kind)] points at a float), before the output.
+ * TC_NORM_EPS is the usual value. */
+#define TC_NORM_EPS 1e-5f
 int tc_norm_inputs(tc_norm_kind kind);
+bool tc_norm_has_eps(tc_norm_kind kind);
 int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols);
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols);
 

@@ -767,3 +767,27 @@ int64_t tc_e_print_size(const tc_expr *e, int64_t cap) {
   for (int i = 0; i < 3 && n <= cap; i++) n += tc_e_print_size(kids[i], cap - n);
   return n;
 }
+
+const tc_expr *tc_e_subst(tc_epool *p, const tc_expr *e, int n, const int64_t *ids,
+                          const tc_expr *const *vals) {
+  switch (e->op) {
+    case TC_E_CONST: return e;
+    case TC_E_VAR:
+      for (int i = 0; i < n; i++)
+        if (e->val == ids[i]) return vals[i];
+      return e;
+    case TC_E_NOT: return tc_e_not(p, tc_e_subst(p, e->a, n, ids, vals));
+    case TC_E_SELECT:
+      return tc_e_select(p, tc_e_subst(p, e->a, n, ids, vals), tc_e_subst(p, e->b, n, ids, vals),
+                         tc_e_subst(p, e->c, n, ids, vals));
+    default:
+      return tc_e_bin(p, e->op, tc_e_subst(p, e->a, n, ids, vals), tc_e_subst(p, e->b, n, ids, vals));
+  }
+}
+
+bool tc_e_uses(const tc_expr *e, int64_t id) {
+  if (!e) return false;
+  if (e->op == TC_E_VAR) return e->val == id;
+  if (e->op == TC_E_CONST) return false;
+  return tc_e_uses(e->a, id) || tc_e_uses(e->b, id) || tc_e_uses(e->c, id);
+}

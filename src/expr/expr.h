@@ -95,6 +95,14 @@ const tc_expr *tc_e_modc(tc_epool *p, const tc_expr *a, int64_t c);
  * decided by ranges. */
 const tc_expr *tc_simplify(tc_epool *p, const tc_expr *e);
 
+/* Whether variable id occurs in e (NULL: no). */
+bool tc_e_uses(const tc_expr *e, int64_t id);
+
+/* e with variables ids[0..n) replaced by vals[0..n) simultaneously (not
+ * simplified). */
+const tc_expr *tc_e_subst(tc_epool *p, const tc_expr *e, int n, const int64_t *ids,
+                          const tc_expr *const *vals);
+
 /* Evaluation: vars[i] is the value of variable id i. */
 int64_t tc_e_eval(const tc_expr *e, const int64_t *vars);
 

@@ -78,6 +78,7 @@ struct tc_tensor {
   bool is_input, is_output;
   bool is_scalar;          /* a scalar input: rank 0, passed by value */
   char label[32];          /* a scalar input's name (tc_scalar_input) */
+  int macro;               /* a matmul accumulator's products: TC_MACRO_* (0: FMA) */
 };
 
 struct tc_fusion {
@@ -170,7 +171,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 16
+#define TC_CODEGEN_FORMAT 17
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

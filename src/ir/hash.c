@@ -181,6 +181,7 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     i64(&h, t->is_scalar); /* a scalar input: its name, never its value */
     if (t->is_scalar) tc_hasher_str(&h, t->label);
     i64(&h, t->ca_pos);
+    if (t->macro) i64(&h, 1000 + t->macro); /* (FMA kernels keep their hashes) */
     i64(&h, t->tmem_dimsep);
     i64(&h, t->alloc_set);
     int_list(&h, TAG_LOGICAL, t->logical, t->nlogical);

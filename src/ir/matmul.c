@@ -9,28 +9,70 @@
  * [M, N], P with the reduced axis dropped.  All three share the axes M,
  * N and K by position, so split / reorder / compute_at relate them like
  * any pointwise op's operands. */
+#include <string.h>
+
 #include "fusion.h"
 
 static bool owned(tc_fusion *f, const tc_tensor *t) {
   return t && t->f == f && t->id >= 0 && t->id < f->ntensors && f->tensors[t->id] == t;
 }
 
+/* An op of one tensor operand that maps each element to one: a cast, a
+ * unary op, a binary op with a constant scalar. */
+static bool elementwise1(const tc_op *d) {
+  return d->kind == TC_OP_CAST || d->kind == TC_OP_UNARY ||
+         (d->kind == TC_OP_BINARY && d->has_scalar && !d->scalar_in);
+}
+
 /* A view of x (rank r) as an operand of rank r + 1: out axis j reads
  * x's axis map[j] (-1: a new axis of extent 1).  A permute of a tensor
- * is read through: the view reads the permute's source. */
+ * is read through: the view reads the permute's source.  So is a chain
+ * of elementwise1 ops and permutes (at most 8) over a fusion input (the
+ * operand's prologue, a cast of f32 to f16 say): the view reads the
+ * input and the chain's elementwise ops are made again on the view, so
+ * that the matmul's operand tile computes them as it is staged. */
 static tc_tensor *operand_view(tc_fusion *f, tc_tensor *x, const int *map, int nout) {
-  int perm[16];
-  for (int j = 0; j < nout; j++) perm[j] = map[j];
+  int perm[16], p2[16];
+  for (int j = 0; j < nout; j++) perm[j] = p2[j] = map[j];
   if (x->def && x->def->kind == TC_OP_PERMUTE && !x->is_output) {
     for (int j = 0; j < nout; j++)
-      if (perm[j] >= 0) perm[j] = x->def->perm[perm[j]];
+      if (perm[j] >= 0) perm[j] = p2[j] = x->def->perm[perm[j]];
     x = x->def->in[0];
+  }
+  /* the prologue: permutes fold into the view (an elementwise op commutes
+   * with them), the other ops are made again on it */
+  const tc_op *chain[8];
+  int n = 0;
+  tc_tensor *y = x;
+  while (n < 8 && y->def && !y->is_output) {
+    if (y->def->kind == TC_OP_PERMUTE) {
+      for (int j = 0; j < nout; j++)
+        if (p2[j] >= 0) p2[j] = y->def->perm[p2[j]];
+    } else if (elementwise1(y->def)) {
+      chain[n++] = y->def;
+    } else {
+      break;
+    }
+    y = y->def->in[0];
+  }
+  if (n && y->is_input) {
+    x = y;
+    memcpy(perm, p2, sizeof perm);
+  } else {
+    n = 0;
   }
   int64_t shape[16];
   for (int j = 0; j < nout; j++) shape[j] = perm[j] < 0 ? 1 : tc_logical_extent(x, perm[j]);
   tc_tensor *v = tc_tensor_new(f, x->dtype, nout, shape);
   tc_op *op = tc_op_new(f, TC_OP_BROADCAST, 0, x, NULL, v);
   for (int j = 0; j < nout; j++) op->perm[j] = perm[j];
+  for (int i = n - 1; i >= 0; i--) {
+    tc_tensor *w = tc_tensor_like(f, v, NULL, chain[i]->out->dtype);
+    tc_op *e = tc_op_new(f, chain[i]->kind, chain[i]->sub, v, NULL, w);
+    e->has_scalar = chain[i]->has_scalar, e->scalar = chain[i]->scalar;
+    e->scalar_left = chain[i]->scalar_left;
+    v = w;
+  }
   return v;
 }
 

@@ -64,6 +64,29 @@ typedef struct tc_ktma {
   const tc_expr *row, *col, *smem;
 } tc_ktma;
 
+/* A matmul's statement lowered to one warp-wide mma.sync m16n8k16
+ * (src/lower/mma.c; kind TC_MMA_M16N8K16): in the PTX ISA's fragment
+ * layouts, this lane's A register r holds the 16-bit elements at shared
+ * indices a[2r] (low half) and a[2r + 1] (high half) of the statement's
+ * in[0], B register r those at b[2r], b[2r + 1] of in[1], and its four
+ * f32 accumulators are out[c[0..3]]; `in` is the operands' dtype (f16
+ * or bf16).  The statement replaces the loops over the 16 x 8 x 16 tile
+ * (the 2 x 2 accumulators of a lane and the 16 K steps). */
+typedef struct tc_kmma {
+  int kind;                /* 0: none; TC_MMA_M16N8K16 (mma.h) */
+  tc_dtype in;
+  const tc_expr *a[8], *b[4], *c[4];
+  /* whether element a[e] / b[e] lies inside M, N and K (else it is 0:
+   * the instruction runs on whole tiles, the edges are zeros) */
+  const tc_expr *pa[8], *pb[4];
+  /* ldsm 1: the fragments come by ldmatrix.x4 (A) and ldmatrix.x2.trans
+   * (B) from the row addresses addr_a / addr_b (element indices this lane
+   * supplies), the edges masked after the load; 0: by the scalar 16-bit
+   * loads a[], b[] (a shared layout ldmatrix cannot read) */
+  int ldsm;
+  const tc_expr *addr_a, *addr_b;
+} tc_kmma;
+
 /* A statement of a reduction (op->kind == TC_OP_REDUCE; for a Welford
  * reduction each step updates the state's mean, M2 and count): kind TC_RED_ACC
  * out[out_index] = combine(out[out_index], in[0][in_index[0]]) when pred
@@ -87,7 +110,7 @@ typedef struct tc_kred {
 } tc_kred;
 
 /* STMT: out[out_index] = op(in[k][in_index[k]]), when pred holds; at most
- * one of tmem, ldsm and tma says how it is printed (all kinds 0: a plain
+ * one of tmem, ldsm, tma and mma says how it is printed (all kinds 0: a plain
  * statement), red whether it is a step of a reduction */
 typedef struct tc_kstmt {
   tc_op *op;
@@ -98,6 +121,7 @@ typedef struct tc_kstmt {
   tc_kldsm ldsm;
   tc_ktma tma;
   tc_kred red;
+  tc_kmma mma;             /* a matmul's statement as a warp-wide mma (with red) */
 } tc_kstmt;
 
 /* A node of the kernel IR: the common part, then the payload of its kind
@@ -146,6 +170,8 @@ typedef struct tc_kir {
   int64_t tmem_columns;    /* columns allocated (power of two >= 32), 0 if none */
   int nldsm;               /* statements lowered to ldmatrix / stmatrix */
   int ntma, ntma_bars;     /* statements lowered to bulk tensor copies; mbarriers */
+  int nmma;                /* statements lowered to mma.sync (tc_kmma) */
+  int mma_warps;           /* then the block's warps: its threads / 32 */
   int nred_f, nred_i;      /* block reductions of floats / integers (each
                               needs a shared scratch of one word per thread) */
   int nred_w;              /* block Welford reductions (a shared scratch of

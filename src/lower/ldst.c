@@ -9,30 +9,6 @@
 #include "ldst.h"
 #include "../base/test_hooks.h"
 
-static bool uses(const tc_expr *e, int64_t id) {
-  if (!e) return false;
-  if (e->op == TC_E_VAR) return e->val == id;
-  if (e->op == TC_E_CONST) return false;
-  return uses(e->a, id) || uses(e->b, id) || uses(e->c, id);
-}
-
-/* e with variables ids[0..n) replaced by vals[0..n) (simultaneously). */
-static const tc_expr *subst(tc_epool *p, const tc_expr *e, int n, const int64_t *ids,
-                            const tc_expr *const *vals) {
-  switch (e->op) {
-    case TC_E_CONST: return e;
-    case TC_E_VAR:
-      for (int i = 0; i < n; i++)
-        if (e->val == ids[i]) return vals[i];
-      return e;
-    case TC_E_NOT: return tc_e_not(p, subst(p, e->a, n, ids, vals));
-    case TC_E_SELECT:
-      return tc_e_select(p, subst(p, e->a, n, ids, vals), subst(p, e->b, n, ids, vals),
-                         subst(p, e->c, n, ids, vals));
-    default: return tc_e_bin(p, e->op, subst(p, e->a, n, ids, vals), subst(p, e->b, n, ids, vals));
-  }
-}
-
 void tc_ldsm_fragment(int trans, int64_t lane, int v, int64_t *row, int64_t *col) {
   int64_t l = lane % 32;
   if (trans)
@@ -67,13 +43,13 @@ static ldsm_bad check(tc_kir *k, tc_knode *s, const tc_expr *sh, const tc_expr *
   itv iv[40];
   int niv = 0;
   for (tc_knode *n = s->parent; n && niv < 36; n = n->parent) {
-    if (n->kind != TC_K_LOOP || n == s->stmt.ldsm.vec || !uses(sh, n->loop.var->val)) continue;
+    if (n->kind != TC_K_LOOP || n == s->stmt.ldsm.vec || !tc_e_uses(sh, n->loop.var->val)) continue;
     iv[niv].id = n->loop.var->val, iv[niv].n = (int)n->loop.extent, iv[niv].sampled = 0;
     niv++;
   }
   for (int d = 0; d < 3; d++) {
     int64_t id = k->pvar[d]->val;
-    if (k->grid[d] <= 1 || !uses(sh, id)) continue;
+    if (k->grid[d] <= 1 || !tc_e_uses(sh, id)) continue;
     iv[niv].id = id, iv[niv].n = 2, iv[niv].sampled = 1;
     iv[niv].vals[0] = 0, iv[niv].vals[1] = k->grid[d] - 1;
     niv++;
@@ -152,7 +128,7 @@ static const tc_expr *derive_addr(tc_kir *k, const tc_expr *sh, int64_t vid, int
   }
   int64_t ids[2] = {tidx->val, vid};
   const tc_expr *vals[2] = {tc_e_add(p, warp, lane), v};
-  return tc_simplify(p, subst(p, sh, 2, ids, vals));
+  return tc_simplify(p, tc_e_subst(p, sh, 2, ids, vals));
 }
 
 static const char *type_name(bool ld, int trans) {

@@ -17,6 +17,7 @@
 #include "kernel.h"
 #include "tmem.h"
 #include "ldst.h"
+#include "mma.h"
 #include "tma.h"
 #include "stmt_order.h"
 
@@ -1114,6 +1115,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) place_barriers(&c, order, n, stmt_of);
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);
+  if (!st) st = tc_mma_lower(c.k, target, arch);
   if (!st) st = tc_tma_lower(c.k, target, arch);
   if (!st) st = tc_knode_each_stmt(c.k->root, check_printed_size, &c);
   if (!st) st = check_smem_limit(&c);

@@ -45,23 +45,9 @@ tc_status tc_tmem_check_target(tc_fusion *f, tc_target target, const char *arch)
 
 /* ---- expressions ------------------------------------------------------- */
 
-static bool uses_var(const tc_expr *e, int64_t id) {
-  if (!e) return false;
-  if (e->op == TC_E_VAR) return e->val == id;
-  if (e->op == TC_E_CONST) return false;
-  return uses_var(e->a, id) || uses_var(e->b, id) || uses_var(e->c, id);
-}
-
 /* e with variable id replaced by val. */
 static const tc_expr *subst(tc_epool *p, const tc_expr *e, int64_t id, const tc_expr *val) {
-  switch (e->op) {
-    case TC_E_CONST: return e;
-    case TC_E_VAR: return e->val == id ? val : e;
-    case TC_E_NOT: return tc_e_not(p, subst(p, e->a, id, val));
-    case TC_E_SELECT:
-      return tc_e_select(p, subst(p, e->a, id, val), subst(p, e->b, id, val), subst(p, e->c, id, val));
-    default: return tc_e_bin(p, e->op, subst(p, e->a, id, val), subst(p, e->b, id, val));
-  }
+  return tc_e_subst(p, e, 1, &id, &val);
 }
 
 /* ---- placement of the allocations ------------------------------------ */
@@ -231,7 +217,7 @@ static tc_status check_access(access *x) {
   for (tc_knode *n = x->s->parent; n && niv < 36; n = n->parent) {
     if (n->kind != TC_K_LOOP || n == x->s->stmt.tmem.vec) continue;
     int64_t id = n->loop.var->val;
-    if (!uses_var(x->lane, id) && !uses_var(x->col, id) && !uses_var(x->pred, id)) continue;
+    if (!tc_e_uses(x->lane, id) && !tc_e_uses(x->col, id) && !tc_e_uses(x->pred, id)) continue;
     iv[niv].id = id, iv[niv].n = (int)n->loop.extent, iv[niv].vals = NULL;
     iv[niv].name = tc_e_var_name(k->pool, (int)id);
     niv++;
@@ -239,7 +225,7 @@ static tc_status check_access(access *x) {
   static const char *bnames[3] = {"bidx", "bidy", "bidz"};
   for (int d = 0; d < 3; d++) {
     int64_t id = k->pvar[d]->val;
-    if (k->grid[d] <= 1 || !(uses_var(x->lane, id) || uses_var(x->col, id) || uses_var(x->pred, id)))
+    if (k->grid[d] <= 1 || !(tc_e_uses(x->lane, id) || tc_e_uses(x->col, id) || tc_e_uses(x->pred, id)))
       continue;
     iv[niv].id = id, iv[niv].n = 2, iv[niv].name = bnames[d];
     iv[niv].vals = tc_xmalloc(2 * sizeof(int64_t));

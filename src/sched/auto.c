@@ -5,7 +5,8 @@
  * The fusion is classified by its reductions (all of them must reduce
  * the same logical axes):
  *   pointwise   no reduction: the axes of an output merged into one, split
- *               by 128 threads, the outer part on blocks;
+ *               into 16-byte vectors where the count allows, by 128
+ *               threads, the outer part on blocks;
  *   inner       the reduced axes are not a prefix of the axes (the last
  *               axis is reduced: softmax, RMSNorm): the reduced axes moved
  *               last and merged into a row of n elements, the others
@@ -292,9 +293,40 @@ static tc_status schedule_outer(tc_tensor *ref, int nred, int r, char *note, siz
   return st;
 }
 
-/* [BIDx, TIDx(128)] over the merged axes; where a tensor broadcasts
- * along some axis, only the last axis over BIDx x TIDx and the leading
- * ones serial loops (so that no merge mixes a broadcast axis in). */
+/* The vector width of the pointwise schedule over n merged elements:
+ * the lanes of a 16-byte vector of the widest dtype among f's tensors
+ * (4 for f32 / i32, 8 for 16-bit types, 16 for i8), halved until it
+ * divides n (a vector from a split that does not divide would run past
+ * the end), 1 when nothing does or when an op reads its operand
+ * elsewhere than at the element it writes (permute, gather): there the
+ * vector's elements are not contiguous in the operand.  Global buffers
+ * are allocated aligned (OpenCL, CUDA and HIP allocations: 128 bytes or
+ * more) and each thread starts at a multiple of the width, so every
+ * vector of every tensor starts at a multiple of its own bytes.  *why
+ * gets the reason when it is 1. */
+static int64_t pointwise_vector(const tc_fusion *f, int64_t n, const char **why) {
+  int64_t widest = 1;
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    if (t->is_scalar) continue;
+    if (t->def && (t->def->kind == TC_OP_PERMUTE || t->def->kind == TC_OP_GATHER)) {
+      *why = "a permute or gather reads its operand out of order";
+      return 1;
+    }
+    if ((int64_t)tc_dtype_size(t->dtype) > widest) widest = (int64_t)tc_dtype_size(t->dtype);
+  }
+  int64_t v = 16 / widest;
+  while (v > 1 && n % v != 0) v /= 2;
+  if (v == 1) *why = "no vector width divides the element count";
+  return v;
+}
+
+/* [BIDx, TIDx(128), V] over the merged axes, V the vector width
+ * (pointwise_vector; the V axis vectorized, absent when 1); where a
+ * tensor broadcasts along some axis, only the last axis over BIDx x TIDx
+ * (no vector: the broadcast operand's axis of extent 1 cannot split) and
+ * the leading ones serial loops (so that no merge mixes a broadcast axis
+ * in). */
 static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t cap) {
   bool bc = false;
   for (int a = 0; a < r; a++) bc |= broadcasts_along(ref->f, ref, a);
@@ -302,15 +334,22 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
   tc_status st = merge_range(ref, first, r);
   if (st) return st;
   int64_t n = tc_tensor_loop_extent(ref, first);
-  st = tc_split(ref, first, 128, 1);
+  const char *why = "";
+  int64_t v = bc ? 1 : pointwise_vector(ref->f, n, &why);
+  if (v > 1) st = tc_split(ref, first, v, 1);
+  if (!st) st = tc_split(ref, first, 128, 1);
   if (!st) st = tc_parallelize(ref, first, TC_BIDX);
   if (!st) st = tc_parallelize(ref, first + 1, TC_TIDX);
+  if (!st && v > 1) st = tc_parallelize(ref, first + 2, TC_VECTORIZE);
   if (bc)
     snprintf(note, cap, "tc_schedule_auto: pointwise with broadcasting: the last axis (%lld) over "
-             "BIDx x TIDx(128), the %d leading axes serial loops", (long long)n, r - 1);
+             "BIDx x TIDx(128), the %d leading axes serial loops, no vectors", (long long)n, r - 1);
+  else if (v > 1)
+    snprintf(note, cap, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx, "
+             "vectors of %lld elements (16 bytes of the widest dtype) per thread", (long long)n, (long long)v);
   else
-    snprintf(note, cap, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx",
-             (long long)n);
+    snprintf(note, cap, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx, "
+             "one element per thread (%s)", (long long)n, why);
   return st;
 }
 

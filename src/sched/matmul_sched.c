@@ -23,17 +23,28 @@
 
 #include "sched.h"
 
+/* The longest axis a reduction of the result may reduce: one block
+ * covers it (64 threads of 16 accumulators each at most). */
+#define TC_MATMUL_MAX_REDUCED 1024
+/* The most ops between a fusion input and a matmul operand. */
+#define TC_MATMUL_MAX_PROLOGUE 8
+
 static int64_t pow2_at_least(int64_t v, int64_t cap) {
   int64_t p = 1;
   while (p < v && p < cap) p *= 2;
   return p;
 }
 
-/* The tiles for M x N x K of a dtype of `size` bytes. */
-static tc_matmul_tiles pick_tiles(int64_t m, int64_t n, int64_t k, int size) {
+/* The tiles for M x N x K of a dtype of `size` bytes; with a reduction
+ * of the rows (rax 1) or the columns (rax 0), the block tile covers the
+ * reduced axis (up to TC_MATMUL_MAX_REDUCED), with 16 to 64 threads along
+ * it. */
+static tc_matmul_tiles pick_tiles(int64_t m, int64_t n, int64_t k, int size, int rax) {
   tc_matmul_tiles t;
-  t.bm = pow2_at_least(m, 64), t.bn = pow2_at_least(n, 64);
-  t.tm = t.bm < 4 ? t.bm : 4, t.tn = t.bn < 4 ? t.bn : 4;
+  t.bm = pow2_at_least(m, rax == 0 ? TC_MATMUL_MAX_REDUCED : 64);
+  t.bn = pow2_at_least(n, rax == 1 ? TC_MATMUL_MAX_REDUCED : 64);
+  t.tm = t.bm < 4 ? t.bm : t.bm > 256 ? t.bm / 64 : 4;
+  t.tn = t.bn < 4 ? t.bn : t.bn > 256 ? t.bn / 64 : 4;
   t.bk = pow2_at_least(k, size == 4 ? 8 : 16);
   return t;
 }
@@ -48,11 +59,16 @@ static tc_status tile_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl) {
   return st;
 }
 
-static tc_status bind_blocks(tc_tensor *t, int o) {
+/* Binds t's block tile axes at o and o + 1: Mo on BIDy and No on BIDx;
+ * with a reduction (rax o: of the columns, o + 1: of the rows) the block
+ * axis of the other one on its block index at o, and the reduced one's
+ * (of extent 1: one block covers the reduced axis, so the reduction
+ * needs no combination across blocks) a serial loop at o + 1. */
+static tc_status bind_blocks(tc_tensor *t, int o, int rax) {
   tc_status st = TC_OK;
   if (o) st = tc_parallelize(t, 0, TC_BIDZ);
-  if (!st) st = tc_parallelize(t, o, TC_BIDY);
-  if (!st) st = tc_parallelize(t, o + 1, TC_BIDX);
+  if (!st) st = tc_parallelize(t, o, rax == o ? TC_BIDX : TC_BIDY);
+  if (!st) st = tc_parallelize(t, o + 1, rax < 0 ? TC_BIDX : TC_SERIAL);
   return st;
 }
 
@@ -82,17 +98,130 @@ static void inline_deepest(tc_tensor *t) {
   tc_clear_error(t->f);
 }
 
+/* A reduction after the matmul: one of the result's two axes (rows: N,
+ * columns: M) reduced, an output that nothing reads, alone or beside one
+ * other output.  *out gets that other output (alone: the reduction's
+ * operand, *inner set), *rout the reduction, *rax the reduced axis. */
+static tc_status check_reduction(tc_fusion *f, const tc_op *red, int r, int o, tc_tensor **out,
+                                 tc_tensor **rout, int *rax, bool *inner) {
+  const char *call = "tc_schedule_matmul";
+  tc_tensor *t = red->out;
+  int n = 0;
+  for (int a = 0; a < r; a++)
+    if (f->g.axes[t->logical[a]].reduction) n++, *rax = a;
+  if (n != 1 || *rax < o)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reduces %d axes; the matmul schedule takes a "
+                   "reduction of the result's rows (its last axis) or columns (the one before)",
+                   call, t->name, n == 1 ? 1 : n);
+  bool is_out = false;
+  for (int i = 0; i < f->noutputs; i++) is_out |= f->outputs[i] == t;
+  for (int i = 0; i < f->nops; i++)
+    for (int k = 0; k < f->ops[i]->nin; k++)
+      if (f->ops[i]->in[k] == t)
+        return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reads the reduction %s; the matmul schedule "
+                       "stores a reduction of the result as an output, with nothing after it",
+                       call, f->ops[i]->out->name, t->name);
+  if (!is_out || f->noutputs > 2)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the matmul schedule stores a reduction of the "
+                   "result as an output, alone or beside one other (the result or ops after it); "
+                   "%s is %s, of %d outputs", call, t->name, is_out ? "one" : "not one",
+                   f->noutputs);
+  *rout = t;
+  *inner = f->noutputs == 1;
+  *out = *inner ? red->in[0] : f->outputs[f->outputs[0] == t];
+  if ((*out)->def->kind == TC_OP_REDUCE)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: both outputs are reductions", call);
+  return TC_OK;
+}
+
+/* The matmul's operand v's prologue: the elementwise ops of one operand
+ * (a cast, a unary op, an op with a constant scalar) that tc_matmul made
+ * on the view of a fusion input (src/ir/matmul.c), and that view, into
+ * pro[] from v's side; each is computed inside v's loops as v's tile is
+ * staged into shared memory.  Refused: an operand computed otherwise. */
+static tc_status check_prologue(tc_fusion *f, tc_tensor *v, tc_tensor **pro, int *n) {
+  tc_tensor *x = v;
+  for (; x->def->kind != TC_OP_BROADCAST && *n < TC_MATMUL_MAX_PROLOGUE; x = x->def->in[0])
+    if (x != v) pro[(*n)++] = x;
+  tc_tensor *in = x->def->in[0];
+  if (x->def->kind != TC_OP_BROADCAST || !in->is_input)
+    return tc_fail(f, TC_ERR_UNSUPPORTED,
+                   "tc_schedule_matmul: the matmul's operand %s is computed in the fusion; "
+                   "the matmul schedule reads its operands from fusion inputs, through a tc_permute "
+                   "and elementwise ops of one operand (casts, unary ops, ops with a constant "
+                   "scalar), which it computes as it stages the tile", in->name);
+  if (x != v) pro[(*n)++] = x;
+  return TC_OK;
+}
+
+/* The prologue pro[0..n) of the operand tile x (in shared memory, its
+ * loops scheduled), computed per element inside x's loops as the tile is
+ * staged: x's loops over the axis it broadcasts along (which it ignores)
+ * moved last, and each tensor of the prologue given x's loops and
+ * inlined into its consumer up to them, so that they run once. */
+static tc_status stage_prologue(tc_fusion *f, tc_tensor *x, tc_tensor **pro, int n) {
+  int old[16], nw[16], nb = 0, nk = 0;
+  for (int l = x->ca_pos; l < x->nloop && l < 16; l++)
+    if (tc_dg_is_broadcast_axis(&f->g, x->loop[l])) old[nb++] = l;
+  int keep = x->nloop - nb;
+  for (int i = 0; i < nb; i++) nw[i] = keep + i;
+  (void)nk;
+  tc_status st = nb ? tc_reorder(x, nb, old, nw) : TC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *p = pro[i];
+    st = tc_replay_like(p, x, NULL, "tc_schedule_matmul");
+    for (int l = 0; l < p->nloop && l < x->nloop && !st; l++)
+      st = tc_parallelize(p, l, f->g.axes[x->loop[l]].ptype);
+    if (!st) st = tc_inline_at(p, keep);
+  }
+  return st;
+}
+
+static bool in_prologue(tc_tensor *const pro[2][TC_MATMUL_MAX_PROLOGUE], const int *npro,
+                        const tc_tensor *t) {
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < npro[k]; i++)
+      if (pro[k][i] == t) return true;
+  return false;
+}
+
+tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip) {
+  int n;
+  tc_op **order = tc_topo_order(f, &n);
+  tc_status st = TC_OK;
+  bool *operand = tc_xcalloc((size_t)f->ntensors, sizeof *operand);
+  for (int i = 0; i < nskip; i++) operand[skip[i]->id] = true;
+  operand[out->id] = true;
+  int *pos = tc_ref_positions(f, out);
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *t = order[i]->out;
+    if (!operand[t->id]) st = tc_replay_like(t, out, pos + t->id * 16, "tc_schedule_matmul");
+  }
+  free(pos);
+  if (!st) st = tc_parallelize_all_like(out);
+  for (int i = n - 1; i >= 0 && !st; i--)
+    if (!operand[order[i]->out->id]) inline_deepest(order[i]->out);
+  free(operand);
+  free(order);
+  return st;
+}
+
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles) {
   tc_clear_error(f);
-  (void)target, (void)arch; /* one FMA schedule for the three targets */
+  (void)arch; /* the arch's limits are checked when compiling */
   const char *call = "tc_schedule_matmul";
-  tc_op *mm = NULL;
+  tc_op *mm = NULL, *red = NULL;
   for (int i = 0; i < f->nops; i++) {
     tc_op *op = f->ops[i];
-    if (op->kind == TC_OP_REDUCE)
-      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is a reduction; the matmul schedule takes "
-                     "a matmul and pointwise ops after it", call, op->out->name);
+    if (op->kind == TC_OP_REDUCE) {
+      if (red)
+        return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s and %s are two reductions; the matmul "
+                       "schedule takes one row or column reduction of the result", call,
+                       red->out->name, op->out->name);
+      red = op;
+      continue;
+    }
     if (op->kind != TC_OP_MATMUL) continue;
     if (mm)
       return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s and %s are two matmuls; the matmul schedule "
@@ -100,28 +229,34 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     mm = op;
   }
   if (!mm) return tc_fail(f, TC_ERR_ARGUMENT, "%s: the fusion has no matmul (tc_matmul)", call);
-  if (f->noutputs != 1)
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the fusion has %d outputs; the matmul schedule "
-                   "stores one", call, f->noutputs);
   tc_tensor *acc = mm->out, *av = mm->in[0], *bv = mm->in[1], *out = f->outputs[0], *frag[2];
-  int r = acc->nlogical - 1, o = r - 2;
+  tc_tensor *rout = NULL;
+  int r = acc->nlogical - 1, o = r - 2, rax = -1;
+  bool inner = false; /* out is the reduction's operand, no output */
+  if (red) {
+    tc_status rs = check_reduction(f, red, r, o, &out, &rout, &rax, &inner);
+    if (rs) return rs;
+  } else if (f->noutputs != 1) {
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the fusion has %d outputs; the matmul schedule "
+                   "stores one (and a row or column reduction of it)", call, f->noutputs);
+  }
   if (out == acc || out == av || out == bv)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the output %s is the matmul's %s; output the tensor "
                    "tc_matmul returns (or ops after it)", call, out->name,
                    out == acc ? "accumulator" : "operand view");
-  for (int k = 0; k < 2; k++)
-    if (!mm->in[k]->def->in[0]->is_input)
-      return tc_fail(f, TC_ERR_UNSUPPORTED,
-                     "%s: the matmul's operand %s is computed in the fusion (by %s); the matmul "
-                     "schedule reads its operands from fusion inputs (a tc_permute of one is read "
-                     "in place)", call, mm->in[k]->def->in[0]->name, mm->in[k]->def->in[0]->name);
+  tc_tensor *pro[2][TC_MATMUL_MAX_PROLOGUE];
+  int npro[2] = {0, 0};
+  for (int k = 0; k < 2; k++) {
+    tc_status ps = check_prologue(f, mm->in[k], pro[k], &npro[k]);
+    if (ps) return ps;
+  }
   int n;
   tc_op **order = tc_topo_order(f, &n);
   tc_status st = TC_OK;
   int nepi = 0; /* the ops after the matmul, broadcasts of their operands aside */
   for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
-    if (t == acc || t == av || t == bv) continue;
+    if (t == acc || t == av || t == bv || in_prologue(pro, npro, t)) continue;
     if (t->nlogical != r)
       st = tc_fail(f, TC_ERR_UNSUPPORTED,
                    "%s: %s has rank %d but the matmul's result has rank %d; an epilogue op maps "
@@ -133,36 +268,78 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (st) return st;
   int64_t m = tc_logical_extent(acc, o), nn = tc_logical_extent(acc, o + 1);
   int64_t kk = f->g.axes[acc->logical[r]].extent;
-  tc_matmul_tiles tl = tiles ? *tiles : pick_tiles(m, nn, kk, (int)tc_dtype_size(av->dtype));
+  int64_t rlen = rax < 0 ? 0 : rax == o ? m : nn;
+  if (!tiles && rlen > TC_MATMUL_MAX_REDUCED)
+    return tc_fail(f, TC_ERR_UNSUPPORTED,
+                   "%s: %s reduces each %s of the result, of %lld elements; the matmul schedule "
+                   "reduces one in one block, of at most %d (a combination across blocks is not "
+                   "part of it: store the result and reduce it in a fusion of its own)", call,
+                   rout->name, rax == o ? "column" : "row", (long long)rlen, TC_MATMUL_MAX_REDUCED);
+  tc_matmul_tiles tl = tiles ? *tiles : pick_tiles(m, nn, kk, (int)tc_dtype_size(av->dtype),
+                                                   rax < 0 ? -1 : rax - o);
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
       tl.bn % tl.tn)
     return tc_fail(f, TC_ERR_ARGUMENT,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
+  if (tl.macro == TC_MACRO_MMA_M16N8K16) {
+    if (rout || npro[0] || npro[1])
+      return tc_fail(f, TC_ERR_UNSUPPORTED,
+                     "%s: the mma.sync op type takes a matmul and elementwise ops after it; %s "
+                     "(schedule this fusion with the FMA op type)", call,
+                     rout ? "a reduction of the result is not part of it"
+                          : "ops before the matmul on an operand are not part of it");
+    return tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
+  }
+  if (tl.macro != TC_MACRO_FMA)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA or "
+                   "TC_MACRO_MMA_M16N8K16", call, tl.macro);
+  int64_t rtile = rax < 0 ? 0 : rax == o ? tl.bm : tl.bn;
+  if (rtile && rtile < rlen)
+    return tc_fail(f, TC_ERR_UNSUPPORTED,
+                   "%s: %s reduces each %s of the result, of %lld elements, but the block tile "
+                   "covers %lld (%s %lld); the matmul schedule reduces one in one block: give %s "
+                   ">= %lld", call, rout->name, rax == o ? "column" : "row", (long long)rlen,
+                   (long long)rtile, rax == o ? "bm" : "bn", (long long)rtile,
+                   rax == o ? "bm" : "bn", (long long)rlen);
   /* (nothing is changed before this point) each thread's fragments of the
    * operands, in registers */
   if (!(frag[0] = tc_cache_after(av)) || !(frag[1] = tc_cache_after(bv))) return TC_ERR_SCHEDULE;
+  /* a reduction of the result reduces in registers and is copied out */
+  tc_tensor *racc = rout ? tc_cache_before(rout) : NULL;
+  if (rout && !racc) return TC_ERR_SCHEDULE;
   order = tc_topo_order(f, &n);
-#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1])
+#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1] || \
+                    in_prologue(pro, npro, t))
   int64_t ty = tl.bm / tl.tm, tx = tl.bn / tl.tn;
   /* the output: [Mo, No, Mt, Nt, TM, TN] */
   st = tile_mn(out, o, &tl);
-  int mn_old[6], mn_new[6] = {0, 2, 4, 1, 3, 5};
-  for (int i = 0; i < 6; i++) mn_old[i] = o + i, mn_new[i] += o;
+  /* (from [Mo, Mt, TM, No, Nt, TN]; with a reduction of the rows
+   * [Mo, Mt, Nt, TM, No, TN], of the columns [No, Mt, Nt, TN, Mo, TM]:
+   * the reduced axis's block loop, of one iteration, just outside its
+   * thread tile, so that the reduction's loops are its iteration loops
+   * and then its reduction loops, as the lowering wants) */
+  static const int mn_to[3][6] = {{0, 2, 4, 1, 3, 5}, {4, 1, 5, 0, 2, 3}, {0, 1, 3, 4, 2, 5}};
+  int mn_old[6], mn_new[6], form = rax < 0 ? 0 : rax - o + 1;
+  for (int i = 0; i < 6; i++) mn_old[i] = o + i, mn_new[i] = mn_to[form][i] + o;
   if (!st) st = tc_reorder(out, 6, mn_old, mn_new);
-  if (!st) st = bind_blocks(out, o);
-  if (!st) st = tc_parallelize(out, o + 2, TC_TIDY);
-  if (!st) st = tc_parallelize(out, o + 3, TC_TIDX);
-  if (!st) st = tc_parallelize(out, o + 4, TC_UNROLL);
+  if (!st && rax < 0) st = bind_blocks(out, o, rax);
+  if (!st && rax >= 0) st = o ? tc_parallelize(out, 0, TC_BIDZ) : TC_OK;
+  if (!st && rax >= 0) st = tc_parallelize(out, o, rax == o ? TC_BIDX : TC_BIDY);
+  int tid0 = o + (rax < 0 ? 2 : 1);
+  if (!st) st = tc_parallelize(out, tid0, TC_TIDY);
+  if (!st) st = tc_parallelize(out, tid0 + 1, TC_TIDX);
+  if (!st) st = tc_parallelize(out, tid0 + 2, TC_UNROLL);
   if (!st) st = tc_parallelize(out, o + 5, TC_UNROLL);
   /* the accumulator: [Mo, No, Ko, Mt, Nt, Ki, TM, TN] */
   if (!st) st = tc_split(acc, o + 2, tl.bk, 1);
   if (!st) st = tile_mn(acc, o, &tl);
   int acc_old[8], acc_new[8] = {0, 3, 6, 1, 4, 7, 2, 5};
+  if (rax == o) acc_new[0] = 1, acc_new[3] = 0; /* No first: it is the block axis */
   for (int i = 0; i < 8; i++) acc_old[i] = o + i, acc_new[i] += o;
   if (!st) st = tc_reorder(acc, 8, acc_old, acc_new);
-  if (!st) st = bind_blocks(acc, o);
+  if (!st) st = bind_blocks(acc, o, rax);
   if (!st) st = tc_parallelize(acc, o + 3, TC_TIDY);
   if (!st) st = tc_parallelize(acc, o + 4, TC_TIDX);
   if (!st) st = tc_parallelize(acc, o + 6, TC_UNROLL);
@@ -178,9 +355,9 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (!st) st = tc_parallelize_all_like(out);
   for (int i = n - 1; i >= 0 && !st; i--) {
     tc_tensor *t = order[i]->out;
-    if (!OPERAND(t) && t != out) inline_deepest(t);
+    if (!OPERAND(t) && (t != out || inner)) inline_deepest(t);
   }
-  if (!st) st = tc_inline_at(acc, o + 2);
+  if (!st) st = tc_inline_at(acc, o + (rax < 0 ? 2 : 1));
   /* the operand tiles */
   static const int a_to[5] = {2, 0, 4, 3, 1}, b_to[5] = {0, 3, 2, 1, 4};
   tc_tensor *ops[2] = {av, bv};
@@ -191,19 +368,33 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     if (!st) st = tc_set_memory_type(ops[k], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[k], frag[k], o + 3);
     if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, ty, tx);
+    if (!st && npro[k]) st = stage_prologue(f, ops[k], pro[k], npro[k]);
   }
-#undef OPERAND
-  free(order);
   if (st) return st;
   int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
+  char redtext[160] = "";
+  if (rout) {
+    static const char *const opname[3] = {"sum", "max", "min"};
+    nepi--; /* (the reduction was counted) */
+    snprintf(redtext, sizeof redtext, ", then %s, %s: the %s of each %s, reduced in its block "
+             "(%lld threads on %s, %lld values each)", rout->name, inner ? "the only output" : "a second output",
+             opname[racc->def->sub], rax == o ? "column" : "row",
+             (long long)(rax == o ? ty : tx), rax == o ? "TIDy" : "TIDx",
+             (long long)(rax == o ? tl.tm : tl.tn));
+  }
+  char protext[96] = "";
+  if (npro[0] + npro[1])
+    snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
+             npro[0], npro[0] == 1 ? "" : "s", npro[1]);
   snprintf(f->sched_note, sizeof f->sched_note,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld x %lld threads "
+           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
-           "of %lld with A and B staged in shared memory (%lld bytes), %d epilogue op%s before "
-           "the store", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
-           (long long)tl.bn, (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
-           (long long)tl.bk, (long long)smem, nepi, nepi == 1 ? "" : "s");
+           "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
+           "the store%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
+           (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
+           (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
+           (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext);
   return TC_OK;
 }

@@ -9,7 +9,7 @@
 #include "sched.h"
 
 /* A copy of op with a fresh output of the same shape and dtype, reading
- * the same inputs. */
+ * the same inputs (a scalar input too). */
 static tc_tensor *clone_op(tc_fusion *f, const tc_op *op) {
   tc_tensor *out = tc_tensor_like(f, op->out, NULL, op->out->dtype);
   tc_op *c = tc_op_new(f, op->kind, op->sub, op->in[0], op->nin > 1 ? op->in[1] : NULL, out);
@@ -18,6 +18,7 @@ static tc_tensor *clone_op(tc_fusion *f, const tc_op *op) {
   memcpy(c->in, op->in, sizeof c->in);
   memcpy(c->perm, op->perm, sizeof c->perm);
   c->has_scalar = op->has_scalar, c->scalar = op->scalar;
+  c->scalar_in = op->scalar_in, c->scalar_left = op->scalar_left; /* a scalar input, on its side */
   out->mem = op->out->mem;
   return out;
 }

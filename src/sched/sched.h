@@ -23,6 +23,19 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
  * the ranks must agree.  Errors name call. */
 tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call);
 
+/* ---- the matmul schedules (matmul_sched.c, matmul_mma.c) -------------- */
+
+/* Gives every tensor but out and skip[0..nskip) (the matmul's accumulator,
+ * operands and their copies) the loop domain of the output out and
+ * inlines each as deep into its consumers as it goes, so the epilogue
+ * runs on the accumulators' registers. */
+tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip);
+/* tc_schedule_matmul with tiles->macro == TC_MACRO_MMA_M16N8K16, after
+ * its checks of the fusion: warps of mma.sync m16n8k16 (matmul_mma.c);
+ * nepi epilogue ops for the note. */
+tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
+                                 const tc_matmul_tiles *tl, int nepi);
+
 /* ---- axes across tensors (axis_map.c) ---------------------------------- */
 
 /* The signatures of the axes made from t's logical axes when logical axis

@@ -295,13 +295,22 @@ tc_status tc_inline_at(tc_tensor *t, int pos) { return inline_at(t, pos, "tc_inl
 /* Gives dst the loop transforms of src.  dst's logical axis j stands for
  * src's logical axis src_of[j] (NULL: j), as the ops between them say (a
  * permute reorders them); every logical axis of src needs one. */
-/* Whether t is a matmul's operand, or copied (tc_cache_after) into one. */
+/* A copy, or an op of a matmul operand's prologue (src/ir/matmul.c):
+ * elementwise, of one tensor operand. */
+static bool feeds_through(const tc_op *d) {
+  return d->kind == TC_OP_SET || d->kind == TC_OP_CAST || d->kind == TC_OP_UNARY ||
+         (d->kind == TC_OP_BINARY && d->has_scalar && !d->scalar_in);
+}
+
+/* Whether t is a matmul's operand, or copied (tc_cache_after) into one,
+ * or the input of a prologue op on the way to one. */
 static bool feeds_matmul(const tc_tensor *t, int depth) {
   tc_op *rd[64];
   int nrd = tc_consumers(t->f, t, rd, 64);
   bool r = false;
   for (int k = 0; k < nrd && k < 64 && !r; k++)
-    r = rd[k]->kind == TC_OP_MATMUL || (rd[k]->kind == TC_OP_SET && depth < 8 && feeds_matmul(rd[k]->out, depth + 1));
+    r = rd[k]->kind == TC_OP_MATMUL ||
+        (feeds_through(rd[k]) && depth < 16 && feeds_matmul(rd[k]->out, depth + 1));
   return r;
 }
 
@@ -333,7 +342,9 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
    * transforms: its axis of extent 1 is broadcast to src's extent first
    * (tc_dg_broadcast; the operand ignores its value), so that it can be
    * computed inside the accumulator's loops over M, N and K alike. */
-  bool expand = feeds_matmul(dst, 0);
+  bool has_matmul = false;
+  for (int i = 0; i < f->nops && !has_matmul; i++) has_matmul = f->ops[i]->kind == TC_OP_MATMUL;
+  bool expand = has_matmul && feeds_matmul(dst, 0);
   for (int i = 0; expand && i < src->nlogical; i++) {
     if (counterpart[i] < 0 && bcast[i] >= 0 && g->axes[bcast[i]].extent == 1 &&
         !tc_dg_broadcast(g, bcast[i], g->axes[src->logical[i]].extent, &counterpart[i], NULL))

@@ -1,0 +1,265 @@
+/* mma.c - a matmul's statement as one warp-wide mma.sync m16n8k16 (see
+ * mma.h; the layouts are the PTX ISA's "Matrix Fragments for
+ * mma.m16n8k16 with floating point type", docs/mma.md).
+ *
+ * With g = lane / 4 and t = lane % 4, and the accumulator's 16 x 8 tile
+ * split as row = 8 * ihi + ilo, column = 2 * jhi + jlo, lane = 4 * ilo +
+ * jhi (so in the statement's indices ilo is tidx / 4 and jhi tidx % 4):
+ *   A register r (rows g + 8 (r % 2), K columns 2t + 8 (r / 2) + h, h the
+ *     half): ihi := r % 2, k16 := 2t + 8 (r / 2) + h (A reads no column);
+ *   B register r (K rows 2t + 8r + h, column g): k16 := 2t + 8r + h, and
+ *     the column g = 2 jhi + jlo: tidx := lane / 8 (B reads tidx only
+ *     through jhi = tidx % 4), jlo := g % 2 (B reads no row);
+ *   accumulator v (row g + 8 (v / 2), column 2t + v % 2): ihi := v / 2,
+ *     jlo := v % 2, which is the statement's own output index.
+ * Edges: the statement's predicate (rows < M, columns < N, K < K) is
+ * split into its terms, those of A (without jlo) and of B (without ihi)
+ * substituted like the indices; an element outside is loaded as 0, so
+ * the instruction runs unpredicated on whole tiles and the products past
+ * an edge are 0 (and land only in accumulators that are never stored). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "../base/test_hooks.h"
+#include "../target/target.h"
+#include "mma.h"
+
+/* The loop around n when it holds n alone, of the extent given, else NULL. */
+static tc_knode *only_loop(tc_knode *n, int64_t extent) {
+  tc_knode *p = n->parent;
+  return p && p->kind == TC_K_LOOP && p->nbody == 1 && p->loop.extent == extent ? p : NULL;
+}
+
+static void free_loops(tc_knode *n, const tc_knode *keep) {
+  for (int i = 0; i < n->nbody; i++)
+    if (n->body[i] != keep) free_loops(n->body[i], keep);
+  free(n->body);
+  free(n);
+}
+
+static bool is_mma(const tc_knode *s) {
+  const tc_op *op = s->stmt.op;
+  return s->stmt.red.kind == TC_RED_ACC && op->kind == TC_OP_MATMUL &&
+         op->out->macro == TC_MACRO_MMA_M16N8K16;
+}
+
+static void swap_at(const tc_expr **x, const tc_expr **y, int i, int j) {
+  const tc_expr *t = x[i];
+  x[i] = x[j], x[j] = t;
+  if (y) t = y[i], y[i] = y[j], y[j] = t;
+}
+
+/* Tests only (tc_test_hooks.mma_lower_fault): a wrong layout, which the
+ * OpenCL emulation's independent layouts must catch. */
+static void inject_fault(tc_kmma *m) {
+  switch (tc_test_hooks_get()->mma_lower_fault) {
+    case 1: /* A registers 1 and 2 */
+      swap_at(m->a, m->pa, 2, 4), swap_at(m->a, m->pa, 3, 5);
+      break;
+    case 2: /* the halves of each B register */
+      swap_at(m->b, m->pb, 0, 1), swap_at(m->b, m->pb, 2, 3);
+      break;
+    case 3: /* a lane's two accumulator columns */
+      swap_at(m->c, NULL, 0, 1), swap_at(m->c, NULL, 2, 3);
+      break;
+    default: break;
+  }
+}
+
+/* ---- ldmatrix for the fragments ---------------------------------------- */
+
+#define LDSM_POINTS 65536 /* assignments checked at most (else scalar loads) */
+
+typedef struct ldsm_check {
+  const tc_kmma *m;
+  int64_t *vars, lane_id;
+  int64_t ids[16];
+  int nids;
+  int64_t off_a, off_b; /* the tiles' byte offsets in shared memory */
+} ldsm_check;
+
+/* Whether ldmatrix gives this lane, under the variables in c->vars, the
+ * elements the scalar loads read: A (.x4) register r is matrix r, whose
+ * row l / 4 lane 8r + l / 4 supplies, at column 2 (l % 4) + h; B (.x2
+ * .trans) register r is matrix r transposed, row 2 (l % 4) + h supplied by
+ * lane 8r + 2 (l % 4) + h, at column l / 4; every row 16-byte aligned. */
+static bool ldsm_point_ok(ldsm_check *c) {
+  int64_t *v = c->vars, id = c->lane_id, ra[32], rb[32];
+  for (int l = 0; l < 32; l++) {
+    v[id] = l;
+    ra[l] = tc_e_eval(c->m->addr_a, v), rb[l] = tc_e_eval(c->m->addr_b, v);
+    if ((c->off_a + 2 * ra[l]) % 16 || (c->off_b + 2 * rb[l]) % 16) return false;
+  }
+  for (int l = 0; l < 32; l++) {
+    v[id] = l;
+    for (int e = 0; e < 8; e++)
+      if (tc_e_eval(c->m->a[e], v) != ra[8 * (e / 2) + l / 4] + 2 * (l % 4) + e % 2) return false;
+    for (int e = 0; e < 4; e++)
+      if (tc_e_eval(c->m->b[e], v) != rb[8 * (e / 2) + 2 * (l % 4) + e % 2] + l / 4) return false;
+  }
+  return true;
+}
+
+/* Every assignment of the variables c->ids[i..) over their ranges. */
+static bool ldsm_all_ok(ldsm_check *c, tc_epool *p, int i) {
+  if (i == c->nids) return ldsm_point_ok(c);
+  int64_t lo, hi;
+  tc_e_var_range(p, (int)c->ids[i], &lo, &hi);
+  for (int64_t x = lo; x <= hi; x++) {
+    c->vars[c->ids[i]] = x;
+    if (!ldsm_all_ok(c, p, i + 1)) return false;
+  }
+  return true;
+}
+
+static void add_vars(ldsm_check *c, tc_epool *p, const tc_expr *e, int64_t *points, bool *ok) {
+  for (int id = 0; id < tc_e_num_vars(p) && *ok; id++) {
+    if (id == c->lane_id || !tc_e_uses(e, id)) continue;
+    bool have = false;
+    for (int i = 0; i < c->nids; i++) have |= c->ids[i] == id;
+    if (have) continue;
+    int64_t lo, hi;
+    tc_e_var_range(p, id, &lo, &hi);
+    if (c->nids == 16 || hi - lo + 1 > LDSM_POINTS || (*points *= hi - lo + 1) > LDSM_POINTS) *ok = false;
+    else c->ids[c->nids++] = id;
+  }
+}
+
+/* Sets m->ldsm, addr_a, addr_b where ldmatrix reads exactly the elements
+ * of the scalar loads (checked by evaluation at every lane and every
+ * value of the other variables, up to LDSM_POINTS assignments). */
+static void try_ldsm(tc_kir *k, tc_knode *s, tc_kmma *m, const int64_t *ids) {
+  tc_epool *p = k->pool;
+  const tc_expr *lane = k->pvar[3];
+  const tc_expr *q = tc_e_divc(p, lane, 8), *z = tc_e_const(p, 0);
+  /* A: lane 8q + r supplies row r of matrix q = (rows 8 (q % 2) .., K 8 (q / 2) ..) */
+  const tc_expr *va[4] = {tc_e_modc(p, q, 2), z, tc_e_mulc(p, tc_e_divc(p, q, 2), 8),
+                          tc_e_mulc(p, tc_e_modc(p, lane, 8), 4)};
+  /* B: lane l < 16 supplies K row l of the column block (the rest repeat it) */
+  const tc_expr *vb[4] = {z, z, tc_e_modc(p, lane, 16), z};
+  m->addr_a = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, va));
+  m->addr_b = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, vb));
+  const tc_kalloc *aa = tc_kir_alloc_of(k, s->stmt.op->in[0]), *ab = tc_kir_alloc_of(k, s->stmt.op->in[1]);
+  if (!aa || !ab) return;
+  ldsm_check c = {m, NULL, lane->val, {0}, 0, aa->offset, ab->offset};
+  int64_t points = 1;
+  bool ok = true;
+  add_vars(&c, p, m->addr_a, &points, &ok);
+  add_vars(&c, p, m->addr_b, &points, &ok);
+  for (int e = 0; e < 8 && ok; e++) add_vars(&c, p, m->a[e], &points, &ok);
+  for (int e = 0; e < 4 && ok; e++) add_vars(&c, p, m->b[e], &points, &ok);
+  if (!ok) return;
+  c.vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof *c.vars);
+  m->ldsm = ldsm_all_ok(&c, p, 0);
+  free(c.vars);
+  if (m->ldsm) k->nldsm++;
+}
+
+/* The terms of a conjunction e into terms[*n ..]; false past cap. */
+static bool split_terms(const tc_expr *e, const tc_expr **terms, int *n, int cap) {
+  if (e->op == TC_E_LAND) return split_terms(e->a, terms, n, cap) && split_terms(e->b, terms, n, cap);
+  if (tc_e_is_const(e, 1)) return true;
+  if (*n == cap) return false;
+  terms[(*n)++] = e;
+  return true;
+}
+
+typedef struct found {
+  tc_knode **s;
+  int n, cap;
+} found;
+
+static int collect(tc_knode *s, void *ctx) {
+  found *fd = ctx;
+  if (is_mma(s)) TC_PUSH(fd->s, fd->n, fd->cap, s);
+  return 0;
+}
+
+static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char *arch) {
+  tc_fusion *f = k->f;
+  tc_op *op = s->stmt.op;
+  tc_target_info ti;
+  tc_target_info_make(target, arch, &ti, NULL);
+  if (target != TC_TARGET_OPENCL && !(ti.features & TC_FEAT_MMA_SYNC)) {
+    if (target != TC_TARGET_CUDA)
+      return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s is a matmul of mma.sync m16n8k16, an "
+                     "NVIDIA instruction that target %s does not have (the OpenCL target emulates "
+                     "it): use the FMA macro", op->out->name, ti.name);
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: mma.sync m16n8k16 with f16/bf16 operands "
+                   "needs arch sm_80 or later, but the arch is %s%s", ti.arch,
+                   ti.arch_given ? "" : " (the default)");
+  }
+  tc_dtype in = op->in[0]->dtype;
+  if ((in != TC_F16 && in != TC_BF16) || op->in[1]->dtype != in)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: mma.sync m16n8k16 multiplies f16 or bf16 "
+                   "operands, but %s's are %s", op->out->name, tc_dtype_name(in));
+  if (k->block[0] != 32 || !s->stmt.in_index[0] || !s->stmt.in_index[1])
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma needs the 32 lanes of a warp on TIDx "
+                   "(the block has %lld)", op->out->name, (long long)k->block[0]);
+  tc_knode *lk = only_loop(s, 16), *lj = lk ? only_loop(lk, 2) : NULL, *li = lj ? only_loop(lj, 2) : NULL;
+  if (!li)
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's statement is not inside the loops of one "
+                   "lane's 2 x 2 accumulators and the 16 K steps of mma.sync m16n8k16 (schedule it "
+                   "with tc_schedule_matmul)", op->out->name);
+  tc_epool *p = k->pool;
+  const tc_expr *lane = k->pvar[3], *t = tc_e_modc(p, lane, 4), *g = tc_e_divc(p, lane, 4);
+  int64_t ids[4] = {li->loop.var->val, lj->loop.var->val, lk->loop.var->val, lane->val};
+  /* the predicate's terms (edges of M, N and K) split by operand: A's
+   * are those without jlo (its rows and K), B's those without ihi */
+  const tc_expr *terms[64], *pa = tc_e_const(p, 1), *pb = pa;
+  int nt = 0;
+  if (!split_terms(s->stmt.pred, terms, &nt, 64))
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's predicate has too many terms for an mma",
+                   op->out->name);
+  for (int i = 0; i < nt; i++) {
+    bool ui = tc_e_uses(terms[i], ids[0]), uj = tc_e_uses(terms[i], ids[1]);
+    if (ui == uj && !tc_e_uses(terms[i], ids[2]))
+      return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma cannot tell which operand a condition "
+                     "of its predicate bounds (M, N or K); schedule it with tc_schedule_matmul",
+                     op->out->name);
+    if (!uj) pa = tc_e_land(p, pa, terms[i]);
+    if (!ui) pb = tc_e_land(p, pb, terms[i]);
+  }
+  tc_kmma *m = &s->stmt.mma;
+  for (int e = 0; e < 8; e++) { /* A: ihi, jlo, k16, lane */
+    int r = e / 2, h = e % 2;
+    const tc_expr *v[4] = {tc_e_const(p, r % 2), tc_e_const(p, 0),
+                           tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * (r / 2) + h), lane};
+    m->a[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, v));
+    m->pa[e] = tc_simplify(p, tc_e_subst(p, pa, 4, ids, v));
+  }
+  for (int e = 0; e < 4; e++) { /* B */
+    int r = e / 2, h = e % 2;
+    const tc_expr *v[4] = {tc_e_const(p, 0), tc_e_modc(p, g, 2),
+                           tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * r + h), tc_e_divc(p, lane, 8)};
+    m->b[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, v));
+    m->pb[e] = tc_simplify(p, tc_e_subst(p, pb, 4, ids, v));
+  }
+  s->stmt.pred = tc_e_const(p, 1); /* the whole warp runs the instruction */
+  for (int e = 0; e < 4; e++) { /* the accumulators */
+    const tc_expr *v[4] = {tc_e_const(p, e / 2), tc_e_const(p, e % 2), tc_e_const(p, 0), lane};
+    m->c[e] = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 4, ids, v));
+  }
+  inject_fault(m);
+  if (!tc_test_hooks_get()->mma_scalar_fragments) try_ldsm(k, s, m, ids);
+  m->kind = TC_MMA_M16N8K16, m->in = in;
+  /* the statement takes the place of the three loops */
+  tc_knode *parent = li->parent;
+  for (int i = 0; i < parent->nbody; i++)
+    if (parent->body[i] == li) parent->body[i] = s;
+  s->parent = parent;
+  s->sync_before |= li->sync_before | lj->sync_before | lk->sync_before;
+  free_loops(li, s);
+  k->nmma++;
+  k->mma_warps = (int)(k->block[0] * k->block[1] * k->block[2] / 32);
+  return TC_OK;
+}
+
+tc_status tc_mma_lower(tc_kir *k, tc_target target, const char *arch) {
+  found fd = {0};
+  tc_knode_each_stmt(k->root, collect, &fd); /* then changed, not while walking */
+  tc_status st = TC_OK;
+  for (int i = 0; i < fd.n && !st; i++) st = lower_stmt(k, fd.s[i], target, arch);
+  free(fd.s);
+  return st;
+}

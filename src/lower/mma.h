@@ -1,0 +1,30 @@
+/* mma.h - lowering of a matmul's products to NVIDIA's warp-level
+ * mma.sync.aligned.m16n8k16.row.col.f32.{f16,bf16}.{f16,bf16}.f32 (the
+ * op type TC_MACRO_MMA_M16N8K16 of tc_matmul_tiles; docs/matmul.md).
+ *
+ * The schedule (src/sched/matmul_mma.c) gives the accumulator the PTX
+ * ISA's C/D layout as ordinary loop axes: [..., ihi:U, lane:TIDx, jlo:U,
+ * k16] with the lane = 4 * (row % 8) + column / 2 of a 16 x 8 tile, so
+ * that lowering it as usual gives every lane the products of its four
+ * accumulators.  This pass replaces the loops [ihi, jlo, k16] around that
+ * statement by one warp-wide mma (tc_kmma): the fragment loads are the
+ * statement's own shared-memory indices with the loop variables (and the
+ * lane) replaced by the A and B fragment layouts, the accumulators its
+ * output indices at the four (ihi, jlo); where ldmatrix.x4 (A) and
+ * .x2.trans (B) deliver exactly those elements (checked by evaluation),
+ * the fragments come by ldmatrix instead. */
+#ifndef TC_MMA_LOWER_H
+#define TC_MMA_LOWER_H
+
+#include "kernel.h"
+
+enum { TC_MMA_NONE = 0, TC_MMA_M16N8K16 = 1 };
+
+/* After indexing and barriers: lowers the statements of accumulators
+ * marked TC_MACRO_MMA_M16N8K16 (sets tc_kstmt.mma, tc_kir.nmma and
+ * mma_warps) or fails with the message on k->f: HIP has no mma.sync, CUDA
+ * needs sm_80+, the operands f16 or bf16, a block of 32-lane warps on
+ * TIDx; edges of M, N and K become predicates of the fragment loads. */
+tc_status tc_mma_lower(tc_kir *k, tc_target target, const char *arch);
+
+#endif
