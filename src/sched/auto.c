@@ -335,7 +335,10 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
   if (st) return st;
   int64_t n = tc_tensor_loop_extent(ref, first);
   const char *why = "";
-  int64_t v = bc ? 1 : pointwise_vector(ref->f, n, &why);
+  /* over a size variable: the vector must divide every count it takes */
+  int ax = ref->loop[first];
+  int64_t count = tc_dg_is_symbolic(&ref->f->g, ax) ? tc_dg_sym_divisor(&ref->f->g, ax) : n;
+  int64_t v = bc ? 1 : pointwise_vector(ref->f, count, &why);
   if (v > 1) st = tc_split(ref, first, v, 1);
   if (!st) st = tc_split(ref, first, 128, 1);
   if (!st) st = tc_parallelize(ref, first, TC_BIDX);
@@ -358,6 +361,7 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   /* the same shapes of schedule suit the three targets; the target's
    * shared memory decides whether a long row is held there */
   if (f->noutputs == 0) return tc_fail(f, TC_ERR_ARGUMENT, "tc_schedule_auto: the fusion has no outputs");
+  tc_fusion_mark_symbolic(f);
   for (int i = 0; i < f->ntensors; i++)
     if (scheduled(f->tensors[i])) {
       snprintf(f->sched_note, sizeof f->sched_note,
