@@ -209,10 +209,15 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *no
   if (!st) st = tc_parallelize(ref, col + 1, TC_TIDX);
   int64_t steps = (cols + t - 1) / t;
   *steps_ = steps, *threads = t;
+  char rtext[80]; /* over the size variable: its name and bound */
+  if (kept && tc_dg_is_symbolic(&ref->f->g, ref->loop[row]) && ref->f->sym)
+    snprintf(rtext, sizeof rtext, "%s (at most %lld)", ref->f->sym->label, (long long)rows);
+  else
+    snprintf(rtext, sizeof rtext, "%lld", (long long)rows);
   snprintf(note, cap,
-           "tc_schedule_auto: inner reduction (normalization): %lld rows of %lld, %lld row%s per "
+           "tc_schedule_auto: inner reduction (normalization): %s rows of %lld, %lld row%s per "
            "block on %s, %lld threads per row on TIDx, %lld serial step%s each%s",
-           (long long)rows, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
+           rtext, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
            per_block > 1 ? "BIDx x TIDy" : "BIDx", (long long)t, (long long)steps,
            steps > 1 ? "s" : "",
            lead ? "; broadcasting along the leading axes: they are serial loops" : "");
