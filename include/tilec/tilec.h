@@ -174,6 +174,11 @@ tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
  * NULL on a bad name, rank, extent, divisor or bound. */
 tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape, const char *name,
                         int64_t divisor);
+/* The name of the size variable that t's leading extent is (a
+ * tc_input_sym input, or a tensor ops make from one along that axis), or
+ * NULL where the extent is a number (its tc_tensor_extent is then the
+ * extent; for a symbolic one it is the bound). */
+const char *tc_tensor_size_var(const tc_tensor *t);
 /* Makes t an output of the fusion: the kernel writes it to a contiguous
  * row-major buffer.  Kernel parameters are the inputs, then the outputs,
  * each in the order they were added. */

@@ -194,6 +194,12 @@ void tc_fusion_mark_symbolic(tc_fusion *f) {
   }
 }
 
+const char *tc_tensor_size_var(const tc_tensor *t) {
+  if (!t || !t->f->sym || t->nlogical < 1) return NULL;
+  tc_fusion_mark_symbolic(t->f);
+  return t->f->g.axes[t->logical[0]].sym_div ? t->f->sym->label : NULL;
+}
+
 static bool owned(tc_fusion *f, const tc_tensor *t) {
   return t && t->f == f && t->id < f->ntensors && f->tensors[t->id] == t;
 }
