@@ -7,7 +7,7 @@
  * one), each checked against a plain C loop; the second compile of the
  * same fusion is a cache hit and its source holds no value of M;
  * misuse: a value that breaks the divisor or the bound, a missing size,
- * tc_kernel_run without sizes, the variable reduced over or moved by a
+ * tc_kernel_run without sizes, tc_reference_run (fixed shapes only), the variable reduced over or moved by a
  * permute, a matmul, a serial loop over M.  CUDA (NVRTC) and HIP (hipcc)
  * build the kernels where they exist. */
 #include <math.h>
@@ -211,6 +211,8 @@ static void test_misuse(void) {
   int64_t m = 0;
   TC_CHECK(tc_kernel_run_sizes(k, args, &m, 1, NULL, NULL) == TC_ERR_ARGUMENT &&
                strstr(tc_kernel_error(k), "M is 0"), "%s", tc_kernel_error(k));
+  TC_CHECK(tc_reference_run(f, args) == TC_ERR_UNSUPPORTED && strstr(tc_fusion_error(f), "size variable M"),
+           "%s", tc_fusion_error(f));
   m = (int64_t)1 << 40;
   TC_CHECK(tc_kernel_run_sizes(k, args, &m, 1, NULL, NULL) == TC_ERR_ARGUMENT &&
                strstr(tc_kernel_error(k), "in 1.."), "%s", tc_kernel_error(k));

@@ -171,7 +171,10 @@ tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
  * and merges with fixed axes are bound to BIDx, and no shared or register
  * allocation depends on it; tc_compile refuses anything else (a matmul, a
  * serial or thread loop over M, a permute that moves M) with a message.
- * NULL on a bad name, rank, extent, divisor or bound. */
+ * tc_kernel_param_bytes and tc_kernel_tensor_allocation describe such a
+ * kernel's symbolic buffers at the bound; tc_reference_run refuses the
+ * fusion (TC_ERR_UNSUPPORTED: it takes fixed shapes).  NULL on a bad
+ * name, rank, extent, divisor or bound. */
 tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape, const char *name,
                         int64_t divisor);
 /* The name of the size variable that t's leading extent is (a
