@@ -30,6 +30,12 @@ else
     expect "$k 3 x 1 bf16" 0 '^verify: PASS' norm $k -M 3 -N 1 -t bf16 -V 1
     expect "$k 2 x 65537 f16" 0 '^verify: PASS' norm $k -M 2 -N 65537 -t f16 -V 1
   done
+  # -M dyn: one kernel, run and checked at M = 1, 7, 128 and 1000
+  for k in softmax layernorm xent; do
+    expect "$k -M dyn 1" 0 '^M = 1: verify: PASS' norm $k -M dyn -N 1000 -V 1
+    expect "$k -M dyn 1000" 0 '^M = 1000: verify: PASS' norm $k -M dyn -N 1000 -V 1
+  done
+  expect "-M dyn schedule line" 0 '^schedule: .*: M \(at most 2147483\) rows of 1000' norm softmax -M dyn -N 1000
   expect "softmax_bwd 7 x 1000 f32" 0 '^verify: PASS' norm softmax_bwd -M 7 -N 1000 -V 1
   expect "rmsnorm_bwd 33 x 4099 bf16" 0 '^verify: PASS' norm rmsnorm_bwd -M 33 -N 4099 -t bf16 -V 1
   expect "xent 7 x 1000 f32" 0 '^verify: PASS \(max error .*; 7 elements\)' norm xent -M 7 -N 1000 -V 1
@@ -71,6 +77,7 @@ grep -q 'tc_schedule_auto: inner reduction' "$tmp/n.cu" 2>/dev/null && pass "the
   fail "no schedule comment in $tmp/n.cu"
 expect "unknown kind" 2 "unknown normalization 'mean'" norm mean -M 2 -N 3
 expect "missing -N" 2 '-M and -N are required' norm softmax -M 2
+expect "-M dyn --json" 2 "json does not take -M dyn" norm softmax -M dyn -N 3 --json
 expect "no perf config" 2 'no perf config' norm rmsnorm -M 2 -N 3 --perf-config 1,2
 expect "bad dtype" 2 "unknown data type 'i32'" norm rmsnorm -M 2 -N 3 -t i32
 expect "--eps of softmax" 2 'softmax has no eps' norm softmax -M 2 -N 3 --eps 0.1

@@ -34,6 +34,9 @@ static void usage(FILE *out) {
           "compute in f32 and round the result back.\n"
           "\n"
           "  -M, -N N               rows and row length (required, 1 .. 2^31 elements in all)\n"
+          "  -M dyn                 the rows are a size variable M given at launch: one kernel\n"
+          "                         for every M (docs/dynamic.md); it is printed once and run\n"
+          "                         (and with -V 1 checked) at M = 1, 7, 128 and 1000\n"
           "  --eps X                rmsnorm, layernorm, rmsnorm_bwd: eps (default 1e-5, finite,\n"
           "                         >= 0), passed at launch: the kernel does not depend on it, so\n"
           "                         a run with another eps reuses the cached kernel (the `cache:`\n"
@@ -69,7 +72,7 @@ typedef struct norm_run {
 
 /* Runs k (and checks it with -V 1); CLI_OK or CLI_FAIL after a message. */
 static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t cols,
-               float eps, norm_run *r) {
+               float eps, norm_run *r, bool dyn) {
   int64_t n = rows * cols, nout = rows * tc_norm_out_cols(kind, cols);
   size_t esz = o->dtype == TC_F32 ? 4 : 2;
   int nin = tc_norm_inputs(kind);
@@ -87,14 +90,16 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
     }
   }
   /* the tensor inputs, eps where the kind reads it, the output */
-  void *args[4], *rargs[4];
+  /* a kernel over the size variable M takes it first (filled by the run);
+   * f, the reference, has the rows fixed */
+  void *kargs[5] = {NULL}, **args = dyn ? kargs + 1 : kargs, *rargs[4];
   int np = 0;
   for (int q = 0; q < nin; q++, np++) args[np] = rargs[np] = in[q];
   if (tc_norm_has_eps(kind)) args[np] = rargs[np] = &eps, np++;
   args[np] = y, rargs[np] = ref;
   int rc = CLI_OK;
   double ms = 0;
-  tc_status st = tc_kernel_run(k, args, o->device, &ms);
+  tc_status st = tc_kernel_run_sizes(k, kargs, &rows, dyn ? 1 : 0, o->device, &ms);
   if (st) {
     rc = op_fail(o, "%s", tc_kernel_error(k));
   } else if (o->verify) {
@@ -112,7 +117,7 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
   }
   if (!rc && o->time) {
     double *t = malloc(sizeof(double) * (size_t)o->iters);
-    for (int i = 0; i < o->iters && !st; i++) st = tc_kernel_run(k, args, o->device, &t[i]);
+    for (int i = 0; i < o->iters && !st; i++) st = tc_kernel_run_sizes(k, kargs, &rows, dyn ? 1 : 0, o->device, &t[i]);
     if (st) rc = op_fail(o, "%s", tc_kernel_error(k));
     else {
       r->ms = op_median(t, o->iters);
@@ -125,6 +130,39 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
   }
   free(in[0]), free(in[1]), free(y), free(ref);
   return rc;
+}
+
+/* -M dyn: prints the problem and runs the one kernel k at a few M, each
+ * checked (-V 1) against the reference of a fusion with M rows fixed. */
+static int run_dyn(op_opts *o, tc_norm_kind kind, const char *name, tc_kernel *k, int64_t cols,
+                   double eps, const char *note, int runs) {
+  printf("problem: norm %s -M dyn -N %lld -t %s --target %s", name, (long long)cols,
+         tc_dtype_name(o->dtype), tc_target_name(o->target));
+  if (tc_norm_has_eps(kind)) printf(" --eps %g", eps);
+  printf("\nschedule: %s\n", note);
+  printf("cache: %s\n", tc_kernel_from_cache(k) ? "hit (the kernel was read from the cache)"
+                                                : "miss (the kernel was compiled)");
+  if (o->emit) printf("emitted: %s\n", o->emit);
+  static const int64_t ms[] = {1, 7, 128, 1000};
+  int rc = CLI_OK, ok = 1;
+  for (size_t i = 0; i < sizeof ms / sizeof ms[0] && runs && !rc; i++) {
+    if (ms[i] * cols > (int64_t)1 << 31) break;
+    tc_fusion *ref = tc_fusion_new();
+    tc_tensor *y = tc_norm_build(ref, kind, o->dtype, ms[i], cols);
+    norm_run r = {0};
+    if (!y || tc_add_output(ref, y)) rc = op_fail(o, "%s", tc_fusion_error(ref));
+    else rc = run(o, kind, ref, k, ms[i], cols, (float)eps, &r, true);
+    tc_fusion_free(ref);
+    if (rc) break;
+    printf("M = %lld:", (long long)ms[i]);
+    if (r.verified)
+      printf(" verify: %s (max error %.3g of the largest |y|)", r.pass ? "PASS" : "FAIL", r.err);
+    if (r.timed) printf(" time: %.4f ms (median of %d runs), %.2f GB/s", r.ms, o->iters, r.gbs);
+    printf("%s\n", r.verified || r.timed ? "" : " ran");
+    ok &= !r.verified || r.pass;
+  }
+  if (rc) return rc;
+  return ok ? CLI_OK : CLI_FAIL;
 }
 
 /* eps < 0: the kind has none; cached: the kernel came from the cache */
@@ -192,7 +230,8 @@ int cmd_norm(int argc, char **argv) {
       return CLI_OK;
     }
     if ((v = op_value(&o, argc, argv, &i, "-M", &rc)) || (!rc && (v = op_value(&o, argc, argv, &i, "-m", &rc)))) {
-      if ((rc = op_parse_int(&o, "-M", v, 1, (int64_t)1 << 31, &rows))) return rc;
+      if (!strcmp(v, "dyn")) rows = -1;
+      else if ((rc = op_parse_int(&o, "-M", v, 1, (int64_t)1 << 31, &rows))) return rc;
     } else if (!rc && ((v = op_value(&o, argc, argv, &i, "-N", &rc)) ||
                        (!rc && (v = op_value(&o, argc, argv, &i, "-n", &rc))))) {
       if ((rc = op_parse_int(&o, "-N", v, 1, (int64_t)1 << 31, &cols))) return rc;
@@ -210,7 +249,9 @@ int cmd_norm(int argc, char **argv) {
   if (!rows || !cols) return op_usage_error(&o, "-M and -N are required");
   if (eps_given && !tc_norm_has_eps((tc_norm_kind)k_id))
     return op_usage_error(&o, "--eps: %s has no eps (rmsnorm, layernorm and rmsnorm_bwd have)", kind);
-  if (rows * cols > (int64_t)1 << 31) return op_invalid(&o, "%lld x %lld is more than 2^31 elements", (long long)rows, (long long)cols);
+  bool dyn = rows == -1;
+  if (dyn && o.json) return op_usage_error(&o, "--json does not take -M dyn yet");
+  if (!dyn && rows * cols > (int64_t)1 << 31) return op_invalid(&o, "%lld x %lld is more than 2^31 elements", (long long)rows, (long long)cols);
   if (o.perf_config || o.tune) return op_usage_error(&o, "norm takes no perf config and no --tune: tc_schedule_auto picks the schedule");
   if (o.dtype != TC_F32 && o.dtype != TC_F16 && o.dtype != TC_BF16)
     return op_usage_error(&o, "-t takes f32, f16 or bf16");
@@ -234,7 +275,12 @@ int cmd_norm(int argc, char **argv) {
   }
   norm_run r = {0};
   int runs = o.verify || o.time || !o.emit;
-  if (runs) rc = run(&o, (tc_norm_kind)k_id, f, k, rows, cols, (float)eps, &r);
+  if (dyn) {
+    rc = run_dyn(&o, (tc_norm_kind)k_id, kind, k, cols, eps, note, runs);
+    tc_kernel_free(k), tc_fusion_free(f);
+    return rc;
+  }
+  if (runs) rc = run(&o, (tc_norm_kind)k_id, f, k, rows, cols, (float)eps, &r, false);
   int ok = !rc && (!r.verified || r.pass);
   if (o.json) {
     print_json(&o, kind, rows, cols, tc_norm_has_eps((tc_norm_kind)k_id) ? eps : -1,

@@ -152,6 +152,36 @@ tc_tensor *tc_input(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape);
  * as tc_binary_scalar), an i32 scalar with i32 / i8 tensors.  NULL on a
  * bad name or dtype. */
 tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
+/* A contiguous row-major input whose leading extent is the size variable
+ * `name` (rows, tokens, batch: Triton's size arguments), given at each
+ * launch: one kernel (and one kernel-cache entry: the key has the name,
+ * divisor and bound, never the value) serves every value
+ * (docs/dynamic.md).  shape[1..ndims) are fixed extents; shape[0] is the
+ * variable's upper bound, a multiple of divisor, or -1 for the largest
+ * that keeps every tensor under 2^31 elements.  divisor (>= 1; 1: none)
+ * is a number every value is a multiple of.  The variable is a kernel
+ * parameter like a scalar input (tc_scalar_input: i32, by value), added
+ * before the first input that names it; tc_kernel_run_sizes fills it.
+ * One size variable per fusion: inputs that share it give the same name,
+ * divisor and bound (else TC_ERR_UNSUPPORTED).  Every axis an op makes
+ * from a leading axis of extent M has extent M too.  This slice compiles
+ * pointwise fusions and the automatic inner-reduction schedules
+ * (tc_schedule_auto: softmax, RMSNorm rows): the variable stays on leading
+ * axes, is never reduced over, its splits (rounded up, with predicates)
+ * and merges with fixed axes are bound to BIDx, and no shared or register
+ * allocation depends on it; tc_compile refuses anything else (a matmul, a
+ * serial or thread loop over M, a permute that moves M) with a message.
+ * tc_kernel_param_bytes and tc_kernel_tensor_allocation describe such a
+ * kernel's symbolic buffers at the bound; tc_reference_run refuses the
+ * fusion (TC_ERR_UNSUPPORTED: it takes fixed shapes).  NULL on a bad
+ * name, rank, extent, divisor or bound. */
+tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape, const char *name,
+                        int64_t divisor);
+/* The name of the size variable that t's leading extent is (a
+ * tc_input_sym input, or a tensor ops make from one along that axis), or
+ * NULL where the extent is a number (its tc_tensor_extent is then the
+ * extent; for a symbolic one it is the bound). */
+const char *tc_tensor_size_var(const tc_tensor *t);
 /* Makes t an output of the fusion: the kernel writes it to a contiguous
  * row-major buffer.  Kernel parameters are the inputs, then the outputs,
  * each in the order they were added. */
@@ -828,6 +858,21 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device);
  * loaded or reports no GPU, TC_ERR_NO_DEVICE with "no AMD GPU: ..." and
  * the reason. */
 tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, double *ms);
+/* The kernel's size variable (tc_input_sym): its name, or NULL for a
+ * kernel of fixed shapes; *divisor and *bound (either may be NULL) get
+ * the assumptions it was compiled for. */
+const char *tc_kernel_size_var(const tc_kernel *k, int64_t *divisor, int64_t *bound);
+/* tc_kernel_run with the values of the size variables: sizes[0..nsizes)
+ * (this slice has one: nsizes is 1).  The value is checked against the
+ * kernel's assumptions (1 .. bound, a multiple of the divisor) and a
+ * mismatch is TC_ERR_ARGUMENT with a message naming the variable; it sets
+ * the extent of each symbolic tensor's leading axis (its buffer's bytes)
+ * and the grid, and is passed as the variable's parameter, whose args[]
+ * entry is ignored (it may be NULL).  A kernel of fixed shapes takes
+ * nsizes 0.  tc_kernel_run on a kernel with a size variable is
+ * TC_ERR_ARGUMENT: it needs this call. */
+tc_status tc_kernel_run_sizes(tc_kernel *k, void *const *args, const int64_t *sizes, int nsizes,
+                              const char *device, double *ms);
 
 /* ---- the kernel cache ---------------------------------------------------- */
 

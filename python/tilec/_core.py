@@ -207,6 +207,7 @@ class Fusion:
         self.inputs = []
         self.outputs = []
         self._scalar_names = {}  # tensor pointer -> name of a scalar input
+        self._size_var = None  # the name of the size variable (input(dtype, ("M", ...)))
 
     def __del__(self):
         p, self._p = getattr(self, "_p", None), None
@@ -238,10 +239,24 @@ class Fusion:
         return t._p
 
     # -- building
-    def input(self, dtype, shape):
-        """A contiguous row-major input of the given dtype and shape."""
+    def input(self, dtype, shape, divisor=1):
+        """A contiguous row-major input of the given dtype and shape.  The
+        leading extent may be a name (``f.input("f32", ("M", 1000))``): a
+        size variable (tc_input_sym) that each run takes from its arrays'
+        leading extent, so one compiled kernel serves every M; divisor is
+        a number every value is a multiple of (1: none).  One size
+        variable per fusion; it is a kernel parameter that run() fills."""
         dt = _dtype_arg(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
+        if shape and isinstance(shape[0], str):
+            arr = (ctypes.c_int64 * len(shape))(-1, *[int(s) for s in shape[1:]])
+            t = self._wrap(self._L.tc_input_sym(self._p, int(dt), len(shape), arr,
+                                                shape[0].encode(), int(divisor)))
+            if self._size_var is None:  # the C side added its parameter first
+                self._size_var = shape[0]
+                self.inputs.append(_SizeSlot(shape[0]))
+            self.inputs.append(t)
+            return t
         arr = (ctypes.c_int64 * max(1, len(shape)))(*[int(s) for s in shape])
         t = self._wrap(self._L.tc_input(self._p, int(dt), len(shape), arr))
         self.inputs.append(t)
@@ -262,7 +277,9 @@ class Fusion:
     def _in_specs(self):
         """(dtype, shape, name) of each input; a scalar's shape is () and
         its name the one given to scalar()."""
-        return [(t.dtype, t.shape, self._scalar_names.get(t._p, t.name)) for t in self.inputs]
+        return [(DType.i32, None, t.name) if isinstance(t, _SizeSlot)
+                else (t.dtype, _spec_shape(t), self._scalar_names.get(t._p, t.name))
+                for t in self.inputs]
 
     def add_output(self, t):
         """Marks t as an output of the fusion (kernel parameters: the inputs,
@@ -436,12 +453,16 @@ class Fusion:
         if not k:
             raise TilecError(self.error, st.value or Status.ERR_LOWER)
         return Kernel(self._L, k, tgt, self._in_specs(),
-                      [(t.dtype, t.shape, t.name) for t in self.outputs])
+                      [(t.dtype, _spec_shape(t), t.name) for t in self.outputs])
 
     def reference(self, *inputs, **scalars):
         """Evaluates the fusion on the host in plain C (tc_reference_run),
         ignoring the schedule.  Takes and returns what Kernel.run does
         (NumPy arrays; no torch conversion)."""
+        if self._size_var is not None:
+            raise TilecError("reference() takes fixed shapes; the fusion's leading extent is the "
+                             "size variable %s: build the same fusion with a number there"
+                             % self._size_var, Status.ERR_UNSUPPORTED)
         ins = self._in_specs()
         outs = [(t.dtype, t.shape, t.name) for t in self.outputs]
         args, bufs = _make_args(ins, outs, _merge_scalars(ins, inputs, scalars))
@@ -496,6 +517,14 @@ class Tensor:
     def shape(self):
         """The logical extents."""
         return tuple(self._L.tc_tensor_extent(self._p, i) for i in range(self.ndim))
+
+    @property
+    def size_var(self):
+        """The name of the size variable that the leading extent is (an
+        input made with a name there, or a tensor computed from one), or
+        None; shape[0] is then the variable's bound."""
+        v = self._L.tc_tensor_size_var(self._p)
+        return v.decode() if v else None
 
     @property
     def nbytes(self):
@@ -642,6 +671,40 @@ elements fill and the columns reserved.  A kernel parameter (an input or
 output) is its global buffer: its logical axes."""
 
 
+class _SizeSlot:
+    """The size variable's place among a fusion's inputs (its kernel
+    parameter, filled by Kernel.run)."""
+
+    def __init__(self, name):
+        self.name = name
+
+
+def _spec_shape(t):
+    """t's shape with a symbolic leading extent as the variable's name."""
+    v = t.size_var
+    return (v,) + t.shape[1:] if v else t.shape
+
+
+def _bind_sizes(ins, outs, inputs):
+    """ins and outs with the size variable's value (the leading extent of
+    the first input that has it) in place of its name, the inputs with a
+    placeholder in its slot, and [value] (or [] without a variable)."""
+    value = None
+    for x, (_, shape, _) in zip(inputs, ins):
+        if shape and isinstance(shape[0], str) and x is not _SIZE:
+            value = int(np.shape(x)[0]) if np.ndim(x) > 0 else None
+            break
+    if value is None:
+        return ins, outs, inputs, []
+    fix = lambda sp: (sp[0], () if sp[1] is None else (value,) + tuple(sp[1][1:])
+                      if sp[1] and isinstance(sp[1][0], str) else sp[1], sp[2])
+    inputs = [np.int32(0) if x is _SIZE else x for x in inputs]
+    return [fix(sp) for sp in ins], [fix(sp) for sp in outs], inputs, [value]
+
+
+_SIZE = object()  # the size variable's slot among run()'s inputs
+
+
 def _merge_scalars(ins, inputs, scalars):
     """The inputs in order: the positional ones, with the scalar inputs
     given by name (scalars) put in their places."""
@@ -652,7 +715,9 @@ def _merge_scalars(ins, inputs, scalars):
                             % (k, ", ".join(names) or "none"))
     pos, full = list(inputs), []
     for dt, shape, name in ins:
-        if shape == () and name in scalars:
+        if shape is None:  # the size variable: run() fills it
+            full.append(_SIZE)
+        elif shape == () and name in scalars:
             full.append(scalars[name])
         elif pos:
             full.append(pos.pop(0))
@@ -780,10 +845,13 @@ class Kernel:
                 x = _torch_to_numpy(x, dt)
             conv.append(x)
         conv += list(inputs[len(conv):])
-        args, bufs = _make_args(self._ins, self._outs, conv)
+        ins, outs_, conv, sizes = _bind_sizes(self._ins, self._outs, conv)
+        args, bufs = _make_args(ins, outs_, conv)
         ms = ctypes.c_double(0)
-        self._check(self._L.tc_kernel_run(self._p, args, device.encode() if device else None,
-                                          ctypes.byref(ms)))
+        sz = (ctypes.c_int64 * 1)(*(sizes or [0]))
+        self._check(self._L.tc_kernel_run_sizes(self._p, args, sz, len(sizes),
+                                                device.encode() if device else None,
+                                                ctypes.byref(ms)))
         self.last_ms = ms.value
         outs = [_from_buffer(b, dt) for b, (dt, _, _) in zip(bufs[len(self._ins):], self._outs)]
         if torch_dev is not None:

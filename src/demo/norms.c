@@ -23,15 +23,21 @@ int tc_norm_inputs(tc_norm_kind kind) {
 
 int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols) { return kind == TC_NORM_XENT ? 1 : cols; }
 
+/* An input of dtype t and shape [rows, cols]; rows -1: the size variable
+ * M (tc_input_sym, any value). */
+static tc_tensor *input(tc_fusion *f, tc_dtype t, const int64_t *shape) {
+  return shape[0] == -1 ? tc_input_sym(f, t, 2, shape, "M", 1) : tc_input(f, t, 2, shape);
+}
+
 /* An input of dtype t, as f32. */
 static tc_tensor *input_f32(tc_fusion *f, tc_dtype t, const int64_t *shape) {
-  tc_tensor *in = tc_input(f, t, 2, shape);
+  tc_tensor *in = input(f, t, shape);
   return !in || t == TC_F32 ? in : tc_cast(f, in, TC_F32);
 }
 
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols) {
   int64_t shape[2] = {rows, cols};
-  tc_tensor *in = tc_input(f, t, 2, shape);
+  tc_tensor *in = input(f, t, shape);
   if (!in) return NULL;
   tc_tensor *x = t == TC_F32 ? in : tc_cast(f, in, TC_F32);
   int last = 1;
@@ -70,8 +76,9 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
       break;
     }
     case TC_NORM_XENT: {
-      int64_t lshape[2] = {rows, 1};
-      tc_tensor *label = tc_input(f, TC_I32, 2, lshape);
+      /* over M: x's bound, so that both name one variable alike */
+      int64_t lshape[2] = {rows == -1 ? 2147483647 / cols : rows, 1};
+      tc_tensor *label = rows == -1 ? tc_input_sym(f, TC_I32, 2, lshape, "M", 1) : tc_input(f, TC_I32, 2, lshape);
       tc_tensor *mx = tc_reduce(f, TC_REDUCE_MAX, x, 1, &last);
       tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, mx)), 1, &last);
       tc_tensor *lse = tc_binary(f, TC_ADD, tc_unary(f, TC_LOG, s), mx);

@@ -134,6 +134,72 @@ tc_tensor *tc_input(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape) {
   return tv;
 }
 
+tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape, const char *name,
+                        int64_t divisor) {
+  tc_clear_error(f);
+  if (ndims < 1 || ndims > 16 || !shape)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: rank must be 1..16, got %d", ndims), NULL;
+  if (divisor < 1 || divisor > ((int64_t)1 << 30))
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: the divisor of %s is %lld; it must be "
+                   "1..2^30 (1: none known)", name ? name : "(null)", (long long)divisor), NULL;
+  int64_t inner = 1;
+  for (int i = 1; i < ndims; i++) {
+    if (shape[i] < 1 || shape[i] > ((int64_t)1 << 31))
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: extent %d is %lld; it must be 1..2^31 "
+                     "(only the leading axis is symbolic)", i, (long long)shape[i]), NULL;
+    inner = tc_sat_mul(inner, shape[i]);
+  }
+  /* the bound: the caller's, else the most rows 32-bit indices reach */
+  int64_t most = inner > 2147483647 ? 0 : 2147483647 / inner / divisor * divisor;
+  int64_t bound = shape[0] == -1 ? most : shape[0];
+  if (bound < divisor || bound > most || bound % divisor != 0)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: the bound of %s is %lld; it must be -1 (the "
+                   "largest that 32-bit indices reach) or a multiple of the divisor %lld in %lld..%lld",
+                   name ? name : "(null)", (long long)shape[0], (long long)divisor,
+                   (long long)divisor, (long long)most), NULL;
+  tc_tensor *s = f->sym;
+  if (s && (strcmp(s->label, name ? name : "") != 0 || f->sym_div != divisor || f->sym_bound != bound))
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "tc_input_sym: the fusion's size variable is %s (a "
+                   "multiple of %lld, at most %lld); every symbolic input shares that one, with the "
+                   "same divisor and bound (one size variable per fusion)", s->label,
+                   (long long)f->sym_div, (long long)f->sym_bound), NULL;
+  if (!s) {
+    s = tc_scalar_input(f, name, TC_I32);
+    if (!s) return NULL;
+    f->sym = s, f->sym_div = divisor, f->sym_bound = bound;
+  }
+  int64_t sh[16];
+  memcpy(sh, shape, (size_t)ndims * sizeof *sh);
+  sh[0] = bound;
+  tc_tensor *tv = tc_input(f, t, ndims, sh);
+  if (tv) f->g.axes[tv->logical[0]].sym_div = divisor;
+  return tv;
+}
+
+void tc_fusion_mark_symbolic(tc_fusion *f) {
+  if (!f->sym) return;
+  for (int i = 0; i < f->nops; i++) {
+    tc_op *op = f->ops[i];
+    tc_tensor *o = op->out;
+    for (int j = 0; j < o->nlogical; j++)
+      for (int k = 0; k < op->nin; k++) {
+        int ia = tc_op_in_axis(op, j);
+        const tc_tensor *in = op->in[k];
+        if (!in || ia < 0 || ia >= in->nlogical || tc_op_axis_gathered(op, k, j)) continue;
+        const tc_axis *a = &f->g.axes[in->logical[ia]];
+        /* (an operand broadcasting along the axis has extent 1 there) */
+        if (a->sym_div && !a->reduction && a->extent == f->g.axes[o->logical[j]].extent)
+          f->g.axes[o->logical[j]].sym_div = a->sym_div;
+      }
+  }
+}
+
+const char *tc_tensor_size_var(const tc_tensor *t) {
+  if (!t || !t->f->sym || t->nlogical < 1) return NULL;
+  tc_fusion_mark_symbolic(t->f);
+  return t->f->g.axes[t->logical[0]].sym_div ? t->f->sym->label : NULL;
+}
+
 static bool owned(tc_fusion *f, const tc_tensor *t) {
   return t && t->f == f && t->id < f->ntensors && f->tensors[t->id] == t;
 }

@@ -91,7 +91,17 @@ struct tc_fusion {
   int ninputs, cinputs, noutputs, coutputs;
   char err[1024];
   char sched_note[512];    /* what tc_schedule_auto chose ("": not used) */
+  /* the size variable of the leading axes (tc_input_sym; docs/dynamic.md):
+   * the scalar input that carries it (NULL: none), its divisor and bound */
+  tc_tensor *sym;
+  int64_t sym_div, sym_bound;
 };
+
+/* Marks the logical axes that carry the size variable: the leading axes
+ * of the tc_input_sym inputs and every axis of a tensor an op makes from
+ * one (tc_op_in_axis), with the divisor as tc_axis.sym_div.  Idempotent;
+ * the lowering and tc_schedule_auto call it. */
+void tc_fusion_mark_symbolic(tc_fusion *f);
 
 /* Records an error message on the fusion and returns status. */
 tc_status tc_fail(tc_fusion *f, tc_status status, const char *fmt, ...)

@@ -32,11 +32,11 @@ _Static_assert(sizeof(tc_xform) == 264, "tc_xform changed: update tc_fusion_hash
 #else
 _Static_assert(sizeof(tc_xform) == 80, "tc_xform changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
-_Static_assert(sizeof(tc_axis) == 32, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
+_Static_assert(sizeof(tc_axis) == 40, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_tensor) == 144,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(tc_op) == 152, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(struct tc_fusion) == 1632,
+_Static_assert(sizeof(struct tc_fusion) == 1656,
                "tc_fusion changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
 
@@ -187,6 +187,12 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     int_list(&h, TAG_LOGICAL, t->logical, t->nlogical);
     /* extents too: they are the axes', but spell the shape out */
     for (int j = 0; j < t->nlogical; j++) i64(&h, g->axes[t->logical[j]].extent);
+    /* a symbolic size's assumption (its divisor; the bound is the extent,
+     * the name the scalar's), never its value; an input's only: the
+     * others follow from the ops (tc_fusion_mark_symbolic).  Static
+     * fusions keep their hashes. */
+    for (int j = 0; j < t->nlogical && t->is_input; j++)
+      if (g->axes[t->logical[j]].sym_div) i64(&h, -g->axes[t->logical[j]].sym_div);
     int_list(&h, TAG_LOOP, t->loop, t->nloop);
     if (t->alloc_set)
       int_list(&h, TAG_ALLOC, t->alloc, t->nalloc);

@@ -16,7 +16,7 @@ void tc_dg_free(tc_dgraph *g) {
 }
 
 static int new_axis(tc_dgraph *g, int64_t extent, int def, uint64_t sig) {
-  tc_axis a = {extent, def, TC_SERIAL, sig, false};
+  tc_axis a = {extent, def, TC_SERIAL, sig, false, 0};
   TC_PUSH(g->axes, g->naxes, g->caxes, a);
   return g->naxes - 1;
 }
@@ -390,7 +390,27 @@ static void add_range_pred(tc_epool *p, const tc_expr **preds, const tc_expr *v,
   *preds = tc_e_land(p, *preds, c);
 }
 
+/* The range condition of axis a's value v: its extent over the size
+ * variable where a is symbolic. */
+static void axis_range_pred(tc_epool *p, const tc_dgraph *g, int a, const tc_expr **preds,
+                            const tc_expr *v, const tc_expr *var) {
+  int64_t steps[TC_SYM_MAX_STEPS];
+  int n;
+  if (!var || !tc_dg_is_symbolic(g, a) || (n = tc_dg_sym_steps(g, a, steps, NULL)) < 0) {
+    add_range_pred(p, preds, v, g->axes[a].extent);
+    return;
+  }
+  const tc_expr *c = tc_e_land(p, tc_e_le(p, tc_e_const(p, 0), v), tc_e_lt(p, v, tc_sym_expr(p, steps, n, var)));
+  c = tc_simplify(p, c);
+  if (!tc_e_is_const(c, 1)) *preds = tc_e_land(p, *preds, c);
+}
+
 int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds) {
+  return tc_dg_walk_sym(p, g, vals, preds, NULL);
+}
+
+int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds,
+                   const tc_expr *var) {
   int given = 0;
   bool changed = true;
   while (changed) {
@@ -424,7 +444,7 @@ int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_e
           given++;
           /* swizzles are bijections on their extents: no range to check */
           bool bijective = x->kind == TC_XF_XOR || x->kind == TC_XF_CUTE;
-          if (preds && !bijective) add_range_pred(p, preds, v, g->axes[x->in[k]].extent);
+          if (preds && !bijective) axis_range_pred(p, g, x->in[k], preds, v, var);
         }
         changed = true;
       }
@@ -461,6 +481,9 @@ bool tc_dg_is_padded(const tc_dgraph *g, int axis) {
   if (x->kind == TC_XF_SPLIT &&
       g->axes[x->out[0]].extent * g->axes[x->out[1]].extent != g->axes[x->in[0]].extent)
     return true;
+  if (x->kind == TC_XF_SPLIT && tc_dg_is_symbolic(g, x->in[0]) &&
+      tc_dg_sym_divisor(g, x->in[0]) % x->factor != 0)
+    return true; /* a size the factor need not divide */
   if (x->kind == TC_XF_EMBED) { /* can the sum leave [0, extent)? */
     int64_t lo = 0, hi = 0, span;
     for (int k = 0; k < x->nout; k++) {
@@ -553,4 +576,68 @@ int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp, tc_str *e
     for (int k = 0; k < x.nout; k++) (*mapp)[x.out[k]] = out[k];
   }
   return 0;
+}
+
+/* ---- symbolic extents --------------------------------------------------- */
+
+bool tc_dg_is_symbolic(const tc_dgraph *g, int axis) {
+  const tc_axis *a = &g->axes[axis];
+  if (a->def < 0) return a->sym_div > 0;
+  const tc_xform *x = &g->xf[a->def];
+  /* a split's factor side is the number it names */
+  if (x->kind == TC_XF_SPLIT && axis == x->out[x->inner_split ? 1 : 0]) return false;
+  for (int k = 0; k < x->nin; k++)
+    if (tc_dg_is_symbolic(g, x->in[k])) return true;
+  return false;
+}
+
+int tc_dg_sym_steps(const tc_dgraph *g, int axis, int64_t *steps, tc_str *err) {
+  const tc_axis *a = &g->axes[axis];
+  if (a->def < 0) return 0;
+  const tc_xform *x = &g->xf[a->def];
+  int n, sym = -1;
+  for (int k = 0; k < x->nin; k++)
+    if (tc_dg_is_symbolic(g, x->in[k])) {
+      if (sym >= 0) {
+        tc_err_set(err, "a merge of two axes of the symbolic size");
+        return -1;
+      }
+      sym = k;
+    }
+  if (x->kind != TC_XF_SPLIT && x->kind != TC_XF_MERGE) {
+    tc_err_set(err, "a swizzle, resize or view of an axis of the symbolic size");
+    return -1;
+  }
+  if ((n = tc_dg_sym_steps(g, x->in[sym], steps, err)) < 0) return -1;
+  if (n == TC_SYM_MAX_STEPS) {
+    tc_err_set(err, "more than %d splits and merges of the symbolic size", TC_SYM_MAX_STEPS);
+    return -1;
+  }
+  steps[n++] = x->kind == TC_XF_SPLIT ? -x->factor : g->axes[x->in[1 - sym]].extent;
+  return n;
+}
+
+int64_t tc_sym_eval(const int64_t *steps, int n, int64_t value) {
+  for (int i = 0; i < n; i++) value = steps[i] > 0 ? value * steps[i] : (value - steps[i] - 1) / -steps[i];
+  return value;
+}
+
+const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, const tc_expr *var) {
+  const tc_expr *e = var;
+  for (int i = 0; i < n; i++)
+    e = steps[i] > 0 ? tc_e_mulc(p, e, steps[i]) : tc_e_divc(p, tc_e_addc(p, e, -steps[i] - 1), -steps[i]);
+  return e;
+}
+
+int64_t tc_dg_sym_divisor(const tc_dgraph *g, int axis) {
+  int64_t steps[TC_SYM_MAX_STEPS];
+  int n = tc_dg_sym_steps(g, axis, steps, NULL);
+  int a = axis;
+  while (g->axes[a].def >= 0) { /* the root: the one symbolic input of each step */
+    const tc_xform *x = &g->xf[g->axes[a].def];
+    a = x->nin > 1 && tc_dg_is_symbolic(g, x->in[1]) ? x->in[1] : x->in[0];
+  }
+  int64_t d = g->axes[a].sym_div > 0 ? g->axes[a].sym_div : 1;
+  for (int i = 0; i < n; i++) d = steps[i] > 0 ? d * steps[i] : (d % -steps[i] == 0 ? d / -steps[i] : 1);
+  return n < 0 ? 1 : d;
 }

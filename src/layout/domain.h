@@ -59,6 +59,9 @@ typedef struct tc_axis {
   uint64_t sig;     /* structural signature (see above) */
   bool reduction;   /* an axis a reduction sums (or maxes, mins) over:
                        nvFuser's rK; splits of it are reduction axes too */
+  int64_t sym_div;  /* a root whose extent is the fusion's size variable
+                       (docs/dynamic.md): its known divisor (>= 1); extent
+                       is then the variable's upper bound.  0: a number */
 } tc_axis;
 
 typedef struct tc_xform {
@@ -147,6 +150,35 @@ int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals,
  * targets[0..ntargets) a value. */
 bool tc_dg_determines(tc_epool *p, const tc_dgraph *g, const int *known, int nknown, int skip,
                       const int *targets, int ntargets);
+
+/* ---- symbolic extents (docs/dynamic.md) ----
+ * An axis is symbolic when its extent depends on the size variable: a
+ * root with sym_div > 0, or an output of a transform of one whose extent
+ * is not a constant (a split's factor side stays a number).  Its extent is
+ * then the chain of steps applied to the variable's value, outermost
+ * step last: a step c > 0 multiplies by c (a merge with a constant
+ * axis), c < 0 divides by -c rounding up (a split).  At most
+ * TC_SYM_MAX_STEPS steps. */
+#define TC_SYM_MAX_STEPS 8
+bool tc_dg_is_symbolic(const tc_dgraph *g, int axis);
+/* The steps of a symbolic axis's extent (above) into steps[0..); returns
+ * their count, or -1 with the reason in err where the extent is not such
+ * a chain (a merge of two symbolic axes, a swizzle, resize or view of
+ * one, more than TC_SYM_MAX_STEPS steps). */
+int tc_dg_sym_steps(const tc_dgraph *g, int axis, int64_t *steps, tc_str *err);
+/* The extent the steps give for a value of the variable. */
+int64_t tc_sym_eval(const int64_t *steps, int n, int64_t value);
+/* The expression of that extent over the variable's expression var. */
+const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, const tc_expr *var);
+/* A number every extent of a symbolic axis is a multiple of (1 when
+ * none is known). */
+int64_t tc_dg_sym_divisor(const tc_dgraph *g, int axis);
+/* tc_dg_walk where the range condition of a symbolic axis compares with
+ * its extent over var, the size variable's expression (var NULL: as
+ * tc_dg_walk); a symbolic axis whose extent is no chain gets none (the
+ * lowering refuses such schedules first). */
+int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds,
+                   const tc_expr *var);
 
 /* Text for an axis, e.g. "iS{4}", "bidx{2}", "iV{8}". */
 const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap);

@@ -180,6 +180,13 @@ typedef struct tc_kir {
                               workspace the kernel takes after its
                               parameters (zeroed before each launch): a
                               count per row of blocks, then the partials */
+  /* the size variable (docs/dynamic.md): its expression (a parameter of
+   * the kernel, named as the scalar input that carries it; NULL: a static
+   * fusion) and, when BIDx's extent depends on it (grid_sym), the steps
+   * from its value to that extent (tc_sym_eval; grid[0] is the bound's) */
+  const tc_expr *sym;
+  int grid_sym, grid_nsteps;
+  int64_t grid_steps[TC_SYM_MAX_STEPS];
   tc_tensor **params;      /* inputs then outputs */
   int nparams;
 } tc_kir;

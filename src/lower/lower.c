@@ -745,13 +745,17 @@ static const tc_expr *loop_values(lctx *c, const tc_tensor *t, bool skip_reducti
     } else if (tc_ptype_is_block(a->ptype) || tc_ptype_is_thread(a->ptype)) {
       int slot = tc_ptype_is_block(a->ptype) ? a->ptype - TC_BIDX : 3 + a->ptype - TC_TIDX;
       v = k->pvar[slot];
-      if (v->hi + 1 > a->extent) pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_e_const(p, a->extent)));
+      int64_t steps[TC_SYM_MAX_STEPS];
+      int ns = k->sym && tc_dg_is_symbolic(g, t->loop[i]) ? tc_dg_sym_steps(g, t->loop[i], steps, NULL) : -1;
+      if (ns >= 0) /* the extent over the size variable */
+        pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_sym_expr(p, steps, ns, k->sym)));
+      else if (v->hi + 1 > a->extent) pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_e_const(p, a->extent)));
     } else {
       v = c->loopvar[tc_uf_find(c->uf, key(c, t, i))];
     }
     vals[t->loop[i]] = v;
   }
-  tc_dg_walk(p, g, vals, &pred);
+  tc_dg_walk_sym(p, g, vals, &pred, k->sym);
   return pred;
 }
 
@@ -1035,6 +1039,93 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
   }
 }
 
+/* ---- symbolic sizes (docs/dynamic.md) ------------------------------------- */
+
+/* What this slice makes of a fusion with a size variable: the variable
+ * only on leading logical axes (global strides stay numbers), never
+ * reduced over, its axes only on BIDx with one extent chain (the grid is
+ * computed at launch), never in an on-chip allocation, and no matmul. */
+static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
+  tc_fusion *f = c->f;
+  tc_dgraph *g = c->g;
+  tc_kir *k = c->k;
+  const char *m = f->sym->label;
+  char b[64];
+  for (int i = 0; i < f->nops; i++)
+    if (f->ops[i]->kind == TC_OP_MATMUL)
+      return tc_fail(f, TC_ERR_UNSUPPORTED,
+                     "compile: the fusion has the size variable %s and a matmul (%s); symbolic "
+                     "sizes reach pointwise fusions and the automatic reduction schedules only: "
+                     "give the matmul's inputs fixed shapes (tc_input)", m, f->ops[i]->out->name);
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    for (int j = 0; j < t->nlogical; j++) {
+      const tc_axis *a = &g->axes[t->logical[j]];
+      if (!a->sym_div) continue;
+      if (a->reduction)
+        return tc_fail(f, TC_ERR_UNSUPPORTED,
+                       "compile: %s reduces over the size variable %s (its logical axis %d); "
+                       "reductions over a symbolic size are not supported: reduce over axes of "
+                       "fixed extent", t->name, m, j);
+      if (j != 0)
+        return tc_fail(f, TC_ERR_UNSUPPORTED,
+                       "compile: %s has the size variable %s on its logical axis %d; only the "
+                       "leading axis may be symbolic (a permute moved it)", t->name, m, j);
+    }
+  }
+  tc_str why;
+  tc_str_init(&why);
+  tc_status st = TC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    tc_tensor *t = order[i]->out;
+    for (int j = 0; j < t->nloop && !st; j++) {
+      int ax = t->loop[j];
+      if (!tc_dg_is_symbolic(g, ax)) continue;
+      int64_t steps[TC_SYM_MAX_STEPS];
+      int ns = tc_dg_sym_steps(g, ax, steps, &why);
+      tc_axis_describe(g, ax, b, sizeof b);
+      if (ns < 0)
+        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s's loop axis %d (%s) comes from %s; this "
+                     "slice of symbolic sizes takes splits of %s and merges with fixed axes only",
+                     t->name, j, b, tc_str_cstr(&why), m);
+      else if (g->axes[ax].ptype != TC_BIDX)
+        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s's loop axis %d (%s) has an extent that "
+                     "depends on the size variable %s and is %s; bind such axes to BIDx (a serial "
+                     "loop, thread or vector axis over %s is not supported yet)",
+                     t->name, j, b, m, tc_ptype_name(g->axes[ax].ptype), m);
+      else if (k->grid_sym && (ns != k->grid_nsteps || memcmp(steps, k->grid_steps, (size_t)ns * sizeof *steps)))
+        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds BIDx to an extent over %s that "
+                     "differs from another tensor's; bind BIDx alike (tc_parallelize_all_like)",
+                     t->name, m);
+      else {
+        k->grid_sym = 1, k->grid_nsteps = ns;
+        memcpy(k->grid_steps, steps, (size_t)ns * sizeof *steps);
+      }
+    }
+    if (st || t->mem == TC_MEM_GLOBAL) continue;
+    const int *ax;
+    int na = alloc_domain(t, &ax);
+    for (int j = 0; j < na && !st; j++)
+      if (axis_allocated(g, t, ax[j]) && tc_dg_is_symbolic(g, ax[j]))
+        st = tc_fail(f, TC_ERR_SCHEDULE, "compile: %s (%s memory) would allocate its axis %d (%s), "
+                     "whose extent depends on the size variable %s; shared and register "
+                     "allocations must not depend on %s: inline %s past that axis or bind it to "
+                     "BIDx", t->name, tc_memtype_name(t->mem), j, tc_axis_describe(g, ax[j], b, sizeof b),
+                     m, m, t->name);
+  }
+  /* a static BIDx axis beside the symbolic one would be cut to its grid */
+  for (int i = 0; i < n && !st && k->grid_sym; i++) {
+    tc_tensor *t = order[i]->out;
+    for (int j = 0; j < t->nloop && !st; j++)
+      if (g->axes[t->loop[j]].ptype == TC_BIDX && !tc_dg_is_symbolic(g, t->loop[j]))
+        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds BIDx to a fixed extent while other "
+                     "tensors bind it to one over the size variable %s; bind BIDx alike "
+                     "(tc_parallelize_all_like)", t->name, m);
+  }
+  tc_str_free(&why);
+  return st;
+}
+
 /* ---- driver ------------------------------------------------------------ */
 
 /* Nodes an expression of a statement may print as (tc_e_print_size); far
@@ -1082,6 +1173,9 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   c.k->f = f;
   c.k->pool = tc_epool_new();
   c.maxloop = 1;
+  tc_fusion_mark_symbolic(f);
+  /* (named as the parameter is printed) */
+  if (f->sym) c.k->sym = tc_e_var(c.k->pool, f->sym->name, 1, f->sym_bound);
   for (int i = 0; i < f->ntensors; i++)
     if (f->tensors[i]->nloop > c.maxloop) c.maxloop = f->tensors[i]->nloop;
   tc_status st = TC_OK;
@@ -1105,6 +1199,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = validate_shared_loops(&c, order, n);
   if (!st) st = order_statements(&c, order, n);
   if (!st) st = tc_tmem_check_target(f, target, arch);
+  if (!st && f->sym) st = check_symbolic(&c, order, n);
   if (!st) st = launch_config(&c, order, n);
   if (!st) st = check_reduction_blocks(&c, order, n);
   if (!st) st = allocate(&c, order, n);

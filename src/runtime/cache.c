@@ -251,6 +251,14 @@ static void serialize(const tc_cache_entry *e, tc_str *out) {
     for (int d = 0; d < 5; d++) tc_str_printf(out, " %u", t->box[d]);
     tc_str_cat(out, "\n");
   }  if (e->ws_words > 0) tc_str_printf(out, "workspace %lld\n", (long long)e->ws_words);
+  if (e->sym.div > 0) {
+    const tc_sym_info *y = &e->sym;
+    tc_str_printf(out, "sym %lld %lld %lld %d %d %d", (long long)y->div, (long long)y->bound,
+                  (long long)y->mask, y->param, y->grid_sym, y->grid_nsteps);
+    for (int i = 0; i < TC_SYM_MAX_STEPS; i++)
+      tc_str_printf(out, " %lld", (long long)(i < y->grid_nsteps ? y->grid_steps[i] : 0));
+    tc_str_cat(out, "\n");
+  }
 
   size_t n = strlen(e->source);
   tc_str_printf(out, "source %zu\n", n);
@@ -409,6 +417,17 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
   if (line(&c, "workspace", v, sizeof v)) {
     if (!ints(v, 1, x, 1, (long long)1 << 29)) return 0;
     e->ws_words = x[0];
+  }
+  if (line(&c, "sym", v, sizeof v)) {
+    long long y[6 + TC_SYM_MAX_STEPS];
+    if (!ints(v, 6 + TC_SYM_MAX_STEPS, y, INT32_MIN, INT64_MAX) || y[0] < 1 || y[1] < 1 ||
+        y[3] < 0 || y[3] >= e->nparams || y[4] < 0 || y[4] > 1 || y[5] < 0 ||
+        y[5] > TC_SYM_MAX_STEPS)
+      return 0;
+    tc_sym_info *q = &e->sym;
+    q->div = y[0], q->bound = y[1], q->mask = y[2], q->param = (int)y[3];
+    q->grid_sym = (int)y[4], q->grid_nsteps = (int)y[5];
+    for (int i = 0; i < TC_SYM_MAX_STEPS; i++) q->grid_steps[i] = y[6 + i];
   }
   if (!line(&c, "source", v, sizeof v) || !ints(v, 1, x, 0, (long long)MAX_ENTRY_BYTES)) return 0;
   if (!(e->source = block(&c, (size_t)x[0]))) return 0;

@@ -47,6 +47,7 @@ struct tc_kernel {
   char tmap_why[512];
   int64_t ws_words;      /* a grid reduction's workspace (tc_kir.ws_words): a
                             zeroed buffer passed after the parameters */
+  tc_sym_info sym;       /* the size variable (sym.div 0: none) */
 };
 
 /* The default arch of a target. */
@@ -161,6 +162,17 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     kn->param_is_output[i] = i >= f->ninputs;
   }
   kn->param_scalar = scalar_names(f);
+  if (f->sym) {
+    tc_sym_info *y = &kn->sym;
+    y->div = f->sym_div, y->bound = f->sym_bound;
+    for (int i = 0; i < k->nparams; i++) {
+      const tc_tensor *t = k->params[i];
+      if (t == f->sym) y->param = i;
+      if (i < 63 && !t->is_scalar && f->g.axes[t->logical[0]].sym_div) y->mask |= (int64_t)1 << i;
+    }
+    y->grid_sym = k->grid_sym, y->grid_nsteps = k->grid_nsteps;
+    memcpy(y->grid_steps, k->grid_steps, sizeof y->grid_steps);
+  }
   kn->nallocs = tc_kir_tensor_allocs(k, &kn->allocs);
   if ((ti.features & TC_FEAT_TMA) && k->ntma > 0) {
     kn->tmaps = tc_xcalloc((size_t)k->ntma, sizeof *kn->tmaps);
@@ -230,6 +242,7 @@ static tc_kernel *kernel_from_cache(tc_fusion *f, const tc_compile_options *o, c
   kn->param_bytes = e.param_bytes, e.param_bytes = NULL;
   kn->param_is_output = e.param_is_output, e.param_is_output = NULL;
   kn->param_scalar = scalar_names(f);
+  kn->sym = e.sym;
   kn->allocs = e.allocs, e.allocs = NULL;
   kn->nallocs = e.nallocs;
   kn->tmaps = e.tmaps, e.tmaps = NULL;
@@ -260,6 +273,7 @@ static void kernel_to_cache(const tc_kernel *k) {
   memcpy(e.block, k->block, sizeof e.block);
   e.nparams = k->nparams;
   e.param_bytes = k->param_bytes, e.param_is_output = k->param_is_output;
+  e.sym = k->sym;
   e.nallocs = k->nallocs, e.allocs = k->allocs;
   e.ntmaps = k->ntmaps, e.tmaps = k->tmaps;
   e.source = k->source;
@@ -410,8 +424,60 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device) {
   return st;
 }
 
+const char *tc_kernel_size_var(const tc_kernel *k, int64_t *divisor, int64_t *bound) {
+  if (!k || k->sym.div < 1) return NULL;
+  if (divisor) *divisor = k->sym.div;
+  if (bound) *bound = k->sym.bound;
+  return k->param_scalar[k->sym.param];
+}
+
+static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const char *device,
+                     double *ms);
+
 tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, double *ms) {
   k->err[0] = 0;
+  if (k->sym.div > 0) {
+    snprintf(k->err, sizeof k->err, "tc_kernel_run: the kernel's leading extents are the size "
+             "variable %s; give its value with tc_kernel_run_sizes", k->param_scalar[k->sym.param]);
+    return TC_ERR_ARGUMENT;
+  }
+  return run(k, args, NULL, device, ms);
+}
+
+tc_status tc_kernel_run_sizes(tc_kernel *k, void *const *args, const int64_t *sizes, int nsizes,
+                              const char *device, double *ms) {
+  k->err[0] = 0;
+  int want = k->sym.div > 0 ? 1 : 0;
+  if (nsizes != want || (nsizes > 0 && !sizes)) {
+    if (want)
+      snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: the kernel has one size variable, %s; "
+               "pass its value (nsizes 1), got %d value%s", k->param_scalar[k->sym.param], nsizes,
+               nsizes == 1 ? " and no array" : "s");
+    else
+      snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: the kernel has fixed shapes and no "
+               "size variable; pass nsizes 0, got %d", nsizes);
+    return TC_ERR_ARGUMENT;
+  }
+  if (!want) return run(k, args, NULL, device, ms);
+  const char *m = k->param_scalar[k->sym.param];
+  int64_t v = sizes[0];
+  if (v < 1 || v > k->sym.bound) {
+    snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: %s is %lld, but the kernel was compiled "
+             "for %s in 1..%lld", m, (long long)v, m, (long long)k->sym.bound);
+    return TC_ERR_ARGUMENT;
+  }
+  if (v % k->sym.div != 0) {
+    snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: %s is %lld, but the kernel was compiled "
+             "for %s a multiple of %lld; compile one with a divisor that %lld keeps (1: any)",
+             m, (long long)v, m, (long long)k->sym.div, (long long)v);
+    return TC_ERR_ARGUMENT;
+  }
+  return run(k, args, &v, device, ms);
+}
+
+/* Runs k; size: the size variable's value (NULL: fixed shapes). */
+static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const char *device,
+                     double *ms) {
   if (!args) {
     snprintf(k->err, sizeof k->err, "tc_kernel_run: args is NULL; pass one host pointer per parameter");
     return TC_ERR_ARGUMENT;
@@ -431,7 +497,12 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     ws = tc_xcalloc((size_t)k->ws_words, 4);
     bufs[nbufs++] = (tc_rt_buffer){ws, (size_t)k->ws_words * 4, 0};
   }
+  int32_t size32 = size ? (int32_t)*size : 0;
   for (int i = 0; i < k->nparams; i++) {
+    if (size && i == k->sym.param) { /* the size variable, by value */
+      bufs[i] = (tc_rt_buffer){&size32, 4, 0, 1};
+      continue;
+    }
     if (!args[i]) {
       free(bufs), free(ws);
       if (k->param_scalar[i][0])
@@ -443,11 +514,15 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
     }
     bufs[i].host = args[i];
     bufs[i].bytes = k->param_bytes[i];
+    if (size && i < 63 && (k->sym.mask >> i & 1)) /* the rows the value gives */
+      bufs[i].bytes = k->param_bytes[i] / (size_t)k->sym.bound * (size_t)*size;
     bufs[i].copy_back = k->param_is_output[i];
     bufs[i].by_value = k->param_scalar[i][0] != 0;
   }
   tc_launch l = {{0}};
   for (int d = 0; d < 3; d++) l.grid[d] = (size_t)k->grid[d], l.block[d] = (size_t)k->block[d];
+  if (size && k->sym.grid_sym)
+    l.grid[0] = (size_t)tc_sym_eval(k->sym.grid_steps, k->sym.grid_nsteps, *size);
   l.dyn_smem = (size_t)k->smem;
   if (ti.tensor_maps) l.tmaps = k->tmaps, l.ntmaps = k->ntmaps;
   tc_str err;

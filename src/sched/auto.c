@@ -209,10 +209,15 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *no
   if (!st) st = tc_parallelize(ref, col + 1, TC_TIDX);
   int64_t steps = (cols + t - 1) / t;
   *steps_ = steps, *threads = t;
+  char rtext[80]; /* over the size variable: its name and bound */
+  if (kept && tc_dg_is_symbolic(&ref->f->g, ref->loop[row]) && ref->f->sym)
+    snprintf(rtext, sizeof rtext, "%s (at most %lld)", ref->f->sym->label, (long long)rows);
+  else
+    snprintf(rtext, sizeof rtext, "%lld", (long long)rows);
   snprintf(note, cap,
-           "tc_schedule_auto: inner reduction (normalization): %lld rows of %lld, %lld row%s per "
+           "tc_schedule_auto: inner reduction (normalization): %s rows of %lld, %lld row%s per "
            "block on %s, %lld threads per row on TIDx, %lld serial step%s each%s",
-           (long long)rows, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
+           rtext, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
            per_block > 1 ? "BIDx x TIDy" : "BIDx", (long long)t, (long long)steps,
            steps > 1 ? "s" : "",
            lead ? "; broadcasting along the leading axes: they are serial loops" : "");
@@ -335,7 +340,10 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
   if (st) return st;
   int64_t n = tc_tensor_loop_extent(ref, first);
   const char *why = "";
-  int64_t v = bc ? 1 : pointwise_vector(ref->f, n, &why);
+  /* over a size variable: the vector must divide every count it takes */
+  int ax = ref->loop[first];
+  int64_t count = tc_dg_is_symbolic(&ref->f->g, ax) ? tc_dg_sym_divisor(&ref->f->g, ax) : n;
+  int64_t v = bc ? 1 : pointwise_vector(ref->f, count, &why);
   if (v > 1) st = tc_split(ref, first, v, 1);
   if (!st) st = tc_split(ref, first, 128, 1);
   if (!st) st = tc_parallelize(ref, first, TC_BIDX);
@@ -358,6 +366,7 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   /* the same shapes of schedule suit the three targets; the target's
    * shared memory decides whether a long row is held there */
   if (f->noutputs == 0) return tc_fail(f, TC_ERR_ARGUMENT, "tc_schedule_auto: the fusion has no outputs");
+  tc_fusion_mark_symbolic(f);
   for (int i = 0; i < f->ntensors; i++)
     if (scheduled(f->tensors[i])) {
       snprintf(f->sched_note, sizeof f->sched_note,

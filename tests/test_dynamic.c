@@ -1,0 +1,271 @@
+/* test_dynamic.c - one kernel for a whole family of leading extents
+ * (tc_input_sym, tc_kernel_run_sizes; docs/dynamic.md).
+ *
+ * A pointwise fusion and a softmax (tc_schedule_auto's inner reduction)
+ * over [M, N] with M a size variable are compiled once each and run on
+ * PoCL at a dozen values of M (1, primes, multiples of the block, a large
+ * one), each checked against a plain C loop; the second compile of the
+ * same fusion is a cache hit and its source holds no value of M;
+ * misuse: a value that breaks the divisor or the bound, a missing size,
+ * tc_kernel_run without sizes, tc_reference_run (fixed shapes only), the variable reduced over or moved by a
+ * permute, a matmul, a serial loop over M.  CUDA (NVRTC) and HIP (hipcc)
+ * build the kernels where they exist. */
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "test.h"
+#include "tilec/tilec.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+static const int64_t Ms[] = {1, 2, 3, 7, 13, 31, 32, 64, 127, 128, 129, 257, 1000, 4099};
+#define NM ((int)(sizeof Ms / sizeof Ms[0]))
+#define MAXM 4099
+
+/* y = relu(a * b + a) over [M, n], M the size variable "M" */
+static tc_fusion *pointwise(int64_t n, int64_t divisor) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {-1, n};
+  tc_tensor *a = tc_input_sym(f, TC_F32, 2, shape, "M", divisor);
+  tc_tensor *b = tc_input_sym(f, TC_F32, 2, shape, "M", divisor);
+  TC_CHECK(a && b, "%s", tc_fusion_error(f));
+  tc_tensor *y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, tc_binary(f, TC_MUL, a, b), a));
+  TC_CHECK(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  return f;
+}
+
+/* softmax over the rows of x [M, n] */
+static tc_fusion *softmax(int64_t n) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {-1, n};
+  tc_tensor *x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
+  TC_CHECK(x, "%s", tc_fusion_error(f));
+  int ax = 1;
+  tc_tensor *mx = tc_reduce(f, TC_REDUCE_MAX, x, 1, &ax);
+  tc_tensor *e = tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, mx));
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, e, 1, &ax);
+  tc_tensor *y = tc_binary(f, TC_DIV, e, s);
+  TC_CHECK(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  return f;
+}
+
+static float value(int64_t i) { return (float)((i * 7919) % 1013) / 1013.0f * 4.0f - 2.0f; }
+
+/* Runs k at every M of Ms on [M, n] inputs (nin of them) against want();
+ * returns 0 when there is no OpenCL device. */
+static int sweep(tc_kernel *k, int nin, int64_t n, void (*want)(const float *a, const float *b, int64_t m, int64_t n, double *w)) {
+  size_t cap = (size_t)MAXM * (size_t)n;
+  float *a = malloc(cap * sizeof(float)), *b = malloc(cap * sizeof(float)), *y = malloc(cap * sizeof(float));
+  double *w = malloc(cap * sizeof(double));
+  for (size_t i = 0; i < cap; i++) a[i] = value((int64_t)i), b[i] = value((int64_t)i * 3 + 1);
+  int ran = 1;
+  for (int r = 0; r < NM; r++) {
+    int64_t m = Ms[r];
+    /* one row past the end of y stays as it was: the kernel writes M rows */
+    for (size_t i = 0; i < cap; i++) y[i] = -77.0f;
+    void *args[4] = {NULL, a, nin > 1 ? (void *)b : (void *)y, y};
+    tc_status st = tc_kernel_run_sizes(k, args, &m, 1, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      ran = 0;
+      break;
+    }
+    TC_CHECK(st == TC_OK, "M = %lld: %s", (long long)m, tc_kernel_error(k));
+    want(a, b, m, n, w);
+    int bad = 0;
+    for (int64_t i = 0; i < m * n && bad < 3; i++)
+      if (fabs(y[i] - w[i]) > 1e-5 + 1e-4 * fabs(w[i])) {
+        TC_CHECK(0, "M = %lld: y[%lld] = %g, want %g", (long long)m, (long long)i, y[i], w[i]);
+        bad++;
+      }
+    if ((size_t)(m * n) < cap) TC_CHECK(y[m * n] == -77.0f, "M = %lld: wrote past M rows", (long long)m);
+  }
+  free(a), free(b), free(y), free(w);
+  return ran;
+}
+
+static void want_pointwise(const float *a, const float *b, int64_t m, int64_t n, double *w) {
+  for (int64_t i = 0; i < m * n; i++) {
+    double v = (double)a[i] * b[i] + a[i];
+    w[i] = v > 0 ? v : 0;
+  }
+}
+
+static void want_softmax(const float *x, const float *unused, int64_t m, int64_t n, double *w) {
+  (void)unused;
+  for (int64_t r = 0; r < m; r++) {
+    double mx = -INFINITY, s = 0;
+    for (int64_t c = 0; c < n; c++) mx = fmax(mx, x[r * n + c]);
+    for (int64_t c = 0; c < n; c++) s += exp(x[r * n + c] - mx);
+    for (int64_t c = 0; c < n; c++) w[r * n + c] = exp(x[r * n + c] - mx) / s;
+  }
+}
+
+/* The CUDA and HIP kernels of f build (where NVRTC / hipcc exist). */
+static void builds(tc_fusion *f, const char *name) {
+  for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++) {
+    tc_compile_options co = {(tc_target)t, NULL, name};
+    tc_status st;
+    tc_kernel *dk = tc_compile(f, &co, &st);
+    TC_CHECK(dk != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
+    if (!dk) continue;
+    st = tc_kernel_build(dk, NULL);
+    if (st == TC_ERR_UNSUPPORTED) printf("  skip %s build: %s\n", tc_target_name((tc_target)t), tc_kernel_error(dk));
+    else TC_CHECK(st == TC_OK, "%s does not build: %s", tc_target_name((tc_target)t), tc_kernel_error(dk));
+    tc_kernel_free(dk);
+  }
+}
+
+static void one_kernel(tc_fusion *(*make)(int64_t), int64_t n, int nin, const char *name,
+                       void (*want)(const float *, const float *, int64_t, int64_t, double *)) {
+  char dir[] = "/tmp/tilec-dyn-cache.XXXXXX";
+  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
+  setenv("TILEC_CACHE_DIR", dir, 1);
+  tc_fusion *f = make(n);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, name};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  TC_CHECK(tc_kernel_from_cache(k) == 0, "the first compile was a hit");
+  int64_t div = 0, bound = 0;
+  const char *var = tc_kernel_size_var(k, &div, &bound);
+  TC_CHECK(var && strcmp(var, "M") == 0 && div == 1 && bound == 2147483647 / n,
+           "size variable %s, divisor %lld, bound %lld", var ? var : "(none)", (long long)div,
+           (long long)bound);
+  TC_CHECK_EQ_INT(tc_kernel_nparams(k), nin + 2);
+  if (!sweep(k, nin, n, want)) printf("  skip runs: no OpenCL device\n");
+  /* the same fusion again: one cache entry for every M */
+  tc_fusion *f2 = make(n);
+  tc_kernel *k2 = tc_compile(f2, &o, &st);
+  TC_CHECK(k2 && tc_kernel_from_cache(k2) == 1, "the second compile was not a cache hit");
+  TC_CHECK(k2 && strcmp(tc_kernel_source(k), tc_kernel_source(k2)) == 0, "the sources differ");
+  if (k2 && !sweep(k2, nin, n, want)) printf("  skip cached runs: no OpenCL device\n");
+  tc_cache_stats cs;
+  tc_cache_get_stats(&cs);
+  TC_CHECK(cs.entries == 1, "%lld cache entries for one fusion", (long long)cs.entries);
+  tc_kernel_free(k2), tc_fusion_free(f2);
+  tc_cache_clear(NULL);
+  rmdir(dir);
+  unsetenv("TILEC_CACHE_DIR");
+  builds(f, name);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+static tc_fusion *pointwise37(int64_t n) { return pointwise(n, 1); }
+
+static void test_pointwise(void) { one_kernel(pointwise37, 37, 2, "dyn_pointwise", want_pointwise); }
+static void test_softmax(void) { one_kernel(softmax, 1000, 1, "dyn_softmax", want_softmax); }
+
+/* A divisor lets the pointwise kernel use vectors: M a multiple of 4 over
+ * rows of 6 floats is a multiple of 4 elements; 6 alone is not. */
+static void test_divisor(void) {
+  tc_fusion *f = pointwise(6, 4);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_div"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "vectors of 4") != NULL, "%s", tc_fusion_schedule_note(f));
+  float a[48 * 6], b[48 * 6], y[48 * 6];
+  for (int i = 0; i < 48 * 6; i++) a[i] = value(i), b[i] = value(2 * i + 5);
+  void *args[4] = {NULL, a, b, y};
+  int64_t m = 6; /* not a multiple of 4 */
+  TC_CHECK(tc_kernel_run_sizes(k, args, &m, 1, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(k), "M is 6") && strstr(tc_kernel_error(k), "multiple of 4"),
+           "%s", tc_kernel_error(k));
+  m = 44;
+  st = tc_kernel_run_sizes(k, args, &m, 1, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+    double w[48 * 6];
+    want_pointwise(a, b, m, 6, w);
+    for (int i = 0; i < 44 * 6; i++)
+      if (fabs(y[i] - w[i]) > 1e-5 + 1e-4 * fabs(w[i])) {
+        TC_CHECK(0, "y[%d] = %g, want %g", i, y[i], w[i]);
+        break;
+      }
+  }
+  /* static fusions and symbolic ones differ in the key: another divisor, another kernel */
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+static void test_misuse(void) {
+  tc_fusion *f = pointwise(37, 1);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_misuse"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  float a[37], y[37];
+  void *args[4] = {NULL, a, a, y};
+  TC_CHECK(tc_kernel_run(k, args, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(k), "size variable M"), "%s", tc_kernel_error(k));
+  TC_CHECK(tc_kernel_run_sizes(k, args, NULL, 0, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(k), "one size variable, M"), "%s", tc_kernel_error(k));
+  int64_t m = 0;
+  TC_CHECK(tc_kernel_run_sizes(k, args, &m, 1, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(k), "M is 0"), "%s", tc_kernel_error(k));
+  TC_CHECK(tc_reference_run(f, args) == TC_ERR_UNSUPPORTED && strstr(tc_fusion_error(f), "size variable M"),
+           "%s", tc_fusion_error(f));
+  m = (int64_t)1 << 40;
+  TC_CHECK(tc_kernel_run_sizes(k, args, &m, 1, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(k), "in 1.."), "%s", tc_kernel_error(k));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+
+  /* a second size variable, a bad divisor or bound */
+  f = tc_fusion_new();
+  int64_t shape[2] = {-1, 8};
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 1) != NULL, "%s", tc_fusion_error(f));
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "B", 1) == NULL && strstr(tc_fusion_error(f), "one size variable"),
+           "%s", tc_fusion_error(f));
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 0) == NULL && strstr(tc_fusion_error(f), "divisor"),
+           "%s", tc_fusion_error(f));
+  int64_t bad[2] = {10, 8};
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, bad, "K", 4) == NULL && strstr(tc_fusion_error(f), "bound"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+
+  /* the variable reduced over: refused at compile */
+  f = tc_fusion_new();
+  tc_tensor *x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
+  int ax = 0;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
+  OK(f, tc_add_output(f, s));
+  tc_schedule_auto(f, TC_TARGET_OPENCL, NULL);
+  TC_CHECK(tc_compile(f, &o, &st) == NULL && strstr(tc_fusion_error(f), "reduces over the size variable M"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+
+  /* a permute moves it off the leading axis */
+  f = tc_fusion_new();
+  x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
+  int perm[2] = {1, 0};
+  tc_tensor *p = tc_permute(f, x, perm);
+  OK(f, tc_add_output(f, p));
+  TC_CHECK(tc_compile(f, &o, &st) == NULL && strstr(tc_fusion_error(f), "only the leading axis"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+
+  /* unscheduled: M is a serial loop */
+  f = tc_fusion_new();
+  x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
+  OK(f, tc_add_output(f, tc_unary(f, TC_NEG, x)));
+  TC_CHECK(tc_compile(f, &o, &st) == NULL && strstr(tc_fusion_error(f), "bind such axes to BIDx"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
+int main(void) {
+  TC_RUN(test_misuse);
+  TC_RUN(test_divisor);
+  TC_RUN(test_pointwise);
+  TC_RUN(test_softmax);
+  TC_MAIN_END();
+}
