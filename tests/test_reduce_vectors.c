@@ -81,13 +81,14 @@ static void reference(int kind, tc_dtype t, const void *x, int64_t rows, int64_t
   }
 }
 
-/* The width the schedule must state, by hand: every fusion here holds
- * f32 (a cast to f32, an f32 accumulator), so 16 bytes are 4 lanes,
- * halved until they divide the row (4099 is odd: none); a row sum of
- * few rows longer than 16384 is a grid reduction, which reads scalars. */
-static int64_t expected_width(int kind, int64_t rows, int64_t cols) {
+/* The width the schedule must state, by hand: 16 bytes of the widest
+ * dtype in global memory (the norms read and write t: 4 lanes of f32, 8
+ * of f16 / bf16; a row sum writes f32: 4), halved until they divide the
+ * row (4099 is odd: none); a row sum of few rows longer than 16384 is a
+ * grid reduction, which reads scalars. */
+static int64_t expected_width(int kind, tc_dtype t, int64_t rows, int64_t cols) {
   if (kind == K_SUM && rows < 64 && cols > 16384) return 1;
-  int64_t v = 4;
+  int64_t v = kind != K_SUM && t != TC_F32 ? 8 : 4;
   while (v > 1 && cols % v) v /= 2;
   return v;
 }
@@ -102,7 +103,7 @@ static void run_case(int kind, tc_dtype t, int64_t rows, int64_t cols) {
   OK(f, tc_add_output(f, y));
   OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
   const char *note = tc_fusion_schedule_note(f);
-  int64_t v = expected_width(kind, rows, cols);
+  int64_t v = expected_width(kind, t, rows, cols);
   char want_note[64];
   if (v > 1) snprintf(want_note, sizeof want_note, "vectors of %lld elements", (long long)v);
   else snprintf(want_note, sizeof want_note, "one element per thread and step");
@@ -220,6 +221,28 @@ static void test_by_hand(void) {
   tc_fusion_free(f);
 }
 
+/* A vector in registers is an unrolled loop over the thread's own
+ * elements: 16 lanes of f32 (64 bytes) are accepted there, 32 are not;
+ * in global memory 16 bytes stay the bound. */
+static void test_register_vector_width(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {2, 64};
+  int last = 1;
+  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, tc_input(f, TC_F32, 2, shape), 1, &last);
+  tc_add_output(f, s);
+  tc_tensor *acc = tc_cache_before(s);
+  OK(f, tc_split(acc, 1, 32, 1)); /* [2, 2, 32] */
+  OK(f, tc_split(acc, 2, 16, 1)); /* [2, 2, 2, 16] */
+  TC_CHECK(tc_parallelize(acc, 3, TC_VECTORIZE) == TC_OK, "16 f32 lanes in registers: %s",
+           tc_fusion_error(f));
+  OK(f, tc_parallelize(acc, 3, TC_SERIAL));
+  OK(f, tc_merge(acc, 2, 3)); /* [2, 2, 32] */
+  TC_CHECK(tc_parallelize(acc, 2, TC_VECTORIZE) == TC_ERR_SCHEDULE, "32 lanes accepted");
+  TC_CHECK(strstr(tc_fusion_error(f), "16 lanes in registers") != NULL, "message: %s",
+           tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
 /* NVRTC (CUDA, sm_90a) and hipcc (HIP, gfx90a) build the vectorized
  * softmax, LayerNorm and row sum of 7 x 1000 in bf16. */
 static void test_device_compilers(void) {
@@ -253,6 +276,7 @@ static void test_device_compilers(void) {
 
 int main(void) {
   TC_RUN(test_by_hand);
+  TC_RUN(test_register_vector_width);
   TC_RUN(test_device_compilers);
   TC_RUN(test_auto_schedules);
   TC_MAIN_END();

@@ -311,12 +311,17 @@ static tc_status schedule_outer(tc_tensor *ref, int nred, int r, char *note, siz
  * are allocated aligned (OpenCL, CUDA and HIP allocations: 128 bytes or
  * more) and each thread starts at a multiple of the width, so every
  * vector of every tensor starts at a multiple of its own bytes.  *why
- * gets the reason when it is 1 (n_what when no width divides n). */
-static int64_t pointwise_vector(const tc_fusion *f, int64_t n, const char *n_what, const char **why) {
+ * gets the reason when it is 1 (n_what when no width divides n).  With
+ * global_only the widest dtype is of the tensors in global memory: a
+ * register tensor's vector is an unrolled loop of up to 16 lanes of any
+ * dtype (tc_check_vector_width). */
+static int64_t pointwise_vector(const tc_fusion *f, int64_t n, bool global_only, const char *n_what,
+                                const char **why) {
   int64_t widest = 1;
   for (int i = 0; i < f->ntensors; i++) {
     const tc_tensor *t = f->tensors[i];
     if (t->is_scalar) continue;
+    if (global_only && t->mem != TC_MEM_GLOBAL) continue; /* registers: any 16 lanes */
     if (t->def && (t->def->kind == TC_OP_PERMUTE || t->def->kind == TC_OP_GATHER)) {
       *why = "a permute or gather reads its operand out of order";
       return 1;
@@ -337,7 +342,9 @@ static int64_t pointwise_vector(const tc_fusion *f, int64_t n, const char *n_wha
  * broadcasts along the row (it reads one element for all lanes), or a
  * permute or gather reads out of order.  The persistent form's share of
  * the row per thread stays at most 16 elements: T >= cols / 16 and V
- * divides 16, so V ceil(cols / (V T)) <= 16 too. */
+ * divides 16, so V ceil(cols / (V T)) <= 16 too.  The bytes are of the
+ * tensors in global memory (8 lanes of f16 / bf16 input and output; 4 of
+ * a row sum's f32 output); f32 intermediates hold V lanes in registers. */
 static int64_t inner_vector(const tc_fusion *f, const tc_tensor *ref, const bool *red, int r,
                             int64_t cols, const char **why) {
   for (int a = 0; a + 1 < r; a++)
@@ -354,7 +361,7 @@ static int64_t inner_vector(const tc_fusion *f, const tc_tensor *ref, const bool
         return 1;
       }
   }
-  return pointwise_vector(f, cols, "no vector width divides the row length", why);
+  return pointwise_vector(f, cols, true, "no vector width divides the row length", why);
 }
 
 /* [BIDx, TIDx(128), V] over the merged axes, V the vector width
@@ -371,7 +378,7 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
   if (st) return st;
   int64_t n = tc_tensor_loop_extent(ref, first);
   const char *why = "";
-  int64_t v = bc ? 1 : pointwise_vector(ref->f, n, "no vector width divides the element count", &why);
+  int64_t v = bc ? 1 : pointwise_vector(ref->f, n, false, "no vector width divides the element count", &why);
   if (v > 1) st = tc_split(ref, first, v, 1);
   if (!st) st = tc_split(ref, first, 128, 1);
   if (!st) st = tc_parallelize(ref, first, TC_BIDX);
@@ -495,7 +502,7 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
     inner_form_text(text, sizeof text, form, held, steps, threads);
     char vec[160];
     if (v > 1)
-      snprintf(vec, sizeof vec, "; vectors of %lld elements (16 bytes of the widest dtype)",
+      snprintf(vec, sizeof vec, "; vectors of %lld elements (16 bytes of the widest dtype in global memory)",
                (long long)v);
     else
       snprintf(vec, sizeof vec, "; one element per thread and step (%s)", vwhy);
