@@ -376,8 +376,9 @@ tc_status tc_swizzle_cute(tc_tensor *t, int axis, int b, int m, int s);
 tc_status tc_resize(tc_tensor *t, int axis, int64_t left, int64_t right);
 /* Binds loop axis `axis` to p: blocks (TC_BIDX ...) or threads (TC_TIDX
  * ...) of the launch, vector lanes (TC_VECTORIZE: the innermost axis, a
- * power of two of at most 16 bytes, 512 next to tensor memory), an
- * unrolled loop (TC_UNROLL), or
+ * power of two of at most 16 bytes, 512 next to tensor memory, 16 lanes
+ * of at most 64 bytes in local memory, where it is an unrolled loop over
+ * the thread's registers), an unrolled loop (TC_UNROLL), or
  * nothing: TC_SERIAL makes the axis a plain loop again, undoing an earlier
  * binding (the launch loses that dimension when no other tensor binds
  * it).  Two axes of a tensor cannot have the same block, thread or vector

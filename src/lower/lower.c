@@ -111,7 +111,8 @@ static bool is_loop_ptype_(tc_ptype p) { return !(tc_ptype_is_block(p) || tc_pty
 
 /* A reduction's loop domain: its serial reduction loops innermost of its
  * loops (the result is initialized before the outermost one and complete
- * after it), no reduction axis vectorized, at most one on a thread axis,
+ * after it), a vectorized reduction axis only innermost, at most one on
+ * a thread axis,
  * a reduction axis on a block only on BIDx (a grid reduction) and then
  * no serial iteration loop, and the result in registers, where each
  * thread holds the block's (or the grid's) total. */
@@ -136,10 +137,11 @@ static tc_status validate_reduction(lctx *c, tc_tensor *t, const char *desc) {
                      t->name, i, b, t->name, desc);
     if (a->reduction && a->ptype == TC_BIDX) grid = i;
     if (!a->reduction && is_loop_ptype_(a->ptype) && iter_loop < 0) iter_loop = i;
-    if (a->reduction && a->ptype == TC_VECTORIZE)
-      return tc_fail(c->f, TC_ERR_SCHEDULE,
-                     "compile: %s's reduction axis %d (%s) is vectorized; make it serial or "
-                     "unrolled (%s)", t->name, i, b, desc);
+    /* a vector of the reduction's operand: its lanes update the thread's
+     * accumulator one after another (a serial partial sum in registers,
+     * Welford's updates in lane order), before the serial steps and the
+     * block tree outside it; validate_tensor keeps a vectorized axis the
+     * innermost loop, where the lanes are V adjacent elements */
     if (a->reduction && tc_ptype_is_thread(a->ptype)) {
       if (thread >= 0)
         return tc_fail(c->f, TC_ERR_UNSUPPORTED,

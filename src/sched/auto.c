@@ -10,8 +10,11 @@
  *   inner       the reduced axes are not a prefix of the axes (the last
  *               axis is reduced: softmax, RMSNorm): the reduced axes moved
  *               last and merged into a row of n elements, the others
- *               merged into rows on blocks; the row split by T threads
- *               (TIDx, T a power of two with n / T <= 16 up to 1024) and
+ *               merged into rows on blocks; the row split as [steps,
+ *               TIDx(T), V] (T a power of two with n / T <= 16 up to 1024;
+ *               V adjacent elements per thread and step, 16 bytes of the
+ *               widest dtype where the row is contiguous; 1 in the shared
+ *               and grid forms) and
  *               held in registers between the reductions and the
  *               normalization while each intermediate's share is at most
  *               TC_PERSISTENT_BYTES per thread, else in shared memory
@@ -189,8 +192,8 @@ static void inner_form_text(char *out, size_t cap, inner_form form, int held, in
 /* The inner schedule of ref (rank r, reduced logical axes red[]): the
  * reduced axes last, rows [BIDx(rows / R), TIDy(R)], the row [S, TIDx(T)]
  * (*steps, *threads); the caller adds the form to the note. */
-static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *note, size_t cap,
-                                int64_t *steps_, int64_t *threads) {
+static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t v, char *note,
+                                size_t cap, int64_t *steps_, int64_t *threads) {
   int lead, kept;
   tc_status st = rows_then_row(ref, red, r, &lead, &kept);
   if (st) return st;
@@ -199,7 +202,10 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *no
   int64_t t = inner_threads(cols);
   int64_t per_block = kept && t < 128 ? 128 / t : 1;
   if (per_block > rows) per_block = pow2_at_least(rows);
-  st = tc_split(ref, col, t, 1);
+  /* the row [S, TIDx(T), V]: thread i reads V adjacent elements at
+   * (s T + i) V, so the threads of a step read T V adjacent ones */
+  st = v > 1 ? tc_split(ref, col, v, 1) : TC_OK;
+  if (!st) st = tc_split(ref, col, t, 1);
   if (!st && kept && per_block > 1) st = tc_split(ref, row, per_block, 1), col++;
   if (st) return st;
   if (kept) {
@@ -207,8 +213,9 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, char *no
     if (!st && per_block > 1) st = tc_parallelize(ref, row + 1, TC_TIDY);
   }
   if (!st) st = tc_parallelize(ref, col + 1, TC_TIDX);
-  int64_t steps = (cols + t - 1) / t;
-  *steps_ = steps, *threads = t;
+  if (!st && v > 1) st = tc_parallelize(ref, col + 2, TC_VECTORIZE);
+  int64_t steps = (cols / v + t - 1) / t;
+  *steps_ = steps * v, *threads = t;
   char rtext[80]; /* over the size variable: its name and bound */
   if (kept && tc_dg_is_symbolic(&ref->f->g, ref->loop[row]) && ref->f->sym)
     snprintf(rtext, sizeof rtext, "%s (at most %lld)", ref->f->sym->label, (long long)rows);
@@ -277,7 +284,8 @@ static tc_status schedule_grid(tc_tensor *ref, const bool *red, int r, char *not
            "tc_schedule_auto: inner reduction as a grid reduction: %lld row%s of %lld, %lld blocks "
            "per row on BIDx%s, %d threads per block on TIDx, %lld serial step%s each; each block's "
            "partial goes to a global workspace and the last block of the row to finish combines "
-           "them in a fixed order (deterministic)", (long long)rows, rows > 1 ? "s" : "", (long long)cols,
+           "them in a fixed order (deterministic); one element per thread and step (the grid form "
+           "reads scalars)", (long long)rows, rows > 1 ? "s" : "", (long long)cols,
            (long long)blocks, kept ? " (rows on BIDy)" : "", TC_GRID_THREADS, (long long)steps,
            steps > 1 ? "s" : "");
   return TC_OK;
@@ -308,12 +316,17 @@ static tc_status schedule_outer(tc_tensor *ref, int nred, int r, char *note, siz
  * are allocated aligned (OpenCL, CUDA and HIP allocations: 128 bytes or
  * more) and each thread starts at a multiple of the width, so every
  * vector of every tensor starts at a multiple of its own bytes.  *why
- * gets the reason when it is 1. */
-static int64_t pointwise_vector(const tc_fusion *f, int64_t n, const char **why) {
+ * gets the reason when it is 1 (n_what when no width divides n).  With
+ * global_only the widest dtype is of the tensors in global memory: a
+ * register tensor's vector is an unrolled loop of up to 16 lanes of any
+ * dtype (tc_check_vector_width). */
+static int64_t pointwise_vector(const tc_fusion *f, int64_t n, bool global_only, const char *n_what,
+                                const char **why) {
   int64_t widest = 1;
   for (int i = 0; i < f->ntensors; i++) {
     const tc_tensor *t = f->tensors[i];
     if (t->is_scalar) continue;
+    if (global_only && t->mem != TC_MEM_GLOBAL) continue; /* registers: any 16 lanes */
     if (t->def && (t->def->kind == TC_OP_PERMUTE || t->def->kind == TC_OP_GATHER)) {
       *why = "a permute or gather reads its operand out of order";
       return 1;
@@ -322,8 +335,38 @@ static int64_t pointwise_vector(const tc_fusion *f, int64_t n, const char **why)
   }
   int64_t v = 16 / widest;
   while (v > 1 && n % v != 0) v /= 2;
-  if (v == 1) *why = "no vector width divides the element count";
+  if (v == 1) *why = n_what;
   return v;
+}
+
+/* The vector width of the inner schedule's row of cols elements
+ * (red[]: the reduced logical axes of ref, rank r): pointwise_vector's
+ * 16 bytes of the widest dtype, halved until it divides cols; 1 (and
+ * *why) where a vector's lanes would not be adjacent in global memory:
+ * the reduced axes are not the last ones (the row is strided), an input
+ * broadcasts along the row (it reads one element for all lanes), or a
+ * permute or gather reads out of order.  The persistent form's share of
+ * the row per thread stays at most 16 elements: T >= cols / 16 and V
+ * divides 16, so V ceil(cols / (V T)) <= 16 too.  The bytes are of the
+ * tensors in global memory (8 lanes of f16 / bf16 input and output; 4 of
+ * a row sum's f32 output); f32 intermediates hold V lanes in registers. */
+static int64_t inner_vector(const tc_fusion *f, const tc_tensor *ref, const bool *red, int r,
+                            int64_t cols, const char **why) {
+  for (int a = 0; a + 1 < r; a++)
+    if (red[a] && !red[a + 1]) {
+      *why = "the reduced axes are not the last ones, so the row is strided in memory";
+      return 1;
+    }
+  for (int i = 0; i < f->ntensors; i++) {
+    const tc_tensor *t = f->tensors[i];
+    if (t->def || t->is_scalar) continue;
+    for (int a = 0; a < r; a++)
+      if (red[a] && tc_logical_extent(t, a) == 1 && tc_logical_extent(ref, a) > 1) {
+        *why = "an input broadcasts along the row";
+        return 1;
+      }
+  }
+  return pointwise_vector(f, cols, true, "no vector width divides the row length", why);
 }
 
 /* [BIDx, TIDx(128), V] over the merged axes, V the vector width
@@ -343,7 +386,7 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
   /* over a size variable: the vector must divide every count it takes */
   int ax = ref->loop[first];
   int64_t count = tc_dg_is_symbolic(&ref->f->g, ax) ? tc_dg_sym_divisor(&ref->f->g, ax) : n;
-  int64_t v = bc ? 1 : pointwise_vector(ref->f, count, &why);
+  int64_t v = bc ? 1 : pointwise_vector(ref->f, count, false, "no vector width divides the element count", &why);
   if (v > 1) st = tc_split(ref, first, v, 1);
   if (!st) st = tc_split(ref, first, 128, 1);
   if (!st) st = tc_parallelize(ref, first, TC_BIDX);
@@ -430,16 +473,25 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
    * every intermediate is copied per consumer and inlined (two-pass) */
   inner_form form = FORM_REGISTERS;
   bool grid = false;
+  int64_t v = 1;
+  const char *vwhy = "";
   if (any && !prefix) {
     int64_t cols = 1, rows = 1;
     for (int a = 0; a < r; a++)
       *(red[a] ? &cols : &rows) *= f->g.axes[ref->logical[a]].extent;
+    v = inner_vector(f, ref, red, r, cols, &vwhy);
     int64_t t = inner_threads(cols), steps = (cols + t - 1) / t;
     if (steps * held_dtype_bytes(f) > TC_PERSISTENT_BYTES)
       form = shared_form_bytes(f, steps * t, t) <= smem_budget(target, arch) ? FORM_SHARED
                                                                              : FORM_TWO_PASS;
     grid = rows < TC_GRID_MAX_ROWS && cols > TC_GRID_MIN_COLS && grid_reducible(f, ref, red, r);
     if (form == FORM_TWO_PASS && !grid) tc_recompute_intermediates(f);
+    /* the shared form keeps every intermediate short of its loop in
+     * shared memory, a vector's V too; the grid form's chunks are scalar */
+    if (v > 1 && (grid || form == FORM_SHARED)) {
+      vwhy = "the shared form reads scalars";
+      v = 1;
+    }
   }
   char note[sizeof f->sched_note];
   int64_t steps = 0, threads = 0;
@@ -447,7 +499,7 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   tc_status st = !any ? schedule_pointwise(ref, r, note, sizeof note)
                  : prefix ? schedule_outer(ref, nred, r, note, sizeof note)
                  : grid ? schedule_grid(ref, red, r, note, sizeof note)
-                        : schedule_inner(ref, red, r, note, sizeof note, &steps, &threads);
+                        : schedule_inner(ref, red, r, v, note, sizeof note, &steps, &threads);
   int held = inner && form == FORM_REGISTERS && held_dtype_bytes(f) == 0 ? 0 : -1;
   if (!st) st = tc_propagate_transforms(ref);
   if (!st) st = tc_parallelize_all_like(ref);
@@ -457,8 +509,14 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   if (inner) {
     char text[200];
     inner_form_text(text, sizeof text, form, held, steps, threads);
-    char all[sizeof note + sizeof text + 2];
-    snprintf(all, sizeof all, "%s, %s", note, text);
+    char vec[160];
+    if (v > 1)
+      snprintf(vec, sizeof vec, "; vectors of %lld elements (16 bytes of the widest dtype in global memory)",
+               (long long)v);
+    else
+      snprintf(vec, sizeof vec, "; one element per thread and step (%s)", vwhy);
+    char all[sizeof note + sizeof text + sizeof vec + 2];
+    snprintf(all, sizeof all, "%s, %s%s", note, text, vec);
     snprintf(f->sched_note, sizeof f->sched_note, "%.*s", (int)sizeof f->sched_note - 1, all);
   } else {
     snprintf(f->sched_note, sizeof f->sched_note, "%s", note);

@@ -140,13 +140,18 @@ tc_status tc_check_vector_width(const tc_tensor *t, int axis, int64_t extent) {
    * to 128 32-bit words per thread */
   bool tmem = t->mem == TC_MEM_TENSOR ||
               (t->def && t->def->nin == 1 && t->def->in[0]->mem == TC_MEM_TENSOR);
-  int64_t max = tmem ? 512 : 16;
-  if (extent < 1 || (extent & (extent - 1)) != 0 || extent > max || bytes > max)
+  /* in registers a vector is an unrolled loop over the thread's own
+   * elements: 16 lanes of any dtype (an f32 intermediate of a vector of
+   * 8 halves in global memory); in memory, one 16-byte access */
+  bool regs = !tmem && t->mem == TC_MEM_LOCAL;
+  int64_t max = tmem ? 512 : regs ? 64 : 16;
+  if (extent < 1 || (extent & (extent - 1)) != 0 || extent > (regs ? 16 : max) || bytes > max)
     return tc_tensor_fail(t, TC_ERR_SCHEDULE, "tc_parallelize",
                            "%s axis %d has extent %lld: a vectorized axis needs a power-of-two extent with "
                            "at most %lld bytes per vector%s (%lld bytes of %s here)",
                            t->name, axis, (long long)extent, (long long)max,
-                           tmem ? " (128 32-bit words: tcgen05 .x128)" : "", (long long)bytes,
+                           tmem ? " (128 32-bit words: tcgen05 .x128)" : regs ? " and 16 lanes in registers" : "",
+                           (long long)bytes,
                            tc_dtype_name(t->dtype));
   return TC_OK;
 }
