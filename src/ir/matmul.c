@@ -61,7 +61,7 @@ static tc_tensor *operand_view(tc_fusion *f, tc_tensor *x, const int *map, int n
   } else {
     n = 0;
   }
-  int64_t shape[16];
+  int64_t shape[16] = {0};
   for (int j = 0; j < nout; j++) shape[j] = perm[j] < 0 ? 1 : tc_logical_extent(x, perm[j]);
   tc_tensor *v = tc_tensor_new(f, x->dtype, nout, shape);
   tc_op *op = tc_op_new(f, TC_OP_BROADCAST, 0, x, NULL, v);
