@@ -59,6 +59,13 @@ const char *tc_ptype_name(tc_ptype p) {
   return (unsigned)p < sizeof names / sizeof *names ? names[p] : "?";
 }
 
+void tc_set_schedule_note(tc_fusion *f, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(f->sched_note, sizeof f->sched_note, fmt, ap);
+  va_end(ap);
+}
+
 tc_status tc_fail(tc_fusion *f, tc_status status, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);

@@ -107,6 +107,9 @@ void tc_fusion_mark_symbolic(tc_fusion *f);
 tc_status tc_fail(tc_fusion *f, tc_status status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 void tc_clear_error(tc_fusion *f);
+/* Sets the fusion's schedule note (tc_fusion_schedule_note), cut at its
+ * size. */
+void tc_set_schedule_note(tc_fusion *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* A new tensor with fresh root axes of the given shape. */
 tc_tensor *tc_tensor_new(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape);

@@ -412,7 +412,7 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   tc_fusion_mark_symbolic(f);
   for (int i = 0; i < f->ntensors; i++)
     if (scheduled(f->tensors[i])) {
-      snprintf(f->sched_note, sizeof f->sched_note,
+      tc_set_schedule_note(f,
                "tc_schedule_auto: kept the user's schedule (%s is scheduled)", f->tensors[i]->name);
       return TC_OK;
     }
@@ -517,9 +517,9 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
       snprintf(vec, sizeof vec, "; one element per thread and step (%s)", vwhy);
     char all[sizeof note + sizeof text + sizeof vec + 2];
     snprintf(all, sizeof all, "%s, %s%s", note, text, vec);
-    snprintf(f->sched_note, sizeof f->sched_note, "%.*s", (int)sizeof f->sched_note - 1, all);
+    tc_set_schedule_note(f, "%.*s", (int)sizeof f->sched_note - 1, all);
   } else {
-    snprintf(f->sched_note, sizeof f->sched_note, "%s", note);
+    tc_set_schedule_note(f, "%s", note);
   }
   return TC_OK;
 }

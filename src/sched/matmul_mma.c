@@ -127,7 +127,7 @@ tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_t
   int64_t smem = (tl->bm + tl->bn) * tl->bk * 2;
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
-  snprintf(f->sched_note, sizeof f->sched_note,
+  tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warps (TIDy) of "
            "32 lanes (TIDx) with %lldx%lld tiles each as mma.sync m16n8k16 (%s, f32 "
            "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes), "

@@ -388,7 +388,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (npro[0] + npro[1])
     snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
              npro[0], npro[0] == 1 ? "" : "s", npro[1]);
-  snprintf(f->sched_note, sizeof f->sched_note,
+  tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
            "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
