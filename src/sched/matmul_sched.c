@@ -357,6 +357,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     tc_tensor *t = order[i]->out;
     if (!OPERAND(t) && (t != out || inner)) inline_deepest(t);
   }
+  free(order);
   if (!st) st = tc_inline_at(acc, o + (rax < 0 ? 2 : 1));
   /* the operand tiles */
   static const int a_to[5] = {2, 0, 4, 3, 1}, b_to[5] = {0, 3, 2, 1, 4};
