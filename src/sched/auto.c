@@ -359,7 +359,8 @@ static int64_t inner_vector(const tc_fusion *f, const tc_tensor *ref, const bool
     }
   for (int i = 0; i < f->ntensors; i++) {
     const tc_tensor *t = f->tensors[i];
-    if (t->def || t->is_scalar) continue;
+    if (t->def || t->is_scalar || t->nlogical != r) continue; /* (other ranks meet the row
+                                                                  through a tc_broadcast) */
     for (int a = 0; a < r; a++)
       if (red[a] && tc_logical_extent(t, a) == 1 && tc_logical_extent(ref, a) > 1) {
         *why = "an input broadcasts along the row";
