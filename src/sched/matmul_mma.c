@@ -103,7 +103,7 @@ tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_t
   for (int i = 0; i < 13; i++) old13[i] = o + i, acc_new[i] += o;
   if (!st) st = tc_reorder(acc, 13, old13, acc_new);
   tc_tensor *skip[3] = {acc, av, bv};
-  if (!st) st = tc_matmul_epilogue_like_out(f, out, skip, 3);
+  if (!st) st = tc_matmul_epilogue_like_out(f, out, skip, 3, false);
   /* the operand tiles, computed at Ko before P's warp and lane axes are
    * merged (so that no axis of theirs mixes M and N) */
   static const int a_to[10] = {4, 0, 8, 5, 1, 6, 7, 2, 3, 9}, b_to[10] = {0, 6, 4, 1, 7, 2, 3, 8, 9, 5};

@@ -185,7 +185,8 @@ static bool in_prologue(tc_tensor *const pro[2][TC_MATMUL_MAX_PROLOGUE], const i
   return false;
 }
 
-tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip) {
+tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip,
+                                      bool inline_out) {
   int n;
   tc_op **order = tc_topo_order(f, &n);
   tc_status st = TC_OK;
@@ -199,8 +200,10 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
   }
   free(pos);
   if (!st) st = tc_parallelize_all_like(out);
-  for (int i = n - 1; i >= 0 && !st; i--)
-    if (!operand[order[i]->out->id]) inline_deepest(order[i]->out);
+  for (int i = n - 1; i >= 0 && !st; i--) {
+    tc_tensor *t = order[i]->out;
+    if (!operand[t->id] || (t == out && inline_out)) inline_deepest(t);
+  }
   free(operand);
   free(order);
   return st;
@@ -309,9 +312,6 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   /* a reduction of the result reduces in registers and is copied out */
   tc_tensor *racc = rout ? tc_cache_before(rout) : NULL;
   if (rout && !racc) return TC_ERR_SCHEDULE;
-  order = tc_topo_order(f, &n);
-#define OPERAND(t) ((t) == acc || (t) == av || (t) == bv || (t) == frag[0] || (t) == frag[1] || \
-                    in_prologue(pro, npro, t))
   int64_t ty = tl.bm / tl.tm, tx = tl.bn / tl.tn;
   /* the output: [Mo, No, Mt, Nt, TM, TN] */
   st = tile_mn(out, o, &tl);
@@ -344,20 +344,13 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (!st) st = tc_parallelize(acc, o + 4, TC_TIDX);
   if (!st) st = tc_parallelize(acc, o + 6, TC_UNROLL);
   if (!st) st = tc_parallelize(acc, o + 7, TC_UNROLL);
-  /* the epilogue, like the output */
-  int *pos = tc_ref_positions(f, out);
-  for (int i = 0; i < n && !st; i++) {
-    tc_tensor *t = order[i]->out;
-    if (OPERAND(t) || t == out) continue;
-    st = tc_replay_like(t, out, pos + t->id * 16, call);
-  }
-  free(pos);
-  if (!st) st = tc_parallelize_all_like(out);
-  for (int i = n - 1; i >= 0 && !st; i--) {
-    tc_tensor *t = order[i]->out;
-    if (!OPERAND(t) && (t != out || inner)) inline_deepest(t);
-  }
-  free(order);
+  /* the epilogue, like the output (which, when only its reduction is
+   * stored, is inlined into that too) */
+  tc_tensor *skip[5 + 2 * TC_MATMUL_MAX_PROLOGUE] = {acc, av, bv, frag[0], frag[1]};
+  int nskip = 5;
+  for (int k = 0; k < 2; k++)
+    for (int i = 0; i < npro[k]; i++) skip[nskip++] = pro[k][i];
+  if (!st) st = tc_matmul_epilogue_like_out(f, out, skip, nskip, inner);
   if (!st) st = tc_inline_at(acc, o + (rax < 0 ? 2 : 1));
   /* the operand tiles */
   static const int a_to[5] = {2, 0, 4, 3, 1}, b_to[5] = {0, 3, 2, 1, 4};

@@ -28,8 +28,10 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
 /* Gives every tensor but out and skip[0..nskip) (the matmul's accumulator,
  * operands and their copies) the loop domain of the output out and
  * inlines each as deep into its consumers as it goes, so the epilogue
- * runs on the accumulators' registers. */
-tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip);
+ * runs on the accumulators' registers; inline_out: out too (it is no
+ * output, only the operand of the reduction that is). */
+tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip,
+                                      bool inline_out);
 /* tc_schedule_matmul with tiles->macro == TC_MACRO_MMA_M16N8K16, after
  * its checks of the fusion: warps of mma.sync m16n8k16 (matmul_mma.c);
  * nepi epilogue ops for the note. */
