@@ -30,7 +30,7 @@ static void gemm_usage(FILE *out) {
         "                  [--time [-i N]] [--emit FILE] [--json]\n"
         "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
-        "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T]]\n"
+        "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T] [--macro fma|mma]]\n"
         "\n"
         "runs C[M,N] = A[M,K] * B[K,N], G times (one per group), with the gridwise GEMM\n"
         "kernel.  Every matrix is row-major.\n"
