@@ -91,7 +91,7 @@ else fail "emitted CUDA kernel lacks shared tiles or the ReLU"; fi
 expect "hip builds" 0 '^compiled for gfx90a \(hipcc\)|^not compiled' \
   gemm -M 128 -N 128 -K 64 -t f16 --epilogue bias,gelu --target hip --emit "$tmp/k.hip"
 # tiles over the arch's shared memory: (256 + 256) x 128 f32 = 256 KiB > 227 KiB on sm_90a
-expect "shared memory over the limit" 1 'needs 262144 bytes of shared memory per block but cuda allows at most 232448' \
+expect "shared memory over the limit" 1 'needs 262144 bytes of shared memory per block but cuda sm_90a allows at most 232448' \
   gemm -M 512 -N 512 -K 512 --epilogue relu --tiles 256,256,128,8,8 --target cuda --emit "$tmp/big.cu"
 # --json of a failure: the short form, the message in "error", exit 1
 out=$("$T" gemm -M 512 -N 512 -K 512 --epilogue relu --tiles 256,256,128,8,8 --target cuda --json 2>/dev/null); rc=$?

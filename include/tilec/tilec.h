@@ -760,7 +760,8 @@ typedef struct tc_compile_options {
  * *status / tc_fusion_error say why.  opt may be NULL (OpenCL, the
  * default arch, "tilec_kernel").  For CUDA and HIP a block over 1024
  * threads (CUDA: a TIDz extent over 64) or more shared memory than the
- * GPU has per block (CUDA 232448 bytes; HIP 65536, 163840 on gfx950) is
+ * arch has per block (CUDA 232448 bytes on sm_90 / sm_100, 166912 on
+ * sm_80, 101376 on sm_86 / sm_89; HIP 65536, 163840 on gfx950) is
  * TC_ERR_LOWER; OpenCL's limits are the device's, checked at launch. */
 tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *status);
 /* Frees a kernel (NULL is fine). */

@@ -452,7 +452,7 @@ static tc_status check_smem_limit(lctx *c) {
                  "allows at most %lld (%lld KiB)%s; keep less in shared memory at a time (inline "
                  "the shared tensors deeper, or recompute a row that does not fit instead of "
                  "holding it)", (long long)k->smem_bytes, gfx ? " (LDS)" : "", c->ti.name,
-                 gfx ? " " : "", gfx ? c->ti.arch : "", (long long)c->ti.smem_max,
+                 c->ti.arch[0] ? " " : "", c->ti.arch, (long long)c->ti.smem_max,
                  (long long)(c->ti.smem_max / 1024), which);
 }
 

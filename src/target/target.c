@@ -123,6 +123,22 @@ static unsigned gfx_features(int major, int minor, int stepping) {
   return f;
 }
 
+/* Shared memory per block with the opt-in attribute, by compute
+ * capability (the CUDA C++ Programming Guide's table of technical
+ * specifications): 227 KiB on sm_90 and sm_100-class GPUs, 163 KiB on
+ * sm_80 / sm_87, 99 KiB on sm_86 / sm_89 / sm_120, 64 KiB on sm_75, 96 KiB
+ * on sm_70 / sm_72, 48 KiB before. */
+static int64_t sm_smem_optin(int sm) {
+  if (sm >= 120) return 99 * 1024;
+  if (sm >= 90) return 227 * 1024;
+  if (sm == 80 || sm == 87) return 163 * 1024;
+  if (sm >= 86) return 99 * 1024;
+  if (sm >= 80) return 163 * 1024;
+  if (sm == 75) return 64 * 1024;
+  if (sm >= 70) return 96 * 1024;
+  return 48 * 1024;
+}
+
 tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info *out, tc_str *err) {
   memset(out, 0, sizeof *out);
   out->target = target;
@@ -150,9 +166,6 @@ tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info
   if (target == TC_TARGET_CUDA) {
     out->family = TC_ARCH_SM;
     out->max_block_z = 64;
-    /* 227 KiB (232448 bytes) of opt-in shared memory per block, the most
-     * of any arch (sm_90, sm_100); smaller GPUs are checked at launch */
-    out->smem_max = 232448;
     out->regs_per_sm = 65536; /* 64 K 32-bit registers per SM */
     out->max_regs_per_thread = 255;
     if (!parse_sm(arch, &out->sm, &out->suffix)) {
@@ -162,6 +175,7 @@ tc_status tc_target_info_make(tc_target target, const char *arch, tc_target_info
       return TC_ERR_ARGUMENT;
     }
     out->features = sm_features(out->sm, out->suffix);
+    out->smem_max = sm_smem_optin(out->sm);
     return TC_OK;
   }
   out->family = TC_ARCH_GFX;
