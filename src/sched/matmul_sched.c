@@ -35,12 +35,10 @@ static int64_t pow2_at_least(int64_t v, int64_t cap) {
   return p;
 }
 
-/* The tiles for M x N x K of a dtype of `size` bytes; with a reduction
- * of the rows (rax 1) or the columns (rax 0), the block tile covers the
- * reduced axis (up to TC_MATMUL_MAX_REDUCED), with 16 to 64 threads along
- * it. */
-static tc_matmul_tiles pick_tiles(int64_t m, int64_t n, int64_t k, int size, int rax) {
-  tc_matmul_tiles t;
+/* (sched.h) With a reduction the block tile covers the reduced axis (up
+ * to TC_MATMUL_MAX_REDUCED), with 16 to 64 threads along it. */
+tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, int rax) {
+  tc_matmul_tiles t = {0};
   t.bm = pow2_at_least(m, rax == 0 ? TC_MATMUL_MAX_REDUCED : 64);
   t.bn = pow2_at_least(n, rax == 1 ? TC_MATMUL_MAX_REDUCED : 64);
   t.tm = t.bm < 4 ? t.bm : t.bm > 256 ? t.bm / 64 : 4;
@@ -278,7 +276,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "reduces one in one block, of at most %d (a combination across blocks is not "
                    "part of it: store the result and reduce it in a fusion of its own)", call,
                    rout->name, rax == o ? "column" : "row", (long long)rlen, TC_MATMUL_MAX_REDUCED);
-  tc_matmul_tiles tl = tiles ? *tiles : pick_tiles(m, nn, kk, (int)tc_dtype_size(av->dtype),
+  tc_matmul_tiles tl = tiles ? *tiles : tc_matmul_auto_tiles(m, nn, kk, (int)tc_dtype_size(av->dtype),
                                                    rax < 0 ? -1 : rax - o);
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
       tl.bn % tl.tn)

@@ -32,6 +32,11 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
  * output, only the operand of the reduction that is). */
 tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *const *skip, int nskip,
                                       bool inline_out);
+/* The matmul scheduler's tiles (tc_schedule_auto, tc_schedule_matmul
+ * without tiles) for M x N x K of operands of `size` bytes, rax 1 with a
+ * reduction of the rows, 0 of the columns, -1 without (docs/matmul.md):
+ * FMA tiles, what the command line reports as the heuristic's choice. */
+tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, int rax);
 /* tc_schedule_matmul with tiles->macro == TC_MACRO_MMA_M16N8K16, after
  * its checks of the fusion: warps of mma.sync m16n8k16 (matmul_mma.c);
  * nepi epilogue ops for the note. */

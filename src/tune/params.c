@@ -182,6 +182,17 @@ static int tma_parse(const char *text, tc_gemm_params *p, tc_str *err);
 
 static int check_shape(const tc_gemm_shape *s, tc_str *err);
 
+/* A thread's 2 x 2 sub-tiles of MPT x NPT accumulators: at most MAX_REGS. */
+static int check_acc(const tc_gemm_params *p, tc_str *err) {
+  int64_t acc = 4 * (int64_t)p->m_per_thread * p->n_per_thread;
+  if (acc > MAX_REGS)
+    return fail(err,
+                "4 * m_per_thread * n_per_thread accumulators per thread must be at most %d (got "
+                "%lld)",
+                MAX_REGS, (long long)acc);
+  return 0;
+}
+
 int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
   /* a shape given (M set) must be one: the rules below divide by it */
   if (s && s->m && check_shape(s, err)) return -1;
@@ -202,12 +213,7 @@ int tc_gemm_params_check(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str
     return fail(err,
                 "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block (%d*%d*%d*2 != %d)",
                 p->n_per_thread, p->n_level0, p->n_level1, p->n_per_block);
-  int64_t acc = 4 * (int64_t)p->m_per_thread * p->n_per_thread;
-  if (acc > MAX_REGS)
-    return fail(err,
-                "4 * m_per_thread * n_per_thread accumulators per thread must be at most %d (got "
-                "%lld)",
-                MAX_REGS, (long long)acc);
+  if (check_acc(p, err)) return -1;
   int64_t threads = (int64_t)p->m_level0 * p->m_level1 * p->n_level0 * p->n_level1;
   if (threads != p->block_size)
     return fail(err,
@@ -305,6 +311,32 @@ static int derive_wave_copies(tc_gemm_params *q, const tc_gemm_shape *s, int lan
   return 0;
 }
 
+/* The non-XDLOPS kernel's thread tiling from the tuned fields of q: the
+ * rules on them, MPB and NPB multiples of 2 MPT and 2 NPT, the levels
+ * (split_levels), and BS their product.  0, or -1 with err. */
+static int derive_levels(tc_gemm_params *q, tc_str *err) {
+  if (check_tuned(q, err)) return -1;
+  if (q->m_per_block % (2 * q->m_per_thread))
+    return fail(err,
+                "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block: m_per_block %d is "
+                "not a multiple of m_per_thread*2 = %d",
+                q->m_per_block, 2 * q->m_per_thread);
+  if (q->n_per_block % (2 * q->n_per_thread))
+    return fail(err,
+                "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block: n_per_block %d is "
+                "not a multiple of n_per_thread*2 = %d",
+                q->n_per_block, 2 * q->n_per_thread);
+  int mc = q->m_per_block / (2 * q->m_per_thread), nc = q->n_per_block / (2 * q->n_per_thread);
+  split_levels(mc, &q->m_level0, &q->m_level1);
+  split_levels(nc, &q->n_level0, &q->n_level1);
+  if ((int64_t)mc * nc != q->block_size)
+    return fail(err,
+                "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 = (m_per_block / "
+                "(2*m_per_thread)) * (n_per_block / (2*n_per_thread)) = %d*%d = %lld (got %d)",
+                mc, nc, (long long)mc * nc, q->block_size);
+  return 0;
+}
+
 static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
 static int derive_mma(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
 
@@ -314,26 +346,8 @@ int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err
   if (tc_gemm_params_is_wgmma(p)) return tc_wgmma_params_derive(p, s, err);
   if (tc_gemm_params_is_mma(p)) return derive_mma(p, s, err);
   if (tc_gemm_params_is_xdlops(p)) return derive_xdlops(p, s, err);
-  if (check_tuned(p, err)) return -1;
   tc_gemm_params q = *p;
-  if (q.m_per_block % (2 * q.m_per_thread))
-    return fail(err,
-                "m_per_thread * m_level0 * m_level1 * 2 must equal m_per_block: m_per_block %d is "
-                "not a multiple of m_per_thread*2 = %d",
-                q.m_per_block, 2 * q.m_per_thread);
-  if (q.n_per_block % (2 * q.n_per_thread))
-    return fail(err,
-                "n_per_thread * n_level0 * n_level1 * 2 must equal n_per_block: n_per_block %d is "
-                "not a multiple of n_per_thread*2 = %d",
-                q.n_per_block, 2 * q.n_per_thread);
-  int mc = q.m_per_block / (2 * q.m_per_thread), nc = q.n_per_block / (2 * q.n_per_thread);
-  split_levels(mc, &q.m_level0, &q.m_level1);
-  split_levels(nc, &q.n_level0, &q.n_level1);
-  if ((int64_t)mc * nc != q.block_size)
-    return fail(err,
-                "block_size must equal m_level0 * m_level1 * n_level0 * n_level1 = (m_per_block / "
-                "(2*m_per_thread)) * (n_per_block / (2*n_per_thread)) = %d*%d = %lld (got %d)",
-                mc, nc, (long long)mc * nc, q.block_size);
+  if (derive_levels(&q, err)) return -1;
   if (derive_copy('A', q.block_size, q.k_per_block, q.m_per_block, vec_of(s, 0), vec_of(s, 1),
                   &q.a_cluster_k, &q.a_cluster_m, &q.a_read_dim, &q.a_src_per_read,
                   &q.a_dst_per_write, err))
@@ -346,6 +360,18 @@ int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err
   if (tc_gemm_params_check(&q, s, err)) return -1;
   *p = q;
   return 0;
+}
+
+static int check_mma_tuned(const tc_gemm_params *p, tc_str *err);
+
+int tc_gemm_params_check_tiling(const tc_gemm_params *p, tc_str *err) {
+  if (tc_gemm_params_is_tma(p) || tc_gemm_params_is_wgmma(p) ||
+      (tc_gemm_params_is_xdlops(p) && !tc_gemm_params_is_mma(p)))
+    return fail(err, "only the non-accelerated and mma: forms have a thread tiling here");
+  if (tc_gemm_params_is_mma(p)) return check_mma_tuned(p, err);
+  tc_gemm_params q = *p;
+  if (derive_levels(&q, err)) return -1;
+  return check_acc(&q, err);
 }
 
 /* ---- perf-config strings ---------------------------------------------- */

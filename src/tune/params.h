@@ -161,6 +161,16 @@ int tc_gemm_tma_default(const tc_gemm_shape *s, tc_gemm_params *p, tc_str *err);
  * "... must equal m_per_block (4*4*4*2 != 64)"). */
 int tc_gemm_params_derive(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err);
 
+/* The rules of a parsed non-accelerated or mma: perf config that fix its
+ * thread (warp) tiling, without the blockwise copies, vector widths and
+ * shared-memory bound of the template kernels (the fused GEMM stages its
+ * tiles its own way: src/tune/matmul_config.c): for BS,MPB,NPB,KPB,MPT,
+ * NPT every value in range, MPB and NPB multiples of 2 MPT and 2 NPT, BS
+ * = (MPB / (2 MPT)) * (NPB / (2 NPT)) and 4 MPT NPT accumulators at most
+ * 256; for mma: the m16n8k16 multiples and the warp tiling.  The messages
+ * are tc_gemm_params_derive's.  0, or -1 with err. */
+int tc_gemm_params_check_tiling(const tc_gemm_params *p, tc_str *err);
+
 /* Checks a fully specified parameter set (tuned and derived fields as
  * given, nothing is derived) against every rule; the shape (may be NULL)
  * bounds the vector widths.  Returns 0, or -1 with the violated rule in
