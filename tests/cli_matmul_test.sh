@@ -16,6 +16,7 @@ pass() { passed=$((passed + 1)); echo "  ok   $1"; }
 fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-matmul.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
+export TILEC_PERFDB="$tmp/perfdb.sqlite" # (--tune stores its result)
 
 # expect NAME CODE PATTERN CMD...: exit code CODE and output matching PATTERN
 expect() {
@@ -68,7 +69,7 @@ else
     gemm -M 67 -N 97 -K 33 --epilogue bias,relu --tune --tune-max 3 -V 1
   out=$("$T" gemm -M 40 -N 70 -K 9 -t bf16 --epilogue gelu,row_sum --tune --tune-max 2 -V 1 --json 2>/dev/null); rc=$?
   if [ $rc -eq 0 ] && printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); t=d["tune"]
-assert t["tried"]==2 and t["skipped"]==0 and t["best_ms"]>0 and t["stored"] is False and d["verify"]["result"]=="PASS"
+assert t["tried"]==2 and t["skipped"]==0 and t["best_ms"]>0 and t["stored"] is True and d["verify"]["result"]=="PASS"
 assert "128 tiles on BIDy x 1" in d["schedule"]' 2>/dev/null
   then pass "--tune --json with a row reduction (BN kept at 128)"; else fail "--tune --json: exit $rc: $out"; fi
   # --json: the gemm command's object, with the fusion's kernel and the scheduler's note
@@ -122,7 +123,7 @@ expect "cast not last" 2 "'relu' follows the cast" gemm -M 8 -N 8 -K 8 --epilogu
 expect "scale without value" 2 'needs a value: scale:X' gemm -M 8 -N 8 -K 8 --epilogue scale
 expect "bad scale" 2 "scale takes a number, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue scale:x
 expect "empty op" 2 "an empty op" gemm -M 8 -N 8 -K 8 --epilogue bias,,relu
-expect "with --perf-config" 2 'does not combine with --perf-config' gemm -M 8 -N 8 -K 8 --epilogue relu --perf-config x
+expect "with a malformed --perf-config" 2 "bad perf config 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --perf-config x
 expect "--tune with --tiles" 2 'does not combine with --tune and --tiles together' gemm -M 8 -N 8 -K 8 --epilogue relu --tune --tiles 8,8,8,4,4
 expect "with --kernel tile" 2 'does not combine with --kernel tile' gemm -M 8 -N 8 -K 8 --epilogue relu --kernel tile
 expect "with -t i8" 2 "unknown data type 'i8'" gemm -M 8 -N 8 -K 8 -t i8 --epilogue relu

@@ -272,11 +272,16 @@ int cmd_gemm(int argc, char **argv) {
   if (!d.m || !d.n || !d.k) return op_usage_error(&o, "-M, -N and -K are required");
   if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");
   if (epi.ab_given && !epi.given) return op_usage_error(&o, "--ab-type applies to --epilogue");
-  if (epi.macro && !epi.tiles[0]) return op_usage_error(&o, "--macro mma needs --tiles (and --epilogue)");
+  if (epi.macro && !epi.tiles[0] && !o.tune && !o.perf_config)
+    return op_usage_error(&o, "--macro mma needs --tiles or --tune (and --epilogue)");
   if (epi.given) {
     /* the fused GEMM comes from the fusion path: its tiles are the matmul
-     * scheduler's, not a gridwise perf config */
-    const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config"
+     * scheduler's, given by --tiles or a perf config mapped onto them
+     * (src/tune/matmul_config.h) */
+    const char *clash = tile.tile ? "--kernel tile"
+                        : o.perf_config && epi.tiles[0] ? "--perf-config and --tiles together"
+                        : o.perf_config && epi.macro ? "--perf-config and --macro together (the perf "
+                                                       "config's form says the op type)"
                         : o.tune && epi.tiles[0] ? "--tune and --tiles together" : tile.first;
     if (clash) return op_usage_error(&o, "--epilogue does not combine with %s", clash);
     return gemm_epilogue_run(&o, &epi, d.batch, d.m, d.n, d.k, d.trans_a, d.trans_b);

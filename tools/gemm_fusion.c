@@ -12,7 +12,9 @@
 #include "tilec/tilec.h"
 #include "../src/base/base.h"
 #include "../src/ops/tuner.h"
+#include "../src/sched/sched.h"
 #include "../src/target/target.h"
+#include "../src/tune/matmul_config.h"
 #include "cli.h"
 #include "gemm_fusion.h"
 
@@ -37,15 +39,22 @@ void gemm_epilogue_usage(FILE *out) {
         "                          pointwise ops: a second output R, the f32 values before the\n"
         "                          cast reduced over each row ([G][M]) or column ([G][N])\n"
         "  --tiles BM,BN,BK,TM,TN  with --epilogue: the matmul schedule's block tile, K tile and\n"
-        "                          accumulators per thread (default: the scheduler's choice)\n"
+        "                          accumulators per thread (default: the perf DB's tuned tiles,\n"
+        "                          else the scheduler's choice)\n"
+        "  --perf-config S         with --epilogue: BS,MPB,NPB,KPB,MPT,NPT as the tiles MPB,NPB,\n"
+        "                          KPB,2*MPT,2*NPT (BS = the threads), or mma:MPB,NPB,KPB,MPW,NPW\n"
+        "                          as --tiles MPB,NPB,KPB,MPW,NPW --macro mma; not xdlops: or the\n"
+        "                          Hopper forms\n"
         "  --ab-type f32|f16|bf16  with --epilogue: A and B are stored in this type and cast\n"
         "                          to -t's as their tiles are staged (default: -t's)\n"
         "                          (--tune with --epilogue: times a few tile choices, runs the\n"
-        "                          fastest; not with --tiles)\n"
-        "  --macro fma|mma         with --tiles: the products as FMA outer products (default)\n"
-        "                          or as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
-        "                          opencl); then TM x TN is each warp's tile (multiples of\n"
-        "                          16 x 8) and BK a multiple of 16\n",
+        "                          fastest and stores its perf config in the perf DB under the\n"
+        "                          problem with its epilogue; not with --tiles)\n"
+        "  --macro fma|mma         with --tiles (or --tune: the mma candidates only): the\n"
+        "                          products as FMA outer products (default) or as mma.sync\n"
+        "                          m16n8k16 (f16/bf16; cuda sm_80+, emulated on opencl); then\n"
+        "                          TM x TN is each warp's tile (multiples of 16 x 8) and BK a\n"
+        "                          multiple of 16\n",
         out);
 }
 
@@ -273,6 +282,10 @@ static void print_json(const op_opts *o, const char *key, const char *list, tc_d
   op_json_str(&j, list);
   tc_str_cat(&j, "}");
   op_json_device(&j, o, r);
+  tc_str_cat(&j, ", \"perf_config\": ");
+  if (r->config[0]) op_json_str(&j, r->config); else tc_str_cat(&j, "null");
+  tc_str_cat(&j, ", \"perf_config_source\": ");
+  op_json_str(&j, r->source);
   tc_str_cat(&j, ", \"schedule\": ");
   op_json_str(&j, tc_fusion_schedule_note(f));
   int64_t grid[3], block[3];
@@ -306,6 +319,7 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
   if (e->cast != TC_F32) printf(" cast:%s", tc_dtype_name(e->cast));
   printf("\n");
   op_print_device(o, r, have_dev, why);
+  printf("perf config: %s (%s)\n", r->config[0] ? r->config : "none", r->source_detail);
   printf("schedule: %s\n", tc_fusion_schedule_note(f));
   printf("kernel: %s (fusion), grid [%lld, %lld, %lld] of blocks [%lld, %lld, %lld], shared memory "
          "%lld bytes\n", tc_kernel_name(kern), (long long)grid[0], (long long)grid[1],
@@ -361,43 +375,78 @@ static void verify_outputs(const gemm_epilogue *e, tc_dtype t, int64_t g, int64_
   free(want), free(bound);
 }
 
-/* --tune: tc_schedule_matmul's tiles from a small space (block tiles of
- * 32 to 128, K tiles of 8 and 16, 4x4, 4x8, 8x4 or 8x8 accumulators per
- * thread, 16 to 512 threads; with a reduction the reduced axis's block
- * tile stays the scheduler's), each compiled, run on the same data,
- * verified and timed (the median of 3 runs); at most --tune-max of them
- * (default 16), in that order.  The fastest that verifies into best[];
- * CLI_OK, or CLI_FAIL when none ran. */
-static int tune_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n,
-                      int64_t k, int ta, int tb, const char *arch, op_report *r, int64_t *best) {
+/* The tuner's tile choices into a new array (*n of them): with 16-bit
+ * operands the mma.sync candidates of the template GEMM's tuner (its
+ * mma: perf configs, tc_gemm_candidates_for: CUDA sm_80 and newer; with
+ * --macro mma on any target, OpenCL's emulation), mapped onto tiles, when
+ * the fusion has no reduction or operand prologue (which the mma op type
+ * does not take); then, unless --macro mma, FMA tiles of a small space
+ * (block tiles of 32 to 128, K tiles of 8 and 16, 4x4, 4x8, 8x4 or 8x8
+ * accumulators per thread, 16 to 512 threads; with a reduction the
+ * reduced axis's block tile stays the scheduler's).  Each has a perf
+ * config (tc_matmul_tiles_perf_config), the form it is stored in. */
+static tc_matmul_tiles *tune_space(const op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m,
+                                   int64_t n, int64_t k, const char *arch, int *count) {
+  int int16 = o->dtype == TC_F16 || o->dtype == TC_BF16, cap = 72, cands = 0;
+  tc_gemm_params *pc = NULL;
+  int npc = 0;
+  if (int16 && !e->reduce && !e->ab_given) {
+    tc_gemm_shape s;
+    memset(&s, 0, sizeof s);
+    s.g = g, s.m = m, s.n = n, s.k = k, s.dtype = o->dtype, s.c_dtype = o->dtype;
+    npc = e->macro == TC_MACRO_MMA_M16N8K16 ? tc_gemm_mma_candidates(&s, &pc)
+                                            : tc_gemm_candidates_for(&s, o->target, arch, &pc);
+  }
+  tc_matmul_tiles *list = tc_xcalloc((size_t)(npc + cap), sizeof *list);
+  TC_STR_LOCAL(why);
+  char cfg[64];
+  for (int i = 0; i < npc; i++)
+    if (tc_gemm_params_is_mma(&pc[i]) && tc_gemm_params_matmul_tiles(&pc[i], &list[cands], &why) == 0)
+      cands++;
+  free(pc);
+  if (e->macro == TC_MACRO_MMA_M16N8K16) return *count = cands, list;
   static const int64_t blk[3] = {32, 64, 128}, ks[2] = {8, 16}, th[4][2] = {{4, 4}, {4, 8}, {8, 4}, {8, 8}};
-  int cap = o->tune_max ? o->tune_max : TC_TUNE_DEFAULT_MAX, cands = 0, tried = 0, failed = 0;
-  double best_ms = INFINITY;
   int rows = e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX, cols = e->reduce && !rows;
   int64_t pm = 1, pn = 1;
   while (pm < m) pm *= 2;
   while (pn < n) pn *= 2;
   if (rows && pn < 4) pn = 4;
   if (cols && pm < 4) pm = 4;
-  int64_t list[72][5];
-  for (int c = 0; c < 72; c++) {
-    int64_t *t = list[cands];
-    t[0] = cols ? pm : blk[c / 24], t[1] = rows ? pn : blk[c / 8 % 3], t[2] = ks[c / 4 % 2];
-    t[3] = th[c % 4][0], t[4] = th[c % 4][1];
+  for (int c = 0; c < cap; c++) {
+    tc_matmul_tiles t = {cols ? pm : blk[c / 24], rows ? pn : blk[c / 8 % 3], ks[c / 4 % 2],
+                         th[c % 4][0], th[c % 4][1], TC_MACRO_FMA};
     if ((cols && c / 24) || (rows && c / 8 % 3)) continue; /* (the reduced tile is fixed) */
-    int64_t threads = (t[0] / t[3]) * (t[1] / t[4]);
-    if (t[0] % t[3] || t[1] % t[4] || threads < 16 || threads > 512 || (t[0] > 32 && t[0] >= 2 * pm) ||
-        (t[1] > 32 && t[1] >= 2 * pn))
+    int64_t threads = (t.bm / t.tm) * (t.bn / t.tn);
+    if (t.bm % t.tm || t.bn % t.tn || threads < 16 || threads > 512 || (t.bm > 32 && t.bm >= 2 * pm) ||
+        (t.bn > 32 && t.bn >= 2 * pn) || tc_matmul_tiles_perf_config(&t, cfg, sizeof cfg))
       continue;
-    cands++;
+    list[cands++] = t;
   }
+  *count = cands;
+  return list;
+}
+
+/* --tune: the tile choices of tune_space, each compiled, run on the same
+ * data, verified and timed (the median of 3 runs); at most --tune-max of
+ * them (default 16), in that order, evenly spread over them when there
+ * are more.  The fastest that verifies into *best; CLI_OK, or CLI_FAIL
+ * when none ran. */
+static int tune_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n,
+                      int64_t k, int ta, int tb, const char *arch, op_report *r,
+                      tc_matmul_tiles *best) {
+  int cap = o->tune_max ? o->tune_max : TC_TUNE_DEFAULT_MAX, cands = 0, tried = 0, failed = 0;
+  double best_ms = INFINITY;
+  int rows = e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX;
+  tc_matmul_tiles *list = tune_space(o, e, g, m, n, k, arch, &cands);
   fprintf(stderr, "tuning the fused GEMM's tiles on %s (%d candidates, at most %d tried)\n",
           r->device, cands, cap);
   void *host[GEMM_EPI_MAX + 4] = {NULL};
   int nin = 0;
   for (int q = 0; q < cands && q < cap; q++) {
     /* evenly spread over the candidates when there are more than cap */
-    const int64_t *t = list[cands > cap ? (int)((int64_t)q * cands / cap) : q];
+    const tc_matmul_tiles *t = &list[cands > cap ? (int)((int64_t)q * cands / cap) : q];
+    char cfg[64];
+    tc_matmul_tiles_perf_config(t, cfg, sizeof cfg);
     tried++;
     tc_fusion *f = tc_fusion_new();
     tc_tensor *in[GEMM_EPI_MAX + 2], *red;
@@ -405,8 +454,7 @@ static int tune_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     tc_tensor *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
     tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
     if (!st && red) st = tc_add_output(f, red);
-    tc_matmul_tiles tl = {t[0], t[1], t[2], t[3], t[4]};
-    if (!st) st = tc_schedule_matmul(f, o->target, arch, &tl);
+    if (!st) st = tc_schedule_matmul(f, o->target, arch, t);
     tc_compile_options opt = {o->target, arch, "gemm_fused"};
     tc_kernel *kern = st ? NULL : tc_compile(f, &opt, &st);
     size_t relems = !e->reduce ? 0 : (size_t)(g * (rows ? m : n));
@@ -428,23 +476,131 @@ static int tune_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     }
     if (kern && st == TC_OK && v.pass) {
       double med = op_median(ms, 3);
-      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld: %.4f ms\n", (long long)t[0], (long long)t[1],
-              (long long)t[2], (long long)t[3], (long long)t[4], med);
-      if (med < best_ms) best_ms = med, memcpy(best, t, 5 * sizeof *t);
+      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld%s (%s): %.4f ms\n", (long long)t->bm,
+              (long long)t->bn, (long long)t->bk, (long long)t->tm, (long long)t->tn,
+              t->macro ? " mma" : "", cfg, med);
+      if (med < best_ms) best_ms = med, *best = *t;
     } else {
       failed++;
-      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld: %s\n", (long long)t[0], (long long)t[1],
-              (long long)t[2], (long long)t[3], (long long)t[4],
+      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld%s (%s): %s\n", (long long)t->bm,
+              (long long)t->bn, (long long)t->bk, (long long)t->tm, (long long)t->tn,
+              t->macro ? " mma" : "", cfg,
               !kern ? tc_fusion_error(f) : st ? tc_kernel_error(kern) : "wrong result");
     }
     tc_kernel_free(kern);
     tc_fusion_free(f);
   }
   for (int i = 0; i <= nin + 1; i++) free(host[i]);
+  free(list);
   r->tuned = 1;
   r->tune.candidates = cands, r->tune.tried = tried, r->tune.skipped = failed;
   r->tune.best_ms = best_ms, r->tune.stored = 0;
   if (!isfinite(best_ms)) return op_fail(o, "tuning failed: none of %d tile choices ran correctly", tried);
+  return CLI_OK;
+}
+
+/* The tuned tiles into the perf DB under the key (the problem string with
+ * the epilogue, and the arch where the target has one), the target and
+ * the device: r->tune.stored, r->db_path (the caller frees it) and the
+ * detail of the "perf config:" line. */
+static void tune_store(const op_opts *o, const char *dbkey, op_report *r) {
+  tc_perfdb *db = NULL;
+  TC_STR_LOCAL(why);
+  int n = snprintf(r->source_detail, sizeof r->source_detail, "tuned: fastest of %d tried, %.4f ms; ",
+                   r->tune.tried, r->tune.best_ms);
+  char *rest = r->source_detail + n;
+  size_t left = sizeof r->source_detail - (size_t)n;
+  if (tc_perfdb_open(NULL, 1, &db, &why) == 1 &&
+      tc_perfdb_put(db, dbkey, tc_target_name(o->target), r->device, r->config, r->tune.best_ms, &why) == 0) {
+    r->tune.stored = 1;
+    r->db_path = tc_xstrdup(tc_perfdb_path(db));
+    snprintf(rest, left, "stored in the perf DB %s", r->db_path);
+  } else {
+    fprintf(stderr, "tilec %s: warning: %s; the tuning result is not stored\n", o->cmd, tc_str_cstr(&why));
+    snprintf(rest, left, "not stored: %s", tc_str_cstr(&why));
+  }
+  tc_perfdb_close(db);
+}
+
+/* r's perf config (that of the tiles, "" where they have none), source
+ * and detail; warn (may be "") printed as op_set_plan does. */
+static void set_plan(const op_opts *o, op_report *r, const tc_matmul_tiles *t, const char *source,
+                     const char *detail, const char *warn) {
+  char cfg[sizeof r->config];
+  tc_matmul_tiles_perf_config(t, cfg, sizeof cfg);
+  op_set_plan(o, r, warn, cfg, source, detail);
+}
+
+/* The tiles of the run and where they come from, in r (config, source,
+ * source_detail: as the template GEMM's plan, docs/conv_cli.md):
+ * --perf-config (mapped onto the tiles), --tune (stored in the perf DB),
+ * --tiles, the perf DB's entry for dbkey on this device, else the
+ * scheduler's (*tl->bm 0: tc_schedule_auto).  CLI_OK, or the exit code
+ * after a message. */
+static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n,
+                      int64_t k, int ta, int tb, const char *arch, const char *dbkey, op_report *r,
+                      tc_matmul_tiles *tl) {
+  TC_STR_LOCAL(why);
+  memset(tl, 0, sizeof *tl);
+  if (o->perf_config) {
+    tc_gemm_params p;
+    if (tc_gemm_params_parse(o->perf_config, &p, &why) != 0)
+      return op_invalid(o, "bad perf config '%s': %s", o->perf_config, tc_str_cstr(&why));
+    if (tc_gemm_params_matmul_tiles(&p, tl, &why) != 0)
+      return op_invalid(o, "perf config %s breaks a rule for this GEMM (G %lld, M %lld, N %lld, K "
+                        "%lld): %s", o->perf_config, (long long)g, (long long)m, (long long)n,
+                        (long long)k, tc_str_cstr(&why));
+    set_plan(o, r, tl, "option", "", "");
+    return CLI_OK;
+  }
+  if (o->tune) {
+    int runs;
+    if (!op_find_device(o, r, &runs, &why) || tune_tiles(o, e, g, m, n, k, ta, tb, arch, r, tl) != CLI_OK)
+      return CLI_FAIL;
+    set_plan(o, r, tl, "tuned", "", "");
+    tune_store(o, dbkey, r);
+    return CLI_OK;
+  }
+  if (e->tiles[0]) {
+    *tl = (tc_matmul_tiles){e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro};
+    set_plan(o, r, tl, "option", "", "");
+    /* (op_set_plan says "--perf-config" for an option) */
+    snprintf(r->source_detail, sizeof r->source_detail, "--tiles");
+    return CLI_OK;
+  }
+  TC_STR_LOCAL(warn);
+  char dev[256];
+  tc_perfdb *db = NULL;
+  int found = 0;
+  tc_perfdb_entry ent;
+  if (tc_tune_device_name(o->target, o->device, dev, sizeof dev, &why) == TC_OK &&
+      (found = tc_perfdb_open(NULL, 0, &db, &why)) == 1)
+    found = tc_perfdb_get(db, dbkey, tc_target_name(o->target), dev, &ent, &why);
+  if (found < 0) tc_str_printf(&warn, "the perf DB was not used: %s", tc_str_cstr(&why));
+  if (found == 1) {
+    tc_gemm_params p;
+    if (tc_gemm_params_parse(ent.perf_config, &p, &why) == 0 &&
+        tc_gemm_params_matmul_tiles(&p, tl, &why) == 0) {
+      char detail[sizeof r->source_detail];
+      snprintf(detail, sizeof detail, "from the perf DB %s; tuned to %.4f ms by tilec %s",
+               tc_perfdb_path(db), ent.ms, ent.version);
+      set_plan(o, r, tl, "perfdb", detail, "");
+      tc_perfdb_close(db);
+      return CLI_OK;
+    }
+    memset(tl, 0, sizeof *tl);
+    tc_str_printf(&warn, "the perf DB entry %s does not fit: %s", ent.perf_config, tc_str_cstr(&why));
+  }
+  tc_perfdb_close(db);
+  /* the scheduler's tiles, as tc_schedule_auto picks them */
+  int rax = !e->reduce ? -1 : e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX ? 1 : 0;
+  tc_matmul_tiles auto_tl = tc_matmul_auto_tiles(m, n, k, (int)tc_dtype_size(e->ab_given ? e->ab_type
+                                                                                 : o->dtype), rax);
+  char detail[sizeof r->source_detail];
+  snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s",
+           (long long)auto_tl.bm, (long long)auto_tl.bn, (long long)auto_tl.bk,
+           (long long)auto_tl.tm, (long long)auto_tl.tn, warn.len ? "; " : "", tc_str_cstr(&warn));
+  set_plan(o, r, &auto_tl, "heuristic", detail, tc_str_cstr(&warn));
   return CLI_OK;
 }
 
@@ -470,22 +626,18 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
            e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma" : "");
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
-  gemm_epilogue tuned;
-  if (o->tune) {
-    int runs;
-    int64_t best[5];
-    if (!op_find_device(o, &r, &runs, &why) ||
-        tune_tiles(o, e, g, m, n, k, ta, tb, arch, &r, best) != CLI_OK)
-      goto out;
-    tuned = *e;
-    memcpy(tuned.tiles, best, sizeof best);
-    e = &tuned;
-  }
+  /* the perf DB key: the problem (without --macro: the perf config says
+   * the op type) and the arch the kernel is built for */
+  char dbkey[sizeof key + 40];
+  snprintf(dbkey, sizeof dbkey, "%.*s%s%s", (int)(strlen(key) - (e->macro ? strlen(" --macro mma") : 0)),
+           key, arch ? " --arch " : "", arch ? arch : "");
+  tc_matmul_tiles tl;
+  if ((rc = plan_tiles(o, e, g, m, n, k, ta, tb, arch, dbkey, &r, &tl)) != CLI_OK) goto out;
+  rc = CLI_FAIL;
   tc_tensor *red, *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
   if (!st && red) st = tc_add_output(f, red);
-  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro};
-  if (!st) st = e->tiles[0] ? tc_schedule_matmul(f, o->target, arch, &tl) : tc_schedule_auto(f, o->target, arch);
+  if (!st) st = tl.bm ? tc_schedule_matmul(f, o->target, arch, &tl) : tc_schedule_auto(f, o->target, arch);
   if (st) {
     rc = op_invalid(o, "%s", op_api_message(tc_fusion_error(f)));
     goto out;
@@ -501,10 +653,9 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   if (!have_dev && runs) goto out;
   if (!o->json) print_text(o, e, &r, have_dev, tc_str_cstr(&why), f, kern, g, m, n, k, ta, tb);
   if (!o->json && r.tuned)
-    printf("tune: tiles %lld,%lld,%lld,%lld,%lld the fastest of %d candidates (%d failed), %.4f "
-           "ms\n", (long long)e->tiles[0], (long long)e->tiles[1], (long long)e->tiles[2],
-           (long long)e->tiles[3], (long long)e->tiles[4], r.tune.tried, r.tune.skipped,
-           r.tune.best_ms);
+    printf("tune: tiles %lld,%lld,%lld,%lld,%lld%s the fastest of %d candidates (%d failed), %.4f "
+           "ms\n", (long long)tl.bm, (long long)tl.bn, (long long)tl.bk, (long long)tl.tm,
+           (long long)tl.tn, tl.macro ? " mma" : "", r.tune.tried, r.tune.skipped, r.tune.best_ms);
   if (o->emit) {
     if (op_write_file(o, o->emit, tc_kernel_source(kern)) != CLI_OK) goto out;
     if (!o->json) printf("emit: 1 kernel written to %s\n", o->emit);
@@ -554,6 +705,7 @@ out:
     op_json_failure(o, key);
   for (int i = 0; i <= nin + 1; i++) free(host[i]);
   free(times);
+  free((char *)r.db_path);
   tc_kernel_free(kern);
   tc_fusion_free(f);
   return rc;
