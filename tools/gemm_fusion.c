@@ -18,6 +18,9 @@
 
 enum { EP_BIAS, EP_BIAS_M, EP_SCALE, EP_RESIDUAL, EP_RELU, EP_GELU, EP_SILU, EP_CAST, EP_ROW_SUM,
        EP_ROW_MAX, EP_COL_SUM, EP_COL_MAX };
+/* --macro's names, by tc_matmul_macro */
+const char *const gemm_macro_name[4] = {"fma", "mma", "mfma", "mfma16"};
+
 static const char *const ep_name[] = {"bias", "bias_m", "scale", "residual", "relu", "gelu", "silu",
                                       "cast", "row_sum", "row_max", "col_sum", "col_max"};
 
@@ -42,10 +45,14 @@ void gemm_epilogue_usage(FILE *out) {
         "                          to -t's as their tiles are staged (default: -t's)\n"
         "                          (--tune with --epilogue: times a few tile choices, runs the\n"
         "                          fastest; not with --tiles)\n"
-        "  --macro fma|mma         with --tiles: the products as FMA outer products (default)\n"
-        "                          or as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
-        "                          opencl); then TM x TN is each warp's tile (multiples of\n"
-        "                          16 x 8) and BK a multiple of 16\n",
+        "  --macro fma|mma|mfma|mfma16\n"
+        "                          with --tiles: the products as FMA outer products (default),\n"
+        "                          as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
+        "                          opencl; TM x TN each warp's tile, multiples of 16 x 8, BK of\n"
+        "                          16) or as AMD's MFMA 32x32x8 (mfma) or 16x16x16 (mfma16)\n"
+        "                          (f16/bf16; hip gfx90a / gfx94x, emulated on opencl; TM x TN\n"
+        "                          each wavefront's tile, multiples of 32 x 32 (16 x 16), BK of\n"
+        "                          8 (16))\n",
         out);
 }
 
@@ -118,10 +125,9 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   }
   if (*rc != CLI_OK) return 1;
   if ((v = op_value(o, argc, argv, i, "--macro", rc))) {
-    if (strcmp(v, "fma") && strcmp(v, "mma"))
-      return *rc = op_usage_error(o, "--macro takes fma or mma, got '%s'", v), 1;
-    e->macro = strcmp(v, "mma") ? TC_MACRO_FMA : TC_MACRO_MMA_M16N8K16;
-    return 1;
+    for (int k = 0; k < 4; k++)
+      if (strcmp(v, gemm_macro_name[k]) == 0) return e->macro = (tc_matmul_macro)k, 1;
+    return *rc = op_usage_error(o, "--macro takes fma, mma, mfma or mfma16, got '%s'", v), 1;
   }
   if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);
@@ -465,10 +471,10 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 160];
   list_string(e, list, sizeof list);
   snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+           "--epilogue %s%s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
-           e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma" : "");
+           e->macro ? " --macro " : "", e->macro ? gemm_macro_name[e->macro] : "");
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   gemm_epilogue tuned;
   if (o->tune) {
