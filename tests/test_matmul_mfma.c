@@ -114,7 +114,7 @@ static void test_faults(void) {
       tc_test_hooks h = {0};
       h.mma_lower_fault = fault;
       tc_test_hooks_set(&h);
-      char name[32];
+      char name[64];
       snprintf(name, sizeof name, "mfma_fault%d_%d", fault, s); /* its own cache key */
       int bad = run_case_fault(&c, fault, name);
       tc_test_hooks_set(NULL);
