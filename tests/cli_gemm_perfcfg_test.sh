@@ -45,8 +45,14 @@ expect "BS not the thread count" 2 'block_size must equal .* = 8\*8 = 64 \(got 1
   gemm -M 67 -N 97 -K 33 --epilogue relu --perf-config 128,32,32,4,2,2 --emit "$tmp/x.cl"
 expect "mma: warp tile not a multiple of 16" 2 'm_per_warp must be a multiple of the mma tile.s M \(16: m16n8k16\), got 24' \
   gemm -M 67 -N 97 -K 33 -t f16 --epilogue relu --perf-config mma:48,32,16,24,16 --emit "$tmp/x.cl"
-expect "xdlops: not for the fusion path" 2 'the fused GEMM takes the perf configs BS,MPB,NPB,KPB,MPT,NPT \(FMA\) and mma:MPB,NPB,KPB,MPW,NPW' \
-  gemm -M 64 -N 64 -K 64 -t f16 --epilogue relu --perf-config xdlops:64,64,16,32,32 --emit "$tmp/x.cl"
+expect "xdlops: no MFMA fits" 2 'no MFMA instruction fits xdlops tiles 48,48,16,24,24' \
+  gemm -M 64 -N 64 -K 64 -t f16 --epilogue relu --perf-config xdlops:48,48,16,24,24 --emit "$tmp/x.cl"
+expect "xdlops: on the fusion path (MFMA emulated)" 0 '^verify: PASS' \
+  gemm -M 67 -N 97 -K 33 -t f16 --epilogue bias,relu --perf-config xdlops:64,64,16,32,32 -V 1
+expect "xdlops: the perf config line" 0 '^perf config: xdlops:32,32,16,16,16,16 \(--perf-config\)' \
+  gemm -M 40 -N 33 -K 20 -t bf16 --epilogue relu --perf-config xdlops:32,32,16,16,16 -V 1
+expect "the HIP heuristic names MFMA tiles" 0 '^perf config: xdlops:64,64,16,32,32,32 \(heuristic, the matmul scheduler.s tiles 64,64,16,32,32 mfma' \
+  gemm -M 128 -N 128 -K 64 -t f16 --epilogue bias,relu --target hip --emit "$tmp/x.hip"
 expect "tmaws: not for the fusion path" 2 'the fused GEMM takes the perf configs .*the Hopper forms' \
   gemm -M 256 -N 256 -K 256 -t bf16 --epilogue relu --perf-config tmaws:128,256,4 --target cuda --emit "$tmp/x.cu"
 expect "mma: with f32" 2 'multiplies f16 or bf16 operands, not f32' \
@@ -116,8 +122,8 @@ assert d["kernels"][0]["block"]==[32,4,1] and d["tune"] is None' \
     if [ "$key" = "gemm -g 1 -M 67 -N 97 -K 33 --transA 0 --transB 0 -t f16 --epilogue bias,relu" ]; then pass "the key"
     else fail "the key: '$key'"; fi
     # an entry that does not fit: a warning, then the heuristic
-    sqlite3 "$TILEC_PERFDB" "update perf_db set perf_config = 'xdlops:64,64,16,32,32'"
-    expect "a stored entry that does not fit" 0 'warning: the perf DB entry xdlops:64,64,16,32,32 does not fit: the fused GEMM takes' \
+    sqlite3 "$TILEC_PERFDB" "update perf_db set perf_config = 'xdlops:48,48,16,24,24'"
+    expect "a stored entry that does not fit" 0 'warning: the perf DB entry xdlops:48,48,16,24,24 does not fit: no MFMA instruction fits' \
       gemm -M 67 -N 97 -K 33 -t f16 --epilogue bias,relu
   else
     echo "  skip the key (no sqlite3)"; skipped=$((skipped + 1))

@@ -7,7 +7,8 @@
 # transposes and a batch, and with tiles given by --tiles; --emit with
 # NVRTC / hipcc builds; shared memory over the arch's limit; the usage
 # errors with their exit codes; and the plain gemm still on its gridwise
-# kernel.  Ends with "N passed, N failed, N skipped".
+# kernel; --macro mma and mfma (mfma16) run emulated on PoCL, their CUDA / HIP
+# kernels built.  Ends with "N passed, N failed, N skipped".
 set -u
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
 T=${TILEC:-build/tilec}
@@ -152,7 +153,34 @@ expect "--macro mma with a row reduction" 2 'the mma.sync op type .*a reduction 
 expect "--macro mma with ops before the matmul" 2 'the mma.sync op type .*ops before the matmul on an operand are not part of it' \
   gemm -M 32 -N 32 -K 32 -t f16 --epilogue bias --ab-type f32 --tiles 32,32,16,16,8 --macro mma
 expect "--macro mma without --tiles" 2 '--macro mma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro mma
-expect "--macro bad" 2 "--macro takes fma or mma, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,8,8 --macro x
+expect "--macro bad" 2 "--macro takes fma, mma, mfma or mfma16, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,8,8 --macro x
+# --macro mfma / mfma16: the products as AMD's MFMA (emulated on PoCL, hipcc for HIP)
+if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
+  expect "--macro mfma bf16 bias,relu at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu --tiles 64,64,16,32,32 --macro mfma -V 1
+  expect "--macro mfma16 f16, batch of 2, B transposed, cast" 0 '^verify: PASS \(max error .*; 4096 elements\)' \
+    gemm -M 64 -N 32 -K 48 -t f16 -g 2 --transB 1 --epilogue bias,relu,cast:f16 --tiles 32,32,16,16,16 --macro mfma16 -V 1
+  expect "--macro mfma16: the schedule" 0 'as MFMA 16x16x16 \(f16, f32 accumulators\)' \
+    gemm -M 16 -N 16 -K 16 -t f16 --epilogue relu --tiles 16,16,16,16,16 --macro mfma16 -V 1
+fi
+for arch in gfx90a gfx940; do
+  expect "--macro mfma hip $arch --emit" 0 "^compiled for $arch \\(hipcc\\)|^not compiled" \
+    gemm -M 64 -N 64 -K 32 -t bf16 --epilogue bias,relu --tiles 64,64,16,32,32 --macro mfma --target hip --arch $arch --emit "$tmp/mfma_$arch.hip"
+  if grep -q '__builtin_amdgcn_mfma_f32_32x32x8bf16_1k(a_frag\[0\], b_frag\[0\], c_acc\[0\]' "$tmp/mfma_$arch.hip" 2>/dev/null &&
+     ! grep -q tc_mfma_emu "$tmp/mfma_$arch.hip"; then pass "emitted $arch kernel calls the MFMA builtin"
+  else fail "emitted $arch kernel lacks the MFMA builtin"; fi
+done
+expect "--macro mfma16 hip --emit" 0 '^compiled for gfx90a \(hipcc\)|^not compiled' \
+  gemm -M 67 -N 97 -K 33 -t f16 --epilogue relu --tiles 32,32,16,16,16 --macro mfma16 --target hip --emit "$tmp/mfma16.hip"
+if grep -q '__builtin_amdgcn_mfma_f32_16x16x16f16(' "$tmp/mfma16.hip" 2>/dev/null; then pass "emitted kernel calls MFMA 16x16x16"
+else fail "emitted kernel lacks MFMA 16x16x16"; fi
+expect "--macro mfma on cuda" 2 'MFMA 32x32x8 is an AMD instruction' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 64,64,16,32,32 --macro mfma --target cuda
+expect "--macro mfma on f32" 2 'MFMA 32x32x8 multiplies f16 or bf16 operands, not f32' \
+  gemm -M 64 -N 64 -K 32 --epilogue relu --tiles 64,64,16,32,32 --macro mfma --target hip
+expect "--macro mfma16 tiles not multiples" 2 'must be a multiple of 16 x 16 and the K tile \(bk = 8\) of 16' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 32,32,8,16,16 --macro mfma16
+expect "--macro mfma without --tiles" 2 '--macro mfma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro mfma
 # without --epilogue, gemm keeps its gridwise kernel
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "plain gemm unchanged" 0 '^perf config: ' gemm -M 64 -N 64 -K 64 -V 1

@@ -536,22 +536,35 @@ static void test_operand_prologues(void) {
   }
 }
 
-/* The mma.sync m16n8k16 op type (TC_MACRO_MMA_M16N8K16) on random f16 /
- * bf16 fusions: random warp tiles (1 or 2 16-row tiles by 1 to 4 8-column
- * ones), 1 to 4 warps, K tiles of 16 or 32, any M, N, K (edges as zeros
- * in the fragments), batches, transposes and epilogue chains, on the
- * OpenCL emulation of the instruction. */
-static void test_random_mma_tiles(void) {
+/* A warp-level op type (macro, an im x in x ik instruction) on random
+ * f16 / bf16 fusions: random warp tiles (1 or 2 instruction tiles along M
+ * by 1 to ntn along N), 1 to 4 warps, K tiles of ik or 2 ik, any M, N, K
+ * (edges as zeros in the fragments), batches, transposes and epilogue
+ * chains, on the OpenCL emulation of the instruction. */
+static void test_random_macro_tiles(tc_matmul_macro macro, int64_t im, int64_t in, int64_t ik,
+                                    int ntn) {
   for (long i = 0; i < (g_cases + 1) / 2; i++) {
     mcase c = random_case();
     c.t = rnd() % 2 ? TC_F16 : TC_BF16;
     tc_matmul_tiles t = {0};
-    t.tm = 16 * (1 + (int64_t)(rnd() % 2)), t.tn = 8 * (1 + (int64_t)(rnd() % 4));
+    t.tm = im * (1 + (int64_t)(rnd() % 2)), t.tn = in * (1 + (int64_t)(rnd() % ntn));
     t.bm = t.tm * (1 + (int64_t)(rnd() % 2)), t.bn = t.tn * (1 + (int64_t)(rnd() % 2));
-    t.bk = 16 * (1 + (int64_t)(rnd() % 2));
-    t.macro = TC_MACRO_MMA_M16N8K16;
+    t.bk = ik * (1 + (int64_t)(rnd() % 2));
+    t.macro = macro;
     run_case_tiles(&c, (int)i, &t);
   }
+}
+
+/* mma.sync m16n8k16 (TC_MACRO_MMA_M16N8K16): 1 to 4 8-column tiles. */
+static void test_random_mma_tiles(void) {
+  test_random_macro_tiles(TC_MACRO_MMA_M16N8K16, 16, 8, 16, 4);
+}
+
+/* The same with AMD's MFMA (emulated): 32x32x8 and 16x16x16, up to 2 x 2
+ * instruction tiles per wavefront and 2 x 2 wavefronts. */
+static void test_random_mfma_tiles(void) {
+  test_random_macro_tiles(TC_MACRO_MFMA_32X32X8, 32, 32, 8, 2);
+  test_random_macro_tiles(TC_MACRO_MFMA_16X16X16, 16, 16, 16, 2);
 }
 
 /* Extents of 1 and primes on each axis, and tiles the shape does not
@@ -725,6 +738,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_epilogue_reductions);
   TC_RUN(test_operand_prologues);
   TC_RUN(test_random_mma_tiles);
+  TC_RUN(test_random_mfma_tiles);
   TC_RUN(test_device_builds);
   TC_MAIN_END();
 }

@@ -52,6 +52,16 @@ static void test_mma_form(void) {
   check_tiles("mma:32,32,16,16,16", 32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16);
 }
 
+/* xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA]: MPW x NPW each wavefront's tile;
+ * without the sixth field rocMLIR's rule picks 32x32x8 where the wave
+ * tile is a multiple of 32 x 32 and KPB of 8, else 16x16x16. */
+static void test_xdlops_form(void) {
+  check_tiles("xdlops:64,64,16,32,32", 64, 64, 16, 32, 32, TC_MACRO_MFMA_32X32X8);
+  check_tiles("xdlops:64,64,16,32,32,16", 64, 64, 16, 32, 32, TC_MACRO_MFMA_16X16X16);
+  check_tiles("xdlops:32,32,16,16,16", 32, 32, 16, 16, 16, TC_MACRO_MFMA_16X16X16);
+  check_tiles("xdlops:64,32,8,32,32,32", 64, 32, 8, 32, 32, TC_MACRO_MFMA_32X32X8);
+}
+
 static void refused(const char *cfg, const char *part) {
   tc_matmul_tiles t;
   TC_STR_LOCAL(err);
@@ -73,10 +83,11 @@ static void test_rules(void) {
   refused("mma:64,32,8,32,16", "k_per_block must be a multiple of the mma tile's K (16: m16n8k16)");
   refused("mma:64,32,16,48,16", "m_per_block 64 is not a multiple of m_per_warp 48");
   /* the forms the fused GEMM does not take name the ones it does */
-  const char *forms = "the fused GEMM takes the perf configs BS,MPB,NPB,KPB,MPT,NPT (FMA) and "
-                      "mma:MPB,NPB,KPB,MPW,NPW (mma.sync m16n8k16)";
-  refused("xdlops:64,64,16,32,32", forms);
-  refused("xdlops:64,64,16,32,32,32", "xdlops: (MFMA)");
+  const char *forms = "the fused GEMM takes the perf configs BS,MPB,NPB,KPB,MPT,NPT (FMA), "
+                      "mma:MPB,NPB,KPB,MPW,NPW (mma.sync m16n8k16) and "
+                      "xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA] (MFMA)";
+  /* no MFMA fits a 24 x 24 wave tile (32x32x8 needs multiples of 32, 16x16x16 of 16) */
+  refused("xdlops:48,48,16,24,24", "no MFMA instruction fits xdlops tiles 48,48,16,24,24");
   setenv("TILEC_EXPERIMENTAL_WGMMA", "1", 1); /* (else the parser refuses wgmma:) */
   refused("wgmma:128,128,64", forms);
   refused("tma:128,256,4", "the Hopper forms");
@@ -98,6 +109,9 @@ static void test_inverse(void) {
   tc_matmul_tiles mma = {64, 32, 16, 32, 16, TC_MACRO_MMA_M16N8K16};
   TC_REQUIRE(tc_matmul_tiles_perf_config(&mma, buf, sizeof buf) == 0, "no form");
   CHECK_BUF(buf, "mma:64,32,16,32,16");
+  tc_matmul_tiles x16 = {32, 32, 16, 16, 16, TC_MACRO_MFMA_16X16X16};
+  TC_REQUIRE(tc_matmul_tiles_perf_config(&x16, buf, sizeof buf) == 0, "no form");
+  CHECK_BUF(buf, "xdlops:32,32,16,16,16,16");
   /* odd per-thread tiles have no rocMLIR form (its 2 x 2 sub-tiles) */
   tc_matmul_tiles odd = {48, 24, 5, 3, 2, TC_MACRO_FMA};
   TC_CHECK(tc_matmul_tiles_perf_config(&odd, buf, sizeof buf) == -1 && buf[0] == 0, "got %s", buf);
@@ -141,6 +155,7 @@ static void test_candidates_map(void) {
 int main(void) {
   TC_RUN(test_fma_form);
   TC_RUN(test_mma_form);
+  TC_RUN(test_xdlops_form);
   TC_RUN(test_rules);
   TC_RUN(test_inverse);
   TC_RUN(test_candidates_map);

@@ -8,56 +8,8 @@
  * NVRTC for sm_80; edges the tiles do not fill (zeros in the fragments);
  * the refusals (f32 operands, HIP, CUDA before sm_80, tiles that are not
  * multiples of the macro). */
-#include <math.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "base/test_hooks.h"
-#include "test.h"
-#include "tilec/tilec.h"
-
-#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
-
-static uint64_t g_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
-  return g_state;
-}
-
-/* n values of t in [-2, 2] (exact in t), and the same values as doubles */
-static uint16_t *values(tc_dtype t, int64_t n, double *v) {
-  uint16_t *p = malloc((size_t)n * 2);
-  for (int64_t i = 0; i < n; i++) {
-    float x = (float)((int64_t)(rnd() % 4001) - 2000) / 1000.0f;
-    p[i] = t == TC_F16 ? tc_f32_to_f16(x) : tc_f32_to_bf16(x);
-    v[i] = t == TC_F16 ? tc_f16_to_f32(p[i]) : tc_bf16_to_f32(p[i]);
-  }
-  return p;
-}
-
-typedef struct mcase {
-  int64_t m, n, k;
-  tc_dtype t;
-  int epilogue; /* 1: relu(A @ B + bias) */
-  tc_matmul_tiles tiles;
-} mcase;
-
-/* y = A @ B (+ bias, relu); bias_out the bias input or NULL */
-static tc_tensor *build(tc_fusion *f, const mcase *c, tc_tensor **a, tc_tensor **b,
-                        tc_tensor **bias) {
-  int64_t sa[2] = {c->m, c->k}, sb[2] = {c->k, c->n};
-  *a = tc_input(f, c->t, 2, sa), *b = tc_input(f, c->t, 2, sb);
-  tc_tensor *y = tc_matmul(f, *a, *b);
-  *bias = NULL;
-  if (c->epilogue && y) {
-    bool is_new[2] = {true, false};
-    *bias = tc_input(f, TC_F32, 1, &c->n);
-    y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, y, tc_broadcast(f, *bias, 2, is_new)));
-  }
-  return y;
-}
+#include "matmul_frag_test_util.h"
 
 /* Runs the case on OpenCL against the plain C loop and returns the
  * mismatches (up to 4; -1: not run); they are failures unless
@@ -69,27 +21,10 @@ static void run_case(const mcase *c) { run_case_fault(c, 0, "mm"); }
 /* name: the kernel's, so that a kernel made under a test hook has its own
  * cache key */
 static int run_case_fault(const mcase *c, int fault_wanted, const char *name) {
-  char desc[128];
-  snprintf(desc, sizeof desc, "%lldx%lldx%lld %s%s tiles %lldx%lldx%lld/%lldx%lld",
-           (long long)c->m, (long long)c->n, (long long)c->k, tc_dtype_name(c->t),
-           c->epilogue ? " bias,relu" : "", (long long)c->tiles.bm, (long long)c->tiles.bn,
-           (long long)c->tiles.bk, (long long)c->tiles.tm, (long long)c->tiles.tn);
-  tc_fusion *f = tc_fusion_new();
-  tc_tensor *ta, *tb, *tbias;
-  tc_tensor *y = build(f, c, &ta, &tb, &tbias);
-  if (!y) {
-    TC_CHECK(0, "%s: %s", desc, tc_fusion_error(f));
-    tc_fusion_free(f);
-    return -1;
-  }
-  OK(f, tc_add_output(f, y));
-  OK(f, tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &c->tiles));
-  TC_CHECK(strstr(tc_fusion_schedule_note(f), "mma.sync m16n8k16") != NULL, "%s: note %s", desc,
-           tc_fusion_schedule_note(f));
-  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, name};
-  tc_status st;
-  tc_kernel *k = tc_compile(f, &opt, &st);
-  TC_CHECK(k != NULL, "%s: %s", desc, tc_fusion_error(f));
+  char desc[160];
+  frag_desc(c, desc, sizeof desc);
+  tc_fusion *f;
+  tc_kernel *k = frag_cl_kernel(c, name, "mma.sync m16n8k16", desc, &f);
   if (!k) {
     tc_fusion_free(f);
     return -1;
@@ -104,40 +39,7 @@ static int run_case_fault(const mcase *c, int fault_wanted, const char *name) {
   if (!fault_wanted)
     TC_CHECK((strstr(src, "ldmatrix.x4 */") != NULL) == !scalar, "%s: %s ldmatrix", desc,
              scalar ? "with" : "without");
-  int64_t m = c->m, n = c->n, kk = c->k;
-  double *va = malloc((size_t)(m * kk) * sizeof(double)), *vb = malloc((size_t)(kk * n) * sizeof(double));
-  double bias[512];
-  uint16_t *a = values(c->t, m * kk, va), *b = values(c->t, kk * n, vb);
-  float fbias[512];
-  for (int64_t j = 0; j < n && c->epilogue; j++)
-    fbias[j] = (float)((int64_t)(rnd() % 41) - 20) / 8.0f, bias[j] = fbias[j];
-  float *out = malloc((size_t)(m * n) * sizeof(float));
-  memset(out, 0xff, (size_t)(m * n) * sizeof(float)); /* NaNs: an element never written shows */
-  void *args[4] = {a, b, c->epilogue ? (void *)fbias : (void *)out, out};
-  st = tc_kernel_run(k, args, NULL, NULL);
-  int bad = -1;
-  if (st == TC_ERR_NO_DEVICE) {
-    printf("  skip run: %s\n", tc_kernel_error(k));
-  } else {
-    TC_CHECK(st == TC_OK, "%s: run: %s", desc, tc_kernel_error(k));
-    bad = 0;
-    for (int64_t i = 0; i < m && bad < 4; i++)
-      for (int64_t j = 0; j < n && bad < 4; j++) {
-        double s = 0, mag = 0;
-        for (int64_t q = 0; q < kk; q++)
-          s += va[i * kk + q] * vb[q * n + j], mag += fabs(va[i * kk + q] * vb[q * n + j]);
-        if (c->epilogue) s = fmax(s + bias[j], 0.0), mag += fabs(bias[j]);
-        /* the products are exact in f32; the f32 sums round at most K + 1 times */
-        double tol = (double)(kk + 2) * 0x1p-24 * mag + 1e-30;
-        double got = out[i * n + j];
-        if (!(fabs(got - s) <= tol)) {
-          bad++;
-          TC_CHECK(fault_wanted, "%s: C[%lld][%lld] = %.9g, plain C %.9g (+-%.3g)", desc,
-                   (long long)i, (long long)j, got, s, tol);
-        }
-      }
-  }
-  free(va), free(vb), free(a), free(b), free(out);
+  int bad = frag_run(k, c, fault_wanted, desc);
   tc_kernel_free(k);
   tc_fusion_free(f);
   return bad;
@@ -179,20 +81,6 @@ static void test_shapes(void) {
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run_case(&cs[i]);
 }
 
-static void expect_refusal(tc_dtype t, int64_t m, int64_t n, int64_t k, tc_matmul_tiles tl,
-                           tc_target target, const char *words) {
-  tc_fusion *f = tc_fusion_new();
-  mcase c = {m, n, k, t, 0, tl};
-  tc_tensor *a, *b, *bias;
-  tc_tensor *y = build(f, &c, &a, &b, &bias);
-  OK(f, tc_add_output(f, y));
-  tc_status st = tc_schedule_matmul(f, target, NULL, &tl);
-  TC_CHECK(st != TC_OK, "accepted; wanted \"%s\"", words);
-  TC_CHECK(strstr(tc_fusion_error(f), words) != NULL, "message \"%s\" lacks \"%s\"",
-           tc_fusion_error(f), words);
-  tc_fusion_free(f);
-}
-
 static void test_refusals(void) {
   tc_matmul_tiles tl = MMA(32, 32, 16, 16, 8);
   expect_refusal(TC_F32, 32, 32, 16, tl, TC_TARGET_OPENCL, "multiplies f16 or bf16 operands, not f32");
@@ -202,17 +90,6 @@ static void test_refusals(void) {
   tc_matmul_tiles bad = tl;
   bad.macro = 7;
   expect_refusal(TC_F16, 32, 32, 16, bad, TC_TARGET_OPENCL, "unknown macro 7");
-}
-
-/* The case's fusion (*fp) scheduled and compiled for CUDA arch. */
-static tc_kernel *cuda_kernel(const mcase *c, const char *arch, tc_fusion **fp) {
-  tc_fusion *f = *fp = tc_fusion_new();
-  tc_tensor *a, *b, *bias;
-  OK(f, tc_add_output(f, build(f, c, &a, &b, &bias)));
-  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, arch, &c->tiles));
-  tc_compile_options o = {TC_TARGET_CUDA, arch, "mm"};
-  tc_status st;
-  return tc_compile(f, &o, &st);
 }
 
 /* The scalar 16-bit fragment loads (the form for shared layouts that
@@ -254,7 +131,7 @@ static void test_faults(void) {
 static void test_arch(void) {
   mcase c = {32, 32, 16, TC_F16, 0, MMA(32, 32, 16, 16, 8)};
   tc_fusion *f;
-  tc_kernel *k = cuda_kernel(&c, "sm_75", &f);
+  tc_kernel *k = frag_kernel(&c, TC_TARGET_CUDA, "sm_75", &f);
   TC_CHECK(k == NULL, "compiled for sm_75");
   TC_CHECK(strstr(tc_fusion_error(f), "needs arch sm_80 or later, but the arch is sm_75") != NULL,
            "%s", tc_fusion_error(f));
@@ -270,7 +147,7 @@ static void test_cuda_build(void) {
     mcase c = {64, 64, 32, TC_F16, 1, MMA(32, 32, 16, 16, 16)};
     if (dt) c = (mcase){67, 97, 33, TC_BF16, 1, MMA(32, 32, 16, 16, 16)}; /* edges */
     tc_fusion *f;
-    tc_kernel *k = cuda_kernel(&c, "sm_80", &f);
+    tc_kernel *k = frag_kernel(&c, TC_TARGET_CUDA, "sm_80", &f);
     TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
     if (k) {
       const char *src = tc_kernel_source(k);

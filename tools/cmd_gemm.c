@@ -30,7 +30,8 @@ static void gemm_usage(FILE *out) {
         "                  [--time [-i N]] [--emit FILE] [--json]\n"
         "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
-        "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T] [--macro fma|mma]]\n"
+        "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T]\n"
+        "                   [--macro fma|mma|mfma|mfma16]]\n"
         "\n"
         "runs C[M,N] = A[M,K] * B[K,N], G times (one per group), with the gridwise GEMM\n"
         "kernel.  Every matrix is row-major.\n"
@@ -273,7 +274,10 @@ int cmd_gemm(int argc, char **argv) {
   if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");
   if (epi.ab_given && !epi.given) return op_usage_error(&o, "--ab-type applies to --epilogue");
   if (epi.macro && !epi.tiles[0] && !o.tune && !o.perf_config)
-    return op_usage_error(&o, "--macro mma needs --tiles or --tune (and --epilogue)");
+    return op_usage_error(&o, "--macro %s needs --tiles or --tune (and --epilogue)", gemm_macro_name[epi.macro]);
+  if (epi.macro > TC_MACRO_MMA_M16N8K16 && o.tune)
+    return op_usage_error(&o, "--tune tries FMA and mma.sync tiles; --macro %s needs --tiles",
+                          gemm_macro_name[epi.macro]);
   if (epi.given) {
     /* the fused GEMM comes from the fusion path: its tiles are the matmul
      * scheduler's, given by --tiles or a perf config mapped onto them

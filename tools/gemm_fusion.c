@@ -20,6 +20,9 @@
 
 enum { EP_BIAS, EP_BIAS_M, EP_SCALE, EP_RESIDUAL, EP_RELU, EP_GELU, EP_SILU, EP_CAST, EP_ROW_SUM,
        EP_ROW_MAX, EP_COL_SUM, EP_COL_MAX };
+/* --macro's names, by tc_matmul_macro */
+const char *const gemm_macro_name[4] = {"fma", "mma", "mfma", "mfma16"};
+
 static const char *const ep_name[] = {"bias", "bias_m", "scale", "residual", "relu", "gelu", "silu",
                                       "cast", "row_sum", "row_max", "col_sum", "col_max"};
 
@@ -43,18 +46,23 @@ void gemm_epilogue_usage(FILE *out) {
         "                          else the scheduler's choice)\n"
         "  --perf-config S         with --epilogue: BS,MPB,NPB,KPB,MPT,NPT as the tiles MPB,NPB,\n"
         "                          KPB,2*MPT,2*NPT (BS = the threads), or mma:MPB,NPB,KPB,MPW,NPW\n"
-        "                          as --tiles MPB,NPB,KPB,MPW,NPW --macro mma; not xdlops: or the\n"
-        "                          Hopper forms\n"
+        "                          as --tiles MPB,NPB,KPB,MPW,NPW --macro mma, or\n"
+        "                          xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA] as --macro mfma (mfma16);\n"
+        "                          not the Hopper forms\n"
         "  --ab-type f32|f16|bf16  with --epilogue: A and B are stored in this type and cast\n"
         "                          to -t's as their tiles are staged (default: -t's)\n"
         "                          (--tune with --epilogue: times a few tile choices, runs the\n"
         "                          fastest and stores its perf config in the perf DB under the\n"
         "                          problem with its epilogue; not with --tiles)\n"
-        "  --macro fma|mma         with --tiles (or --tune: the mma candidates only): the\n"
-        "                          products as FMA outer products (default) or as mma.sync\n"
-        "                          m16n8k16 (f16/bf16; cuda sm_80+, emulated on opencl); then\n"
-        "                          TM x TN is each warp's tile (multiples of 16 x 8) and BK a\n"
-        "                          multiple of 16\n",
+        "  --macro fma|mma|mfma|mfma16\n"
+        "                          with --tiles (or --tune: the mma candidates only): the\n"
+        "                          products as FMA outer products (default), as mma.sync\n"
+        "                          m16n8k16 (f16/bf16; cuda sm_80+, emulated on opencl; TM x TN\n"
+        "                          each warp's tile, multiples of 16 x 8, BK of 16) or, with\n"
+        "                          --tiles only, as AMD's MFMA 32x32x8 (mfma) or 16x16x16\n"
+        "                          (mfma16) (f16/bf16; hip gfx90a / gfx94x, emulated on opencl;\n"
+        "                          TM x TN each wavefront's tile, multiples of 32 x 32 (16 x\n"
+        "                          16), BK of 8 (16))\n",
         out);
 }
 
@@ -127,10 +135,9 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   }
   if (*rc != CLI_OK) return 1;
   if ((v = op_value(o, argc, argv, i, "--macro", rc))) {
-    if (strcmp(v, "fma") && strcmp(v, "mma"))
-      return *rc = op_usage_error(o, "--macro takes fma or mma, got '%s'", v), 1;
-    e->macro = strcmp(v, "mma") ? TC_MACRO_FMA : TC_MACRO_MMA_M16N8K16;
-    return 1;
+    for (int k = 0; k < 4; k++)
+      if (strcmp(v, gemm_macro_name[k]) == 0) return e->macro = (tc_matmul_macro)k, 1;
+    return *rc = op_usage_error(o, "--macro takes fma, mma, mfma or mfma16, got '%s'", v), 1;
   }
   if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);
@@ -476,15 +483,15 @@ static int tune_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     }
     if (kern && st == TC_OK && v.pass) {
       double med = op_median(ms, 3);
-      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld%s (%s): %.4f ms\n", (long long)t->bm,
+      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld%s%s (%s): %.4f ms\n", (long long)t->bm,
               (long long)t->bn, (long long)t->bk, (long long)t->tm, (long long)t->tn,
-              t->macro ? " mma" : "", cfg, med);
+              t->macro ? " " : "", t->macro ? gemm_macro_name[t->macro] : "", cfg, med);
       if (med < best_ms) best_ms = med, *best = *t;
     } else {
       failed++;
-      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld%s (%s): %s\n", (long long)t->bm,
+      fprintf(stderr, "  tiles %lld,%lld,%lld,%lld,%lld%s%s (%s): %s\n", (long long)t->bm,
               (long long)t->bn, (long long)t->bk, (long long)t->tm, (long long)t->tn,
-              t->macro ? " mma" : "", cfg,
+              t->macro ? " " : "", t->macro ? gemm_macro_name[t->macro] : "", cfg,
               !kern ? tc_fusion_error(f) : st ? tc_kernel_error(kern) : "wrong result");
     }
     tc_kernel_free(kern);
@@ -594,12 +601,14 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_perfdb_close(db);
   /* the scheduler's tiles, as tc_schedule_auto picks them */
   int rax = !e->reduce ? -1 : e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX ? 1 : 0;
-  tc_matmul_tiles auto_tl = tc_matmul_auto_tiles(m, n, k, (int)tc_dtype_size(e->ab_given ? e->ab_type
-                                                                                 : o->dtype), rax);
+  const char *not_mfma;
+  tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m, n, k, rax, e->ab_given,
+                                                  &not_mfma);
   char detail[sizeof r->source_detail];
-  snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s",
+  snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s%s%s",
            (long long)auto_tl.bm, (long long)auto_tl.bn, (long long)auto_tl.bk,
-           (long long)auto_tl.tm, (long long)auto_tl.tn, warn.len ? "; " : "", tc_str_cstr(&warn));
+           (long long)auto_tl.tm, (long long)auto_tl.tn, auto_tl.macro ? " " : "",
+           auto_tl.macro ? gemm_macro_name[auto_tl.macro] : "", warn.len ? "; " : "", tc_str_cstr(&warn));
   set_plan(o, r, &auto_tl, "heuristic", detail, tc_str_cstr(&warn));
   return CLI_OK;
 }
@@ -621,16 +630,17 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 160];
   list_string(e, list, sizeof list);
   snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+           "--epilogue %s%s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
-           e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma" : "");
+           e->macro ? " --macro " : "", e->macro ? gemm_macro_name[e->macro] : "");
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   /* the perf DB key: the problem (without --macro: the perf config says
    * the op type) and the arch the kernel is built for */
   char dbkey[sizeof key + 40];
-  snprintf(dbkey, sizeof dbkey, "%.*s%s%s", (int)(strlen(key) - (e->macro ? strlen(" --macro mma") : 0)),
-           key, arch ? " --arch " : "", arch ? arch : "");
+  size_t macro_len = e->macro ? strlen(" --macro ") + strlen(gemm_macro_name[e->macro]) : 0;
+  snprintf(dbkey, sizeof dbkey, "%.*s%s%s", (int)(strlen(key) - macro_len), key, arch ? " --arch " : "",
+           arch ? arch : "");
   tc_matmul_tiles tl;
   if ((rc = plan_tiles(o, e, g, m, n, k, ta, tb, arch, dbkey, &r, &tl)) != CLI_OK) goto out;
   rc = CLI_FAIL;
@@ -653,9 +663,9 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   if (!have_dev && runs) goto out;
   if (!o->json) print_text(o, e, &r, have_dev, tc_str_cstr(&why), f, kern, g, m, n, k, ta, tb);
   if (!o->json && r.tuned)
-    printf("tune: tiles %lld,%lld,%lld,%lld,%lld%s the fastest of %d candidates (%d failed), %.4f "
+    printf("tune: tiles %lld,%lld,%lld,%lld,%lld%s%s the fastest of %d candidates (%d failed), %.4f "
            "ms\n", (long long)tl.bm, (long long)tl.bn, (long long)tl.bk, (long long)tl.tm,
-           (long long)tl.tn, tl.macro ? " mma" : "", r.tune.tried, r.tune.skipped, r.tune.best_ms);
+           (long long)tl.tn, tl.macro ? " " : "", tl.macro ? gemm_macro_name[tl.macro] : "", r.tune.tried, r.tune.skipped, r.tune.best_ms);
   if (o->emit) {
     if (op_write_file(o, o->emit, tc_kernel_source(kern)) != CLI_OK) goto out;
     if (!o->json) printf("emit: 1 kernel written to %s\n", o->emit);

@@ -7,6 +7,7 @@
 #include "dialect.h"
 #include "../lower/tmem.h"
 #include "../lower/ldst.h"
+#include "../target/target.h"
 
 const char *tc_storage_type(tc_dtype t) {
   switch (t) {
@@ -568,6 +569,20 @@ static void print_tmem(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_free(&idx), tc_str_free(&addr), tc_str_free(&elem), tc_str_free(&word), tc_str_free(&x);
 }
 
+/* The lane's accumulators of a tc_kmma (out[c[v]] of the accumulator cn)
+ * copied into the instruction's array frag (back: from it). */
+static void acc_copies(tc_str *o, const tc_kir *k, const tc_kmma *m, const char *cn,
+                       const char *frag, bool back, int depth) {
+  for (int v = 0; v < m->nc; v++) {
+    tc_str_indent(o, depth);
+    if (!back) tc_str_printf(o, "%s[%d] = ", frag, v);
+    tc_str_printf(o, "%s[", cn);
+    expr(o, k, m->c[v]);
+    if (back) tc_str_printf(o, "] = %s[%d];\n", frag, v);
+    else tc_str_cat(o, "];\n");
+  }
+}
+
 /* A statement lowered to mma.sync m16n8k16 (tc_kmma): this lane's
  * fragments packed from the shared tiles' 16-bit elements (the lower-
  * numbered one in the low half; 0 past an edge), its four accumulators,
@@ -630,19 +645,42 @@ static void print_mma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_
   }
   tc_str_indent(o, depth + 1);
   tc_str_cat(o, "float tc_fc[4];\n");
-  for (int v = 0; v < 4; v++) {
-    tc_str_indent(o, depth + 1);
-    tc_str_printf(o, "tc_fc[%d] = %s[", v, cn);
-    expr(o, k, m->c[v]);
-    tc_str_cat(o, "];\n");
-  }
+  acc_copies(o, k, m, cn, "tc_fc", false, depth + 1);
   d->mma(o, m->in, "tc_fa", "tc_fb", "tc_fc", depth + 1);
-  for (int v = 0; v < 4; v++) {
+  acc_copies(o, k, m, cn, "tc_fc", true, depth + 1);
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+}
+
+/* A statement lowered to MFMA (tc_kmma): this lane's four A and four B
+ * items from the shared tiles (0 past an edge) into the fragments the
+ * dialect declared at the kernel's top (a_frag[0], b_frag[0]), its
+ * accumulators into c_acc[0], the dialect's instruction (HIP: the
+ * builtin; OpenCL: the emulation), the accumulators back. */
+static void print_mfma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  const tc_kmma *m = &s->stmt.mma;
+  const tc_op *op = s->stmt.op;
+  const char *cn = op->out->name;
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "{\n");
+  for (int r = 0; r < 8; r++) {
+    const tc_expr *e = r < 4 ? m->a[r] : m->b[r - 4], *pe = r < 4 ? m->pa[r] : m->pb[r - 4];
+    bool guarded = pe && !tc_e_is_const(pe, 1);
     tc_str_indent(o, depth + 1);
-    tc_str_printf(o, "%s[", cn);
-    expr(o, k, m->c[v]);
-    tc_str_printf(o, "] = tc_fc[%d];\n", v);
+    tc_str_printf(o, "%c_frag[0][%d] = ", r < 4 ? 'a' : 'b', r % 4);
+    if (guarded) {
+      tc_str_cat(o, "(");
+      expr(o, k, pe);
+      tc_str_cat(o, ") ? ");
+    }
+    tc_str_printf(o, "%s[", op->in[r < 4 ? 0 : 1]->name);
+    expr(o, k, e);
+    tc_str_printf(o, "]%s;\n", guarded ? " : 0" : "");
   }
+  acc_copies(o, k, m, cn, "c_acc[0]", false, depth + 1);
+  d->mfma(o, m->kind == TC_MACRO_MFMA_32X32X8 ? TC_MFMA_32X32X8 : TC_MFMA_16X16X16, m->in,
+          "a_frag[0]", "b_frag[0]", "c_acc[0]", depth + 1);
+  acc_copies(o, k, m, cn, "c_acc[0]", true, depth + 1);
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");
 }
@@ -682,7 +720,8 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   if (n->sync_before) print_barrier(o, d, k, depth);
   if (n->kind == TC_K_STMT) {
     if (n->stmt.ldsm.kind) tc_print_ldsm(o, d, k, n, depth);
-    else if (n->stmt.mma.kind) print_mma(o, d, k, n, depth);
+    else if (n->stmt.mma.kind == TC_MACRO_MMA_M16N8K16) print_mma(o, d, k, n, depth);
+    else if (n->stmt.mma.kind) print_mfma(o, d, k, n, depth);
     else if (n->stmt.tmem.kind) print_tmem(o, d, k, n, depth);
     else print_stmt(o, d, k, n, depth);
     return;
@@ -748,9 +787,15 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
     tc_str_cat(o, d->ldsm_prelude);
     tc_str_cat(o, "#endif\n");
   }
-  if (k->nmma > 0 && d->mma_prelude) {
+  bool mfma = k->nmma > 0 && k->mma_kind != TC_MACRO_MMA_M16N8K16;
+  if (k->nmma > 0 && !mfma && d->mma_prelude) {
     tc_str_cat(o, "#ifndef TC_MMA_PRELUDE\n#define TC_MMA_PRELUDE\n");
     tc_str_cat(o, d->mma_prelude);
+    tc_str_cat(o, "#endif\n");
+  }
+  if (mfma && d->mfma_prelude) {
+    tc_str_cat(o, "#ifndef TC_MFMA_PRELUDE\n#define TC_MFMA_PRELUDE\n");
+    tc_str_cat(o, d->mfma_prelude);
     tc_str_cat(o, "#endif\n");
   }
   tc_str_cat(o, "\n");
@@ -778,11 +823,19 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   }
   if (tmem) d->tmem_setup(o, k);
   if (k->nldsm > 0 && d->ldsm_setup) d->ldsm_setup(o, k);
-  if (k->nmma > 0) {
+  if (k->nmma > 0 && !mfma) {
     /* the warp and the lane of the mma hooks (the block's x is the 32 lanes) */
     tc_str_printf(o, "  const int tc_lane = tidx, tc_warp = tidy + tidz * %lld;\n"
                   "  (void)tc_lane, (void)tc_warp;\n", (long long)k->block[1]);
     if (d->mma_decls) d->mma_decls(o, k->mma_warps, 1);
+  }
+  if (mfma) {
+    /* the wavefront and the lane of the MFMA hooks (the block's x is the
+     * 64 lanes), one fragment of each kind */
+    tc_str_printf(o, "  const int tc_lane = tidx, tc_wave = tidy + tidz * %lld;\n"
+                  "  (void)tc_lane, (void)tc_wave;\n", (long long)k->block[1]);
+    d->mfma_decls(o, k->mma_kind == TC_MACRO_MFMA_32X32X8 ? TC_MFMA_32X32X8 : TC_MFMA_16X16X16,
+                  1, 1, 1, k->mma_warps, 1);
   }
   if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);
   /* past a grid reduction only its last block goes on, as block 0 (the

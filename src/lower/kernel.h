@@ -64,18 +64,21 @@ typedef struct tc_ktma {
   const tc_expr *row, *col, *smem;
 } tc_ktma;
 
-/* A matmul's statement lowered to one warp-wide mma.sync m16n8k16
- * (src/lower/mma.c; kind TC_MMA_M16N8K16): in the PTX ISA's fragment
- * layouts, this lane's A register r holds the 16-bit elements at shared
- * indices a[2r] (low half) and a[2r + 1] (high half) of the statement's
- * in[0], B register r those at b[2r], b[2r + 1] of in[1], and its four
- * f32 accumulators are out[c[0..3]]; `in` is the operands' dtype (f16
- * or bf16).  The statement replaces the loops over the 16 x 8 x 16 tile
- * (the 2 x 2 accumulators of a lane and the 16 K steps). */
+/* A matmul's statement lowered to one warp-wide matrix instruction
+ * (src/lower/mma.c; kind the tc_matmul_macro).  mma.sync m16n8k16: in
+ * the PTX ISA's fragment layouts, this lane's A register r holds the
+ * 16-bit elements at shared indices a[2r] (low half) and a[2r + 1] (high
+ * half) of the statement's in[0], B register r those at b[2r], b[2r + 1]
+ * of in[1], and its four f32 accumulators are out[c[0..3]].  MFMA (one
+ * wavefront): item e of the lane's A and B fragments is a[e], b[e]
+ * (e < 4), its nc (16 or 4) accumulators out[c[0..nc)].  `in` is the
+ * operands' dtype (f16 or bf16).  The statement replaces the loops over
+ * the instruction's tile (a lane's accumulators and the K steps). */
 typedef struct tc_kmma {
-  int kind;                /* 0: none; TC_MMA_M16N8K16 (mma.h) */
+  int kind;                /* 0: none; else the TC_MACRO_* */
   tc_dtype in;
-  const tc_expr *a[8], *b[4], *c[4];
+  int nc;                  /* accumulators per lane */
+  const tc_expr *a[8], *b[4], *c[16];
   /* whether element a[e] / b[e] lies inside M, N and K (else it is 0:
    * the instruction runs on whole tiles, the edges are zeros) */
   const tc_expr *pa[8], *pb[4];
@@ -170,8 +173,9 @@ typedef struct tc_kir {
   int64_t tmem_columns;    /* columns allocated (power of two >= 32), 0 if none */
   int nldsm;               /* statements lowered to ldmatrix / stmatrix */
   int ntma, ntma_bars;     /* statements lowered to bulk tensor copies; mbarriers */
-  int nmma;                /* statements lowered to mma.sync (tc_kmma) */
-  int mma_warps;           /* then the block's warps: its threads / 32 */
+  int nmma;                /* statements lowered to mma.sync or MFMA (tc_kmma) */
+  int mma_kind;            /* then their kind (the TC_MACRO_*; one per kernel) */
+  int mma_warps;           /* and the block's warps (wavefronts): its threads / lanes */
   int nred_f, nred_i;      /* block reductions of floats / integers (each
                               needs a shared scratch of one word per thread) */
   int nred_w;              /* block Welford reductions (a shared scratch of

@@ -1,10 +1,17 @@
-/* mma.c - a matmul's statement as one warp-wide mma.sync m16n8k16 (see
- * mma.h; the layouts are the PTX ISA's "Matrix Fragments for
- * mma.m16n8k16 with floating point type", docs/mma.md).
+/* mma.c - a matmul's statement as one warp-wide matrix instruction: NVIDIA's
+ * mma.sync m16n8k16 (see mma.h; the layouts are the PTX ISA's "Matrix
+ * Fragments for mma.m16n8k16 with floating point type", docs/mma.md), or
+ * AMD's MFMA, whose layouts are mfma.c's; the rest (finding the loops,
+ * splitting the edges' predicate by operand, substituting the loop
+ * variables, replacing the loops) is one code for both.
  *
- * With g = lane / 4 and t = lane % 4, and the accumulator's 16 x 8 tile
- * split as row = 8 * ihi + ilo, column = 2 * jhi + jlo, lane = 4 * ilo +
- * jhi (so in the statement's indices ilo is tidx / 4 and jhi tidx % 4):
+ * The loops around the statement are the instruction's values of a lane
+ * (m_pre, m_post, n_post of its tc_frag_shape, those of extent > 1) and
+ * its K steps; a fragment element is the statement's own index with those
+ * variables and the lane replaced by the layout's values.  mma.sync, with
+ * g = lane / 4 and t = lane % 4, and the accumulator's 16 x 8 tile split
+ * as row = 8 * ihi + ilo, column = 2 * jhi + jlo, lane = 4 * ilo + jhi
+ * (so in the statement's indices ilo is tidx / 4 and jhi tidx % 4):
  *   A register r (rows g + 8 (r % 2), K columns 2t + 8 (r / 2) + h, h the
  *     half): ihi := r % 2, k16 := 2t + 8 (r / 2) + h (A reads no column);
  *   B register r (K rows 2t + 8r + h, column g): k16 := 2t + 8r + h, and
@@ -13,15 +20,17 @@
  *   accumulator v (row g + 8 (v / 2), column 2t + v % 2): ihi := v / 2,
  *     jlo := v % 2, which is the statement's own output index.
  * Edges: the statement's predicate (rows < M, columns < N, K < K) is
- * split into its terms, those of A (without jlo) and of B (without ihi)
- * substituted like the indices; an element outside is loaded as 0, so
- * the instruction runs unpredicated on whole tiles and the products past
- * an edge are 0 (and land only in accumulators that are never stored). */
+ * split into its terms, those of A (without the column's values) and of
+ * B (without the row's) substituted like the indices; an element outside
+ * is loaded as 0, so the instruction runs unpredicated on whole tiles and
+ * the products past an edge are 0 (and land only in accumulators that
+ * are never stored). */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "../base/test_hooks.h"
 #include "../target/target.h"
+#include "../sched/sched.h"
 #include "mma.h"
 
 /* The loop around n when it holds n alone, of the extent given, else NULL. */
@@ -40,7 +49,7 @@ static void free_loops(tc_knode *n, const tc_knode *keep) {
 static bool is_mma(const tc_knode *s) {
   const tc_op *op = s->stmt.op;
   return s->stmt.red.kind == TC_RED_ACC && op->kind == TC_OP_MATMUL &&
-         op->out->macro == TC_MACRO_MMA_M16N8K16;
+         tc_frag_shape_of(op->out->macro) != NULL;
 }
 
 static void swap_at(const tc_expr **x, const tc_expr **y, int i, int j) {
@@ -52,14 +61,16 @@ static void swap_at(const tc_expr **x, const tc_expr **y, int i, int j) {
 /* Tests only (tc_test_hooks.mma_lower_fault): a wrong layout, which the
  * OpenCL emulation's independent layouts must catch. */
 static void inject_fault(tc_kmma *m) {
+  bool mfma = m->kind != TC_MACRO_MMA_M16N8K16;
   switch (tc_test_hooks_get()->mma_lower_fault) {
-    case 1: /* A registers 1 and 2 */
-      swap_at(m->a, m->pa, 2, 4), swap_at(m->a, m->pa, 3, 5);
+    case 1: /* mma: A registers 1 and 2; MFMA: A items 1 and 2 */
+      if (mfma) swap_at(m->a, m->pa, 1, 2);
+      else swap_at(m->a, m->pa, 2, 4), swap_at(m->a, m->pa, 3, 5);
       break;
-    case 2: /* the halves of each B register */
+    case 2: /* mma: the halves of each B register; MFMA: B items 0 and 1, 2 and 3 */
       swap_at(m->b, m->pb, 0, 1), swap_at(m->b, m->pb, 2, 3);
       break;
-    case 3: /* a lane's two accumulator columns */
+    case 3: /* mma: a lane's two accumulator columns; MFMA: accumulator items 0 and 1, 2 and 3 */
       swap_at(m->c, NULL, 0, 1), swap_at(m->c, NULL, 2, 3);
       break;
     default: break;
@@ -175,12 +186,49 @@ static int collect(tc_knode *s, void *ctx) {
   return 0;
 }
 
+/* The values of the roles (TC_FR_*) for element e of fragment which (0:
+ * A, 1: B, 2: the accumulators) of this lane: the PTX ISA's mma.sync
+ * m16n8k16 layouts (above). */
+static void mma_vars(tc_epool *p, const tc_frag_shape *sh, const tc_expr *lane, int which, int e,
+                     const tc_expr **v) {
+  const tc_expr *t = tc_e_modc(p, lane, 4), *g = tc_e_divc(p, lane, 4), *z = tc_e_const(p, 0);
+  int r = e / 2, h = e % 2;
+  v[TC_FR_MPOST] = z;
+  if (which == 0) { /* A register r, half h */
+    v[TC_FR_MPRE] = tc_e_const(p, r % 2), v[TC_FR_NPOST] = z;
+    v[TC_FR_K] = tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * (r / 2) + h), v[TC_FR_LANE] = lane;
+  } else if (which == 1) { /* B register r, half h */
+    v[TC_FR_MPRE] = z, v[TC_FR_NPOST] = tc_e_modc(p, g, 2);
+    v[TC_FR_K] = tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * r + h), v[TC_FR_LANE] = tc_e_divc(p, lane, 8);
+  } else { /* accumulator e */
+    v[TC_FR_MPRE] = tc_e_const(p, e / 2), v[TC_FR_NPOST] = tc_e_const(p, e % 2);
+    v[TC_FR_K] = z, v[TC_FR_LANE] = lane;
+  }
+}
+
+/* e with the variables of the roles that have one (rid[r] >= 0)
+ * replaced by v[r]. */
+static const tc_expr *subst_roles(tc_epool *p, const tc_expr *e, const int64_t *rid,
+                                  const tc_expr *const *v) {
+  int64_t ids[TC_FR_N];
+  const tc_expr *vals[TC_FR_N];
+  int n = 0;
+  for (int r = 0; r < TC_FR_N; r++)
+    if (rid[r] >= 0) ids[n] = rid[r], vals[n++] = v[r];
+  return tc_simplify(p, tc_e_subst(p, e, n, ids, vals));
+}
+
 static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char *arch) {
   tc_fusion *f = k->f;
   tc_op *op = s->stmt.op;
+  const tc_frag_shape *sh = tc_frag_shape_of(op->out->macro);
+  bool mfma = sh->macro != TC_MACRO_MMA_M16N8K16;
   tc_target_info ti;
   tc_target_info_make(target, arch, &ti, NULL);
-  if (target != TC_TARGET_OPENCL && !(ti.features & TC_FEAT_MMA_SYNC)) {
+  if (mfma) {
+    tc_status st = tc_mfma_check_target(f, op, sh, target, &ti);
+    if (st) return st;
+  } else if (target != TC_TARGET_OPENCL && !(ti.features & TC_FEAT_MMA_SYNC)) {
     if (target != TC_TARGET_CUDA)
       return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s is a matmul of mma.sync m16n8k16, an "
                      "NVIDIA instruction that target %s does not have (the OpenCL target emulates "
@@ -191,67 +239,88 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
   }
   tc_dtype in = op->in[0]->dtype;
   if ((in != TC_F16 && in != TC_BF16) || op->in[1]->dtype != in)
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: mma.sync m16n8k16 multiplies f16 or bf16 "
-                   "operands, but %s's are %s", op->out->name, tc_dtype_name(in));
-  if (k->block[0] != 32 || !s->stmt.in_index[0] || !s->stmt.in_index[1])
-    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma needs the 32 lanes of a warp on TIDx "
-                   "(the block has %lld)", op->out->name, (long long)k->block[0]);
-  tc_knode *lk = only_loop(s, 16), *lj = lk ? only_loop(lk, 2) : NULL, *li = lj ? only_loop(lj, 2) : NULL;
-  if (!li)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s multiplies f16 or bf16 operands, but %s's "
+                   "are %s", sh->name, op->out->name, tc_dtype_name(in));
+  if (k->block[0] != sh->lanes || !s->stmt.in_index[0] || !s->stmt.in_index[1])
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's %s needs the %lld lanes of a %s on TIDx "
+                   "(the block has %lld)", op->out->name, sh->name, (long long)sh->lanes,
+                   sh->unit, (long long)k->block[0]);
+  /* the loops: the K steps, then a lane's values inside out */
+  int nc = (int)(sh->m * sh->n / sh->lanes);
+  int64_t rid[TC_FR_N] = {-1, -1, -1, -1, -1};
+  static const int roles[3] = {TC_FR_NPOST, TC_FR_MPOST, TC_FR_MPRE};
+  int64_t ext[3] = {sh->n_post, sh->m_post, sh->m_pre};
+  tc_knode *loops[4], *l = only_loop(s, sh->k);
+  int nl = 0;
+  if (l) loops[nl++] = l, rid[TC_FR_K] = l->loop.var->val;
+  for (int i = 0; i < 3 && l; i++) {
+    if (ext[i] == 1) continue;
+    if ((l = only_loop(l, ext[i]))) loops[nl++] = l, rid[roles[i]] = l->loop.var->val;
+  }
+  if (!l)
     return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's statement is not inside the loops of one "
-                   "lane's 2 x 2 accumulators and the 16 K steps of mma.sync m16n8k16 (schedule it "
-                   "with tc_schedule_matmul)", op->out->name);
+                   "lane's %d accumulators and the %lld K steps of %s (schedule it with "
+                   "tc_schedule_matmul)", op->out->name, nc, (long long)sh->k, sh->name);
   tc_epool *p = k->pool;
-  const tc_expr *lane = k->pvar[3], *t = tc_e_modc(p, lane, 4), *g = tc_e_divc(p, lane, 4);
-  int64_t ids[4] = {li->loop.var->val, lj->loop.var->val, lk->loop.var->val, lane->val};
+  const tc_expr *lane = k->pvar[3];
+  rid[TC_FR_LANE] = lane->val;
   /* the predicate's terms (edges of M, N and K) split by operand: A's
-   * are those without jlo (its rows and K), B's those without ihi */
+   * are those without a column's value (with its rows or K: where the
+   * columns have no value loop, as in MFMA, a term with none of them is
+   * the columns' through the lane), B's those without a row's value */
   const tc_expr *terms[64], *pa = tc_e_const(p, 1), *pb = pa;
   int nt = 0;
   if (!split_terms(s->stmt.pred, terms, &nt, 64))
-    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's predicate has too many terms for an mma",
-                   op->out->name);
+    return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's predicate has too many terms for an %s",
+                   op->out->name, sh->name);
+  bool ncol = rid[TC_FR_NPOST] >= 0;
   for (int i = 0; i < nt; i++) {
-    bool ui = tc_e_uses(terms[i], ids[0]), uj = tc_e_uses(terms[i], ids[1]);
-    if (ui == uj && !tc_e_uses(terms[i], ids[2]))
-      return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma cannot tell which operand a condition "
+    bool ui = (rid[TC_FR_MPRE] >= 0 && tc_e_uses(terms[i], rid[TC_FR_MPRE])) ||
+              (rid[TC_FR_MPOST] >= 0 && tc_e_uses(terms[i], rid[TC_FR_MPOST]));
+    bool uj = ncol && tc_e_uses(terms[i], rid[TC_FR_NPOST]), uk = tc_e_uses(terms[i], rid[TC_FR_K]);
+    if ((ui && uj) || (ncol && !ui && !uj && !uk))
+      return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's %s cannot tell which operand a condition "
                      "of its predicate bounds (M, N or K); schedule it with tc_schedule_matmul",
-                     op->out->name);
-    if (!uj) pa = tc_e_land(p, pa, terms[i]);
+                     op->out->name, sh->name);
+    if (!uj && (ncol || ui || uk)) pa = tc_e_land(p, pa, terms[i]);
     if (!ui) pb = tc_e_land(p, pb, terms[i]);
   }
   tc_kmma *m = &s->stmt.mma;
-  for (int e = 0; e < 8; e++) { /* A: ihi, jlo, k16, lane */
-    int r = e / 2, h = e % 2;
-    const tc_expr *v[4] = {tc_e_const(p, r % 2), tc_e_const(p, 0),
-                           tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * (r / 2) + h), lane};
-    m->a[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, v));
-    m->pa[e] = tc_simplify(p, tc_e_subst(p, pa, 4, ids, v));
+  m->kind = sh->macro, m->in = in, m->nc = nc;
+  const tc_expr *v[TC_FR_N];
+  for (int e = 0; e < (mfma ? 4 : 8); e++) { /* A */
+    if (mfma) tc_mfma_vars(p, sh, lane, 0, e, v);
+    else mma_vars(p, sh, lane, 0, e, v);
+    m->a[e] = subst_roles(p, s->stmt.in_index[0], rid, v);
+    m->pa[e] = subst_roles(p, pa, rid, v);
   }
   for (int e = 0; e < 4; e++) { /* B */
-    int r = e / 2, h = e % 2;
-    const tc_expr *v[4] = {tc_e_const(p, 0), tc_e_modc(p, g, 2),
-                           tc_e_addc(p, tc_e_mulc(p, t, 2), 8 * r + h), tc_e_divc(p, lane, 8)};
-    m->b[e] = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, v));
-    m->pb[e] = tc_simplify(p, tc_e_subst(p, pb, 4, ids, v));
+    if (mfma) tc_mfma_vars(p, sh, lane, 1, e, v);
+    else mma_vars(p, sh, lane, 1, e, v);
+    m->b[e] = subst_roles(p, s->stmt.in_index[1], rid, v);
+    m->pb[e] = subst_roles(p, pb, rid, v);
   }
   s->stmt.pred = tc_e_const(p, 1); /* the whole warp runs the instruction */
-  for (int e = 0; e < 4; e++) { /* the accumulators */
-    const tc_expr *v[4] = {tc_e_const(p, e / 2), tc_e_const(p, e % 2), tc_e_const(p, 0), lane};
-    m->c[e] = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 4, ids, v));
+  for (int e = 0; e < nc; e++) { /* the accumulators */
+    if (mfma) tc_mfma_vars(p, sh, lane, 2, e, v);
+    else mma_vars(p, sh, lane, 2, e, v);
+    m->c[e] = subst_roles(p, s->stmt.out_index, rid, v);
   }
   inject_fault(m);
-  if (!tc_test_hooks_get()->mma_scalar_fragments) try_ldsm(k, s, m, ids);
-  m->kind = TC_MMA_M16N8K16, m->in = in;
-  /* the statement takes the place of the three loops */
-  tc_knode *parent = li->parent;
+  if (!mfma && !tc_test_hooks_get()->mma_scalar_fragments) {
+    int64_t ids[4] = {rid[TC_FR_MPRE], rid[TC_FR_NPOST], rid[TC_FR_K], rid[TC_FR_LANE]};
+    try_ldsm(k, s, m, ids);
+  }
+  /* the statement takes the place of the loops */
+  tc_knode *outer = loops[nl - 1], *parent = outer->parent;
   for (int i = 0; i < parent->nbody; i++)
-    if (parent->body[i] == li) parent->body[i] = s;
+    if (parent->body[i] == outer) parent->body[i] = s;
   s->parent = parent;
-  s->sync_before |= li->sync_before | lj->sync_before | lk->sync_before;
-  free_loops(li, s);
+  for (int i = 0; i < nl; i++) s->sync_before |= loops[i]->sync_before;
+  free_loops(outer, s);
   k->nmma++;
-  k->mma_warps = (int)(k->block[0] * k->block[1] * k->block[2] / 32);
+  k->mma_kind = sh->macro;
+  k->mma_warps = (int)(k->block[0] * k->block[1] * k->block[2] / sh->lanes);
   return TC_OK;
 }
 

@@ -18,13 +18,26 @@
 
 #include "kernel.h"
 
-enum { TC_MMA_NONE = 0, TC_MMA_M16N8K16 = 1 };
-
 /* After indexing and barriers: lowers the statements of accumulators
- * marked TC_MACRO_MMA_M16N8K16 (sets tc_kstmt.mma, tc_kir.nmma and
- * mma_warps) or fails with the message on k->f: HIP has no mma.sync, CUDA
- * needs sm_80+, the operands f16 or bf16, a block of 32-lane warps on
- * TIDx; edges of M, N and K become predicates of the fragment loads. */
+ * marked TC_MACRO_MMA_M16N8K16 or an MFMA macro (sets tc_kstmt.mma,
+ * tc_kir.nmma, mma_kind and mma_warps) or fails with the message on k->f:
+ * HIP has no mma.sync and CUDA no MFMA, CUDA needs sm_80+, HIP an arch
+ * with MFMA, the operands f16 or bf16, a block of 32-lane warps (64-lane
+ * wavefronts) on TIDx; edges of M, N and K become predicates of the
+ * fragment loads. */
 tc_status tc_mma_lower(tc_kir *k, tc_target target, const char *arch);
+
+/* The roles of the variables a fragment layout replaces: a lane's value
+ * loops (tc_frag_shape's m_pre, m_post, n_post), the K steps, the lane. */
+enum { TC_FR_MPRE, TC_FR_MPOST, TC_FR_NPOST, TC_FR_K, TC_FR_LANE, TC_FR_N };
+
+/* MFMA (mfma.c): into v[TC_FR_*] the values for item e of fragment which
+ * (0: A, 1: B, 2: the accumulators) of lane `lane` (the AMD CDNA layouts). */
+void tc_mfma_vars(tc_epool *p, const struct tc_frag_shape *sh, const tc_expr *lane, int which,
+                  int e, const tc_expr **v);
+/* MFMA: whether target / arch (ti) has the instruction for op's operands
+ * (OpenCL emulates it), else the message on f. */
+tc_status tc_mfma_check_target(tc_fusion *f, const tc_op *op, const struct tc_frag_shape *sh,
+                               tc_target target, const struct tc_target_info *ti);
 
 #endif

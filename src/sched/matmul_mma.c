@@ -1,139 +1,207 @@
-/* matmul_mma.c - the matmul schedule whose products are NVIDIA's warp-level
- * mma.sync m16n8k16 (tc_matmul_tiles.macro == TC_MACRO_MMA_M16N8K16).
+/* matmul_mma.c - the matmul schedule whose products are a warp- or
+ * wavefront-wide matrix instruction (tc_matmul_tiles.macro other than
+ * TC_MACRO_FMA), described by its tc_frag_shape (sched.h); the shape of
+ * NVIDIA's mma.sync m16n8k16 is here, AMD's MFMA in matmul_mfma.c.
  *
  * The PTX ISA's accumulator layout of one 16 x 8 tile (C/D fragment:
  * row groupID + 8 * (v / 2), column 2 * threadID_in_group + v % 2 for
  * value v of lane 4 * groupID + threadID_in_group) is a plain split of M
  * and N: M16 = [ihi 2, ilo 8], N8 = [jhi 4, jlo 2], the lane is
- * merge(ilo, jhi) on TIDx and the lane's four values are [ihi, jlo].  So
- * with P the accumulator [M, N, rK]:
- *   P [Mo:BIDy, No:BIDx, Ko, W:TIDy, Ki, RM:U, RN:U, ihi:U, lane:TIDx, jlo:U, k16]
- *     W the warps (merge of the warps along M and N), RM x RN the 16 x 8
- *     tiles of a warp, k16 the macro's K: the lowering turns the
- *     statement inside [ihi, jlo, k16] into one warp-wide mma over
- *     fragments it loads from shared memory (src/lower/mma.c);
+ * merge(ilo, jhi) on TIDx and the lane's four values are [ihi, jlo]
+ * (m_pre 2, m_lane 8, n_lane 4, n_post 2).  In general, with P the
+ * accumulator [M, N, rK] and the instruction's pieces (those of extent 1
+ * absent):
+ *   P [Mo:BIDy, No:BIDx, Ko, W:TIDy, Ki, RM:U, RN:U, m_pre:U, lane:TIDx,
+ *      m_post:U, n_post:U, kk]
+ *     W the warps (merge of the warps along M and N), RM x RN the
+ *     instruction tiles of a warp, kk the instruction's K: the lowering
+ *     turns the statement inside [m_pre, m_post, n_post, kk] into one
+ *     warp-wide instruction over fragments it loads from shared memory
+ *     (src/lower/mma.c);
  *   A', B' in shared memory, computed at Ko, spread over all the threads;
- *   O and the epilogue: [Mo, No, W, RM, RN, ihi, lane, jlo], so each lane
- *     applies the epilogue to its accumulators and stores them at their
- *     (row, column) of the layout.
+ *   O and the epilogue: [Mo, No, W, RM, RN, m_pre, lane, m_post, n_post],
+ *     so each lane applies the epilogue to its accumulators and stores
+ *     them at their (row, column) of the layout.
  * A batch axis goes first, on BIDz. */
 #include <stdio.h>
 
 #include "sched.h"
 
+static const tc_frag_shape mma_m16n8k16 = {TC_MACRO_MMA_M16N8K16, "mma.sync m16n8k16", "warp",
+                                           TC_TARGET_CUDA, 32, 16, 8, 16, 2, 8, 1, 4, 2};
+
+const tc_frag_shape *tc_frag_shape_of(int macro) {
+  return macro == TC_MACRO_MMA_M16N8K16 ? &mma_m16n8k16 : tc_mfma_frag_shape(macro);
+}
+
+/* The labels of the axes the schedule makes. */
+enum { MO, WM, RM, MPRE, MLANE, MPOST, NO, WN, RN, NLANE, NPOST, KO, KI, KK, NLAB };
+
+/* Whether the piece of label l exists (the instruction's of extent 1 do not). */
+static bool has(const tc_frag_shape *sh, int l) {
+  return !((l == MPRE && sh->m_pre == 1) || (l == MPOST && sh->m_post == 1) ||
+           (l == NPOST && sh->n_post == 1));
+}
+
+/* Appends the existing labels of want[0..n) to lab (*nl). */
+static void labels(const tc_frag_shape *sh, const int *want, int n, int *lab, int *nl) {
+  for (int i = 0; i < n; i++)
+    if (has(sh, want[i])) lab[(*nl)++] = want[i];
+}
+
 /* Splits M (axis o) and N (axis o + 1) of t into
- * [Mo, Wm, RM, ihi, ilo, No, Wn, RN, jhi, jlo] at o. */
-static tc_status split_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl) {
+ * [Mo, Wm, RM, m_pre, m_lane, m_post, No, Wn, RN, n_lane, n_post] at o
+ * (the pieces of extent 1 absent). */
+static tc_status split_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl, const tc_frag_shape *sh) {
   tc_status st = tc_split(t, o + 1, tl->bn, 1);
   if (!st) st = tc_split(t, o + 2, tl->tn, 1);
-  if (!st) st = tc_split(t, o + 3, 8, 1);
-  if (!st) st = tc_split(t, o + 4, 2, 1);
+  if (!st) st = tc_split(t, o + 3, sh->n, 1);
+  if (!st && sh->n_post > 1) st = tc_split(t, o + 4, sh->n_post, 1);
   if (!st) st = tc_split(t, o, tl->bm, 1);
   if (!st) st = tc_split(t, o + 1, tl->tm, 1);
-  if (!st) st = tc_split(t, o + 2, 16, 1);
-  if (!st) st = tc_split(t, o + 3, 8, 1);
+  if (!st) st = tc_split(t, o + 2, sh->m, 1);
+  if (!st && sh->m_post > 1) st = tc_split(t, o + 3, sh->m_post, 1);
+  if (!st && sh->m_pre > 1) st = tc_split(t, o + 3, sh->m_lane, 1);
   return st;
 }
 
-static tc_status bind(tc_tensor *t, int n, const int *pos, const tc_ptype *p) {
+/* Reorders t's axes from base, labelled from[0..n), into the order of
+ * the labels to[0..n). */
+static tc_status reorder(tc_tensor *t, int base, const int *from, const int *to, int n) {
+  int old[NLAB], nw[NLAB];
+  for (int i = 0; i < n; i++) {
+    old[i] = base + i;
+    for (int j = 0; j < n; j++)
+      if (to[j] == from[i]) nw[i] = base + j;
+  }
+  return tc_reorder(t, n, old, nw);
+}
+
+/* Binds t's axes from base, labelled lab[0..n) (W and the lane merged):
+ * Mo BIDy, No BIDx, W TIDy, the lane TIDx, the tiles and values unrolled. */
+static tc_status bind(tc_tensor *t, int base, const int *lab, int n) {
   tc_status st = TC_OK;
-  for (int i = 0; i < n && !st; i++) st = tc_parallelize(t, pos[i], p[i]);
+  for (int i = 0; i < n && !st; i++) {
+    int l = lab[i];
+    tc_ptype p = l == MO ? TC_BIDY : l == NO ? TC_BIDX : l == WM ? TC_TIDY : l == MLANE ? TC_TIDX
+               : l == RM || l == RN || l == MPRE || l == MPOST || l == NPOST ? TC_UNROLL : TC_SERIAL;
+    if (p != TC_SERIAL) st = tc_parallelize(t, base + i, p);
+  }
   return st;
 }
 
-/* An operand tile in shared memory, computed at P's Ko: its ten axes
- * past base, [Wm, Wn, Ki, RM, RN, ihi, ilo, jhi, jlo, k16] as P's, are
- * reordered by to[] so that the four it broadcasts along come first (left
- * serial: they run once) and its six own follow in the order of its rows
- * and columns; those are merged and spread over the block's threads. */
-static tc_status spread(tc_tensor *x, int base, const int *to, int64_t warps) {
-  int old[10], nw[10];
-  for (int i = 0; i < 10; i++) old[i] = base + i, nw[i] = base + to[i];
-  tc_status st = tc_reorder(x, 10, old, nw);
-  for (int i = 0; i < 5 && !st; i++) st = tc_merge(x, base + 4, base + 5);
-  if (!st) st = tc_split(x, base + 4, warps * 32, 1);
-  if (!st) st = tc_split(x, base + 5, 32, 1);
-  if (!st) st = tc_parallelize(x, base + 5, TC_TIDY);
-  if (!st) st = tc_parallelize(x, base + 6, TC_TIDX);
+/* lab[0..*n) without the labels WN and NLANE (merged into WM and MLANE). */
+static void merged(int *lab, int *n) {
+  int k = 0;
+  for (int i = 0; i < *n; i++)
+    if (lab[i] != WN && lab[i] != NLANE) lab[k++] = lab[i];
+  *n = k;
+}
+
+/* An operand tile in shared memory, computed at P's Ko: its axes past
+ * base, labelled from[0..n) as P's, are reordered so that the nb it
+ * broadcasts along (bcast) come first (left serial: they run once) and
+ * its own (own, in the order of its rows and columns) follow; those are
+ * merged and spread over the block's threads. */
+static tc_status spread(tc_tensor *x, int base, const int *from, int n, const int *bcast, int nb,
+                        const int *own, int no, int64_t warps, int64_t lanes) {
+  int to[NLAB];
+  for (int i = 0; i < nb; i++) to[i] = bcast[i];
+  for (int i = 0; i < no; i++) to[nb + i] = own[i];
+  tc_status st = reorder(x, base, from, to, n);
+  for (int i = 0; i < no - 1 && !st; i++) st = tc_merge(x, base + nb, base + nb + 1);
+  if (!st) st = tc_split(x, base + nb, warps * lanes, 1);
+  if (!st) st = tc_split(x, base + nb + 1, lanes, 1);
+  if (!st) st = tc_parallelize(x, base + nb + 1, TC_TIDY);
+  if (!st) st = tc_parallelize(x, base + nb + 2, TC_TIDX);
   return st;
 }
 
-tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
-                                 const tc_matmul_tiles *tl, int nepi) {
+tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
+                                  const tc_matmul_tiles *tl, int nepi, const tc_frag_shape *sh) {
   const char *call = "tc_schedule_matmul";
   tc_tensor *acc = mm->out, *av = mm->in[0], *bv = mm->in[1];
   int r = acc->nlogical - 1, o = r - 2;
   int64_t m = tc_logical_extent(acc, o), n = tc_logical_extent(acc, o + 1);
   int64_t k = f->g.axes[acc->logical[r]].extent;
-  if (target == TC_TARGET_HIP)
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: mma.sync m16n8k16 is an NVIDIA instruction; hip "
-                   "has no mma macro here (MFMA is not an op type of the matmul yet): use the FMA "
-                   "macro", call);
+  if (target != TC_TARGET_OPENCL && target != sh->vendor)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is an %s instruction; %s has no %s here (the "
+                   "OpenCL target emulates it): use %s", call, sh->name,
+                   sh->vendor == TC_TARGET_CUDA ? "NVIDIA" : "AMD", tc_target_name(target),
+                   sh->name, sh->vendor == TC_TARGET_CUDA
+                                 ? "the FMA macro or MFMA (TC_MACRO_MFMA_32X32X8, _16X16X16)"
+                                 : "the FMA macro or mma.sync (TC_MACRO_MMA_M16N8K16)");
   if (av->dtype != TC_F16 && av->dtype != TC_BF16)
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: mma.sync m16n8k16 multiplies f16 or bf16 "
-                   "operands, not %s; use the FMA macro (TC_MACRO_FMA)", call,
-                   tc_dtype_name(av->dtype));
-  if (tl->tm % 16 || tl->tn % 8 || tl->bk % 16)
-    return tc_fail(f, TC_ERR_ARGUMENT, "%s: with mma.sync m16n8k16 a warp's tile (tm x tn = "
-                   "%lld x %lld) must be a multiple of 16 x 8 and the K tile (bk = %lld) of 16",
-                   call, (long long)tl->tm, (long long)tl->tn, (long long)tl->bk);
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s multiplies f16 or bf16 operands, not %s; use "
+                   "the FMA macro (TC_MACRO_FMA)", call, sh->name, tc_dtype_name(av->dtype));
+  if (tl->tm % sh->m || tl->tn % sh->n || tl->bk % sh->k)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: with %s a %s's tile (tm x tn = %lld x %lld) must be "
+                   "a multiple of %lld x %lld and the K tile (bk = %lld) of %lld", call, sh->name,
+                   sh->unit, (long long)tl->tm, (long long)tl->tn, (long long)sh->m,
+                   (long long)sh->n, (long long)tl->bk, (long long)sh->k);
   int64_t warps = (tl->bm / tl->tm) * (tl->bn / tl->tn);
-  if (warps * 32 > 1024)
-    return tc_fail(f, TC_ERR_ARGUMENT, "%s: %lld warps of 32 lanes exceed 1024 threads per block",
-                   call, (long long)warps);
-  /* the output: [Mo, Wm, RM, ihi, ilo, No, Wn, RN, jhi, jlo] ->
-   * [Mo, No, W, RM, RN, ihi, lane, jlo] */
-  tc_status st = split_mn(out, o, tl);
-  int old10[10], out_new[10] = {0, 2, 4, 6, 7, 1, 3, 5, 8, 9};
-  for (int i = 0; i < 10; i++) old10[i] = o + i, out_new[i] += o;
-  if (!st) st = tc_reorder(out, 10, old10, out_new);
-  if (!st) st = tc_merge(out, o + 2, o + 3);        /* W */
-  if (!st) st = tc_merge(out, o + 6, o + 7);        /* lane = (ilo, jhi) */
+  if (warps * sh->lanes > 1024)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: %lld %ss of %lld lanes exceed 1024 threads per block",
+                   call, (long long)warps, sh->unit, (long long)sh->lanes);
+  static const int mn_all[11] = {MO, WM, RM, MPRE, MLANE, MPOST, NO, WN, RN, NLANE, NPOST};
+  static const int out_all[11] = {MO, NO, WM, WN, RM, RN, MPRE, MLANE, NLANE, MPOST, NPOST};
+  static const int acc_all[14] = {MO, NO, KO, WM, WN, KI, RM, RN, MPRE, MLANE, NLANE, MPOST, NPOST, KK};
+  static const int k_all[3] = {KO, KI, KK};
+  int mn[NLAB], nmn = 0, ol[NLAB], nol = 0, al[NLAB], nal = 0, ak[NLAB], nak = 0;
+  labels(sh, mn_all, 11, mn, &nmn);
+  labels(sh, out_all, 11, ol, &nol);
+  labels(sh, acc_all, 14, al, &nal);
+  labels(sh, mn_all, 11, ak, &nak);
+  labels(sh, k_all, 3, ak, &nak);
+  /* the output: [Mo, No, W, RM, RN, m_pre, lane, m_post, n_post] */
+  tc_status st = split_mn(out, o, tl, sh);
+  if (!st) st = reorder(out, o, mn, ol, nol);
+  if (!st) st = tc_merge(out, o + 2, o + 3);                   /* W */
+  int lane = 5 + has(sh, MPRE);
+  if (!st) st = tc_merge(out, o + lane, o + lane + 1);         /* the lane */
+  merged(ol, &nol);
   if (o && !st) st = tc_parallelize(out, 0, TC_BIDZ);
-  int op_[8] = {o, o + 1, o + 2, o + 3, o + 4, o + 5, o + 6, o + 7};
-  static const tc_ptype out_p[8] = {TC_BIDY, TC_BIDX, TC_TIDY, TC_UNROLL, TC_UNROLL, TC_UNROLL,
-                                    TC_TIDX, TC_UNROLL};
-  if (!st) st = bind(out, 8, op_, out_p);
-  /* the accumulator: [Mo, Wm, RM, ihi, ilo, No, Wn, RN, jhi, jlo, Ko, Ki, k16] ->
-   * [Mo, No, Ko, Wm, Wn, Ki, RM, RN, ihi, ilo, jhi, jlo, k16] */
+  if (!st) st = bind(out, o, ol, nol);
+  /* the accumulator: [Mo, No, Ko, Wm, Wn, Ki, RM, RN, m_pre, m_lane, n_lane, m_post, n_post, kk] */
   if (!st) st = tc_split(acc, o + 2, tl->bk, 1);
-  if (!st) st = tc_split(acc, o + 3, 16, 1);
-  if (!st) st = split_mn(acc, o, tl);
-  int old13[13], acc_new[13] = {0, 3, 6, 8, 9, 1, 4, 7, 10, 11, 2, 5, 12};
-  for (int i = 0; i < 13; i++) old13[i] = o + i, acc_new[i] += o;
-  if (!st) st = tc_reorder(acc, 13, old13, acc_new);
+  if (!st) st = tc_split(acc, o + 3, sh->k, 1);
+  if (!st) st = split_mn(acc, o, tl, sh);
+  if (!st) st = reorder(acc, o, ak, al, nal);
   tc_tensor *skip[3] = {acc, av, bv};
   if (!st) st = tc_matmul_epilogue_like_out(f, out, skip, 3, false);
   /* the operand tiles, computed at Ko before P's warp and lane axes are
    * merged (so that no axis of theirs mixes M and N) */
-  static const int a_to[10] = {4, 0, 8, 5, 1, 6, 7, 2, 3, 9}, b_to[10] = {0, 6, 4, 1, 7, 2, 3, 8, 9, 5};
+  static const int a_b[4] = {WN, RN, NLANE, NPOST}, a_o[7] = {WM, RM, MPRE, MLANE, MPOST, KI, KK};
+  static const int b_b[5] = {WM, RM, MPRE, MLANE, MPOST}, b_o[6] = {KI, KK, WN, RN, NLANE, NPOST};
+  int ab[NLAB], nab = 0, ao[NLAB], nao = 0, bb[NLAB], nbb = 0, bo[NLAB], nbo = 0;
+  labels(sh, a_b, 4, ab, &nab), labels(sh, a_o, 7, ao, &nao);
+  labels(sh, b_b, 5, bb, &nbb), labels(sh, b_o, 6, bo, &nbo);
   tc_tensor *ops[2] = {av, bv};
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st) st = spread(ops[i], o + 3, i ? b_to : a_to, warps);
+    if (!st) st = i ? spread(ops[i], o + 3, al + 3, nal - 3, bb, nbb, bo, nbo, warps, sh->lanes)
+                    : spread(ops[i], o + 3, al + 3, nal - 3, ab, nab, ao, nao, warps, sh->lanes);
   }
-  /* [Mo, No, Ko, W, Ki, RM, RN, ihi, lane, jlo, k16] */
+  /* [Mo, No, Ko, W, Ki, RM, RN, m_pre, lane, m_post, n_post, kk] */
   if (!st) st = tc_merge(acc, o + 3, o + 4);
-  if (!st) st = tc_merge(acc, o + 8, o + 9);
+  if (!st) st = tc_merge(acc, o + 2 + lane, o + 3 + lane);
+  merged(al, &nal);
   if (o && !st) st = tc_parallelize(acc, 0, TC_BIDZ);
-  int ap[8] = {o, o + 1, o + 3, o + 5, o + 6, o + 7, o + 8, o + 9};
-  static const tc_ptype acc_p[8] = {TC_BIDY, TC_BIDX, TC_TIDY, TC_UNROLL, TC_UNROLL, TC_UNROLL,
-                                    TC_TIDX, TC_UNROLL};
-  if (!st) st = bind(acc, 8, ap, acc_p);
+  if (!st) st = bind(acc, o, al, nal);
   if (!st) st = tc_inline_at(acc, o + 2);
   if (st) return st;
-  acc->macro = TC_MACRO_MMA_M16N8K16;
+  acc->macro = sh->macro;
   int64_t smem = (tl->bm + tl->bn) * tl->bk * 2;
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   tc_set_schedule_note(f,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warps (TIDy) of "
-           "32 lanes (TIDx) with %lldx%lld tiles each as mma.sync m16n8k16 (%s, f32 "
+           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld %ss (TIDy) of "
+           "%lld lanes (TIDx) with %lldx%lld tiles each as %s (%s, f32 "
            "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes), "
            "%d epilogue op%s before the store", (long long)m, (long long)n, (long long)k, batch,
-           (long long)tl->bm, (long long)tl->bn, (long long)warps, (long long)tl->tm,
-           (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk, (long long)smem, nepi,
-           nepi == 1 ? "" : "s");
+           (long long)tl->bm, (long long)tl->bn, (long long)warps, sh->unit, (long long)sh->lanes,
+           (long long)tl->tm, (long long)tl->tn, sh->name, tc_dtype_name(av->dtype),
+           (long long)tl->bk, (long long)smem, nepi, nepi == 1 ? "" : "s");
   return TC_OK;
 }

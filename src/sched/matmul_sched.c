@@ -47,6 +47,23 @@ tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, 
   return t;
 }
 
+/* (sched.h) The op type: MFMA for HIP's 16-bit operands where it serves
+ * (*why says why not where it does not), else FMA. */
+tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
+                                      int64_t n, int64_t k, int rax, bool prologue, const char **why) {
+  tc_matmul_tiles tl = tc_matmul_auto_tiles(m, n, k, (int)tc_dtype_size(t), rax);
+  *why = NULL;
+  if (rax >= 0 || prologue) {
+    if (target == TC_TARGET_HIP && (t == TC_F16 || t == TC_BF16))
+      *why = rax >= 0 ? "the MFMA op type takes no reduction of the result"
+                      : "the MFMA op type takes no ops before the matmul";
+  } else {
+    tc_matmul_tiles mt;
+    if (tc_mfma_auto_tiles(target, arch, t, m, n, &mt, why)) tl = mt;
+  }
+  return tl;
+}
+
 /* Splits t's axes o (M) and o + 1 (N) into [Mo, Mt, TM, No, Nt, TN]
  * (after any axes between them and o + 2). */
 static tc_status tile_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl) {
@@ -210,7 +227,6 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles) {
   tc_clear_error(f);
-  (void)arch; /* the arch's limits are checked when compiling */
   const char *call = "tc_schedule_matmul";
   tc_op *mm = NULL, *red = NULL;
   for (int i = 0; i < f->nops; i++) {
@@ -276,26 +292,32 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "reduces one in one block, of at most %d (a combination across blocks is not "
                    "part of it: store the result and reduce it in a fusion of its own)", call,
                    rout->name, rax == o ? "column" : "row", (long long)rlen, TC_MATMUL_MAX_REDUCED);
-  tc_matmul_tiles tl = tiles ? *tiles : tc_matmul_auto_tiles(m, nn, kk, (int)tc_dtype_size(av->dtype),
-                                                   rax < 0 ? -1 : rax - o);
+  const char *not_mfma = NULL;
+  tc_matmul_tiles tl = tiles ? *tiles
+                             : tc_matmul_auto_choice(target, arch, av->dtype, m, nn, kk,
+                                                     rax < 0 ? -1 : rax - o, npro[0] || npro[1],
+                                                     &not_mfma);
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
       tl.bn % tl.tn)
     return tc_fail(f, TC_ERR_ARGUMENT,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
-  if (tl.macro == TC_MACRO_MMA_M16N8K16) {
+  const tc_frag_shape *sh = tc_frag_shape_of(tl.macro);
+  if (sh) {
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
-                     "%s: the mma.sync op type takes a matmul and elementwise ops after it; %s "
+                     "%s: the %s op type takes a matmul and elementwise ops after it; %s "
                      "(schedule this fusion with the FMA op type)", call,
+                     tl.macro == TC_MACRO_MMA_M16N8K16 ? "mma.sync" : "MFMA",
                      rout ? "a reduction of the result is not part of it"
                           : "ops before the matmul on an operand are not part of it");
-    return tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
+    return tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
   }
   if (tl.macro != TC_MACRO_FMA)
-    return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA or "
-                   "TC_MACRO_MMA_M16N8K16", call, tl.macro);
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA, "
+                   "TC_MACRO_MMA_M16N8K16, TC_MACRO_MFMA_32X32X8 or TC_MACRO_MFMA_16X16X16", call,
+                   tl.macro);
   int64_t rtile = rax < 0 ? 0 : rax == o ? tl.bm : tl.bn;
   if (rtile && rtile < rlen)
     return tc_fail(f, TC_ERR_UNSUPPORTED,
@@ -380,13 +402,16 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (npro[0] + npro[1])
     snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
              npro[0], npro[0] == 1 ? "" : "s", npro[1]);
+  char fmatext[112] = "";
+  if (not_mfma) snprintf(fmatext, sizeof fmatext, "; FMA, not MFMA: %s", not_mfma);
   tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
            "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
-           "the store%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
+           "the store%s%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
            (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
-           (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext);
+           (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext,
+           fmatext);
   return TC_OK;
 }

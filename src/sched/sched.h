@@ -23,7 +23,7 @@ tc_status tc_check_inline(const tc_tensor *t, const tc_tensor *c, int pos, const
  * the ranks must agree.  Errors name call. */
 tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call);
 
-/* ---- the matmul schedules (matmul_sched.c, matmul_mma.c) -------------- */
+/* ---- the matmul schedules (matmul_sched.c, matmul_mma.c, matmul_mfma.c) - */
 
 /* Gives every tensor but out and skip[0..nskip) (the matmul's accumulator,
  * operands and their copies) the loop domain of the output out and
@@ -37,11 +37,48 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
  * reduction of the rows, 0 of the columns, -1 without (docs/matmul.md):
  * FMA tiles, what the command line reports as the heuristic's choice. */
 tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, int rax);
-/* tc_schedule_matmul with tiles->macro == TC_MACRO_MMA_M16N8K16, after
- * its checks of the fusion: warps of mma.sync m16n8k16 (matmul_mma.c);
- * nepi epilogue ops for the note. */
-tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
-                                 const tc_matmul_tiles *tl, int nepi);
+/* The scheduler's whole choice, what tc_schedule_auto uses and the
+ * command line reports: tc_matmul_auto_tiles, or MFMA tiles
+ * (tc_mfma_auto_tiles) for HIP f16 / bf16 operands of dtype t without a
+ * reduction (rax -1) or a prologue on an operand; *why: the note's reason
+ * for not MFMA on HIP, else NULL. */
+tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
+                                      int64_t n, int64_t k, int rax, bool prologue, const char **why);
+/* A warp- or wavefront-wide matrix instruction (an op type of the matmul
+ * other than FMA) as the schedule and the lowering see it: `lanes` lanes
+ * compute an m x n x k product; its accumulators' register layout is a
+ * split of the m x n tile, M = [m_pre, m_lane, m_post] (outermost first)
+ * and N = [n_lane, n_post], a lane being the merge of the two lane pieces
+ * (m_lane index * n_lane + n_lane index) and holding the values
+ * [m_pre, m_post, n_post]; a piece of extent 1 is no axis.  vendor is
+ * the one GPU target that has the instruction (OpenCL emulates it). */
+typedef struct tc_frag_shape {
+  int macro;                      /* TC_MACRO_* */
+  const char *name, *unit;        /* "mma.sync m16n8k16", "warp" */
+  tc_target vendor;
+  int64_t lanes, m, n, k;
+  int64_t m_pre, m_lane, m_post, n_lane, n_post;
+} tc_frag_shape;
+
+/* The shape of a macro; NULL for TC_MACRO_FMA and unknown ones
+ * (matmul_mma.c; the MFMA shapes are matmul_mfma.c's). */
+const tc_frag_shape *tc_frag_shape_of(int macro);
+/* The MFMA shapes (matmul_mfma.c); NULL for other macros. */
+const tc_frag_shape *tc_mfma_frag_shape(int macro);
+/* tc_schedule_auto's op type for a matmul of an m x n result with
+ * operands of dtype t on target / arch: true with *tl MFMA tiles (32x32x8
+ * where the result holds a 32 x 32 tile, else 16x16x16, in blocks of up
+ * to 2 x 2 wavefronts, K tiles of 16) for HIP f16 / bf16 on an arch with
+ * MFMA; else false, with *why the reason for the note on HIP (NULL on
+ * other targets). */
+bool tc_mfma_auto_tiles(tc_target target, const char *arch, tc_dtype t, int64_t m, int64_t n,
+                        tc_matmul_tiles *tl, const char **why);
+/* tc_schedule_matmul with a macro of shape sh, after its checks of the
+ * fusion: warps (wavefronts) of the instruction, each a tm x tn tile, the
+ * accumulators' layout as split axes (matmul_mma.c); nepi epilogue ops
+ * for the note. */
+tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
+                                  const tc_matmul_tiles *tl, int nepi, const tc_frag_shape *sh);
 
 /* ---- axes across tensors (axis_map.c) ---------------------------------- */
 

@@ -9,19 +9,28 @@
 
 int tc_gemm_params_matmul_tiles(const tc_gemm_params *p, tc_matmul_tiles *t, tc_str *err) {
   memset(t, 0, sizeof *t);
-  const char *forms = "the fused GEMM takes the perf configs BS,MPB,NPB,KPB,MPT,NPT (FMA) and "
-                      "mma:MPB,NPB,KPB,MPW,NPW (mma.sync m16n8k16)";
+  const char *forms = "the fused GEMM takes the perf configs BS,MPB,NPB,KPB,MPT,NPT (FMA), "
+                      "mma:MPB,NPB,KPB,MPW,NPW (mma.sync m16n8k16) and "
+                      "xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA] (MFMA)";
   if (tc_gemm_params_is_tma(p) || tc_gemm_params_is_wgmma(p)) {
     tc_err_set(err, "%s; the Hopper forms (wgmma:, tma:, tmaws:) select template kernels the "
                "matmul schedule has no op type for yet", forms);
     return -1;
   }
   if (tc_gemm_params_is_xdlops(p) && !tc_gemm_params_is_mma(p)) {
-    /* XDLOPS (MFMA): xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA] maps here, onto
-     * {MPB, NPB, KPB, MPW, NPW} and the MFMA op type, once the matmul
-     * schedule has one. */
-    tc_err_set(err, "%s; xdlops: (MFMA) is not an op type of the matmul schedule yet", forms);
-    return -1;
+    /* xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA]: the MFMA op type with MPW x NPW
+     * wavefront tiles; the instruction as rocMLIR derives it */
+    int mfma = tc_gemm_xdlops_mfma(p);
+    if (!mfma) {
+      tc_err_set(err, "no MFMA instruction fits xdlops tiles %d,%d,%d,%d,%d: 32x32x8 needs "
+                 "MPW and NPW multiples of 32 and KPB of 8, 16x16x16 multiples of 16 and 16",
+                 p->m_per_block, p->n_per_block, p->k_per_block, p->m_per_wave, p->n_per_wave);
+      return -1;
+    }
+    t->bm = p->m_per_block, t->bn = p->n_per_block, t->bk = p->k_per_block;
+    t->tm = p->m_per_wave, t->tn = p->n_per_wave;
+    t->macro = mfma == TC_MFMA_32X32X8 ? TC_MACRO_MFMA_32X32X8 : TC_MACRO_MFMA_16X16X16;
+    return 0;
   }
   if (tc_gemm_params_check_tiling(p, err)) return -1;
   t->bm = p->m_per_block, t->bn = p->n_per_block, t->bk = p->k_per_block;
@@ -40,7 +49,11 @@ int tc_matmul_tiles_perf_config(const tc_matmul_tiles *t, char *buf, size_t cap)
   if (t->bm < 1 || t->bn < 1 || t->bk < 1 || t->tm < 1 || t->tn < 1 || t->bm % t->tm ||
       t->bn % t->tn || t->bm > 65536 || t->bn > 65536 || t->bk > 65536)
     return -1;
-  if (t->macro == TC_MACRO_MMA_M16N8K16)
+  if (t->macro == TC_MACRO_MFMA_32X32X8 || t->macro == TC_MACRO_MFMA_16X16X16)
+    snprintf(buf, cap, "xdlops:%lld,%lld,%lld,%lld,%lld,%d", (long long)t->bm, (long long)t->bn,
+             (long long)t->bk, (long long)t->tm, (long long)t->tn,
+             t->macro == TC_MACRO_MFMA_32X32X8 ? 32 : 16);
+  else if (t->macro == TC_MACRO_MMA_M16N8K16)
     snprintf(buf, cap, "mma:%lld,%lld,%lld,%lld,%lld", (long long)t->bm, (long long)t->bn,
              (long long)t->bk, (long long)t->tm, (long long)t->tn);
   else if (t->tm % 2 == 0 && t->tn % 2 == 0)

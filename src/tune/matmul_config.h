@@ -18,13 +18,15 @@
  *     accumulators are 2 MPT x 2 NPT and the block has BS = (MPB / 2 MPT)
  *     * (NPB / 2 NPT) threads, as the schedule's (bm / tm) * (bn / tn);
  *   mma:MPB,NPB,KPB,MPW,NPW -> {MPB, NPB, KPB, MPW, NPW},
- *     TC_MACRO_MMA_M16N8K16 (tm x tn the warp tile).
- * Other forms (xdlops:, wgmma:, tma:, tmaws:) are refused with a message
+ *     TC_MACRO_MMA_M16N8K16 (tm x tn the warp tile);
+ *   xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA] -> {MPB, NPB, KPB, MPW, NPW}, the
+ *     MFMA op type of tc_gemm_xdlops_mfma (tm x tn the wavefront's tile).
+ * The Hopper forms (wgmma:, tma:, tmaws:) are refused with a message
  * naming the forms the fused GEMM takes.  0, or -1 with err. */
 int tc_gemm_params_matmul_tiles(const tc_gemm_params *p, tc_matmul_tiles *t, tc_str *err);
 
 /* The perf config of tiles (the inverse: "BS,MPB,NPB,KPB,MPT,NPT" or
- * "mma:MPB,NPB,KPB,MPW,NPW") into buf, checked to map back to the same
+ * "mma:MPB,NPB,KPB,MPW,NPW" or "xdlops:MPB,NPB,KPB,MPW,NPW,MFMA") into buf, checked to map back to the same
  * tiles.  0, or -1 (buf "") when they have none: FMA tiles whose tm or tn
  * is odd, or that break a rule. */
 int tc_matmul_tiles_perf_config(const tc_matmul_tiles *t, char *buf, size_t cap);

@@ -712,6 +712,15 @@ static int check_xdlops(const tc_gemm_params *p, const tc_gemm_shape *s, tc_str 
   return check_lds_copies(p, s, "an XDLOPS", "", err);
 }
 
+int tc_gemm_xdlops_mfma(const tc_gemm_params *p) {
+  if (p->mfma) return p->mfma;
+  if (p->m_per_wave % 32 == 0 && p->n_per_wave % 32 == 0 && p->k_per_block % 8 == 0)
+    return TC_MFMA_32X32X8;
+  if (p->m_per_wave % 16 == 0 && p->n_per_wave % 16 == 0 && p->k_per_block % 16 == 0)
+    return TC_MFMA_16X16X16;
+  return 0;
+}
+
 static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err) {
   if (check_xdl_tuned(p, err)) return -1;
   tc_gemm_params q;
@@ -719,11 +728,8 @@ static int derive_xdlops(tc_gemm_params *p, const tc_gemm_shape *s, tc_str *err)
   q.m_per_block = p->m_per_block, q.n_per_block = p->n_per_block, q.k_per_block = p->k_per_block;
   q.m_per_wave = p->m_per_wave, q.n_per_wave = p->n_per_wave, q.mfma = p->mfma;
   if (!q.mfma) {
-    if (q.m_per_wave % 32 == 0 && q.n_per_wave % 32 == 0 && q.k_per_block % 8 == 0)
-      q.mfma = TC_MFMA_32X32X8;
-    else if (q.m_per_wave % 16 == 0 && q.n_per_wave % 16 == 0 && q.k_per_block % 16 == 0)
-      q.mfma = TC_MFMA_16X16X16;
-    else
+    q.mfma = tc_gemm_xdlops_mfma(&q);
+    if (!q.mfma)
       return fail(err,
                   "no MFMA instruction fits: 32x32x8 needs m_per_wave and n_per_wave multiples of "
                   "32 and k_per_block of 8, 16x16x16 multiples of 16 and k_per_block of 16 (got "

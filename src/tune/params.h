@@ -91,6 +91,11 @@ typedef struct tc_gemm_params {
 /* Whether p describes an XDLOPS (MFMA) kernel, or an mma.sync one (the
  * matrix-core kernels: m_per_wave > 0). */
 int tc_gemm_params_is_xdlops(const tc_gemm_params *p);
+/* An XDLOPS config's MFMA instruction: its mfma field, else the one
+ * rocMLIR's rule derives (32x32x8 where the wave tile is a multiple of 32
+ * x 32 and k_per_block of 8, else 16x16x16 where they are of 16 and 16);
+ * 0 where none fits. */
+int tc_gemm_xdlops_mfma(const tc_gemm_params *p);
 /* Whether p describes an mma.sync kernel (p->mma set). */
 int tc_gemm_params_is_mma(const tc_gemm_params *p);
 /* wgmma kernels (sm_90a, docs/wgmma.md): mma = TC_MMA_WGMMA_M64NNK16,
