@@ -45,7 +45,10 @@ void gemm_epilogue_usage(FILE *out) {
         "  --macro fma|mma         with --tiles: the products as FMA outer products (default)\n"
         "                          or as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
         "                          opencl); then TM x TN is each warp's tile (multiples of\n"
-        "                          16 x 8) and BK a multiple of 16\n",
+        "                          16 x 8) and BK a multiple of 16\n"
+        "  --stages N              with --tiles: A and B tiles in rings of N slots (1 to 8;\n"
+        "                          1: one buffer), the copies of N-1 K tiles ahead in flight\n"
+        "                          (cp.async on cuda sm_80+ where a copy is a plain aligned load)\n",
         out);
 }
 
@@ -124,6 +127,15 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
     return 1;
   }
   if (*rc != CLI_OK) return 1;
+  if ((v = op_value(o, argc, argv, i, "--stages", rc))) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < 1 || x > 8)
+      return *rc = op_usage_error(o, "--stages takes a number of slots from 1 to 8, got '%s'", v), 1;
+    e->stages = (int)x;
+    return 1;
+  }
+  if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);
   if (!v) return *rc != CLI_OK;
   gemm_epilogue keep = *e;
@@ -131,6 +143,7 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   memcpy(e->tiles, keep.tiles, sizeof keep.tiles);
   e->ab_given = keep.ab_given, e->ab_type = keep.ab_type;
   e->macro = keep.macro;
+  e->stages = keep.stages;
   e->given = 1;
   for (const char *p = v;;) {
     size_t len = strcspn(p, ",");
@@ -462,13 +475,14 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   TC_STR_LOCAL(why);
   op_report r;
   memset(&r, 0, sizeof r);
-  char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 160];
+  char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 180], stages_text[24] = "";
   list_string(e, list, sizeof list);
+  if (e->stages > 1) snprintf(stages_text, sizeof stages_text, " --stages %d", e->stages);
   snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+           "--epilogue %s%s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
-           e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma" : "");
+           e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma" : "", stages_text);
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   gemm_epilogue tuned;
   if (o->tune) {
@@ -484,7 +498,8 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_tensor *red, *y = build(f, e, o->dtype, g, m, n, k, ta, tb, in, cnt, &nin, &red);
   tc_status st = !y ? TC_ERR_ARGUMENT : tc_add_output(f, y);
   if (!st && red) st = tc_add_output(f, red);
-  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro};
+  tc_matmul_tiles tl = {e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro,
+                        e->stages};
   if (!st) st = e->tiles[0] ? tc_schedule_matmul(f, o->target, arch, &tl) : tc_schedule_auto(f, o->target, arch);
   if (st) {
     rc = op_invalid(o, "%s", op_api_message(tc_fusion_error(f)));

@@ -45,16 +45,26 @@ static tc_status bind(tc_tensor *t, int n, const int *pos, const tc_ptype *p) {
  * past base, [Wm, Wn, Ki, RM, RN, ihi, ilo, jhi, jlo, k16] as P's, are
  * reordered by to[] so that the four it broadcasts along come first (left
  * serial: they run once) and its six own follow in the order of its rows
- * and columns; those are merged and spread over the block's threads. */
-static tc_status spread(tc_tensor *x, int base, const int *to, int64_t warps) {
+ * (the first nrows) and columns; those are merged and spread over the
+ * block's threads, with runs of v consecutive columns per thread (an
+ * unrolled loop, innermost) when v > 1. */
+static tc_status spread(tc_tensor *x, int base, const int *to, int nrows, int64_t v, int64_t warps) {
   int old[10], nw[10];
   for (int i = 0; i < 10; i++) old[i] = base + i, nw[i] = base + to[i];
   tc_status st = tc_reorder(x, 10, old, nw);
-  for (int i = 0; i < 5 && !st; i++) st = tc_merge(x, base + 4, base + 5);
+  if (v > 1) {
+    int c = base + 4 + nrows;
+    for (int i = 0; i < 5 - nrows && !st; i++) st = tc_merge(x, c, c + 1);
+    if (!st) st = tc_split(x, c, v, 1);
+    for (int i = 0; i < nrows && !st; i++) st = tc_merge(x, base + 4, base + 5);
+  } else {
+    for (int i = 0; i < 5 && !st; i++) st = tc_merge(x, base + 4, base + 5);
+  }
   if (!st) st = tc_split(x, base + 4, warps * 32, 1);
   if (!st) st = tc_split(x, base + 5, 32, 1);
   if (!st) st = tc_parallelize(x, base + 5, TC_TIDY);
   if (!st) st = tc_parallelize(x, base + 6, TC_TIDX);
+  if (!st && v > 1) st = tc_parallelize(x, base + 7, TC_UNROLL);
   return st;
 }
 
@@ -111,7 +121,12 @@ tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_t
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st) st = spread(ops[i], o + 3, i ? b_to : a_to, warps);
+    /* in a ring, each thread copies runs of 16 bytes along the tile's
+     * columns (K for A, N for B) where they divide them: cp.async */
+    int64_t cols = i ? tl->bn : tl->bk, v = tl->stages > 1 ? 8 : 1;
+    while (v > 1 && cols % v) v /= 2;
+    if (!st) st = spread(ops[i], o + 3, i ? b_to : a_to, i ? 2 : 4, v, warps);
+    if (!st && tl->stages > 1) st = tc_circular_buffer(ops[i], tl->stages);
   }
   /* [Mo, No, Ko, W, Ki, RM, RN, ihi, lane, jlo, k16] */
   if (!st) st = tc_merge(acc, o + 3, o + 4);
@@ -124,16 +139,18 @@ tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_t
   if (!st) st = tc_inline_at(acc, o + 2);
   if (st) return st;
   acc->macro = TC_MACRO_MMA_M16N8K16;
-  int64_t smem = (tl->bm + tl->bn) * tl->bk * 2;
+  int64_t smem = (tl->bm + tl->bn) * tl->bk * 2 * (tl->stages > 1 ? tl->stages : 1);
+  char ring[160] = "";
+  tc_matmul_ring_note(ring, sizeof ring, tl->stages, false);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warps (TIDy) of "
            "32 lanes (TIDx) with %lldx%lld tiles each as mma.sync m16n8k16 (%s, f32 "
-           "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes), "
+           "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes)%s, "
            "%d epilogue op%s before the store", (long long)m, (long long)n, (long long)k, batch,
            (long long)tl->bm, (long long)tl->bn, (long long)warps, (long long)tl->tm,
-           (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk, (long long)smem, nepi,
-           nepi == 1 ? "" : "s");
+           (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk, (long long)smem, ring,
+           nepi, nepi == 1 ? "" : "s");
   return TC_OK;
 }

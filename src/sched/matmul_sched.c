@@ -76,19 +76,31 @@ static tc_status bind_blocks(tc_tensor *t, int o, int rax) {
  * [a0, a1, a2, a3, a4] from position base are reordered by to[] so that
  * the last three are the tile's (rows and columns in memory order, one
  * of them in two parts: the first of those at position first), merged
- * and spread over ty x tx threads. */
-static tc_status spread(tc_tensor *x, int base, const int *to, int first, int64_t ty, int64_t tx) {
+ * and spread over ty x tx threads, with runs of v consecutive columns per
+ * thread (an unrolled loop, innermost) when v > 1. */
+static tc_status spread(tc_tensor *x, int base, const int *to, int first, int64_t v, int64_t ty,
+                        int64_t tx) {
   int old[5] = {base, base + 1, base + 2, base + 3, base + 4}, nw[5];
   for (int i = 0; i < 5; i++) nw[i] = base + to[i];
   tc_status st = tc_reorder(x, 5, old, nw);
   if (!st) st = tc_merge(x, base + first, base + first + 1);
+  if (!st && v > 1) st = tc_split(x, base + 3, v, 1);
   if (!st) st = tc_merge(x, base + 2, base + 3);
   if (!st) st = tc_split(x, base + 2, ty * tx, 1);
   if (!st) st = tc_split(x, base + 3, tx, 1);
   for (int i = 0; i < 3 && !st; i++) st = tc_parallelize(x, base + i, TC_SERIAL);
   if (!st) st = tc_parallelize(x, base + 3, TC_TIDY);
   if (!st) st = tc_parallelize(x, base + 4, TC_TIDX);
+  if (!st && v > 1) st = tc_parallelize(x, base + 5, TC_UNROLL);
   return st;
+}
+
+void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue) {
+  buf[0] = 0;
+  if (stages > 1)
+    snprintf(buf, size, ", in rings of %d stages (%d K tile%s copied ahead; cp.async on CUDA sm_80+ "
+             "where a copy is a plain aligned load%s)", stages, stages - 1, stages == 2 ? "" : "s",
+             prologue ? ", not the prologue's, which compute" : "");
 }
 
 /* Inlines t as deep into its consumers as it goes. */
@@ -286,6 +298,9 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
+  if (tl.stages < 0 || tl.stages > TC_CIRCULAR_MAX_STAGES)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: stages must be between 1 and %d (0: 1), got %d", call,
+                   TC_CIRCULAR_MAX_STAGES, tl.stages);
   if (tl.macro == TC_MACRO_MMA_M16N8K16) {
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
@@ -361,11 +376,19 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     for (int i = o + 6; i < tc_tensor_nloop(frag[k]) && !st; i++) st = tc_parallelize(frag[k], i, TC_UNROLL);
     if (!st) st = tc_set_memory_type(ops[k], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[k], frag[k], o + 3);
-    if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, ty, tx);
+    /* in a ring without a prologue, each thread copies runs of 16 bytes
+     * along the tile's columns (K for A, N for B) where they divide them:
+     * cp.async */
+    int64_t cols = k ? tl.bn : tl.bk, v = tl.stages > 1 && !npro[k] ? 16 / (int64_t)tc_dtype_size(av->dtype) : 1;
+    while (v > 1 && cols % v) v /= 2;
+    if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, v, ty, tx);
     if (!st && npro[k]) st = stage_prologue(f, ops[k], pro[k], npro[k]);
+    if (!st && tl.stages > 1) st = tc_circular_buffer(ops[k], tl.stages);
   }
   if (st) return st;
-  int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype);
+  int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype) * (tl.stages > 1 ? tl.stages : 1);
+  char ring[160] = "";
+  tc_matmul_ring_note(ring, sizeof ring, tl.stages, npro[0] + npro[1] > 0);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   char redtext[160] = "";
@@ -385,10 +408,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
-           "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
+           "of %lld with A and B staged in shared memory (%lld bytes)%s%s, %d epilogue op%s before "
            "the store%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
            (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
-           (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext);
+           (long long)tl.bk, (long long)smem, protext, ring, nepi, nepi == 1 ? "" : "s", redtext);
   return TC_OK;
 }

@@ -35,6 +35,10 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
 /* tc_schedule_matmul with tiles->macro == TC_MACRO_MMA_M16N8K16, after
  * its checks of the fusion: warps of mma.sync m16n8k16 (matmul_mma.c);
  * nepi epilogue ops for the note. */
+/* The schedule note's words for A and B in rings of `stages` slots ("" for
+ * one buffer): the copies in flight and how they copy (prologue: an
+ * operand's prologue ops make its copies synchronous). */
+void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue);
 tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
                                  const tc_matmul_tiles *tl, int nepi);
 
