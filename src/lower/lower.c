@@ -457,7 +457,7 @@ static tc_status check_smem_limit(lctx *c) {
     char b[64] = "";
     if (best >= 0) tc_axis_describe(c->g, ax[best], b, sizeof b);
     char ring[64] = "";
-    if (big->stages > 1) snprintf(ring, sizeof ring, " (a ring of %d stages)", big->stages);
+    if (big->stages > 1) snprintf(ring, sizeof ring, " (a ring of %d stages: fewer take less)", big->stages);
     snprintf(which, sizeof which, "; the largest is %s, %lld bytes%s%s%s", big->t->name,
              (long long)(big->elems * (int64_t)tc_dtype_size(big->t->dtype)), ring,
              best >= 0 ? ", over its allocation axis " : "", b);
