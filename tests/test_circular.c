@@ -267,6 +267,8 @@ static void *values(tc_dtype t, int64_t n, double *v) {
   return p;
 }
 
+static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk);
+
 /* relu(A @ B + bias) on OpenCL against the plain C loop; -1 not run */
 static int run_case(tc_dtype t, int64_t m, int64_t n, int64_t kk, tc_matmul_tiles tl) {
   char desc[160];
@@ -276,6 +278,12 @@ static int run_case(tc_dtype t, int64_t m, int64_t n, int64_t kk, tc_matmul_tile
   tc_fusion *f = scheduled(t, m, n, kk, tl);
   if (tl.stages > 1)
     TC_CHECK(strstr(tc_fusion_schedule_note(f), "rings of") != NULL, "%s: note %s", desc, tc_fusion_schedule_note(f));
+  return run_scheduled(f, desc, t, m, n, kk);
+}
+
+/* f (relu(A @ B + bias), scheduled) on OpenCL against the plain C loop;
+ * frees f */
+static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk) {
   tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "ring"};
   tc_status st;
   tc_kernel *k = tc_compile(f, &opt, &st);
@@ -439,6 +447,69 @@ static void test_cuda(void) {
   }
 }
 
+/* tc_schedule_auto: mma.sync in rings of 2 or 3 stages for f16 / bf16 on
+ * CUDA sm_80+, FMA otherwise (OpenCL, sm_75, f32, a reduction of the
+ * result); the schedule it makes for CUDA, compiled for OpenCL (the mma
+ * emulated), computes the plain C loop's values at ragged shapes, and the
+ * CUDA kernel holds cp.async and builds with NVRTC. */
+static void test_auto(void) {
+  static const struct {
+    tc_dtype t;
+    int64_t m, n, k;
+    const char *tiles; /* in the note */
+    int stages;
+  } cs[] = {
+      {TC_BF16, 67, 97, 131, "128x128 tiles", 3}, /* 5 K tiles of 32 */
+      {TC_F16, 1, 1, 1, "16x8 tiles", 2},
+      {TC_F16, 20, 9, 40, "32x16 tiles", 2},    /* 2 K tiles of 32 */
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tc_fusion *f = matmul_fusion(cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+    OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_80"));
+    const char *note = tc_fusion_schedule_note(f);
+    char ring[32];
+    snprintf(ring, sizeof ring, "rings of %d stages", cs[i].stages);
+    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && strstr(note, cs[i].tiles) && strstr(note, ring) &&
+                 strstr(note, "the scheduler's op type"), "case %zu: note %s", i, note);
+    tc_compile_options opt = {TC_TARGET_CUDA, "sm_80", "ring_auto"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &opt, &st);
+    TC_CHECK(k && strstr(tc_kernel_source(k), "tc_mma_") && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
+             "case %zu: %s", i, k ? "no mma / cp.async" : tc_fusion_error(f));
+    if (k) {
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    run_scheduled(f, note, cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+  }
+  /* FMA where mma.sync does not apply */
+  static const struct {
+    tc_target target;
+    const char *arch;
+    tc_dtype t;
+  } fma[] = {{TC_TARGET_OPENCL, NULL, TC_F16}, {TC_TARGET_CUDA, "sm_75", TC_BF16}, {TC_TARGET_CUDA, "sm_80", TC_F32}};
+  for (size_t i = 0; i < sizeof fma / sizeof fma[0]; i++) {
+    tc_fusion *f = matmul_fusion(fma[i].t, 64, 64, 64);
+    OK(f, tc_schedule_auto(f, fma[i].target, fma[i].arch));
+    TC_CHECK(strstr(tc_fusion_schedule_note(f), "(FMA outer products)") && !strstr(tc_fusion_schedule_note(f), "rings"),
+             "fma case %zu: %s", i, tc_fusion_schedule_note(f));
+    tc_fusion_free(f);
+  }
+  /* a row reduction of the result: FMA, and the note says why */
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {32, 16}, sb[2] = {16, 24};
+  tc_tensor *y = tc_matmul(f, tc_input(f, TC_F16, 2, sa), tc_input(f, TC_F16, 2, sb));
+  int last = -1;
+  tc_add_output(f, y);
+  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_80"));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "FMA, not mma.sync, since the mma.sync op type takes no reduction"),
+           "%s", tc_fusion_schedule_note(f));
+  tc_fusion_free(f);
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void expect_compile_error(tc_fusion *f, tc_target t, const char *arch, const char *want) {
@@ -507,6 +578,7 @@ int main(void) {
   TC_RUN(test_fma_runs);
   TC_RUN(test_mma_runs);
   TC_RUN(test_cuda);
+  TC_RUN(test_auto);
   TC_RUN(test_refusals);
   TC_MAIN_END();
 }

@@ -486,7 +486,10 @@ typedef struct tc_matmul_tiles {
  * result, or alone: one block covers the reduced axis (at most 1024
  * long; tiles NULL then spans it, given tiles must) and combines its
  * threads' partials.  tiles NULL: chosen from the shapes
- * and dtype (tc_schedule_auto does this for a fusion with a matmul); the
+ * and dtype (tc_schedule_auto does this for a fusion with a matmul; for
+ * f16 / bf16 operands on CUDA sm_80+ with neither a reduction of the
+ * result nor ops before the matmul: mma.sync m16n8k16 with the A and B
+ * tiles in rings of 2 or 3 stages, docs/matmul.md); the
  * edges that tiles do not divide are predicated.  The choice is the
  * fusion's schedule note.  TC_ERR_UNSUPPORTED for fusions it does not
  * schedule (two matmuls, other reductions, a reduced axis longer than

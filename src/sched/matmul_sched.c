@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../target/target.h"
 #include "sched.h"
 
 /* The longest axis a reduction of the result may reduce: one block
@@ -46,6 +47,26 @@ static tc_matmul_tiles pick_tiles(int64_t m, int64_t n, int64_t k, int size, int
   t.tm = t.bm < 4 ? t.bm : t.bm > 256 ? t.bm / 64 : 4;
   t.tn = t.bn < 4 ? t.bn : t.bn > 256 ? t.bn / 64 : 4;
   t.bk = pow2_at_least(k, size == 4 ? 8 : 16);
+  return t;
+}
+
+/* The mma.sync tiles the scheduler chooses (CUDA sm_80+, f16 / bf16, no
+ * reduction of the result or prologue): block tiles of the smallest power
+ * of two at least M (N), from 16 (8) to 128; 2 x 2 warps of half of them
+ * each (one warp along an axis of 16 (8)); K tiles of 32 (16 for K up to
+ * 16); rings of 3 stages where there are 3 K tiles or more and they fit
+ * in smem_max (0: unknown), else 2. */
+static tc_matmul_tiles pick_mma_tiles(int64_t m, int64_t n, int64_t k, int64_t smem_max) {
+  tc_matmul_tiles t = {0};
+  t.macro = TC_MACRO_MMA_M16N8K16;
+  t.bm = pow2_at_least(m, 128), t.bn = pow2_at_least(n, 128);
+  if (t.bm < 16) t.bm = 16;
+  if (t.bn < 8) t.bn = 8;
+  t.tm = t.bm >= 32 ? t.bm / 2 : t.bm;
+  t.tn = t.bn >= 16 ? t.bn / 2 : t.bn;
+  t.bk = k > 16 ? 32 : 16;
+  t.stages = (k + t.bk - 1) / t.bk >= 3 ? 3 : 2;
+  if (smem_max && (t.bm + t.bn) * t.bk * 2 * t.stages > smem_max) t.stages = 2;
   return t;
 }
 
@@ -298,6 +319,17 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
+  /* the scheduler's op type: mma.sync with rings for f16 / bf16 on CUDA
+   * sm_80+ where nothing but elementwise ops follows the matmul */
+  const char *why_fma = NULL;
+  if (!tiles && target == TC_TARGET_CUDA && (av->dtype == TC_F16 || av->dtype == TC_BF16)) {
+    tc_target_info ti;
+    tc_target_info_make(target, arch, &ti, NULL);
+    if (!(ti.features & TC_FEAT_MMA_SYNC)) why_fma = NULL;
+    else if (rout) why_fma = "reduction of the result";
+    else if (npro[0] || npro[1]) why_fma = "ops before the matmul";
+    else tl = pick_mma_tiles(m, nn, kk, ti.smem_max);
+  }
   if (tl.stages < 0 || tl.stages > TC_CIRCULAR_MAX_STAGES)
     return tc_fail(f, TC_ERR_ARGUMENT, "%s: stages must be between 1 and %d (0: 1), got %d", call,
                    TC_CIRCULAR_MAX_STAGES, tl.stages);
@@ -308,7 +340,13 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                      "(schedule this fusion with the FMA op type)", call,
                      rout ? "a reduction of the result is not part of it"
                           : "ops before the matmul on an operand are not part of it");
-    return tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
+    tc_status ms = tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
+    if (!ms && !tiles) { /* say that the scheduler chose it */
+      char note[sizeof f->sched_note];
+      snprintf(note, sizeof note, "%s", f->sched_note);
+      tc_set_schedule_note(f, "%s; mma.sync: the scheduler's op type for f16/bf16 on CUDA sm_80+", note);
+    }
+    return ms;
   }
   if (tl.macro != TC_MACRO_FMA)
     return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA or "
@@ -401,6 +439,9 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
              (long long)(rax == o ? ty : tx), rax == o ? "TIDy" : "TIDx",
              (long long)(rax == o ? tl.tm : tl.tn));
   }
+  char fmatext[128] = "";
+  if (why_fma)
+    snprintf(fmatext, sizeof fmatext, "; FMA, not mma.sync, since the mma.sync op type takes no %s", why_fma);
   char protext[96] = "";
   if (npro[0] + npro[1])
     snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
@@ -409,9 +450,9 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
            "of %lld with A and B staged in shared memory (%lld bytes)%s%s, %d epilogue op%s before "
-           "the store%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
+           "the store%s%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
            (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
-           (long long)tl.bk, (long long)smem, protext, ring, nepi, nepi == 1 ? "" : "s", redtext);
+           (long long)tl.bk, (long long)smem, protext, ring, nepi, nepi == 1 ? "" : "s", redtext, fmatext);
   return TC_OK;
 }
