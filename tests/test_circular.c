@@ -534,6 +534,10 @@ static void test_refusals(void) {
   f = row_fusion(2, TC_MEM_SHARED, 0, &c); /* computed at BIDx */
   expect_compile_error(f, TC_TARGET_OPENCL, NULL, "a parallel axis");
   tc_fusion_free(f);
+  f = row_fusion(2, TC_MEM_SHARED, 1, &c); /* a ring of bulk tensor copies */
+  OK(f, tc_set_ldst_type(c, TC_LDST_BULK_TENSOR));
+  expect_compile_error(f, TC_TARGET_CUDA, "sm_90a", "rings of bulk tensor copies are not built");
+  tc_fusion_free(f);
   /* outside any loop */
   f = tc_fusion_new();
   int64_t s[1] = {64};

@@ -80,6 +80,37 @@ static bool holds_barrier(const tc_knode *n) {
   return false;
 }
 
+/* Checks the statements under n, part of a ring's copy at loop L: they
+ * read global memory and registers only, and are plain statements (no
+ * bulk tensor copy or matrix load); marks the children of L that compute
+ * the registers they read (*more when one was new). */
+static tc_status check_copy(tc_kir *k, ring *r, tc_knode *n, bool *more) {
+  for (int i = 0; i < n->nbody; i++) {
+    tc_status st = check_copy(k, r, n->body[i], more);
+    if (st) return st;
+  }
+  if (n->kind != TC_K_STMT) return TC_OK;
+  const tc_op *op = n->stmt.op;
+  if (op->kind == TC_OP_SET && op->ldst != TC_LDST_DEFAULT && op->ldst != TC_LDST_CP_ASYNC)
+    return tc_fail(k->f, TC_ERR_UNSUPPORTED,
+                   "compile: the copy into the circular buffer %s is a %s; a ring's copy is a "
+                   "plain copy (cp.async on CUDA sm_80+): rings of bulk tensor copies are not "
+                   "built", op->out->name, op->ldst == TC_LDST_BULK_TENSOR ? "bulk tensor copy" : "collective load");
+  for (int q = 0; q < op->nin; q++) {
+    const tc_tensor *x = op->in[q];
+    if (x->mem == TC_MEM_GLOBAL) continue;
+    if (x->mem != TC_MEM_LOCAL)
+      return tc_fail(k->f, TC_ERR_UNSUPPORTED,
+                     "compile: the copy into the circular buffer %s reads %s in %s memory; a "
+                     "ring's copy reads global memory (and registers)", op->out->name, x->name,
+                     tc_memtype_name(x->mem));
+    tc_knode *w = writer_under(r->loop, x);
+    int wc = w ? child_index(r->loop, w) : -1;
+    if (wc >= 0 && !r->moved[wc]) r->moved[wc] = 1, *more = true;
+  }
+  return TC_OK;
+}
+
 /* Marks the children of the loop that copy: those of the ring tensors'
  * statements and of the register values they read (to a fixpoint). */
 static tc_status mark_copies(tc_kir *k, ring *r) {
@@ -95,27 +126,8 @@ static tc_status mark_copies(tc_kir *k, ring *r) {
                        "a reduction or a collective instruction; a ring's copy is a plain copy "
                        "(with elementwise ops on the way)", r->allocs[0]->t->name,
                        tc_e_var_name(k->pool, (int)L->loop.var->val));
-      /* what the copy's statements read in this loop */
-      tc_knode *stack[256];
-      int ns = 0;
-      stack[ns++] = L->body[c];
-      while (ns) {
-        tc_knode *n = stack[--ns];
-        for (int i = 0; i < n->nbody && ns < 256; i++) stack[ns++] = n->body[i];
-        if (n->kind != TC_K_STMT) continue;
-        for (int q = 0; q < n->stmt.op->nin; q++) {
-          const tc_tensor *x = n->stmt.op->in[q];
-          if (x->mem == TC_MEM_GLOBAL) continue;
-          if (x->mem != TC_MEM_LOCAL)
-            return tc_fail(k->f, TC_ERR_UNSUPPORTED,
-                           "compile: the copy into the circular buffer %s reads %s in %s memory; "
-                           "a ring's copy reads global memory (and registers)",
-                           n->stmt.op->out->name, x->name, tc_memtype_name(x->mem));
-          tc_knode *w = writer_under(L, x);
-          int wc = w ? child_index(L, w) : -1;
-          if (wc >= 0 && !r->moved[wc]) r->moved[wc] = 1, more = true;
-        }
-      }
+      tc_status st = check_copy(k, r, L->body[c], &more);
+      if (st) return st;
     }
   }
   return TC_OK;
