@@ -2,7 +2,8 @@
  * (tc_circular_buffer, tc_matmul_tiles.stages; src/lower/circular.c):
  *
  * - a protocol model run on the lowered kernel IR (not on printed text):
- *   it executes the ring loops' nodes in order and keeps, per slot, the
+ *   it executes the ring loops' nodes in order (as thread 0 of block 0 and
+ *   as the last thread of the last block) and keeps, per slot, the
  *   tile its last copy fetched, that copy's commit group, whether the
  *   group was waited for and a barrier passed since, and the barrier epoch
  *   of the slot's last read; it checks that every read of iteration k
@@ -93,12 +94,28 @@ static void barrier(model *m) {
       if (m->group[r][s] >= 0 && m->group[r][s] < m->completed) m->visible[r][s] = 1;
 }
 
+/* The slot a ring copy fills: where the first element of its tile goes
+ * (the store's index with every variable but the tile's at 0: thread 0,
+ * the copy's first iteration), so that the slot is the block's, whether
+ * or not this thread has elements of the tile. */
+static int64_t copy_slot(model *m, const tc_kstmt *s, int w) {
+  int nv = tc_e_num_vars(m->k->pool);
+  int64_t *v = calloc((size_t)nv + 1, sizeof *v);
+  for (int i = 0; i < nv; i++)
+    if (tc_e_uses(s->ring_tile, i)) v[i] = m->vars[i];
+  int64_t slot = tc_e_eval(s->out_index, v) / m->ring[w]->slot_elems;
+  free(v);
+  return slot;
+}
+
 static void stmt(model *m, const tc_knode *n) {
   const tc_kstmt *s = &n->stmt;
-  if (!tc_e_eval(s->pred, m->vars)) return;
   int w = ring_of(m, s->op->out);
-  if (w >= 0) { /* a copy into a slot */
-    int64_t slot = tc_e_eval(s->out_index, m->vars) / m->ring[w]->slot_elems;
+  /* a copy into a slot, by the block's threads that have elements of the
+   * tile: every one of them goes through the same nodes */
+  if (w >= 0 && !s->ring_tile) return fail(m, "a ring copy without its tile");
+  if (w >= 0 && tc_e_eval(s->ring_tile, m->vars) < m->ring[w]->ring_loop->loop.extent) {
+    int64_t slot = copy_slot(m, s, w);
     if (slot < 0 || slot >= m->ring[w]->stages) return fail(m, "a copy outside the ring");
     if (m->read_epoch[w][slot] >= m->epoch) {
       char b[160];
@@ -106,13 +123,13 @@ static void stmt(model *m, const tc_knode *n) {
                s->op->out->name, (long long)slot);
       return fail(m, b);
     }
-    if (!s->ring_tile) return fail(m, "a ring copy without its tile");
     m->tile[w][slot] = tc_e_eval(s->ring_tile, m->vars);
     m->group[w][slot] = m->ngroups;
     m->visible[w][slot] = 0;
     m->copies++;
   }
-  if (s->red.kind == TC_RED_INIT || s->red.kind == TC_RED_ALL) return;
+  /* reads by this thread */
+  if (!tc_e_eval(s->pred, m->vars) || s->red.kind == TC_RED_INIT || s->red.kind == TC_RED_ALL) return;
   for (int q = 0; q < s->op->nin; q++) {
     int r = ring_of(m, s->op->in[q]);
     if (r < 0) continue;
@@ -158,29 +175,38 @@ static void node(model *m, const tc_knode *n) {
   if (n->cp_commit) m->ngroups++;
 }
 
-/* Runs the model on f's kernel for target; returns its error ("": none)
- * in err and the reads and copies it saw. */
+/* Runs the model on f's kernel for target, as block 0's thread 0 and as
+ * the last thread of the last block; returns the first error ("": none)
+ * in err and the reads and copies thread 0 saw. */
 static void run_model(tc_fusion *f, tc_target target, const char *arch, char *err, size_t size,
                       int64_t *reads, int64_t *copies) {
   tc_kir *k = NULL;
   tc_status st = tc_lower(f, target, arch, &k);
   snprintf(err, size, "lowering failed: %s", tc_fusion_error(f));
   if (st) return;
-  model m;
-  memset(&m, 0, sizeof m);
-  m.k = k;
-  m.vars = calloc((size_t)tc_e_num_vars(k->pool) + 1, sizeof *m.vars);
-  for (int i = 0; i < k->nallocs && m.nring < 4; i++)
-    if (k->allocs[i].stages > 1) {
-      m.ring[m.nring++] = &k->allocs[i];
-      m.loopvar = k->allocs[i].ring_loop->loop.var;
+  err[0] = 0;
+  for (int pass = 0; pass < 2 && !err[0]; pass++) {
+    model m;
+    memset(&m, 0, sizeof m);
+    m.k = k;
+    m.vars = calloc((size_t)tc_e_num_vars(k->pool) + 1, sizeof *m.vars);
+    for (int p = 0; p < 6 && pass; p++) {
+      int64_t lo, hi;
+      tc_e_var_range(k->pool, (int)k->pvar[p]->val, &lo, &hi);
+      m.vars[k->pvar[p]->val] = hi;
     }
-  for (int r = 0; r < 4; r++)
-    for (int s = 0; s < MAX_SLOTS; s++) m.group[r][s] = -1, m.read_epoch[r][s] = -1;
-  for (int i = 0; i < k->root->nbody; i++) node(&m, k->root->body[i]);
-  snprintf(err, size, "%s", m.nring ? m.err : "no ring in the kernel");
-  *reads = m.reads, *copies = m.copies;
-  free(m.vars);
+    for (int i = 0; i < k->nallocs && m.nring < 4; i++)
+      if (k->allocs[i].stages > 1) {
+        m.ring[m.nring++] = &k->allocs[i];
+        m.loopvar = k->allocs[i].ring_loop->loop.var;
+      }
+    for (int r = 0; r < 4; r++)
+      for (int s = 0; s < MAX_SLOTS; s++) m.group[r][s] = -1, m.read_epoch[r][s] = -1;
+    for (int i = 0; i < k->root->nbody; i++) node(&m, k->root->body[i]);
+    snprintf(err, size, "%s", m.nring ? m.err : "no ring in the kernel");
+    if (!pass) *reads = m.reads, *copies = m.copies;
+    free(m.vars);
+  }
   tc_kir_free(k);
 }
 
@@ -342,7 +368,7 @@ static void test_mma_runs(void) {
 /* A ring outside a matmul: y[i][j] = 2 x[i][j] over a serial loop of i,
  * x's row staged in shared memory (a cache computed at that loop) and
  * read by another thread than the one that copied it (reversed). */
-static tc_fusion *row_fusion(int stages, tc_memtype mem, int at, tc_tensor **cache) {
+static tc_fusion *row_fusion(int stages, tc_memtype mem, int at, tc_tensor **cache, tc_tensor **out) {
   tc_fusion *f = tc_fusion_new();
   int64_t s[2] = {9, 64};
   tc_tensor *x = tc_input(f, TC_F32, 2, s);
@@ -360,13 +386,14 @@ static tc_fusion *row_fusion(int stages, tc_memtype mem, int at, tc_tensor **cac
   OK(f, tc_parallelize(c, 1, TC_TIDX));
   OK(f, tc_circular_buffer(c, stages));
   *cache = c;
+  if (out) *out = y;
   return f;
 }
 
 static void test_row_ring(void) {
   for (int stages = 1; stages <= 4; stages++) {
     tc_tensor *c;
-    tc_fusion *f = row_fusion(stages, TC_MEM_SHARED, 1, &c);
+    tc_fusion *f = row_fusion(stages, TC_MEM_SHARED, 1, &c, NULL);
     char err[256];
     int64_t reads = 0, copies = 0;
     if (stages > 1) {
@@ -523,25 +550,31 @@ static void expect_compile_error(tc_fusion *f, tc_target t, const char *arch, co
 
 static void test_refusals(void) {
   tc_tensor *c;
-  tc_fusion *f = row_fusion(1, TC_MEM_SHARED, 1, &c);
+  tc_fusion *f = row_fusion(1, TC_MEM_SHARED, 1, &c, NULL);
   TC_CHECK(tc_circular_buffer(c, 0) == TC_ERR_ARGUMENT && strstr(tc_fusion_error(f), "between 1 and 8"),
            "%s", tc_fusion_error(f));
   TC_CHECK(tc_circular_buffer(c, 9) == TC_ERR_ARGUMENT, "9 stages");
   tc_fusion_free(f);
-  f = row_fusion(2, TC_MEM_LOCAL, 1, &c);
+  f = row_fusion(2, TC_MEM_LOCAL, 1, &c, NULL);
   expect_compile_error(f, TC_TARGET_OPENCL, NULL, "lives in local memory");
   tc_fusion_free(f);
-  f = row_fusion(2, TC_MEM_SHARED, 0, &c); /* computed at BIDx */
+  tc_tensor *y;
+  f = row_fusion(1, TC_MEM_SHARED, 1, &c, &y); /* the output, in global memory */
+  OK(f, tc_circular_buffer(y, 2));
+  expect_compile_error(f, TC_TARGET_OPENCL, NULL, "lives in global memory");
+  tc_fusion_free(f);
+  f = row_fusion(2, TC_MEM_SHARED, 0, &c, NULL); /* computed at BIDx */
   expect_compile_error(f, TC_TARGET_OPENCL, NULL, "a parallel axis");
   tc_fusion_free(f);
-  f = row_fusion(2, TC_MEM_SHARED, 1, &c); /* a ring of bulk tensor copies */
+  f = row_fusion(2, TC_MEM_SHARED, 1, &c, NULL); /* a ring of bulk tensor copies */
   OK(f, tc_set_ldst_type(c, TC_LDST_BULK_TENSOR));
   expect_compile_error(f, TC_TARGET_CUDA, "sm_90a", "rings of bulk tensor copies are not built");
   tc_fusion_free(f);
   /* outside any loop */
   f = tc_fusion_new();
   int64_t s[1] = {64};
-  tc_tensor *x = tc_input(f, TC_F32, 1, s), *y = tc_binary_scalar(f, TC_MUL, x, 2.0);
+  tc_tensor *x = tc_input(f, TC_F32, 1, s);
+  y = tc_binary_scalar(f, TC_MUL, x, 2.0);
   tc_add_output(f, y);
   c = tc_cache_after(x);
   OK(f, tc_parallelize(y, 0, TC_TIDX));

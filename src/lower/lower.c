@@ -361,6 +361,12 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
   int64_t smem = 0, tmem = 0;
   for (int i = 0; i < n; i++) {
     tc_tensor *t = order[i]->out;
+    if (t->circular_stages > 1 && t->mem != TC_MEM_SHARED)
+      return tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s is circular-buffered (tc_circular_buffer, %d stages) but lives "
+                     "in %s memory; a ring of tiles is a shared-memory tensor "
+                     "(tc_set_memory_type(%s, TC_MEM_SHARED)), or give it 1 stage",
+                     t->name, t->circular_stages, tc_memtype_name(t->mem), t->name);
     if (t->mem == TC_MEM_GLOBAL) continue;
     const int *ax;
     int na = alloc_domain(t, &ax);
@@ -397,12 +403,6 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
                        "Not enough tensor memory columns: tried to allocate %lld in all, but only %d available.",
                        (long long)tmem, TC_TMEM_COLUMNS);
     } else {
-      if (t->circular_stages > 1 && t->mem != TC_MEM_SHARED)
-        return tc_fail(c->f, TC_ERR_SCHEDULE,
-                       "compile: %s is circular-buffered (tc_circular_buffer, %d stages) but lives "
-                       "in %s memory; a ring of tiles is a shared-memory tensor "
-                       "(tc_set_memory_type(%s, TC_MEM_SHARED)), or give it 1 stage",
-                       t->name, t->circular_stages, tc_memtype_name(t->mem), t->name);
       if (t->circular_stages > 1) { /* slots of whole 16-byte units */
         int64_t per = 16 / (int64_t)tc_dtype_size(t->dtype);
         a.stages = t->circular_stages;
