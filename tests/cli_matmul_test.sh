@@ -181,6 +181,36 @@ expect "--macro mfma on f32" 2 'MFMA 32x32x8 multiplies f16 or bf16 operands, no
 expect "--macro mfma16 tiles not multiples" 2 'must be a multiple of 16 x 16 and the K tile \(bk = 8\) of 16' \
   gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 32,32,8,16,16 --macro mfma16
 expect "--macro mfma without --tiles" 2 '--macro mfma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro mfma
+# --stages N: the A and B tiles in rings of N slots (cp.async on CUDA sm_80+)
+if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
+  for st in 1 2 3 4; do
+    expect "--stages $st f32 at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+      gemm -M 67 -N 97 -K 33 --epilogue bias,relu --tiles 32,32,8,4,4 --stages $st -V 1
+  done
+  expect "--stages 4 bf16, K shorter than the ring" 0 '^verify: PASS \(max error .*; 91 elements\)' \
+    gemm -M 13 -N 7 -K 5 -t bf16 --epilogue relu --tiles 16,16,8,4,4 --stages 4 -V 1
+  expect "--stages 3 --macro mma f16 at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 131 -t f16 --epilogue bias,relu --tiles 32,32,16,16,16 --macro mma --stages 3 -V 1
+  expect "--stages 2 with a prologue cast" 0 '^verify: PASS' \
+    gemm -M 31 -N 17 -K 61 -t f16 --ab-type f32 --epilogue bias --tiles 16,16,16,4,4 --stages 2 -V 1
+  expect "--stages: 3 x (32 + 32) x 8 x 4 bytes of shared memory" 0 'shared memory 6144 bytes' \
+    gemm -M 64 -N 64 -K 64 --epilogue relu --tiles 32,32,8,4,4 --stages 3 -V 1
+  expect "--stages: the schedule note" 0 'in rings of 3 stages \(2 K tiles copied ahead' \
+    gemm -M 64 -N 64 -K 64 --epilogue relu --tiles 32,32,8,4,4 --stages 3
+fi
+expect "--stages 3 cuda --emit" 0 '^compiled with NVRTC for sm_80|^not compiled' \
+  gemm -M 128 -N 128 -K 64 -t f16 --epilogue bias,relu --tiles 64,64,16,32,32 --macro mma --stages 3 --target cuda --arch sm_80 --emit "$tmp/ring.cu"
+if grep -q 'tc_cpa16(&T' "$tmp/ring.cu" 2>/dev/null && grep -q 'cp.async.wait_group 1;' "$tmp/ring.cu" &&
+   grep -q 'cp.async.cg.shared.global' "$tmp/ring.cu"; then pass "emitted ring kernel copies by cp.async"
+else fail "emitted ring kernel lacks cp.async / wait_group 1"; fi
+expect "--stages over the arch's shared memory" 1 'a ring of 4 stages' \
+  gemm -M 256 -N 256 -K 256 --epilogue relu --tiles 128,128,64,8,8 --stages 4 --target cuda --arch sm_80
+expect "--stages 0" 2 "--stages takes a number of slots from 1 to 8, got '0'" \
+  gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,4,4 --stages 0
+expect "--stages 9" 2 "--stages takes a number of slots from 1 to 8, got '9'" \
+  gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,4,4 --stages 9
+expect "--stages without --tiles" 2 '--stages needs --tiles' gemm -M 8 -N 8 -K 8 --epilogue relu --stages 2
+expect "--help lists --stages" 0 '--stages N' gemm --help
 # without --epilogue, gemm keeps its gridwise kernel
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "plain gemm unchanged" 0 '^perf config: ' gemm -M 64 -N 64 -K 64 -V 1

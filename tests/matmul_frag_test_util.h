@@ -13,6 +13,7 @@
 
 #include "test.h"
 #include "tilec/tilec.h"
+#include "matmul_test_util.h"
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
 
@@ -75,22 +76,7 @@ static int frag_run(tc_kernel *k, const mcase *c, int fault_wanted, const char *
     printf("  skip run: %s\n", tc_kernel_error(k));
   } else {
     TC_CHECK(st == TC_OK, "%s: run: %s", desc, tc_kernel_error(k));
-    bad = 0;
-    for (int64_t i = 0; i < m && bad < 4; i++)
-      for (int64_t j = 0; j < n && bad < 4; j++) {
-        double s = 0, mag = 0;
-        for (int64_t q = 0; q < kk; q++)
-          s += va[i * kk + q] * vb[q * n + j], mag += fabs(va[i * kk + q] * vb[q * n + j]);
-        if (c->epilogue) s = fmax(s + bias[j], 0.0), mag += fabs(bias[j]);
-        /* the products are exact in f32; the f32 sums round at most K + 1 times */
-        double tol = (double)(kk + 2) * 0x1p-24 * mag + 1e-30;
-        double got = out[i * n + j];
-        if (!(fabs(got - s) <= tol)) {
-          bad++;
-          TC_CHECK(fault_wanted, "%s: C[%lld][%lld] = %.9g, plain C %.9g (+-%.3g)", desc,
-                   (long long)i, (long long)j, got, s, tol);
-        }
-      }
+    bad = matmul_mismatches(desc, out, va, vb, c->epilogue ? bias : NULL, m, n, kk, fault_wanted);
   }
   free(va), free(vb), free(a), free(b), free(out);
   return bad;

@@ -189,7 +189,8 @@ static void test_auto(void) {
       {8, 100, 16, TC_F16, TC_TARGET_HIP, 0, "(FMA outer products)" /* then */},
       {64, 64, 16, TC_F32, TC_TARGET_HIP, 0, "FMA, not MFMA: MFMA takes f16 or bf16 operands"},
       {64, 64, 16, TC_F16, TC_TARGET_HIP, 1, "FMA, not MFMA: the MFMA op type takes no reduction of the result"},
-      {64, 64, 16, TC_F16, TC_TARGET_CUDA, 0, "(FMA outer products)"},
+      /* CUDA's 16-bit operands get mma.sync, never MFMA */
+      {64, 64, 16, TC_F16, TC_TARGET_CUDA, 0, "as mma.sync m16n8k16 (f16"},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     tc_fusion *f = tc_fusion_new();

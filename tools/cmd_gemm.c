@@ -31,7 +31,7 @@ static void gemm_usage(FILE *out) {
         "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
         "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T]\n"
-        "                   [--macro fma|mma|mfma|mfma16]]\n"
+        "                   [--macro fma|mma|mfma|mfma16] [--stages N]]\n"
         "\n"
         "runs C[M,N] = A[M,K] * B[K,N], G times (one per group), with the gridwise GEMM\n"
         "kernel.  Every matrix is row-major.\n"
@@ -278,6 +278,7 @@ int cmd_gemm(int argc, char **argv) {
   if (epi.macro > TC_MACRO_MMA_M16N8K16 && o.tune)
     return op_usage_error(&o, "--tune tries FMA and mma.sync tiles; --macro %s needs --tiles",
                           gemm_macro_name[epi.macro]);
+  if (epi.stages && !epi.tiles[0]) return op_usage_error(&o, "--stages needs --tiles (and --epilogue)");
   if (epi.given) {
     /* the fused GEMM comes from the fusion path: its tiles are the matmul
      * scheduler's, given by --tiles or a perf config mapped onto them

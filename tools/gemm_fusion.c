@@ -62,7 +62,10 @@ void gemm_epilogue_usage(FILE *out) {
         "                          --tiles only, as AMD's MFMA 32x32x8 (mfma) or 16x16x16\n"
         "                          (mfma16) (f16/bf16; hip gfx90a / gfx94x, emulated on opencl;\n"
         "                          TM x TN each wavefront's tile, multiples of 32 x 32 (16 x\n"
-        "                          16), BK of 8 (16))\n",
+        "                          16), BK of 8 (16))\n"
+        "  --stages N              with --tiles: A and B tiles in rings of N slots (1 to 8;\n"
+        "                          1: one buffer), the copies of N-1 K tiles ahead in flight\n"
+        "                          (cp.async on cuda sm_80+ where a copy is a plain aligned load)\n",
         out);
 }
 
@@ -140,6 +143,15 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
     return *rc = op_usage_error(o, "--macro takes fma, mma, mfma or mfma16, got '%s'", v), 1;
   }
   if (*rc != CLI_OK) return 1;
+  if ((v = op_value(o, argc, argv, i, "--stages", rc))) {
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (end == v || *end || x < 1 || x > 8)
+      return *rc = op_usage_error(o, "--stages takes a number of slots from 1 to 8, got '%s'", v), 1;
+    e->stages = (int)x;
+    return 1;
+  }
+  if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);
   if (!v) return *rc != CLI_OK;
   gemm_epilogue keep = *e;
@@ -147,6 +159,7 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   memcpy(e->tiles, keep.tiles, sizeof keep.tiles);
   e->ab_given = keep.ab_given, e->ab_type = keep.ab_type;
   e->macro = keep.macro;
+  e->stages = keep.stages;
   e->given = 1;
   for (const char *p = v;;) {
     size_t len = strcspn(p, ",");
@@ -569,7 +582,8 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     return CLI_OK;
   }
   if (e->tiles[0]) {
-    *tl = (tc_matmul_tiles){e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro};
+    *tl = (tc_matmul_tiles){e->tiles[0], e->tiles[1], e->tiles[2], e->tiles[3], e->tiles[4], e->macro,
+                            e->stages};
     set_plan(o, r, tl, "option", "", "");
     /* (op_set_plan says "--perf-config" for an option) */
     snprintf(r->source_detail, sizeof r->source_detail, "--tiles");
@@ -601,9 +615,9 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   tc_perfdb_close(db);
   /* the scheduler's tiles, as tc_schedule_auto picks them */
   int rax = !e->reduce ? -1 : e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX ? 1 : 0;
-  const char *not_mfma;
+  const char *not_what, *why_not;
   tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m, n, k, rax, e->ab_given,
-                                                  &not_mfma);
+                                                  &not_what, &why_not);
   char detail[sizeof r->source_detail];
   snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s%s%s",
            (long long)auto_tl.bm, (long long)auto_tl.bn, (long long)auto_tl.bk,
@@ -627,13 +641,14 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   TC_STR_LOCAL(why);
   op_report r;
   memset(&r, 0, sizeof r);
-  char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 160];
+  char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 180], stages_text[24] = "";
   list_string(e, list, sizeof list);
+  if (e->stages > 1) snprintf(stages_text, sizeof stages_text, " --stages %d", e->stages);
   snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+           "--epilogue %s%s%s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
-           e->macro ? " --macro " : "", e->macro ? gemm_macro_name[e->macro] : "");
+           stages_text, e->macro ? " --macro " : "", e->macro ? gemm_macro_name[e->macro] : "");
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   /* the perf DB key: the problem (without --macro: the perf config says
    * the op type) and the arch the kernel is built for */

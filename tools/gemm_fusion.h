@@ -23,13 +23,14 @@ typedef struct gemm_epilogue {
   int ab_given;               /* --ab-type T: A and B stored as T, cast to -t */
   tc_dtype ab_type;
   tc_matmul_macro macro;      /* --macro fma|mma|mfma|mfma16 (with --tiles) */
+  int stages;                 /* --stages N (with --tiles): the tiles' rings; 0: one buffer */
 } gemm_epilogue;
 
 /* --macro's names, indexed by tc_matmul_macro: fma, mma, mfma (32x32x8), mfma16 */
 extern const char *const gemm_macro_name[4];
 
 void gemm_epilogue_init(gemm_epilogue *e);
-/* Tries --epilogue, --tiles, --ab-type and --macro at argv[*i] (like op_common_option): 1
+/* Tries --epilogue, --tiles, --ab-type, --macro and --stages at argv[*i] (like op_common_option): 1
  * when it was one (advancing *i past its value), with *rc = CLI_USAGE
  * after a message on a bad value; 0 when it is not. */
 int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, int *i, int *rc);

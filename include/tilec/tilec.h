@@ -391,6 +391,24 @@ tc_status tc_parallelize(tc_tensor *t, int axis, tc_ptype p);
  * elsewhere, cache it (tc_cache_after, tc_cache_before) and place the
  * cache. */
 tc_status tc_set_memory_type(tc_tensor *t, tc_memtype m);
+/* Circular buffering (nvFuser's circularBuffer): t, a tensor in shared
+ * memory computed at a serial loop (tc_compute_at; a matmul's operand tile
+ * at its K-tile loop), gets `stages` slots instead of one.  Before the loop
+ * the copies of its first stages - 1 iterations are issued; iteration k
+ * waits until its own tile has arrived, passes a barrier (after which no
+ * thread still reads the slot of iteration k - 1), issues the copy of
+ * iteration k + stages - 1 into slot (k + stages - 1) % stages (none past
+ * the loop's end) and then computes on slot k % stages.  On CUDA sm_80+ a
+ * plain copy from global memory becomes cp.async (4 bytes per element, or
+ * 8 / 16 for a vectorized run that is contiguous and aligned), one commit
+ * group per iteration, cp.async.wait_group(stages - 2) before the barrier;
+ * other copies (a cast on the way) and the other targets copy
+ * synchronously in the same ring.  stages 1 undoes it.  TC_ERR_ARGUMENT
+ * for stages outside 1 .. 8; a tensor that is not in shared memory, not
+ * computed at a serial loop, or read outside that loop is refused when
+ * compiling, as is shared memory over the arch's limit (the tensor's
+ * allocation is stages times as large). */
+tc_status tc_circular_buffer(tc_tensor *t, int stages);
 /* Chooses the instruction that the set (tc_set) making t becomes. */
 tc_status tc_set_ldst_type(tc_tensor *t, tc_ldst_type op);
 /* Inlines the tensor into its consumer at loop position pos: loop axes
@@ -455,6 +473,11 @@ typedef struct tc_matmul_tiles {
    * of 16 x 8) and bk a multiple of 16; with the MFMA macros each
    * wavefront's (a multiple of 32 x 32, bk of 8; 16 x 16, bk of 16) */
   tc_matmul_macro macro;
+  /* slots of the A and B tiles' rings in shared memory (tc_circular_buffer):
+   * 0 or 1 one buffer per operand (copy, barrier, products, barrier per K
+   * tile), 2 to 8 the copies of K tiles k+1 .. k+stages-1 in flight while
+   * tile k is multiplied (cp.async on CUDA sm_80+) */
+  int stages;
 } tc_matmul_tiles;
 
 /* Schedules an unscheduled fusion that holds one tc_matmul and ops after
@@ -471,7 +494,10 @@ typedef struct tc_matmul_tiles {
  * result, or alone: one block covers the reduced axis (at most 1024
  * long; tiles NULL then spans it, given tiles must) and combines its
  * threads' partials.  tiles NULL: chosen from the shapes
- * and dtype (tc_schedule_auto does this for a fusion with a matmul); the
+ * and dtype (tc_schedule_auto does this for a fusion with a matmul; for
+ * f16 / bf16 operands on CUDA sm_80+ with neither a reduction of the
+ * result nor ops before the matmul: mma.sync m16n8k16 with the A and B
+ * tiles in rings of 2 or 3 stages, docs/matmul.md); the
  * edges that tiles do not divide are predicated.  The choice is the
  * fusion's schedule note.  TC_ERR_UNSUPPORTED for fusions it does not
  * schedule (two matmuls, other reductions, a reduced axis longer than

@@ -33,6 +33,10 @@ typedef struct tc_test_hooks {
   /* lower/mma.c: 1 keeps the scalar 16-bit fragment loads where ldmatrix
    * would serve (so both forms are tested) */
   int mma_scalar_fragments;
+  /* lower/circular.c: 1 waits for one commit group fewer than the ring
+   * needs (wait_group(stages - 1)), 2 drops the barrier at the top of the
+   * ring loop, 3 drops the prologue's commit */
+  int circular_fault;
 } tc_test_hooks;
 
 /* The hooks in force (never NULL). */

@@ -154,6 +154,10 @@ const tc_dialect tc_dialect_cuda = {
     /* mma.sync m16n8k16 (mma_cuda.c) */
     .mma_prelude = tc_cu_mma_prelude,
     .mma = tc_cu_mma,
+    .cp_async_prelude = tc_cu_cp_async_prelude,
+    .cp_async = tc_cu_cp_async,
+    .cp_commit = tc_cu_cp_commit,
+    .cp_wait = tc_cu_cp_wait,
     /* wgmma m64nNk16, sm_90a (wgmma_cuda.c) */
     .wgmma_prelude = tc_cu_wgmma_prelude,
     .wgmma_addr = tc_cu_wgmma_addr,

@@ -234,6 +234,19 @@ typedef struct tc_dialect {
    * its later ones; grid_atomic_inc, a printf format of one int pointer
    * (%s), adds 1 to the int atomically and gives its old value. */
   const char *global_qual, *grid_fence, *grid_atomic_inc;
+  /* ---- cp.async (src/lower/circular.c: the copies of a circular buffer);
+   * NULL where the target has none (OpenCL, HIP: the ring's copies are
+   * plain statements and its waits and commits print nothing).
+   * cp_async_prelude once for kernels with tc_kir.ncp_async > 0;
+   * cp_async prints, at depth, one copy of `bytes` (4, 8 or 16) bytes
+   * from the global address src to the shared address dst (C pointer
+   * expressions), under the C condition pred (NULL: always); cp_commit
+   * closes this thread's group of copies, cp_wait waits until at most n
+   * of its groups are pending. */
+  const char *cp_async_prelude;
+  void (*cp_async)(tc_str *o, int bytes, const char *dst, const char *src, const char *pred, int depth);
+  void (*cp_commit)(tc_str *o, int depth);
+  void (*cp_wait)(tc_str *o, int n, int depth);
 } tc_dialect;
 
 /* ldmatrix / stmatrix hooks of the CUDA (ldst_cuda.c) and OpenCL
@@ -281,6 +294,12 @@ extern const char tc_cl_mma_prelude[];
 void tc_cl_mma_decls(tc_str *o, int warps, int depth);
 int64_t tc_cl_mma_smem(int warps);
 void tc_cl_mma(tc_str *o, tc_dtype in, const char *a, const char *b, const char *acc, int depth);
+
+/* cp.async for circular buffers: CUDA's PTX (cp_async_cuda.c). */
+extern const char tc_cu_cp_async_prelude[];
+void tc_cu_cp_async(tc_str *o, int bytes, const char *dst, const char *src, const char *pred, int depth);
+void tc_cu_cp_commit(tc_str *o, int depth);
+void tc_cu_cp_wait(tc_str *o, int n, int depth);
 
 /* wgmma m64nNk16: CUDA's PTX (wgmma_cuda.c) and the OpenCL emulation
  * (wgmma_emu.c). */

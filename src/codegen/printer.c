@@ -715,11 +715,44 @@ static bool loop_before_barrier(const tc_knode *n) {
 /* wi_zero: the kernel defines tc_wi_zero (tc_dialect.wi_zero_def), which
  * the loops without a barrier add to their bound; the loops with one
  * start with a barrier where PoCL needs it (loop_before_barrier). */
+/* A copy of a circular buffer lowered to cp.async (circular.c): one
+ * instruction per element, or per vector (the loop cp_vec, whose
+ * variable the indices no longer use). */
+static void print_cp_async(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  const tc_op *op = s->stmt.op;
+  tc_str dst, src, pred;
+  tc_str_init(&dst), tc_str_init(&src), tc_str_init(&pred);
+  tc_str_printf(&dst, "&%s[", op->out->name);
+  expr(&dst, k, s->stmt.out_index);
+  tc_str_cat(&dst, "]");
+  tc_str_printf(&src, "&%s[", op->in[0]->name);
+  expr(&src, k, s->stmt.in_index[0]);
+  tc_str_cat(&src, "]");
+  bool guarded = !tc_e_is_const(s->stmt.pred, 1);
+  if (guarded) expr(&pred, k, s->stmt.pred);
+  d->cp_async(o, s->stmt.cp_bytes, tc_str_cstr(&dst), tc_str_cstr(&src), guarded ? tc_str_cstr(&pred) : NULL,
+              depth);
+  tc_str_free(&dst), tc_str_free(&src), tc_str_free(&pred);
+}
+
+static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,
+                          bool wi_zero);
+
+/* A node with the asynchronous copies' wait before it (before its barrier)
+ * and commit after it, where the dialect has them. */
 static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,
                        bool wi_zero) {
+  if (n->cp_wait && d->cp_wait) d->cp_wait(o, n->cp_wait - 1, depth);
+  print_node_in(o, d, k, n, depth, wi_zero);
+  if (n->cp_commit && d->cp_commit) d->cp_commit(o, depth);
+}
+
+static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,
+                          bool wi_zero) {
   if (n->sync_before) print_barrier(o, d, k, depth);
   if (n->kind == TC_K_STMT) {
-    if (n->stmt.ldsm.kind) tc_print_ldsm(o, d, k, n, depth);
+    if (n->stmt.cp_bytes && d->cp_async) print_cp_async(o, d, k, n, depth);
+    else if (n->stmt.ldsm.kind) tc_print_ldsm(o, d, k, n, depth);
     else if (n->stmt.mma.kind == TC_MACRO_MMA_M16N8K16) print_mma(o, d, k, n, depth);
     else if (n->stmt.mma.kind) print_mfma(o, d, k, n, depth);
     else if (n->stmt.tmem.kind) print_tmem(o, d, k, n, depth);
@@ -733,6 +766,12 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   }
   if (n->loop.tma_stmt && d->tma_copy) {
     d->tma_copy(o, k, n->loop.tma_stmt, depth); /* the loop nest is the bulk copy */
+    if (n->sync_end) print_barrier(o, d, k, depth);
+    return;
+  }
+  if (only && only->cp_bytes && only->cp_vec == n && d->cp_async) {
+    if (n->body[0]->sync_before) print_barrier(o, d, k, depth);
+    print_cp_async(o, d, k, n->body[0], depth); /* the vector loop is the copy */
     if (n->sync_end) print_barrier(o, d, k, depth);
     return;
   }
@@ -785,6 +824,11 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
   if (k->nldsm > 0 && d->ldsm_prelude) {
     tc_str_cat(o, "#ifndef TC_LDSM_PRELUDE\n#define TC_LDSM_PRELUDE\n");
     tc_str_cat(o, d->ldsm_prelude);
+    tc_str_cat(o, "#endif\n");
+  }
+  if (k->ncp_async > 0 && d->cp_async_prelude) {
+    tc_str_cat(o, "#ifndef TC_CP_ASYNC_PRELUDE\n#define TC_CP_ASYNC_PRELUDE\n");
+    tc_str_cat(o, d->cp_async_prelude);
     tc_str_cat(o, "#endif\n");
   }
   bool mfma = k->nmma > 0 && k->mma_kind != TC_MACRO_MMA_M16N8K16;

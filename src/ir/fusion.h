@@ -62,6 +62,9 @@ typedef struct tc_op {
   bool scalar_left;
 } tc_op;
 
+/* The most slots of a circular buffer (tc_circular_buffer). */
+#define TC_CIRCULAR_MAX_STAGES 8
+
 struct tc_tensor {
   tc_fusion *f;
   int id;
@@ -79,6 +82,8 @@ struct tc_tensor {
   bool is_scalar;          /* a scalar input: rank 0, passed by value */
   char label[32];          /* a scalar input's name (tc_scalar_input) */
   int macro;               /* a matmul accumulator's products: TC_MACRO_* (0: FMA) */
+  int circular_stages;     /* tc_circular_buffer: slots of a shared tensor's ring
+                              (0, 1: one buffer) */
 };
 
 struct tc_fusion {
@@ -184,7 +189,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 18
+#define TC_CODEGEN_FORMAT 19
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

@@ -33,7 +33,7 @@ _Static_assert(sizeof(tc_xform) == 264, "tc_xform changed: update tc_fusion_hash
 _Static_assert(sizeof(tc_xform) == 80, "tc_xform changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
 _Static_assert(sizeof(tc_axis) == 40, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(struct tc_tensor) == 144,
+_Static_assert(sizeof(struct tc_tensor) == 152,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(tc_op) == 152, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_fusion) == 1656,
@@ -182,6 +182,7 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     if (t->is_scalar) tc_hasher_str(&h, t->label);
     i64(&h, t->ca_pos);
     if (t->macro) i64(&h, 1000 + t->macro); /* (FMA kernels keep their hashes) */
+    if (t->circular_stages > 1) i64(&h, 2000 + t->circular_stages); /* (so do single buffers) */
     i64(&h, t->tmem_dimsep);
     i64(&h, t->alloc_set);
     int_list(&h, TAG_LOGICAL, t->logical, t->nlogical);

@@ -125,6 +125,15 @@ typedef struct tc_kstmt {
   tc_ktma tma;
   tc_kred red;
   tc_kmma mma;             /* a matmul's statement as a warp-wide mma (with red) */
+  /* circular buffering (src/lower/circular.c): ring_tile, on a statement
+   * of a ring's copy, is the iteration of the ring loop whose tile it
+   * fetches (an expression of that loop's or the prologue's variable);
+   * cp_bytes > 0: the copy is one cp.async of that many bytes (4, 8, 16)
+   * per element, or per iteration of the VECTORIZE loop cp_vec, which it
+   * replaces (CUDA sm_80+); 0 a plain copy */
+  const tc_expr *ring_tile;
+  int cp_bytes;
+  struct tc_knode *cp_vec;
 } tc_kstmt;
 
 /* A node of the kernel IR: the common part, then the payload of its kind
@@ -138,6 +147,12 @@ typedef struct tc_knode {
   /* barriers */
   int sync_before;         /* emit a block barrier before this node */
   int sync_end;            /* LOOP: emit a barrier at the end of the body */
+  /* asynchronous copies (circular.c): cp_wait > 0 waits, before this
+   * node's barrier, until at most cp_wait - 1 of this thread's commit
+   * groups are pending (cp.async.wait_group); cp_commit closes a group
+   * after the node (cp.async.commit_group).  Printed only where the
+   * dialect has them (CUDA); the other targets copy synchronously. */
+  int cp_wait, cp_commit;
   tc_kloop loop;
   tc_kstmt stmt;
 } tc_knode;
@@ -159,6 +174,13 @@ typedef struct tc_kalloc {
   int64_t tmem_col;        /* tensor memory: first column in the OpenCL emulation */
   int tmem_slot;           /* tensor memory: order of allocation (CUDA: the
                               shared-memory slot tcgen05.alloc writes) */
+  /* a circular buffer (tc_circular_buffer): stages slots of slot_elems
+   * elements each (elems = stages * slot_elems, slot_elems a multiple of
+   * 16 bytes); ring_loop the loop it is computed at, writer its copy's
+   * statement (set by lowering; stages 0: a plain allocation) */
+  int stages;
+  int64_t slot_elems;
+  struct tc_knode *ring_loop, *writer;
 } tc_kalloc;
 
 typedef struct tc_kir {
@@ -176,6 +198,7 @@ typedef struct tc_kir {
   int nmma;                /* statements lowered to mma.sync or MFMA (tc_kmma) */
   int mma_kind;            /* then their kind (the TC_MACRO_*; one per kernel) */
   int mma_warps;           /* and the block's warps (wavefronts): its threads / lanes */
+  int ncp_async;           /* statements printed as cp.async (circular.c) */
   int nred_f, nred_i;      /* block reductions of floats / integers (each
                               needs a shared scratch of one word per thread) */
   int nred_w;              /* block Welford reductions (a shared scratch of

@@ -19,6 +19,7 @@
 #include "ldst.h"
 #include "mma.h"
 #include "tma.h"
+#include "circular.h"
 #include "stmt_order.h"
 
 typedef struct lctx {
@@ -360,6 +361,12 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
   int64_t smem = 0, tmem = 0;
   for (int i = 0; i < n; i++) {
     tc_tensor *t = order[i]->out;
+    if (t->circular_stages > 1 && t->mem != TC_MEM_SHARED)
+      return tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s is circular-buffered (tc_circular_buffer, %d stages) but lives "
+                     "in %s memory; a ring of tiles is a shared-memory tensor "
+                     "(tc_set_memory_type(%s, TC_MEM_SHARED)), or give it 1 stage",
+                     t->name, t->circular_stages, tc_memtype_name(t->mem), t->name);
     if (t->mem == TC_MEM_GLOBAL) continue;
     const int *ax;
     int na = alloc_domain(t, &ax);
@@ -396,6 +403,12 @@ static tc_status allocate(lctx *c, tc_op **order, int n) {
                        "Not enough tensor memory columns: tried to allocate %lld in all, but only %d available.",
                        (long long)tmem, TC_TMEM_COLUMNS);
     } else {
+      if (t->circular_stages > 1) { /* slots of whole 16-byte units */
+        int64_t per = 16 / (int64_t)tc_dtype_size(t->dtype);
+        a.stages = t->circular_stages;
+        a.slot_elems = tc_sat_add(a.elems, per - 1) / per * per;
+        a.elems = tc_sat_mul(a.slot_elems, a.stages);
+      }
       if (t->mem == TC_MEM_SHARED) {
         smem = tc_sat_add(smem, 15) / 16 * 16;
         a.offset = smem;
@@ -443,8 +456,10 @@ static tc_status check_smem_limit(lctx *c) {
     }
     char b[64] = "";
     if (best >= 0) tc_axis_describe(c->g, ax[best], b, sizeof b);
-    snprintf(which, sizeof which, "; the largest is %s, %lld bytes%s%s", big->t->name,
-             (long long)(big->elems * (int64_t)tc_dtype_size(big->t->dtype)),
+    char ring[64] = "";
+    if (big->stages > 1) snprintf(ring, sizeof ring, " (a ring of %d stages: fewer take less)", big->stages);
+    snprintf(which, sizeof which, "; the largest is %s, %lld bytes%s%s%s", big->t->name,
+             (long long)(big->elems * (int64_t)tc_dtype_size(big->t->dtype)), ring,
              best >= 0 ? ", over its allocation axis " : "", b);
   }
   return tc_fail(c->f, TC_ERR_LOWER,
@@ -1035,10 +1050,42 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
   for (int i = 0; i < n; i++) {
     tc_tensor *t = order[i]->out;
     if (t->mem == TC_MEM_LOCAL) continue;
+    if (t->mem == TC_MEM_SHARED && t->circular_stages > 1) continue; /* circular.c places its own */
     for (int j = 0; j < n; j++)
       for (int q = 0; q < order[j]->nin; q++)
         if (order[j]->in[q] == t) place_sync(stmt_of[i], stmt_of[j]);
   }
+}
+
+/* ---- circular buffers ---------------------------------------------------- */
+
+/* Each circular buffer's loop (the one it is computed at: serial) and
+ * copy statement, for circular.c. */
+static tc_status ring_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
+  for (int i = 0; i < c->k->nallocs; i++) {
+    tc_kalloc *a = &c->k->allocs[i];
+    if (a->stages <= 1) continue;
+    tc_tensor *t = a->t;
+    int w = 0;
+    while (w < n && order[w]->out != t) w++;
+    if (w == n || tc_op_reduces(order[w]))
+      return tc_fail(c->f, TC_ERR_SCHEDULE, "compile: %s is circular-buffered but is a reduction; "
+                     "a ring holds tiles that a copy fills", t->name);
+    const tc_axis *ax = t->ca_pos > 0 ? &c->g->axes[t->loop[t->ca_pos - 1]] : NULL;
+    if (!ax || ax->ptype != TC_SERIAL) {
+      char b[64] = "";
+      if (ax) tc_axis_describe(c->g, t->loop[t->ca_pos - 1], b, sizeof b);
+      return tc_fail(c->f, TC_ERR_SCHEDULE,
+                     "compile: %s is circular-buffered (%d stages) but is computed %s%s%s; a ring "
+                     "turns over a serial loop: compute %s at one (tc_compute_at), e.g. a matmul's "
+                     "K-tile loop", t->name, a->stages, ax ? "at its loop axis " : "outside any loop",
+                     b, ax ? (tc_ptype_is_block(ax->ptype) || tc_ptype_is_thread(ax->ptype)
+                                  ? ", a parallel axis" : ", which is not a serial loop") : "", t->name);
+    }
+    a->ring_loop = c->loopnode[tc_uf_find(c->uf, key(c, t, t->ca_pos - 1))];
+    a->writer = stmt_of[w];
+  }
+  return TC_OK;
 }
 
 /* ---- symbolic sizes (docs/dynamic.md) ------------------------------------- */
@@ -1209,10 +1256,12 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = check_grid_reduction(&c);
   for (int i = 0; i < n && !st; i++) st = stmt_indices(&c, stmt_of[i]);
   if (!st) st = (tc_status)tc_knode_each_stmt(c.k->root, reduction_indices, &c);
+  if (!st) st = ring_loops(&c, order, n, stmt_of);
   if (!st) place_barriers(&c, order, n, stmt_of);
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);
   if (!st) st = tc_mma_lower(c.k, target, arch);
+  if (!st) st = tc_circular_lower(c.k, &c.ti);
   if (!st) st = tc_tma_lower(c.k, target, arch);
   if (!st) st = tc_knode_each_stmt(c.k->root, check_printed_size, &c);
   if (!st) st = check_smem_limit(&c);

@@ -101,19 +101,30 @@ static void merged(int *lab, int *n) {
 /* An operand tile in shared memory, computed at P's Ko: its axes past
  * base, labelled from[0..n) as P's, are reordered so that the nb it
  * broadcasts along (bcast) come first (left serial: they run once) and
- * its own (own, in the order of its rows and columns) follow; those are
- * merged and spread over the block's threads. */
+ * its own (own, in the order of its rows and columns, the last ncols of
+ * them its columns) follow; those are merged and spread over the block's
+ * threads, with runs of v consecutive columns per thread (an unrolled
+ * loop, innermost) when v > 1. */
 static tc_status spread(tc_tensor *x, int base, const int *from, int n, const int *bcast, int nb,
-                        const int *own, int no, int64_t warps, int64_t lanes) {
+                        const int *own, int no, int ncols, int64_t v, int64_t warps, int64_t lanes) {
   int to[NLAB];
   for (int i = 0; i < nb; i++) to[i] = bcast[i];
   for (int i = 0; i < no; i++) to[nb + i] = own[i];
   tc_status st = reorder(x, base, from, to, n);
-  for (int i = 0; i < no - 1 && !st; i++) st = tc_merge(x, base + nb, base + nb + 1);
-  if (!st) st = tc_split(x, base + nb, warps * lanes, 1);
-  if (!st) st = tc_split(x, base + nb + 1, lanes, 1);
-  if (!st) st = tc_parallelize(x, base + nb + 1, TC_TIDY);
-  if (!st) st = tc_parallelize(x, base + nb + 2, TC_TIDX);
+  int c0 = base + nb;
+  if (v > 1) {
+    int c = c0 + no - ncols;
+    for (int i = 0; i < ncols - 1 && !st; i++) st = tc_merge(x, c, c + 1);
+    if (!st) st = tc_split(x, c, v, 1);
+    for (int i = 0; i < no - ncols && !st; i++) st = tc_merge(x, c0, c0 + 1);
+  } else {
+    for (int i = 0; i < no - 1 && !st; i++) st = tc_merge(x, c0, c0 + 1);
+  }
+  if (!st) st = tc_split(x, c0, warps * lanes, 1);
+  if (!st) st = tc_split(x, c0 + 1, lanes, 1);
+  if (!st) st = tc_parallelize(x, c0 + 1, TC_TIDY);
+  if (!st) st = tc_parallelize(x, c0 + 2, TC_TIDX);
+  if (!st && v > 1) st = tc_parallelize(x, c0 + 3, TC_UNROLL);
   return st;
 }
 
@@ -180,8 +191,13 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st) st = i ? spread(ops[i], o + 3, al + 3, nal - 3, bb, nbb, bo, nbo, warps, sh->lanes)
-                    : spread(ops[i], o + 3, al + 3, nal - 3, ab, nab, ao, nao, warps, sh->lanes);
+    /* in a ring, each thread copies runs of 16 bytes along the tile's
+     * columns (K for A, N for B) where they divide them: cp.async */
+    int64_t cols = i ? tl->bn : tl->bk, v = tl->stages > 1 ? 8 : 1;
+    while (v > 1 && cols % v) v /= 2;
+    if (!st) st = i ? spread(ops[i], o + 3, al + 3, nal - 3, bb, nbb, bo, nbo, nbo - 2, v, warps, sh->lanes)
+                    : spread(ops[i], o + 3, al + 3, nal - 3, ab, nab, ao, nao, 2, v, warps, sh->lanes);
+    if (!st && tl->stages > 1) st = tc_circular_buffer(ops[i], tl->stages);
   }
   /* [Mo, No, Ko, W, Ki, RM, RN, m_pre, lane, m_post, n_post, kk] */
   if (!st) st = tc_merge(acc, o + 3, o + 4);
@@ -192,16 +208,18 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   if (!st) st = tc_inline_at(acc, o + 2);
   if (st) return st;
   acc->macro = sh->macro;
-  int64_t smem = (tl->bm + tl->bn) * tl->bk * 2;
+  int64_t smem = (tl->bm + tl->bn) * tl->bk * 2 * (tl->stages > 1 ? tl->stages : 1);
+  char ring[160] = "";
+  tc_matmul_ring_note(ring, sizeof ring, tl->stages, false);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld %ss (TIDy) of "
            "%lld lanes (TIDx) with %lldx%lld tiles each as %s (%s, f32 "
-           "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes), "
+           "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes)%s, "
            "%d epilogue op%s before the store", (long long)m, (long long)n, (long long)k, batch,
            (long long)tl->bm, (long long)tl->bn, (long long)warps, sh->unit, (long long)sh->lanes,
            (long long)tl->tm, (long long)tl->tn, sh->name, tc_dtype_name(av->dtype),
-           (long long)tl->bk, (long long)smem, nepi, nepi == 1 ? "" : "s");
+           (long long)tl->bk, (long long)smem, ring, nepi, nepi == 1 ? "" : "s");
   return TC_OK;
 }

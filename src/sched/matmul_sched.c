@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../target/target.h"
 #include "sched.h"
 
 /* The longest axis a reduction of the result may reduce: one block
@@ -47,18 +48,51 @@ tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, 
   return t;
 }
 
-/* (sched.h) The op type: MFMA for HIP's 16-bit operands where it serves
- * (*why says why not where it does not), else FMA. */
+/* The mma.sync tiles the scheduler chooses (CUDA sm_80+, f16 / bf16, no
+ * reduction of the result or prologue): block tiles of the smallest power
+ * of two at least M (N), from 16 (8) to 128; 2 x 2 warps of half of them
+ * each (one warp along an axis of 16 (8)); K tiles of 32 (16 for K up to
+ * 16); rings of 3 stages where there are 3 K tiles or more and they fit
+ * in smem_max (0: unknown), else 2. */
+static tc_matmul_tiles pick_mma_tiles(int64_t m, int64_t n, int64_t k, int64_t smem_max) {
+  tc_matmul_tiles t = {0};
+  t.macro = TC_MACRO_MMA_M16N8K16;
+  t.bm = pow2_at_least(m, 128), t.bn = pow2_at_least(n, 128);
+  if (t.bm < 16) t.bm = 16;
+  if (t.bn < 8) t.bn = 8;
+  t.tm = t.bm >= 32 ? t.bm / 2 : t.bm;
+  t.tn = t.bn >= 16 ? t.bn / 2 : t.bn;
+  t.bk = k > 16 ? 32 : 16;
+  t.stages = (k + t.bk - 1) / t.bk >= 3 ? 3 : 2;
+  if (smem_max && (t.bm + t.bn) * t.bk * 2 * t.stages > smem_max) t.stages = 2;
+  return t;
+}
+
+/* (sched.h) The op type: mma.sync with rings for CUDA sm_80+ and MFMA for
+ * HIP, for 16-bit operands where nothing but elementwise ops follows the
+ * matmul (*not_what and *why say which one it is not, and why, where it
+ * does not serve), else FMA. */
 tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
-                                      int64_t n, int64_t k, int rax, bool prologue, const char **why) {
+                                      int64_t n, int64_t k, int rax, bool prologue,
+                                      const char **not_what, const char **why) {
   tc_matmul_tiles tl = tc_matmul_auto_tiles(m, n, k, (int)tc_dtype_size(t), rax);
-  *why = NULL;
-  if (rax >= 0 || prologue) {
-    if (target == TC_TARGET_HIP && (t == TC_F16 || t == TC_BF16))
-      *why = rax >= 0 ? "the MFMA op type takes no reduction of the result"
-                      : "the MFMA op type takes no ops before the matmul";
+  *why = *not_what = NULL;
+  bool int16 = t == TC_F16 || t == TC_BF16;
+  if (target == TC_TARGET_CUDA && int16) {
+    tc_target_info ti;
+    tc_target_info_make(target, arch, &ti, NULL);
+    if (!(ti.features & TC_FEAT_MMA_SYNC)) return tl;
+    *not_what = "mma.sync";
+    if (rax >= 0) *why = "the mma.sync op type takes no reduction of the result";
+    else if (prologue) *why = "the mma.sync op type takes no ops before the matmul";
+    else tl = pick_mma_tiles(m, n, k, ti.smem_max);
+  } else if (rax >= 0 || prologue) {
+    if (target == TC_TARGET_HIP && int16)
+      *not_what = "MFMA", *why = rax >= 0 ? "the MFMA op type takes no reduction of the result"
+                                          : "the MFMA op type takes no ops before the matmul";
   } else {
     tc_matmul_tiles mt;
+    *not_what = "MFMA";
     if (tc_mfma_auto_tiles(target, arch, t, m, n, &mt, why)) tl = mt;
   }
   return tl;
@@ -91,19 +125,31 @@ static tc_status bind_blocks(tc_tensor *t, int o, int rax) {
  * [a0, a1, a2, a3, a4] from position base are reordered by to[] so that
  * the last three are the tile's (rows and columns in memory order, one
  * of them in two parts: the first of those at position first), merged
- * and spread over ty x tx threads. */
-static tc_status spread(tc_tensor *x, int base, const int *to, int first, int64_t ty, int64_t tx) {
+ * and spread over ty x tx threads, with runs of v consecutive columns per
+ * thread (an unrolled loop, innermost) when v > 1. */
+static tc_status spread(tc_tensor *x, int base, const int *to, int first, int64_t v, int64_t ty,
+                        int64_t tx) {
   int old[5] = {base, base + 1, base + 2, base + 3, base + 4}, nw[5];
   for (int i = 0; i < 5; i++) nw[i] = base + to[i];
   tc_status st = tc_reorder(x, 5, old, nw);
   if (!st) st = tc_merge(x, base + first, base + first + 1);
+  if (!st && v > 1) st = tc_split(x, base + 3, v, 1);
   if (!st) st = tc_merge(x, base + 2, base + 3);
   if (!st) st = tc_split(x, base + 2, ty * tx, 1);
   if (!st) st = tc_split(x, base + 3, tx, 1);
   for (int i = 0; i < 3 && !st; i++) st = tc_parallelize(x, base + i, TC_SERIAL);
   if (!st) st = tc_parallelize(x, base + 3, TC_TIDY);
   if (!st) st = tc_parallelize(x, base + 4, TC_TIDX);
+  if (!st && v > 1) st = tc_parallelize(x, base + 5, TC_UNROLL);
   return st;
+}
+
+void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue) {
+  buf[0] = 0;
+  if (stages > 1)
+    snprintf(buf, size, ", in rings of %d stages (%d K tile%s copied ahead; cp.async on CUDA sm_80+ "
+             "where a copy is a plain aligned load%s)", stages, stages - 1, stages == 2 ? "" : "s",
+             prologue ? ", not the prologue's, which compute" : "");
 }
 
 /* Inlines t as deep into its consumers as it goes. */
@@ -292,17 +338,20 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "reduces one in one block, of at most %d (a combination across blocks is not "
                    "part of it: store the result and reduce it in a fusion of its own)", call,
                    rout->name, rax == o ? "column" : "row", (long long)rlen, TC_MATMUL_MAX_REDUCED);
-  const char *not_mfma = NULL;
+  const char *not_what = NULL, *why_fma = NULL;
   tc_matmul_tiles tl = tiles ? *tiles
                              : tc_matmul_auto_choice(target, arch, av->dtype, m, nn, kk,
                                                      rax < 0 ? -1 : rax - o, npro[0] || npro[1],
-                                                     &not_mfma);
+                                                     &not_what, &why_fma);
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
       tl.bn % tl.tn)
     return tc_fail(f, TC_ERR_ARGUMENT,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
+  if (tl.stages < 0 || tl.stages > TC_CIRCULAR_MAX_STAGES)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: stages must be between 1 and %d (0: 1), got %d", call,
+                   TC_CIRCULAR_MAX_STAGES, tl.stages);
   const tc_frag_shape *sh = tc_frag_shape_of(tl.macro);
   if (sh) {
     if (rout || npro[0] || npro[1])
@@ -312,7 +361,14 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                      tl.macro == TC_MACRO_MMA_M16N8K16 ? "mma.sync" : "MFMA",
                      rout ? "a reduction of the result is not part of it"
                           : "ops before the matmul on an operand are not part of it");
-    return tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
+    tc_status ms = tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
+    if (!ms && !tiles) { /* say that the scheduler chose it */
+      char note[sizeof f->sched_note];
+      snprintf(note, sizeof note, "%s", f->sched_note);
+      tc_set_schedule_note(f, "%s; %s: the scheduler's op type for f16/bf16 on %s", note, sh->name,
+                           sh->vendor == TC_TARGET_CUDA ? "CUDA sm_80+" : "HIP with MFMA");
+    }
+    return ms;
   }
   if (tl.macro != TC_MACRO_FMA)
     return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA, "
@@ -381,11 +437,19 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     for (int i = o + 6; i < tc_tensor_nloop(frag[k]) && !st; i++) st = tc_parallelize(frag[k], i, TC_UNROLL);
     if (!st) st = tc_set_memory_type(ops[k], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[k], frag[k], o + 3);
-    if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, ty, tx);
+    /* in a ring without a prologue, each thread copies runs of 16 bytes
+     * along the tile's columns (K for A, N for B) where they divide them:
+     * cp.async */
+    int64_t cols = k ? tl.bn : tl.bk, v = tl.stages > 1 && !npro[k] ? 16 / (int64_t)tc_dtype_size(av->dtype) : 1;
+    while (v > 1 && cols % v) v /= 2;
+    if (!st) st = spread(ops[k], o + 3, k ? b_to : a_to, k ? 3 : 2, v, ty, tx);
     if (!st && npro[k]) st = stage_prologue(f, ops[k], pro[k], npro[k]);
+    if (!st && tl.stages > 1) st = tc_circular_buffer(ops[k], tl.stages);
   }
   if (st) return st;
-  int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype);
+  int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype) * (tl.stages > 1 ? tl.stages : 1);
+  char ring[160] = "";
+  tc_matmul_ring_note(ring, sizeof ring, tl.stages, npro[0] + npro[1] > 0);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   char redtext[160] = "";
@@ -402,16 +466,16 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (npro[0] + npro[1])
     snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
              npro[0], npro[0] == 1 ? "" : "s", npro[1]);
-  char fmatext[112] = "";
-  if (not_mfma) snprintf(fmatext, sizeof fmatext, "; FMA, not MFMA: %s", not_mfma);
+  char fmatext[128] = "";
+  if (why_fma) snprintf(fmatext, sizeof fmatext, "; FMA, not %s: %s", not_what, why_fma);
   tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
-           "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
+           "of %lld with A and B staged in shared memory (%lld bytes)%s%s, %d epilogue op%s before "
            "the store%s%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
            (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
-           (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext,
+           (long long)tl.bk, (long long)smem, protext, ring, nepi, nepi == 1 ? "" : "s", redtext,
            fmatext);
   return TC_OK;
 }

@@ -190,6 +190,16 @@ tc_status tc_set_memory_type(tc_tensor *t, tc_memtype m) {
   return TC_OK;
 }
 
+tc_status tc_circular_buffer(tc_tensor *t, int stages) {
+  tc_clear_error(t->f);
+  if (stages < 1 || stages > TC_CIRCULAR_MAX_STAGES)
+    return tc_tensor_fail(t, TC_ERR_ARGUMENT, "tc_circular_buffer",
+                           "stages must be between 1 and %d, got %d (1: a single buffer)",
+                           TC_CIRCULAR_MAX_STAGES, stages);
+  t->circular_stages = stages;
+  return TC_OK;
+}
+
 tc_status tc_set_ldst_type(tc_tensor *t, tc_ldst_type op) {
   tc_clear_error(t->f);
   if (!t->def || t->def->kind != TC_OP_SET)

@@ -1,0 +1,345 @@
+/* circular.c - circular buffering of shared tensors (tc_circular_buffer,
+ * nvFuser's circularBuffer) as a transformation of the kernel IR.
+ *
+ * A ring tensor t of S stages is computed at the serial loop L (var k,
+ * extent E): its copy is the nodes of L's body that hold t's statement and
+ * the statements in L computing what that statement reads in registers
+ * (a prologue's cast).  Lowering made them for one buffer:
+ *
+ *   for k: copy(k) -> t; barrier; compute(t); barrier
+ *
+ * and this pass makes them
+ *
+ *   for p < S - 1: copy(p) -> slot p (if p < E); commit
+ *   for k: wait(S - 2); barrier;
+ *          copy(k + S - 1) -> slot (k + S - 1) % S (if k + S - 1 < E); commit;
+ *          compute(slot k % S)
+ *
+ * Ordering: iteration k's tile was committed in group k (the prologue's
+ * S - 1 groups, then one per iteration, empty past the end), so at the
+ * top of iteration k at most S - 2 later groups may still be pending:
+ * wait_group(S - 2), and the barrier after it makes every thread's copies
+ * of tile k visible.  The copy issued after that barrier writes slot
+ * (k - 1) % S, which only iteration k - 1 read, before the same barrier:
+ * no slot is written while a thread may still read it, and no barrier is
+ * needed at the end of the body.  Synchronous copies (targets without
+ * cp.async, copies that compute) follow the same order, and are visible
+ * after the barrier of the S - 1th iteration after their issue. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../base/test_hooks.h"
+#include "circular.h"
+#include "ldst.h"
+
+/* the ring at one loop */
+typedef struct ring {
+  tc_knode *loop;
+  int stages;
+  tc_kalloc *allocs[16];
+  int nallocs;
+  char *moved; /* per node of the loop's body: part of a copy */
+} ring;
+
+static bool is_ring_tensor(const ring *r, const tc_tensor *t, int64_t *slot) {
+  for (int i = 0; i < r->nallocs; i++)
+    if (r->allocs[i]->t == t) {
+      if (slot) *slot = r->allocs[i]->slot_elems;
+      return true;
+    }
+  return false;
+}
+
+/* The child of loop holding node n (NULL: n is not under loop). */
+static int child_index(const tc_knode *loop, const tc_knode *n) {
+  for (; n && n->parent != loop; n = n->parent) {}
+  if (!n) return -1;
+  for (int i = 0; i < loop->nbody; i++)
+    if (loop->body[i] == n) return i;
+  return -1;
+}
+
+/* The statement under n writing x (NULL: none). */
+static tc_knode *writer_under(tc_knode *n, const tc_tensor *x) {
+  if (n->kind == TC_K_STMT) return n->stmt.op->out == x ? n : NULL;
+  for (int i = 0; i < n->nbody; i++) {
+    tc_knode *w = writer_under(n->body[i], x);
+    if (w) return w;
+  }
+  return NULL;
+}
+
+static bool holds_barrier(const tc_knode *n) {
+  if (n->sync_before || n->sync_end || n->cp_wait || n->cp_commit) return true;
+  if (n->kind == TC_K_STMT)
+    return n->stmt.red.kind != TC_RED_NONE || n->stmt.mma.kind || n->stmt.ldsm.kind ||
+           n->stmt.tmem.kind || n->stmt.tma.kind;
+  for (int i = 0; i < n->nbody; i++)
+    if (holds_barrier(n->body[i])) return true;
+  return false;
+}
+
+/* Checks the statements under n, part of a ring's copy at loop L: they
+ * read global memory and registers only, and are plain statements (no
+ * bulk tensor copy or matrix load); marks the children of L that compute
+ * the registers they read (*more when one was new). */
+static tc_status check_copy(tc_kir *k, ring *r, tc_knode *n, bool *more) {
+  for (int i = 0; i < n->nbody; i++) {
+    tc_status st = check_copy(k, r, n->body[i], more);
+    if (st) return st;
+  }
+  if (n->kind != TC_K_STMT) return TC_OK;
+  const tc_op *op = n->stmt.op;
+  if (op->kind == TC_OP_SET && op->ldst != TC_LDST_DEFAULT && op->ldst != TC_LDST_CP_ASYNC)
+    return tc_fail(k->f, TC_ERR_UNSUPPORTED,
+                   "compile: the copy into the circular buffer %s is a %s; a ring's copy is a "
+                   "plain copy (cp.async on CUDA sm_80+): rings of bulk tensor copies are not "
+                   "built", op->out->name, op->ldst == TC_LDST_BULK_TENSOR ? "bulk tensor copy" : "collective load");
+  for (int q = 0; q < op->nin; q++) {
+    const tc_tensor *x = op->in[q];
+    if (x->mem == TC_MEM_GLOBAL) continue;
+    if (x->mem != TC_MEM_LOCAL)
+      return tc_fail(k->f, TC_ERR_UNSUPPORTED,
+                     "compile: the copy into the circular buffer %s reads %s in %s memory; a "
+                     "ring's copy reads global memory (and registers)", op->out->name, x->name,
+                     tc_memtype_name(x->mem));
+    tc_knode *w = writer_under(r->loop, x);
+    int wc = w ? child_index(r->loop, w) : -1;
+    if (wc >= 0 && !r->moved[wc]) r->moved[wc] = 1, *more = true;
+  }
+  return TC_OK;
+}
+
+/* Marks the children of the loop that copy: those of the ring tensors'
+ * statements and of the register values they read (to a fixpoint). */
+static tc_status mark_copies(tc_kir *k, ring *r) {
+  tc_knode *L = r->loop;
+  for (int i = 0; i < r->nallocs; i++) r->moved[child_index(L, r->allocs[i]->writer)] = 1;
+  for (bool more = true; more;) {
+    more = false;
+    for (int c = 0; c < L->nbody; c++) {
+      if (!r->moved[c]) continue;
+      if (holds_barrier(L->body[c]))
+        return tc_fail(k->f, TC_ERR_UNSUPPORTED,
+                       "compile: the copy into the circular buffer %s at loop %s holds a barrier, "
+                       "a reduction or a collective instruction; a ring's copy is a plain copy "
+                       "(with elementwise ops on the way)", r->allocs[0]->t->name,
+                       tc_e_var_name(k->pool, (int)L->loop.var->val));
+      tc_status st = check_copy(k, r, L->body[c], &more);
+      if (st) return st;
+    }
+  }
+  return TC_OK;
+}
+
+/* Every statement that reads a ring tensor is in the loop, after its
+ * copies. */
+typedef struct reader_ctx {
+  tc_kir *k;
+  ring *r;
+} reader_ctx;
+
+/* Whether statement s reads its op's operands (a reduction's
+ * initialization and block step do not). */
+static bool reads_inputs(const tc_knode *s) {
+  return s->stmt.red.kind != TC_RED_INIT && s->stmt.red.kind != TC_RED_ALL;
+}
+
+static int check_reader(tc_knode *s, void *ctx) {
+  reader_ctx *c = ctx;
+  if (!reads_inputs(s)) return 0;
+  for (int q = 0; q < s->stmt.op->nin; q++) {
+    if (!is_ring_tensor(c->r, s->stmt.op->in[q], NULL)) continue;
+    int ci = child_index(c->r->loop, s);
+    if (ci < 0 || c->r->moved[ci])
+      return tc_fail(c->k->f, TC_ERR_SCHEDULE,
+                     "compile: %s reads the circular buffer %s %s; a ring's tiles are read in the "
+                     "loop it is computed at (%s), after its copy", s->stmt.op->out->name,
+                     s->stmt.op->in[q]->name, ci < 0 ? "outside its loop" : "inside its copy",
+                     tc_e_var_name(c->k->pool, (int)c->r->loop->loop.var->val));
+  }
+  return 0;
+}
+
+/* cp.async for a ring's copy statement s on CUDA sm_80+: a copy of one
+ * global operand of the same dtype, 4 bytes per element (f32), or a whole
+ * VECTORIZE or UNROLL loop of v elements (4, 8 or 16 bytes) around it whose global
+ * and shared runs are contiguous, start at multiples of v and share one
+ * predicate (proven by simplification; the slots are whole 16-byte units
+ * and shared allocations start at 16 bytes).  0: a plain copy. */
+static int cp_async_bytes(tc_kir *k, tc_knode *s) {
+  const tc_op *op = s->stmt.op;
+  if (op->nin != 1 || op->in[0]->mem != TC_MEM_GLOBAL || op->in[0]->dtype != op->out->dtype ||
+      (op->kind != TC_OP_SET && op->kind != TC_OP_BROADCAST && op->kind != TC_OP_PERMUTE))
+    return 0;
+  int es = (int)tc_dtype_size(op->out->dtype);
+  tc_knode *v = s->parent;
+  if (v && v->kind == TC_K_LOOP && (v->loop.ptype == TC_VECTORIZE || v->loop.ptype == TC_UNROLL) &&
+      v->nbody == 1) {
+    tc_epool *p = k->pool;
+    int64_t n = v->loop.extent, id = v->loop.var->val;
+    const tc_expr *zero = tc_e_const(p, 0), *j = v->loop.var;
+    const tc_expr *in0 = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 1, &id, &zero));
+    const tc_expr *out0 = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 1, &id, &zero));
+    bool ok = (n * es == 8 || n * es == 16) && !tc_e_uses(s->stmt.pred, id) &&
+              tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.in_index[0], tc_e_add(p, in0, j))), 0) &&
+              tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.out_index, tc_e_add(p, out0, j))), 0) &&
+              tc_e_is_const(tc_simplify(p, tc_e_modc(p, in0, n)), 0) &&
+              tc_e_is_const(tc_simplify(p, tc_e_modc(p, out0, n)), 0);
+    if (ok) {
+      s->stmt.in_index[0] = in0, s->stmt.out_index = out0, s->stmt.cp_vec = v;
+      return (int)(n * es);
+    }
+  }
+  return es == 4 ? 4 : 0;
+}
+
+static const tc_expr *subst1(tc_epool *p, const tc_expr *e, int64_t id, const tc_expr *v) {
+  return e ? tc_simplify(p, tc_e_subst(p, e, 1, &id, &v)) : NULL;
+}
+
+/* n's statements issue the copy of tile `tile` (an expression of the ring
+ * loop's variable or the prologue's) into slot `slot`: the loop variable
+ * replaced by the tile, the tile predicated inside the loop's extent, the
+ * ring tensors' stores moved to their slot. */
+static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile, const tc_expr *slot) {
+  tc_epool *p = k->pool;
+  if (n->kind == TC_K_LOOP) {
+    for (int i = 0; i < n->nbody; i++) retarget(k, r, n->body[i], tile, slot);
+    return;
+  }
+  tc_kstmt *s = &n->stmt;
+  int64_t id = r->loop->loop.var->val, se;
+  const tc_expr *inside = tc_e_lt(p, tile, tc_e_const(p, r->loop->loop.extent));
+  s->pred = tc_simplify(p, tc_e_land(p, subst1(p, s->pred, id, tile), inside));
+  s->out_index = subst1(p, s->out_index, id, tile);
+  for (int q = 0; q < s->op->nin; q++) s->in_index[q] = subst1(p, s->in_index[q], id, tile);
+  s->ring_tile = tile;
+  if (is_ring_tensor(r, s->op->out, &se))
+    s->out_index = tc_simplify(p, tc_e_add(p, s->out_index, tc_e_mulc(p, slot, se)));
+}
+
+static tc_knode *clone(const tc_knode *n, tc_knode *parent) {
+  tc_knode *c = tc_xcalloc(1, sizeof *c);
+  *c = *n;
+  c->parent = parent;
+  c->body = NULL, c->nbody = c->cbody = 0;
+  for (int i = 0; i < n->nbody; i++) {
+    tc_knode *b = clone(n->body[i], c);
+    TC_PUSH(c->body, c->nbody, c->cbody, b);
+    if (b->kind == TC_K_STMT && n->body[i]->stmt.cp_vec == n) b->stmt.cp_vec = c;
+  }
+  return c;
+}
+
+/* The readers of the ring's tensors under n read slot k % S. */
+static void read_slot(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *slot) {
+  tc_epool *p = k->pool;
+  for (int i = 0; i < n->nbody; i++) read_slot(k, r, n->body[i], slot);
+  if (n->kind != TC_K_STMT || !reads_inputs(n)) return;
+  tc_kstmt *s = &n->stmt;
+  for (int q = 0; q < s->op->nin; q++) {
+    int64_t se;
+    if (!is_ring_tensor(r, s->op->in[q], &se)) continue;
+    const tc_expr *off = tc_e_mulc(p, slot, se);
+#define SHIFT(e) ((e) = (e) ? tc_simplify(p, tc_e_add(p, (e), off)) : NULL)
+    SHIFT(s->in_index[q]);
+    if (s->mma.kind && q < 2) {
+      for (int e = 0; e < (q ? 4 : 8); e++) SHIFT((q ? s->mma.b : s->mma.a)[e]);
+      if (s->mma.ldsm) SHIFT(*(q ? &s->mma.addr_b : &s->mma.addr_a));
+    }
+    if (s->ldsm.kind == TC_LDSM_LD && q == 0) SHIFT(s->ldsm.addr);
+#undef SHIFT
+  }
+}
+
+static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
+  tc_epool *p = k->pool;
+  tc_knode *L = r->loop;
+  int S = r->stages;
+  r->moved = tc_xcalloc((size_t)L->nbody + 1, 1);
+  tc_status st = mark_copies(k, r);
+  reader_ctx rc = {k, r};
+  if (!st) st = (tc_status)tc_knode_each_stmt(k->root, check_reader, &rc);
+  if (st) return st;
+  /* cp.async where the copy is a plain one (before the copies are cloned) */
+  bool cp = ti->target == TC_TARGET_CUDA && (ti->features & TC_FEAT_CP_ASYNC);
+  for (int i = 0; i < r->nallocs && cp; i++) {
+    tc_kstmt *s = &r->allocs[i]->writer->stmt;
+    s->cp_bytes = cp_async_bytes(k, r->allocs[i]->writer);
+    if (s->cp_bytes) k->ncp_async++;
+  }
+  /* the prologue: tiles 0 .. S - 2 into slots 0 .. S - 2 */
+  char name[24];
+  snprintf(name, sizeof name, "%s_p", tc_e_var_name(p, (int)L->loop.var->val));
+  tc_knode *pro = tc_xcalloc(1, sizeof *pro);
+  pro->kind = TC_K_LOOP;
+  pro->loop.var = tc_e_var(p, name, 0, S - 2);
+  pro->loop.extent = S - 1;
+  pro->loop.ptype = TC_SERIAL;
+  pro->loop.id = -1;
+  tc_knode *last = NULL;
+  for (int c = 0; c < L->nbody; c++) {
+    if (!r->moved[c]) continue;
+    tc_knode *cl = clone(L->body[c], pro);
+    retarget(k, r, cl, pro->loop.var, pro->loop.var);
+    TC_PUSH(pro->body, pro->nbody, pro->cbody, cl);
+    last = cl;
+  }
+  last->cp_commit = 1;
+  if (tc_test_hooks_get()->circular_fault == 3) last->cp_commit = 0;
+  tc_knode *par = L->parent;
+  int at = 0;
+  while (par->body[at] != L) at++;
+  TC_PUSH(par->body, par->nbody, par->cbody, pro);
+  memmove(&par->body[at + 1], &par->body[at], (size_t)(par->nbody - 1 - at) * sizeof *par->body);
+  par->body[at] = pro;
+  pro->parent = par;
+  /* the steady state: wait, barrier, the copies S - 1 tiles ahead, the rest */
+  const tc_expr *ahead = tc_e_addc(p, L->loop.var, S - 1);
+  tc_knode **body = tc_xmalloc((size_t)L->nbody * sizeof *body);
+  int nb = 0;
+  for (int pass = 0; pass < 2; pass++)
+    for (int c = 0; c < L->nbody; c++)
+      if (r->moved[c] == !pass) body[nb++] = L->body[c];
+  int nmoved = 0;
+  for (int c = 0; c < L->nbody; c++) nmoved += r->moved[c];
+  memcpy(L->body, body, (size_t)nb * sizeof *body);
+  free(body);
+  for (int c = 0; c < nmoved; c++)
+    retarget(k, r, L->body[c], tc_simplify(p, ahead), tc_simplify(p, tc_e_modc(p, ahead, S)));
+  for (int c = nmoved; c < L->nbody; c++) read_slot(k, r, L->body[c], tc_e_modc(p, L->loop.var, S));
+  int fault = tc_test_hooks_get()->circular_fault;
+  L->body[0]->cp_wait = 1 + (fault == 1 ? S - 1 : S - 2);
+  L->body[0]->sync_before = fault != 2;
+  L->body[nmoved - 1]->cp_commit = 1;
+  return TC_OK;
+}
+
+tc_status tc_circular_lower(tc_kir *k, const tc_target_info *ti) {
+  ring rings[16];
+  int nr = 0;
+  for (int i = 0; i < k->nallocs; i++) {
+    tc_kalloc *a = &k->allocs[i];
+    if (a->stages <= 1) continue;
+    int j = 0;
+    while (j < nr && rings[j].loop != a->ring_loop) j++;
+    if (j == nr) {
+      if (nr == 16) return tc_fail(k->f, TC_ERR_UNSUPPORTED, "compile: more than 16 ring loops");
+      rings[nr++] = (ring){.loop = a->ring_loop, .stages = a->stages};
+    }
+    ring *r = &rings[j];
+    if (r->stages != a->stages)
+      return tc_fail(k->f, TC_ERR_SCHEDULE,
+                     "compile: the circular buffers %s (%d stages) and %s (%d) turn over one loop "
+                     "(%s); give them the same number of stages", r->allocs[0]->t->name, r->stages,
+                     a->t->name, a->stages, tc_e_var_name(k->pool, (int)r->loop->loop.var->val));
+    if (r->nallocs == 16) return tc_fail(k->f, TC_ERR_UNSUPPORTED, "compile: more than 16 rings at one loop");
+    r->allocs[r->nallocs++] = a;
+  }
+  tc_status st = TC_OK;
+  for (int j = 0; j < nr && !st; j++) st = build_ring(k, &rings[j], ti);
+  for (int j = 0; j < nr; j++) free(rings[j].moved);
+  return st;
+}

@@ -1,0 +1,621 @@
+/* test_circular.c - circular buffering of shared tensors
+ * (tc_circular_buffer, tc_matmul_tiles.stages; src/lower/circular.c):
+ *
+ * - a protocol model run on the lowered kernel IR (not on printed text):
+ *   it executes the ring loops' nodes in order (as thread 0 of block 0 and
+ *   as the last thread of the last block) and keeps, per slot, the
+ *   tile its last copy fetched, that copy's commit group, whether the
+ *   group was waited for and a barrier passed since, and the barrier epoch
+ *   of the slot's last read; it checks that every read of iteration k
+ *   finds tile k in its slot, waited for and published by a barrier, and
+ *   that no copy goes into a slot before a barrier has passed since its
+ *   last read; three faults injected into the lowering (a wait for one
+ *   group fewer, no barrier, the prologue's commit dropped) must fail it;
+ * - matmuls with rings of 1 to 4 stages at ragged shapes (extents of 1,
+ *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16 and
+ *   mma.sync in f16 / bf16, run on OpenCL (PoCL) against a plain C loop,
+ *   and a ring outside a matmul (a serial loop of a pointwise fusion);
+ * - the CUDA kernels for sm_80 hold cp.async (16-byte copies where the
+ *   runs are aligned, none where they are not), commit_group and
+ *   wait_group(stages - 2), and build with NVRTC;
+ * - the refusals: stages outside 1 .. 8, a tensor in registers, one
+ *   computed at a parallel axis or outside any loop, shared memory over
+ *   the arch's limit once multiplied by the stages. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/test_hooks.h"
+#include "lower/kernel.h"
+#include "matmul_test_util.h"
+#include "test.h"
+#include "tilec/tilec.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+static uint64_t g_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
+  return g_state;
+}
+
+/* relu(A @ B + bias), A [m, k], B [k, n] of dtype t, bias f32 [n] */
+static tc_fusion *matmul_fusion(tc_dtype t, int64_t m, int64_t n, int64_t k) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {m, k}, sb[2] = {k, n};
+  tc_tensor *a = tc_input(f, t, 2, sa), *b = tc_input(f, t, 2, sb), *bias = tc_input(f, TC_F32, 1, &n);
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new)));
+  tc_add_output(f, y);
+  return f;
+}
+
+/* ---- the protocol model ---------------------------------------------- */
+
+#define MAX_SLOTS 8
+#define MAX_COPIES 4096
+
+typedef struct model {
+  const tc_kir *k;
+  int64_t *vars;
+  /* the ring: its tensors (allocation indices), loop variable */
+  const tc_kalloc *ring[4];
+  int nring;
+  const tc_expr *loopvar;
+  int in_ring_loop;
+  /* per ring tensor and slot */
+  int64_t tile[4][MAX_SLOTS];
+  int group[4][MAX_SLOTS];      /* the copy's commit group (-1: none yet) */
+  int visible[4][MAX_SLOTS];    /* waited for, then a barrier */
+  int64_t read_epoch[4][MAX_SLOTS];
+  int done[4][MAX_SLOTS];       /* the group was waited for */
+  int ngroups, completed;       /* groups committed; groups < completed waited for */
+  int64_t epoch;                /* barriers passed */
+  int64_t reads, copies;
+  char err[256];
+} model;
+
+static int ring_of(const model *m, const tc_tensor *t) {
+  for (int i = 0; i < m->nring; i++)
+    if (m->ring[i]->t == t) return i;
+  return -1;
+}
+
+static void fail(model *m, const char *msg) {
+  if (!m->err[0]) snprintf(m->err, sizeof m->err, "%s", msg);
+}
+
+static void barrier(model *m) {
+  m->epoch++;
+  for (int r = 0; r < m->nring; r++)
+    for (int s = 0; s < m->ring[r]->stages; s++)
+      if (m->group[r][s] >= 0 && m->group[r][s] < m->completed) m->visible[r][s] = 1;
+}
+
+/* The slot a ring copy fills: where the first element of its tile goes
+ * (the store's index with every variable but the tile's at 0: thread 0,
+ * the copy's first iteration), so that the slot is the block's, whether
+ * or not this thread has elements of the tile. */
+static int64_t copy_slot(model *m, const tc_kstmt *s, int w) {
+  int nv = tc_e_num_vars(m->k->pool);
+  int64_t *v = calloc((size_t)nv + 1, sizeof *v);
+  for (int i = 0; i < nv; i++)
+    if (tc_e_uses(s->ring_tile, i)) v[i] = m->vars[i];
+  int64_t slot = tc_e_eval(s->out_index, v) / m->ring[w]->slot_elems;
+  free(v);
+  return slot;
+}
+
+static void stmt(model *m, const tc_knode *n) {
+  const tc_kstmt *s = &n->stmt;
+  int w = ring_of(m, s->op->out);
+  /* a copy into a slot, by the block's threads that have elements of the
+   * tile: every one of them goes through the same nodes */
+  if (w >= 0 && !s->ring_tile) return fail(m, "a ring copy without its tile");
+  if (w >= 0 && tc_e_eval(s->ring_tile, m->vars) < m->ring[w]->ring_loop->loop.extent) {
+    int64_t slot = copy_slot(m, s, w);
+    if (slot < 0 || slot >= m->ring[w]->stages) return fail(m, "a copy outside the ring");
+    if (m->read_epoch[w][slot] >= m->epoch) {
+      char b[160];
+      snprintf(b, sizeof b, "%s: a copy into slot %lld with no barrier since its last read",
+               s->op->out->name, (long long)slot);
+      return fail(m, b);
+    }
+    m->tile[w][slot] = tc_e_eval(s->ring_tile, m->vars);
+    m->group[w][slot] = m->ngroups;
+    m->visible[w][slot] = 0;
+    m->copies++;
+  }
+  /* reads by this thread */
+  if (!tc_e_eval(s->pred, m->vars) || s->red.kind == TC_RED_INIT || s->red.kind == TC_RED_ALL) return;
+  for (int q = 0; q < s->op->nin; q++) {
+    int r = ring_of(m, s->op->in[q]);
+    if (r < 0) continue;
+    if (!m->in_ring_loop) return fail(m, "a read outside the ring loop");
+    int64_t slot = tc_e_eval(s->in_index[q], m->vars) / m->ring[r]->slot_elems;
+    int64_t want = tc_e_eval(m->loopvar, m->vars);
+    char b[200];
+    if (slot < 0 || slot >= m->ring[r]->stages || m->group[r][slot] < 0 || m->tile[r][slot] != want) {
+      snprintf(b, sizeof b, "%s: iteration %lld reads slot %lld, which holds tile %lld", s->op->in[q]->name,
+               (long long)want, (long long)slot, slot >= 0 && slot < MAX_SLOTS ? (long long)m->tile[r][slot] : -1LL);
+      return fail(m, b);
+    }
+    if (!m->visible[r][slot]) {
+      snprintf(b, sizeof b, "%s: iteration %lld reads slot %lld before its copy was waited for and a "
+               "barrier passed", s->op->in[q]->name, (long long)want, (long long)slot);
+      return fail(m, b);
+    }
+    m->read_epoch[r][slot] = m->epoch;
+    m->reads++;
+  }
+}
+
+static void node(model *m, const tc_knode *n) {
+  if (m->err[0]) return;
+  if (n->cp_wait) {
+    int pending = n->cp_wait - 1;
+    if (m->ngroups - pending > m->completed) m->completed = m->ngroups - pending;
+  }
+  if (n->sync_before) barrier(m);
+  if (n->kind == TC_K_STMT) {
+    stmt(m, n);
+  } else {
+    bool ring = n->loop.var == m->loopvar;
+    for (int64_t i = 0; i < n->loop.extent && !m->err[0]; i++) {
+      m->vars[n->loop.var->val] = i;
+      m->in_ring_loop += ring;
+      for (int j = 0; j < n->nbody; j++) node(m, n->body[j]);
+      m->in_ring_loop -= ring;
+      if (n->sync_end) barrier(m);
+    }
+    m->vars[n->loop.var->val] = 0;
+  }
+  if (n->cp_commit) m->ngroups++;
+}
+
+/* Runs the model on f's kernel for target, as block 0's thread 0 and as
+ * the last thread of the last block; returns the first error ("": none)
+ * in err and the reads and copies thread 0 saw. */
+static void run_model(tc_fusion *f, tc_target target, const char *arch, char *err, size_t size,
+                      int64_t *reads, int64_t *copies) {
+  tc_kir *k = NULL;
+  tc_status st = tc_lower(f, target, arch, &k);
+  snprintf(err, size, "lowering failed: %s", tc_fusion_error(f));
+  if (st) return;
+  err[0] = 0;
+  for (int pass = 0; pass < 2 && !err[0]; pass++) {
+    model m;
+    memset(&m, 0, sizeof m);
+    m.k = k;
+    m.vars = calloc((size_t)tc_e_num_vars(k->pool) + 1, sizeof *m.vars);
+    for (int p = 0; p < 6 && pass; p++) {
+      int64_t lo, hi;
+      tc_e_var_range(k->pool, (int)k->pvar[p]->val, &lo, &hi);
+      m.vars[k->pvar[p]->val] = hi;
+    }
+    for (int i = 0; i < k->nallocs && m.nring < 4; i++)
+      if (k->allocs[i].stages > 1) {
+        m.ring[m.nring++] = &k->allocs[i];
+        m.loopvar = k->allocs[i].ring_loop->loop.var;
+      }
+    for (int r = 0; r < 4; r++)
+      for (int s = 0; s < MAX_SLOTS; s++) m.group[r][s] = -1, m.read_epoch[r][s] = -1;
+    for (int i = 0; i < k->root->nbody; i++) node(&m, k->root->body[i]);
+    snprintf(err, size, "%s", m.nring ? m.err : "no ring in the kernel");
+    if (!pass) *reads = m.reads, *copies = m.copies;
+    free(m.vars);
+  }
+  tc_kir_free(k);
+}
+
+static tc_fusion *scheduled(tc_dtype t, int64_t mm, int64_t n, int64_t k, tc_matmul_tiles tl) {
+  tc_fusion *f = matmul_fusion(t, mm, n, k);
+  OK(f, tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &tl));
+  return f;
+}
+
+/* The model accepts the lowering's rings (FMA and mma, 2 to 4 stages,
+ * K tiles fewer than the stages) and sees every tile read. */
+static void test_protocol(void) {
+  static const struct {
+    tc_dtype t;
+    int64_t m, n, k;
+    tc_matmul_tiles tl;
+  } cs[] = {
+      {TC_F32, 67, 97, 33, {32, 32, 8, 4, 4, TC_MACRO_FMA, 2}},
+      {TC_F32, 64, 64, 64, {32, 32, 8, 4, 4, TC_MACRO_FMA, 3}},
+      {TC_BF16, 13, 7, 5, {16, 8, 8, 4, 4, TC_MACRO_FMA, 4}},
+      {TC_F16, 64, 64, 96, {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}},
+      {TC_BF16, 33, 20, 24, {32, 16, 16, 16, 8, TC_MACRO_MMA_M16N8K16, 4}},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    static const tc_target tgs[2] = {TC_TARGET_OPENCL, TC_TARGET_CUDA};
+    for (int ti = 0; ti < 2; ti++) {
+      tc_target tg = tgs[ti];
+      tc_fusion *f = scheduled(cs[i].t, cs[i].m, cs[i].n, cs[i].k, cs[i].tl);
+      char err[256];
+      int64_t reads = 0, copies = 0;
+      run_model(f, tg, tg == TC_TARGET_CUDA ? "sm_80" : NULL, err, sizeof err, &reads, &copies);
+      TC_CHECK(err[0] == 0, "case %zu (%s): %s", i, tg == TC_TARGET_CUDA ? "cuda" : "opencl", err);
+      /* A and B: a copy of each tile's element per thread 0, and reads */
+      int64_t ktiles = (cs[i].k + cs[i].tl.bk - 1) / cs[i].tl.bk;
+      TC_CHECK(copies >= 2 * ktiles && reads >= 2 * ktiles, "case %zu: %lld copies, %lld reads for %lld K tiles",
+               i, (long long)copies, (long long)reads, (long long)ktiles);
+      tc_fusion_free(f);
+    }
+  }
+}
+
+/* Each injected fault fails the model, with the reason the fault makes. */
+static void test_protocol_faults(void) {
+  static const char *const want[4] = {NULL, "before its copy was waited for", "no barrier since its last read",
+                                      "before its copy was waited for"};
+  for (int fault = 1; fault <= 3; fault++) {
+    for (int mma = 0; mma < 2; mma++) {
+      tc_test_hooks h = {0};
+      h.circular_fault = fault;
+      tc_test_hooks_set(&h);
+      tc_matmul_tiles tl = mma ? (tc_matmul_tiles){32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}
+                               : (tc_matmul_tiles){32, 32, 8, 4, 4, TC_MACRO_FMA, 3};
+      tc_fusion *f = scheduled(mma ? TC_F16 : TC_F32, 64, 64, 64, tl);
+      char err[256];
+      int64_t reads, copies;
+      run_model(f, TC_TARGET_CUDA, "sm_80", err, sizeof err, &reads, &copies);
+      tc_test_hooks_set(NULL);
+      /* a missing barrier shows first at the copy after the reads that
+       * it no longer separates, or at a read before publication */
+      TC_CHECK(strstr(err, want[fault]) != NULL || (fault == 2 && strstr(err, "waited for and a barrier")),
+               "fault %d (%s): the model says \"%s\"", fault, mma ? "mma" : "fma", err);
+      tc_fusion_free(f);
+    }
+  }
+}
+
+/* ---- PoCL runs ----------------------------------------------------------- */
+
+static uint16_t to16(tc_dtype t, float x) { return t == TC_F16 ? tc_f32_to_f16(x) : tc_f32_to_bf16(x); }
+static double from16(tc_dtype t, uint16_t v) { return t == TC_F16 ? tc_f16_to_f32(v) : tc_bf16_to_f32(v); }
+
+/* n values in [-2, 2], exact in t; their values in v */
+static void *values(tc_dtype t, int64_t n, double *v) {
+  size_t es = t == TC_F32 ? 4 : 2;
+  unsigned char *p = malloc((size_t)n * es + 1);
+  for (int64_t i = 0; i < n; i++) {
+    float x = (float)((int64_t)(rnd() % 4001) - 2000) / 1000.0f;
+    if (t == TC_F32) {
+      ((float *)p)[i] = x, v[i] = x;
+    } else {
+      ((uint16_t *)p)[i] = to16(t, x), v[i] = from16(t, ((uint16_t *)p)[i]);
+    }
+  }
+  return p;
+}
+
+static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk);
+
+/* relu(A @ B + bias) on OpenCL against the plain C loop; -1 not run */
+static int run_case(tc_dtype t, int64_t m, int64_t n, int64_t kk, tc_matmul_tiles tl) {
+  char desc[160];
+  snprintf(desc, sizeof desc, "%lldx%lldx%lld %s %s tiles %lld,%lld,%lld,%lld,%lld stages %d", (long long)m,
+           (long long)n, (long long)kk, tc_dtype_name(t), tl.macro ? "mma" : "fma", (long long)tl.bm,
+           (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn, tl.stages);
+  tc_fusion *f = scheduled(t, m, n, kk, tl);
+  if (tl.stages > 1)
+    TC_CHECK(strstr(tc_fusion_schedule_note(f), "rings of") != NULL, "%s: note %s", desc, tc_fusion_schedule_note(f));
+  return run_scheduled(f, desc, t, m, n, kk);
+}
+
+/* f (relu(A @ B + bias), scheduled) on OpenCL against the plain C loop;
+ * frees f */
+static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk) {
+  tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "ring"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k != NULL, "%s: %s", desc, tc_fusion_error(f));
+  if (!k) return tc_fusion_free(f), -1;
+  TC_CHECK(strstr(tc_kernel_source(k), "tc_cpa") == NULL, "%s: cp.async in an OpenCL kernel", desc);
+  double *va = malloc((size_t)(m * kk) * sizeof(double)), *vb = malloc((size_t)(kk * n) * sizeof(double));
+  void *a = values(t, m * kk, va), *b = values(t, kk * n, vb);
+  float *bias = malloc((size_t)n * sizeof(float)), *out = malloc((size_t)(m * n) * sizeof(float));
+  for (int64_t j = 0; j < n; j++) bias[j] = (float)((int64_t)(rnd() % 41) - 20) / 8.0f;
+  memset(out, 0xff, (size_t)(m * n) * sizeof(float));
+  void *args[4] = {a, b, bias, out};
+  st = tc_kernel_run(k, args, NULL, NULL);
+  int bad = -1;
+  if (st == TC_ERR_NO_DEVICE) {
+    printf("  skip run: %s\n", tc_kernel_error(k));
+  } else {
+    TC_CHECK(st == TC_OK, "%s: run: %s", desc, tc_kernel_error(k));
+    double dbias[512];
+    for (int64_t j = 0; j < n && j < 512; j++) dbias[j] = bias[j];
+    bad = matmul_mismatches(desc, out, va, vb, dbias, m, n, kk, 0);
+  }
+  free(va), free(vb), free(a), free(b), free(bias), free(out);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+  return bad;
+}
+
+static void test_fma_runs(void) {
+  static const int64_t shapes[][3] = {{1, 1, 1}, {67, 97, 33}, {13, 7, 5}, {31, 17, 131}};
+  static const tc_dtype ts[3] = {TC_F32, TC_F16, TC_BF16};
+  for (int ti = 0; ti < 3; ti++)
+    for (int stages = 1; stages <= 4; stages++)
+      for (int s = 0; s < 4; s++) {
+        /* the second shape with tiles whose copies run in aligned vectors */
+        tc_matmul_tiles tl = {s == 1 ? 32 : 16, s == 1 ? 32 : 16, 8, 4, 4, TC_MACRO_FMA, stages};
+        if ((ti + stages) % 4 != s) continue; /* each dtype meets every shape and stage count */
+        run_case(ts[ti], shapes[s][0], shapes[s][1], shapes[s][2], tl);
+      }
+  /* aligned extents: the copies are 16-byte runs */
+  run_case(TC_F32, 64, 64, 64, (tc_matmul_tiles){32, 32, 16, 4, 4, TC_MACRO_FMA, 3});
+  run_case(TC_F16, 64, 64, 64, (tc_matmul_tiles){32, 32, 16, 4, 4, TC_MACRO_FMA, 2});
+}
+
+static void test_mma_runs(void) {
+  static const int64_t shapes[][3] = {{1, 1, 1}, {67, 97, 131}, {33, 20, 24}, {64, 64, 96}};
+  for (int ti = 0; ti < 2; ti++)
+    for (int stages = 1; stages <= 4; stages++)
+      for (int s = 0; s < 4; s++) {
+        if ((ti + stages) % 4 != s) continue;
+        tc_matmul_tiles tl = {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, stages};
+        run_case(ti ? TC_BF16 : TC_F16, shapes[s][0], shapes[s][1], shapes[s][2], tl);
+      }
+}
+
+/* A ring outside a matmul: y[i][j] = 2 x[i][j] over a serial loop of i,
+ * x's row staged in shared memory (a cache computed at that loop) and
+ * read by another thread than the one that copied it (reversed). */
+static tc_fusion *row_fusion(int stages, tc_memtype mem, int at, tc_tensor **cache, tc_tensor **out) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t s[2] = {9, 64};
+  tc_tensor *x = tc_input(f, TC_F32, 2, s);
+  tc_tensor *y = tc_binary_scalar(f, TC_MUL, x, 2.0);
+  tc_add_output(f, y);
+  tc_tensor *c = tc_cache_after(x);
+  OK(f, tc_parallelize(y, 1, TC_TIDX));
+  if (at == 1) {
+    OK(f, tc_compute_at(c, y, 1));
+  } else {
+    OK(f, tc_parallelize(y, 0, TC_BIDX));
+    OK(f, tc_compute_at(c, y, 1));
+  }
+  OK(f, tc_set_memory_type(c, mem));
+  OK(f, tc_parallelize(c, 1, TC_TIDX));
+  OK(f, tc_circular_buffer(c, stages));
+  *cache = c;
+  if (out) *out = y;
+  return f;
+}
+
+static void test_row_ring(void) {
+  for (int stages = 1; stages <= 4; stages++) {
+    tc_tensor *c;
+    tc_fusion *f = row_fusion(stages, TC_MEM_SHARED, 1, &c, NULL);
+    char err[256];
+    int64_t reads = 0, copies = 0;
+    if (stages > 1) {
+      run_model(f, TC_TARGET_OPENCL, NULL, err, sizeof err, &reads, &copies);
+      TC_CHECK(err[0] == 0 && reads == 9 && copies == 9, "row ring, %d stages: %s (%lld reads, %lld copies)",
+               stages, err, (long long)reads, (long long)copies);
+    }
+    tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "row_ring"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &opt, &st);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    float x[9 * 64], y[9 * 64];
+    for (int i = 0; i < 9 * 64; i++) x[i] = (float)(i % 97) - 40.0f, y[i] = NAN;
+    void *args[2] = {x, y};
+    st = k ? tc_kernel_run(k, args, NULL, NULL) : TC_ERR_ARGUMENT;
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip run: %s\n", tc_kernel_error(k));
+    } else if (k) {
+      TC_CHECK(st == TC_OK, "run: %s", tc_kernel_error(k));
+      for (int i = 0; i < 9 * 64; i++)
+        if (y[i] != 2.0f * x[i]) {
+          TC_CHECK(0, "%d stages: y[%d] = %g, want %g", stages, i, y[i], 2.0 * x[i]);
+          break;
+        }
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
+/* ---- CUDA ------------------------------------------------------------------ */
+
+static tc_kernel *cuda_kernel(tc_dtype t, int64_t m, int64_t n, int64_t k, tc_matmul_tiles tl, tc_fusion **fo) {
+  tc_fusion *f = matmul_fusion(t, m, n, k);
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &tl));
+  tc_compile_options opt = {TC_TARGET_CUDA, "sm_80", "ring_cu"};
+  tc_status st;
+  *fo = f;
+  return tc_compile(f, &opt, &st);
+}
+
+static void test_cuda(void) {
+  static const struct {
+    tc_dtype t;
+    int64_t m, n, k;
+    tc_matmul_tiles tl;
+    const char *copy; /* the cp.async the copies become (NULL: none) */
+  } cs[] = {
+      {TC_F32, 128, 128, 64, {64, 64, 16, 4, 4, TC_MACRO_FMA, 3}, "tc_cpa16(&"},
+      {TC_F16, 128, 128, 64, {64, 64, 16, 32, 32, TC_MACRO_MMA_M16N8K16, 3}, "tc_cpa16(&"},
+      {TC_BF16, 64, 64, 64, {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 4}, "tc_cpa16(&"},
+      /* ragged: K and N odd, no aligned runs; f32 copies 4 bytes each */
+      {TC_F32, 67, 97, 33, {32, 32, 8, 4, 4, TC_MACRO_FMA, 2}, "tc_cpa4(&"},
+      {TC_F16, 67, 97, 33, {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}, NULL},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tc_fusion *f;
+    tc_kernel *k = cuda_kernel(cs[i].t, cs[i].m, cs[i].n, cs[i].k, cs[i].tl, &f);
+    TC_CHECK(k != NULL, "case %zu: %s", i, tc_fusion_error(f));
+    if (k) {
+      const char *src = tc_kernel_source(k);
+      char wait[64];
+      snprintf(wait, sizeof wait, "cp.async.wait_group %d;", cs[i].tl.stages - 2);
+      TC_CHECK(strstr(src, "cp.async.commit_group;") && strstr(src, wait), "case %zu: no %s / commit", i, wait);
+      if (cs[i].copy) {
+        TC_CHECK(strstr(src, cs[i].copy) != NULL, "case %zu: no %s in\n%s", i, cs[i].copy, src);
+        TC_CHECK(strstr(src, cs[i].copy[7] == '1' ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global"),
+                 "case %zu: no instruction", i);
+      } else {
+        TC_CHECK(strstr(src, "tc_cpa") == NULL, "case %zu: cp.async on unaligned runs", i);
+      }
+      tc_status st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
+/* tc_schedule_auto: mma.sync in rings of 2 or 3 stages for f16 / bf16 on
+ * CUDA sm_80+, FMA otherwise (OpenCL, sm_75, f32, a reduction of the
+ * result); the schedule it makes for CUDA, compiled for OpenCL (the mma
+ * emulated), computes the plain C loop's values at ragged shapes, and the
+ * CUDA kernel holds cp.async and builds with NVRTC. */
+static void test_auto(void) {
+  static const struct {
+    tc_dtype t;
+    int64_t m, n, k;
+    const char *tiles; /* in the note */
+    int stages;
+  } cs[] = {
+      {TC_BF16, 67, 97, 131, "128x128 tiles", 3}, /* 5 K tiles of 32 */
+      {TC_F16, 1, 1, 1, "16x8 tiles", 2},
+      {TC_F16, 20, 9, 40, "32x16 tiles", 2},    /* 2 K tiles of 32 */
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tc_fusion *f = matmul_fusion(cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+    OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_80"));
+    const char *note = tc_fusion_schedule_note(f);
+    char ring[32];
+    snprintf(ring, sizeof ring, "rings of %d stages", cs[i].stages);
+    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && strstr(note, cs[i].tiles) && strstr(note, ring) &&
+                 strstr(note, "the scheduler's op type"), "case %zu: note %s", i, note);
+    tc_compile_options opt = {TC_TARGET_CUDA, "sm_80", "ring_auto"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &opt, &st);
+    TC_CHECK(k && strstr(tc_kernel_source(k), "tc_mma_") && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
+             "case %zu: %s", i, k ? "no mma / cp.async" : tc_fusion_error(f));
+    if (k) {
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    run_scheduled(f, note, cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+  }
+  /* FMA where mma.sync does not apply */
+  static const struct {
+    tc_target target;
+    const char *arch;
+    tc_dtype t;
+  } fma[] = {{TC_TARGET_OPENCL, NULL, TC_F16}, {TC_TARGET_CUDA, "sm_75", TC_BF16}, {TC_TARGET_CUDA, "sm_80", TC_F32}};
+  for (size_t i = 0; i < sizeof fma / sizeof fma[0]; i++) {
+    tc_fusion *f = matmul_fusion(fma[i].t, 64, 64, 64);
+    OK(f, tc_schedule_auto(f, fma[i].target, fma[i].arch));
+    TC_CHECK(strstr(tc_fusion_schedule_note(f), "(FMA outer products)") && !strstr(tc_fusion_schedule_note(f), "rings"),
+             "fma case %zu: %s", i, tc_fusion_schedule_note(f));
+    tc_fusion_free(f);
+  }
+  /* a row reduction of the result: FMA, and the note says why */
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {32, 16}, sb[2] = {16, 24};
+  tc_tensor *y = tc_matmul(f, tc_input(f, TC_F16, 2, sa), tc_input(f, TC_F16, 2, sb));
+  int last = -1;
+  tc_add_output(f, y);
+  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_80"));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "FMA, not mma.sync: the mma.sync op type takes no reduction"),
+           "%s", tc_fusion_schedule_note(f));
+  tc_fusion_free(f);
+}
+
+/* ---- refusals ---------------------------------------------------------------- */
+
+static void expect_compile_error(tc_fusion *f, tc_target t, const char *arch, const char *want) {
+  tc_compile_options opt = {t, arch, "ring_bad"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k == NULL && strstr(tc_fusion_error(f), want) != NULL, "want \"%s\", got \"%s\"", want,
+           tc_fusion_error(f));
+  tc_kernel_free(k);
+}
+
+static void test_refusals(void) {
+  tc_tensor *c;
+  tc_fusion *f = row_fusion(1, TC_MEM_SHARED, 1, &c, NULL);
+  TC_CHECK(tc_circular_buffer(c, 0) == TC_ERR_ARGUMENT && strstr(tc_fusion_error(f), "between 1 and 8"),
+           "%s", tc_fusion_error(f));
+  TC_CHECK(tc_circular_buffer(c, 9) == TC_ERR_ARGUMENT, "9 stages");
+  tc_fusion_free(f);
+  f = row_fusion(2, TC_MEM_LOCAL, 1, &c, NULL);
+  expect_compile_error(f, TC_TARGET_OPENCL, NULL, "lives in local memory");
+  tc_fusion_free(f);
+  tc_tensor *y;
+  f = row_fusion(1, TC_MEM_SHARED, 1, &c, &y); /* the output, in global memory */
+  OK(f, tc_circular_buffer(y, 2));
+  expect_compile_error(f, TC_TARGET_OPENCL, NULL, "lives in global memory");
+  tc_fusion_free(f);
+  f = row_fusion(2, TC_MEM_SHARED, 0, &c, NULL); /* computed at BIDx */
+  expect_compile_error(f, TC_TARGET_OPENCL, NULL, "a parallel axis");
+  tc_fusion_free(f);
+  f = row_fusion(2, TC_MEM_SHARED, 1, &c, NULL); /* a ring of bulk tensor copies */
+  OK(f, tc_set_ldst_type(c, TC_LDST_BULK_TENSOR));
+  expect_compile_error(f, TC_TARGET_CUDA, "sm_90a", "rings of bulk tensor copies are not built");
+  tc_fusion_free(f);
+  /* outside any loop */
+  f = tc_fusion_new();
+  int64_t s[1] = {64};
+  tc_tensor *x = tc_input(f, TC_F32, 1, s);
+  y = tc_binary_scalar(f, TC_MUL, x, 2.0);
+  tc_add_output(f, y);
+  c = tc_cache_after(x);
+  OK(f, tc_parallelize(y, 0, TC_TIDX));
+  OK(f, tc_set_memory_type(c, TC_MEM_SHARED));
+  OK(f, tc_parallelize(c, 0, TC_TIDX));
+  OK(f, tc_circular_buffer(c, 3));
+  expect_compile_error(f, TC_TARGET_OPENCL, NULL, "outside any loop");
+  tc_fusion_free(f);
+  /* 4 stages of 128x128x64 f32 tiles: 256 KiB, over sm_80's limit; one
+   * buffer (64 KiB) fits */
+  tc_matmul_tiles big = {128, 128, 64, 8, 8, TC_MACRO_FMA, 4};
+  f = matmul_fusion(TC_F32, 256, 256, 256);
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &big));
+  expect_compile_error(f, TC_TARGET_CUDA, "sm_80", "a ring of 4 stages");
+  TC_CHECK(strstr(tc_fusion_error(f), "262144 bytes") != NULL, "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+  big.stages = 1;
+  f = matmul_fusion(TC_F32, 256, 256, 256);
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &big));
+  tc_compile_options opt = {TC_TARGET_CUDA, "sm_80", "ring_one"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k != NULL, "one buffer: %s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+  big.stages = 9;
+  f = matmul_fusion(TC_F32, 256, 256, 256);
+  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &big) == TC_ERR_ARGUMENT &&
+               strstr(tc_fusion_error(f), "stages must be between 1 and 8"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
+int main(void) {
+  TC_RUN(test_protocol);
+  TC_RUN(test_protocol_faults);
+  TC_RUN(test_row_ring);
+  TC_RUN(test_fma_runs);
+  TC_RUN(test_mma_runs);
+  TC_RUN(test_cuda);
+  TC_RUN(test_auto);
+  TC_RUN(test_refusals);
+  TC_MAIN_END();
+}
