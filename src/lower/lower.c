@@ -668,11 +668,22 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
 
 /* ---- indexing ---------------------------------------------------------- */
 
-/* The element index of tensor x for logical coordinates lv. */
-static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const tc_expr **out) {
+/* The element index of tensor x for logical coordinates lv; *valid (may
+ * be NULL) gets the predicate of a tensor seen through a view (NULL when
+ * always valid). */
+static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const tc_expr **out,
+                          const tc_expr **valid) {
   tc_epool *p = c->k->pool;
   tc_dgraph *g = c->g;
   const tc_expr *idx = tc_e_const(p, 0);
+  if (valid) *valid = NULL;
+  if (x->mem == TC_MEM_GLOBAL && x->view) {
+    const tc_expr *ok;
+    tc_tensor_view_index(x, p, lv, out, &ok);
+    *out = tc_simplify(p, *out);
+    if (valid && ok) *valid = tc_simplify(p, ok);
+    return TC_OK;
+  }
   if (x->mem == TC_MEM_GLOBAL) {
     for (int i = 0; i < x->nlogical; i++)
       if (!g->axes[x->logical[i]].reduction)
@@ -789,8 +800,11 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
   free(vals);
   if (st) return st;
   s->stmt.pred = tc_simplify(p, pred);
-  st = index_of(c, t, lv, &s->stmt.out_index);
+  const tc_expr *out_ok = NULL;
+  st = index_of(c, t, lv, &s->stmt.out_index, &out_ok);
   if (!st && direct) s->stmt.out_index = direct;
+  /* an output stored through a view writes only where the view holds */
+  if (!st && out_ok) s->stmt.pred = tc_simplify(p, tc_e_land(p, s->stmt.pred, out_ok));
   for (int i = 0; i < s->stmt.op->nin && !st; i++) {
     const tc_expr *in_lv[16];
     const tc_tensor *x = s->stmt.op->in[i];
@@ -804,7 +818,13 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
        * a gather's data is read at 0 plus what the printer adds */
       in_lv[a] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(s->stmt.op, i, j) ? tc_e_const(p, 0) : lv[j];
     }
-    st = index_of(c, x, in_lv, &s->stmt.in_index[i]);
+    st = index_of(c, x, in_lv, &s->stmt.in_index[i], &s->stmt.in_valid[i]);
+    if (!st && (x->view || t->view) && s->stmt.op->ldst != TC_LDST_DEFAULT)
+      st = tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                   "compile: %s is copied by a special load / store instruction (ldst type %d), but %s is seen "
+                   "through a coordinate-transform view, which only plain loads and stores read; "
+                   "leave its ldst type at the default", t->name, (int)s->stmt.op->ldst,
+                   x->view ? x->name : t->name);
   }
   return st;
 }

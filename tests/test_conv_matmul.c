@@ -1,0 +1,301 @@
+/* test_conv_matmul.c - convolutions through the fusion path: each GEMM of
+ * the lowering as a fusion whose matmul reads the tensors through
+ * coordinate-transform views (tc_input_view) and stores through one
+ * (tc_output_view), scheduled by tc_schedule_auto and run on OpenCL
+ * (PoCL), compared with the plain-C reference of conv_ref.c (double
+ * accumulation, tc_conv_verify's bound): forward, backward-weight and
+ * backward-data, 2-D and 3-D, NCHW and NHWC, padding, stride, dilation,
+ * groups, ragged sizes, f32 / f16 / bf16; forward with a fused bias and
+ * ReLU / GELU / SiLU in one kernel; the reference evaluator on a view;
+ * the structural hash of a view; the refusals; the CUDA (sm_90a) and HIP
+ * (gfx90a) builds of a forward kernel. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tilec/tilec.h"
+#include "ir/fusion.h"
+#include "ops/conv.h"
+#include "runtime/host.h"
+
+static uint64_t g_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
+  return g_state;
+}
+
+/* n values of t in [-1, 1] */
+static void *values(tc_dtype t, int64_t n) {
+  void *p = malloc((size_t)(n > 0 ? n : 1) * tc_dtype_size(t));
+  for (int64_t i = 0; i < n; i++)
+    tc_host_write(t, p, (size_t)i, (double)((int64_t)(rnd() % 2001) - 1000) / 1000.0);
+  return p;
+}
+
+static void problem(tc_conv_problem *p, tc_conv_dir dir, int64_t n, int64_t c, int64_t h, int64_t w,
+                    int64_t k, int64_t y, int64_t x, int64_t pad, int64_t stride, int64_t dil,
+                    int64_t g, tc_dtype t, int nhwc) {
+  tc_conv_problem_init(p);
+  p->dir = dir;
+  p->n = n, p->c = c, p->h = h, p->w = w, p->k = k, p->y = y, p->x = x;
+  p->pad_h_l = p->pad_h_r = p->pad_w_l = pad;
+  p->pad_w_r = pad + (pad > 0); /* asymmetric where padded */
+  p->stride_h = p->stride_w = stride, p->dil_h = p->dil_w = dil, p->groups = g;
+  p->dtype = t;
+  if (nhwc) {
+    strcpy(p->in_layout, "NHWC"), strcpy(p->fil_layout, "KYXC"), strcpy(p->out_layout, "NHWK");
+  }
+}
+
+/* Runs p through the fusion path on OpenCL and verifies the written
+ * tensor against the reference; returns the kernels made (-1: failed). */
+static int run_and_verify(const char *what, const tc_conv_problem *p, const tc_conv_epi *ep) {
+  void *in = values(p->dtype, tc_conv_input_elems(p));
+  void *fil = values(p->dtype, tc_conv_filter_elems(p));
+  void *out = values(p->dtype, tc_conv_output_elems(p));
+  void *bias = ep && ep->bias ? values(p->dtype, p->k) : NULL;
+  TC_STR_LOCAL(err);
+  tc_conv_fusion_info info;
+  tc_status st = tc_conv_fusion_run(p, ep, TC_TARGET_OPENCL, NULL, NULL, in, fil, out, bias, NULL,
+                                    &info, &err);
+  int made = -1;
+  if (st == TC_ERR_NO_DEVICE) {
+    printf("  skip %s: no OpenCL device\n", what);
+    made = 0;
+  } else {
+    TC_CHECK(st == TC_OK, "%s: %s", what, tc_str_cstr(&err));
+    if (st == TC_OK) {
+      double worst = 0;
+      TC_STR_LOCAL(msg);
+      int64_t bad = tc_conv_verify_epilogue(p, in, fil, out, bias, ep ? ep->act : -1, &worst, &msg);
+      TC_CHECK(bad == 0, "%s (%s %s): %s", what, tc_conv_dir_name(p->dir), tc_dtype_name(p->dtype),
+               tc_str_cstr(&msg));
+      made = info.total_kernels;
+    }
+  }
+  free(in), free(fil), free(out), free(bias);
+  return made;
+}
+
+static const tc_dtype dts[3] = {TC_F32, TC_F16, TC_BF16};
+
+/* Forward, backward-weight and backward-data of the features, each
+ * direction in each dtype over the cases. */
+static void test_directions_2d(void) {
+  struct {
+    const char *name;
+    int64_t n, c, h, w, k, y, x, pad, stride, dil, g;
+    int nhwc;
+  } cs[] = {
+      {"3x3 pad 1 NCHW", 2, 5, 7, 6, 6, 3, 3, 1, 1, 1, 1, 0},
+      {"3x3 stride 2 pad 1 NHWC", 2, 4, 9, 8, 5, 3, 3, 1, 2, 1, 1, 1},
+      {"dilation 2 groups 2 NCHW", 1, 6, 8, 9, 4, 3, 2, 1, 1, 2, 2, 0},
+      {"1x1 ragged groups 3 NHWC", 3, 9, 5, 7, 6, 1, 1, 0, 1, 1, 3, 1},
+  };
+  tc_conv_dir dirs[3] = {TC_CONV_FWD, TC_CONV_BWD_WEIGHT, TC_CONV_BWD_DATA};
+  for (size_t i = 0; i < sizeof cs / sizeof *cs; i++)
+    for (int d = 0; d < 3; d++) {
+      /* every dtype on the first two cases, then one per direction */
+      int t0 = i < 2 ? 0 : (int)((i + (size_t)d) % 3), t1 = i < 2 ? 3 : t0 + 1;
+      for (int t = t0; t < t1; t++) {
+        tc_conv_problem p;
+        problem(&p, dirs[d], cs[i].n, cs[i].c, cs[i].h, cs[i].w, cs[i].k, cs[i].y, cs[i].x,
+                cs[i].pad, cs[i].stride, cs[i].dil, cs[i].g, dts[t], cs[i].nhwc);
+        int made = run_and_verify(cs[i].name, &p, NULL);
+        /* backward data with stride 2: 2 x 2 filter phases, each its own GEMM */
+        if (made > 0 && dirs[d] == TC_CONV_BWD_DATA && cs[i].stride == 2) TC_CHECK_EQ_INT(made, 4);
+        if (made > 0 && dirs[d] != TC_CONV_BWD_DATA) TC_CHECK_EQ_INT(made, 1);
+      }
+    }
+}
+
+/* A 3-D convolution (depth as one more spatial dim) in each direction. */
+static void test_directions_3d(void) {
+  tc_conv_dir dirs[3] = {TC_CONV_FWD, TC_CONV_BWD_WEIGHT, TC_CONV_BWD_DATA};
+  for (int d = 0; d < 3; d++) {
+    tc_conv_problem p;
+    problem(&p, dirs[d], 1, 3, 5, 4, 4, 2, 3, 1, 1, 1, 1, TC_F32, 0);
+    tc_conv_problem_make_3d(&p);
+    p.d = 4, p.z = 2, p.pad_d_l = 1, p.pad_d_r = 0, p.stride_d = 2, p.dil_d = 1;
+    run_and_verify("3-D z2 stride_d 2", &p, NULL);
+  }
+}
+
+/* Forward with a bias per output channel and an activation after it,
+ * in the one kernel of the GEMM. */
+static void test_forward_epilogue(void) {
+  int acts[3] = {TC_RELU, TC_GELU, TC_SILU};
+  for (int a = 0; a < 3; a++)
+    for (int t = 0; t < 3; t++) {
+      if (a && t != a) continue; /* ReLU in every dtype, GELU in f16, SiLU in bf16 */
+      tc_conv_problem p;
+      problem(&p, TC_CONV_FWD, 2, 4, 7, 7, 6, 3, 3, 1, 2, 1, a == 1 ? 2 : 1, dts[t], t == 1);
+      tc_conv_epi ep = {1, acts[a]};
+      int made = run_and_verify("bias + activation", &p, &ep);
+      if (made > 0) TC_CHECK_EQ_INT(made, 1);
+    }
+}
+
+/* The forward fusion with bias + ReLU is one matmul fusion, compiled to
+ * one kernel whose source holds the matmul, the bias and the ReLU; its
+ * output is stored through the output's view. */
+static void test_one_kernel(void) {
+  tc_conv_problem p;
+  problem(&p, TC_CONV_FWD, 2, 4, 7, 7, 6, 3, 3, 1, 1, 1, 1, TC_F32, 0);
+  tc_conv_epi ep = {1, TC_RELU};
+  tc_conv_fusion *fs;
+  int n, zero;
+  TC_STR_LOCAL(err);
+  TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_CHECK_EQ_INT(n, 1);
+  TC_CHECK_EQ_INT(zero, 0);
+  tc_fusion *f = fs[0].f;
+  TC_CHECK_EQ_INT(f->ninputs, 3); /* filter view, input view, bias */
+  TC_CHECK_EQ_INT(f->noutputs, 1);
+  TC_CHECK(f->inputs[0]->view && f->inputs[1]->view && !f->inputs[2]->view && f->outputs[0]->view,
+           "views on the operands and the output");
+  /* buffers of the conv tensors' sizes: filter 6*4*3*3, input 2*4*7*7 */
+  TC_CHECK_EQ_INT(tc_tensor_bytes(f->inputs[0]), 6 * 4 * 3 * 3 * 4);
+  TC_CHECK_EQ_INT(tc_tensor_bytes(f->inputs[1]), 2 * 4 * 7 * 7 * 4);
+  TC_CHECK_EQ_INT(tc_tensor_bytes(f->outputs[0]), 2 * 6 * 7 * 8 * 4); /* pad_w_r 2: Wo 8 */
+  int nmat = 0;
+  for (int i = 0; i < f->nops; i++) nmat += f->ops[i]->kind == TC_OP_MATMUL;
+  TC_CHECK_EQ_INT(nmat, 1);
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_OK, "%s", tc_fusion_error(f));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "matmul") != NULL, "note: %s", tc_fusion_schedule_note(f));
+  tc_status st;
+  tc_kernel *k = tc_compile(f, NULL, &st);
+  TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+  if (k) {
+    const char *src = tc_kernel_source(k);
+    /* one kernel function; the padding's predicate guards the input load */
+    int kernels = 0;
+    for (const char *s = src; (s = strstr(s, "__kernel")) != NULL; s++) kernels++;
+    TC_CHECK_EQ_INT(kernels, 1);
+    TC_CHECK(strstr(src, "fmax") != NULL, "the ReLU is in the kernel");
+    TC_CHECK(strstr(src, " : 0.0f)") != NULL, "a padded read yields 0");
+  }
+  tc_kernel_free(k);
+  tc_conv_fusions_free(fs, n);
+}
+
+/* The reference evaluator reads and writes through the views: its result
+ * for a padded, strided NHWC forward is conv_ref's. */
+static void test_reference_evaluator(void) {
+  for (int dir = 0; dir < 2; dir++) {
+    tc_conv_problem p;
+    problem(&p, dir ? TC_CONV_BWD_DATA : TC_CONV_FWD, 2, 3, 6, 5, 4, 3, 2, 1, 2, 1, 1, TC_F32, 1);
+    tc_conv_fusion *fs;
+    int n, zero;
+    TC_STR_LOCAL(err);
+    TC_REQUIRE(tc_conv_fusions(&p, NULL, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    float *in = values(TC_F32, tc_conv_input_elems(&p)), *fil = values(TC_F32, tc_conv_filter_elems(&p));
+    float *out = values(TC_F32, tc_conv_output_elems(&p));
+    void *bufs[3] = {in, fil, out};
+    tc_conv_buf w = tc_conv_written_buf(p.dir);
+    if (zero) memset(bufs[w], 0, (size_t)(w == TC_BUF_INPUT ? tc_conv_input_elems(&p) : tc_conv_output_elems(&p)) * 4);
+    for (int i = 0; i < n; i++) {
+      void *args[4];
+      for (int a = 0; a < fs[i].nargs; a++) args[a] = bufs[fs[i].args[a]];
+      TC_CHECK(tc_reference_run(fs[i].f, args) == TC_OK, "%s", tc_fusion_error(fs[i].f));
+    }
+    double worst;
+    TC_STR_LOCAL(msg);
+    TC_CHECK(tc_conv_verify(&p, in, fil, out, &worst, &msg) == 0, "%s: %s", tc_conv_dir_name(p.dir),
+             tc_str_cstr(&msg));
+    free(in), free(fil), free(out);
+    tc_conv_fusions_free(fs, n);
+  }
+}
+
+/* Two problems with the same GEMM shapes but other layouts read other
+ * views: their fusions hash differently. */
+static void test_hash_covers_view(void) {
+  char h[2][33];
+  for (int l = 0; l < 2; l++) {
+    tc_conv_problem p;
+    problem(&p, TC_CONV_FWD, 2, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, TC_F32, l);
+    tc_conv_fusion *fs;
+    int n, zero;
+    TC_STR_LOCAL(err);
+    TC_REQUIRE(tc_conv_fusions(&p, NULL, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    tc_fusion_hash(fs[0].f, TC_TARGET_OPENCL, NULL, "k", h[l]);
+    tc_conv_fusions_free(fs, n);
+  }
+  TC_CHECK(strcmp(h[0], h[1]) != 0, "NCHW and NHWC hash alike: %s", h[0]);
+}
+
+/* An epilogue applies to forward only; an activation must be one of three. */
+static void test_refusals(void) {
+  tc_conv_problem p;
+  problem(&p, TC_CONV_BWD_DATA, 1, 2, 4, 4, 2, 3, 3, 1, 1, 1, 1, TC_F32, 0);
+  tc_conv_epi ep = {1, TC_RELU};
+  tc_conv_fusion *fs;
+  int n, zero;
+  TC_STR_LOCAL(err);
+  TC_CHECK(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == -1, "accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "forward convolutions only, not bwd-data") != NULL, "%s",
+           tc_str_cstr(&err));
+  p.dir = TC_CONV_FWD;
+  ep.act = TC_EXP;
+  TC_CHECK(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == -1, "accepted");
+  TC_CHECK(strstr(tc_str_cstr(&err), "relu, gelu or silu") != NULL, "%s", tc_str_cstr(&err));
+  /* an output view of another shape */
+  tc_fusion *f = tc_fusion_new();
+  int64_t s2[2] = {3, 4};
+  tc_tensor *a = tc_input(f, TC_F32, 2, s2);
+  tc_tensor *y = tc_unary(f, TC_RELU, a);
+  TC_CHECK(tc_add_output(f, y) == TC_OK, "%s", tc_fusion_error(f));
+  int64_t e[2] = {4, 3};
+  tc_view *v = tc_view_new(2, e, NULL, NULL);
+  TC_CHECK(tc_output_view(y, v, 12) == TC_ERR_ARGUMENT, "accepted");
+  TC_CHECK(strstr(tc_fusion_error(f), "the view's dim 0 has extent 4 but T1's axis 0 has 3") != NULL,
+           "%s", tc_fusion_error(f));
+  tc_view_free(v);
+  tc_fusion_free(f);
+}
+
+/* The forward kernel with bias + ReLU builds with NVRTC for sm_90a and
+ * with hipcc for gfx90a (skipped where the compiler is missing). */
+static void test_device_builds(void) {
+  for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++) {
+    tc_conv_problem p;
+    problem(&p, TC_CONV_FWD, 2, 8, 9, 9, 16, 3, 3, 1, 1, 1, 1, TC_F16, 1);
+    tc_conv_epi ep = {1, TC_RELU};
+    tc_conv_fusion *fs;
+    int n, zero;
+    TC_STR_LOCAL(err);
+    TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    tc_fusion *f = fs[0].f;
+    const char *arch = t == TC_TARGET_CUDA ? "sm_90a" : "gfx90a";
+    TC_CHECK(tc_schedule_auto(f, (tc_target)t, arch) == TC_OK, "%s", tc_fusion_error(f));
+    tc_compile_options o = {(tc_target)t, arch, "conv_fwd"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
+    if (k) {
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED)
+        printf("  skip %s build: %s\n", tc_target_name((tc_target)t), tc_kernel_error(k));
+      else
+        TC_CHECK(st == TC_OK, "%s does not build: %s", tc_target_name((tc_target)t), tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    tc_conv_fusions_free(fs, n);
+  }
+}
+
+int main(void) {
+  TC_RUN(test_refusals);
+  TC_RUN(test_hash_covers_view);
+  TC_RUN(test_reference_evaluator);
+  TC_RUN(test_one_kernel);
+  TC_RUN(test_device_builds);
+  TC_RUN(test_forward_epilogue);
+  TC_RUN(test_directions_3d);
+  TC_RUN(test_directions_2d);
+  TC_MAIN_END();
+}
