@@ -288,7 +288,55 @@ static void test_device_builds(void) {
   }
 }
 
+/* The public entry points: tc_conv2d_fusion's count and buffers,
+ * tc_conv2d_run_fusion + tc_conv2d_verify_fusion (which catches one
+ * wrong element), a GEMM index out of range. */
+static void test_public_api(void) {
+  tc_conv2d_desc d;
+  tc_conv2d_desc_init(&d);
+  d.direction = TC_CONV2D_BACKWARD_DATA;
+  d.n = 2, d.c = 4, d.h = 9, d.w = 8, d.k = 6, d.y = 3, d.x = 3;
+  d.pad_top = d.pad_bottom = d.pad_left = d.pad_right = 1;
+  d.stride_h = d.stride_w = 2;
+  d.dtype = TC_BF16;
+  tc_conv2d *c = tc_conv2d_new(&d, NULL);
+  tc_conv2d_tensor args[4];
+  int nargs = 0, count = 0;
+  tc_fusion *f = tc_conv2d_fusion(c, NULL, 3, args, &nargs, &count);
+  TC_CHECK(f != NULL, "%s", tc_conv2d_error(c));
+  TC_CHECK_EQ_INT(count, 4); /* 2 x 2 filter phases */
+  TC_CHECK_EQ_INT(nargs, 3);
+  TC_CHECK(args[0] == TC_CONV2D_FILTER && args[1] == TC_CONV2D_OUTPUT && args[2] == TC_CONV2D_INPUT,
+           "args %d %d %d", args[0], args[1], args[2]);
+  tc_fusion_free(f);
+  TC_CHECK(tc_conv2d_fusion(c, NULL, 4, args, &nargs, NULL) == NULL, "GEMM 4 exists");
+  TC_CHECK(strstr(tc_conv2d_error(c), "GEMM 4 does not exist; the convolution has 4") != NULL, "%s",
+           tc_conv2d_error(c));
+  tc_conv2d_free(c);
+
+  d.direction = TC_CONV2D_FORWARD;
+  c = tc_conv2d_new(&d, NULL);
+  void *in = values(TC_BF16, tc_conv2d_elems(c, TC_CONV2D_INPUT));
+  void *fil = values(TC_BF16, tc_conv2d_elems(c, TC_CONV2D_FILTER));
+  void *out = values(TC_BF16, tc_conv2d_elems(c, TC_CONV2D_OUTPUT));
+  void *bias = values(TC_BF16, d.k);
+  tc_conv2d_epilogue ep = {bias, true, TC_SILU};
+  tc_status st = tc_conv2d_run_fusion(c, &ep, in, fil, out, NULL);
+  if (st == TC_ERR_NO_DEVICE) {
+    printf("  skip the run: no OpenCL device\n");
+  } else {
+    TC_CHECK(st == TC_OK, "%s", tc_conv2d_error(c));
+    TC_CHECK_EQ_INT(tc_conv2d_verify_fusion(c, &ep, in, fil, out, NULL), 0);
+    TC_CHECK(tc_conv2d_verify_fusion(c, NULL, in, fil, out, NULL) > 0, "no epilogue passes too");
+    tc_host_write(TC_BF16, out, 5, tc_host_read(TC_BF16, out, 5) + 0.25);
+    TC_CHECK_EQ_INT(tc_conv2d_verify_fusion(c, &ep, in, fil, out, NULL), 1);
+  }
+  free(in), free(fil), free(out), free(bias);
+  tc_conv2d_free(c);
+}
+
 int main(void) {
+  TC_RUN(test_public_api);
   TC_RUN(test_refusals);
   TC_RUN(test_hash_covers_view);
   TC_RUN(test_reference_evaluator);

@@ -1061,7 +1061,9 @@ const char *tc_conv2d_problem_string(const tc_conv2d *c);
  * not valid. */
 tc_status tc_conv2d_output_size(tc_conv2d *c, int64_t *ho, int64_t *wo);
 /* Elements of a tensor: its host buffer holds this many elements of the
- * dtype.  -1 for a description that is not valid. */
+ * dtype (TC_CONV2D_BIAS: the fusion path's bias, K).  -1 for a
+ * description that is not valid (bf16 counts as valid here: the fusion
+ * path takes it). */
 int64_t tc_conv2d_elems(tc_conv2d *c, tc_conv2d_tensor t);
 
 /* Checks the description and generates the kernels for the target.

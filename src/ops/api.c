@@ -350,6 +350,16 @@ static int conv_check(tc_conv2d *c, const char *fn, int64_t *dout, int64_t *ho, 
   return 0;
 }
 
+/* conv_check that also takes bf16 (the fusion path's dtype; the
+ * geometry does not depend on it). */
+static int conv_check_any(tc_conv2d *c, const char *fn) {
+  tc_conv_problem keep = c->p;
+  if (c->p.dtype == TC_BF16) c->p.dtype = TC_F16;
+  int rc = conv_check(c, fn, NULL, NULL, NULL);
+  c->p = keep;
+  return rc;
+}
+
 tc_status tc_conv2d_output_size(tc_conv2d *c, int64_t *ho, int64_t *wo) {
   if (!c) return TC_ERR_ARGUMENT;
   int64_t h = 0, w = 0;
@@ -373,15 +383,16 @@ tc_status tc_conv3d_output_size(tc_conv2d *c, int64_t *dout, int64_t *ho, int64_
 
 int64_t tc_conv2d_elems(tc_conv2d *c, tc_conv2d_tensor t) {
   if (!c) return -1;
-  if (conv_check(c, "tc_conv2d_elems", NULL, NULL, NULL) != 0) return -1;
+  if (conv_check_any(c, "tc_conv2d_elems") != 0) return -1;
   tc_str_clear(&c->o.err);
-  switch (t) {
+  switch ((int)t) {
     case TC_CONV2D_INPUT: return tc_conv_input_elems(&c->p);
     case TC_CONV2D_FILTER: return tc_conv_filter_elems(&c->p);
     case TC_CONV2D_OUTPUT: return tc_conv_output_elems(&c->p);
+    case TC_CONV2D_BIAS: return c->p.k;
   }
-  set_error(&c->o, "tc_conv2d_elems: bad tensor %d (expected TC_CONV2D_INPUT, _FILTER or _OUTPUT)",
-            (int)t);
+  set_error(&c->o, "tc_conv2d_elems: bad tensor %d (expected TC_CONV2D_INPUT, _FILTER, _OUTPUT "
+            "or TC_CONV2D_BIAS)", (int)t);
   return -1;
 }
 
@@ -568,13 +579,7 @@ int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, c
 /* conv_check for the fusion path, which takes bf16 as well. */
 static int conv_check_fusion(tc_conv2d *c, const char *fn, const tc_conv2d_epilogue *ep,
                              tc_conv_epi *epi) {
-  tc_conv_problem q = c->p;
-  if (q.dtype == TC_BF16) q.dtype = TC_F16; /* (the geometry does not depend on it) */
-  tc_conv_problem keep = c->p;
-  c->p = q;
-  int rc = conv_check(c, fn, NULL, NULL, NULL);
-  c->p = keep;
-  if (rc) return -1;
+  if (conv_check_any(c, fn)) return -1;
   epi->bias = ep && ep->bias;
   epi->act = ep && ep->has_activation ? (int)ep->activation : -1;
   return 0;
