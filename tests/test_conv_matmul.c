@@ -335,7 +335,63 @@ static void test_public_api(void) {
   tc_conv2d_free(c);
 }
 
+/* The fusion of a forward f16 / bf16 convolution takes the matmul's
+ * mma.sync op type too (tiles by hand: tc_schedule_matmul; OpenCL runs
+ * the instruction's emulation), with bias + ReLU, NHWC and padding. */
+static void test_mma_tiles(void) {
+  for (int t = 1; t < 3; t++) {
+    tc_conv_problem p;
+    problem(&p, TC_CONV_FWD, 2, 8, 7, 6, 16, 3, 3, 1, 1, 1, 1, dts[t], 1);
+    tc_conv_epi ep = {1, TC_RELU};
+    tc_conv_fusion *fs;
+    int n, zero;
+    TC_STR_LOCAL(err);
+    TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    tc_fusion *f = fs[0].f;
+    tc_matmul_tiles tl = {32, 32, 16, 16, 8, TC_MACRO_MMA_M16N8K16};
+    TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &tl) == TC_OK, "%s", tc_fusion_error(f));
+    tc_status st;
+    tc_kernel *k = tc_compile(f, NULL, &st);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    void *bufs[4] = {values(p.dtype, tc_conv_input_elems(&p)), values(p.dtype, tc_conv_filter_elems(&p)),
+                     values(p.dtype, tc_conv_output_elems(&p)), values(p.dtype, p.k)};
+    if (k) {
+      TC_CHECK(strstr(tc_kernel_source(k), "mma") != NULL, "the mma.sync emulation is in the kernel");
+      void *args[4];
+      for (int a = 0; a < fs[0].nargs; a++) args[a] = bufs[fs[0].args[a]];
+      st = tc_kernel_run(k, args, NULL, NULL);
+      if (st == TC_ERR_NO_DEVICE) {
+        printf("  skip the run: no OpenCL device\n");
+      } else {
+        TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+        TC_STR_LOCAL(msg);
+        TC_CHECK(tc_conv_verify_epilogue(&p, bufs[0], bufs[1], bufs[2], bufs[3], TC_RELU, NULL, &msg) == 0,
+                 "%s: %s", tc_dtype_name(p.dtype), tc_str_cstr(&msg));
+      }
+    }
+    for (int b = 0; b < 4; b++) free(bufs[b]);
+    tc_kernel_free(k);
+    tc_conv_fusions_free(fs, n);
+    /* the same for CUDA sm_80: mma.sync itself, built by NVRTC */
+    TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    f = fs[0].f;
+    TC_CHECK(tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &tl) == TC_OK, "%s", tc_fusion_error(f));
+    tc_compile_options o = {TC_TARGET_CUDA, "sm_80", "conv_mma"};
+    k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    if (k) {
+      TC_CHECK(strstr(tc_kernel_source(k), "mma.sync.aligned.m16n8k16") != NULL, "mma.sync in the CUDA kernel");
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip the NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    tc_conv_fusions_free(fs, n);
+  }
+}
+
 int main(void) {
+  TC_RUN(test_mma_tiles);
   TC_RUN(test_public_api);
   TC_RUN(test_refusals);
   TC_RUN(test_hash_covers_view);
