@@ -61,6 +61,9 @@ verify_pass "backward data dilation 2 f16 groups 3" -F 2 -n 1 -c 6 -H 8 -W 7 -k 
 verify_pass "backward weight groups 2 f16" -F 4 -n 2 -c 8 -H 9 -W 9 -k 12 -g 2 -t f16
 verify_pass "backward weight stride 2 NHWC f32" -F 4 -n 2 -c 4 -H 9 -W 8 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 $NHWC
 
+run conv2d -n 2 -c 4 -H 6 -W 6 -k 4 -p 1 -q 1 --path fusion --epilogue bias,relu -V 1 --time -i 3
+expect_out "--time: the median of 3 timed runs" '^time: [0-9.]+ ms \(median of 3 runs\), [0-9.]+ GFLOP/s$'
+expect_out "--time: then the verification" '^verify: PASS'
 run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --path fusion --epilogue bias,relu --emit "$tmp/k.cl"
 if [ "$rc" -eq 0 ] && grep -q 'kernel 1 of 1: conv_gemm0' "$tmp/k.cl" && grep -q '__kernel' "$tmp/k.cl" &&
    grep -q 'arguments: filter, input, bias, output' "$tmp/k.cl"; then ok "--emit writes the kernel with its arguments"

@@ -60,7 +60,7 @@ static int run_and_verify(const char *what, const tc_conv_problem *p, const tc_c
   TC_STR_LOCAL(err);
   tc_conv_fusion_info info;
   tc_status st = tc_conv_fusion_run(p, ep, TC_TARGET_OPENCL, NULL, NULL, in, fil, out, bias, NULL,
-                                    &info, &err);
+                                    0, NULL, &info, &err);
   int made = -1;
   if (st == TC_ERR_NO_DEVICE) {
     printf("  skip %s: no OpenCL device\n", what);
@@ -330,6 +330,29 @@ static void test_public_api(void) {
     TC_CHECK(tc_conv2d_verify_fusion(c, NULL, in, fil, out, NULL) > 0, "no epilogue passes too");
     tc_host_write(TC_BF16, out, 5, tc_host_read(TC_BF16, out, 5) + 0.25);
     TC_CHECK_EQ_INT(tc_conv2d_verify_fusion(c, &ep, in, fil, out, NULL), 1);
+  }
+  free(in), free(fil), free(out), free(bias);
+  tc_conv2d_free(c);
+
+  /* a 3-D convolution (tc_conv3d_new) through the same calls: NDHWC
+   * forward with bias + GELU in f16 */
+  tc_conv3d_desc d3;
+  tc_conv3d_desc_init(&d3);
+  d3.n = 1, d3.c = 4, d3.d = 4, d3.h = 5, d3.w = 5, d3.k = 6, d3.z = 2, d3.y = 3, d3.x = 3;
+  d3.pad_front = 1, d3.pad_top = d3.pad_bottom = d3.pad_left = d3.pad_right = 1;
+  d3.stride_d = 2;
+  d3.dtype = TC_F16;
+  d3.in_layout = "NDHWC", d3.fil_layout = "KZYXC", d3.out_layout = "NDHWK";
+  c = tc_conv3d_new(&d3, NULL);
+  in = values(TC_F16, tc_conv2d_elems(c, TC_CONV2D_INPUT));
+  fil = values(TC_F16, tc_conv2d_elems(c, TC_CONV2D_FILTER));
+  out = values(TC_F16, tc_conv2d_elems(c, TC_CONV2D_OUTPUT));
+  bias = values(TC_F16, tc_conv2d_elems(c, TC_CONV2D_BIAS));
+  tc_conv2d_epilogue e3 = {bias, true, TC_GELU};
+  st = tc_conv2d_run_fusion(c, &e3, in, fil, out, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "%s", tc_conv2d_error(c));
+    TC_CHECK_EQ_INT(tc_conv2d_verify_fusion(c, &e3, in, fil, out, NULL), 0);
   }
   free(in), free(fil), free(out), free(bias);
   tc_conv2d_free(c);

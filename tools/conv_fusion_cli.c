@@ -24,7 +24,7 @@ void conv_fusion_usage(FILE *out) {
         "                          heuristic or the perf DB; fusion: each GEMM a fusion whose matmul\n"
         "                          reads the tensors through the coordinate-transform views, made\n"
         "                          by the compiler's matmul schedule (one kernel per GEMM; f32,\n"
-        "                          f16, bf16; no --perf-config, --tune, --time or --json)\n"
+        "                          f16, bf16; no --perf-config, --tune or --json)\n"
         "  --epilogue LIST         with --path fusion and -F 1: bias (a bias per output channel)\n"
         "                          and/or one of relu, gelu, silu after it, in the same kernel\n"
         "                          (e.g. bias,relu); -V 1 checks against the reference with them\n",
@@ -142,7 +142,8 @@ static int compile_all(const op_opts *o, tc_conv2d *c, const tc_conv2d_epilogue 
 /* Runs on pseudo-random inputs (the written tensor NaN first, so that an
  * element no kernel writes cannot pass) and verifies with -V 1. */
 static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
-                   tc_conv2d_epilogue *ep, op_report *r) {
+                   tc_conv2d_epilogue *ep, int64_t ho, int64_t wo, op_report *r) {
+  double *times = o->time ? tc_xcalloc((size_t)o->iters, sizeof *times) : NULL;
   int64_t elems[4] = {tc_conv_input_elems(p), tc_conv_filter_elems(p), tc_conv_output_elems(p), p->k};
   int wb = (int)tc_conv_written_buf(p->dir);
   size_t esize = tc_dtype_size(p->dtype);
@@ -157,12 +158,22 @@ static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
     tc_tune_fill(buf[t], (size_t)elems[t], p->dtype, t == wb ? NULL : &seed);
   }
   if (ep->has_activation || ep->bias) ep->bias = ep->bias ? buf[3] : NULL;
-  tc_status st = tc_conv2d_run_fusion(c, ep, buf[0], buf[1], buf[2], &r->first_ms);
+  /* the first run (verified), then with --time o->iters timed runs of
+   * each kernel */
+  tc_conv_epi epi = {ep->bias != NULL, ep->has_activation ? (int)ep->activation : -1};
+  TC_STR_LOCAL(err);
+  tc_status st = tc_conv_fusion_run(p, &epi, o->target, o->arch, o->device, buf[0], buf[1], buf[2],
+                                    buf[3], &r->first_ms, times ? o->iters : 0, times, NULL, &err);
   if (st != TC_OK) {
-    op_fail(o, "the kernels failed (%s): %s", tc_status_name(st), op_api_message(tc_conv2d_error(c)));
+    op_fail(o, "the kernels failed (%s): %s", tc_status_name(st), tc_str_cstr(&err));
     goto out;
   }
   r->ran = 1;
+  if (times) {
+    op_set_time(o, r, times, 2.0 * (double)p->n * (double)p->k * (double)(p->c / p->groups) *
+                                 (double)p->y * (double)p->x * (double)ho * (double)wo);
+    times = NULL;
+  }
   if (o->verify) {
     r->verified = 1;
     r->bad = tc_conv2d_verify_fusion(c, ep, buf[0], buf[1], buf[2], &r->worst);
@@ -172,6 +183,7 @@ static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
   op_print_run(o, r, 0, elems[wb]);
   rc = !r->verified || r->pass ? CLI_OK : CLI_FAIL;
 out:
+  free(times);
   for (int t = 0; t < 4; t++) free(buf[t]);
   return rc;
 }
@@ -181,8 +193,7 @@ int conv_fusion_cmd(op_opts *o, const conv_fusion_opts *f, const tc_conv2d_desc 
   if (o->tune || o->perf_config)
     return op_usage_error(o, "--path fusion takes no %s: the matmul scheduler chooses the tiles",
                           o->tune ? "--tune" : "--perf-config");
-  if (o->json || o->time)
-    return op_usage_error(o, "--path fusion does not offer %s yet", o->json ? "--json" : "--time");
+  if (o->json) return op_usage_error(o, "--path fusion does not offer --json yet");
   if ((f->bias || f->act >= 0) && p->dir != TC_CONV_FWD)
     return op_usage_error(o, "--epilogue applies to forward convolutions (-F 1)");
   tc_op_options opt = {o->target, o->device, o->arch, NULL};
@@ -219,7 +230,7 @@ int conv_fusion_cmd(op_opts *o, const conv_fusion_opts *f, const tc_conv2d_desc 
   fflush(stdout);
   if ((rc = compile_all(o, c, &ep, &ks, &nk)) != CLI_OK) goto out;
   if (runs) {
-    rc = execute(o, c, p, &ep, &r);
+    rc = execute(o, c, p, &ep, ho, wo, &r);
   } else {
     const char **srcs = tc_xcalloc((size_t)nk + 1, sizeof *srcs), **names = tc_xcalloc((size_t)nk + 1, sizeof *names);
     for (int i = 0; i < nk; i++) srcs[i] = tc_kernel_source(ks[i]), names[i] = tc_kernel_name(ks[i]);

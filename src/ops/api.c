@@ -623,7 +623,7 @@ tc_status tc_conv2d_run_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, void 
   }
   TC_STR_LOCAL(err);
   tc_status st = tc_conv_fusion_run(&c->p, &epi, c->o.target, c->o.arch, c->o.device, in, fil, out,
-                                    ep ? ep->bias : NULL, ms, NULL, &err);
+                                    ep ? ep->bias : NULL, ms, 0, NULL, NULL, &err);
   if (st) set_error(&c->o, "tc_conv2d_run_fusion: %s", tc_str_cstr(&err));
   else tc_str_clear(&c->o.err);
   return st;
