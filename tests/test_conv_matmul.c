@@ -6,7 +6,9 @@
  * accumulation, tc_conv_verify's bound): forward, backward-weight and
  * backward-data, 2-D and 3-D, NCHW and NHWC, padding, stride, dilation,
  * groups, ragged sizes, f32 / f16 / bf16; forward with a fused bias and
- * ReLU / GELU / SiLU in one kernel; the reference evaluator on a view;
+ * ReLU / GELU / SiLU in one kernel; mma.sync tiles by hand; the public
+ * entry points (2-D and 3-D); a view input and a view output of a
+ * pointwise fusion (no matmul); the reference evaluator on a view;
  * the structural hash of a view; the refusals; the CUDA (sm_90a) and HIP
  * (gfx90a) builds of a forward kernel. */
 #include <math.h>
@@ -417,7 +419,54 @@ static void test_mma_tiles(void) {
   }
 }
 
+/* A view input outside any matmul: a padded, transposed view of a 4 x 5
+ * buffer, a ReLU of it (tc_schedule_auto's pointwise schedule), stored
+ * through a view that writes it transposed ([4][8] in memory); against a plain
+ * C loop, and tc_reference_run against the same loop. */
+static void test_view_pointwise(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t e[2] = {4, 5};
+  tc_view *v = tc_view_new(2, e, NULL, NULL);
+  int perm[2] = {1, 0};
+  TC_REQUIRE(tc_view_pad(v, 1, 1, 2) == 0 && tc_view_reorder(v, perm) == 0, "%s", v->err); /* [8, 4] */
+  tc_tensor *a = tc_input_view(f, TC_F32, v, 20);
+  TC_REQUIRE(a != NULL, "%s", tc_fusion_error(f));
+  tc_tensor *y = tc_unary(f, TC_RELU, a);
+  TC_CHECK(tc_add_output(f, y) == TC_OK, "%s", tc_fusion_error(f));
+  /* out[r][c] stored at c * 8 + r: the buffer [4][8] seen as [8, 4] */
+  int64_t oe[2] = {4, 8};
+  tc_view *ov = tc_view_new(2, oe, NULL, NULL);
+  TC_REQUIRE(tc_view_reorder(ov, perm) == 0, "%s", ov->err);
+  tc_view_free(v);
+  TC_CHECK(tc_output_view(y, ov, 32) == TC_OK, "%s", tc_fusion_error(f));
+  tc_view_free(ov);
+  float in[20], got[32], ref[32], want[32];
+  for (int i = 0; i < 20; i++) in[i] = (float)(i % 7) - 3.0f;
+  for (int r = 0; r < 8; r++)
+    for (int c = 0; c < 4; c++) {
+      int col = r - 1; /* the padded dim: 1 before, 2 after */
+      float x = col >= 0 && col < 5 ? in[c * 5 + col] : 0.0f;
+      want[c * 8 + r] = x > 0 ? x : 0;
+    }
+  void *args[2] = {in, ref};
+  TC_CHECK(tc_reference_run(f, args) == TC_OK, "%s", tc_fusion_error(f));
+  TC_CHECK(memcmp(ref, want, sizeof want) == 0, "reference");
+  TC_CHECK(tc_schedule_auto(f, TC_TARGET_OPENCL, NULL) == TC_OK, "%s", tc_fusion_error(f));
+  tc_status st;
+  tc_kernel *k = tc_compile(f, NULL, &st);
+  TC_REQUIRE(k != NULL, "%s", tc_fusion_error(f));
+  args[1] = got;
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+    TC_CHECK(memcmp(got, want, sizeof want) == 0, "kernel: got[0..3] %g %g %g %g", got[0], got[1], got[2], got[3]);
+  }
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
 int main(void) {
+  TC_RUN(test_view_pointwise);
   TC_RUN(test_mma_tiles);
   TC_RUN(test_public_api);
   TC_RUN(test_refusals);
