@@ -58,6 +58,7 @@ verify_pass "forward f32 no epilogue" -n 3 -c 3 -H 5 -W 6 -k 5 -y 2 -x 2 -p 1 -q
 verify_pass "backward data stride 2 bf16 NHWC" -F 2 -n 2 -c 8 -H 9 -W 9 -k 12 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 -t bf16 $NHWC
 expect_out "backward data stride 2: four kernels (filter phases)" '^path: fusion, 4 kernels '
 verify_pass "backward data dilation 2 f16 groups 3" -F 2 -n 1 -c 6 -H 8 -W 7 -k 9 -y 3 -x 3 -p 2 -q 1 -l 2 -j 2 -g 3 -t f16
+verify_pass "backward data 1x1 stride 2 (rows no GEMM writes: zeroed first)" -F 2 -n 2 -c 4 -H 7 -W 7 -k 6 -y 1 -x 1 -u 2 -v 2
 verify_pass "backward weight groups 2 f16" -F 4 -n 2 -c 8 -H 9 -W 9 -k 12 -g 2 -t f16
 verify_pass "backward weight stride 2 NHWC f32" -F 4 -n 2 -c 4 -H 9 -W 8 -k 6 -y 3 -x 3 -p 1 -q 1 -u 2 -v 2 $NHWC
 
