@@ -82,6 +82,15 @@ static int run_and_verify(const char *what, const tc_conv_problem *p, const tc_c
   return made;
 }
 
+/* The fusions of p (ep may be NULL), *n of them; NULL after a failed
+ * check. */
+static tc_conv_fusion *fusions(const tc_conv_problem *p, const tc_conv_epi *ep, int *n, int *zero) {
+  tc_conv_fusion *fs = NULL;
+  TC_STR_LOCAL(err);
+  TC_CHECK(tc_conv_fusions(p, ep, &fs, n, zero, &err) == 0, "%s", tc_str_cstr(&err));
+  return fs;
+}
+
 static const tc_dtype dts[3] = {TC_F32, TC_F16, TC_BF16};
 
 /* Forward, backward-weight and backward-data of the features, each
@@ -150,8 +159,7 @@ static void test_one_kernel(void) {
   tc_conv_epi ep = {1, TC_RELU};
   tc_conv_fusion *fs;
   int n, zero;
-  TC_STR_LOCAL(err);
-  TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+  TC_REQUIRE((fs = fusions(&p, &ep, &n, &zero)) != NULL, "no fusions");
   TC_CHECK_EQ_INT(n, 1);
   TC_CHECK_EQ_INT(zero, 0);
   tc_fusion *f = fs[0].f;
@@ -196,8 +204,7 @@ static void test_reference_evaluator(void) {
     problem(&p, dir ? TC_CONV_BWD_DATA : TC_CONV_FWD, 2, 3, 6, 5, 4, 3, 2, 1, 2, 1, 1, TC_F32, 1);
     tc_conv_fusion *fs;
     int n, zero;
-    TC_STR_LOCAL(err);
-    TC_REQUIRE(tc_conv_fusions(&p, NULL, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE((fs = fusions(&p, NULL, &n, &zero)) != NULL, "no fusions");
     float *in = values(TC_F32, tc_conv_input_elems(&p)), *fil = values(TC_F32, tc_conv_filter_elems(&p));
     float *out = values(TC_F32, tc_conv_output_elems(&p));
     void *bufs[3] = {in, fil, out};
@@ -226,8 +233,7 @@ static void test_hash_covers_view(void) {
     problem(&p, TC_CONV_FWD, 2, 4, 6, 6, 4, 3, 3, 1, 1, 1, 1, TC_F32, l);
     tc_conv_fusion *fs;
     int n, zero;
-    TC_STR_LOCAL(err);
-    TC_REQUIRE(tc_conv_fusions(&p, NULL, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE((fs = fusions(&p, NULL, &n, &zero)) != NULL, "no fusions");
     tc_fusion_hash(fs[0].f, TC_TARGET_OPENCL, NULL, "k", h[l]);
     tc_conv_fusions_free(fs, n);
   }
@@ -273,8 +279,7 @@ static void test_device_builds(void) {
     tc_conv_epi ep = {1, TC_RELU};
     tc_conv_fusion *fs;
     int n, zero;
-    TC_STR_LOCAL(err);
-    TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE((fs = fusions(&p, &ep, &n, &zero)) != NULL, "no fusions");
     tc_fusion *f = fs[0].f;
     const char *arch = t == TC_TARGET_CUDA ? "sm_90a" : "gfx90a";
     TC_CHECK(tc_schedule_auto(f, (tc_target)t, arch) == TC_OK, "%s", tc_fusion_error(f));
@@ -374,8 +379,7 @@ static void test_mma_tiles(void) {
     tc_conv_epi ep = {1, TC_RELU};
     tc_conv_fusion *fs;
     int n, zero;
-    TC_STR_LOCAL(err);
-    TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE((fs = fusions(&p, &ep, &n, &zero)) != NULL, "no fusions");
     tc_fusion *f = fs[0].f;
     tc_matmul_tiles tl = {32, 32, 16, 16, 8, TC_MACRO_MMA_M16N8K16};
     TC_CHECK(tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &tl) == TC_OK, "%s", tc_fusion_error(f));
@@ -402,7 +406,7 @@ static void test_mma_tiles(void) {
     tc_kernel_free(k);
     tc_conv_fusions_free(fs, n);
     /* the same for CUDA sm_80: mma.sync itself, built by NVRTC */
-    TC_REQUIRE(tc_conv_fusions(&p, &ep, &fs, &n, &zero, &err) == 0, "%s", tc_str_cstr(&err));
+    TC_REQUIRE((fs = fusions(&p, &ep, &n, &zero)) != NULL, "no fusions");
     f = fs[0].f;
     TC_CHECK(tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &tl) == TC_OK, "%s", tc_fusion_error(f));
     tc_compile_options o = {TC_TARGET_CUDA, "sm_80", "conv_mma"};
