@@ -469,7 +469,45 @@ static void test_view_pointwise(void) {
   tc_fusion_free(f);
 }
 
+/* Pseudo-random problems (a fixed seed): sizes 1..9 (ragged), asymmetric
+ * padding, stride 1..3, dilation 1..2, groups, either layout, each
+ * direction and dtype; the ones with an empty output are skipped. */
+static void test_random_problems(void) {
+  uint64_t keep = g_state;
+  g_state = 0x51ed2701a3c4b5d6ull;
+  int ran = 0;
+  for (int i = 0; i < 40 && ran < 14; i++) {
+    tc_conv_problem p;
+    int64_t g = 1 + (int64_t)(rnd() % 3);
+    tc_conv_dir dirs[3] = {TC_CONV_FWD, TC_CONV_BWD_WEIGHT, TC_CONV_BWD_DATA};
+    problem(&p, dirs[rnd() % 3], 1 + (int64_t)(rnd() % 3), g * (1 + (int64_t)(rnd() % 3)),
+            1 + (int64_t)(rnd() % 9), 1 + (int64_t)(rnd() % 9), g * (1 + (int64_t)(rnd() % 3)),
+            1 + (int64_t)(rnd() % 3), 1 + (int64_t)(rnd() % 3), 0, 1 + (int64_t)(rnd() % 3),
+            1 + (int64_t)(rnd() % 2), g, dts[rnd() % 3], (int)(rnd() % 2));
+    p.pad_h_l = (int64_t)(rnd() % 3), p.pad_h_r = (int64_t)(rnd() % 3);
+    p.pad_w_l = (int64_t)(rnd() % 3), p.pad_w_r = (int64_t)(rnd() % 3);
+    p.stride_w = 1 + (int64_t)(rnd() % 3), p.dil_h = 1 + (int64_t)(rnd() % 2);
+    int64_t ho, wo;
+    tc_conv_problem q = p;
+    if (q.dtype == TC_BF16) q.dtype = TC_F16;
+    if (tc_conv_check(&q, &ho, &wo, NULL) != 0 || ho < 1 || wo < 1) continue;
+    char what[200];
+    snprintf(what, sizeof what, "random %d: %s n%lld c%lld %lldx%lld k%lld %lldx%lld pad %lld,%lld,%lld,%lld "
+             "stride %lld,%lld dil %lld,%lld g%lld %s", i, p.in_layout, (long long)p.n, (long long)p.c,
+             (long long)p.h, (long long)p.w, (long long)p.k, (long long)p.y, (long long)p.x,
+             (long long)p.pad_h_l, (long long)p.pad_h_r, (long long)p.pad_w_l, (long long)p.pad_w_r,
+             (long long)p.stride_h, (long long)p.stride_w, (long long)p.dil_h, (long long)p.dil_w,
+             (long long)p.groups, tc_dtype_name(p.dtype));
+    tc_conv_epi ep = {p.dir == TC_CONV_FWD, p.dir == TC_CONV_FWD ? TC_RELU : -1};
+    run_and_verify(what, &p, &ep);
+    ran++;
+  }
+  TC_CHECK(ran >= 10, "only %d problems had an output", ran);
+  g_state = keep;
+}
+
 int main(void) {
+  TC_RUN(test_random_problems);
   TC_RUN(test_view_pointwise);
   TC_RUN(test_mma_tiles);
   TC_RUN(test_public_api);
