@@ -86,8 +86,15 @@ run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --path fusion --epilogue tanh
 expect_one_line "--epilogue tanh" "unknown op 'tanh'"
 run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --path fusion --perf-config 64,16,16,4,2,2
 expect_one_line "--path fusion --perf-config" 'takes no --perf-config'
-run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --path fusion --json
-expect_one_line "--path fusion --json" 'does not offer --json'
+run conv2d -F 2 -n 2 -c 4 -H 7 -W 7 -k 6 -u 2 -v 2 -p 1 -q 1 --path fusion -V 1 --json
+if [ "$rc" -eq 0 ] && printf '%s\n' "$out" | python3 -c '
+import json, sys
+j = json.load(sys.stdin)
+assert j["path"] == "fusion" and j["ok"] is True and j["verify"]["result"] == "PASS", j
+assert len(j["kernels"]) == 4 and j["kernels"][0]["args"] == ["filter", "output", "input"], j["kernels"]
+assert j["kernels"][0]["schedule"].startswith("matmul: "), j["kernels"][0]
+'; then ok "--json: one object, path fusion, four kernels with their arguments, PASS"
+else bad "--json: one object" "exit $rc" "$out" "$err"; fi
 
 run conv2d --help
 expect_out "--help names --path fusion" '--path template\|fusion'

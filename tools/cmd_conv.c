@@ -79,7 +79,7 @@ static int set_layout(op_opts *o, const char *flag, const char *v, char dst[8]) 
 
 /* ---- output ---------------------------------------------------------------- */
 
-static void json_problem(tc_str *j, const tc_conv_problem *p, const char *key, int64_t ho, int64_t wo) {
+void conv_json_problem(tc_str *j, const tc_conv_problem *p, const char *key, int64_t ho, int64_t wo) {
   tc_str_cat(j, "\"problem\": {\"string\": ");
   op_json_str(j, key);
   tc_str_cat(j, ", \"direction\": ");
@@ -154,7 +154,7 @@ static void print_json(const op_opts *o, const tc_conv_problem *p, const tc_conv
   tc_str j;
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"conv2d\", ");
-  json_problem(&j, p, tc_conv2d_problem_string(c), ho, wo);
+  conv_json_problem(&j, p, tc_conv2d_problem_string(c), ho, wo);
   op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"perf_config\": ");
   op_json_str(&j, r->config);

@@ -12,6 +12,7 @@
 #include "../src/ops/tuner.h"
 #include "../src/target/target.h"
 #include "cli.h"
+#include "conv_cli.h"
 #include "conv_fusion_cli.h"
 
 void conv_fusion_opts_init(conv_fusion_opts *f) {
@@ -24,7 +25,7 @@ void conv_fusion_usage(FILE *out) {
         "                          heuristic or the perf DB; fusion: each GEMM a fusion whose matmul\n"
         "                          reads the tensors through the coordinate-transform views, made\n"
         "                          by the compiler's matmul schedule (one kernel per GEMM; f32,\n"
-        "                          f16, bf16; no --perf-config, --tune or --json)\n"
+        "                          f16, bf16; no --perf-config or --tune)\n"
         "  --epilogue LIST         with --path fusion and -F 1: bias (a bias per output channel)\n"
         "                          and/or one of relu, gelu, silu after it, in the same kernel\n"
         "                          (e.g. bias,relu); -V 1 checks against the reference with them\n",
@@ -84,7 +85,7 @@ static const char *buf_name(tc_conv2d_tensor t) {
  * (the caller frees the kernels), printed as "path: fusion, N kernels:
  * ...", with each one's schedule note; --emit writes them. */
 static int compile_all(const op_opts *o, tc_conv2d *c, const tc_conv2d_epilogue *ep,
-                       tc_kernel ***kernels, int *count) {
+                       tc_kernel ***kernels, int *count, tc_str *json) {
   int n = 0;
   tc_conv2d_tensor args[4];
   int nargs;
@@ -127,6 +128,19 @@ static int compile_all(const op_opts *o, tc_conv2d *c, const tc_conv2d_epilogue 
     if (!o->json) printf("kernel %s: %s\n", name, tc_fusion_schedule_note(f));
     op_kernel ok = {name, tc_kernel_source(k), {0}, {0}, tc_kernel_smem_bytes(k)};
     tc_kernel_launch_dims(k, ok.grid, ok.block);
+    tc_str_cat(json, i ? ", {\"name\": " : "{\"name\": ");
+    op_json_str(json, name);
+    tc_str_printf(json, ", \"grid\": [%lld, %lld, %lld], \"block\": [%lld, %lld, %lld], "
+                  "\"smem_bytes\": %lld, \"args\": [", (long long)ok.grid[0], (long long)ok.grid[1],
+                  (long long)ok.grid[2], (long long)ok.block[0], (long long)ok.block[1],
+                  (long long)ok.block[2], (long long)ok.smem_bytes);
+    for (int a = 0; a < nargs; a++) {
+      if (a) tc_str_cat(json, ", ");
+      op_json_str(json, buf_name(args[a]));
+    }
+    tc_str_cat(json, "], \"schedule\": ");
+    op_json_str(json, tc_fusion_schedule_note(f));
+    tc_str_cat(json, "}");
     op_emit_kernel(&text, i + 1, n, &ok, extra);
     tc_fusion_free(f);
   }
@@ -180,7 +194,7 @@ static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
     r->pass = r->bad == 0;
     snprintf(r->verify_msg, sizeof r->verify_msg, "%s", op_api_message(tc_conv2d_error(c)));
   }
-  op_print_run(o, r, 0, elems[wb]);
+  if (!o->json) op_print_run(o, r, 0, elems[wb]);
   rc = !r->verified || r->pass ? CLI_OK : CLI_FAIL;
 out:
   free(times);
@@ -193,7 +207,6 @@ int conv_fusion_cmd(op_opts *o, const conv_fusion_opts *f, const tc_conv2d_desc 
   if (o->tune || o->perf_config)
     return op_usage_error(o, "--path fusion takes no %s: the matmul scheduler chooses the tiles",
                           o->tune ? "--tune" : "--perf-config");
-  if (o->json) return op_usage_error(o, "--path fusion does not offer --json yet");
   if ((f->bias || f->act >= 0) && p->dir != TC_CONV_FWD)
     return op_usage_error(o, "--epilogue applies to forward convolutions (-F 1)");
   tc_op_options opt = {o->target, o->device, o->arch, NULL};
@@ -207,6 +220,7 @@ int conv_fusion_cmd(op_opts *o, const conv_fusion_opts *f, const tc_conv2d_desc 
   TC_STR_LOCAL(err);
   if (tc_conv_check(&q, &ho, &wo, &err)) {
     int rc = op_invalid(o, "%s", tc_str_cstr(&err));
+    if (o->json) op_json_failure(o, tc_conv2d_problem_string(c));
     tc_conv2d_free(c);
     return rc;
   }
@@ -217,18 +231,23 @@ int conv_fusion_cmd(op_opts *o, const conv_fusion_opts *f, const tc_conv2d_desc 
   int rc = CLI_FAIL;
   tc_kernel **ks = NULL;
   int nk = 0;
-  if (!have_dev && runs) goto out;
-  printf("problem: %s\n", tc_conv2d_problem_string(c));
-  printf("direction: %s, output %lld x %lld x %lld x %lld (Ho %lld, Wo %lld)\n",
-         tc_conv_dir_name(p->dir), (long long)p->n, (long long)p->k, (long long)ho, (long long)wo,
-         (long long)ho, (long long)wo);
-  op_print_device(o, &r, have_dev, tc_str_cstr(&why));
-  if (f->bias || f->act >= 0)
-    printf("epilogue: %s%s%s, in the kernel\n", f->bias ? "bias" : "",
-           f->bias && f->act >= 0 ? " + " : "",
+  TC_STR_LOCAL(kjson);
+  char epi[32];
+  snprintf(epi, sizeof epi, "%s%s%s", f->bias ? "bias" : "", f->bias && f->act >= 0 ? "," : "",
            f->act == TC_RELU ? "relu" : f->act == TC_GELU ? "gelu" : f->act == TC_SILU ? "silu" : "");
-  fflush(stdout);
-  if ((rc = compile_all(o, c, &ep, &ks, &nk)) != CLI_OK) goto out;
+  if (!have_dev && runs) goto out;
+  if (!o->json) {
+    printf("problem: %s\n", tc_conv2d_problem_string(c));
+    printf("direction: %s, output %lld x %lld x %lld x %lld (Ho %lld, Wo %lld)\n",
+           tc_conv_dir_name(p->dir), (long long)p->n, (long long)p->k, (long long)ho, (long long)wo,
+           (long long)ho, (long long)wo);
+    op_print_device(o, &r, have_dev, tc_str_cstr(&why));
+    if (epi[0])
+      printf("epilogue: %s%s%s, in the kernel\n", f->bias ? "bias" : "", f->bias && f->act >= 0 ? " + " : "",
+             epi + (f->bias ? 4 + (f->act >= 0) : 0));
+    fflush(stdout);
+  }
+  if ((rc = compile_all(o, c, &ep, &ks, &nk, &kjson)) != CLI_OK) goto out;
   if (runs) {
     rc = execute(o, c, p, &ep, ho, wo, &r);
   } else {
@@ -241,6 +260,19 @@ int conv_fusion_cmd(op_opts *o, const conv_fusion_opts *f, const tc_conv2d_desc 
     free(srcs), free(names);
   }
 out:
+  if (o->json) { /* as the template path's object, with the path, the epilogue and each
+                    kernel's schedule in place of the perf config */
+    tc_str j;
+    tc_str_init(&j);
+    tc_str_cat(&j, "{\"command\": \"conv2d\", ");
+    conv_json_problem(&j, p, tc_conv2d_problem_string(c), ho, wo);
+    op_json_device(&j, o, &r);
+    tc_str_cat(&j, ", \"path\": \"fusion\", \"epilogue\": ");
+    op_json_str(&j, epi);
+    tc_str_printf(&j, ", \"kernels\": [%s]", tc_str_cstr(&kjson));
+    op_json_run(&j, o, &r, 0);
+    op_json_end(&j, rc == CLI_OK);
+  }
   for (int i = 0; i < nk; i++) tc_kernel_free(ks[i]);
   free(ks);
   free((char *)r.db_path);
