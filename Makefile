@@ -74,7 +74,7 @@ test: deps
 	TILEC=$(BUILD)/tilec TILEC_LIB=$(BUILD)/libtilec.so LDST_BENCH=$(BUILD)/bench/ldst_bandwidth \
 	  NORMS_BENCH=$(BUILD)/bench/norms \
 	  tests/run.sh $(TEST_BIN) tests/cli_test.sh tests/cli_conv_test.sh tests/cli_norm_test.sh tests/cli_driver_test.sh tests/cli_driver_lines_test.sh \
-	  tests/cli_matmul_test.sh tests/cli_gemm_perfcfg_test.sh \
+	  tests/cli_matmul_test.sh tests/cli_gemm_perfcfg_test.sh tests/cli_conv_fusion_test.sh \
 	  tests/python_test.sh \
 	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
 	  tests/norms_bench_test.sh \

@@ -22,6 +22,7 @@
 #include "../src/target/target.h"
 #include "cli.h"
 #include "conv_cli.h"
+#include "conv_fusion_cli.h"
 #include "op_cli.h"
 
 static void conv_usage(FILE *out) {
@@ -31,6 +32,7 @@ static void conv_usage(FILE *out) {
         "                    [--pad_h_l P] [--pad_h_r P] [--pad_w_l P] [--pad_w_r P]\n"
         "                    [-t f32|f16|bf16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
         "                    [--time [-i N]] [--emit FILE] [--json]\n"
+        "                    [--path template|fusion [--epilogue bias,relu|gelu|silu]]\n"
         "                    [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "\n"
         "runs a 2-D convolution as implicit GEMM, in MIOpenDriver's conventions:\n"
@@ -57,6 +59,7 @@ static void conv_usage(FILE *out) {
         "  --fil_layout KCYX|KYXC  memory layout of the filter (default KCYX)\n"
         "  --out_layout NKHW|NHWK  memory layout of the output (default NKHW)\n",
         out);
+  conv_fusion_usage(out);
   op_common_usage(out);
 }
 
@@ -76,7 +79,7 @@ static int set_layout(op_opts *o, const char *flag, const char *v, char dst[8]) 
 
 /* ---- output ---------------------------------------------------------------- */
 
-static void json_problem(tc_str *j, const tc_conv_problem *p, const char *key, int64_t ho, int64_t wo) {
+void conv_json_problem(tc_str *j, const tc_conv_problem *p, const char *key, int64_t ho, int64_t wo) {
   tc_str_cat(j, "\"problem\": {\"string\": ");
   op_json_str(j, key);
   tc_str_cat(j, ", \"direction\": ");
@@ -151,7 +154,7 @@ static void print_json(const op_opts *o, const tc_conv_problem *p, const tc_conv
   tc_str j;
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"conv2d\", ");
-  json_problem(&j, p, tc_conv2d_problem_string(c), ho, wo);
+  conv_json_problem(&j, p, tc_conv2d_problem_string(c), ho, wo);
   op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"perf_config\": ");
   op_json_str(&j, r->config);
@@ -169,8 +172,9 @@ static void print_json(const op_opts *o, const tc_conv_problem *p, const tc_conv
 /* Reads the arguments into o and p (dir, pad_h, pad_w and side[] not yet
  * in p).  CLI_OK, or the exit code (*done set for --help, which returns
  * CLI_OK). */
-static int parse_args(op_opts *o, tc_conv_problem *p, int64_t *dir, int64_t *pad_h,
-                      int64_t *pad_w, int64_t side[4], int argc, char **argv, int *done) {
+static int parse_args(op_opts *o, tc_conv_problem *p, conv_fusion_opts *fo, int64_t *dir,
+                      int64_t *pad_h, int64_t *pad_w, int64_t side[4], int argc, char **argv,
+                      int *done) {
   conv_flag flags[] = {
       {"-F", "--forw", dir},            {"-n", "--batchsize", &p->n},
       {"-c", "--in_channels", &p->c},   {"-H", "--in_h", &p->h},
@@ -194,7 +198,7 @@ static int parse_args(op_opts *o, tc_conv_problem *p, int64_t *dir, int64_t *pad
       *done = 1;
       return CLI_OK;
     }
-    if (op_common_option(o, argc, argv, &i, &rc)) {
+    if (op_common_option(o, argc, argv, &i, &rc) || conv_fusion_option(o, fo, argc, argv, &i, &rc)) {
       if (rc != CLI_OK) return rc;
       continue;
     }
@@ -415,11 +419,15 @@ int cmd_conv(int argc, char **argv) {
   tc_conv_problem_init(&p);
   /* side[]: --pad_h_l .. --pad_w_r, INT64_MIN when not given */
   int64_t dir = 1, pad_h = 0, pad_w = 0, side[4] = {INT64_MIN, INT64_MIN, INT64_MIN, INT64_MIN};
-  int done = 0, rc = parse_args(&o, &p, &dir, &pad_h, &pad_w, side, argc, argv, &done);
+  conv_fusion_opts fo;
+  conv_fusion_opts_init(&fo);
+  int done = 0, rc = parse_args(&o, &p, &fo, &dir, &pad_h, &pad_w, side, argc, argv, &done);
   if (rc != CLI_OK || done) return rc;
   if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
+  if (fo.epilogue_given && !fo.fusion) return op_usage_error(&o, "--epilogue needs --path fusion");
   tc_conv2d_desc d;
   if ((rc = conv_make_desc(&o, &p, dir, pad_h, pad_w, side, &d)) != CLI_OK) return rc;
+  if (fo.fusion) return conv_fusion_cmd(&o, &fo, &d, &p);
   /* --arch as given: the heuristic plans with it as the command always did */
   tc_op_options opt = {o.target, o.device, o.arch, NULL};
   tc_conv2d *c = tc_conv2d_new(&d, &opt);

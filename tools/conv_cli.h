@@ -24,4 +24,8 @@ int conv_tune(op_opts *o, tc_conv2d *c, op_report *r);
  * --json) also the lines "perf config: ..." and "plan: N kernels: ...". */
 void conv_report_plan(const op_opts *o, const tc_conv2d *c, op_report *r, int print);
 
+/* `"problem": {...}` of the --json object: the string key, the
+ * direction, the sizes, Ho and Wo, the dtype and the layouts. */
+void conv_json_problem(tc_str *j, const tc_conv_problem *p, const char *key, int64_t ho, int64_t wo);
+
 #endif

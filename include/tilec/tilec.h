@@ -1099,7 +1099,9 @@ const char *tc_conv2d_problem_string(const tc_conv2d *c);
  * not valid. */
 tc_status tc_conv2d_output_size(tc_conv2d *c, int64_t *ho, int64_t *wo);
 /* Elements of a tensor: its host buffer holds this many elements of the
- * dtype.  -1 for a description that is not valid. */
+ * dtype (TC_CONV2D_BIAS: the fusion path's bias, K).  -1 for a
+ * description that is not valid (bf16 counts as valid here: the fusion
+ * path takes it). */
 int64_t tc_conv2d_elems(tc_conv2d *c, tc_conv2d_tensor t);
 
 /* Checks the description and generates the kernels for the target.
@@ -1152,6 +1154,60 @@ int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, c
 /* Computes the written tensor on the host (summed in double, rounded to
  * the dtype) from the two tensors read, as tc_conv2d_run would. */
 tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out);
+
+/* ---- a convolution through the fusion path ----
+ *
+ * The same convolution with each GEMM of its lowering made a fusion: the
+ * matmul (tc_matmul) reads the two tensors through the lowering's
+ * coordinate-transform views (pad, embed, slice, merge: an element in
+ * the padding reads 0) and stores its result through the third view, so
+ * the kernels come from the compiler (tc_schedule_auto's matmul
+ * schedule, lowered and printed like any fusion) instead of the GEMM
+ * templates that tc_conv2d_plan uses, and a forward convolution can end
+ * in a bias per output channel and an activation computed in the same
+ * kernel.  One fusion (one kernel) per GEMM: one forward or backward
+ * weight, one per filter phase for backward data with a stride.  f32,
+ * f16 and bf16 (the templates take f32 and f16).  docs/conv.md says what
+ * this path does not do yet (mma.sync, wgmma, TMA: the FMA schedule
+ * only). */
+
+/* What follows a forward convolution in its kernel: bias (non-NULL: a
+ * bias per output channel, k elements of the dtype, added to the f32
+ * sum) then, when has_activation, activation (TC_RELU, TC_GELU or
+ * TC_SILU) in f32, then the rounding to the dtype.  All zero: nothing. */
+typedef struct tc_conv2d_epilogue {
+  const void *bias;
+  bool has_activation;
+  tc_unary_op activation;
+} tc_conv2d_epilogue;
+
+/* The bias buffer among a fusion's arguments (tc_conv2d_fusion). */
+#define TC_CONV2D_BIAS ((tc_conv2d_tensor)3)
+
+/* The fusion of GEMM i (0-based) of the convolution with epilogue ep (may
+ * be NULL; its bias pointer only says whether there is one), unscheduled:
+ * schedule it (tc_schedule_auto), compile and run it like any fusion.
+ * args[0..*nargs) (room for 4) get the buffer each of its parameters is,
+ * inputs then output (TC_CONV2D_INPUT, _FILTER, _OUTPUT, TC_CONV2D_BIAS);
+ * *count (may be NULL) the number of GEMMs.  The caller frees the fusion
+ * (tc_fusion_free).  Where some element of the written tensor is written
+ * by no GEMM (backward data), zero that tensor first.  NULL with
+ * tc_conv2d_error set: a bad description, i out of range, an epilogue on
+ * a backward direction. */
+tc_fusion *tc_conv2d_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, int i,
+                            tc_conv2d_tensor *args, int *nargs, int *count);
+/* Runs the convolution through the fusion path on the description's
+ * target (tc_op_options: target, device, arch): each GEMM's fusion
+ * scheduled by tc_schedule_auto, compiled and run in order on the host
+ * buffers (as tc_conv2d_run; ep may be NULL).  *ms (may be NULL) gets the
+ * summed kernel time. */
+tc_status tc_conv2d_run_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, void *in, void *fil,
+                               void *out, double *ms);
+/* tc_conv2d_verify for a run with epilogue ep (may be NULL): the
+ * reference is activation(sum + bias), the bound widened by the
+ * activation's slope and rounding (docs/conv.md).  Takes bf16 too. */
+int64_t tc_conv2d_verify_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, const void *in,
+                                const void *fil, const void *out, double *worst);
 
 /* The perf config of the plan ("" before one is made).  When the
  * heuristic chose it for a problem of several GEMMs (backward data with a

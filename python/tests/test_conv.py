@@ -102,3 +102,53 @@ def test_errors(rng):
         tilec.conv2d(x, _rand(rng, (2, 4, 1, 1), np.float16))
     with pytest.raises(ValueError, match="shape"):
         tilec.conv2d_backward_data((1, 4, 3, 3), _rand(rng, (2, 4, 1, 1)), _rand(rng, (1, 2, 2, 2)))
+
+
+def _act(name, v):
+    if name == "relu":
+        return np.maximum(v, 0)
+    if name == "gelu":
+        return 0.5 * v * (1 + np.tanh(0.7978845608028654 * (v + 0.044715 * v ** 3)))
+    return v / (1 + np.exp(-v))
+
+
+@pytest.mark.parametrize("activation", ["relu", "gelu", "silu"])
+def test_fusion_forward_bias_activation(rng, activation):
+    """path='fusion': the bias and the activation in the kernel, NCHW and NHWC."""
+    xshape, wshape, stride, padding, dilation, groups = CASES[1]
+    x, w, b = _rand(rng, xshape), _rand(rng, wshape), _rand(rng, (wshape[0],))
+    want = _act(activation, ref_forward(x, w, stride, padding, dilation, groups)
+                + b.astype(np.float64)[None, :, None, None])
+    out = tilec.conv2d(x, w, stride=stride, padding=padding, dilation=dilation, groups=groups,
+                       path="fusion", bias=b, activation=activation)
+    np.testing.assert_allclose(out, want, rtol=1e-5, atol=1e-5)
+    out = tilec.conv2d(x.transpose(0, 2, 3, 1), w.transpose(0, 2, 3, 1), stride=stride,
+                       padding=padding, dilation=dilation, groups=groups, layout="NHWC",
+                       path="fusion", bias=b, activation=activation)
+    np.testing.assert_allclose(out, want.transpose(0, 2, 3, 1), rtol=1e-5, atol=1e-5)
+
+
+def test_fusion_backward(rng):
+    """path='fusion' in both backward directions (stride 2: four GEMMs for the data)."""
+    xshape, wshape, stride, padding, dilation = (2, 4, 9, 8), (6, 4, 3, 3), (2, 2), 1, (1, 1)
+    x, w = _rand(rng, xshape), _rand(rng, wshape)
+    _, ho, wo = geometry(xshape, wshape, stride, padding, dilation)
+    dy = _rand(rng, (xshape[0], wshape[0], ho, wo))
+    dx = tilec.conv2d_backward_data(xshape, w, dy, stride=stride, padding=padding, path="fusion")
+    np.testing.assert_allclose(dx, ref_backward_data(xshape, w, dy, stride, padding, dilation, 1),
+                               rtol=1e-5, atol=1e-5)
+    dw = tilec.conv2d_backward_weight(x, wshape, dy, stride=stride, padding=padding, path="fusion")
+    np.testing.assert_allclose(dw, ref_backward_weight(x, wshape, dy, stride, padding, dilation, 1),
+                               rtol=1e-5, atol=1e-5)
+
+
+def test_fusion_errors(rng):
+    x, w = _rand(rng, (1, 2, 4, 4)), _rand(rng, (2, 2, 3, 3))
+    with pytest.raises(ValueError, match="path='fusion' only"):
+        tilec.conv2d(x, w, bias=np.zeros(2, np.float32))
+    with pytest.raises(ValueError, match="takes no perf_config"):
+        tilec.conv2d(x, w, path="fusion", perf_config="64,16,16,4,2,2")
+    with pytest.raises(ValueError, match="'relu', 'gelu' or 'silu'"):
+        tilec.conv2d(x, w, path="fusion", activation="tanh")
+    with pytest.raises(ValueError, match=r"bias must have shape \(2,\)"):
+        tilec.conv2d(x, w, path="fusion", bias=np.zeros(3, np.float32))

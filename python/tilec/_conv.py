@@ -19,6 +19,14 @@ float16 (both operands the same; accumulation is in float32).
 ``padding`` is an int (every side), a pair (height, width: both sides), or a
 pair of pairs ((top, bottom), (left, right)).  ``stride`` and ``dilation`` are
 an int or a pair.
+
+``path="fusion"`` runs each GEMM as a fusion whose matmul reads the tensors
+through the coordinate-transform views (``tc_conv2d_run_fusion``; the
+compiler's matmul schedule instead of the GEMM templates, no perf config);
+the forward then takes ``bias`` (one value per output channel) and
+``activation`` ("relu", "gelu", "silu") computed in the same kernel::
+
+    y = tilec.conv2d(x, w, padding=1, path="fusion", bias=b, activation="relu")
 """
 
 import ctypes
@@ -56,6 +64,14 @@ class _Options(ctypes.Structure):
     _fields_ = [("target", ctypes.c_int), ("device", _str), ("arch", _str), ("perfdb", _str)]
 
 
+class _Epilogue(ctypes.Structure):
+    """tc_conv2d_epilogue."""
+    _fields_ = [("bias", ctypes.c_void_p), ("has_activation", ctypes.c_bool),
+                ("activation", ctypes.c_int)]
+
+
+_ACTIVATIONS = {"relu": 2, "gelu": 9, "silu": 10}  # tc_unary_op
+
 _PROTOS = {
     "tc_conv2d_desc_init": (None, [ctypes.POINTER(_Desc)]),
     "tc_conv2d_new": (ctypes.c_void_p, [ctypes.POINTER(_Desc), ctypes.POINTER(_Options)]),
@@ -66,6 +82,9 @@ _PROTOS = {
     "tc_conv2d_plan": (ctypes.c_int, [ctypes.c_void_p, _str]),
     "tc_conv2d_run": (ctypes.c_int, [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                      ctypes.c_void_p, ctypes.POINTER(ctypes.c_double)]),
+    "tc_conv2d_run_fusion": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(_Epilogue),
+                                            ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                            ctypes.POINTER(ctypes.c_double)]),
     "tc_conv2d_perf_config": (_str, [ctypes.c_void_p]),
     "tc_conv2d_perf_config_source": (_str, [ctypes.c_void_p]),
 }
@@ -143,11 +162,20 @@ def _kcyx(shape, layout):
 
 
 def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, padding,
-         dilation, groups, layout, perf_config, target, device, arch, perfdb, dtype):
+         dilation, groups, layout, perf_config, target, device, arch, perfdb, dtype,
+         path="template", bias=None, activation=None):
     """Plans and runs one problem; returns the written array."""
     layout = str(layout).upper()
     if layout not in _LAYOUTS:
         raise ValueError("layout must be 'NCHW' or 'NHWC', not %r" % (layout,))
+    if path not in ("template", "fusion"):
+        raise ValueError("path must be 'template' or 'fusion', not %r" % (path,))
+    if path == "fusion" and perf_config is not None:
+        raise ValueError("path='fusion' takes no perf_config: the matmul scheduler chooses the tiles")
+    if (bias is not None or activation is not None) and path != "fusion":
+        raise ValueError("bias and activation are computed in the kernel with path='fusion' only")
+    if activation is not None and activation not in _ACTIVATIONS:
+        raise ValueError("activation must be 'relu', 'gelu' or 'silu', not %r" % (activation,))
     lib = _lib_conv()
     n, c, h, w = _nchw(in_shape, layout)
     k, cg, y, x = _kcyx(fil_shape, layout)
@@ -178,9 +206,10 @@ def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, pa
         if st != 0:
             raise TilecError(lib.tc_conv2d_error(conv).decode(), st)
         out_shape = (n, k, ho.value, wo.value) if layout == "NCHW" else (n, ho.value, wo.value, k)
-        st = lib.tc_conv2d_plan(conv, perf_config.encode() if perf_config is not None else None)
-        if st != 0:
-            raise TilecError(lib.tc_conv2d_error(conv).decode(), st)
+        if path == "template":
+            st = lib.tc_conv2d_plan(conv, perf_config.encode() if perf_config is not None else None)
+            if st != 0:
+                raise TilecError(lib.tc_conv2d_error(conv).decode(), st)
         np_dt = np.float32 if dtype == 0 else np.float16
         bufs = [in_arr, fil_arr, out_arr_in]
         shapes = [in_shape, fil_shape, out_shape]
@@ -195,7 +224,18 @@ def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, pa
                                         bufs[i].shape))
                 bufs[i] = np.ascontiguousarray(bufs[i], dtype=np_dt)
         ptrs = [b.ctypes.data_as(ctypes.c_void_p) for b in bufs]
-        st = lib.tc_conv2d_run(conv, ptrs[0], ptrs[1], ptrs[2], None)
+        if path == "fusion":
+            epi = _Epilogue()
+            if bias is not None:
+                bias = np.ascontiguousarray(bias, dtype=np_dt)
+                if bias.shape != (k,):
+                    raise ValueError("bias must have shape (%d,), got %s" % (k, bias.shape))
+                epi.bias = bias.ctypes.data_as(ctypes.c_void_p)
+            if activation is not None:
+                epi.has_activation, epi.activation = True, _ACTIVATIONS[activation]
+            st = lib.tc_conv2d_run_fusion(conv, ctypes.byref(epi), ptrs[0], ptrs[1], ptrs[2], None)
+        else:
+            st = lib.tc_conv2d_run(conv, ptrs[0], ptrs[1], ptrs[2], None)
         if st != 0:
             raise TilecError(lib.tc_conv2d_error(conv).decode(), st)
         return bufs[written]
@@ -204,8 +244,13 @@ def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, pa
 
 
 def conv2d(x, w, stride=1, padding=0, dilation=1, groups=1, layout="NCHW", *, perf_config=None,
-           target="opencl", device=None, arch=None, perfdb=None):
-    """The forward convolution of x with the filter w (no bias); a new array.
+           target="opencl", device=None, arch=None, perfdb=None, path="template", bias=None,
+           activation=None):
+    """The forward convolution of x with the filter w; a new array.
+
+    path: "template" (default) or "fusion" (module docstring); with
+    "fusion", bias (shape (K,), one per output channel) and activation
+    ("relu", "gelu", "silu") are applied in the same kernel.
 
     perf_config: "BS,MPB,NPB,KPB,MPT,NPT", or None for the perf DB entry of
     the problem (``tilec conv2d --tune`` fills it), else the heuristic.
@@ -217,12 +262,12 @@ def conv2d(x, w, stride=1, padding=0, dilation=1, groups=1, layout="NCHW", *, pe
     code, _ = _dtype_code(x, w)
     xs, ws = _shape4(x.shape, "x"), _shape4(w.shape, "w")
     return _run(FORWARD, xs, ws, x, w, None, stride, padding, dilation, groups, layout,
-                perf_config, target, device, arch, perfdb, code)
+                perf_config, target, device, arch, perfdb, code, path, bias, activation)
 
 
 def conv2d_backward_data(input_size, w, dy, stride=1, padding=0, dilation=1, groups=1,
                          layout="NCHW", *, perf_config=None, target="opencl", device=None,
-                         arch=None, perfdb=None):
+                         arch=None, perfdb=None, path="template"):
     """The gradient of the input (shape input_size) from the filter w and the
     output gradient dy, as ``torch.nn.grad.conv2d_input``."""
     w, dy = np.asarray(w), np.asarray(dy)
@@ -230,12 +275,12 @@ def conv2d_backward_data(input_size, w, dy, stride=1, padding=0, dilation=1, gro
     xs, ws = _shape4(input_size, "input_size"), _shape4(w.shape, "w")
     _shape4(dy.shape, "dy")
     return _run(BACKWARD_DATA, xs, ws, None, w, dy, stride, padding, dilation, groups, layout,
-                perf_config, target, device, arch, perfdb, code)
+                perf_config, target, device, arch, perfdb, code, path)
 
 
 def conv2d_backward_weight(x, weight_size, dy, stride=1, padding=0, dilation=1, groups=1,
                            layout="NCHW", *, perf_config=None, target="opencl", device=None,
-                           arch=None, perfdb=None):
+                           arch=None, perfdb=None, path="template"):
     """The gradient of the filter (shape weight_size) from the input x and the
     output gradient dy, as ``torch.nn.grad.conv2d_weight``."""
     x, dy = np.asarray(x), np.asarray(dy)
@@ -243,4 +288,4 @@ def conv2d_backward_weight(x, weight_size, dy, stride=1, padding=0, dilation=1, 
     xs, ws = _shape4(x.shape, "x"), _shape4(weight_size, "weight_size")
     _shape4(dy.shape, "dy")
     return _run(BACKWARD_WEIGHT, xs, ws, x, None, dy, stride, padding, dilation, groups, layout,
-                perf_config, target, device, arch, perfdb, code)
+                perf_config, target, device, arch, perfdb, code, path)

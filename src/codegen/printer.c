@@ -28,7 +28,17 @@ static void load_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_kn
   tc_str idx;
   tc_str_init(&idx);
   expr(&idx, k, s->stmt.in_index[i]);
-  d->load(o, s->stmt.op->in[i]->dtype, s->stmt.op->in[i]->mem, s->stmt.op->in[i]->name, tc_str_cstr(&idx));
+  const tc_tensor *x = s->stmt.op->in[i];
+  /* a read through a coordinate-transform view: 0 where it is not valid
+   * (padding), and then no load at all */
+  const tc_expr *ok = s->stmt.in_valid[i];
+  if (ok) {
+    tc_str_cat(o, "((");
+    expr(o, k, ok);
+    tc_str_cat(o, ") ? ");
+  }
+  d->load(o, x->dtype, x->mem, x->name, tc_str_cstr(&idx));
+  if (ok) tc_str_printf(o, " : %s)", is_float(x->dtype) ? "0.0f" : "0");
   tc_str_free(&idx);
 }
 

@@ -86,6 +86,7 @@ void tc_fusion_free(tc_fusion *f) {
   if (!f) return;
   for (int i = 0; i < f->ntensors; i++) {
     tc_tensor *t = f->tensors[i];
+    if (t->view) tc_view_free(t->view);
     free(t->logical), free(t->loop), free(t->alloc), free(t);
   }
   for (int i = 0; i < f->nops; i++) free(f->ops[i]);
@@ -139,6 +140,67 @@ tc_tensor *tc_input(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape) {
   tv->mem = TC_MEM_GLOBAL;
   TC_PUSH(f->inputs, f->ninputs, f->cinputs, tv);
   return tv;
+}
+
+/* Whether v is a view tc_input_view / tc_output_view take: 1..16 upper
+ * dims, each within 1..2^31, and a buffer size within 1..2^31. */
+static bool view_ok(tc_fusion *f, const char *call, const tc_view *v, int64_t elems) {
+  if (!v || v->nupper < 1 || v->nupper > 16) {
+    tc_fail(f, TC_ERR_ARGUMENT, "%s: the view has %d dims; it must have 1..16", call, v ? v->nupper : 0);
+    return false;
+  }
+  for (int i = 0; i < v->nupper; i++)
+    if (tc_view_extent(v, i) < 1 || tc_view_extent(v, i) > ((int64_t)1 << 31)) {
+      tc_fail(f, TC_ERR_ARGUMENT, "%s: the view's dim %d has extent %lld; it must be 1..2^31", call, i,
+              (long long)tc_view_extent(v, i));
+      return false;
+    }
+  if (elems < 1 || elems > ((int64_t)1 << 31)) {
+    tc_fail(f, TC_ERR_ARGUMENT, "%s: the buffer has %lld elements; it must have 1..2^31", call,
+            (long long)elems);
+    return false;
+  }
+  return true;
+}
+
+tc_tensor *tc_input_view(tc_fusion *f, tc_dtype t, const tc_view *v, int64_t elems) {
+  tc_clear_error(f);
+  if (!valid_dtype(t)) return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_view: unknown dtype %d", (int)t), NULL;
+  if (!view_ok(f, "tc_input_view", v, elems)) return NULL;
+  int64_t shape[16];
+  for (int i = 0; i < v->nupper; i++) shape[i] = tc_view_extent(v, i);
+  tc_tensor *tv = tc_input(f, t, v->nupper, shape);
+  if (!tv) return NULL;
+  tv->view = tc_view_copy(v);
+  tv->view_elems = elems;
+  return tv;
+}
+
+tc_status tc_output_view(tc_tensor *t, const tc_view *v, int64_t elems) {
+  tc_fusion *f = t->f;
+  tc_clear_error(f);
+  if (!t->is_output || t->is_input)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_output_view: %s is not an output of the fusion", t->name);
+  if (!view_ok(f, "tc_output_view", v, elems)) return TC_ERR_ARGUMENT;
+  if (v->nupper != t->nlogical)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_output_view: the view has %d dims but %s has rank %d",
+                   v->nupper, t->name, t->nlogical);
+  for (int i = 0; i < t->nlogical; i++)
+    if (tc_view_extent(v, i) != tc_logical_extent(t, i))
+      return tc_fail(f, TC_ERR_ARGUMENT, "tc_output_view: the view's dim %d has extent %lld but %s's "
+                     "axis %d has %lld", i, (long long)tc_view_extent(v, i), t->name, i,
+                     (long long)tc_logical_extent(t, i));
+  if (t->view) tc_view_free(t->view);
+  t->view = tc_view_copy(v);
+  t->view_elems = elems;
+  return TC_OK;
+}
+
+void tc_tensor_view_index(const tc_tensor *t, tc_epool *p, const tc_expr *const *lv,
+                          const tc_expr **offset, const tc_expr **valid) {
+  const tc_expr *ok;
+  tc_view_index(t->view, p, lv, offset, &ok);
+  *valid = tc_e_is_const(ok, 1) ? NULL : ok;
 }
 
 tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape, const char *name,
@@ -599,6 +661,7 @@ int tc_tensor_nloop(const tc_tensor *t) { return t->nloop; }
 
 size_t tc_tensor_bytes(const tc_tensor *t) {
   size_t n = tc_dtype_size(t->dtype);
+  if (t->view) return n * (size_t)t->view_elems;
   for (int i = 0; i < t->nlogical; i++) n *= (size_t)tc_logical_extent(t, i);
   return n;
 }

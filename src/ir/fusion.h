@@ -14,6 +14,7 @@
 
 #include "tilec/tilec.h"
 #include "../layout/domain.h"
+#include "../layout/coord.h"
 
 typedef enum tc_op_kind {
   TC_OP_SET, TC_OP_UNARY, TC_OP_BINARY, TC_OP_CAST, TC_OP_PERMUTE,
@@ -84,6 +85,14 @@ struct tc_tensor {
   int macro;               /* a matmul accumulator's products: TC_MACRO_* (0: FMA) */
   int circular_stages;     /* tc_circular_buffer: slots of a shared tensor's ring
                               (0, 1: one buffer) */
+  /* A global tensor (input or output) whose logical domain is the upper
+   * dims of a coordinate-transform view (coord.h) of its buffer: element
+   * u is at buffer offset tc_view_index(view, u) and exists where the
+   * view's predicate holds (an input reads 0 elsewhere, an output writes
+   * nothing there).  The buffer has view_elems elements.  NULL: the
+   * logical domain row-major (tc_input_view, tc_output_view). */
+  tc_view *view;
+  int64_t view_elems;
 };
 
 struct tc_fusion {
@@ -101,6 +110,22 @@ struct tc_fusion {
   tc_tensor *sym;
   int64_t sym_div, sym_bound;
 };
+
+/* An input whose logical domain is the upper dims of view v (copied) over
+ * a buffer of elems elements (implicit-GEMM operands: a convolution's
+ * input seen as [G, gemmK, gemmN] through pad / embed / merge).  Every
+ * offset the view reaches where its predicate holds must lie in
+ * [0, elems).  NULL with the fusion's error on a bad view. */
+tc_tensor *tc_input_view(tc_fusion *f, tc_dtype t, const tc_view *v, int64_t elems);
+/* Makes output t store through view v (copied; its upper extents must be
+ * t's logical extents) into a buffer of elems elements: the elements of
+ * the buffer the view does not reach keep what the buffer held (the run
+ * uploads it).  TC_ERR_ARGUMENT on a mismatch. */
+tc_status tc_output_view(tc_tensor *t, const tc_view *v, int64_t elems);
+/* The offset and validity expressions (in pool p) of view tensor t's
+ * element at logical coordinates lv; *valid is NULL when always valid. */
+void tc_tensor_view_index(const tc_tensor *t, tc_epool *p, const tc_expr *const *lv,
+                          const tc_expr **offset, const tc_expr **valid);
 
 /* Marks the logical axes that carry the size variable: the leading axes
  * of the tc_input_sym inputs and every axis of a tensor an op makes from
@@ -189,7 +214,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 19
+#define TC_CODEGEN_FORMAT 20
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

@@ -33,7 +33,7 @@ _Static_assert(sizeof(tc_xform) == 264, "tc_xform changed: update tc_fusion_hash
 _Static_assert(sizeof(tc_xform) == 80, "tc_xform changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
 _Static_assert(sizeof(tc_axis) == 40, "tc_axis changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(struct tc_tensor) == 152,
+_Static_assert(sizeof(struct tc_tensor) == 168,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(tc_op) == 152, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(struct tc_fusion) == 1656,
@@ -200,6 +200,30 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
     else
       int_list(&h, TAG_ALLOC, NULL, -1);
     i64(&h, t->def ? 1 : 0);
+    if (t->view) { /* a coordinate-transform view of the buffer: its text and numbers */
+      const tc_view *v = t->view;
+      tc_str d;
+      tc_str_init(&d);
+      tc_view_describe(v, &d);
+      tc_hasher_str(&h, tc_str_cstr(&d));
+      tc_str_free(&d);
+      i64(&h, t->view_elems);
+      i64(&h, v->nlower);
+      for (int j = 0; j < v->nlower; j++) {
+        i64(&h, v->g.axes[v->lower[j]].extent);
+        i64(&h, v->lower_stride[j]);
+        i64(&h, v->lower_const[j]);
+      }
+      i64(&h, v->g.nxf);
+      for (int j = 0; j < v->g.nxf; j++) {
+        const tc_xform *x = &v->g.xf[j];
+        i64(&h, x->kind), i64(&h, x->factor), i64(&h, x->left), i64(&h, x->right);
+        int_list(&h, TAG_XFORM, x->in, x->nin);
+        int_list(&h, TAG_XFORM, x->out, x->nout);
+        for (int k = 0; k < x->nout && k < TC_XF_MAX_OUT; k++) i64(&h, x->coeff[k]);
+      }
+      int_list(&h, TAG_LOGICAL, v->upper, v->nupper);
+    }
   }
 
   i64(&h, f->nops);

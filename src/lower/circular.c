@@ -163,7 +163,8 @@ static int check_reader(tc_knode *s, void *ctx) {
 }
 
 /* cp.async for a ring's copy statement s on CUDA sm_80+: a copy of one
- * global operand of the same dtype, 4 bytes per element (f32), or a whole
+ * global operand of the same dtype read without a view's predicate, 4
+ * bytes per element (f32), or a whole
  * VECTORIZE or UNROLL loop of v elements (4, 8 or 16 bytes) around it whose global
  * and shared runs are contiguous, start at multiples of v and share one
  * predicate (proven by simplification; the slots are whole 16-byte units
@@ -173,6 +174,10 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
   if (op->nin != 1 || op->in[0]->mem != TC_MEM_GLOBAL || op->in[0]->dtype != op->out->dtype ||
       (op->kind != TC_OP_SET && op->kind != TC_OP_BROADCAST && op->kind != TC_OP_PERMUTE))
     return 0;
+  /* a load through a coordinate-transform view reads 0 where the view
+   * does not hold (padding): a plain copy writes that 0, a skipped
+   * cp.async would leave the slot's previous tile */
+  if (s->stmt.in_valid[0]) return 0;
   int es = (int)tc_dtype_size(op->out->dtype);
   tc_knode *v = s->parent;
   if (v && v->kind == TC_K_LOOP && (v->loop.ptype == TC_VECTORIZE || v->loop.ptype == TC_UNROLL) &&
@@ -214,7 +219,10 @@ static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile,
   const tc_expr *inside = tc_e_lt(p, tile, tc_e_const(p, r->loop->loop.extent));
   s->pred = tc_simplify(p, tc_e_land(p, subst1(p, s->pred, id, tile), inside));
   s->out_index = subst1(p, s->out_index, id, tile);
-  for (int q = 0; q < s->op->nin; q++) s->in_index[q] = subst1(p, s->in_index[q], id, tile);
+  for (int q = 0; q < s->op->nin; q++) {
+    s->in_index[q] = subst1(p, s->in_index[q], id, tile);
+    s->in_valid[q] = subst1(p, s->in_valid[q], id, tile); /* a view's predicate (NULL: none) */
+  }
   s->ring_tile = tile;
   if (is_ring_tensor(r, s->op->out, &se))
     s->out_index = tc_simplify(p, tc_e_add(p, s->out_index, tc_e_mulc(p, slot, se)));

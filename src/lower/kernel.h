@@ -120,6 +120,10 @@ typedef struct tc_kstmt {
   const tc_expr *pred;
   const tc_expr *out_index;
   const tc_expr *in_index[3];
+  /* an input read through a coordinate-transform view (tc_tensor.view):
+   * the view's predicate, the element reading 0 where it fails; NULL:
+   * always valid */
+  const tc_expr *in_valid[3];
   tc_ktmem tmem;
   tc_kldsm ldsm;
   tc_ktma tma;

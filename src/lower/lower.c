@@ -683,11 +683,22 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
 
 /* ---- indexing ---------------------------------------------------------- */
 
-/* The element index of tensor x for logical coordinates lv. */
-static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const tc_expr **out) {
+/* The element index of tensor x for logical coordinates lv; *valid (may
+ * be NULL) gets the predicate of a tensor seen through a view (NULL when
+ * always valid). */
+static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const tc_expr **out,
+                          const tc_expr **valid) {
   tc_epool *p = c->k->pool;
   tc_dgraph *g = c->g;
   const tc_expr *idx = tc_e_const(p, 0);
+  if (valid) *valid = NULL;
+  if (x->mem == TC_MEM_GLOBAL && x->view) {
+    const tc_expr *ok;
+    tc_tensor_view_index(x, p, lv, out, &ok);
+    *out = tc_simplify(p, *out);
+    if (valid && ok) *valid = tc_simplify(p, ok);
+    return TC_OK;
+  }
   if (x->mem == TC_MEM_GLOBAL) {
     for (int i = 0; i < x->nlogical; i++)
       if (!g->axes[x->logical[i]].reduction)
@@ -776,6 +787,49 @@ static const tc_expr *loop_values(lctx *c, const tc_tensor *t, bool skip_reducti
   return pred;
 }
 
+/* The conjuncts of a LAND chain e (nodes are hash-consed: equal terms
+ * are one pointer) appended to t[*n..cap). */
+static void land_terms(const tc_expr *e, const tc_expr **t, int *n, int cap) {
+  if (e->op == TC_E_LAND) {
+    land_terms(e->a, t, n, cap);
+    land_terms(e->b, t, n, cap);
+  } else if (*n < cap) {
+    t[(*n)++] = e;
+  }
+}
+
+/* Whether term t, x / c < d (c, d > 0 constants), follows from k, x <
+ * c * d (a merged dim's digit checked against its extent where the
+ * whole is checked already; x >= 0 there). */
+static bool lt_implied(const tc_expr *t, const tc_expr *k) {
+  if (t->op != TC_E_LT || k->op != TC_E_LT || t->a->op != TC_E_DIV) return false;
+  const tc_expr *x = t->a->a, *c = t->a->b, *d = t->b;
+  if (c->op != TC_E_CONST || d->op != TC_E_CONST || k->b->op != TC_E_CONST || c->val <= 0 || d->val <= 0)
+    return false;
+  return k->a == x && x->lo >= 0 && k->b->val <= c->val * d->val;
+}
+
+/* A view's predicate without the terms the statement's own predicate
+ * already makes (the tile edges repeat the view's upper-extent checks)
+ * or that repeat within it; NULL when nothing is left.  A chain too
+ * long to list is kept as it is. */
+static const tc_expr *view_pred_left(tc_epool *p, const tc_expr *valid, const tc_expr *pred) {
+  enum { CAP = 64 };
+  const tc_expr *known[CAP], *mine[CAP];
+  int nk = 0, nm = 0;
+  land_terms(pred, known, &nk, CAP);
+  land_terms(valid, mine, &nm, CAP);
+  if (nm == CAP) return valid;
+  const tc_expr *left = NULL;
+  for (int i = 0; i < nm; i++) {
+    bool dup = tc_e_is_const(mine[i], 1);
+    for (int j = 0; j < nk && !dup; j++) dup = mine[i] == known[j] || lt_implied(mine[i], known[j]);
+    for (int j = 0; j < i && !dup; j++) dup = mine[i] == mine[j];
+    if (!dup) left = left ? tc_e_land(p, left, mine[i]) : mine[i];
+  }
+  return left;
+}
+
 static tc_status stmt_indices(lctx *c, tc_knode *s) {
   tc_kir *k = c->k;
   tc_epool *p = k->pool;
@@ -804,8 +858,12 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
   free(vals);
   if (st) return st;
   s->stmt.pred = tc_simplify(p, pred);
-  st = index_of(c, t, lv, &s->stmt.out_index);
+  const tc_expr *out_ok = NULL;
+  st = index_of(c, t, lv, &s->stmt.out_index, &out_ok);
   if (!st && direct) s->stmt.out_index = direct;
+  /* an output stored through a view writes only where the view holds */
+  if (!st && out_ok && (out_ok = view_pred_left(p, out_ok, s->stmt.pred)))
+    s->stmt.pred = tc_simplify(p, tc_e_land(p, s->stmt.pred, out_ok));
   for (int i = 0; i < s->stmt.op->nin && !st; i++) {
     const tc_expr *in_lv[16];
     const tc_tensor *x = s->stmt.op->in[i];
@@ -819,7 +877,15 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
        * a gather's data is read at 0 plus what the printer adds */
       in_lv[a] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(s->stmt.op, i, j) ? tc_e_const(p, 0) : lv[j];
     }
-    st = index_of(c, x, in_lv, &s->stmt.in_index[i]);
+    st = index_of(c, x, in_lv, &s->stmt.in_index[i], &s->stmt.in_valid[i]);
+    if (!st && s->stmt.in_valid[i])
+      s->stmt.in_valid[i] = view_pred_left(p, s->stmt.in_valid[i], s->stmt.pred);
+    if (!st && (x->view || t->view) && s->stmt.op->ldst != TC_LDST_DEFAULT)
+      st = tc_fail(c->f, TC_ERR_UNSUPPORTED,
+                   "compile: %s is copied by a special load / store instruction (ldst type %d), but %s is seen "
+                   "through a coordinate-transform view, which only plain loads and stores read; "
+                   "leave its ldst type at the default", t->name, (int)s->stmt.op->ldst,
+                   x->view ? x->name : t->name);
   }
   return st;
 }

@@ -350,6 +350,16 @@ static int conv_check(tc_conv2d *c, const char *fn, int64_t *dout, int64_t *ho, 
   return 0;
 }
 
+/* conv_check that also takes bf16 (the fusion path's dtype; the
+ * geometry does not depend on it). */
+static int conv_check_any(tc_conv2d *c, const char *fn) {
+  tc_conv_problem keep = c->p;
+  if (c->p.dtype == TC_BF16) c->p.dtype = TC_F16;
+  int rc = conv_check(c, fn, NULL, NULL, NULL);
+  c->p = keep;
+  return rc;
+}
+
 tc_status tc_conv2d_output_size(tc_conv2d *c, int64_t *ho, int64_t *wo) {
   if (!c) return TC_ERR_ARGUMENT;
   int64_t h = 0, w = 0;
@@ -373,15 +383,16 @@ tc_status tc_conv3d_output_size(tc_conv2d *c, int64_t *dout, int64_t *ho, int64_
 
 int64_t tc_conv2d_elems(tc_conv2d *c, tc_conv2d_tensor t) {
   if (!c) return -1;
-  if (conv_check(c, "tc_conv2d_elems", NULL, NULL, NULL) != 0) return -1;
+  if (conv_check_any(c, "tc_conv2d_elems") != 0) return -1;
   tc_str_clear(&c->o.err);
-  switch (t) {
+  switch ((int)t) {
     case TC_CONV2D_INPUT: return tc_conv_input_elems(&c->p);
     case TC_CONV2D_FILTER: return tc_conv_filter_elems(&c->p);
     case TC_CONV2D_OUTPUT: return tc_conv_output_elems(&c->p);
+    case TC_CONV2D_BIAS: return c->p.k;
   }
-  set_error(&c->o, "tc_conv2d_elems: bad tensor %d (expected TC_CONV2D_INPUT, _FILTER or _OUTPUT)",
-            (int)t);
+  set_error(&c->o, "tc_conv2d_elems: bad tensor %d (expected TC_CONV2D_INPUT, _FILTER, _OUTPUT "
+            "or TC_CONV2D_BIAS)", (int)t);
   return -1;
 }
 
@@ -561,6 +572,78 @@ int64_t tc_conv2d_verify_result(tc_conv2d *c, const void *in, const void *fil, c
   else
     tc_str_clear(&c->o.err);
   return r->bad;
+}
+
+/* ---- the fusion path ---- */
+
+/* conv_check for the fusion path, which takes bf16 as well. */
+static int conv_check_fusion(tc_conv2d *c, const char *fn, const tc_conv2d_epilogue *ep,
+                             tc_conv_epi *epi) {
+  if (conv_check_any(c, fn)) return -1;
+  epi->bias = ep && ep->bias;
+  epi->act = ep && ep->has_activation ? (int)ep->activation : -1;
+  return 0;
+}
+
+tc_fusion *tc_conv2d_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, int i,
+                            tc_conv2d_tensor *args, int *nargs, int *count) {
+  if (!c) return NULL;
+  tc_conv_epi epi;
+  if (conv_check_fusion(c, "tc_conv2d_fusion", ep, &epi)) return NULL;
+  tc_conv_fusion *fs;
+  int n, zero;
+  TC_STR_LOCAL(err);
+  if (tc_conv_fusions(&c->p, &epi, &fs, &n, &zero, &err)) {
+    set_error(&c->o, "tc_conv2d_fusion: %s", tc_str_cstr(&err));
+    return NULL;
+  }
+  if (count) *count = n;
+  if (i < 0 || i >= n) {
+    set_error(&c->o, "tc_conv2d_fusion: GEMM %d does not exist; the convolution has %d", i, n);
+    tc_conv_fusions_free(fs, n);
+    return NULL;
+  }
+  tc_fusion *f = fs[i].f;
+  fs[i].f = NULL;
+  if (nargs) *nargs = fs[i].nargs;
+  for (int a = 0; args && a < fs[i].nargs; a++) args[a] = (tc_conv2d_tensor)fs[i].args[a];
+  tc_conv_fusions_free(fs, n);
+  tc_str_clear(&c->o.err);
+  return f;
+}
+
+tc_status tc_conv2d_run_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, void *in, void *fil,
+                               void *out, double *ms) {
+  if (!c) return TC_ERR_ARGUMENT;
+  tc_conv_epi epi;
+  if (conv_check_fusion(c, "tc_conv2d_run_fusion", ep, &epi)) return TC_ERR_ARGUMENT;
+  if (!in || !fil || !out) {
+    set_error(&c->o, "tc_conv2d_run_fusion: a buffer is NULL");
+    return TC_ERR_ARGUMENT;
+  }
+  TC_STR_LOCAL(err);
+  tc_status st = tc_conv_fusion_run(&c->p, &epi, c->o.target, c->o.arch, c->o.device, in, fil, out,
+                                    ep ? ep->bias : NULL, ms, 0, NULL, NULL, &err);
+  if (st) set_error(&c->o, "tc_conv2d_run_fusion: %s", tc_str_cstr(&err));
+  else tc_str_clear(&c->o.err);
+  return st;
+}
+
+int64_t tc_conv2d_verify_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, const void *in,
+                                const void *fil, const void *out, double *worst) {
+  if (worst) *worst = 0;
+  if (!c) return -1;
+  tc_conv_epi epi;
+  if (conv_check_fusion(c, "tc_conv2d_verify_fusion", ep, &epi)) return -1;
+  if (!in || !fil || !out || (epi.bias && !ep->bias)) {
+    set_error(&c->o, "tc_conv2d_verify_fusion: a buffer is NULL");
+    return -1;
+  }
+  TC_STR_LOCAL(msg);
+  int64_t bad = tc_conv_verify_epilogue(&c->p, in, fil, out, ep ? ep->bias : NULL, epi.act, worst, &msg);
+  if (bad != 0) set_error(&c->o, "tc_conv2d_verify_fusion: %s", tc_str_cstr(&msg));
+  else tc_str_clear(&c->o.err);
+  return bad;
 }
 
 tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out) {

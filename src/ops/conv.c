@@ -160,6 +160,10 @@ static int check_fields(const conv_field *f, size_t n, int64_t min, tc_str *err)
 }
 
 int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, tc_str *err) {
+  return tc_conv_geom_make_dt(p, 0, d, err);
+}
+
+int tc_conv_geom_make_dt(const tc_conv_problem *p, int any_float, tc_conv_geom *d, tc_str *err) {
   memset(d, 0, sizeof *d);
   if (!p) {
     tc_err_set(err, "no convolution problem (NULL)");
@@ -210,7 +214,7 @@ int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, tc_str *err) {
              (long long)p->k, (long long)p->groups);
     return -1;
   }
-  if (p->dtype != TC_F32 && p->dtype != TC_F16) {
+  if (p->dtype != TC_F32 && p->dtype != TC_F16 && !(any_float && p->dtype == TC_BF16)) {
     tc_err_set(err, "unsupported data type %s for a convolution: expected f32 or f16",
              tc_dtype_name(p->dtype));
     return -1;
@@ -295,7 +299,7 @@ int tc_conv_check(const tc_conv_problem *p, int64_t *ho, int64_t *wo, tc_str *er
 
 static int64_t elems_or_zero(const tc_conv_problem *p, int which) {
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, NULL)) return 0;
+  if (tc_conv_geom_make_dt(p, 1, &d, NULL)) return 0;
   const int64_t *e = which == 0 ? d.in_ext : which == 1 ? d.fil_ext : d.out_ext;
   return tc_conv_elems_of(e, d.nd);
 }
@@ -413,7 +417,9 @@ tc_status tc_conv_plan_make_for(const tc_conv_problem *p, const tc_gemm_params *
   *out = NULL;
   tc_conv_gemm *gemms = NULL;
   int ngemms = 0, zero = 0;
-  if (tc_conv_lower(p, &gemms, &ngemms, &zero, err)) return TC_ERR_ARGUMENT;
+  /* (the lowering takes bf16 for the fusion path; the templates do not) */
+  if (tc_conv_check(p, NULL, NULL, err) || tc_conv_lower(p, &gemms, &ngemms, &zero, err))
+    return TC_ERR_ARGUMENT;
   tc_conv_plan *plan = tc_xcalloc(1, sizeof *plan);
   plan->problem = *p;
   plan->target = target;

@@ -160,4 +160,63 @@ int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil
 int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void *fil,
                             const void *out, const void *bias, double *worst, tc_str *msg);
 
+/* ---- the fusion path (conv_fusion.c) ---- */
+
+/* What follows a forward convolution in its kernel: bias 1 adds a
+ * per-output-channel bias (K elements of the dtype), act (TC_RELU,
+ * TC_GELU, TC_SILU; -1: none) is applied after it. */
+typedef struct tc_conv_epi {
+  int bias;
+  int act;
+} tc_conv_epi;
+
+/* The bias buffer, after the three of tc_conv_buf. */
+enum { TC_CONV_BUF_BIAS = 3 };
+
+/* One GEMM of the lowering as a fusion: inputs the two operands seen
+ * through their views (and the bias), the output stored through the
+ * result's view; args[] the buffers of its inputs then its output (a
+ * tc_conv_buf or TC_CONV_BUF_BIAS), as tc_kernel_run takes them. */
+typedef struct tc_conv_fusion {
+  tc_fusion *f;
+  int args[4], nargs;
+  char name[48];
+} tc_conv_fusion;
+
+/* The fusions of problem p (its direction's GEMMs, tc_conv_lower's, in
+ * order; ep may be NULL: none); *zero_init as tc_conv_lower's.  Returns
+ * 0 or -1 + err (an epilogue on a backward direction, a bad activation,
+ * a bad problem).  f32, f16 and bf16. */
+int tc_conv_fusions(const tc_conv_problem *p, const tc_conv_epi *ep, tc_conv_fusion **out,
+                    int *n, int *zero_init, tc_str *err);
+void tc_conv_fusions_free(tc_conv_fusion *fs, int n);
+
+#define TC_CONV_FUSION_MAX_INFO 8
+/* What a fusion-path run made: the kernels, and the first ones' schedule
+ * notes. */
+typedef struct tc_conv_fusion_info {
+  int total_kernels, nkernels;
+  char note[TC_CONV_FUSION_MAX_INFO][600];
+} tc_conv_fusion_info;
+
+/* Builds the fusions, schedules each (tc_schedule_auto for target and
+ * arch), compiles and runs them in order on the host buffers (as
+ * tc_conv_run; bias NULL unless ep->bias), zeroing the written tensor on
+ * the host first where no GEMM writes some of its elements.  *ms (may be
+ * NULL) gets the summed kernel time; with repeat > 0 each kernel then
+ * runs repeat more times and repeat_ms[r] gets the sum over the kernels
+ * of their r-th timed run; info (may be NULL) the kernels. */
+tc_status tc_conv_fusion_run(const tc_conv_problem *p, const tc_conv_epi *ep, tc_target target,
+                             const char *arch, const char *device, void *in, void *fil, void *out,
+                             const void *bias, double *ms, int repeat, double *repeat_ms,
+                             tc_conv_fusion_info *info, tc_str *err);
+
+/* tc_conv_verify_bias with an activation after the bias (act: TC_RELU,
+ * TC_GELU or TC_SILU; -1 none): the reference is act(sum + bias[c]),
+ * the bound grown by the activation's slope (1 for ReLU, 1.13 for GELU
+ * and SiLU), its f32 evaluation and the final rounding (docs/conv.md). */
+int64_t tc_conv_verify_epilogue(const tc_conv_problem *p, const void *in, const void *fil,
+                                const void *out, const void *bias, int act, double *worst,
+                                tc_str *msg);
+
 #endif

@@ -34,6 +34,11 @@ int64_t tc_conv_elems_of(const int64_t *e, int nd);
 /* Checks p (as tc_conv_check) and fills the geometry.  0 or -1 + err. */
 int tc_conv_geom_make(const tc_conv_problem *p, tc_conv_geom *d, tc_str *err);
 
+/* tc_conv_geom_make that also takes bf16 when any_float is 1 (the
+ * lowering to views, the reference and the fusion path: the geometry
+ * does not depend on the dtype; the template kernels take f32 and f16). */
+int tc_conv_geom_make_dt(const tc_conv_problem *p, int any_float, tc_conv_geom *d, tc_str *err);
+
 /* The backward-data decomposition along one spatial dimension (rocMLIR /
  * MIOpen backward_data_v4r1).  With S the stride, D the dilation, F the
  * filter size, P the left padding, L the input size and O the output

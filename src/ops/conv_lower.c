@@ -379,7 +379,7 @@ int tc_conv_lower(const tc_conv_problem *p, tc_conv_gemm **gemms, int *ngemms,
   *ngemms = 0;
   *zero_init = 0;
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, err)) return -1;
+  if (tc_conv_geom_make_dt(p, 1, &d, err)) return -1;
   vctx c = {err, 0, ""};
   if (p->dir != TC_CONV_BWD_DATA) {
     tc_conv_gemm *gm = tc_xcalloc(1, sizeof *gm);

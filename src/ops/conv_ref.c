@@ -56,7 +56,7 @@ static inline int64_t in_pos(const ref3 *r, int a, int64_t o, int64_t f) {
 int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *fil,
                           const void *out, double *val, double *abs_sum, tc_str *err) {
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, err)) return -1;
+  if (tc_conv_geom_make_dt(p, 1, &d, err)) return -1;
   ref3 r;
   ref3_make(&d, &r);
   const int64_t *si = r.st[0], *sf = r.st[1], *so = r.st[2];
@@ -117,7 +117,7 @@ int tc_conv_reference_f64(const tc_conv_problem *p, const void *in, const void *
 
 void tc_conv_reference(const tc_conv_problem *p, void *in, void *fil, void *out) {
   tc_conv_geom d;
-  if (!in || !fil || !out || tc_conv_geom_make(p, &d, NULL)) return;
+  if (!in || !fil || !out || tc_conv_geom_make_dt(p, 1, &d, NULL)) return;
   const int64_t *e = p->dir == TC_CONV_FWD ? d.out_ext
                    : p->dir == TC_CONV_BWD_DATA ? d.in_ext : d.fil_ext;
   void *dst = p->dir == TC_CONV_FWD ? out : p->dir == TC_CONV_BWD_DATA ? in : fil;
@@ -147,9 +147,25 @@ int64_t tc_conv_verify(const tc_conv_problem *p, const void *in, const void *fil
 
 int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void *fil,
                             const void *out, const void *bias, double *worst, tc_str *msg) {
+  return tc_conv_verify_epilogue(p, in, fil, out, bias, -1, worst, msg);
+}
+
+/* The activation in double, as tilec.h states it (GELU's tanh form). */
+static double act_of(int act, double x) {
+  switch (act) {
+    case TC_RELU: return x > 0 ? x : 0;
+    case TC_GELU: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    case TC_SILU: return x / (1 + exp(-x));
+    default: return x;
+  }
+}
+
+int64_t tc_conv_verify_epilogue(const tc_conv_problem *p, const void *in, const void *fil,
+                                const void *out, const void *bias, int act, double *worst,
+                                tc_str *msg) {
   if (worst) *worst = 0;
   tc_conv_geom d;
-  if (tc_conv_geom_make(p, &d, msg)) return -1;
+  if (tc_conv_geom_make_dt(p, 1, &d, msg)) return -1;
   if (!in || !fil || !out) {
     tc_err_set(msg, "tc_conv_verify: a buffer is NULL");
     return -1;
@@ -179,19 +195,31 @@ int64_t tc_conv_verify_bias(const tc_conv_problem *p, const void *in, const void
   double kk = (double)terms_per_element(p, &d) + 1;
   double gamma = kk * u < 0.5 ? kk * u / (1 - kk * u) : INFINITY;
   double tiny = kk * ldexp(1.0, -149); /* f32 underflow, per operation */
-  int f16 = p->dtype == TC_F16;
+  /* a 16-bit result's final rounding: 2^-11 (f16) or 2^-8 (bf16) */
+  int f16 = p->dtype == TC_F16 || p->dtype == TC_BF16;
+  double u16 = ldexp(1.0, p->dtype == TC_BF16 ? -8 : -11);
   int64_t bad = 0, first = -1;
   double wr = 0, fgot = 0, fwant = 0, fbound = 0;
   for (int64_t i = 0; i < nw; i++) {
     double g = tc_host_read(p->dtype, got, (size_t)i), w = val[i];
     double bound = gamma * as[i] + tiny;
-    if (f16) bound += ldexp(1.0, -11) * (fabs(w) + bound) + ldexp(1.0, -25);
+    if (f16) bound += u16 * (fabs(w) + bound) + ldexp(1.0, -25);
     if (bias) {
       /* y + b rounded once more: in f32 (u), and for f16 then to f16
        * (2^-11, and half its smallest subnormal); an f32 sum that is
        * subnormal is exact */
       w += tc_host_read(p->dtype, bias, (size_t)((i / st[1]) % e[1]));
-      bound += (f16 ? ldexp(1.0, -11) + u : u) * (fabs(w) + bound) + (f16 ? ldexp(1.0, -25) : 0);
+      bound += (f16 ? u16 + u : u) * (fabs(w) + bound) + (f16 ? ldexp(1.0, -25) : 0);
+    }
+    if (act >= 0) {
+      /* the activation of a value off by at most bound: ReLU is
+       * 1-Lipschitz, GELU and SiLU at most 1.13; its own f32 evaluation
+       * (tanh, exp, a few operations) within 32 u of |x| + |y|, and the
+       * result rounded to 16 bits once more */
+      double x = w;
+      w = act_of(act, x);
+      bound = (act == TC_RELU ? 1.0 : 1.13) * bound + (act == TC_RELU ? 0 : 32 * u * (fabs(x) + fabs(w)));
+      if (f16) bound += u16 * (fabs(w) + bound) + ldexp(1.0, -25);
     }
     double err = fabs(g - w);
     if (!(err <= bound)) {

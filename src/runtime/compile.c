@@ -156,9 +156,7 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
   kn->param_is_output = tc_xmalloc((size_t)(k->nparams + 1) * sizeof(int));
   for (int i = 0; i < k->nparams; i++) {
     const tc_tensor *t = k->params[i];
-    size_t n = tc_dtype_size(t->dtype);
-    for (int j = 0; j < t->nlogical; j++) n *= (size_t)tc_logical_extent(t, j);
-    kn->param_bytes[i] = n;
+    kn->param_bytes[i] = tc_tensor_bytes(t); /* (a view tensor's: its buffer's) */
     kn->param_is_output[i] = i >= f->ninputs;
   }
   kn->param_scalar = scalar_names(f);

@@ -214,6 +214,37 @@ static double reduce_step(tc_reduce_op op, bool fl, double acc, double a) {
   }
 }
 
+/* A tensor seen through a coordinate-transform view (tc_tensor.view),
+ * element by element in row-major order of its logical domain: with vals
+ * NULL, returns the values read from buf (0 where the view's predicate
+ * fails); else writes vals[e] to buf where it holds and returns NULL. */
+static double *view_walk(const tc_tensor *t, void *buf, const double *vals) {
+  int r = t->nlogical;
+  tc_epool *p = tc_epool_new();
+  const tc_expr *lv[16], *off, *ok;
+  int64_t ext[16], coord[16] = {0}, total = 1;
+  for (int d = 0; d < r; d++) {
+    ext[d] = tc_logical_extent(t, d);
+    lv[d] = tc_e_var(p, "u", 0, ext[d] - 1); /* variable id d */
+    total *= ext[d];
+  }
+  tc_tensor_view_index(t, p, lv, &off, &ok);
+  double *out = vals ? NULL : tc_xmalloc((size_t)total * sizeof(double));
+  for (int64_t e = 0; e < total; e++) {
+    bool in = !ok || tc_e_eval(ok, coord) != 0;
+    int64_t at = in ? tc_e_eval(off, coord) : -1;
+    in = in && at >= 0 && at < t->view_elems; /* (never outside for a view that fits its buffer) */
+    if (!vals) out[e] = in ? tc_host_read(t->dtype, buf, (size_t)at) : 0;
+    else if (in) tc_host_write(t->dtype, buf, (size_t)at, vals[e]);
+    for (int d = r - 1; d >= 0; d--) {
+      if (++coord[d] < ext[d]) break;
+      coord[d] = 0;
+    }
+  }
+  tc_epool_free(p);
+  return out;
+}
+
 tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   tc_clear_error(f);
   if (!args) return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: args is NULL");
@@ -235,6 +266,10 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
         return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: the scalar input %s (argument %d) is "
                        "missing; pass a pointer to its %s value", t->label, i, tc_dtype_name(t->dtype));
       return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: argument %d (%s) is NULL", i, t->name);
+    }
+    if (t->view) { /* the logical domain through the view, 0 where it is not valid */
+      val[t->id] = view_walk(t, (void *)args[i], NULL);
+      continue;
     }
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     val[t->id] = tc_xmalloc(cnt * sizeof(double));
@@ -333,6 +368,10 @@ tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   }
   for (int i = 0; i < f->noutputs; i++) {
     tc_tensor *t = f->outputs[i];
+    if (t->view) { /* stored through the view; the rest of the buffer kept */
+      free(view_walk(t, args[f->ninputs + i], val[t->id]));
+      continue;
+    }
     size_t cnt = tc_tensor_bytes(t) / tc_dtype_size(t->dtype);
     for (size_t e = 0; e < cnt; e++) tc_host_write(t->dtype, args[f->ninputs + i], e, val[t->id][e]);
   }
