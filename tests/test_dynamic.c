@@ -262,10 +262,90 @@ static void test_misuse(void) {
   tc_fusion_free(f);
 }
 
+/* y = relu(A @ B + bias) with A [M, K] (M the size variable), B [K, N],
+ * bias [N]: the FMA matmul schedule (given tiles, or the scheduler's) */
+static tc_fusion *gemm_bias_relu(int64_t n, int64_t k, const tc_matmul_tiles *tl) {
+  tc_fusion *f = tc_fusion_new();
+  /* (the bound keeps C under 2^31 elements too) */
+  int64_t sa[2] = {1 << 20, k}, sb[2] = {k, n};
+  tc_tensor *a = tc_input_sym(f, TC_F32, 2, sa, "M", 1);
+  tc_tensor *b = tc_input(f, TC_F32, 2, sb);
+  tc_tensor *bias = tc_input(f, TC_F32, 1, &n);
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new)));
+  TC_CHECK(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tl ? tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, tl) : tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  return f;
+}
+
+static void want_gemm(const float *a, const float *b, const float *bias, int64_t m, int64_t n,
+                      int64_t k, double *w) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = bias[j];
+      for (int64_t q = 0; q < k; q++) s += (double)a[i * k + q] * b[q * n + j];
+      w[i * n + j] = s > 0 ? s : 0;
+    }
+}
+
+/* One GEMM kernel for every M: run at 14 values of M (1, primes,
+ * multiples of the block tile, 4099) against plain C; nothing is written
+ * past M rows of C; the grid's x extent is the blocks of M rows. */
+static void gemm_sweep(const tc_matmul_tiles *tl, int64_t n, int64_t k, int64_t bm) {
+  tc_fusion *f = gemm_bias_relu(n, k, tl);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_gemm"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "matmul: M (at most") != NULL, "%s", tc_fusion_schedule_note(f));
+  TC_CHECK(tc_kernel_size_var(kern, NULL, NULL) != NULL, "no size variable");
+  size_t cap = (size_t)MAXM;
+  float *a = malloc(cap * (size_t)k * sizeof(float)), *b = malloc((size_t)(k * n) * sizeof(float));
+  float *bias = malloc((size_t)n * sizeof(float)), *y = malloc((cap + 1) * (size_t)n * sizeof(float));
+  double *w = malloc(cap * (size_t)n * sizeof(double));
+  for (size_t i = 0; i < cap * (size_t)k; i++) a[i] = value((int64_t)i);
+  for (int64_t i = 0; i < k * n; i++) b[i] = value(i * 5 + 2);
+  for (int64_t i = 0; i < n; i++) bias[i] = value(i * 11 + 3);
+  for (int r = 0; r < NM; r++) {
+    int64_t m = Ms[r];
+    for (size_t i = 0; i < (cap + 1) * (size_t)n; i++) y[i] = -77.0f;
+    void *args[5] = {NULL, a, b, bias, y};
+    st = tc_kernel_run_sizes(kern, args, &m, 1, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: no OpenCL device\n");
+      break;
+    }
+    TC_CHECK(st == TC_OK, "M = %lld: %s", (long long)m, tc_kernel_error(kern));
+    want_gemm(a, b, bias, m, n, k, w);
+    for (int64_t i = 0; i < m * n; i++)
+      if (fabs(y[i] - w[i]) > 1e-4 + 1e-5 * (double)k * fabs(w[i])) {
+        TC_CHECK(0, "M = %lld: y[%lld] = %g, want %g", (long long)m, (long long)i, y[i], w[i]);
+        break;
+      }
+    TC_CHECK(y[m * n] == -77.0f, "M = %lld: wrote past M rows", (long long)m);
+  }
+  int64_t grid[3], block[3];
+  tc_kernel_launch_dims(kern, grid, block);
+  TC_CHECK(grid[1] == (n + (tl ? tl->bn : 64) - 1) / (tl ? tl->bn : 64), "grid y %lld", (long long)grid[1]);
+  (void)bm;
+  builds(f, "dyn_gemm");
+  free(a), free(b), free(bias), free(y), free(w);
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+}
+
+static void test_gemm(void) {
+  gemm_sweep(NULL, 48, 40, 64);
+  tc_matmul_tiles tl = {32, 32, 8, 4, 4, TC_MACRO_FMA};
+  gemm_sweep(&tl, 72, 19, 32);
+}
+
 int main(void) {
   TC_RUN(test_misuse);
   TC_RUN(test_divisor);
   TC_RUN(test_pointwise);
   TC_RUN(test_softmax);
+  TC_RUN(test_gemm);
   TC_MAIN_END();
 }

@@ -163,14 +163,16 @@ tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
  * parameter like a scalar input (tc_scalar_input: i32, by value), added
  * before the first input that names it; tc_kernel_run_sizes fills it.
  * One size variable per fusion: inputs that share it give the same name,
- * divisor and bound (else TC_ERR_UNSUPPORTED).  Every axis an op makes
- * from a leading axis of extent M has extent M too.  This slice compiles
- * pointwise fusions and the automatic inner-reduction schedules
- * (tc_schedule_auto: softmax, RMSNorm rows): the variable stays on leading
+ * divisor and bound (else TC_ERR_UNSUPPORTED; shape[0] -1 after the first
+ * input takes the fusion's bound).  Every axis an op makes from a leading
+ * axis of extent M has extent M too.  This slice compiles pointwise
+ * fusions, the automatic inner-reduction schedules (tc_schedule_auto:
+ * softmax, RMSNorm rows) and the FMA matmul schedule with M the rows of A
+ * (tc_schedule_matmul: M's blocks on BIDx): the variable stays on leading
  * axes, is never reduced over, its splits (rounded up, with predicates)
  * and merges with fixed axes are bound to BIDx, and no shared or register
- * allocation depends on it; tc_compile refuses anything else (a matmul, a
- * serial or thread loop over M, a permute that moves M) with a message.
+ * allocation depends on it; tc_compile refuses anything else (a serial or
+ * thread loop over M, a permute that moves M) with a message.
  * tc_kernel_param_bytes and tc_kernel_tensor_allocation describe such a
  * kernel's symbolic buffers at the bound; tc_reference_run refuses the
  * fusion (TC_ERR_UNSUPPORTED: it takes fixed shapes).  NULL on a bad

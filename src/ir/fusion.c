@@ -158,7 +158,8 @@ tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shap
   }
   /* the bound: the caller's, else the most rows 32-bit indices reach */
   int64_t most = inner > 2147483647 ? 0 : 2147483647 / inner / divisor * divisor;
-  int64_t bound = shape[0] == -1 ? most : shape[0];
+  /* (-1 after the first input: the fusion's bound, where it fits) */
+  int64_t bound = shape[0] != -1 ? shape[0] : f->sym && f->sym_bound <= most ? f->sym_bound : most;
   if (bound < divisor || bound > most || bound % divisor != 0)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: the bound of %s is %lld; it must be -1 (the "
                    "largest that 32-bit indices reach) or a multiple of the divisor %lld in %lld..%lld",

@@ -232,8 +232,10 @@ static tc_status validate_tensor(lctx *c, tc_tensor *t) {
   }
   if (!st && tc_tensor_bytes(t) / tc_dtype_size(t->dtype) > 2147483647u)
     st = tc_fail(c->f, TC_ERR_LOWER,
-                 "compile: %s has more than 2^31 - 1 elements; kernels index with 32-bit integers",
-                 t->name);
+                 "compile: %s has more than 2^31 - 1 elements%s%s%s; kernels index with 32-bit "
+                 "integers", t->name, c->f->sym ? " at the bound of the size variable " : "",
+                 c->f->sym ? c->f->sym->label : "",
+                 c->f->sym ? " (give tc_input_sym a bound that keeps it under 2^31)" : "");
   if (!st && t->mem == TC_MEM_GLOBAL && !t->is_output)
     st = tc_fail(c->f, TC_ERR_SCHEDULE,
                  "compile: %s is an intermediate tensor in global memory; tilec allocates no global "
@@ -1046,19 +1048,13 @@ static void place_barriers(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
 /* What this slice makes of a fusion with a size variable: the variable
  * only on leading logical axes (global strides stay numbers), never
  * reduced over, its axes only on BIDx with one extent chain (the grid is
- * computed at launch), never in an on-chip allocation, and no matmul. */
+ * computed at launch), never in an on-chip allocation. */
 static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
   tc_fusion *f = c->f;
   tc_dgraph *g = c->g;
   tc_kir *k = c->k;
   const char *m = f->sym->label;
   char b[64];
-  for (int i = 0; i < f->nops; i++)
-    if (f->ops[i]->kind == TC_OP_MATMUL)
-      return tc_fail(f, TC_ERR_UNSUPPORTED,
-                     "compile: the fusion has the size variable %s and a matmul (%s); symbolic "
-                     "sizes reach pointwise fusions and the automatic reduction schedules only: "
-                     "give the matmul's inputs fixed shapes (tc_input)", m, f->ops[i]->out->name);
   for (int i = 0; i < f->ntensors; i++) {
     const tc_tensor *t = f->tensors[i];
     for (int j = 0; j < t->nlogical; j++) {
@@ -1119,7 +1115,9 @@ static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
   for (int i = 0; i < n && !st && k->grid_sym; i++) {
     tc_tensor *t = order[i]->out;
     for (int j = 0; j < t->nloop && !st; j++)
-      if (g->axes[t->loop[j]].ptype == TC_BIDX && !tc_dg_is_symbolic(g, t->loop[j]))
+      /* (an operand's broadcast axis, of extent 1, runs once in any block) */
+      if (g->axes[t->loop[j]].ptype == TC_BIDX && !tc_dg_is_symbolic(g, t->loop[j]) &&
+          !tc_dg_is_broadcast_axis(g, t->loop[j]))
         st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds BIDx to a fixed extent while other "
                      "tensors bind it to one over the size variable %s; bind BIDx alike "
                      "(tc_parallelize_all_like)", t->name, m);

@@ -59,16 +59,18 @@ static tc_status tile_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl) {
   return st;
 }
 
-/* Binds t's block tile axes at o and o + 1: Mo on BIDy and No on BIDx;
+/* Binds t's block tile axes at o and o + 1: Mo on BIDy and No on BIDx
+ * (msym: M is a size variable, docs/dynamic.md: Mo on BIDx, whose grid
+ * extent is computed at launch and may exceed BIDy's 65535, No on BIDy);
  * with a reduction (rax o: of the columns, o + 1: of the rows) the block
  * axis of the other one on its block index at o, and the reduced one's
  * (of extent 1: one block covers the reduced axis, so the reduction
  * needs no combination across blocks) a serial loop at o + 1. */
-static tc_status bind_blocks(tc_tensor *t, int o, int rax) {
+static tc_status bind_blocks(tc_tensor *t, int o, int rax, bool msym) {
   tc_status st = TC_OK;
   if (o) st = tc_parallelize(t, 0, TC_BIDZ);
-  if (!st) st = tc_parallelize(t, o, rax == o ? TC_BIDX : TC_BIDY);
-  if (!st) st = tc_parallelize(t, o + 1, rax < 0 ? TC_BIDX : TC_SERIAL);
+  if (!st) st = tc_parallelize(t, o, rax == o || msym ? TC_BIDX : TC_BIDY);
+  if (!st) st = tc_parallelize(t, o + 1, rax >= 0 ? TC_SERIAL : msym ? TC_BIDY : TC_BIDX);
   return st;
 }
 
@@ -270,7 +272,18 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   free(order);
   if (st) return st;
   int64_t m = tc_logical_extent(acc, o), nn = tc_logical_extent(acc, o + 1);
+  /* M a size variable (docs/dynamic.md): m is its bound */
+  tc_fusion_mark_symbolic(f);
+  bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]);
+  if (msym && (tc_dg_is_symbolic(&f->g, acc->logical[o + 1]) || tc_dg_is_symbolic(&f->g, acc->logical[r])))
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the size variable %s is N or K of the matmul; "
+                   "a symbolic GEMM takes M (the rows of A) as the size variable, N and K fixed",
+                   call, f->sym->label);
   int64_t kk = f->g.axes[acc->logical[r]].extent;
+  if (msym && rax == o)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reduces each column of the result over the size "
+                   "variable %s; reductions over a symbolic size are not supported (reduce the rows, "
+                   "or give M a fixed extent)", call, rout->name, f->sym->label);
   int64_t rlen = rax < 0 ? 0 : rax == o ? m : nn;
   if (!tiles && rlen > TC_MATMUL_MAX_REDUCED)
     return tc_fail(f, TC_ERR_UNSUPPORTED,
@@ -287,6 +300,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
   if (tl.macro == TC_MACRO_MMA_M16N8K16) {
+    if (msym)
+      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: M is the size variable %s; the mma.sync op type "
+                     "takes fixed shapes (schedule a symbolic GEMM with the FMA op type)", call,
+                     f->sym->label);
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
                      "%s: the mma.sync op type takes a matmul and elementwise ops after it; %s "
@@ -324,9 +341,9 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   int mn_old[6], mn_new[6], form = rax < 0 ? 0 : rax - o + 1;
   for (int i = 0; i < 6; i++) mn_old[i] = o + i, mn_new[i] = mn_to[form][i] + o;
   if (!st) st = tc_reorder(out, 6, mn_old, mn_new);
-  if (!st && rax < 0) st = bind_blocks(out, o, rax);
+  if (!st && rax < 0) st = bind_blocks(out, o, rax, msym);
   if (!st && rax >= 0) st = o ? tc_parallelize(out, 0, TC_BIDZ) : TC_OK;
-  if (!st && rax >= 0) st = tc_parallelize(out, o, rax == o ? TC_BIDX : TC_BIDY);
+  if (!st && rax >= 0) st = tc_parallelize(out, o, rax == o || msym ? TC_BIDX : TC_BIDY);
   int tid0 = o + (rax < 0 ? 2 : 1);
   if (!st) st = tc_parallelize(out, tid0, TC_TIDY);
   if (!st) st = tc_parallelize(out, tid0 + 1, TC_TIDX);
@@ -339,7 +356,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (rax == o) acc_new[0] = 1, acc_new[3] = 0; /* No first: it is the block axis */
   for (int i = 0; i < 8; i++) acc_old[i] = o + i, acc_new[i] += o;
   if (!st) st = tc_reorder(acc, 8, acc_old, acc_new);
-  if (!st) st = bind_blocks(acc, o, rax);
+  if (!st) st = bind_blocks(acc, o, rax, msym);
   if (!st) st = tc_parallelize(acc, o + 3, TC_TIDY);
   if (!st) st = tc_parallelize(acc, o + 4, TC_TIDX);
   if (!st) st = tc_parallelize(acc, o + 6, TC_UNROLL);
@@ -382,12 +399,15 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (npro[0] + npro[1])
     snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
              npro[0], npro[0] == 1 ? "" : "s", npro[1]);
+  char mtext[96];
+  if (msym) snprintf(mtext, sizeof mtext, "%s (at most %lld)", f->sym->label, (long long)m);
+  else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
   tc_set_schedule_note(f,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
+           "matmul: %s x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
            "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
-           "the store%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
-           (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
+           "the store%s", mtext, (long long)nn, (long long)kk, batch, (long long)tl.bm,
+           (long long)tl.bn, rax < 0 ? (msym ? "BIDx x BIDy" : "BIDy x BIDx") : rax == o ? "1 x BIDx" : msym ? "BIDx x 1" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
            (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext);
   return TC_OK;
