@@ -341,11 +341,91 @@ static void test_gemm(void) {
   gemm_sweep(&tl, 72, 19, 32);
 }
 
+/* The family's builder: the pointwise fusion over rows of 6 */
+static tc_fusion *build_pointwise6(int64_t divisor, void *ctx) {
+  (void)ctx;
+  return pointwise(6, divisor);
+}
+
+/* Cache picking by divisibility: a run at M = 64 gets the kernel compiled
+ * for "M a multiple of 16" (vectors of 4, fewer predicates), M = 67 the
+ * general one; a sweep of 12 sizes compiles twice; a second family over
+ * the same kernel cache compiles nothing (two entries read back). */
+static void test_family(void) {
+  char dir[] = "/tmp/tilec-dyn-family.XXXXXX";
+  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
+  setenv("TILEC_CACHE_DIR", dir, 1);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_family"};
+  static const int64_t sizes[] = {64, 67, 1, 16, 4096, 7, 160, 127, 128, 31, 1000, 4099};
+  enum { NS = sizeof sizes / sizeof sizes[0] };
+  size_t cap = 4099 * 6;
+  float *a = malloc(cap * sizeof(float)), *b = malloc(cap * sizeof(float)), *y = malloc(cap * sizeof(float));
+  double *w = malloc(cap * sizeof(double));
+  for (size_t i = 0; i < cap; i++) a[i] = value((int64_t)i), b[i] = value((int64_t)i * 3 + 1);
+  for (int round = 0; round < 2; round++) {
+    tc_kernel_family *fam = tc_family_new(build_pointwise6, NULL, &o);
+    TC_REQUIRE(fam, "tc_family_new");
+    tc_status st;
+    int64_t m = 64, div = 0;
+    tc_kernel *k16 = tc_family_kernel(fam, &m, 1, &st);
+    TC_REQUIRE(k16, "%s", tc_family_error(fam));
+    TC_CHECK(tc_kernel_size_var(k16, &div, NULL) && div == 16, "M = 64: divisor %lld", (long long)div);
+    m = 67;
+    tc_kernel *k1 = tc_family_kernel(fam, &m, 1, &st);
+    TC_REQUIRE(k1, "%s", tc_family_error(fam));
+    TC_CHECK(tc_kernel_size_var(k1, &div, NULL) && div == 1, "M = 67: divisor %lld", (long long)div);
+    /* the specialised kernel takes vectors of 4 (16 rows of 6 are 24
+     * vectors), the general one of 2 (a row of 6 is 3) */
+    TC_CHECK(strstr(tc_kernel_source(k16), "tidx * 4 + i0]") != NULL &&
+                 strstr(tc_kernel_source(k1), "tidx * 2 + i0]") != NULL,
+             "vector widths: %s\n%s", tc_kernel_source(k16), tc_kernel_source(k1));
+    int ran = 1;
+    for (int r = 0; r < NS && ran; r++) {
+      m = sizes[r];
+      for (size_t i = 0; i < cap; i++) y[i] = -77.0f;
+      void *args[4] = {NULL, a, b, y};
+      st = tc_family_run(fam, args, &m, 1, NULL, NULL);
+      if (st == TC_ERR_NO_DEVICE) {
+        printf("  skip runs: no OpenCL device\n");
+        ran = 0;
+        break;
+      }
+      TC_CHECK(st == TC_OK, "M = %lld: %s", (long long)m, tc_family_error(fam));
+      want_pointwise(a, b, m, 6, w);
+      for (int64_t i = 0; i < m * 6; i++)
+        if (fabs(y[i] - w[i]) > 1e-5 + 1e-4 * fabs(w[i])) {
+          TC_CHECK(0, "M = %lld: y[%lld] = %g, want %g", (long long)m, (long long)i, y[i], w[i]);
+          break;
+        }
+      if ((size_t)(m * 6) < cap) TC_CHECK(y[m * 6] == -77.0f, "M = %lld: wrote past M rows", (long long)m);
+    }
+    int kernels, compiled, loaded;
+    tc_family_counts(fam, &kernels, &compiled, &loaded);
+    TC_CHECK(kernels == 2 && compiled == (round == 0 ? 2 : 0) && loaded == (round == 0 ? 0 : 2),
+             "round %d: %d kernels, %d compiled, %d loaded", round, kernels, compiled, loaded);
+    /* misuse: no size, a size of 0 */
+    TC_CHECK(tc_family_kernel(fam, NULL, 0, &st) == NULL && st == TC_ERR_ARGUMENT &&
+                 strstr(tc_family_error(fam), "one size variable"), "%s", tc_family_error(fam));
+    m = 0;
+    TC_CHECK(tc_family_kernel(fam, &m, 1, &st) == NULL && st == TC_ERR_ARGUMENT &&
+                 strstr(tc_family_error(fam), "at least 1"), "%s", tc_family_error(fam));
+    tc_family_free(fam);
+  }
+  tc_cache_stats cs;
+  tc_cache_get_stats(&cs);
+  TC_CHECK(cs.entries == 2, "%lld cache entries for two assumption sets", (long long)cs.entries);
+  free(a), free(b), free(y), free(w);
+  tc_cache_clear(NULL);
+  rmdir(dir);
+  unsetenv("TILEC_CACHE_DIR");
+}
+
 int main(void) {
   TC_RUN(test_misuse);
   TC_RUN(test_divisor);
   TC_RUN(test_pointwise);
   TC_RUN(test_softmax);
   TC_RUN(test_gemm);
+  TC_RUN(test_family);
   TC_MAIN_END();
 }

@@ -877,6 +877,38 @@ const char *tc_kernel_size_var(const tc_kernel *k, int64_t *divisor, int64_t *bo
 tc_status tc_kernel_run_sizes(tc_kernel *k, void *const *args, const int64_t *sizes, int nsizes,
                               const char *device, double *ms);
 
+/* ---- kernel families: specialisation on a size's divisibility ------------ */
+
+/* A kernel family: the kernels of one fusion with a size variable
+ * (tc_input_sym), one per assumption set, picked per run from the
+ * concrete size as Triton specialises a size argument on "a multiple of
+ * 16" (docs/dynamic.md). */
+typedef struct tc_kernel_family tc_kernel_family;
+/* Builds the family's fusion, scheduled, with its size variable a
+ * multiple of divisor (the divisor argument of tc_input_sym); NULL on
+ * failure.  The family owns the fusion it returns. */
+typedef tc_fusion *(*tc_family_build)(int64_t divisor, void *ctx);
+/* A family of the fusions build makes, compiled with *opt (copied); ctx
+ * is passed to build.  No kernel is made until a size asks for one.
+ * NULL when build or opt is NULL. */
+tc_kernel_family *tc_family_new(tc_family_build build, void *ctx, const tc_compile_options *opt);
+/* The kernel for the size variable's value sizes[0] (nsizes 1): the one
+ * assuming a multiple of 16 when 16 divides it, else the general one
+ * (divisor 1); the family's when it has it, else built and compiled
+ * (tc_compile, so the kernel cache may hold it).  Owned by the family;
+ * NULL with *status (may be NULL) set and tc_family_error on failure. */
+tc_kernel *tc_family_kernel(tc_kernel_family *fam, const int64_t *sizes, int nsizes, tc_status *status);
+/* tc_family_kernel, then tc_kernel_run_sizes with the same sizes. */
+tc_status tc_family_run(tc_kernel_family *fam, void *const *args, const int64_t *sizes, int nsizes,
+                        const char *device, double *ms);
+/* The family's kernels so far (*kernels), how many tc_compile made
+ * (*compiled) and read from the kernel cache (*loaded); any may be NULL. */
+void tc_family_counts(const tc_kernel_family *fam, int *kernels, int *compiled, int *loaded);
+/* The last failure's message ("" when none). */
+const char *tc_family_error(const tc_kernel_family *fam);
+/* Frees the family, its kernels and fusions (NULL is a no-op). */
+void tc_family_free(tc_kernel_family *fam);
+
 /* ---- the kernel cache ---------------------------------------------------- */
 
 /* tc_compile keeps each kernel it makes in an on-disk cache, keyed by a

@@ -442,9 +442,18 @@ int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const 
           const tc_expr *v = tc_simplify(p, tmp[k]);
           vals[x->in[k]] = v;
           given++;
-          /* swizzles are bijections on their extents: no range to check */
+          /* swizzles are bijections on their extents: no range to check;
+           * nor has a split of a symbolic size that its divisor says the
+           * factor divides: the range of the outer part (checked where
+           * it is given, or implied so) implies the input's
+           * (docs/dynamic.md) */
           bool bijective = x->kind == TC_XF_XOR || x->kind == TC_XF_CUTE;
-          if (preds && !bijective) axis_range_pred(p, g, x->in[k], preds, v, var);
+          bool exact = var && x->kind == TC_XF_SPLIT && tc_dg_is_symbolic(g, x->in[0]) &&
+                       tc_dg_sym_divisor(g, x->in[0]) % x->factor == 0;
+          /* (likewise the parts of a merge of a symbolic size with fixed
+           * axes: in range when the merged value is) */
+          exact |= var && x->kind == TC_XF_MERGE && tc_dg_is_symbolic(g, x->out[0]);
+          if (preds && !bijective && !exact) axis_range_pred(p, g, x->in[k], preds, v, var);
         }
         changed = true;
       }
