@@ -219,11 +219,16 @@ static void test_misuse(void) {
   tc_kernel_free(k);
   tc_fusion_free(f);
 
-  /* a second size variable, a bad divisor or bound */
+  /* a variable named again with another divisor, a fifth variable, a bad divisor or bound */
   f = tc_fusion_new();
   int64_t shape[2] = {-1, 8};
   TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 1) != NULL, "%s", tc_fusion_error(f));
-  TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "B", 1) == NULL && strstr(tc_fusion_error(f), "one size variable"),
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 4) == NULL &&
+               strstr(tc_fusion_error(f), "the size variable M is a multiple of 1"), "%s", tc_fusion_error(f));
+  int64_t small[2] = {64, 8};
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, small, "B", 1) != NULL && tc_input_sym(f, TC_F32, 2, small, "C", 1) &&
+               tc_input_sym(f, TC_F32, 2, small, "D", 1), "%s", tc_fusion_error(f));
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, small, "E", 1) == NULL && strstr(tc_fusion_error(f), "at most 4"),
            "%s", tc_fusion_error(f));
   TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 0) == NULL && strstr(tc_fusion_error(f), "divisor"),
            "%s", tc_fusion_error(f));
@@ -341,6 +346,97 @@ static void test_gemm(void) {
   gemm_sweep(&tl, 72, 19, 32);
 }
 
+/* y = A @ B + bias with both M (A [M, K]) and N (B [K, N], bias [N])
+ * size variables, N a multiple of ndiv */
+static tc_fusion *gemm_mn(int64_t k, int64_t ndiv) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {1 << 12, k}, sb[2] = {k, 2048}, sbias = -1;
+  const char *bn[2] = {NULL, "N"};
+  int64_t bd[2] = {1, ndiv};
+  tc_tensor *a = tc_input_sym(f, TC_F32, 2, sa, "M", 1);
+  tc_tensor *b = tc_input_syms(f, TC_F32, 2, sb, bn, bd);
+  tc_tensor *bias = tc_input_sym(f, TC_F32, 1, &sbias, "N", ndiv);
+  TC_CHECK(a && b && bias, "%s", tc_fusion_error(f));
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new));
+  TC_CHECK(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  return f;
+}
+
+/* Two size variables: one GEMM kernel for every (M, N), each checked
+ * against plain C; the grid's y extent follows N; misuse names the
+ * variable. */
+static void test_two_vars(void) {
+  const int64_t k = 21;
+  tc_fusion *f = gemm_mn(k, 1);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_gemm_mn"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "matmul: M (at most 4096) x N (at most 2048) x 21") != NULL,
+           "%s", tc_fusion_schedule_note(f));
+  int64_t div = 0, bound = 0;
+  TC_CHECK_EQ_INT(tc_kernel_size_var_count(kern), 2);
+  const char *v1 = tc_kernel_size_var_at(kern, 1, &div, &bound);
+  TC_CHECK(v1 && strcmp(v1, "N") == 0 && div == 1 && bound == 2048, "second variable %s", v1 ? v1 : "(none)");
+  TC_CHECK_EQ_INT(tc_kernel_nparams(kern), 6); /* M, A, N, B, bias, C */
+  static const int64_t mn[][2] = {{1, 1}, {7, 13}, {64, 64}, {67, 130}, {129, 33}, {1000, 200}, {3, 2048}};
+  size_t cap = 1000 * 2048 + 1;
+  float *a = malloc(1000 * (size_t)k * sizeof(float)), *b = malloc((size_t)k * 2048 * sizeof(float));
+  float *bias = malloc(2048 * sizeof(float)), *y = malloc(cap * sizeof(float));
+  double *w = malloc(cap * sizeof(double));
+  for (int64_t i = 0; i < 1000 * k; i++) a[i] = value(i);
+  for (int64_t i = 0; i < 2048; i++) bias[i] = value(i * 11 + 3);
+  for (size_t r = 0; r < sizeof mn / sizeof mn[0]; r++) {
+    int64_t m = mn[r][0], n = mn[r][1], sizes[2] = {m, n};
+    /* B is [K, N] at this N: its row stride is N */
+    for (int64_t i = 0; i < k * n; i++) b[i] = value(i * 5 + 2);
+    for (size_t i = 0; i < cap; i++) y[i] = -77.0f;
+    void *args[6] = {NULL, a, NULL, b, bias, y};
+    st = tc_kernel_run_sizes(kern, args, sizes, 2, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: no OpenCL device\n");
+      break;
+    }
+    TC_CHECK(st == TC_OK, "M = %lld, N = %lld: %s", (long long)m, (long long)n, tc_kernel_error(kern));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = bias[j];
+        for (int64_t q = 0; q < k; q++) s += (double)a[i * k + q] * b[q * n + j];
+        w[i * n + j] = s;
+      }
+    for (int64_t i = 0; i < m * n; i++)
+      if (fabs(y[i] - w[i]) > 1e-4 + 1e-5 * (double)k * fabs(w[i])) {
+        TC_CHECK(0, "M = %lld, N = %lld: y[%lld] = %g, want %g", (long long)m, (long long)n, (long long)i, y[i], w[i]);
+        break;
+      }
+    TC_CHECK(y[m * n] == -77.0f, "M = %lld, N = %lld: wrote past M x N", (long long)m, (long long)n);
+  }
+  void *args[6] = {NULL, a, NULL, b, bias, y};
+  int64_t one[1] = {4}, big[2] = {4, 4096};
+  TC_CHECK(tc_kernel_run_sizes(kern, args, one, 1, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(kern), "two size variables, M and N"), "%s", tc_kernel_error(kern));
+  TC_CHECK(tc_kernel_run_sizes(kern, args, big, 2, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(kern), "N is 4096, but the kernel was compiled for N in 1..2048"),
+           "%s", tc_kernel_error(kern));
+  builds(f, "dyn_gemm_mn");
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+  /* N a multiple of 8: N = 12 breaks it, by name */
+  f = gemm_mn(k, 8);
+  kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  int64_t bad[2] = {5, 12};
+  TC_CHECK(tc_kernel_run_sizes(kern, args, bad, 2, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(kern), "N is 12, but the kernel was compiled for N a multiple of 8"),
+           "%s", tc_kernel_error(kern));
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+  free(a), free(b), free(bias), free(y), free(w);
+}
+
 /* The family's builder: the pointwise fusion over rows of 6 */
 static tc_fusion *build_pointwise6(int64_t divisor, void *ctx) {
   (void)ctx;
@@ -427,5 +523,6 @@ int main(void) {
   TC_RUN(test_softmax);
   TC_RUN(test_gemm);
   TC_RUN(test_family);
+  TC_RUN(test_two_vars);
   TC_MAIN_END();
 }

@@ -162,9 +162,10 @@ tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
  * is a number every value is a multiple of.  The variable is a kernel
  * parameter like a scalar input (tc_scalar_input: i32, by value), added
  * before the first input that names it; tc_kernel_run_sizes fills it.
- * One size variable per fusion: inputs that share it give the same name,
- * divisor and bound (else TC_ERR_UNSUPPORTED; shape[0] -1 after the first
- * input takes the fusion's bound).  Every axis an op makes from a leading
+ * Inputs that share a variable give the same name, divisor and bound
+ * (else TC_ERR_UNSUPPORTED; shape[0] -1 after the first input takes the
+ * variable's bound); up to 4 variables per fusion (tc_input_syms puts
+ * them on other axes).  Every axis an op makes from a leading
  * axis of extent M has extent M too.  This slice compiles pointwise
  * fusions, the automatic inner-reduction schedules (tc_schedule_auto:
  * softmax, RMSNorm rows) and the FMA matmul schedule with M the rows of A
@@ -184,6 +185,19 @@ tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shap
  * NULL where the extent is a number (its tc_tensor_extent is then the
  * extent; for a symbolic one it is the bound). */
 const char *tc_tensor_size_var(const tc_tensor *t);
+/* tc_input_sym with a size variable on any axes: names[i] (NULL: axis i
+ * is the fixed extent shape[i]) names the variable of axis i, a multiple
+ * of divisors[i] (divisors NULL: 1), at most shape[i] (-1: the bound of
+ * a variable an earlier input named; with one new variable, the largest
+ * that keeps the input under 2^31 elements).  Up to 4 variables per
+ * fusion, e.g. M and N of a GEMM (A [M, K], B [K, N]), each an i32
+ * kernel parameter added before the first input that names it;
+ * tc_kernel_run_sizes takes their values in that order.  Global strides
+ * over a variable are products over its parameter.  NULL on a bad name,
+ * rank, extent, divisor or bound, or a variable named again with another
+ * divisor or bound. */
+tc_tensor *tc_input_syms(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape,
+                         const char *const *names, const int64_t *divisors);
 /* Makes t an output of the fusion: the kernel writes it to a contiguous
  * row-major buffer.  Kernel parameters are the inputs, then the outputs,
  * each in the order they were added. */
@@ -865,15 +879,21 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
  * kernel of fixed shapes; *divisor and *bound (either may be NULL) get
  * the assumptions it was compiled for. */
 const char *tc_kernel_size_var(const tc_kernel *k, int64_t *divisor, int64_t *bound);
-/* tc_kernel_run with the values of the size variables: sizes[0..nsizes)
- * (this slice has one: nsizes is 1).  The value is checked against the
- * kernel's assumptions (1 .. bound, a multiple of the divisor) and a
- * mismatch is TC_ERR_ARGUMENT with a message naming the variable; it sets
- * the extent of each symbolic tensor's leading axis (its buffer's bytes)
- * and the grid, and is passed as the variable's parameter, whose args[]
- * entry is ignored (it may be NULL).  A kernel of fixed shapes takes
- * nsizes 0.  tc_kernel_run on a kernel with a size variable is
- * TC_ERR_ARGUMENT: it needs this call. */
+/* The number of the kernel's size variables (0: fixed shapes). */
+int tc_kernel_size_var_count(const tc_kernel *k);
+/* Size variable i (0 .. tc_kernel_size_var_count - 1, in the order the
+ * inputs named them): its name, or NULL when there is none; *divisor and
+ * *bound (either may be NULL) get its assumptions. */
+const char *tc_kernel_size_var_at(const tc_kernel *k, int i, int64_t *divisor, int64_t *bound);
+/* tc_kernel_run with the values of the size variables: sizes[0..nsizes),
+ * one per variable in tc_kernel_size_var_at's order.  Each value is
+ * checked against the kernel's assumptions (1 .. bound, a multiple of the
+ * divisor) and a mismatch is TC_ERR_ARGUMENT with a message naming the
+ * variable; the values set the extents of the symbolic tensors (their
+ * buffers' bytes) and the grid, and are passed as the variables'
+ * parameters, whose args[] entries are ignored (they may be NULL).  A
+ * kernel of fixed shapes takes nsizes 0.  tc_kernel_run on a kernel with
+ * a size variable is TC_ERR_ARGUMENT: it needs this call. */
 tc_status tc_kernel_run_sizes(tc_kernel *k, void *const *args, const int64_t *sizes, int nsizes,
                               const char *device, double *ms);
 

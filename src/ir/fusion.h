@@ -91,15 +91,17 @@ struct tc_fusion {
   int ninputs, cinputs, noutputs, coutputs;
   char err[1024];
   char sched_note[512];    /* what tc_schedule_auto chose ("": not used) */
-  /* the size variable of the leading axes (tc_input_sym; docs/dynamic.md):
-   * the scalar input that carries it (NULL: none), its divisor and bound */
-  tc_tensor *sym;
-  int64_t sym_div, sym_bound;
+  /* the size variables (tc_input_sym, tc_input_syms; docs/dynamic.md):
+   * the scalar inputs that carry them, their divisors and bounds */
+  tc_tensor *sym[TC_MAX_SIZE_VARS];
+  int64_t sym_div[TC_MAX_SIZE_VARS], sym_bound[TC_MAX_SIZE_VARS];
+  int nsym;
 };
 
-/* Marks the logical axes that carry the size variable: the leading axes
- * of the tc_input_sym inputs and every axis of a tensor an op makes from
- * one (tc_op_in_axis), with the divisor as tc_axis.sym_div.  Idempotent;
+/* Marks the logical axes that carry size variables: those the
+ * tc_input_syms inputs name and every axis of a tensor an op makes from
+ * one (tc_op_in_axis), with the divisor and the variable as
+ * tc_axis.sym_div and sym_var.  Idempotent;
  * the lowering and tc_schedule_auto call it. */
 void tc_fusion_mark_symbolic(tc_fusion *f);
 

@@ -275,15 +275,19 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   /* M a size variable (docs/dynamic.md): m is its bound */
   tc_fusion_mark_symbolic(f);
   bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]);
-  if (msym && (tc_dg_is_symbolic(&f->g, acc->logical[o + 1]) || tc_dg_is_symbolic(&f->g, acc->logical[r])))
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the size variable %s is N or K of the matmul; "
-                   "a symbolic GEMM takes M (the rows of A) as the size variable, N and K fixed",
-                   call, f->sym->label);
+  bool nsym = tc_dg_is_symbolic(&f->g, acc->logical[o + 1]);
+  /* (the names of M's and N's variables, for the messages and the note) */
+  const char *mvar = msym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o])]->label : "M";
+  const char *nvar = nsym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o + 1])]->label : "N";
+  if (tc_dg_is_symbolic(&f->g, acc->logical[r]))
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: K of the matmul is the size variable %s; a symbolic "
+                   "GEMM takes M (the rows of A) and N (the columns of B) as size variables, K fixed",
+                   call, f->sym[tc_dg_sym_var(&f->g, acc->logical[r])]->label);
   int64_t kk = f->g.axes[acc->logical[r]].extent;
-  if (msym && rax == o)
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reduces each column of the result over the size "
-                   "variable %s; reductions over a symbolic size are not supported (reduce the rows, "
-                   "or give M a fixed extent)", call, rout->name, f->sym->label);
+  if ((msym && rax == o) || (nsym && rax == o + 1))
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reduces each %s of the result over the size "
+                   "variable %s; reductions over a symbolic size are not supported (give it a fixed "
+                   "extent)", call, rout->name, rax == o ? "column" : "row", rax == o ? mvar : nvar);
   int64_t rlen = rax < 0 ? 0 : rax == o ? m : nn;
   if (!tiles && rlen > TC_MATMUL_MAX_REDUCED)
     return tc_fail(f, TC_ERR_UNSUPPORTED,
@@ -300,10 +304,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
   if (tl.macro == TC_MACRO_MMA_M16N8K16) {
-    if (msym)
-      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: M is the size variable %s; the mma.sync op type "
+    if (msym || nsym)
+      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is the size variable %s; the mma.sync op type "
                      "takes fixed shapes (schedule a symbolic GEMM with the FMA op type)", call,
-                     f->sym->label);
+                     msym ? "M" : "N", msym ? mvar : nvar);
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
                      "%s: the mma.sync op type takes a matmul and elementwise ops after it; %s "
@@ -399,14 +403,16 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (npro[0] + npro[1])
     snprintf(protext, sizeof protext, " (computing %d op%s on A and %d on B as they are staged)",
              npro[0], npro[0] == 1 ? "" : "s", npro[1]);
-  char mtext[96];
-  if (msym) snprintf(mtext, sizeof mtext, "%s (at most %lld)", f->sym->label, (long long)m);
+  char mtext[96], ntext[96];
+  if (msym) snprintf(mtext, sizeof mtext, "%s (at most %lld)", mvar, (long long)m);
   else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
+  if (nsym) snprintf(ntext, sizeof ntext, "%s (at most %lld)", nvar, (long long)nn);
+  else snprintf(ntext, sizeof ntext, "%lld", (long long)nn);
   tc_set_schedule_note(f,
-           "matmul: %s x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
+           "matmul: %s x %s x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
            "of %lld with A and B staged in shared memory (%lld bytes)%s, %d epilogue op%s before "
-           "the store%s", mtext, (long long)nn, (long long)kk, batch, (long long)tl.bm,
+           "the store%s", mtext, ntext, (long long)kk, batch, (long long)tl.bm,
            (long long)tl.bn, rax < 0 ? (msym ? "BIDx x BIDy" : "BIDy x BIDx") : rax == o ? "1 x BIDx" : msym ? "BIDx x 1" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
            (long long)tl.bk, (long long)smem, protext, nepi, nepi == 1 ? "" : "s", redtext);
