@@ -437,6 +437,49 @@ static void test_two_vars(void) {
   free(a), free(b), free(bias), free(y), free(w);
 }
 
+/* A stored transposed, [K, M] with M its second axis (tc_input_syms):
+ * the matmul reads it through a permute, its row stride is M */
+static void test_gemm_a_transposed(void) {
+  const int64_t k = 19, n = 33;
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {k, 1 << 14}, sb[2] = {k, n};
+  const char *an[2] = {NULL, "M"};
+  tc_tensor *a = tc_input_syms(f, TC_F32, 2, sa, an, NULL), *b = tc_input(f, TC_F32, 2, sb);
+  int perm[2] = {1, 0};
+  tc_tensor *y = tc_matmul(f, tc_permute(f, a, perm), b);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_gemm_at"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  static const int64_t ms[] = {1, 7, 64, 70, 300};
+  for (size_t r = 0; r < sizeof ms / sizeof ms[0]; r++) {
+    int64_t m = ms[r];
+    float *A = malloc((size_t)(k * m) * 4), *B = malloc((size_t)(k * n) * 4), *Y = malloc((size_t)(m * n) * 4);
+    for (int64_t i = 0; i < k * m; i++) A[i] = value(i);
+    for (int64_t i = 0; i < k * n; i++) B[i] = value(i * 3 + 1);
+    void *args[4] = {NULL, A, B, Y};
+    st = tc_kernel_run_sizes(kern, args, &m, 1, NULL, NULL);
+    if (st != TC_ERR_NO_DEVICE) {
+      TC_CHECK(st == TC_OK, "M = %lld: %s", (long long)m, tc_kernel_error(kern));
+      int bad = 0;
+      for (int64_t i = 0; i < m && st == TC_OK; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double s = 0;
+          for (int64_t q = 0; q < k; q++) s += (double)A[q * m + i] * B[q * n + j];
+          bad += fabs(s - Y[i * n + j]) > 1e-4 + 1e-5 * (double)k * fabs(s);
+        }
+      TC_CHECK(bad == 0, "M = %lld: %d elements differ", (long long)m, bad);
+    }
+    free(A), free(B), free(Y);
+    if (st == TC_ERR_NO_DEVICE) break;
+  }
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+}
+
 /* The family's builder: the pointwise fusion over rows of 6 */
 static tc_fusion *build_pointwise6(int64_t divisor, void *ctx) {
   (void)ctx;
@@ -524,5 +567,6 @@ int main(void) {
   TC_RUN(test_gemm);
   TC_RUN(test_family);
   TC_RUN(test_two_vars);
+  TC_RUN(test_gemm_a_transposed);
   TC_MAIN_END();
 }

@@ -1060,8 +1060,8 @@ static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
   tc_dgraph *g = c->g;
   tc_kir *k = c->k;
   char b[64];
-  for (int i = 0; i < f->ntensors; i++) {
-    const tc_tensor *t = f->tensors[i];
+  for (int i = 0; i < n; i++) { /* (the tensors the kernel computes) */
+    const tc_tensor *t = order[i]->out;
     for (int j = 0; j < t->nlogical; j++) {
       const tc_axis *a = &g->axes[t->logical[j]];
       if (!a->sym_div) continue;
