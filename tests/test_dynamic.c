@@ -424,6 +424,40 @@ static void test_two_vars(void) {
   builds(f, "dyn_gemm_mn");
   tc_kernel_free(kern);
   tc_fusion_free(f);
+  /* through the kernel cache: the entry keeps both variables and both grid
+   * chains (the second compile reads it back and runs at M = 67, N = 130) */
+  char dir[] = "/tmp/tilec-dyn-mn.XXXXXX";
+  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
+  setenv("TILEC_CACHE_DIR", dir, 1);
+  for (int round = 0; round < 2; round++) {
+    f = gemm_mn(k, 1);
+    kern = tc_compile(f, &o, &st);
+    TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+    TC_CHECK(tc_kernel_from_cache(kern) == round, "round %d: from the cache %d", round, tc_kernel_from_cache(kern));
+    TC_CHECK(tc_kernel_size_var_count(kern) == 2 && strcmp(tc_kernel_size_var_at(kern, 1, NULL, NULL), "N") == 0,
+             "round %d: %d size variables", round, tc_kernel_size_var_count(kern));
+    int64_t m = 67, n = 130, sizes[2] = {67, 130};
+    for (int64_t i = 0; i < k * n; i++) b[i] = value(i * 5 + 2);
+    for (size_t i = 0; i < cap; i++) y[i] = -77.0f;
+    void *cargs[6] = {NULL, a, NULL, b, bias, y};
+    st = tc_kernel_run_sizes(kern, cargs, sizes, 2, NULL, NULL);
+    if (st != TC_ERR_NO_DEVICE) {
+      TC_CHECK(st == TC_OK, "round %d: %s", round, tc_kernel_error(kern));
+      int bad = 0;
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double s = bias[j];
+          for (int64_t q = 0; q < k; q++) s += (double)a[i * k + q] * b[q * n + j];
+          bad += fabs(y[i * n + j] - s) > 1e-4 + 1e-5 * (double)k * fabs(s);
+        }
+      TC_CHECK(bad == 0 && y[m * n] == -77.0f, "round %d: %d elements differ", round, bad);
+    }
+    tc_kernel_free(kern);
+    tc_fusion_free(f);
+  }
+  tc_cache_clear(NULL);
+  rmdir(dir);
+  unsetenv("TILEC_CACHE_DIR");
   /* N a multiple of 8: N = 12 breaks it, by name */
   f = gemm_mn(k, 8);
   kern = tc_compile(f, &o, &st);
