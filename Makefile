@@ -9,6 +9,7 @@
 #   make check-errors  internal calls report errors in a tc_str, not a fixed buffer
 #   make asan       the suite under AddressSanitizer + UBSan (into build-asan/)
 #   make bench      build and run the benchmarks
+#   make bench-dynamic  one kernel for 50 values of M against one per M (docs/dynamic.md)
 #   make install    PREFIX=/usr/local
 #   make fuzz       the libFuzzer harnesses (clang; into build/fuzz/, docs/fuzzing.md)
 #   make fuzz-diff  a campaign of differential tests: CASES=1000 SEED=1 (docs/fuzzing.md)
@@ -72,12 +73,12 @@ demo: deps
 test: deps
 	$(MAKE) tests
 	TILEC=$(BUILD)/tilec TILEC_LIB=$(BUILD)/libtilec.so LDST_BENCH=$(BUILD)/bench/ldst_bandwidth \
-	  NORMS_BENCH=$(BUILD)/bench/norms \
+	  NORMS_BENCH=$(BUILD)/bench/norms DYNAMIC_BENCH=$(BUILD)/bench/dynamic \
 	  tests/run.sh $(TEST_BIN) tests/cli_test.sh tests/cli_conv_test.sh tests/cli_norm_test.sh tests/cli_driver_test.sh tests/cli_driver_lines_test.sh \
 	  tests/cli_matmul_test.sh tests/cli_gemm_perfcfg_test.sh tests/cli_conv_fusion_test.sh \
 	  tests/python_test.sh \
 	  tests/install_test.sh tests/tutorial_test.sh tests/ldst_bench_test.sh tests/gemm_bench_test.sh \
-	  tests/norms_bench_test.sh \
+	  tests/norms_bench_test.sh tests/dynamic_bench_test.sh \
 	  tests/sass_check_test.sh tests/fuzz_smoke_test.sh \
 	  tests/docs_words_test.sh tests/docs_images_test.sh tests/layers_test.sh tests/errors_test.sh
 
@@ -145,6 +146,11 @@ bench: $(BENCH_BIN)
 	@for b in $(BENCH_BIN); do echo "== $$b"; $$b; rc=$$?; \
 	  if [ $$rc -eq 3 ]; then echo "(skipped: no device)"; elif [ $$rc -ne 0 ]; then exit 1; fi; done
 
+# One kernel for a sweep of 50 values of M against one per M: compile
+# count and time on OpenCL (bench/dynamic.c, docs/dynamic.md).
+bench-dynamic: $(BUILD)/bench/dynamic
+	$(BUILD)/bench/dynamic
+
 # install / uninstall.  DESTDIR stages the tree (files go to
 # $(DESTDIR)$(LIBDIR) ...) while the paths written into tilec.pc stay the
 # final ones.  The shared library is libtilec.so.$(LIB_VERSION) with the soname
@@ -189,7 +195,7 @@ uninstall:
 clean:
 	rm -rf build build-asan
 
-.PHONY: all deps demo tests test check-layers check-errors check-full asan bench install clean fuzz fuzz-bins fuzz-diff
+.PHONY: all deps demo tests test check-layers check-errors check-full asan bench bench-dynamic install clean fuzz fuzz-bins fuzz-diff
 .SECONDARY:
 
 -include $(LIB_OBJ:.o=.d) $(TOOL_OBJ:.o=.d) $(TEST_BIN:=.d) $(BENCH_BIN:=.d) \

@@ -57,6 +57,20 @@ else
     gemm -M 13 -N 85 -K 7 -g 3 --transA 1 --epilogue scale:-2,relu,col_max,cast:f16 -V 1
   expect "row_max with --tiles covering N" 0 '^verify: PASS \(max error .*; 7800 elements\)' \
     gemm -M 100 -N 77 -K 45 --epilogue silu,row_max --tiles 48,80,5,3,5 -V 1
+  # -M dyn: one kernel for every M, run and checked at M = 1, 7, 64, 129 and 1000
+  expect "-M dyn bias,relu: M = 1" 0 '^verify: PASS \(max error .*; 48 elements\)' \
+    gemm -M dyn -N 48 -K 40 --epilogue bias,relu -V 1
+  expect "-M dyn bias,relu: M = 1000" 0 '^verify: PASS \(max error .*; 48000 elements\)' \
+    gemm -M dyn -N 48 -K 40 --epilogue bias,relu -V 1
+  expect "-M dyn: the problem line" 0 '^problem: gemm Mx48x40 \(M a size variable, at most 44739242: one kernel for every M\)' \
+    gemm -M dyn -N 48 -K 40 --epilogue bias,relu
+  expect "-M dyn: the grid along M" 0 '^kernel: gemm_fused \(fusion\), grid \[one block per 32 rows of M \(at most 932068\), 3, 1\]' \
+    gemm -M dyn -N 72 -K 19 --tiles 32,32,8,4,4
+  expect "-M dyn M-rows inputs, row_sum, cast" 0 '^verify: PASS \(max error .*; 34000 elements\)' \
+    gemm -M dyn -N 33 -K 17 -t bf16 --epilogue bias_m,residual,gelu,row_sum,cast:f16 -V 1
+  out=$("$T" gemm -M dyn -N 33 -K 17 --json -V 1 2>&1)
+  if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["problem"]["m"] == "dyn" and d["problem"]["size_variable"]["bound"] == 65075262 and [r["m"] for r in d["runs"]] == [1, 7, 64, 129, 1000] and all(r["verify"]["result"] == "PASS" for r in d["runs"]) and d["kernels"][0]["rows_per_block_x"] == 64 and d["ok"]'; then pass "-M dyn --json"
+  else fail "-M dyn --json: $out"; fi
   expect "col_sum, M of 1000" 0 '^verify: PASS' gemm -M 1000 -N 3 -K 5 -t f16 --epilogue col_sum -V 1
   # --ab-type: A and B stored as f32 (or bf16), cast to -t's type as the tiles are staged
   expect "--ab-type f32 -t bf16, A^T, row_sum" 0 '^verify: PASS \(max error .*; 6566 elements\)' \
@@ -211,6 +225,13 @@ expect "--stages 9" 2 "--stages takes a number of slots from 1 to 8, got '9'" \
   gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,4,4 --stages 9
 expect "--stages without --tiles" 2 '--stages needs --tiles' gemm -M 8 -N 8 -K 8 --epilogue relu --stages 2
 expect "--help lists --stages" 0 '--stages N' gemm --help
+expect "-M dyn with -g" 2 '-M dyn does not combine with -g' gemm -M dyn -N 8 -K 8 -g 2
+expect "-M dyn with --transA 1" 2 '-M dyn does not combine with --transA 1' gemm -M dyn -N 8 -K 8 --transA 1
+expect "-M dyn with a column reduction" 2 'reduces each column of the result over the size variable M' \
+  gemm -M dyn -N 8 -K 8 --epilogue col_sum
+expect "-M dyn with --macro mma" 2 'M is the size variable M; the mma.sync m16n8k16 op type takes fixed shapes' \
+  gemm -M dyn -N 64 -K 32 -t f16 --tiles 64,64,16,32,16 --macro mma
+expect "-M bad" 2 "-M" gemm -M dy -N 8 -K 8
 # without --epilogue, gemm keeps its gridwise kernel
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "plain gemm unchanged" 0 '^perf config: ' gemm -M 64 -N 64 -K 64 -V 1

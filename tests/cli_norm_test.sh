@@ -77,7 +77,11 @@ grep -q 'tc_schedule_auto: inner reduction' "$tmp/n.cu" 2>/dev/null && pass "the
   fail "no schedule comment in $tmp/n.cu"
 expect "unknown kind" 2 "unknown normalization 'mean'" norm mean -M 2 -N 3
 expect "missing -N" 2 '-M and -N are required' norm softmax -M 2
-expect "-M dyn --json" 2 "json does not take -M dyn" norm softmax -M dyn -N 3 --json
+if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
+  out=$("$T" norm rmsnorm -M dyn -N 1000 --json -V 1 2>&1)
+  if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["rows"] == "dyn" and d["size_variable"] == {"name": "M", "divisor": 1, "bound": 2147483} and [r["m"] for r in d["runs"]] == [1, 7, 128, 1000] and all(r["verify"]["result"] == "PASS" for r in d["runs"]) and d["ok"]'; then pass "-M dyn --json"
+  else fail "-M dyn --json: $out"; fi
+fi
 expect "no perf config" 2 'no perf config' norm rmsnorm -M 2 -N 3 --perf-config 1,2
 expect "bad dtype" 2 "unknown data type 'i32'" norm rmsnorm -M 2 -N 3 -t i32
 expect "--eps of softmax" 2 'softmax has no eps' norm softmax -M 2 -N 3 --eps 0.1

@@ -219,11 +219,16 @@ static void test_misuse(void) {
   tc_kernel_free(k);
   tc_fusion_free(f);
 
-  /* a second size variable, a bad divisor or bound */
+  /* a variable named again with another divisor, a fifth variable, a bad divisor or bound */
   f = tc_fusion_new();
   int64_t shape[2] = {-1, 8};
   TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 1) != NULL, "%s", tc_fusion_error(f));
-  TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "B", 1) == NULL && strstr(tc_fusion_error(f), "one size variable"),
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 4) == NULL &&
+               strstr(tc_fusion_error(f), "the size variable M is a multiple of 1"), "%s", tc_fusion_error(f));
+  int64_t small[2] = {64, 8};
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, small, "B", 1) != NULL && tc_input_sym(f, TC_F32, 2, small, "C", 1) &&
+               tc_input_sym(f, TC_F32, 2, small, "D", 1), "%s", tc_fusion_error(f));
+  TC_CHECK(tc_input_sym(f, TC_F32, 2, small, "E", 1) == NULL && strstr(tc_fusion_error(f), "at most 4"),
            "%s", tc_fusion_error(f));
   TC_CHECK(tc_input_sym(f, TC_F32, 2, shape, "M", 0) == NULL && strstr(tc_fusion_error(f), "divisor"),
            "%s", tc_fusion_error(f));
@@ -262,10 +267,340 @@ static void test_misuse(void) {
   tc_fusion_free(f);
 }
 
+/* y = relu(A @ B + bias) with A [M, K] (M the size variable), B [K, N],
+ * bias [N]: the FMA matmul schedule (given tiles, or the scheduler's) */
+static tc_fusion *gemm_bias_relu(int64_t n, int64_t k, const tc_matmul_tiles *tl) {
+  tc_fusion *f = tc_fusion_new();
+  /* (the bound keeps C under 2^31 elements too) */
+  int64_t sa[2] = {1 << 20, k}, sb[2] = {k, n};
+  tc_tensor *a = tc_input_sym(f, TC_F32, 2, sa, "M", 1);
+  tc_tensor *b = tc_input(f, TC_F32, 2, sb);
+  tc_tensor *bias = tc_input(f, TC_F32, 1, &n);
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new)));
+  TC_CHECK(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tl ? tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, tl) : tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  return f;
+}
+
+static void want_gemm(const float *a, const float *b, const float *bias, int64_t m, int64_t n,
+                      int64_t k, double *w) {
+  for (int64_t i = 0; i < m; i++)
+    for (int64_t j = 0; j < n; j++) {
+      double s = bias[j];
+      for (int64_t q = 0; q < k; q++) s += (double)a[i * k + q] * b[q * n + j];
+      w[i * n + j] = s > 0 ? s : 0;
+    }
+}
+
+/* One GEMM kernel for every M: run at 14 values of M (1, primes,
+ * multiples of the block tile, 4099) against plain C; nothing is written
+ * past M rows of C; the grid's x extent is the blocks of M rows. */
+static void gemm_sweep(const tc_matmul_tiles *tl, int64_t n, int64_t k, int64_t bm) {
+  tc_fusion *f = gemm_bias_relu(n, k, tl);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_gemm"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "matmul: M (at most") != NULL, "%s", tc_fusion_schedule_note(f));
+  TC_CHECK(tc_kernel_size_var(kern, NULL, NULL) != NULL, "no size variable");
+  size_t cap = (size_t)MAXM;
+  float *a = malloc(cap * (size_t)k * sizeof(float)), *b = malloc((size_t)(k * n) * sizeof(float));
+  float *bias = malloc((size_t)n * sizeof(float)), *y = malloc((cap + 1) * (size_t)n * sizeof(float));
+  double *w = malloc(cap * (size_t)n * sizeof(double));
+  for (size_t i = 0; i < cap * (size_t)k; i++) a[i] = value((int64_t)i);
+  for (int64_t i = 0; i < k * n; i++) b[i] = value(i * 5 + 2);
+  for (int64_t i = 0; i < n; i++) bias[i] = value(i * 11 + 3);
+  for (int r = 0; r < NM; r++) {
+    int64_t m = Ms[r];
+    for (size_t i = 0; i < (cap + 1) * (size_t)n; i++) y[i] = -77.0f;
+    void *args[5] = {NULL, a, b, bias, y};
+    st = tc_kernel_run_sizes(kern, args, &m, 1, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: no OpenCL device\n");
+      break;
+    }
+    TC_CHECK(st == TC_OK, "M = %lld: %s", (long long)m, tc_kernel_error(kern));
+    want_gemm(a, b, bias, m, n, k, w);
+    for (int64_t i = 0; i < m * n; i++)
+      if (fabs(y[i] - w[i]) > 1e-4 + 1e-5 * (double)k * fabs(w[i])) {
+        TC_CHECK(0, "M = %lld: y[%lld] = %g, want %g", (long long)m, (long long)i, y[i], w[i]);
+        break;
+      }
+    TC_CHECK(y[m * n] == -77.0f, "M = %lld: wrote past M rows", (long long)m);
+  }
+  int64_t grid[3], block[3];
+  tc_kernel_launch_dims(kern, grid, block);
+  TC_CHECK(grid[1] == (n + (tl ? tl->bn : 64) - 1) / (tl ? tl->bn : 64), "grid y %lld", (long long)grid[1]);
+  (void)bm;
+  builds(f, "dyn_gemm");
+  free(a), free(b), free(bias), free(y), free(w);
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+}
+
+static void test_gemm(void) {
+  gemm_sweep(NULL, 48, 40, 64);
+  tc_matmul_tiles tl = {32, 32, 8, 4, 4, TC_MACRO_FMA};
+  gemm_sweep(&tl, 72, 19, 32);
+}
+
+/* y = A @ B + bias with both M (A [M, K]) and N (B [K, N], bias [N])
+ * size variables, N a multiple of ndiv */
+static tc_fusion *gemm_mn(int64_t k, int64_t ndiv) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {1 << 12, k}, sb[2] = {k, 2048}, sbias = -1;
+  const char *bn[2] = {NULL, "N"};
+  int64_t bd[2] = {1, ndiv};
+  tc_tensor *a = tc_input_sym(f, TC_F32, 2, sa, "M", 1);
+  tc_tensor *b = tc_input_syms(f, TC_F32, 2, sb, bn, bd);
+  tc_tensor *bias = tc_input_sym(f, TC_F32, 1, &sbias, "N", ndiv);
+  TC_CHECK(a && b && bias, "%s", tc_fusion_error(f));
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new));
+  TC_CHECK(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  return f;
+}
+
+/* Two size variables: one GEMM kernel for every (M, N), each checked
+ * against plain C; the grid's y extent follows N; misuse names the
+ * variable. */
+static void test_two_vars(void) {
+  const int64_t k = 21;
+  tc_fusion *f = gemm_mn(k, 1);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_gemm_mn"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "matmul: M (at most 4096) x N (at most 2048) x 21") != NULL,
+           "%s", tc_fusion_schedule_note(f));
+  int64_t div = 0, bound = 0;
+  TC_CHECK_EQ_INT(tc_kernel_size_var_count(kern), 2);
+  const char *v1 = tc_kernel_size_var_at(kern, 1, &div, &bound);
+  TC_CHECK(v1 && strcmp(v1, "N") == 0 && div == 1 && bound == 2048, "second variable %s", v1 ? v1 : "(none)");
+  TC_CHECK_EQ_INT(tc_kernel_nparams(kern), 6); /* M, A, N, B, bias, C */
+  static const int64_t mn[][2] = {{1, 1}, {7, 13}, {64, 64}, {67, 130}, {129, 33}, {1000, 200}, {3, 2048}};
+  size_t cap = 1000 * 2048 + 1;
+  float *a = malloc(1000 * (size_t)k * sizeof(float)), *b = malloc((size_t)k * 2048 * sizeof(float));
+  float *bias = malloc(2048 * sizeof(float)), *y = malloc(cap * sizeof(float));
+  double *w = malloc(cap * sizeof(double));
+  for (int64_t i = 0; i < 1000 * k; i++) a[i] = value(i);
+  for (int64_t i = 0; i < 2048; i++) bias[i] = value(i * 11 + 3);
+  for (size_t r = 0; r < sizeof mn / sizeof mn[0]; r++) {
+    int64_t m = mn[r][0], n = mn[r][1], sizes[2] = {m, n};
+    /* B is [K, N] at this N: its row stride is N */
+    for (int64_t i = 0; i < k * n; i++) b[i] = value(i * 5 + 2);
+    for (size_t i = 0; i < cap; i++) y[i] = -77.0f;
+    void *args[6] = {NULL, a, NULL, b, bias, y};
+    st = tc_kernel_run_sizes(kern, args, sizes, 2, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: no OpenCL device\n");
+      break;
+    }
+    TC_CHECK(st == TC_OK, "M = %lld, N = %lld: %s", (long long)m, (long long)n, tc_kernel_error(kern));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t j = 0; j < n; j++) {
+        double s = bias[j];
+        for (int64_t q = 0; q < k; q++) s += (double)a[i * k + q] * b[q * n + j];
+        w[i * n + j] = s;
+      }
+    for (int64_t i = 0; i < m * n; i++)
+      if (fabs(y[i] - w[i]) > 1e-4 + 1e-5 * (double)k * fabs(w[i])) {
+        TC_CHECK(0, "M = %lld, N = %lld: y[%lld] = %g, want %g", (long long)m, (long long)n, (long long)i, y[i], w[i]);
+        break;
+      }
+    TC_CHECK(y[m * n] == -77.0f, "M = %lld, N = %lld: wrote past M x N", (long long)m, (long long)n);
+  }
+  void *args[6] = {NULL, a, NULL, b, bias, y};
+  int64_t one[1] = {4}, big[2] = {4, 4096};
+  TC_CHECK(tc_kernel_run_sizes(kern, args, one, 1, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(kern), "two size variables, M and N"), "%s", tc_kernel_error(kern));
+  TC_CHECK(tc_kernel_run_sizes(kern, args, big, 2, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(kern), "N is 4096, but the kernel was compiled for N in 1..2048"),
+           "%s", tc_kernel_error(kern));
+  builds(f, "dyn_gemm_mn");
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+  /* through the kernel cache: the entry keeps both variables and both grid
+   * chains (the second compile reads it back and runs at M = 67, N = 130) */
+  char dir[] = "/tmp/tilec-dyn-mn.XXXXXX";
+  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
+  setenv("TILEC_CACHE_DIR", dir, 1);
+  for (int round = 0; round < 2; round++) {
+    f = gemm_mn(k, 1);
+    kern = tc_compile(f, &o, &st);
+    TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+    TC_CHECK(tc_kernel_from_cache(kern) == round, "round %d: from the cache %d", round, tc_kernel_from_cache(kern));
+    TC_CHECK(tc_kernel_size_var_count(kern) == 2 && strcmp(tc_kernel_size_var_at(kern, 1, NULL, NULL), "N") == 0,
+             "round %d: %d size variables", round, tc_kernel_size_var_count(kern));
+    int64_t m = 67, n = 130, sizes[2] = {67, 130};
+    for (int64_t i = 0; i < k * n; i++) b[i] = value(i * 5 + 2);
+    for (size_t i = 0; i < cap; i++) y[i] = -77.0f;
+    void *cargs[6] = {NULL, a, NULL, b, bias, y};
+    st = tc_kernel_run_sizes(kern, cargs, sizes, 2, NULL, NULL);
+    if (st != TC_ERR_NO_DEVICE) {
+      TC_CHECK(st == TC_OK, "round %d: %s", round, tc_kernel_error(kern));
+      int bad = 0;
+      for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double s = bias[j];
+          for (int64_t q = 0; q < k; q++) s += (double)a[i * k + q] * b[q * n + j];
+          bad += fabs(y[i * n + j] - s) > 1e-4 + 1e-5 * (double)k * fabs(s);
+        }
+      TC_CHECK(bad == 0 && y[m * n] == -77.0f, "round %d: %d elements differ", round, bad);
+    }
+    tc_kernel_free(kern);
+    tc_fusion_free(f);
+  }
+  tc_cache_clear(NULL);
+  rmdir(dir);
+  unsetenv("TILEC_CACHE_DIR");
+  /* N a multiple of 8: N = 12 breaks it, by name */
+  f = gemm_mn(k, 8);
+  kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  int64_t bad[2] = {5, 12};
+  TC_CHECK(tc_kernel_run_sizes(kern, args, bad, 2, NULL, NULL) == TC_ERR_ARGUMENT &&
+               strstr(tc_kernel_error(kern), "N is 12, but the kernel was compiled for N a multiple of 8"),
+           "%s", tc_kernel_error(kern));
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+  free(a), free(b), free(bias), free(y), free(w);
+}
+
+/* A stored transposed, [K, M] with M its second axis (tc_input_syms):
+ * the matmul reads it through a permute, its row stride is M */
+static void test_gemm_a_transposed(void) {
+  const int64_t k = 19, n = 33;
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {k, 1 << 14}, sb[2] = {k, n};
+  const char *an[2] = {NULL, "M"};
+  tc_tensor *a = tc_input_syms(f, TC_F32, 2, sa, an, NULL), *b = tc_input(f, TC_F32, 2, sb);
+  int perm[2] = {1, 0};
+  tc_tensor *y = tc_matmul(f, tc_permute(f, a, perm), b);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_gemm_at"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  static const int64_t ms[] = {1, 7, 64, 70, 300};
+  for (size_t r = 0; r < sizeof ms / sizeof ms[0]; r++) {
+    int64_t m = ms[r];
+    float *A = malloc((size_t)(k * m) * 4), *B = malloc((size_t)(k * n) * 4), *Y = malloc((size_t)(m * n) * 4);
+    for (int64_t i = 0; i < k * m; i++) A[i] = value(i);
+    for (int64_t i = 0; i < k * n; i++) B[i] = value(i * 3 + 1);
+    void *args[4] = {NULL, A, B, Y};
+    st = tc_kernel_run_sizes(kern, args, &m, 1, NULL, NULL);
+    if (st != TC_ERR_NO_DEVICE) {
+      TC_CHECK(st == TC_OK, "M = %lld: %s", (long long)m, tc_kernel_error(kern));
+      int bad = 0;
+      for (int64_t i = 0; i < m && st == TC_OK; i++)
+        for (int64_t j = 0; j < n; j++) {
+          double s = 0;
+          for (int64_t q = 0; q < k; q++) s += (double)A[q * m + i] * B[q * n + j];
+          bad += fabs(s - Y[i * n + j]) > 1e-4 + 1e-5 * (double)k * fabs(s);
+        }
+      TC_CHECK(bad == 0, "M = %lld: %d elements differ", (long long)m, bad);
+    }
+    free(A), free(B), free(Y);
+    if (st == TC_ERR_NO_DEVICE) break;
+  }
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+}
+
+/* The family's builder: the pointwise fusion over rows of 6 */
+static tc_fusion *build_pointwise6(int64_t divisor, void *ctx) {
+  (void)ctx;
+  return pointwise(6, divisor);
+}
+
+/* Cache picking by divisibility: a run at M = 64 gets the kernel compiled
+ * for "M a multiple of 16" (vectors of 4, fewer predicates), M = 67 the
+ * general one; a sweep of 12 sizes compiles twice; a second family over
+ * the same kernel cache compiles nothing (two entries read back). */
+static void test_family(void) {
+  char dir[] = "/tmp/tilec-dyn-family.XXXXXX";
+  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
+  setenv("TILEC_CACHE_DIR", dir, 1);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_family"};
+  static const int64_t sizes[] = {64, 67, 1, 16, 4096, 7, 160, 127, 128, 31, 1000, 4099};
+  enum { NS = sizeof sizes / sizeof sizes[0] };
+  size_t cap = 4099 * 6;
+  float *a = malloc(cap * sizeof(float)), *b = malloc(cap * sizeof(float)), *y = malloc(cap * sizeof(float));
+  double *w = malloc(cap * sizeof(double));
+  for (size_t i = 0; i < cap; i++) a[i] = value((int64_t)i), b[i] = value((int64_t)i * 3 + 1);
+  for (int round = 0; round < 2; round++) {
+    tc_kernel_family *fam = tc_family_new(build_pointwise6, NULL, &o);
+    TC_REQUIRE(fam, "tc_family_new");
+    tc_status st;
+    int64_t m = 64, div = 0;
+    tc_kernel *k16 = tc_family_kernel(fam, &m, 1, &st);
+    TC_REQUIRE(k16, "%s", tc_family_error(fam));
+    TC_CHECK(tc_kernel_size_var(k16, &div, NULL) && div == 16, "M = 64: divisor %lld", (long long)div);
+    m = 67;
+    tc_kernel *k1 = tc_family_kernel(fam, &m, 1, &st);
+    TC_REQUIRE(k1, "%s", tc_family_error(fam));
+    TC_CHECK(tc_kernel_size_var(k1, &div, NULL) && div == 1, "M = 67: divisor %lld", (long long)div);
+    /* the specialised kernel takes vectors of 4 (16 rows of 6 are 24
+     * vectors), the general one of 2 (a row of 6 is 3) */
+    TC_CHECK(strstr(tc_kernel_source(k16), "tidx * 4 + i0]") != NULL &&
+                 strstr(tc_kernel_source(k1), "tidx * 2 + i0]") != NULL,
+             "vector widths: %s\n%s", tc_kernel_source(k16), tc_kernel_source(k1));
+    int ran = 1;
+    for (int r = 0; r < NS && ran; r++) {
+      m = sizes[r];
+      for (size_t i = 0; i < cap; i++) y[i] = -77.0f;
+      void *args[4] = {NULL, a, b, y};
+      st = tc_family_run(fam, args, &m, 1, NULL, NULL);
+      if (st == TC_ERR_NO_DEVICE) {
+        printf("  skip runs: no OpenCL device\n");
+        ran = 0;
+        break;
+      }
+      TC_CHECK(st == TC_OK, "M = %lld: %s", (long long)m, tc_family_error(fam));
+      want_pointwise(a, b, m, 6, w);
+      for (int64_t i = 0; i < m * 6; i++)
+        if (fabs(y[i] - w[i]) > 1e-5 + 1e-4 * fabs(w[i])) {
+          TC_CHECK(0, "M = %lld: y[%lld] = %g, want %g", (long long)m, (long long)i, y[i], w[i]);
+          break;
+        }
+      if ((size_t)(m * 6) < cap) TC_CHECK(y[m * 6] == -77.0f, "M = %lld: wrote past M rows", (long long)m);
+    }
+    int kernels, compiled, loaded;
+    tc_family_counts(fam, &kernels, &compiled, &loaded);
+    TC_CHECK(kernels == 2 && compiled == (round == 0 ? 2 : 0) && loaded == (round == 0 ? 0 : 2),
+             "round %d: %d kernels, %d compiled, %d loaded", round, kernels, compiled, loaded);
+    /* misuse: no size, a size of 0 */
+    TC_CHECK(tc_family_kernel(fam, NULL, 0, &st) == NULL && st == TC_ERR_ARGUMENT &&
+                 strstr(tc_family_error(fam), "one size variable"), "%s", tc_family_error(fam));
+    m = 0;
+    TC_CHECK(tc_family_kernel(fam, &m, 1, &st) == NULL && st == TC_ERR_ARGUMENT &&
+                 strstr(tc_family_error(fam), "at least 1"), "%s", tc_family_error(fam));
+    tc_family_free(fam);
+  }
+  tc_cache_stats cs;
+  tc_cache_get_stats(&cs);
+  TC_CHECK(cs.entries == 2, "%lld cache entries for two assumption sets", (long long)cs.entries);
+  free(a), free(b), free(y), free(w);
+  tc_cache_clear(NULL);
+  rmdir(dir);
+  unsetenv("TILEC_CACHE_DIR");
+}
+
 int main(void) {
   TC_RUN(test_misuse);
   TC_RUN(test_divisor);
   TC_RUN(test_pointwise);
   TC_RUN(test_softmax);
+  TC_RUN(test_gemm);
+  TC_RUN(test_family);
+  TC_RUN(test_two_vars);
+  TC_RUN(test_gemm_a_transposed);
   TC_MAIN_END();
 }

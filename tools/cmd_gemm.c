@@ -37,6 +37,12 @@ static void gemm_usage(FILE *out) {
         "kernel.  Every matrix is row-major.\n"
         "\n"
         "  -M, -N, -K N            the sizes (required; -m, -n, -k also work)\n"
+        "  -M dyn                  M is a size variable given at launch: one fused kernel (the\n"
+        "                          matmul schedule, with --epilogue's ops if given) for every M\n"
+        "                          (docs/dynamic.md), printed once (--emit FILE writes it) and\n"
+        "                          run at M = 1, 7, 64, 129 and 1000, each checked with -V 1 and\n"
+        "                          timed with --time; not with -g, --transA 1, --tune,\n"
+        "                          --perf-config or --kernel tile\n"
         "  --transA 0|1            1: A is stored [K, M] (default 0: [M, K])\n"
         "  --transB 0|1            1: B is stored [N, K] (default 0: [K, N])\n"
         "  -g G                    groups: G independent GEMMs, each matrix stored [G][..]\n"
@@ -114,7 +120,8 @@ static int parse_args(op_opts *o, gemm_tile_opts *tile, gemm_epilogue *epi, tc_g
       if (rc != CLI_OK) return rc;
       if (!v) continue;
       matched = 1;
-      if ((rc = op_parse_int(o, name, v, 1, INT32_MAX, dims[f])) != CLI_OK) return rc;
+      if (f == 0 && strcmp(v, "dyn") == 0) *dims[f] = -1; /* M a size variable */
+      else if ((rc = op_parse_int(o, name, v, 1, INT32_MAX, dims[f])) != CLI_OK) return rc;
     }
     for (int t = 0; t < 4 && !matched; t++) {
       if (!(v = op_value(o, argc, argv, &i, tname[t], &rc))) {
@@ -271,6 +278,15 @@ int cmd_gemm(int argc, char **argv) {
   if (rc != CLI_OK || done) return rc;
   if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
   if (!d.m || !d.n || !d.k) return op_usage_error(&o, "-M, -N and -K are required");
+  if (d.m == -1) {
+    /* one fused kernel for every M (docs/dynamic.md): the fusion path,
+     * with or without epilogue ops */
+    const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config" : o.tune ? "--tune"
+                        : d.batch != 1 ? "-g" : d.trans_a ? "--transA 1" : tile.first;
+    if (clash) return op_usage_error(&o, "-M dyn does not combine with %s (one fused kernel for every M "
+                                     "of a row-major A [M, K])", clash);
+    epi.given = 1;
+  }
   if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");
   if (epi.ab_given && !epi.given) return op_usage_error(&o, "--ab-type applies to --epilogue");
   if (epi.macro && !epi.tiles[0] && !o.tune && !o.perf_config)

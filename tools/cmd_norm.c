@@ -36,7 +36,8 @@ static void usage(FILE *out) {
           "  -M, -N N               rows and row length (required, 1 .. 2^31 elements in all)\n"
           "  -M dyn                 the rows are a size variable M given at launch: one kernel\n"
           "                         for every M (docs/dynamic.md); it is printed once and run\n"
-          "                         (and with -V 1 checked) at M = 1, 7, 128 and 1000\n"
+          "                         (and with -V 1 checked) at M = 1, 7, 128 and 1000; with\n"
+          "                         --json, one object whose \"runs\" hold each M's result\n"
           "  --eps X                rmsnorm, layernorm, rmsnorm_bwd: eps (default 1e-5, finite,\n"
           "                         >= 0), passed at launch: the kernel does not depend on it, so\n"
           "                         a run with another eps reuses the cached kernel (the `cache:`\n"
@@ -132,17 +133,57 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
   return rc;
 }
 
+/* ", "verify": ..., "time": ..." of a run, for --json */
+static void json_run(tc_str *j, const op_opts *o, const norm_run *r) {
+  tc_str_cat(j, ", \"verify\": ");
+  if (r->verified) {
+    tc_str_printf(j, "{\"result\": \"%s\", \"max_error_over_max\": ", r->pass ? "PASS" : "FAIL");
+    op_json_num(j, r->err);
+    tc_str_cat(j, "}");
+  } else {
+    tc_str_cat(j, "null");
+  }
+  tc_str_cat(j, ", \"time\": ");
+  if (r->timed) {
+    tc_str_printf(j, "{\"ms\": ");
+    op_json_num(j, r->ms);
+    tc_str_printf(j, ", \"runs\": %d, \"gbps\": ", o->iters);
+    op_json_num(j, r->gbs);
+    tc_str_cat(j, "}");
+  } else {
+    tc_str_cat(j, "null");
+  }
+}
+
 /* -M dyn: prints the problem and runs the one kernel k at a few M, each
  * checked (-V 1) against the reference of a fusion with M rows fixed. */
 static int run_dyn(op_opts *o, tc_norm_kind kind, const char *name, tc_kernel *k, int64_t cols,
                    double eps, const char *note, int runs) {
-  printf("problem: norm %s -M dyn -N %lld -t %s --target %s", name, (long long)cols,
-         tc_dtype_name(o->dtype), tc_target_name(o->target));
-  if (tc_norm_has_eps(kind)) printf(" --eps %g", eps);
-  printf("\nschedule: %s\n", note);
-  printf("cache: %s\n", tc_kernel_from_cache(k) ? "hit (the kernel was read from the cache)"
-                                                : "miss (the kernel was compiled)");
-  if (o->emit) printf("emitted: %s\n", o->emit);
+  int64_t bound = 0;
+  tc_kernel_size_var(k, NULL, &bound);
+  tc_str j;
+  tc_str_init(&j);
+  if (o->json) {
+    /* the object of a fixed M (print_json) with "rows": "dyn", the size
+     * variable, and verify / time per M in "runs" */
+    tc_str_printf(&j, "{\"command\": \"norm\", \"kind\": \"%s\", \"rows\": \"dyn\", \"cols\": %lld, "
+                  "\"size_variable\": {\"name\": \"M\", \"divisor\": 1, \"bound\": %lld}, \"dtype\": "
+                  "\"%s\", \"target\": \"%s\", \"schedule\": ", name, (long long)cols, (long long)bound,
+                  tc_dtype_name(o->dtype), tc_target_name(o->target));
+    op_json_str(&j, note);
+    tc_str_cat(&j, ", \"eps\": ");
+    if (tc_norm_has_eps(kind)) op_json_num(&j, eps);
+    else tc_str_cat(&j, "null");
+    tc_str_printf(&j, ", \"cached\": %s, \"runs\": [", tc_kernel_from_cache(k) ? "true" : "false");
+  } else {
+    printf("problem: norm %s -M dyn -N %lld -t %s --target %s", name, (long long)cols,
+           tc_dtype_name(o->dtype), tc_target_name(o->target));
+    if (tc_norm_has_eps(kind)) printf(" --eps %g", eps);
+    printf("\nschedule: %s\n", note);
+    printf("cache: %s\n", tc_kernel_from_cache(k) ? "hit (the kernel was read from the cache)"
+                                                  : "miss (the kernel was compiled)");
+    if (o->emit) printf("emitted: %s\n", o->emit);
+  }
   static const int64_t ms[] = {1, 7, 128, 1000};
   int rc = CLI_OK, ok = 1;
   for (size_t i = 0; i < sizeof ms / sizeof ms[0] && runs && !rc; i++) {
@@ -154,13 +195,24 @@ static int run_dyn(op_opts *o, tc_norm_kind kind, const char *name, tc_kernel *k
     else rc = run(o, kind, ref, k, ms[i], cols, (float)eps, &r, true);
     tc_fusion_free(ref);
     if (rc) break;
+    ok &= !r.verified || r.pass;
+    if (o->json) {
+      tc_str_printf(&j, "%s{\"m\": %lld", i ? ", " : "", (long long)ms[i]);
+      json_run(&j, o, &r);
+      tc_str_cat(&j, "}");
+      continue;
+    }
     printf("M = %lld:", (long long)ms[i]);
     if (r.verified)
       printf(" verify: %s (max error %.3g of the largest |y|)", r.pass ? "PASS" : "FAIL", r.err);
     if (r.timed) printf(" time: %.4f ms (median of %d runs), %.2f GB/s", r.ms, o->iters, r.gbs);
     printf("%s\n", r.verified || r.timed ? "" : " ran");
-    ok &= !r.verified || r.pass;
   }
+  if (o->json && !rc) {
+    tc_str_printf(&j, "], \"ok\": %s}\n", ok ? "true" : "false");
+    fputs(tc_str_cstr(&j), stdout);
+  }
+  tc_str_free(&j);
   if (rc) return rc;
   return ok ? CLI_OK : CLI_FAIL;
 }
@@ -178,24 +230,7 @@ static void print_json(const op_opts *o, const char *kind, int64_t rows, int64_t
   if (eps >= 0) op_json_num(&j, eps);
   else tc_str_cat(&j, "null");
   tc_str_printf(&j, ", \"cached\": %s", cached ? "true" : "false");
-  tc_str_cat(&j, ", \"verify\": ");
-  if (r->verified) {
-    tc_str_printf(&j, "{\"result\": \"%s\", \"max_error_over_max\": ", r->pass ? "PASS" : "FAIL");
-    op_json_num(&j, r->err);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
-  tc_str_cat(&j, ", \"time\": ");
-  if (r->timed) {
-    tc_str_printf(&j, "{\"ms\": ");
-    op_json_num(&j, r->ms);
-    tc_str_printf(&j, ", \"runs\": %d, \"gbps\": ", o->iters);
-    op_json_num(&j, r->gbs);
-    tc_str_cat(&j, "}");
-  } else {
-    tc_str_cat(&j, "null");
-  }
+  json_run(&j, o, r);
   tc_str_printf(&j, ", \"ok\": %s}\n", ok ? "true" : "false");
   fputs(tc_str_cstr(&j), stdout);
   tc_str_free(&j);
@@ -250,7 +285,6 @@ int cmd_norm(int argc, char **argv) {
   if (eps_given && !tc_norm_has_eps((tc_norm_kind)k_id))
     return op_usage_error(&o, "--eps: %s has no eps (rmsnorm, layernorm and rmsnorm_bwd have)", kind);
   bool dyn = rows == -1;
-  if (dyn && o.json) return op_usage_error(&o, "--json does not take -M dyn yet");
   if (!dyn && rows * cols > (int64_t)1 << 31) return op_invalid(&o, "%lld x %lld is more than 2^31 elements", (long long)rows, (long long)cols);
   if (o.perf_config || o.tune) return op_usage_error(&o, "norm takes no perf config and no --tune: tc_schedule_auto picks the schedule");
   if (o.dtype != TC_F32 && o.dtype != TC_F16 && o.dtype != TC_BF16)

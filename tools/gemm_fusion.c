@@ -177,6 +177,10 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
 static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_t g, int64_t m,
                         int64_t n, int64_t k, int ta, int tb, tc_tensor **in, int64_t *cnt, int *nin,
                         tc_tensor **red) {
+  /* m < 0: M is the size variable "M" of bound -m (-M dyn): A, bias_m and
+   * the residuals have M rows; cnt[] are their counts at the bound */
+  bool dyn = m < 0;
+  if (dyn) m = -m;
   int r = g > 1 ? 3 : 2, o = r - 2;
   int64_t sa[3] = {g}, sb[3] = {g}, sc[3] = {g};
   sa[o] = ta ? k : m, sa[o + 1] = ta ? m : k;
@@ -185,10 +189,12 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
   int perm[3] = {0, 1, 2};
   perm[o] = o + 1, perm[o + 1] = o;
   tc_dtype st = e->ab_given ? e->ab_type : t;
-  in[0] = tc_input(f, st, r, sa), in[1] = tc_input(f, st, r, sb), *nin = 2;
+  in[0] = dyn ? tc_input_sym(f, st, r, sa, "M", 1) : tc_input(f, st, r, sa);
+  in[1] = tc_input(f, st, r, sb), *nin = 2;
   cnt[0] = g * m * k, cnt[1] = g * k * n;
   /* (with --ab-type, the casts are the operands' prologue) */
   tc_tensor *a = st != t ? tc_cast(f, in[0], t) : in[0], *b = st != t ? tc_cast(f, in[1], t) : in[1];
+  if (!in[0]) return NULL;
   tc_tensor *y = tc_matmul(f, ta ? tc_permute(f, a, perm) : a, tb ? tc_permute(f, b, perm) : b);
   for (int i = 0; y && i < e->n; i++) {
     bool is_new[3] = {true, true, true};
@@ -196,12 +202,15 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
       case EP_BIAS: case EP_BIAS_M: {
         int64_t len = e->ops[i] == EP_BIAS ? n : m;
         is_new[e->ops[i] == EP_BIAS ? o + 1 : o] = false;
-        in[*nin] = tc_input(f, TC_F32, 1, &len), cnt[(*nin)++] = len;
+        in[*nin] = dyn && e->ops[i] == EP_BIAS_M ? tc_input_sym(f, TC_F32, 1, &len, "M", 1)
+                                                  : tc_input(f, TC_F32, 1, &len);
+        cnt[(*nin)++] = len;
         y = tc_binary(f, TC_ADD, y, tc_broadcast(f, in[*nin - 1], r, is_new));
         break;
       }
       case EP_RESIDUAL:
-        in[*nin] = tc_input(f, TC_F32, r, sc), cnt[(*nin)++] = g * m * n;
+        in[*nin] = dyn ? tc_input_sym(f, TC_F32, r, sc, "M", 1) : tc_input(f, TC_F32, r, sc);
+        cnt[(*nin)++] = g * m * n;
         y = tc_binary(f, TC_ADD, y, in[*nin - 1]);
         break;
       case EP_SCALE: y = tc_binary_scalar(f, TC_MUL, y, e->scale[i]); break;
@@ -327,8 +336,12 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
                        int64_t m, int64_t n, int64_t k, int ta, int tb) {
   int64_t grid[3], block[3];
   tc_kernel_launch_dims(kern, grid, block);
-  printf("problem: gemm %lldx%lldx%lld%s%s%s %s", (long long)m, (long long)n, (long long)k,
-         g > 1 ? " batched" : "", ta ? " A^T" : "", tb ? " B^T" : "", tc_dtype_name(o->dtype));
+  if (m < 0)
+    printf("problem: gemm Mx%lldx%lld (M a size variable, at most %lld: one kernel for every M) %s",
+           (long long)n, (long long)k, (long long)-m, tc_dtype_name(o->dtype));
+  else
+    printf("problem: gemm %lldx%lldx%lld%s%s%s %s", (long long)m, (long long)n, (long long)k,
+           g > 1 ? " batched" : "", ta ? " A^T" : "", tb ? " B^T" : "", tc_dtype_name(o->dtype));
   if (e->ab_given) printf(" (A and B stored as %s)", tc_dtype_name(e->ab_type));
   printf(", epilogue");
   for (int i = 0; i < e->n; i++) {
@@ -341,6 +354,13 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
   op_print_device(o, r, have_dev, why);
   printf("perf config: %s (%s)\n", r->config[0] ? r->config : "none", r->source_detail);
   printf("schedule: %s\n", tc_fusion_schedule_note(f));
+  if (m < 0)
+    printf("kernel: %s (fusion), grid [one block per %lld rows of M (at most %lld), %lld, %lld] of "
+           "blocks [%lld, %lld, %lld], shared memory %lld bytes\n", tc_kernel_name(kern),
+           (long long)((-m + grid[0] - 1) / grid[0]), (long long)grid[0], (long long)grid[1],
+           (long long)grid[2], (long long)block[0], (long long)block[1], (long long)block[2],
+           (long long)tc_kernel_smem_bytes(kern));
+  else
   printf("kernel: %s (fusion), grid [%lld, %lld, %lld] of blocks [%lld, %lld, %lld], shared memory "
          "%lld bytes\n", tc_kernel_name(kern), (long long)grid[0], (long long)grid[1],
          (long long)grid[2], (long long)block[0], (long long)block[1], (long long)block[2],
@@ -616,8 +636,8 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   /* the scheduler's tiles, as tc_schedule_auto picks them */
   int rax = !e->reduce ? -1 : e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX ? 1 : 0;
   const char *not_what, *why_not;
-  tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m, n, k, rax, e->ab_given,
-                                                  &not_what, &why_not);
+  tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m < 0 ? -m : m, n, k, rax,
+                                                  e->ab_given, m < 0, &not_what, &why_not);
   char detail[sizeof r->source_detail];
   snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s%s%s",
            (long long)auto_tl.bm, (long long)auto_tl.bn, (long long)auto_tl.bk,
@@ -627,16 +647,112 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   return CLI_OK;
 }
 
+/* The values of M a -M dyn kernel runs at (those up to its bound). */
+static const int64_t dyn_ms[] = {1, 7, 64, 129, 1000};
+
+/* -M dyn: runs kern, compiled for every M, at each of dyn_ms on fresh
+ * data, each checked (-V 1) and timed (--time); the text lines, or the
+ * JSON's "runs" array into j.  CLI_OK when every check passed. */
+static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tensor *const *in,
+                   const int64_t *cnt, int nin, int64_t n, int64_t k, int64_t bound, tc_str *j) {
+  int rc = CLI_OK, first = 1;
+  tc_str_cat(j, ", \"runs\": [");
+  for (size_t q = 0; q < sizeof dyn_ms / sizeof *dyn_ms && rc != CLI_FAIL; q++) {
+    int64_t m = dyn_ms[q];
+    if (m > bound) break;
+    void *host[GEMM_EPI_MAX + 4] = {NULL}, *args[GEMM_EPI_MAX + 5] = {NULL};
+    uint64_t seed = 0x5eed0e11ull;
+    op_report r;
+    memset(&r, 0, sizeof r);
+    for (int i = 0; i < nin; i++) {
+      tc_dtype t = tc_tensor_dtype(in[i]);
+      /* (the inputs of M rows: the count at the bound scaled to m) */
+      int64_t c = tc_tensor_size_var(in[i]) ? cnt[i] / bound * m : cnt[i];
+      host[i] = tc_xcalloc((size_t)c, tc_dtype_size(t));
+      tc_tune_fill(host[i], (size_t)c, t, &seed);
+    }
+    size_t celems = (size_t)(m * n);
+    size_t relems = !e->reduce ? 0 : (size_t)(e->reduce <= EP_ROW_MAX ? m : n);
+    host[nin] = tc_xcalloc(celems, tc_dtype_size(e->cast));
+    if (relems) host[nin + 1] = tc_xcalloc(relems, sizeof(float));
+    for (int i = 0; i < nin + 2; i++) args[i + 1] = host[i]; /* (args[0]: M, filled by the run) */
+    tc_status st = tc_kernel_run_sizes(kern, args, &m, 1, o->device, &r.first_ms);
+    if (st != TC_OK) {
+      rc = op_fail(o, "M = %lld: the kernel failed (%s): %s", (long long)m, tc_status_name(st),
+                   tc_kernel_error(kern));
+    } else {
+      r.ran = 1;
+      if (o->verify) verify_outputs(e, o->dtype, 1, m, n, k, 0, 0, host, nin, relems, &r);
+      if (o->time) {
+        double *times = tc_xcalloc((size_t)o->iters, sizeof *times);
+        for (int i = 0; i < o->iters && st == TC_OK; i++)
+          st = tc_kernel_run_sizes(kern, args, &m, 1, o->device, &times[i]);
+        if (st != TC_OK) free(times), rc = op_fail(o, "the kernel failed: %s", tc_kernel_error(kern));
+        else op_set_time(o, &r, times, 2.0 * (double)m * (double)n * (double)k);
+      }
+      if (r.verified && !r.pass) rc = CLI_FAIL;
+    }
+    if (r.ran && !o->json) {
+      printf("M = %lld:\n", (long long)m);
+      op_print_run(o, &r, 1, (int64_t)(celems + relems));
+    }
+    if (r.ran) {
+      tc_str_printf(j, "%s{\"m\": %lld", first ? "" : ", ", (long long)m);
+      op_json_run(j, o, &r, 1);
+      tc_str_cat(j, "}");
+      first = 0;
+    }
+    for (int i = 0; i < nin + 2; i++) free(host[i]);
+  }
+  tc_str_cat(j, "]");
+  return rc;
+}
+
+/* --json with -M dyn: the gemm command's object with "m": "dyn", the
+ * size variable, and one entry of "runs" per M. */
+static void print_json_dyn(const op_opts *o, const char *key, const char *list, int64_t n, int64_t k,
+                           int64_t bound, const tc_fusion *f, const tc_kernel *kern,
+                           const op_report *r, const tc_str *runs, int ok) {
+  tc_str j;
+  tc_str_init(&j);
+  tc_str_cat(&j, "{\"command\": \"gemm\", \"kernel\": \"fusion\", \"problem\": {\"string\": ");
+  op_json_str(&j, key);
+  tc_str_printf(&j, ", \"g\": 1, \"m\": \"dyn\", \"n\": %lld, \"k\": %lld, \"transA\": 0, "
+                "\"transB\": 0, \"dtype\": \"%s\", \"epilogue\": ", (long long)n, (long long)k,
+                tc_dtype_name(o->dtype));
+  op_json_str(&j, list);
+  tc_str_printf(&j, ", \"size_variable\": {\"name\": \"M\", \"divisor\": 1, \"bound\": %lld}}",
+                (long long)bound);
+  op_json_device(&j, o, r);
+  tc_str_cat(&j, ", \"schedule\": ");
+  op_json_str(&j, tc_fusion_schedule_note(f));
+  int64_t grid[3], block[3];
+  tc_kernel_launch_dims(kern, grid, block);
+  tc_str_cat(&j, ", \"kernels\": [{\"name\": ");
+  op_json_str(&j, tc_kernel_name(kern));
+  /* (the grid at the bound; x is one block per rows_per_block_x rows of M) */
+  tc_str_printf(&j, ", \"grid\": [%lld, %lld, %lld], \"rows_per_block_x\": %lld, \"block\": [%lld, "
+                "%lld, %lld], \"smem_bytes\": %lld}], \"cached\": %s%s", (long long)grid[0],
+                (long long)grid[1], (long long)grid[2], (long long)((bound + grid[0] - 1) / grid[0]),
+                (long long)block[0], (long long)block[1], (long long)block[2],
+                (long long)tc_kernel_smem_bytes(kern), tc_kernel_from_cache(kern) ? "true" : "false",
+                tc_str_cstr(runs));
+  op_json_end(&j, ok);
+}
+
 int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, int64_t n, int64_t k,
                       int ta, int tb) {
   if (o->dtype != TC_F32 && o->dtype != TC_F16 && o->dtype != TC_BF16)
     return op_usage_error(o, "--epilogue takes -t f32, f16 or bf16");
+  /* -M dyn: the bound keeps A, C and the residuals under 2^31 elements */
+  int64_t bound = m < 0 ? 2147483647 / (n > k ? n : k) : 0;
+  if (m < 0) m = -bound;
   tc_fusion *f = tc_fusion_new();
   tc_tensor *in[GEMM_EPI_MAX + 2];
   int64_t cnt[GEMM_EPI_MAX + 2];
   void *host[GEMM_EPI_MAX + 4] = {NULL};
   double *times = NULL;
-  int nin = 0, rc = CLI_FAIL;
+  int nin = 0, rc = CLI_FAIL, kern_json_done = 0;
   tc_kernel *kern = NULL;
   TC_STR_LOCAL(why);
   op_report r;
@@ -644,8 +760,11 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 180], stages_text[24] = "";
   list_string(e, list, sizeof list);
   if (e->stages > 1) snprintf(stages_text, sizeof stages_text, " --stages %d", e->stages);
-  snprintf(key, sizeof key, "gemm -g %lld -M %lld -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
+  char mtext[24];
+  if (bound) snprintf(mtext, sizeof mtext, "dyn");
+  else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
+  snprintf(key, sizeof key, "gemm -g %lld -M %s -N %lld -K %lld --transA %d --transB %d -t %s "
+           "--epilogue %s%s%s%s%s%s", (long long)g, mtext, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
            stages_text, e->macro ? " --macro " : "", e->macro ? gemm_macro_name[e->macro] : "");
@@ -689,6 +808,16 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     rc = op_build_only(o, have_dev, tc_str_cstr(&why), tc_kernel_source(kern), tc_kernel_name(kern));
     goto out;
   }
+  if (bound) {
+    if (!o->json)
+      printf("cache: %s\n", tc_kernel_from_cache(kern) ? "hit (the kernel was read from the cache)"
+                                                      : "miss (the kernel was compiled)");
+    TC_STR_LOCAL(runs_json);
+    rc = run_dyn(o, e, kern, in, cnt, nin, n, k, bound, &runs_json);
+    if (o->json) print_json_dyn(o, key, list, n, k, bound, f, kern, &r, &runs_json, rc == CLI_OK);
+    kern_json_done = 1;
+    goto out;
+  }
   uint64_t seed = 0x5eed0e11ull;
   for (int i = 0; i < nin; i++) {
     tc_dtype t = tc_tensor_dtype(in[i]);
@@ -724,7 +853,11 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   if (!o->json) op_print_run(o, &r, 1, (int64_t)(celems + relems));
   rc = !r.verified || r.pass ? CLI_OK : CLI_FAIL;
 out:
-  if (o->json && kern)
+  if (kern_json_done)
+    ;
+  else if (o->json && kern && bound)
+    op_json_failure(o, key);
+  else if (o->json && kern)
     print_json(o, key, list, o->dtype, g, m, n, k, ta, tb, f, kern, &r, rc == CLI_OK);
   else if (o->json)
     op_json_failure(o, key);

@@ -162,15 +162,18 @@ tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
  * is a number every value is a multiple of.  The variable is a kernel
  * parameter like a scalar input (tc_scalar_input: i32, by value), added
  * before the first input that names it; tc_kernel_run_sizes fills it.
- * One size variable per fusion: inputs that share it give the same name,
- * divisor and bound (else TC_ERR_UNSUPPORTED).  Every axis an op makes
- * from a leading axis of extent M has extent M too.  This slice compiles
- * pointwise fusions and the automatic inner-reduction schedules
- * (tc_schedule_auto: softmax, RMSNorm rows): the variable stays on leading
+ * Inputs that share a variable give the same name, divisor and bound
+ * (else TC_ERR_UNSUPPORTED; shape[0] -1 after the first input takes the
+ * variable's bound); up to 4 variables per fusion (tc_input_syms puts
+ * them on other axes).  Every axis an op makes from a leading
+ * axis of extent M has extent M too.  This slice compiles pointwise
+ * fusions, the automatic inner-reduction schedules (tc_schedule_auto:
+ * softmax, RMSNorm rows) and the FMA matmul schedule with M the rows of A
+ * (tc_schedule_matmul: M's blocks on BIDx): the variable stays on leading
  * axes, is never reduced over, its splits (rounded up, with predicates)
  * and merges with fixed axes are bound to BIDx, and no shared or register
- * allocation depends on it; tc_compile refuses anything else (a matmul, a
- * serial or thread loop over M, a permute that moves M) with a message.
+ * allocation depends on it; tc_compile refuses anything else (a serial or
+ * thread loop over M, a permute that moves M) with a message.
  * tc_kernel_param_bytes and tc_kernel_tensor_allocation describe such a
  * kernel's symbolic buffers at the bound; tc_reference_run refuses the
  * fusion (TC_ERR_UNSUPPORTED: it takes fixed shapes).  NULL on a bad
@@ -182,6 +185,19 @@ tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shap
  * NULL where the extent is a number (its tc_tensor_extent is then the
  * extent; for a symbolic one it is the bound). */
 const char *tc_tensor_size_var(const tc_tensor *t);
+/* tc_input_sym with a size variable on any axes: names[i] (NULL: axis i
+ * is the fixed extent shape[i]) names the variable of axis i, a multiple
+ * of divisors[i] (divisors NULL: 1), at most shape[i] (-1: the bound of
+ * a variable an earlier input named; with one new variable, the largest
+ * that keeps the input under 2^31 elements).  Up to 4 variables per
+ * fusion, e.g. M and N of a GEMM (A [M, K], B [K, N]), each an i32
+ * kernel parameter added before the first input that names it;
+ * tc_kernel_run_sizes takes their values in that order.  Global strides
+ * over a variable are products over its parameter.  NULL on a bad name,
+ * rank, extent, divisor or bound, or a variable named again with another
+ * divisor or bound. */
+tc_tensor *tc_input_syms(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape,
+                         const char *const *names, const int64_t *divisors);
 /* Makes t an output of the fusion: the kernel writes it to a contiguous
  * row-major buffer.  Kernel parameters are the inputs, then the outputs,
  * each in the order they were added. */
@@ -901,17 +917,55 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
  * kernel of fixed shapes; *divisor and *bound (either may be NULL) get
  * the assumptions it was compiled for. */
 const char *tc_kernel_size_var(const tc_kernel *k, int64_t *divisor, int64_t *bound);
-/* tc_kernel_run with the values of the size variables: sizes[0..nsizes)
- * (this slice has one: nsizes is 1).  The value is checked against the
- * kernel's assumptions (1 .. bound, a multiple of the divisor) and a
- * mismatch is TC_ERR_ARGUMENT with a message naming the variable; it sets
- * the extent of each symbolic tensor's leading axis (its buffer's bytes)
- * and the grid, and is passed as the variable's parameter, whose args[]
- * entry is ignored (it may be NULL).  A kernel of fixed shapes takes
- * nsizes 0.  tc_kernel_run on a kernel with a size variable is
- * TC_ERR_ARGUMENT: it needs this call. */
+/* The number of the kernel's size variables (0: fixed shapes). */
+int tc_kernel_size_var_count(const tc_kernel *k);
+/* Size variable i (0 .. tc_kernel_size_var_count - 1, in the order the
+ * inputs named them): its name, or NULL when there is none; *divisor and
+ * *bound (either may be NULL) get its assumptions. */
+const char *tc_kernel_size_var_at(const tc_kernel *k, int i, int64_t *divisor, int64_t *bound);
+/* tc_kernel_run with the values of the size variables: sizes[0..nsizes),
+ * one per variable in tc_kernel_size_var_at's order.  Each value is
+ * checked against the kernel's assumptions (1 .. bound, a multiple of the
+ * divisor) and a mismatch is TC_ERR_ARGUMENT with a message naming the
+ * variable; the values set the extents of the symbolic tensors (their
+ * buffers' bytes) and the grid, and are passed as the variables'
+ * parameters, whose args[] entries are ignored (they may be NULL).  A
+ * kernel of fixed shapes takes nsizes 0.  tc_kernel_run on a kernel with
+ * a size variable is TC_ERR_ARGUMENT: it needs this call. */
 tc_status tc_kernel_run_sizes(tc_kernel *k, void *const *args, const int64_t *sizes, int nsizes,
                               const char *device, double *ms);
+
+/* ---- kernel families: specialisation on a size's divisibility ------------ */
+
+/* A kernel family: the kernels of one fusion with a size variable
+ * (tc_input_sym), one per assumption set, picked per run from the
+ * concrete size as Triton specialises a size argument on "a multiple of
+ * 16" (docs/dynamic.md). */
+typedef struct tc_kernel_family tc_kernel_family;
+/* Builds the family's fusion, scheduled, with its size variable a
+ * multiple of divisor (the divisor argument of tc_input_sym); NULL on
+ * failure.  The family owns the fusion it returns. */
+typedef tc_fusion *(*tc_family_build)(int64_t divisor, void *ctx);
+/* A family of the fusions build makes, compiled with *opt (copied); ctx
+ * is passed to build.  No kernel is made until a size asks for one.
+ * NULL when build or opt is NULL. */
+tc_kernel_family *tc_family_new(tc_family_build build, void *ctx, const tc_compile_options *opt);
+/* The kernel for the size variable's value sizes[0] (nsizes 1): the one
+ * assuming a multiple of 16 when 16 divides it, else the general one
+ * (divisor 1); the family's when it has it, else built and compiled
+ * (tc_compile, so the kernel cache may hold it).  Owned by the family;
+ * NULL with *status (may be NULL) set and tc_family_error on failure. */
+tc_kernel *tc_family_kernel(tc_kernel_family *fam, const int64_t *sizes, int nsizes, tc_status *status);
+/* tc_family_kernel, then tc_kernel_run_sizes with the same sizes. */
+tc_status tc_family_run(tc_kernel_family *fam, void *const *args, const int64_t *sizes, int nsizes,
+                        const char *device, double *ms);
+/* The family's kernels so far (*kernels), how many tc_compile made
+ * (*compiled) and read from the kernel cache (*loaded); any may be NULL. */
+void tc_family_counts(const tc_kernel_family *fam, int *kernels, int *compiled, int *loaded);
+/* The last failure's message ("" when none). */
+const char *tc_family_error(const tc_kernel_family *fam);
+/* Frees the family, its kernels and fusions (NULL is a no-op). */
+void tc_family_free(tc_kernel_family *fam);
 
 /* ---- the kernel cache ---------------------------------------------------- */
 

@@ -43,3 +43,12 @@ def test_pointwise_two_inputs_and_divisor(rng):
         k.run(x, x)
     with pytest.raises(tilec.TilecError, match="fixed shapes"):
         f.reference(x, x)
+
+
+def test_one_size_variable_from_python():
+    # the C API takes several size variables (tc_input_syms); Python fills
+    # one from the arrays' leading extent, so a second name is refused
+    f = tilec.Fusion()
+    f.input(tilec.f32, ("M", 8))
+    with pytest.raises(ValueError, match="size variable is M.*not N"):
+        f.input(tilec.f32, ("N", 8))

@@ -249,6 +249,10 @@ class Fusion:
         dt = _dtype_arg(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
         if shape and isinstance(shape[0], str):
+            if self._size_var is not None and shape[0] != self._size_var:
+                # (the C API takes several; run() fills one from the arrays)
+                raise ValueError("the fusion's size variable is %s; from Python a fusion has one "
+                                 "(its inputs' leading extent), not %s too" % (self._size_var, shape[0]))
             arr = (ctypes.c_int64 * len(shape))(-1, *[int(s) for s in shape[1:]])
             t = self._wrap(self._L.tc_input_sym(self._p, int(dt), len(shape), arr,
                                                 shape[0].encode(), int(divisor)))

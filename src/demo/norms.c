@@ -23,10 +23,11 @@ int tc_norm_inputs(tc_norm_kind kind) {
 
 int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols) { return kind == TC_NORM_XENT ? 1 : cols; }
 
-/* An input of dtype t and shape [rows, cols]; rows -1: the size variable
- * M (tc_input_sym, any value). */
+/* An input of dtype t and shape [rows, cols]; rows -d (d >= 1): the size
+ * variable M (tc_input_sym), a multiple of d. */
 static tc_tensor *input(tc_fusion *f, tc_dtype t, const int64_t *shape) {
-  return shape[0] == -1 ? tc_input_sym(f, t, 2, shape, "M", 1) : tc_input(f, t, 2, shape);
+  int64_t sym[2] = {-1, shape[1]};
+  return shape[0] < 0 ? tc_input_sym(f, t, 2, sym, "M", -shape[0]) : tc_input(f, t, 2, shape);
 }
 
 /* An input of dtype t, as f32. */
@@ -77,8 +78,8 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
     }
     case TC_NORM_XENT: {
       /* over M: x's bound, so that both name one variable alike */
-      int64_t lshape[2] = {rows == -1 ? 2147483647 / cols : rows, 1};
-      tc_tensor *label = rows == -1 ? tc_input_sym(f, TC_I32, 2, lshape, "M", 1) : tc_input(f, TC_I32, 2, lshape);
+      int64_t lshape[2] = {rows < 0 ? -1 : rows, 1};
+      tc_tensor *label = rows < 0 ? tc_input_sym(f, TC_I32, 2, lshape, "M", -rows) : tc_input(f, TC_I32, 2, lshape);
       tc_tensor *mx = tc_reduce(f, TC_REDUCE_MAX, x, 1, &last);
       tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, tc_unary(f, TC_EXP, tc_binary(f, TC_SUB, x, mx)), 1, &last);
       tc_tensor *lse = tc_binary(f, TC_ADD, tc_unary(f, TC_LOG, s), mx);

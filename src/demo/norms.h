@@ -43,7 +43,8 @@ const char *tc_norm_name(tc_norm_kind kind);
 int tc_norm_inputs(tc_norm_kind kind);
 bool tc_norm_has_eps(tc_norm_kind kind);
 int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols);
-/* rows -1: the rows are the size variable M (tc_input_sym), given at launch. */
+/* rows -d (d >= 1; -1: any value): the rows are the size variable M
+ * (tc_input_sym), a multiple of d, given at launch. */
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols);
 
 #endif

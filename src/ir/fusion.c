@@ -203,50 +203,110 @@ void tc_tensor_view_index(const tc_tensor *t, tc_epool *p, const tc_expr *const 
   *valid = tc_e_is_const(ok, 1) ? NULL : ok;
 }
 
-tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape, const char *name,
-                        int64_t divisor) {
+/* The size variable `name` of divisor div: the fusion's, else a new one
+ * of bound `bound` (-1: the caller has none, an error for a new one);
+ * its index, or -1 after a message. */
+static int size_var(tc_fusion *f, const char *call, const char *name, int64_t div, int64_t bound) {
+  for (int v = 0; v < f->nsym; v++) {
+    if (strcmp(f->sym[v]->label, name) != 0) continue;
+    if (f->sym_div[v] != div || (bound != -1 && f->sym_bound[v] != bound))
+      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the size variable %s is a multiple of %lld, at most "
+                     "%lld; every input that names it gives the same divisor and bound (got %lld "
+                     "and %lld)", call, name, (long long)f->sym_div[v], (long long)f->sym_bound[v],
+                     (long long)div, (long long)bound), -1;
+    return v;
+  }
+  if (f->nsym == TC_MAX_SIZE_VARS)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s would be a fusion's size variable number %d; at "
+                   "most %d", call, name, f->nsym + 1, TC_MAX_SIZE_VARS), -1;
+  if (bound == -1)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: give the bound of the new size variable %s (-1 takes "
+                   "an existing variable's)", call, name), -1;
+  tc_tensor *s = tc_scalar_input(f, name, TC_I32);
+  if (!s) return -1;
+  f->sym[f->nsym] = s, f->sym_div[f->nsym] = div, f->sym_bound[f->nsym] = bound;
+  return f->nsym++;
+}
+
+tc_tensor *tc_input_syms(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape,
+                         const char *const *names, const int64_t *divisors) {
   tc_clear_error(f);
-  if (ndims < 1 || ndims > 16 || !shape)
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: rank must be 1..16, got %d", ndims), NULL;
-  if (divisor < 1 || divisor > ((int64_t)1 << 30))
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: the divisor of %s is %lld; it must be "
-                   "1..2^30 (1: none known)", name ? name : "(null)", (long long)divisor), NULL;
-  int64_t inner = 1;
-  for (int i = 1; i < ndims; i++) {
+  const char *call = "tc_input_sym";
+  if (ndims < 1 || ndims > 16 || !shape || !names)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: rank must be 1..16, got %d", call, ndims), NULL;
+  int64_t fixed = 1, sh[16], div[16];
+  int nsym = 0, at = -1;
+  for (int i = 0; i < ndims; i++) {
+    div[i] = names[i] ? (divisors ? divisors[i] : 1) : 0;
+    if (names[i]) {
+      nsym++, at = i;
+      if (div[i] < 1 || div[i] > ((int64_t)1 << 30))
+        return tc_fail(f, TC_ERR_ARGUMENT, "%s: the divisor of %s is %lld; it must be 1..2^30 (1: "
+                       "none known)", call, names[i], (long long)div[i]), NULL;
+      continue;
+    }
     if (shape[i] < 1 || shape[i] > ((int64_t)1 << 31))
-      return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: extent %d is %lld; it must be 1..2^31 "
-                     "(only the leading axis is symbolic)", i, (long long)shape[i]), NULL;
-    inner = tc_sat_mul(inner, shape[i]);
+      return tc_fail(f, TC_ERR_ARGUMENT, "%s: extent %d is %lld; it must be 1..2^31", call, i,
+                     (long long)shape[i]), NULL;
+    fixed = tc_sat_mul(fixed, shape[i]);
   }
-  /* the bound: the caller's, else the most rows 32-bit indices reach */
-  int64_t most = inner > 2147483647 ? 0 : 2147483647 / inner / divisor * divisor;
-  int64_t bound = shape[0] == -1 ? most : shape[0];
-  if (bound < divisor || bound > most || bound % divisor != 0)
-    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: the bound of %s is %lld; it must be -1 (the "
-                   "largest that 32-bit indices reach) or a multiple of the divisor %lld in %lld..%lld",
-                   name ? name : "(null)", (long long)shape[0], (long long)divisor,
-                   (long long)divisor, (long long)most), NULL;
-  tc_tensor *s = f->sym;
-  if (s && (strcmp(s->label, name ? name : "") != 0 || f->sym_div != divisor || f->sym_bound != bound))
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "tc_input_sym: the fusion's size variable is %s (a "
-                   "multiple of %lld, at most %lld); every symbolic input shares that one, with the "
-                   "same divisor and bound (one size variable per fusion)", s->label,
-                   (long long)f->sym_div, (long long)f->sym_bound), NULL;
-  if (!s) {
-    s = tc_scalar_input(f, name, TC_I32);
-    if (!s) return NULL;
-    f->sym = s, f->sym_div = divisor, f->sym_bound = bound;
+  if (!nsym) return tc_fail(f, TC_ERR_ARGUMENT, "%s: no axis names a size variable", call), NULL;
+  /* the bounds: the caller's, else the variable's; with one new variable
+   * and -1, the most 32-bit indices reach */
+  int64_t elems = fixed;
+  for (int i = 0; i < ndims; i++) {
+    if (!names[i]) {
+      sh[i] = shape[i];
+      continue;
+    }
+    int64_t bound = shape[i];
+    for (int v = 0; v < f->nsym; v++)
+      if (strcmp(f->sym[v]->label, names[i]) == 0) {
+        if (f->sym_div[v] != div[i]) return size_var(f, call, names[i], div[i], bound), NULL;
+        if (bound == -1) bound = f->sym_bound[v];
+      }
+    if (bound == -1 && nsym == 1)
+      bound = fixed > 2147483647 ? 0 : 2147483647 / fixed / div[i] * div[i];
+    if (bound < div[i] || bound % div[i] != 0 || bound > 2147483647)
+      return tc_fail(f, TC_ERR_ARGUMENT, "%s: the bound of %s is %lld; it must be %sa multiple of "
+                     "the divisor %lld, at least %lld and under 2^31", call, names[i],
+                     (long long)shape[i], nsym == 1 ? "-1 (the largest that 32-bit indices reach) or " : "",
+                     (long long)div[i], (long long)div[i]), NULL;
+    sh[i] = bound;
+    elems = tc_sat_mul(elems, bound);
   }
-  int64_t sh[16];
-  memcpy(sh, shape, (size_t)ndims * sizeof *sh);
-  sh[0] = bound;
+  if (elems > 2147483647)
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: at the bounds of its size variables the input has %lld "
+                   "elements; give bounds that keep it under 2^31 (indices are 32-bit)", call,
+                   (long long)elems), NULL;
+  for (int i = 0; i < ndims; i++)
+    for (int j = 0; j < i; j++)
+      if (names[i] && names[j] && strcmp(names[i], names[j]) == 0)
+        return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: axes %d and %d both name the size variable %s; "
+                       "an input takes each variable on one axis", call, j, i, names[i]), NULL;
+  int var[16];
+  for (int i = 0; i < ndims; i++)
+    if (names[i] && (var[i] = size_var(f, call, names[i], div[i], sh[i])) < 0) return NULL;
+  (void)at;
   tc_tensor *tv = tc_input(f, t, ndims, sh);
-  if (tv) f->g.axes[tv->logical[0]].sym_div = divisor;
+  for (int i = 0; tv && i < ndims; i++)
+    if (names[i]) f->g.axes[tv->logical[i]].sym_div = div[i], f->g.axes[tv->logical[i]].sym_var = var[i];
   return tv;
 }
 
+tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shape, const char *name,
+                        int64_t divisor) {
+  const char *names[16] = {name ? name : ""};
+  int64_t divs[16] = {divisor};
+  if (ndims < 1 || ndims > 16 || !shape)
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: rank must be 1..16, got %d", ndims), NULL;
+  if (!name || !name[0])
+    return tc_fail(f, TC_ERR_ARGUMENT, "tc_input_sym: the size variable needs a name"), NULL;
+  return tc_input_syms(f, t, ndims, shape, names, divs);
+}
+
 void tc_fusion_mark_symbolic(tc_fusion *f) {
-  if (!f->sym) return;
+  if (!f->nsym) return;
   for (int i = 0; i < f->nops; i++) {
     tc_op *op = f->ops[i];
     tc_tensor *o = op->out;
@@ -258,15 +318,16 @@ void tc_fusion_mark_symbolic(tc_fusion *f) {
         const tc_axis *a = &f->g.axes[in->logical[ia]];
         /* (an operand broadcasting along the axis has extent 1 there) */
         if (a->sym_div && !a->reduction && a->extent == f->g.axes[o->logical[j]].extent)
-          f->g.axes[o->logical[j]].sym_div = a->sym_div;
+          f->g.axes[o->logical[j]].sym_div = a->sym_div, f->g.axes[o->logical[j]].sym_var = a->sym_var;
       }
   }
 }
 
 const char *tc_tensor_size_var(const tc_tensor *t) {
-  if (!t || !t->f->sym || t->nlogical < 1) return NULL;
+  if (!t || !t->f->nsym || t->nlogical < 1) return NULL;
   tc_fusion_mark_symbolic(t->f);
-  return t->f->g.axes[t->logical[0]].sym_div ? t->f->sym->label : NULL;
+  const tc_axis *a = &t->f->g.axes[t->logical[0]];
+  return a->sym_div ? t->f->sym[a->sym_var]->label : NULL;
 }
 
 static bool owned(tc_fusion *f, const tc_tensor *t) {

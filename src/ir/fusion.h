@@ -105,10 +105,11 @@ struct tc_fusion {
   int ninputs, cinputs, noutputs, coutputs;
   char err[1024];
   char sched_note[512];    /* what tc_schedule_auto chose ("": not used) */
-  /* the size variable of the leading axes (tc_input_sym; docs/dynamic.md):
-   * the scalar input that carries it (NULL: none), its divisor and bound */
-  tc_tensor *sym;
-  int64_t sym_div, sym_bound;
+  /* the size variables (tc_input_sym, tc_input_syms; docs/dynamic.md):
+   * the scalar inputs that carry them, their divisors and bounds */
+  tc_tensor *sym[TC_MAX_SIZE_VARS];
+  int64_t sym_div[TC_MAX_SIZE_VARS], sym_bound[TC_MAX_SIZE_VARS];
+  int nsym;
 };
 
 /* An input whose logical domain is the upper dims of view v (copied) over
@@ -127,9 +128,10 @@ tc_status tc_output_view(tc_tensor *t, const tc_view *v, int64_t elems);
 void tc_tensor_view_index(const tc_tensor *t, tc_epool *p, const tc_expr *const *lv,
                           const tc_expr **offset, const tc_expr **valid);
 
-/* Marks the logical axes that carry the size variable: the leading axes
- * of the tc_input_sym inputs and every axis of a tensor an op makes from
- * one (tc_op_in_axis), with the divisor as tc_axis.sym_div.  Idempotent;
+/* Marks the logical axes that carry size variables: those the
+ * tc_input_syms inputs name and every axis of a tensor an op makes from
+ * one (tc_op_in_axis), with the divisor and the variable as
+ * tc_axis.sym_div and sym_var.  Idempotent;
  * the lowering and tc_schedule_auto call it. */
 void tc_fusion_mark_symbolic(tc_fusion *f);
 
@@ -214,7 +216,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 20
+#define TC_CODEGEN_FORMAT 21
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

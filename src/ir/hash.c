@@ -36,7 +36,7 @@ _Static_assert(sizeof(tc_axis) == 40, "tc_axis changed: update tc_fusion_hash in
 _Static_assert(sizeof(struct tc_tensor) == 168,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(tc_op) == 152, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(struct tc_fusion) == 1656,
+_Static_assert(sizeof(struct tc_fusion) == 1736,
                "tc_fusion changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
 
@@ -193,7 +193,8 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
      * others follow from the ops (tc_fusion_mark_symbolic).  Static
      * fusions keep their hashes. */
     for (int j = 0; j < t->nlogical && t->is_input; j++)
-      if (g->axes[t->logical[j]].sym_div) i64(&h, -g->axes[t->logical[j]].sym_div);
+      if (g->axes[t->logical[j]].sym_div)
+        i64(&h, -g->axes[t->logical[j]].sym_div), i64(&h, g->axes[t->logical[j]].sym_var);
     int_list(&h, TAG_LOOP, t->loop, t->nloop);
     if (t->alloc_set)
       int_list(&h, TAG_ALLOC, t->alloc, t->nalloc);

@@ -16,7 +16,7 @@ void tc_dg_free(tc_dgraph *g) {
 }
 
 static int new_axis(tc_dgraph *g, int64_t extent, int def, uint64_t sig) {
-  tc_axis a = {extent, def, TC_SERIAL, sig, false, 0};
+  tc_axis a = {extent, def, TC_SERIAL, sig, false, 0, 0};
   TC_PUSH(g->axes, g->naxes, g->caxes, a);
   return g->naxes - 1;
 }
@@ -393,10 +393,11 @@ static void add_range_pred(tc_epool *p, const tc_expr **preds, const tc_expr *v,
 /* The range condition of axis a's value v: its extent over the size
  * variable where a is symbolic. */
 static void axis_range_pred(tc_epool *p, const tc_dgraph *g, int a, const tc_expr **preds,
-                            const tc_expr *v, const tc_expr *var) {
+                            const tc_expr *v, const tc_expr *const *vars) {
   int64_t steps[TC_SYM_MAX_STEPS];
   int n;
-  if (!var || !tc_dg_is_symbolic(g, a) || (n = tc_dg_sym_steps(g, a, steps, NULL)) < 0) {
+  const tc_expr *var = vars && tc_dg_is_symbolic(g, a) ? vars[tc_dg_sym_var(g, a)] : NULL;
+  if (!var || (n = tc_dg_sym_steps(g, a, steps, NULL)) < 0) {
     add_range_pred(p, preds, v, g->axes[a].extent);
     return;
   }
@@ -410,7 +411,7 @@ int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_e
 }
 
 int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds,
-                   const tc_expr *var) {
+                   const tc_expr *const *vars) {
   int given = 0;
   bool changed = true;
   while (changed) {
@@ -442,9 +443,18 @@ int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const 
           const tc_expr *v = tc_simplify(p, tmp[k]);
           vals[x->in[k]] = v;
           given++;
-          /* swizzles are bijections on their extents: no range to check */
+          /* swizzles are bijections on their extents: no range to check;
+           * nor has a split of a symbolic size that its divisor says the
+           * factor divides: the range of the outer part (checked where
+           * it is given, or implied so) implies the input's
+           * (docs/dynamic.md) */
           bool bijective = x->kind == TC_XF_XOR || x->kind == TC_XF_CUTE;
-          if (preds && !bijective) axis_range_pred(p, g, x->in[k], preds, v, var);
+          bool exact = vars && x->kind == TC_XF_SPLIT && tc_dg_is_symbolic(g, x->in[0]) &&
+                       tc_dg_sym_divisor(g, x->in[0]) % x->factor == 0;
+          /* (likewise the parts of a merge of a symbolic size with fixed
+           * axes: in range when the merged value is) */
+          exact |= vars && x->kind == TC_XF_MERGE && tc_dg_is_symbolic(g, x->out[0]);
+          if (preds && !bijective && !exact) axis_range_pred(p, g, x->in[k], preds, v, vars);
         }
         changed = true;
       }
@@ -599,7 +609,7 @@ int tc_dg_sym_steps(const tc_dgraph *g, int axis, int64_t *steps, tc_str *err) {
   for (int k = 0; k < x->nin; k++)
     if (tc_dg_is_symbolic(g, x->in[k])) {
       if (sym >= 0) {
-        tc_err_set(err, "a merge of two axes of the symbolic size");
+        tc_err_set(err, "a merge of two axes of symbolic sizes");
         return -1;
       }
       sym = k;
@@ -629,14 +639,21 @@ const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, const tc_ex
   return e;
 }
 
-int64_t tc_dg_sym_divisor(const tc_dgraph *g, int axis) {
-  int64_t steps[TC_SYM_MAX_STEPS];
-  int n = tc_dg_sym_steps(g, axis, steps, NULL);
-  int a = axis;
-  while (g->axes[a].def >= 0) { /* the root: the one symbolic input of each step */
+/* The root a symbolic axis's chain starts from. */
+static int sym_root(const tc_dgraph *g, int a) {
+  while (g->axes[a].def >= 0) { /* the one symbolic input of each step */
     const tc_xform *x = &g->xf[g->axes[a].def];
     a = x->nin > 1 && tc_dg_is_symbolic(g, x->in[1]) ? x->in[1] : x->in[0];
   }
+  return a;
+}
+
+int tc_dg_sym_var(const tc_dgraph *g, int axis) { return g->axes[sym_root(g, axis)].sym_var; }
+
+int64_t tc_dg_sym_divisor(const tc_dgraph *g, int axis) {
+  int64_t steps[TC_SYM_MAX_STEPS];
+  int n = tc_dg_sym_steps(g, axis, steps, NULL);
+  int a = sym_root(g, axis);
   int64_t d = g->axes[a].sym_div > 0 ? g->axes[a].sym_div : 1;
   for (int i = 0; i < n; i++) d = steps[i] > 0 ? d * steps[i] : (d % -steps[i] == 0 ? d / -steps[i] : 1);
   return n < 0 ? 1 : d;

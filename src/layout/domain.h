@@ -59,9 +59,11 @@ typedef struct tc_axis {
   uint64_t sig;     /* structural signature (see above) */
   bool reduction;   /* an axis a reduction sums (or maxes, mins) over:
                        nvFuser's rK; splits of it are reduction axes too */
-  int64_t sym_div;  /* a root whose extent is the fusion's size variable
-                       (docs/dynamic.md): its known divisor (>= 1); extent
-                       is then the variable's upper bound.  0: a number */
+  int sym_var;      /* with sym_div: which of the fusion's size variables */
+  int64_t sym_div;  /* a root whose extent is one of the fusion's size
+                       variables (docs/dynamic.md): its known divisor
+                       (>= 1); extent is then the variable's upper bound.
+                       0: a number */
 } tc_axis;
 
 typedef struct tc_xform {
@@ -160,6 +162,8 @@ bool tc_dg_determines(tc_epool *p, const tc_dgraph *g, const int *known, int nkn
  * axis), c < 0 divides by -c rounding up (a split).  At most
  * TC_SYM_MAX_STEPS steps. */
 #define TC_SYM_MAX_STEPS 8
+/* The most size variables of one fusion. */
+#define TC_MAX_SIZE_VARS 4
 bool tc_dg_is_symbolic(const tc_dgraph *g, int axis);
 /* The steps of a symbolic axis's extent (above) into steps[0..); returns
  * their count, or -1 with the reason in err where the extent is not such
@@ -173,12 +177,15 @@ const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, const tc_ex
 /* A number every extent of a symbolic axis is a multiple of (1 when
  * none is known). */
 int64_t tc_dg_sym_divisor(const tc_dgraph *g, int axis);
+/* Which size variable a symbolic axis's extent is a chain over (the
+ * root's tc_axis.sym_var). */
+int tc_dg_sym_var(const tc_dgraph *g, int axis);
 /* tc_dg_walk where the range condition of a symbolic axis compares with
- * its extent over var, the size variable's expression (var NULL: as
- * tc_dg_walk); a symbolic axis whose extent is no chain gets none (the
- * lowering refuses such schedules first). */
+ * its extent over vars[its variable], the size variables' expressions
+ * (vars NULL: as tc_dg_walk); a symbolic axis whose extent is no chain
+ * gets none (the lowering refuses such schedules first). */
 int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds,
-                   const tc_expr *var);
+                   const tc_expr *const *vars);
 
 /* Text for an axis, e.g. "iS{4}", "bidx{2}", "iV{8}". */
 const char *tc_axis_describe(const tc_dgraph *g, int a, char *buf, size_t cap);

@@ -211,13 +211,15 @@ typedef struct tc_kir {
                               workspace the kernel takes after its
                               parameters (zeroed before each launch): a
                               count per row of blocks, then the partials */
-  /* the size variable (docs/dynamic.md): its expression (a parameter of
-   * the kernel, named as the scalar input that carries it; NULL: a static
-   * fusion) and, when BIDx's extent depends on it (grid_sym), the steps
-   * from its value to that extent (tc_sym_eval; grid[0] is the bound's) */
-  const tc_expr *sym;
-  int grid_sym, grid_nsteps;
-  int64_t grid_steps[TC_SYM_MAX_STEPS];
+  /* the size variables (docs/dynamic.md): their expressions (parameters
+   * of the kernel, named as the scalar inputs that carry them; nsym 0: a
+   * static fusion) and, for each grid dimension whose extent depends on
+   * one (grid_var[d] >= 0: which), the steps from its value to that
+   * extent (tc_sym_eval; grid[d] is the bound's) */
+  const tc_expr *sym[TC_MAX_SIZE_VARS];
+  int nsym;
+  int grid_var[3], grid_nsteps[3];
+  int64_t grid_steps[3][TC_SYM_MAX_STEPS];
   tc_tensor **params;      /* inputs then outputs */
   int nparams;
 } tc_kir;

@@ -233,8 +233,11 @@ static tc_status validate_tensor(lctx *c, tc_tensor *t) {
   }
   if (!st && tc_tensor_bytes(t) / tc_dtype_size(t->dtype) > 2147483647u)
     st = tc_fail(c->f, TC_ERR_LOWER,
-                 "compile: %s has more than 2^31 - 1 elements; kernels index with 32-bit integers",
-                 t->name);
+                 "compile: %s has more than 2^31 - 1 elements%s%s%s; kernels index with 32-bit "
+                 "integers", t->name, c->f->nsym ? " at the bounds of the size variables (" : "",
+                 c->f->nsym ? c->f->sym[0]->label : "",
+                 c->f->nsym ? c->f->nsym > 1 ? ", ...; give tc_input_sym bounds that keep it under 2^31)"
+                                             : "; give tc_input_sym a bound that keeps it under 2^31)" : "");
   if (!st && t->mem == TC_MEM_GLOBAL && !t->is_output)
     st = tc_fail(c->f, TC_ERR_SCHEDULE,
                  "compile: %s is an intermediate tensor in global memory; tilec allocates no global "
@@ -700,9 +703,13 @@ static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const
     return TC_OK;
   }
   if (x->mem == TC_MEM_GLOBAL) {
-    for (int i = 0; i < x->nlogical; i++)
-      if (!g->axes[x->logical[i]].reduction)
-        idx = tc_e_add(p, tc_e_mulc(p, idx, g->axes[x->logical[i]].extent), lv[i]);
+    /* (the extent of an axis over a size variable is its parameter) */
+    for (int i = 0; i < x->nlogical; i++) {
+      const tc_axis *a = &g->axes[x->logical[i]];
+      if (a->reduction) continue;
+      idx = tc_e_add(p, c->k->nsym && a->sym_div ? tc_e_mul(p, idx, c->k->sym[a->sym_var])
+                                                 : tc_e_mulc(p, idx, a->extent), lv[i]);
+    }
     *out = tc_simplify(p, idx);
     return TC_OK;
   }
@@ -774,16 +781,16 @@ static const tc_expr *loop_values(lctx *c, const tc_tensor *t, bool skip_reducti
       int slot = tc_ptype_is_block(a->ptype) ? a->ptype - TC_BIDX : 3 + a->ptype - TC_TIDX;
       v = k->pvar[slot];
       int64_t steps[TC_SYM_MAX_STEPS];
-      int ns = k->sym && tc_dg_is_symbolic(g, t->loop[i]) ? tc_dg_sym_steps(g, t->loop[i], steps, NULL) : -1;
-      if (ns >= 0) /* the extent over the size variable */
-        pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_sym_expr(p, steps, ns, k->sym)));
+      int ns = k->nsym && tc_dg_is_symbolic(g, t->loop[i]) ? tc_dg_sym_steps(g, t->loop[i], steps, NULL) : -1;
+      if (ns >= 0) /* the extent over its size variable */
+        pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_sym_expr(p, steps, ns, k->sym[tc_dg_sym_var(g, t->loop[i])])));
       else if (v->hi + 1 > a->extent) pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_e_const(p, a->extent)));
     } else {
       v = c->loopvar[tc_uf_find(c->uf, key(c, t, i))];
     }
     vals[t->loop[i]] = v;
   }
-  tc_dg_walk_sym(p, g, vals, &pred, k->sym);
+  tc_dg_walk_sym(p, g, vals, &pred, k->nsym ? k->sym : NULL);
   return pred;
 }
 
@@ -1156,36 +1163,32 @@ static tc_status ring_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
 
 /* ---- symbolic sizes (docs/dynamic.md) ------------------------------------- */
 
-/* What this slice makes of a fusion with a size variable: the variable
- * only on leading logical axes (global strides stay numbers), never
- * reduced over, its axes only on BIDx with one extent chain (the grid is
- * computed at launch), never in an on-chip allocation, and no matmul. */
+/* What this slice makes of a fusion with size variables: never reduced
+ * over, not moved by a permute (global strides are products over the
+ * parameters), their axes only on block indices, one extent chain per
+ * grid dimension (the grid is computed at launch), never in an on-chip
+ * allocation. */
 static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
   tc_fusion *f = c->f;
   tc_dgraph *g = c->g;
   tc_kir *k = c->k;
-  const char *m = f->sym->label;
   char b[64];
-  for (int i = 0; i < f->nops; i++)
-    if (f->ops[i]->kind == TC_OP_MATMUL)
-      return tc_fail(f, TC_ERR_UNSUPPORTED,
-                     "compile: the fusion has the size variable %s and a matmul (%s); symbolic "
-                     "sizes reach pointwise fusions and the automatic reduction schedules only: "
-                     "give the matmul's inputs fixed shapes (tc_input)", m, f->ops[i]->out->name);
-  for (int i = 0; i < f->ntensors; i++) {
-    const tc_tensor *t = f->tensors[i];
+  for (int i = 0; i < n; i++) { /* (the tensors the kernel computes) */
+    const tc_tensor *t = order[i]->out;
     for (int j = 0; j < t->nlogical; j++) {
       const tc_axis *a = &g->axes[t->logical[j]];
       if (!a->sym_div) continue;
+      const char *m = f->sym[a->sym_var]->label;
       if (a->reduction)
         return tc_fail(f, TC_ERR_UNSUPPORTED,
                        "compile: %s reduces over the size variable %s (its logical axis %d); "
                        "reductions over a symbolic size are not supported: reduce over axes of "
                        "fixed extent", t->name, m, j);
-      if (j != 0)
+      if (t->def && t->def->kind == TC_OP_PERMUTE && t->def->perm[j] != j)
         return tc_fail(f, TC_ERR_UNSUPPORTED,
-                       "compile: %s has the size variable %s on its logical axis %d; only the "
-                       "leading axis may be symbolic (a permute moved it)", t->name, m, j);
+                       "compile: %s has the size variable %s on its logical axis %d, where a permute "
+                       "moved it; a symbolic size stays on the axis its input gives it (only the "
+                       "leading axis of tc_input_sym, or the axes tc_input_syms names)", t->name, m, j);
     }
   }
   tc_str why;
@@ -1197,45 +1200,57 @@ static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
       int ax = t->loop[j];
       if (!tc_dg_is_symbolic(g, ax)) continue;
       int64_t steps[TC_SYM_MAX_STEPS];
-      int ns = tc_dg_sym_steps(g, ax, steps, &why);
+      int ns = tc_dg_sym_steps(g, ax, steps, &why), var = tc_dg_sym_var(g, ax);
+      const char *m = f->sym[var]->label;
+      tc_ptype pt = g->axes[ax].ptype;
+      int d = pt - TC_BIDX;
       tc_axis_describe(g, ax, b, sizeof b);
       if (ns < 0)
         st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s's loop axis %d (%s) comes from %s; this "
                      "slice of symbolic sizes takes splits of %s and merges with fixed axes only",
                      t->name, j, b, tc_str_cstr(&why), m);
-      else if (g->axes[ax].ptype != TC_BIDX)
+      else if (!tc_ptype_is_block(pt))
         st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s's loop axis %d (%s) has an extent that "
-                     "depends on the size variable %s and is %s; bind such axes to BIDx (a serial "
-                     "loop, thread or vector axis over %s is not supported yet)",
-                     t->name, j, b, m, tc_ptype_name(g->axes[ax].ptype), m);
-      else if (k->grid_sym && (ns != k->grid_nsteps || memcmp(steps, k->grid_steps, (size_t)ns * sizeof *steps)))
-        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds BIDx to an extent over %s that "
-                     "differs from another tensor's; bind BIDx alike (tc_parallelize_all_like)",
-                     t->name, m);
+                     "depends on the size variable %s and is %s; bind such axes to BIDx (or BIDy, "
+                     "BIDz: a serial loop, thread or vector axis over %s is not supported yet)",
+                     t->name, j, b, m, tc_ptype_name(pt), m);
+      else if (k->grid_var[d] >= 0 && (var != k->grid_var[d] || ns != k->grid_nsteps[d] ||
+                                       memcmp(steps, k->grid_steps[d], (size_t)ns * sizeof *steps)))
+        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds %s to an extent over %s that "
+                     "differs from another tensor's; bind it alike (tc_parallelize_all_like)",
+                     t->name, tc_ptype_name(pt), m);
       else {
-        k->grid_sym = 1, k->grid_nsteps = ns;
-        memcpy(k->grid_steps, steps, (size_t)ns * sizeof *steps);
+        k->grid_var[d] = var, k->grid_nsteps[d] = ns;
+        memcpy(k->grid_steps[d], steps, (size_t)ns * sizeof *steps);
       }
     }
     if (st || t->mem == TC_MEM_GLOBAL) continue;
     const int *ax;
     int na = alloc_domain(t, &ax);
     for (int j = 0; j < na && !st; j++)
-      if (axis_allocated(g, t, ax[j]) && tc_dg_is_symbolic(g, ax[j]))
+      if (axis_allocated(g, t, ax[j]) && tc_dg_is_symbolic(g, ax[j])) {
+        const char *m = f->sym[tc_dg_sym_var(g, ax[j])]->label;
         st = tc_fail(f, TC_ERR_SCHEDULE, "compile: %s (%s memory) would allocate its axis %d (%s), "
                      "whose extent depends on the size variable %s; shared and register "
                      "allocations must not depend on %s: inline %s past that axis or bind it to "
                      "BIDx", t->name, tc_memtype_name(t->mem), j, tc_axis_describe(g, ax[j], b, sizeof b),
                      m, m, t->name);
+      }
   }
-  /* a static BIDx axis beside the symbolic one would be cut to its grid */
-  for (int i = 0; i < n && !st && k->grid_sym; i++) {
+  /* a static axis on a block index beside a symbolic one would be cut to
+   * its grid (an operand's broadcast axis, of extent 1, runs once in any
+   * block) */
+  for (int i = 0; i < n && !st; i++) {
     tc_tensor *t = order[i]->out;
-    for (int j = 0; j < t->nloop && !st; j++)
-      if (g->axes[t->loop[j]].ptype == TC_BIDX && !tc_dg_is_symbolic(g, t->loop[j]))
-        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds BIDx to a fixed extent while other "
-                     "tensors bind it to one over the size variable %s; bind BIDx alike "
-                     "(tc_parallelize_all_like)", t->name, m);
+    for (int j = 0; j < t->nloop && !st; j++) {
+      tc_ptype pt = g->axes[t->loop[j]].ptype;
+      if (!tc_ptype_is_block(pt) || k->grid_var[pt - TC_BIDX] < 0) continue;
+      if (!tc_dg_is_symbolic(g, t->loop[j]) && !tc_dg_is_broadcast_axis(g, t->loop[j]))
+        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds %s to a fixed extent while other "
+                     "tensors bind it to one over the size variable %s; bind %s alike "
+                     "(tc_parallelize_all_like)", t->name, tc_ptype_name(pt),
+                     f->sym[k->grid_var[pt - TC_BIDX]]->label, tc_ptype_name(pt));
+    }
   }
   tc_str_free(&why);
   return st;
@@ -1290,7 +1305,9 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   c.maxloop = 1;
   tc_fusion_mark_symbolic(f);
   /* (named as the parameter is printed) */
-  if (f->sym) c.k->sym = tc_e_var(c.k->pool, f->sym->name, 1, f->sym_bound);
+  c.k->nsym = f->nsym;
+  for (int v = 0; v < f->nsym; v++) c.k->sym[v] = tc_e_var(c.k->pool, f->sym[v]->name, 1, f->sym_bound[v]);
+  for (int d = 0; d < 3; d++) c.k->grid_var[d] = -1;
   for (int i = 0; i < f->ntensors; i++)
     if (f->tensors[i]->nloop > c.maxloop) c.maxloop = f->tensors[i]->nloop;
   tc_status st = TC_OK;
@@ -1314,7 +1331,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = validate_shared_loops(&c, order, n);
   if (!st) st = order_statements(&c, order, n);
   if (!st) st = tc_tmem_check_target(f, target, arch);
-  if (!st && f->sym) st = check_symbolic(&c, order, n);
+  if (!st && f->nsym) st = check_symbolic(&c, order, n);
   if (!st) st = launch_config(&c, order, n);
   if (!st) st = check_reduction_blocks(&c, order, n);
   if (!st) st = allocate(&c, order, n);

@@ -251,13 +251,18 @@ static void serialize(const tc_cache_entry *e, tc_str *out) {
     for (int d = 0; d < 5; d++) tc_str_printf(out, " %u", t->box[d]);
     tc_str_cat(out, "\n");
   }  if (e->ws_words > 0) tc_str_printf(out, "workspace %lld\n", (long long)e->ws_words);
-  if (e->sym.div > 0) {
+  if (e->sym.n > 0) { /* "sym N", N "symvar" lines, 3 "symgrid" lines */
     const tc_sym_info *y = &e->sym;
-    tc_str_printf(out, "sym %lld %lld %lld %d %d %d", (long long)y->div, (long long)y->bound,
-                  (long long)y->mask, y->param, y->grid_sym, y->grid_nsteps);
-    for (int i = 0; i < TC_SYM_MAX_STEPS; i++)
-      tc_str_printf(out, " %lld", (long long)(i < y->grid_nsteps ? y->grid_steps[i] : 0));
-    tc_str_cat(out, "\n");
+    tc_str_printf(out, "sym %d\n", y->n);
+    for (int v = 0; v < y->n; v++)
+      tc_str_printf(out, "symvar %lld %lld %lld %d\n", (long long)y->div[v], (long long)y->bound[v],
+                    (long long)y->mask[v], y->param[v]);
+    for (int d = 0; d < 3; d++) {
+      tc_str_printf(out, "symgrid %d %d", y->grid_var[d], y->grid_nsteps[d]);
+      for (int i = 0; i < TC_SYM_MAX_STEPS; i++)
+        tc_str_printf(out, " %lld", (long long)(i < y->grid_nsteps[d] ? y->grid_steps[d][i] : 0));
+      tc_str_cat(out, "\n");
+    }
   }
 
   size_t n = strlen(e->source);
@@ -419,15 +424,24 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
     e->ws_words = x[0];
   }
   if (line(&c, "sym", v, sizeof v)) {
-    long long y[6 + TC_SYM_MAX_STEPS];
-    if (!ints(v, 6 + TC_SYM_MAX_STEPS, y, INT32_MIN, INT64_MAX) || y[0] < 1 || y[1] < 1 ||
-        y[3] < 0 || y[3] >= e->nparams || y[4] < 0 || y[4] > 1 || y[5] < 0 ||
-        y[5] > TC_SYM_MAX_STEPS)
-      return 0;
     tc_sym_info *q = &e->sym;
-    q->div = y[0], q->bound = y[1], q->mask = y[2], q->param = (int)y[3];
-    q->grid_sym = (int)y[4], q->grid_nsteps = (int)y[5];
-    for (int i = 0; i < TC_SYM_MAX_STEPS; i++) q->grid_steps[i] = y[6 + i];
+    if (!ints(v, 1, x, 1, TC_MAX_SIZE_VARS)) return 0;
+    q->n = (int)x[0];
+    for (int k = 0; k < q->n; k++) {
+      long long y[4];
+      if (!line(&c, "symvar", v, sizeof v) || !ints(v, 4, y, 0, INT64_MAX) || y[0] < 1 || y[1] < 1 ||
+          y[3] >= e->nparams)
+        return 0;
+      q->div[k] = y[0], q->bound[k] = y[1], q->mask[k] = y[2], q->param[k] = (int)y[3];
+    }
+    for (int d = 0; d < 3; d++) {
+      long long y[2 + TC_SYM_MAX_STEPS];
+      if (!line(&c, "symgrid", v, sizeof v) || !ints(v, 2 + TC_SYM_MAX_STEPS, y, INT32_MIN, INT64_MAX) ||
+          y[0] < -1 || y[0] >= q->n || y[1] < 0 || y[1] > TC_SYM_MAX_STEPS)
+        return 0;
+      q->grid_var[d] = (int)y[0], q->grid_nsteps[d] = (int)y[1];
+      for (int i = 0; i < TC_SYM_MAX_STEPS; i++) q->grid_steps[d][i] = y[2 + i];
+    }
   }
   if (!line(&c, "source", v, sizeof v) || !ints(v, 1, x, 0, (long long)MAX_ENTRY_BYTES)) return 0;
   if (!(e->source = block(&c, (size_t)x[0]))) return 0;

@@ -27,15 +27,18 @@
 #include "../lower/allocation.h"
 #include "runtime.h"
 
-/* A kernel's size variable (tc_input_sym, docs/dynamic.md) as the
- * runtime needs it: div 0 for a kernel of fixed shapes; else the divisor
- * and bound it assumed, its parameter, the parameters whose leading
- * extent it is (bit i: parameter i; their param_bytes are the bound's),
- * and the steps from its value to BIDx's extent when grid_sym. */
+/* A kernel's size variables (tc_input_sym, docs/dynamic.md) as the
+ * runtime needs them: n 0 for a kernel of fixed shapes; else for each
+ * the divisor and bound it assumed, its parameter, and the parameters
+ * with an extent that is it (bit i: parameter i; their param_bytes are
+ * at the bound); for each grid dimension d whose extent depends on one
+ * (grid_var[d] >= 0: which), the steps from its value to that extent. */
 typedef struct tc_sym_info {
-  int64_t div, bound, mask;
-  int param, grid_sym, grid_nsteps;
-  int64_t grid_steps[TC_SYM_MAX_STEPS];
+  int n;
+  int64_t div[TC_MAX_SIZE_VARS], bound[TC_MAX_SIZE_VARS], mask[TC_MAX_SIZE_VARS];
+  int param[TC_MAX_SIZE_VARS];
+  int grid_var[3], grid_nsteps[3];
+  int64_t grid_steps[3][TC_SYM_MAX_STEPS];
 } tc_sym_info;
 
 typedef struct tc_cache_entry {
@@ -53,7 +56,7 @@ typedef struct tc_cache_entry {
   int ntmaps;            /* CUDA TMA kernels: their tensor maps (tc_xmalloc'd) */
   tc_rt_tmap *tmaps;
   int64_t ws_words;      /* grid reductions: the workspace's 32-bit words (0: none) */
-  tc_sym_info sym;       /* the size variable (sym.div 0: none) */
+  tc_sym_info sym;       /* the size variables (sym.n 0: none) */
   char *source;          /* NUL-terminated */
   char *ptx;             /* CUDA: PTX, or NULL when none is stored */
   char ptx_tag[32];      /* what made ptx, e.g. "nvrtc-13.0" ("" when none) */

@@ -47,7 +47,7 @@ struct tc_kernel {
   char tmap_why[512];
   int64_t ws_words;      /* a grid reduction's workspace (tc_kir.ws_words): a
                             zeroed buffer passed after the parameters */
-  tc_sym_info sym;       /* the size variable (sym.div 0: none) */
+  tc_sym_info sym;       /* the size variables (sym.n 0: none) */
 };
 
 /* The default arch of a target. */
@@ -160,16 +160,22 @@ tc_kernel *tc_compile(tc_fusion *f, const tc_compile_options *opt, tc_status *st
     kn->param_is_output[i] = i >= f->ninputs;
   }
   kn->param_scalar = scalar_names(f);
-  if (f->sym) {
+  for (int v = 0; v < f->nsym; v++) {
     tc_sym_info *y = &kn->sym;
-    y->div = f->sym_div, y->bound = f->sym_bound;
+    y->n = f->nsym;
+    y->div[v] = f->sym_div[v], y->bound[v] = f->sym_bound[v];
     for (int i = 0; i < k->nparams; i++) {
       const tc_tensor *t = k->params[i];
-      if (t == f->sym) y->param = i;
-      if (i < 63 && !t->is_scalar && f->g.axes[t->logical[0]].sym_div) y->mask |= (int64_t)1 << i;
+      if (t == f->sym[v]) y->param[v] = i;
+      for (int j = 0; j < t->nlogical && !t->is_scalar && i < 63; j++) {
+        const tc_axis *a = &f->g.axes[t->logical[j]];
+        if (a->sym_div && a->sym_var == v) y->mask[v] |= (int64_t)1 << i;
+      }
     }
-    y->grid_sym = k->grid_sym, y->grid_nsteps = k->grid_nsteps;
-    memcpy(y->grid_steps, k->grid_steps, sizeof y->grid_steps);
+  }
+  for (int dim = 0; dim < 3; dim++) {
+    kn->sym.grid_var[dim] = k->grid_var[dim], kn->sym.grid_nsteps[dim] = k->grid_nsteps[dim];
+    memcpy(kn->sym.grid_steps[dim], k->grid_steps[dim], sizeof kn->sym.grid_steps[dim]);
   }
   kn->nallocs = tc_kir_tensor_allocs(k, &kn->allocs);
   if ((ti.features & TC_FEAT_TMA) && k->ntma > 0) {
@@ -423,10 +429,16 @@ tc_status tc_kernel_build(tc_kernel *k, const char *device) {
 }
 
 const char *tc_kernel_size_var(const tc_kernel *k, int64_t *divisor, int64_t *bound) {
-  if (!k || k->sym.div < 1) return NULL;
-  if (divisor) *divisor = k->sym.div;
-  if (bound) *bound = k->sym.bound;
-  return k->param_scalar[k->sym.param];
+  return tc_kernel_size_var_at(k, 0, divisor, bound);
+}
+
+int tc_kernel_size_var_count(const tc_kernel *k) { return k ? k->sym.n : 0; }
+
+const char *tc_kernel_size_var_at(const tc_kernel *k, int i, int64_t *divisor, int64_t *bound) {
+  if (!k || i < 0 || i >= k->sym.n) return NULL;
+  if (divisor) *divisor = k->sym.div[i];
+  if (bound) *bound = k->sym.bound[i];
+  return k->param_scalar[k->sym.param[i]];
 }
 
 static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const char *device,
@@ -434,9 +446,10 @@ static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const
 
 tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, double *ms) {
   k->err[0] = 0;
-  if (k->sym.div > 0) {
-    snprintf(k->err, sizeof k->err, "tc_kernel_run: the kernel's leading extents are the size "
-             "variable %s; give its value with tc_kernel_run_sizes", k->param_scalar[k->sym.param]);
+  if (k->sym.n > 0) {
+    snprintf(k->err, sizeof k->err, "tc_kernel_run: the kernel's extents include the size "
+             "variable %s; give %s with tc_kernel_run_sizes", k->param_scalar[k->sym.param[0]],
+             k->sym.n > 1 ? "the variables' values" : "its value");
     return TC_ERR_ARGUMENT;
   }
   return run(k, args, NULL, device, ms);
@@ -445,35 +458,43 @@ tc_status tc_kernel_run(tc_kernel *k, void *const *args, const char *device, dou
 tc_status tc_kernel_run_sizes(tc_kernel *k, void *const *args, const int64_t *sizes, int nsizes,
                               const char *device, double *ms) {
   k->err[0] = 0;
-  int want = k->sym.div > 0 ? 1 : 0;
+  int want = k->sym.n;
   if (nsizes != want || (nsizes > 0 && !sizes)) {
-    if (want)
-      snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: the kernel has one size variable, %s; "
-               "pass its value (nsizes 1), got %d value%s", k->param_scalar[k->sym.param], nsizes,
-               nsizes == 1 ? " and no array" : "s");
-    else
+    if (want) {
+      char names[160] = "";
+      for (int v = 0; v < want; v++)
+        snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s",
+                 v == 0 ? "" : v == want - 1 ? " and " : ", ", k->param_scalar[k->sym.param[v]]);
+      snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: the kernel has %s size variable%s, %s; "
+               "pass %s (nsizes %d), got %d value%s", want == 1 ? "one" : want == 2 ? "two" : "several",
+               want == 1 ? "" : "s", names, want == 1 ? "its value" : "their values in that order",
+               want, nsizes, nsizes == want ? "s and no array" : nsizes == 1 ? "" : "s");
+    } else {
       snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: the kernel has fixed shapes and no "
                "size variable; pass nsizes 0, got %d", nsizes);
+    }
     return TC_ERR_ARGUMENT;
   }
   if (!want) return run(k, args, NULL, device, ms);
-  const char *m = k->param_scalar[k->sym.param];
-  int64_t v = sizes[0];
-  if (v < 1 || v > k->sym.bound) {
-    snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: %s is %lld, but the kernel was compiled "
-             "for %s in 1..%lld", m, (long long)v, m, (long long)k->sym.bound);
-    return TC_ERR_ARGUMENT;
+  for (int i = 0; i < want; i++) {
+    const char *m = k->param_scalar[k->sym.param[i]];
+    int64_t v = sizes[i];
+    if (v < 1 || v > k->sym.bound[i]) {
+      snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: %s is %lld, but the kernel was compiled "
+               "for %s in 1..%lld", m, (long long)v, m, (long long)k->sym.bound[i]);
+      return TC_ERR_ARGUMENT;
+    }
+    if (v % k->sym.div[i] != 0) {
+      snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: %s is %lld, but the kernel was compiled "
+               "for %s a multiple of %lld; compile one with a divisor that %lld keeps (1: any)",
+               m, (long long)v, m, (long long)k->sym.div[i], (long long)v);
+      return TC_ERR_ARGUMENT;
+    }
   }
-  if (v % k->sym.div != 0) {
-    snprintf(k->err, sizeof k->err, "tc_kernel_run_sizes: %s is %lld, but the kernel was compiled "
-             "for %s a multiple of %lld; compile one with a divisor that %lld keeps (1: any)",
-             m, (long long)v, m, (long long)k->sym.div, (long long)v);
-    return TC_ERR_ARGUMENT;
-  }
-  return run(k, args, &v, device, ms);
+  return run(k, args, sizes, device, ms);
 }
 
-/* Runs k; size: the size variable's value (NULL: fixed shapes). */
+/* Runs k; size: the size variables' values (NULL: fixed shapes). */
 static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const char *device,
                      double *ms) {
   if (!args) {
@@ -495,10 +516,14 @@ static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const
     ws = tc_xcalloc((size_t)k->ws_words, 4);
     bufs[nbufs++] = (tc_rt_buffer){ws, (size_t)k->ws_words * 4, 0};
   }
-  int32_t size32 = size ? (int32_t)*size : 0;
+  int32_t size32[TC_MAX_SIZE_VARS] = {0};
+  for (int v = 0; size && v < k->sym.n; v++) size32[v] = (int32_t)size[v];
   for (int i = 0; i < k->nparams; i++) {
-    if (size && i == k->sym.param) { /* the size variable, by value */
-      bufs[i] = (tc_rt_buffer){&size32, 4, 0, 1};
+    int var = -1;
+    for (int v = 0; size && v < k->sym.n; v++)
+      if (i == k->sym.param[v]) var = v;
+    if (var >= 0) { /* a size variable, by value */
+      bufs[i] = (tc_rt_buffer){&size32[var], 4, 0, 1};
       continue;
     }
     if (!args[i]) {
@@ -512,15 +537,17 @@ static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const
     }
     bufs[i].host = args[i];
     bufs[i].bytes = k->param_bytes[i];
-    if (size && i < 63 && (k->sym.mask >> i & 1)) /* the rows the value gives */
-      bufs[i].bytes = k->param_bytes[i] / (size_t)k->sym.bound * (size_t)*size;
+    for (int v = 0; size && v < k->sym.n && i < 63; v++)
+      if (k->sym.mask[v] >> i & 1) /* the extent the value gives */
+        bufs[i].bytes = bufs[i].bytes / (size_t)k->sym.bound[v] * (size_t)size[v];
     bufs[i].copy_back = k->param_is_output[i];
     bufs[i].by_value = k->param_scalar[i][0] != 0;
   }
   tc_launch l = {{0}};
   for (int d = 0; d < 3; d++) l.grid[d] = (size_t)k->grid[d], l.block[d] = (size_t)k->block[d];
-  if (size && k->sym.grid_sym)
-    l.grid[0] = (size_t)tc_sym_eval(k->sym.grid_steps, k->sym.grid_nsteps, *size);
+  for (int d = 0; size && d < 3; d++)
+    if (k->sym.grid_var[d] >= 0)
+      l.grid[d] = (size_t)tc_sym_eval(k->sym.grid_steps[d], k->sym.grid_nsteps[d], size[k->sym.grid_var[d]]);
   l.dyn_smem = (size_t)k->smem;
   if (ti.tensor_maps) l.tmaps = k->tmaps, l.ntmaps = k->ntmaps;
   tc_str err;

@@ -248,10 +248,10 @@ static double *view_walk(const tc_tensor *t, void *buf, const double *vals) {
 tc_status tc_reference_run(tc_fusion *f, void *const *args) {
   tc_clear_error(f);
   if (!args) return tc_fail(f, TC_ERR_ARGUMENT, "tc_reference_run: args is NULL");
-  if (f->sym) /* its buffers would be taken at the bound's size */
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "tc_reference_run: the fusion's leading extent is the size "
+  if (f->nsym) /* its buffers would be taken at the bound's size */
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "tc_reference_run: the fusion's extents include the size "
                    "variable %s; the reference takes fixed shapes: build the same fusion with a "
-                   "number there (tc_input)", f->sym->label);
+                   "number there (tc_input)", f->sym[0]->label);
   int n;
   tc_op **order = tc_topo_order(f, &n);
   double **val = tc_xcalloc((size_t)f->ntensors, sizeof *val);

@@ -217,8 +217,9 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t 
   int64_t steps = (cols / v + t - 1) / t;
   *steps_ = steps * v, *threads = t;
   char rtext[80]; /* over the size variable: its name and bound */
-  if (kept && tc_dg_is_symbolic(&ref->f->g, ref->loop[row]) && ref->f->sym)
-    snprintf(rtext, sizeof rtext, "%s (at most %lld)", ref->f->sym->label, (long long)rows);
+  if (kept && tc_dg_is_symbolic(&ref->f->g, ref->loop[row]) && ref->f->nsym)
+    snprintf(rtext, sizeof rtext, "%s (at most %lld)",
+             ref->f->sym[tc_dg_sym_var(&ref->f->g, ref->loop[row])]->label, (long long)rows);
   else
     snprintf(rtext, sizeof rtext, "%lld", (long long)rows);
   snprintf(note, cap,

@@ -73,7 +73,7 @@ static tc_matmul_tiles pick_mma_tiles(int64_t m, int64_t n, int64_t k, int64_t s
  * matmul (*not_what and *why say which one it is not, and why, where it
  * does not serve), else FMA. */
 tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
-                                      int64_t n, int64_t k, int rax, bool prologue,
+                                      int64_t n, int64_t k, int rax, bool prologue, bool symbolic,
                                       const char **not_what, const char **why) {
   tc_matmul_tiles tl = tc_matmul_auto_tiles(m, n, k, (int)tc_dtype_size(t), rax);
   *why = *not_what = NULL;
@@ -85,11 +85,14 @@ tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dty
     *not_what = "mma.sync";
     if (rax >= 0) *why = "the mma.sync op type takes no reduction of the result";
     else if (prologue) *why = "the mma.sync op type takes no ops before the matmul";
+    else if (symbolic) *why = "the mma.sync op type takes fixed shapes, and M or N is a size variable";
     else tl = pick_mma_tiles(m, n, k, ti.smem_max);
-  } else if (rax >= 0 || prologue) {
+  } else if (rax >= 0 || prologue || symbolic) {
     if (target == TC_TARGET_HIP && int16)
-      *not_what = "MFMA", *why = rax >= 0 ? "the MFMA op type takes no reduction of the result"
-                                          : "the MFMA op type takes no ops before the matmul";
+      *not_what = "MFMA", *why = rax >= 0    ? "the MFMA op type takes no reduction of the result"
+                                 : prologue ? "the MFMA op type takes no ops before the matmul"
+                                            : "the MFMA op type takes fixed shapes, and M or N is a "
+                                              "size variable";
   } else {
     tc_matmul_tiles mt;
     *not_what = "MFMA";
@@ -108,16 +111,18 @@ static tc_status tile_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl) {
   return st;
 }
 
-/* Binds t's block tile axes at o and o + 1: Mo on BIDy and No on BIDx;
+/* Binds t's block tile axes at o and o + 1: Mo on BIDy and No on BIDx
+ * (msym: M is a size variable, docs/dynamic.md: Mo on BIDx, whose grid
+ * extent is computed at launch and may exceed BIDy's 65535, No on BIDy);
  * with a reduction (rax o: of the columns, o + 1: of the rows) the block
  * axis of the other one on its block index at o, and the reduced one's
  * (of extent 1: one block covers the reduced axis, so the reduction
  * needs no combination across blocks) a serial loop at o + 1. */
-static tc_status bind_blocks(tc_tensor *t, int o, int rax) {
+static tc_status bind_blocks(tc_tensor *t, int o, int rax, bool msym) {
   tc_status st = TC_OK;
   if (o) st = tc_parallelize(t, 0, TC_BIDZ);
-  if (!st) st = tc_parallelize(t, o, rax == o ? TC_BIDX : TC_BIDY);
-  if (!st) st = tc_parallelize(t, o + 1, rax < 0 ? TC_BIDX : TC_SERIAL);
+  if (!st) st = tc_parallelize(t, o, rax == o || msym ? TC_BIDX : TC_BIDY);
+  if (!st) st = tc_parallelize(t, o + 1, rax >= 0 ? TC_SERIAL : msym ? TC_BIDY : TC_BIDX);
   return st;
 }
 
@@ -330,7 +335,22 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   free(order);
   if (st) return st;
   int64_t m = tc_logical_extent(acc, o), nn = tc_logical_extent(acc, o + 1);
+  /* M a size variable (docs/dynamic.md): m is its bound */
+  tc_fusion_mark_symbolic(f);
+  bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]);
+  bool nsym = tc_dg_is_symbolic(&f->g, acc->logical[o + 1]);
+  /* (the names of M's and N's variables, for the messages and the note) */
+  const char *mvar = msym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o])]->label : "M";
+  const char *nvar = nsym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o + 1])]->label : "N";
+  if (tc_dg_is_symbolic(&f->g, acc->logical[r]))
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: K of the matmul is the size variable %s; a symbolic "
+                   "GEMM takes M (the rows of A) and N (the columns of B) as size variables, K fixed",
+                   call, f->sym[tc_dg_sym_var(&f->g, acc->logical[r])]->label);
   int64_t kk = f->g.axes[acc->logical[r]].extent;
+  if ((msym && rax == o) || (nsym && rax == o + 1))
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reduces each %s of the result over the size "
+                   "variable %s; reductions over a symbolic size are not supported (give it a fixed "
+                   "extent)", call, rout->name, rax == o ? "column" : "row", rax == o ? mvar : nvar);
   int64_t rlen = rax < 0 ? 0 : rax == o ? m : nn;
   if (!tiles && rlen > TC_MATMUL_MAX_REDUCED)
     return tc_fail(f, TC_ERR_UNSUPPORTED,
@@ -342,7 +362,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   tc_matmul_tiles tl = tiles ? *tiles
                              : tc_matmul_auto_choice(target, arch, av->dtype, m, nn, kk,
                                                      rax < 0 ? -1 : rax - o, npro[0] || npro[1],
-                                                     &not_what, &why_fma);
+                                                     msym || nsym, &not_what, &why_fma);
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
       tl.bn % tl.tn)
     return tc_fail(f, TC_ERR_ARGUMENT,
@@ -354,6 +374,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    TC_CIRCULAR_MAX_STAGES, tl.stages);
   const tc_frag_shape *sh = tc_frag_shape_of(tl.macro);
   if (sh) {
+    if (msym || nsym)
+      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is the size variable %s; the %s op type "
+                     "takes fixed shapes (schedule a symbolic GEMM with the FMA op type)", call,
+                     msym ? "M" : "N", msym ? mvar : nvar, sh->name);
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
                      "%s: the %s op type takes a matmul and elementwise ops after it; %s "
@@ -400,9 +424,9 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   int mn_old[6], mn_new[6], form = rax < 0 ? 0 : rax - o + 1;
   for (int i = 0; i < 6; i++) mn_old[i] = o + i, mn_new[i] = mn_to[form][i] + o;
   if (!st) st = tc_reorder(out, 6, mn_old, mn_new);
-  if (!st && rax < 0) st = bind_blocks(out, o, rax);
+  if (!st && rax < 0) st = bind_blocks(out, o, rax, msym);
   if (!st && rax >= 0) st = o ? tc_parallelize(out, 0, TC_BIDZ) : TC_OK;
-  if (!st && rax >= 0) st = tc_parallelize(out, o, rax == o ? TC_BIDX : TC_BIDY);
+  if (!st && rax >= 0) st = tc_parallelize(out, o, rax == o || msym ? TC_BIDX : TC_BIDY);
   int tid0 = o + (rax < 0 ? 2 : 1);
   if (!st) st = tc_parallelize(out, tid0, TC_TIDY);
   if (!st) st = tc_parallelize(out, tid0 + 1, TC_TIDX);
@@ -415,7 +439,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (rax == o) acc_new[0] = 1, acc_new[3] = 0; /* No first: it is the block axis */
   for (int i = 0; i < 8; i++) acc_old[i] = o + i, acc_new[i] += o;
   if (!st) st = tc_reorder(acc, 8, acc_old, acc_new);
-  if (!st) st = bind_blocks(acc, o, rax);
+  if (!st) st = bind_blocks(acc, o, rax, msym);
   if (!st) st = tc_parallelize(acc, o + 3, TC_TIDY);
   if (!st) st = tc_parallelize(acc, o + 4, TC_TIDX);
   if (!st) st = tc_parallelize(acc, o + 6, TC_UNROLL);
@@ -468,12 +492,17 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
              npro[0], npro[0] == 1 ? "" : "s", npro[1]);
   char fmatext[128] = "";
   if (why_fma) snprintf(fmatext, sizeof fmatext, "; FMA, not %s: %s", not_what, why_fma);
+  char mtext[96], ntext[96];
+  if (msym) snprintf(mtext, sizeof mtext, "%s (at most %lld)", mvar, (long long)m);
+  else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
+  if (nsym) snprintf(ntext, sizeof ntext, "%s (at most %lld)", nvar, (long long)nn);
+  else snprintf(ntext, sizeof ntext, "%lld", (long long)nn);
   tc_set_schedule_note(f,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
+           "matmul: %s x %s x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
            "of %lld with A and B staged in shared memory (%lld bytes)%s%s, %d epilogue op%s before "
-           "the store%s%s", (long long)m, (long long)nn, (long long)kk, batch, (long long)tl.bm,
-           (long long)tl.bn, rax < 0 ? "BIDy x BIDx" : rax == o ? "1 x BIDx" : "BIDy x 1",
+           "the store%s%s", mtext, ntext, (long long)kk, batch, (long long)tl.bm,
+           (long long)tl.bn, rax < 0 ? (msym ? "BIDx x BIDy" : "BIDy x BIDx") : rax == o ? "1 x BIDx" : msym ? "BIDx x 1" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
            (long long)tl.bk, (long long)smem, protext, ring, nepi, nepi == 1 ? "" : "s", redtext,
            fmatext);
