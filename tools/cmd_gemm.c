@@ -30,7 +30,7 @@ static void gemm_usage(FILE *out) {
         "                  [--time [-i N]] [--emit FILE] [--json]\n"
         "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
-        "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T] [--macro fma|mma]]\n"
+        "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T] [--macro fma|mma|wgmma]]\n"
         "\n"
         "runs C[M,N] = A[M,K] * B[K,N], G times (one per group), with the gridwise GEMM\n"
         "kernel.  Every matrix is row-major.\n"
@@ -272,7 +272,8 @@ int cmd_gemm(int argc, char **argv) {
   if (!d.m || !d.n || !d.k) return op_usage_error(&o, "-M, -N and -K are required");
   if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");
   if (epi.ab_given && !epi.given) return op_usage_error(&o, "--ab-type applies to --epilogue");
-  if (epi.macro && !epi.tiles[0]) return op_usage_error(&o, "--macro mma needs --tiles (and --epilogue)");
+  if (epi.macro && !epi.tiles[0]) return op_usage_error(&o, "--macro %s needs --tiles (and --epilogue)",
+                                                 epi.macro == TC_MACRO_WGMMA ? "wgmma" : "mma");
   if (epi.given) {
     /* the fused GEMM comes from the fusion path: its tiles are the matmul
      * scheduler's, not a gridwise perf config */

@@ -42,10 +42,13 @@ void gemm_epilogue_usage(FILE *out) {
         "                          to -t's as their tiles are staged (default: -t's)\n"
         "                          (--tune with --epilogue: times a few tile choices, runs the\n"
         "                          fastest; not with --tiles)\n"
-        "  --macro fma|mma         with --tiles: the products as FMA outer products (default)\n"
-        "                          or as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
-        "                          opencl); then TM x TN is each warp's tile (multiples of\n"
-        "                          16 x 8) and BK a multiple of 16\n",
+        "  --macro fma|mma|wgmma   with --tiles: the products as FMA outer products (default),\n"
+        "                          as mma.sync m16n8k16 (f16/bf16; cuda sm_80+, emulated on\n"
+        "                          opencl; TM x TN is each warp's tile, multiples of 16 x 8,\n"
+        "                          BK a multiple of 16) or as wgmma m64nNk16 (f16/bf16; cuda\n"
+        "                          sm_90a, emulated on opencl; TM x TN is each warp group's\n"
+        "                          tile, TM 64 and TN = N a multiple of 8 up to 256, BK a\n"
+        "                          multiple of 16)\n",
         out);
 }
 
@@ -118,9 +121,10 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   }
   if (*rc != CLI_OK) return 1;
   if ((v = op_value(o, argc, argv, i, "--macro", rc))) {
-    if (strcmp(v, "fma") && strcmp(v, "mma"))
-      return *rc = op_usage_error(o, "--macro takes fma or mma, got '%s'", v), 1;
-    e->macro = strcmp(v, "mma") ? TC_MACRO_FMA : TC_MACRO_MMA_M16N8K16;
+    if (strcmp(v, "fma") && strcmp(v, "mma") && strcmp(v, "wgmma"))
+      return *rc = op_usage_error(o, "--macro takes fma, mma or wgmma, got '%s'", v), 1;
+    e->macro = !strcmp(v, "mma") ? TC_MACRO_MMA_M16N8K16 : !strcmp(v, "wgmma") ? TC_MACRO_WGMMA
+                                                                               : TC_MACRO_FMA;
     return 1;
   }
   if (*rc != CLI_OK) return 1;
@@ -468,7 +472,9 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
            "--epilogue %s%s%s%s", (long long)g, (long long)m, (long long)n, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
-           e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma" : "");
+           e->macro == TC_MACRO_MMA_M16N8K16 ? " --macro mma"
+           : e->macro == TC_MACRO_WGMMA      ? " --macro wgmma"
+                                             : "");
   const char *arch = o->target == TC_TARGET_OPENCL ? NULL : tc_target_ops_arch(o->target, o->arch);
   gemm_epilogue tuned;
   if (o->tune) {

@@ -437,15 +437,23 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
  * time staged in shared memory, each thread a tm x tn tile of f32
  * accumulators in registers ((bm / tm) x (bn / tn) threads). */
 /* The op type of a matmul's products (tc_matmul_tiles.macro): FMA outer
- * products per thread (the default), or NVIDIA's warp-level mma.sync
+ * products per thread (the default), NVIDIA's warp-level mma.sync
  * m16n8k16 with f16/bf16 operands and f32 accumulators (CUDA sm_80+,
- * emulated with the same lane layouts on OpenCL; docs/matmul.md). */
-typedef enum tc_matmul_macro { TC_MACRO_FMA = 0, TC_MACRO_MMA_M16N8K16 = 1 } tc_matmul_macro;
+ * emulated with the same lane layouts on OpenCL), or the warp-group
+ * wgmma m64nNk16 with A and B read from shared memory through matrix
+ * descriptors (CUDA sm_90a, emulated on OpenCL; docs/matmul.md). */
+typedef enum tc_matmul_macro {
+  TC_MACRO_FMA = 0,
+  TC_MACRO_MMA_M16N8K16 = 1,
+  TC_MACRO_WGMMA = 2
+} tc_matmul_macro;
 
 typedef struct tc_matmul_tiles {
   int64_t bm, bn, bk, tm, tn;
   /* with TC_MACRO_MMA_M16N8K16, tm x tn is each warp's tile (a multiple
-   * of 16 x 8) and bk a multiple of 16 */
+   * of 16 x 8) and bk a multiple of 16; with TC_MACRO_WGMMA, tm x tn is
+   * each warp group's tile: tm 64, tn the instruction's N (a multiple of
+   * 8 up to 256), bk a multiple of 16 */
   tc_matmul_macro macro;
 } tc_matmul_tiles;
 
@@ -474,7 +482,9 @@ typedef struct tc_matmul_tiles {
  * tiles->macro TC_MACRO_MMA_M16N8K16 the products are warp-wide mma.sync
  * m16n8k16 instead (warps on TIDy, their 32 lanes on TIDx, each warp a
  * tm x tn tile; f16 / bf16 operands; TC_ERR_UNSUPPORTED for f32 or HIP;
- * CUDA needs sm_80+, checked when compiling). */
+ * CUDA needs sm_80+, checked when compiling); with TC_MACRO_WGMMA warp
+ * group-wide wgmma m64nNk16 (warp groups on TIDy, their 128 threads on
+ * TIDx, A and B tiles K-major in shared memory; CUDA needs sm_90a). */
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles);
 /* What tc_schedule_auto chose, in words (the scheduler, rows, threads,

@@ -33,6 +33,9 @@ typedef struct tc_test_hooks {
   /* lower/mma.c: 1 keeps the scalar 16-bit fragment loads where ldmatrix
    * would serve (so both forms are tested) */
   int mma_scalar_fragments;
+  /* lower/wgmma.c (the matmul's wgmma op type): 1 adds 16 bytes to the
+   * LBO of A's descriptor, 2 to the SBO of B's, after the layout check */
+  int wgmma_lower_fault;
 } tc_test_hooks;
 
 /* The hooks in force (never NULL). */

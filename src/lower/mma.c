@@ -24,8 +24,7 @@
 #include "../target/target.h"
 #include "mma.h"
 
-/* The loop around n when it holds n alone, of the extent given, else NULL. */
-static tc_knode *only_loop(tc_knode *n, int64_t extent) {
+tc_knode *tc_mma_only_loop(tc_knode *n, int64_t extent) {
   tc_knode *p = n->parent;
   return p && p->kind == TC_K_LOOP && p->nbody == 1 && p->loop.extent == extent ? p : NULL;
 }
@@ -35,6 +34,16 @@ static void free_loops(tc_knode *n, const tc_knode *keep) {
     if (n->body[i] != keep) free_loops(n->body[i], keep);
   free(n->body);
   free(n);
+}
+
+void tc_mma_take_loops(tc_knode *s, tc_knode *outer) {
+  tc_knode *parent = outer->parent;
+  for (int i = 0; i < parent->nbody; i++)
+    if (parent->body[i] == outer) parent->body[i] = s;
+  s->parent = parent;
+  for (tc_knode *n = outer; n != s; n = n->body[0])
+    s->sync_before |= n->sync_before;
+  free_loops(outer, s);
 }
 
 static bool is_mma(const tc_knode *s) {
@@ -196,7 +205,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
   if (k->block[0] != 32 || !s->stmt.in_index[0] || !s->stmt.in_index[1])
     return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's mma needs the 32 lanes of a warp on TIDx "
                    "(the block has %lld)", op->out->name, (long long)k->block[0]);
-  tc_knode *lk = only_loop(s, 16), *lj = lk ? only_loop(lk, 2) : NULL, *li = lj ? only_loop(lj, 2) : NULL;
+  tc_knode *lk = tc_mma_only_loop(s, 16), *lj = lk ? tc_mma_only_loop(lk, 2) : NULL, *li = lj ? tc_mma_only_loop(lj, 2) : NULL;
   if (!li)
     return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's statement is not inside the loops of one "
                    "lane's 2 x 2 accumulators and the 16 K steps of mma.sync m16n8k16 (schedule it "
@@ -243,13 +252,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
   inject_fault(m);
   if (!tc_test_hooks_get()->mma_scalar_fragments) try_ldsm(k, s, m, ids);
   m->kind = TC_MMA_M16N8K16, m->in = in;
-  /* the statement takes the place of the three loops */
-  tc_knode *parent = li->parent;
-  for (int i = 0; i < parent->nbody; i++)
-    if (parent->body[i] == li) parent->body[i] = s;
-  s->parent = parent;
-  s->sync_before |= li->sync_before | lj->sync_before | lk->sync_before;
-  free_loops(li, s);
+  tc_mma_take_loops(s, li);
   k->nmma++;
   k->mma_warps = (int)(k->block[0] * k->block[1] * k->block[2] / 32);
   return TC_OK;

@@ -18,7 +18,13 @@
 
 #include "kernel.h"
 
-enum { TC_MMA_NONE = 0, TC_MMA_M16N8K16 = 1 };
+enum { TC_MMA_NONE = 0, TC_MMA_M16N8K16 = 1, TC_MMA_WGMMA = 2 };
+
+/* The loop around n when it holds n alone, of the extent given, else NULL. */
+tc_knode *tc_mma_only_loop(tc_knode *n, int64_t extent);
+/* Statement s takes the place of the nest of single-body loops from
+ * outer down to it (their barriers before it), which are freed. */
+void tc_mma_take_loops(tc_knode *s, tc_knode *outer);
 
 /* After indexing and barriers: lowers the statements of accumulators
  * marked TC_MACRO_MMA_M16N8K16 (sets tc_kstmt.mma, tc_kir.nmma and
@@ -26,5 +32,15 @@ enum { TC_MMA_NONE = 0, TC_MMA_M16N8K16 = 1 };
  * needs sm_80+, the operands f16 or bf16, a block of 32-lane warps on
  * TIDx; edges of M, N and K become predicates of the fragment loads. */
 tc_status tc_mma_lower(tc_kir *k, tc_target target, const char *arch);
+
+/* After indexing and barriers: lowers the statements of accumulators
+ * marked TC_MACRO_WGMMA (src/lower/wgmma.c) to warp-group wgmma m64nNk16
+ * (tc_kmma kind TC_MMA_WGMMA; tc_kir.nwgmma), deriving each operand's
+ * matrix descriptor (start, LBO, SBO, swizzle) from its shared tile's
+ * index expression, and marks the statements that store those tiles
+ * zfill; or fails with the message on k->f: not CUDA sm_90a or OpenCL,
+ * operands not f16 / bf16, a block whose x is not the 128 threads of a
+ * warp group, a layout no descriptor expresses. */
+tc_status tc_wgmma_lower(tc_kir *k, tc_target target, const char *arch);
 
 #endif

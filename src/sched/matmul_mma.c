@@ -41,20 +41,17 @@ static tc_status bind(tc_tensor *t, int n, const int *pos, const tc_ptype *p) {
   return st;
 }
 
-/* An operand tile in shared memory, computed at P's Ko: its ten axes
- * past base, [Wm, Wn, Ki, RM, RN, ihi, ilo, jhi, jlo, k16] as P's, are
- * reordered by to[] so that the four it broadcasts along come first (left
- * serial: they run once) and its six own follow in the order of its rows
- * and columns; those are merged and spread over the block's threads. */
-static tc_status spread(tc_tensor *x, int base, const int *to, int64_t warps) {
-  int old[10], nw[10];
-  for (int i = 0; i < 10; i++) old[i] = base + i, nw[i] = base + to[i];
-  tc_status st = tc_reorder(x, 10, old, nw);
-  for (int i = 0; i < 5 && !st; i++) st = tc_merge(x, base + 4, base + 5);
-  if (!st) st = tc_split(x, base + 4, warps * 32, 1);
-  if (!st) st = tc_split(x, base + 5, 32, 1);
-  if (!st) st = tc_parallelize(x, base + 5, TC_TIDY);
-  if (!st) st = tc_parallelize(x, base + 6, TC_TIDX);
+tc_status tc_matmul_spread(tc_tensor *x, int base, int n, int nown, const int *to, int64_t groups,
+                           int64_t lanes) {
+  int old[16], nw[16];
+  for (int i = 0; i < n; i++) old[i] = base + i, nw[i] = base + to[i];
+  tc_status st = tc_reorder(x, n, old, nw);
+  int own = base + n - nown;
+  for (int i = 0; i < nown - 1 && !st; i++) st = tc_merge(x, own, own + 1);
+  if (!st) st = tc_split(x, own, groups * lanes, 1);
+  if (!st) st = tc_split(x, own + 1, lanes, 1);
+  if (!st) st = tc_parallelize(x, own + 1, TC_TIDY);
+  if (!st) st = tc_parallelize(x, own + 2, TC_TIDX);
   return st;
 }
 
@@ -111,7 +108,7 @@ tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_t
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st) st = spread(ops[i], o + 3, i ? b_to : a_to, warps);
+    if (!st) st = tc_matmul_spread(ops[i], o + 3, 10, 6, i ? b_to : a_to, warps, 32);
   }
   /* [Mo, No, Ko, W, Ki, RM, RN, ihi, lane, jlo, k16] */
   if (!st) st = tc_merge(acc, o + 3, o + 4);

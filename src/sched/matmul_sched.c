@@ -286,18 +286,20 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                    "%s: tiles %lldx%lldx%lld with %lldx%lld per thread do not nest; give extents "
                    ">= 1 with tm dividing bm and tn dividing bn", call, (long long)tl.bm,
                    (long long)tl.bn, (long long)tl.bk, (long long)tl.tm, (long long)tl.tn);
-  if (tl.macro == TC_MACRO_MMA_M16N8K16) {
+  if (tl.macro == TC_MACRO_MMA_M16N8K16 || tl.macro == TC_MACRO_WGMMA) {
+    bool w = tl.macro == TC_MACRO_WGMMA;
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
-                     "%s: the mma.sync op type takes a matmul and elementwise ops after it; %s "
-                     "(schedule this fusion with the FMA op type)", call,
+                     "%s: the %s op type takes a matmul and elementwise ops after it; %s "
+                     "(schedule this fusion with the FMA op type)", call, w ? "wgmma" : "mma.sync",
                      rout ? "a reduction of the result is not part of it"
                           : "ops before the matmul on an operand are not part of it");
-    return tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
+    return w ? tc_schedule_matmul_wgmma(f, target, mm, out, &tl, nepi)
+             : tc_schedule_matmul_mma(f, target, mm, out, &tl, nepi);
   }
   if (tl.macro != TC_MACRO_FMA)
-    return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA or "
-                   "TC_MACRO_MMA_M16N8K16", call, tl.macro);
+    return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA, "
+                   "TC_MACRO_MMA_M16N8K16 or TC_MACRO_WGMMA", call, tl.macro);
   int64_t rtile = rax < 0 ? 0 : rax == o ? tl.bm : tl.bn;
   if (rtile && rtile < rlen)
     return tc_fail(f, TC_ERR_UNSUPPORTED,

@@ -38,6 +38,20 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
 tc_status tc_schedule_matmul_mma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
                                  const tc_matmul_tiles *tl, int nepi);
 
+/* An operand tile in shared memory, computed at the accumulator's Ko:
+ * its n axes past base (n <= 16) are reordered by to[] (to[i] the new
+ * place of axis base + i) so that those it broadcasts along come first
+ * (left serial: they run once) and its nown own axes follow in the order
+ * of the tile's layout; those are merged and spread over the block's
+ * groups (TIDy) of lanes (TIDx) threads, so the merged order is the
+ * shared layout (matmul_mma.c). */
+tc_status tc_matmul_spread(tc_tensor *x, int base, int n, int nown, const int *to, int64_t groups,
+                           int64_t lanes);
+/* tc_schedule_matmul with tiles->macro == TC_MACRO_WGMMA: warp groups of
+ * wgmma m64nNk16 over K-major shared tiles (matmul_wgmma.c). */
+tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
+                                   const tc_matmul_tiles *tl, int nepi);
+
 /* ---- axes across tensors (axis_map.c) ---------------------------------- */
 
 /* The signatures of the axes made from t's logical axes when logical axis
