@@ -160,6 +160,8 @@ if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
     gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu --tiles 128,96,32,64,48 --macro wgmma -V 1
   expect "--macro wgmma f16, batch of 2, A and B transposed, cast" 0 '^verify: PASS \(max error .*; 4096 elements\)' \
     gemm -M 64 -N 32 -K 48 -t f16 -g 2 --transA 1 --transB 1 --epilogue bias,relu,cast:bf16 --tiles 64,32,16,64,32 --macro wgmma -V 1
+  expect "--macro wgmma f16 with the 128B swizzle (K tiles of 64) at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 131 -t f16 --epilogue bias,relu --tiles 128,96,64,64,48 --macro wgmma -V 1
   expect "--macro wgmma: the schedule and launch" 0 '4 warp groups \(TIDy\) of 128 threads \(TIDx\) with 64x48 tiles each as wgmma m64n48k16 \(bf16' \
     gemm -M 67 -N 97 -K 33 -t bf16 --epilogue relu --tiles 128,96,32,64,48 --macro wgmma -V 1
 fi

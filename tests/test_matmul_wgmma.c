@@ -2,12 +2,13 @@
  * m64nNk16 (tc_matmul_tiles.macro = TC_MACRO_WGMMA): f16 and bf16
  * operands, with and without a fused epilogue (bias, ReLU), one and
  * several warp groups along M and N, several K tiles and blocks, edges
- * (extents of 1, primes), run on OpenCL (PoCL) through the emulation of
+ * (extents of 1, primes), K-major tiles without swizzle and (K tiles of
+ * 64) with the 128B swizzle, run on OpenCL (PoCL) through the emulation of
  * the instruction, which reads the shared tiles through the matrix
  * descriptors as the hardware does, against a plain C loop; the
  * descriptors' LBO / SBO against the canonical layout's, derived here by
  * hand; a wrong LBO or SBO injected after the lowering's check fails on
- * PoCL; the CUDA kernel holds the instruction and its fences, not the
+ * PoCL; a layout no descriptor expresses is refused; the CUDA kernel holds the instruction and its fences, not the
  * emulation, and builds with NVRTC for sm_90a; the refusals (not sm_90a,
  * f32 operands, HIP, an N the instruction does not have). */
 #include <math.h>
@@ -166,6 +167,30 @@ static void test_shapes(void) {
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run(&cs[i], 0, "mm");
 }
 
+/* K tiles of 64 and 128: the tiles in the 128B swizzled layout (rows of
+ * 64 elements, chunks XORed with the row), one and several warp groups,
+ * N up to 256, edges in M, N and K. */
+static void test_swizzled(void) {
+  static const wcase cs[] = {
+      {64, 64, 64, TC_F16, 0, WG(64, 64, 64, 64)},
+      {128, 64, 128, TC_BF16, 1, WG(128, 64, 64, 64)},
+      {67, 97, 131, TC_BF16, 1, WG(128, 96, 64, 48)},
+      {100, 40, 200, TC_F16, 1, WG(64, 40, 128, 8)},
+      {130, 256, 64, TC_BF16, 0, WG(64, 256, 64, 256)},
+      {1, 1, 1, TC_F16, 1, WG(64, 8, 64, 8)},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    run(&cs[i], 0, "mm");
+    tc_fusion *f;
+    tc_kernel *k = compile(&cs[i], TC_TARGET_OPENCL, NULL, "mm", &f);
+    /* swizzle mode 1, SBO 8 rows of 128 bytes (LBO unused: 1 unit) */
+    TC_CHECK(k && strstr(tc_kernel_source(k), "), 16u, 1024u, 1u)") != NULL, "no 128B descriptor");
+    TC_CHECK(strstr(tc_fusion_schedule_note(f), "(128B swizzle)") != NULL, "%s", tc_fusion_schedule_note(f));
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
 /* The descriptors carry the canonical K-major layout's offsets, worked
  * out here from the PTX ISA's definition rather than from the kernel:
  * core matrices of 8 rows x 16 bytes, the next 8 rows (SBO) 128 bytes on,
@@ -193,22 +218,44 @@ static void test_descriptors(void) {
   }
 }
 
-/* A descriptor off by 16 bytes in A's LBO or B's SBO, injected after the
- * lowering checked the layout, gives wrong results on the emulation,
+/* A descriptor off by 16 bytes in A's LBO (its SBO when swizzled) or B's
+ * SBO, or with A's swizzle mode flipped, injected after the lowering
+ * checked the layout, gives wrong results on the emulation,
  * which addresses the tiles through the descriptors: the right results
  * above come from the descriptors the lowering derived. */
 static void test_faults(void) {
-  wcase c = {64, 32, 32, TC_F16, 0, WG(64, 32, 32, 32)};
-  for (int fault = 1; fault <= 2; fault++) {
-    tc_test_hooks h = {0};
-    h.wgmma_lower_fault = fault;
-    tc_test_hooks_set(&h);
-    char name[32];
-    snprintf(name, sizeof name, "wgmma_fault%d", fault); /* its own cache key */
-    int bad = run(&c, fault, name);
-    tc_test_hooks_set(NULL);
-    TC_CHECK(bad != 0, "fault %d: the results still match the plain C loop", fault); /* -1: no device */
+  for (int sw = 0; sw < 2; sw++) {
+    wcase c = {64, 32, 32, TC_F16, 0, WG(64, 32, 32, 32)};
+    if (sw) c = (wcase){64, 32, 64, TC_BF16, 0, WG(64, 32, 64, 32)}; /* 128B swizzle */
+    for (int fault = 1; fault <= 3; fault++) {
+      tc_test_hooks h = {0};
+      h.wgmma_lower_fault = fault;
+      tc_test_hooks_set(&h);
+      char name[32];
+      snprintf(name, sizeof name, "wgmma_fault%d_%d", fault, sw); /* its own cache key */
+      int bad = run(&c, fault, name);
+      tc_test_hooks_set(NULL);
+      TC_CHECK(bad != 0, "fault %d (swizzle %d): the results still match the plain C loop", fault, sw);
+    }
   }
+}
+
+/* A shared layout no descriptor expresses (A's core matrices transposed
+ * by a schedule hook) is refused when compiling, naming the operand. */
+static void test_layout_refused(void) {
+  tc_test_hooks h = {0};
+  h.wgmma_layout_fault = 1;
+  tc_test_hooks_set(&h);
+  wcase c = {64, 32, 32, TC_F16, 0, WG(64, 32, 32, 32)};
+  tc_fusion *f;
+  tc_kernel *k = compile(&c, TC_TARGET_OPENCL, NULL, "wgmma_layout", &f);
+  tc_test_hooks_set(NULL);
+  TC_CHECK(k == NULL, "compiled a layout no descriptor expresses");
+  TC_CHECK(strstr(tc_fusion_error(f), "reads its A operand from") != NULL &&
+               strstr(tc_fusion_error(f), "not one a wgmma matrix descriptor expresses") != NULL,
+           "%s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
 }
 
 static void expect_refusal(tc_dtype t, tc_matmul_tiles tl, tc_target target, const char *words) {
@@ -249,7 +296,7 @@ static void test_refusals(void) {
 static void test_cuda_build(void) {
   static const wcase cs[] = {
       {128, 128, 64, TC_F16, 1, WG(128, 128, 32, 128)},
-      {67, 97, 33, TC_BF16, 1, WG(128, 96, 32, 48)},
+      {67, 97, 131, TC_BF16, 1, WG(128, 96, 64, 48)}, /* 128B swizzle */
   };
   static const char *inst[] = {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
                                "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16"};
@@ -266,6 +313,8 @@ static void test_cuda_build(void) {
                "the fences are missing");
       TC_CHECK(strstr(src, "fence.proxy.async.shared::cta") != NULL, "no proxy fence");
       TC_CHECK(strstr(src, "tc_wgmma_emu") == NULL, "the emulation in a CUDA kernel");
+      TC_CHECK(strstr(src, i ? "), 16u, 1024u, 1u))" : "), 2048u, 128u, 0u))") != NULL,
+               "descriptor of A (%s)", i ? "128B swizzle" : "no swizzle");
       tc_status st = tc_kernel_build(k, NULL);
       if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
       else TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));
@@ -280,7 +329,9 @@ int main(void) {
   TC_RUN(test_one_tile);
   TC_RUN(test_shapes);
   TC_RUN(test_descriptors);
+  TC_RUN(test_swizzled);
   TC_RUN(test_faults);
+  TC_RUN(test_layout_refused);
   TC_RUN(test_cuda_build);
   TC_MAIN_END();
 }

@@ -22,7 +22,7 @@ typedef struct gemm_epilogue {
   int64_t tiles[5];           /* --tiles BM,BN,BK,TM,TN (tiles[0] 0: the scheduler's) */
   int ab_given;               /* --ab-type T: A and B stored as T, cast to -t */
   tc_dtype ab_type;
-  tc_matmul_macro macro;      /* --macro fma|mma (with --tiles) */
+  tc_matmul_macro macro;      /* --macro fma|mma|wgmma (with --tiles) */
 } gemm_epilogue;
 
 void gemm_epilogue_init(gemm_epilogue *e);

@@ -33,9 +33,15 @@ typedef struct tc_test_hooks {
   /* lower/mma.c: 1 keeps the scalar 16-bit fragment loads where ldmatrix
    * would serve (so both forms are tested) */
   int mma_scalar_fragments;
-  /* lower/wgmma.c (the matmul's wgmma op type): 1 adds 16 bytes to the
-   * LBO of A's descriptor, 2 to the SBO of B's, after the layout check */
+  /* lower/wgmma.c (the matmul's wgmma op type), after the layout check:
+   * 1 adds 16 bytes to the LBO of A's descriptor (its SBO where the tile
+   * is swizzled: LBO is unused then), 2 to the SBO of B's, 3 flips A's
+   * swizzle mode (none <-> 128B) */
   int wgmma_lower_fault;
+  /* sched/matmul_wgmma.c: 1 lays A's tile out with each core matrix
+   * transposed (the row within the 8 innermost), which no descriptor
+   * expresses: the lowering must refuse it */
+  int wgmma_layout_fault;
 } tc_test_hooks;
 
 /* The hooks in force (never NULL). */

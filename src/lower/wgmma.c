@@ -129,8 +129,12 @@ static tc_status derive(tc_kir *k, operand *x, const tc_op *op) {
  * which the OpenCL emulation (reading through it) must catch. */
 static void inject_fault(tc_kmma *m) {
   switch (tc_test_hooks_get()->wgmma_lower_fault) {
-    case 1: m->lbo_a += 16; break;
+    case 1: /* (LBO is unused with the 128B swizzle) */
+      if (m->swz_a) m->sbo_a += 16;
+      else m->lbo_a += 16;
+      break;
     case 2: m->sbo_b += 16; break;
+    case 3: m->swz_a = !m->swz_a; break;
     default: break;
   }
 }

@@ -13,18 +13,22 @@
  *     W the warp groups (merge of those along M and N), k16 the macro's
  *     K: the lowering turns the statement inside [jb, ihi, jlo, k16] into
  *     one wgmma over descriptors of the shared tiles (src/lower/wgmma.c);
- *   A', B' in shared memory, computed at Ko, in the PTX ISA's canonical
- *     K-major layout without swizzle: 8 rows x 16 bytes core matrices,
- *     their allocation [Ki, k16 / 8, rows / 8, rows % 8, k16 % 8] (the
- *     rows of A are M, those of B are N), merged and spread over all the
- *     threads; so a descriptor's SBO (the next 8 rows) is 128 bytes and
- *     its LBO (the next 8 K) 16 x the tile's rows;
+ *   A', B' in shared memory, computed at Ko, in a canonical K-major
+ *     layout of the PTX ISA (the rows of A are M, those of B are N),
+ *     merged and spread over all the threads: with K tiles of 64 (or a
+ *     multiple), the 128B swizzle, rows of 64 16-bit elements (128
+ *     bytes) whose 16-byte chunks are XORed with row % 8, built by the
+ *     bulk-copy swizzle schedule (tc_schedule_tma_swizzle), so SBO (the
+ *     next 8 rows) is 1024 bytes; else no swizzle, 8 rows x 16 bytes
+ *     core matrices, the allocation [Ki, k16 / 8, rows / 8, rows % 8, k16
+ *     % 8], SBO 128 bytes and LBO (the next 8 K) 16 x the tile's rows;
  *   O and the epilogue: [Mo, No, W, jb, ihi, lane, jlo], so each thread
  *     applies the epilogue to its accumulators and stores them at their
  *     (row, column) of the layout.
  * A batch axis goes first, on BIDz. */
 #include <stdio.h>
 
+#include "../base/test_hooks.h"
 #include "sched.h"
 
 /* Splits M (axis o) and N (axis o + 1) of t into
@@ -45,6 +49,28 @@ static tc_status bind7(tc_tensor *t, int o, const int *rel) {
   static const tc_ptype p[7] = {TC_BIDY, TC_BIDX, TC_TIDY, TC_UNROLL, TC_UNROLL, TC_TIDX, TC_UNROLL};
   tc_status st = TC_OK;
   for (int i = 0; i < 7 && !st; i++) st = tc_parallelize(t, o + rel[i], p[i]);
+  return st;
+}
+
+/* The 128B swizzled K-major layout of operand tile x (i 0: A, 1: B),
+ * its ten axes past base as P's [Wm, Wn, Ki, jb, ihi, w, ilo, jhi, jlo,
+ * k16]: the axes it broadcasts along first, then [rows, K] (rows the
+ * merge of its M or N axes, K of Ki and k16) laid out by the bulk-copy
+ * swizzle (tc_schedule_tma_swizzle: rows of 64 16-bit elements, 128
+ * bytes, whose 16-byte chunks are XORed with the row % 8), which becomes
+ * the allocation; then the layout's axes are merged and spread over the
+ * threads, so each thread stores at consecutive positions of the layout. */
+static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups) {
+  static const int a_sw[10] = {4, 0, 8, 1, 6, 5, 7, 2, 3, 9};
+  static const int b_sw[10] = {0, 4, 8, 5, 1, 2, 3, 6, 7, 9};
+  int old[10], nw[10];
+  for (int j = 0; j < 10; j++) old[j] = base + j, nw[j] = base + (i ? b_sw : a_sw)[j];
+  tc_status st = tc_reorder(x, 10, old, nw);
+  for (int j = 0; j < 3 && !st; j++) st = tc_merge(x, base + 4, base + 5); /* rows */
+  if (!st) st = tc_merge(x, base + 5, base + 6);                             /* K */
+  if (!st) st = tc_schedule_tma_swizzle(x, TC_TMA_SWIZZLE_128B);
+  static const int same[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  if (!st) st = tc_matmul_spread(x, base, 10, 6, same, groups, 128);
   return st;
 }
 
@@ -96,14 +122,17 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   /* the operand tiles, computed at Ko before P's group and thread axes
    * are merged: [Wm, Wn, Ki, jb, ihi, w, ilo, jhi, jlo, k16h, k16l] in
    * the canonical order (above), the broadcast axes first */
-  static const int a_to[11] = {6, 0, 4, 1, 8, 7, 9, 2, 3, 5, 10};
+  int a_to[11] = {6, 0, 4, 1, 8, 7, 9, 2, 3, 5, 10};
   static const int b_to[11] = {0, 6, 4, 7, 1, 2, 3, 8, 9, 5, 10};
+  if (tc_test_hooks_get()->wgmma_layout_fault) a_to[6] = 10, a_to[10] = 9; /* tests only */
+  bool swizzle = tl->bk % 64 == 0;
   tc_tensor *ops[2] = {av, bv};
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st) st = tc_split(ops[i], o + 3 + 9, 8, 1);
-    if (!st) st = tc_matmul_spread(ops[i], o + 3, 11, 7, i ? b_to : a_to, groups, 128);
+    if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups);
+    if (!st && !swizzle) st = tc_split(ops[i], o + 3 + 9, 8, 1);
+    if (!st && !swizzle) st = tc_matmul_spread(ops[i], o + 3, 11, 7, i ? b_to : a_to, groups, 128);
   }
   /* [Mo, No, Ko, W, Ki, jb, ihi, lane, jlo, k16] */
   if (!st) st = tc_merge(acc, o + 3, o + 4);
@@ -121,10 +150,10 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warp groups (TIDy) "
            "of 128 threads (TIDx) with 64x%lld tiles each as wgmma m64n%lldk16 (%s, f32 "
-           "accumulators), K in tiles of %lld with A and B staged K-major in shared memory (%lld "
-           "bytes), %d epilogue op%s before the store", (long long)m, (long long)n, (long long)k,
-           batch, (long long)tl->bm, (long long)tl->bn, (long long)groups, (long long)tl->tn,
-           (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk, (long long)smem, nepi,
-           nepi == 1 ? "" : "s");
+           "accumulators), K in tiles of %lld with A and B staged K-major%s in shared memory "
+           "(%lld bytes), %d epilogue op%s before the store", (long long)m, (long long)n,
+           (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups,
+           (long long)tl->tn, (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk,
+           swizzle ? " (128B swizzle)" : "", (long long)smem, nepi, nepi == 1 ? "" : "s");
   return TC_OK;
 }
