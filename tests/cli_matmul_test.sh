@@ -169,6 +169,10 @@ expect "--macro wgmma cuda --emit" 0 '^compiled with NVRTC for sm_90a|^not compi
   gemm -M 128 -N 128 -K 64 -t bf16 --epilogue bias,relu --tiles 128,128,32,64,128 --macro wgmma --target cuda --arch sm_90a --emit "$tmp/wgmma.cu"
 if grep -q 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' "$tmp/wgmma.cu" 2>/dev/null && ! grep -q 'tc_wgmma_emu' "$tmp/wgmma.cu"; then pass "emitted kernel holds wgmma"
 else fail "emitted kernel lacks wgmma (or holds its emulation)"; fi
+expect "--macro wgmma cuda, B given [N, K], K tiles of 64: bulk tensor copies" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
+  gemm -M 256 -N 256 -K 128 -t bf16 --transB 1 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --target cuda --arch sm_90a --emit "$tmp/wgmma_tma.cu"
+if grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier' "$tmp/wgmma_tma.cu" 2>/dev/null && grep -q 'mbarrier.try_wait.parity' "$tmp/wgmma_tma.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_tma.cu"; then pass "emitted kernel loads the wgmma tiles by TMA"
+else fail "emitted kernel lacks the bulk copies of the wgmma tiles"; fi
 expect "--macro wgmma for sm_80" 1 'wgmma m64nNk16 needs arch sm_90a, but the arch is sm_80' \
   gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 64,64,16,64,64 --macro wgmma --target cuda --arch sm_80 --emit "$tmp/wgmma80.cu"
 expect "--macro wgmma on f32" 2 'multiplies f16 or bf16 operands, not f32' \

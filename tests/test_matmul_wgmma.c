@@ -10,7 +10,9 @@
  * hand; a wrong LBO or SBO injected after the lowering's check fails on
  * PoCL; a layout no descriptor expresses is refused; the CUDA kernel holds the instruction and its fences, not the
  * emulation, and builds with NVRTC for sm_90a; the refusals (not sm_90a,
- * f32 operands, HIP, an N the instruction does not have). */
+ * f32 operands, HIP, an N the instruction does not have); on CUDA the
+ * swizzled tiles by bulk tensor copies with mbarrier waits where whole
+ * boxes cover the operands. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -324,6 +326,51 @@ static void test_cuda_build(void) {
   }
 }
 
+/* On CUDA, with K tiles of 64, whole tiles and A [M, K], B [N, K] in
+ * global memory, the swizzled tiles come by bulk tensor copies: one box
+ * per operand and K tile at (K tile * 64, block row * 128) of the
+ * operand, armed and waited on through an mbarrier, then the same
+ * swizzled descriptors; the kernel builds with NVRTC for sm_90a.  Not
+ * where an edge would need a partial box or B is [K, N] (the element
+ * copies stay). */
+static void test_tma(void) {
+  for (int v = 0; v < 3; v++) {
+    int64_t m = v == 1 ? 250 : 256, n = 384, kk = 128, sa[2] = {m, kk}, sb[2] = {n, kk};
+    if (v == 2) sb[0] = kk, sb[1] = n;
+    tc_matmul_tiles tl = WG(128, 128, 64, 64);
+    tc_fusion *f = tc_fusion_new();
+    tc_tensor *a = tc_input(f, TC_BF16, 2, sa), *b = tc_input(f, TC_BF16, 2, sb);
+    tc_tensor *bv = v == 2 ? b : tc_permute(f, b, (int[]){1, 0});
+    OK(f, tc_add_output(f, tc_unary(f, TC_RELU, tc_matmul(f, a, bv))));
+    OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &tl));
+    tc_compile_options o = {TC_TARGET_CUDA, "sm_90a", "mm"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    if (k) {
+      const char *src = tc_kernel_source(k);
+      bool bulk = strstr(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier") != NULL;
+      TC_CHECK(bulk == (v == 0), "case %d: bulk copies %s", v, bulk ? "where they cannot be" : "missing");
+      TC_CHECK((strstr(tc_fusion_schedule_note(f), "by bulk tensor copies") != NULL) == (v == 0), "%s",
+               tc_fusion_schedule_note(f));
+      if (v == 0) {
+        TC_CHECK(strstr(src, "\"r\"(i0 * 64), \"r\"(bidy * 128)") != NULL &&
+                     strstr(src, "\"r\"(i0 * 64), \"r\"(bidx * 128)") != NULL,
+                 "box coordinates in\n%s", src);
+        TC_CHECK(strstr(src, "mbarrier.try_wait.parity") != NULL &&
+                     strstr(src, "mbarrier.arrive.expect_tx") != NULL, "no mbarrier");
+      }
+      TC_CHECK(strstr(src, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") != NULL &&
+                   strstr(src, "), 16u, 1024u, 1u))") != NULL, "no swizzled wgmma");
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
 int main(void) {
   TC_RUN(test_refusals);
   TC_RUN(test_one_tile);
@@ -333,5 +380,6 @@ int main(void) {
   TC_RUN(test_faults);
   TC_RUN(test_layout_refused);
   TC_RUN(test_cuda_build);
+  TC_RUN(test_tma);
   TC_MAIN_END();
 }

@@ -22,6 +22,11 @@
  *     next 8 rows) is 1024 bytes; else no swizzle, 8 rows x 16 bytes
  *     core matrices, the allocation [Ki, k16 / 8, rows / 8, rows % 8, k16
  *     % 8], SBO 128 bytes and LBO (the next 8 K) 16 x the tile's rows;
+ *     on CUDA the swizzled tiles come by bulk tensor copies (TMA, whose
+ *     box is that layout) where whole boxes cover the operands and A is
+ *     [M, K], B [N, K] in global memory: their loops stay serial, one
+ *     thread of each warp group issues them and all wait on an mbarrier
+ *     (src/lower/tma.c);
  *   O and the epilogue: [Mo, No, W, jb, ihi, lane, jlo], so each thread
  *     applies the epilogue to its accumulators and stores them at their
  *     (row, column) of the layout.
@@ -60,7 +65,7 @@ static tc_status bind7(tc_tensor *t, int o, const int *rel) {
  * bytes, whose 16-byte chunks are XORed with the row % 8), which becomes
  * the allocation; then the layout's axes are merged and spread over the
  * threads, so each thread stores at consecutive positions of the layout. */
-static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups) {
+static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, bool tma) {
   static const int a_sw[10] = {4, 0, 8, 1, 6, 5, 7, 2, 3, 9};
   static const int b_sw[10] = {0, 4, 8, 5, 1, 2, 3, 6, 7, 9};
   int old[10], nw[10];
@@ -69,9 +74,22 @@ static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups) {
   for (int j = 0; j < 3 && !st; j++) st = tc_merge(x, base + 4, base + 5); /* rows */
   if (!st) st = tc_merge(x, base + 5, base + 6);                             /* K */
   if (!st) st = tc_schedule_tma_swizzle(x, TC_TMA_SWIZZLE_128B);
+  if (tma) { /* the layout's loops stay serial: the boxes of a bulk copy */
+    if (!st) x->def->ldst = TC_LDST_BULK_TENSOR;
+    return st;
+  }
   static const int same[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
   if (!st) st = tc_matmul_spread(x, base, 10, 6, same, groups, 128);
   return st;
+}
+
+/* Whether view v reads a 2-D fusion input as it is laid out, its rows
+ * (A: M, B: N) outermost and K innermost: A [M, K], B given as [N, K]. */
+static bool k_major_input(const tc_tensor *v, int i) {
+  const tc_op *d = v->def;
+  if (!d || d->kind != TC_OP_BROADCAST || !d->in[0]->is_input || d->in[0]->nlogical != 2) return false;
+  return i ? d->perm[0] < 0 && d->perm[1] == 0 && d->perm[2] == 1
+           : d->perm[0] == 0 && d->perm[1] < 0 && d->perm[2] == 1;
 }
 
 tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
@@ -126,11 +144,16 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   static const int b_to[11] = {0, 6, 4, 7, 1, 2, 3, 8, 9, 5, 10};
   if (tc_test_hooks_get()->wgmma_layout_fault) a_to[6] = 10, a_to[10] = 9; /* tests only */
   bool swizzle = tl->bk % 64 == 0;
+  /* CUDA: the swizzled tiles by bulk tensor copies (TMA) where whole
+   * boxes cover the operands, each read as laid out */
+  bool tma = target == TC_TARGET_CUDA && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
+             k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 && k_major_input(av, 0) &&
+             k_major_input(bv, 1);
   tc_tensor *ops[2] = {av, bv};
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups);
+    if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups, tma);
     if (!st && !swizzle) st = tc_split(ops[i], o + 3 + 9, 8, 1);
     if (!st && !swizzle) st = tc_matmul_spread(ops[i], o + 3, 11, 7, i ? b_to : a_to, groups, 128);
   }
@@ -154,6 +177,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
            "(%lld bytes), %d epilogue op%s before the store", (long long)m, (long long)n,
            (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups,
            (long long)tl->tn, (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk,
-           swizzle ? " (128B swizzle)" : "", (long long)smem, nepi, nepi == 1 ? "" : "s");
+           !swizzle ? "" : tma ? " (128B swizzle, by bulk tensor copies)" : " (128B swizzle)",
+           (long long)smem, nepi, nepi == 1 ? "" : "s");
   return TC_OK;
 }
