@@ -693,6 +693,8 @@ static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const t
   tc_str_printf(o, "{  /* %s += %s * %s: wgmma m64n%dk16 */\n", cn, op->in[0]->name, op->in[1]->name, m->n);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "float tc_fc[%d];\n", m->n / 2);
+  tc_str_indent(o, depth + 1); /* (unrolled: the accumulators stay in registers) */
+  tc_str_printf(o, "%s\n", d->unroll_pragma);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) tc_fc[tc_j] = %s[%s + tc_j];\n", m->n / 2,
                 cn, tc_str_cstr(&c0));
@@ -706,6 +708,8 @@ static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const t
     tc_str_indent(o, depth + 1);
     tc_str_printf(o, "%s\n", d->wgmma_end);
   }
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "%s\n", d->unroll_pragma);
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) %s[%s + tc_j] = tc_fc[tc_j];\n", m->n / 2,
                 cn, tc_str_cstr(&c0));
