@@ -193,6 +193,21 @@ static void test_swizzled(void) {
   }
 }
 
+/* Random cases: M, N, K among extents of 1, small primes and tile
+ * multiples; 1 or 2 warp groups along M, 1 to 4 along N with N of 8 to
+ * 64 each, K tiles of 16 to 128 (so both layouts); f16 or bf16; with or
+ * without the epilogue. */
+static void test_random(void) {
+  static const int64_t ext[] = {1, 2, 3, 7, 13, 17, 31, 64, 67, 97, 130};
+  static const int64_t bks[] = {16, 32, 64, 128};
+  for (int i = 0; i < 16; i++) {
+    int64_t wm = 1 + (int64_t)(rnd() % 2), wn = 1 + (int64_t)(rnd() % 4), tn = 8 * (1 + (int64_t)(rnd() % 8));
+    wcase c = {ext[rnd() % 11], ext[rnd() % 11], ext[rnd() % 11], rnd() % 2 ? TC_F16 : TC_BF16,
+               (int)(rnd() % 2), WG(64 * wm, wn * tn, bks[rnd() % 4], tn)};
+    run(&c, 0, "mm");
+  }
+}
+
 /* The descriptors carry the canonical K-major layout's offsets, worked
  * out here from the PTX ISA's definition rather than from the kernel:
  * core matrices of 8 rows x 16 bytes, the next 8 rows (SBO) 128 bytes on,
@@ -377,6 +392,7 @@ int main(void) {
   TC_RUN(test_shapes);
   TC_RUN(test_descriptors);
   TC_RUN(test_swizzled);
+  TC_RUN(test_random);
   TC_RUN(test_faults);
   TC_RUN(test_layout_refused);
   TC_RUN(test_cuda_build);
