@@ -248,7 +248,7 @@ static void test_faults(void) {
       tc_test_hooks h = {0};
       h.wgmma_lower_fault = fault;
       tc_test_hooks_set(&h);
-      char name[32];
+      char name[48];
       snprintf(name, sizeof name, "wgmma_fault%d_%d", fault, sw); /* its own cache key */
       int bad = run(&c, fault, name);
       tc_test_hooks_set(NULL);

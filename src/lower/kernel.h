@@ -73,7 +73,7 @@ typedef struct tc_ktma {
  * or bf16).  The statement replaces the loops over the 16 x 8 x 16 tile
  * (the 2 x 2 accumulators of a lane and the 16 K steps). */
 typedef struct tc_kmma {
-  int kind;                /* 0: none; TC_MMA_M16N8K16 (mma.h) */
+  int kind;                /* 0: none; TC_MMA_M16N8K16 or TC_MMA_WGMMA (mma.h) */
   tc_dtype in;
   const tc_expr *a[8], *b[4], *c[4];
   /* whether element a[e] / b[e] lies inside M, N and K (else it is 0:
