@@ -47,15 +47,16 @@ typedef struct wcase {
   tc_dtype t;
   int epilogue; /* 1: relu(A @ B + bias) */
   tc_matmul_tiles tiles;
+  int tb; /* 1: B is given as [N, K] (read through a permute) */
 } wcase;
 
 #define WG(bm, bn, bk, tn) {bm, bn, bk, 64, tn, TC_MACRO_WGMMA}
 
 /* The fusion of case c on f: y = A @ B, or relu(A @ B + bias). */
 static tc_tensor *build(tc_fusion *f, const wcase *c) {
-  int64_t sa[2] = {c->m, c->k}, sb[2] = {c->k, c->n};
-  tc_tensor *a = tc_input(f, c->t, 2, sa), *b = tc_input(f, c->t, 2, sb);
-  tc_tensor *y = tc_matmul(f, a, b);
+  int64_t sa[2] = {c->m, c->k}, sb[2] = {c->k, c->n}, sbt[2] = {c->n, c->k};
+  tc_tensor *a = tc_input(f, c->t, 2, sa), *b = tc_input(f, c->t, 2, c->tb ? sbt : sb);
+  tc_tensor *y = tc_matmul(f, a, c->tb ? tc_permute(f, b, (int[]){1, 0}) : b);
   if (c->epilogue && y) {
     bool is_new[2] = {true, false};
     tc_tensor *bias = tc_input(f, TC_F32, 1, &c->n);
@@ -116,9 +117,9 @@ static int run(const wcase *c, int fault_wanted, const char *name) {
     bad = 0;
     for (int64_t i = 0; i < m && bad < 4; i++)
       for (int64_t j = 0; j < n && bad < 4; j++) {
-        double s = 0, mag = 0;
+        double s = 0, mag = 0, bq;
         for (int64_t q = 0; q < kk; q++)
-          s += va[i * kk + q] * vb[q * n + j], mag += fabs(va[i * kk + q] * vb[q * n + j]);
+          bq = vb[c->tb ? j * kk + q : q * n + j], s += va[i * kk + q] * bq, mag += fabs(va[i * kk + q] * bq);
         if (c->epilogue) s = fmax(s + bias[j], 0.0), mag += fabs(bias[j]);
         /* exact products; the f32 sums round at most K + 1 times */
         double tol = (double)(kk + 2) * 0x1p-24 * mag + 1e-30, got = out[i * n + j];
@@ -386,6 +387,25 @@ static void test_tma(void) {
   }
 }
 
+/* The schedule of the bulk-copy form (serial box loops, the same
+ * swizzled layout), made on OpenCL by a test hook, where every thread
+ * copies the whole tile element by element: it verifies on PoCL, so the
+ * layout and the descriptors the CUDA kernel of test_tma uses are right. */
+static void test_tma_form_on_pocl(void) {
+  tc_test_hooks h = {0};
+  h.wgmma_tma_anywhere = 1;
+  tc_test_hooks_set(&h);
+  wcase c = {256, 384, 128, TC_BF16, 1, WG(128, 128, 64, 64), 1};
+  run(&c, 0, "wgmma_tma_form");
+  tc_fusion *f;
+  tc_kernel *k = compile(&c, TC_TARGET_OPENCL, NULL, "wgmma_tma_form", &f);
+  tc_test_hooks_set(NULL);
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "by bulk tensor copies") != NULL, "%s",
+           tc_fusion_schedule_note(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
 int main(void) {
   TC_RUN(test_refusals);
   TC_RUN(test_one_tile);
@@ -397,5 +417,6 @@ int main(void) {
   TC_RUN(test_layout_refused);
   TC_RUN(test_cuda_build);
   TC_RUN(test_tma);
+  TC_RUN(test_tma_form_on_pocl);
   TC_MAIN_END();
 }

@@ -42,6 +42,10 @@ typedef struct tc_test_hooks {
    * transposed (the row within the 8 innermost), which no descriptor
    * expresses: the lowering must refuse it */
   int wgmma_layout_fault;
+  /* sched/matmul_wgmma.c: 1 takes the bulk-copy form of the tiles on any
+   * target (on OpenCL every thread then copies the whole tile), so that
+   * its layout is checked on PoCL */
+  int wgmma_tma_anywhere;
 } tc_test_hooks;
 
 /* The hooks in force (never NULL). */

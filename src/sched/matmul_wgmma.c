@@ -146,7 +146,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   bool swizzle = tl->bk % 64 == 0;
   /* CUDA: the swizzled tiles by bulk tensor copies (TMA) where whole
    * boxes cover the operands, each read as laid out */
-  bool tma = target == TC_TARGET_CUDA && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
+  bool tma = (target == TC_TARGET_CUDA || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
              k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 && k_major_input(av, 0) &&
              k_major_input(bv, 1);
   tc_tensor *ops[2] = {av, bv};
