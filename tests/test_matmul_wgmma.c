@@ -343,9 +343,10 @@ static void test_cuda_build(void) {
 }
 
 /* On CUDA, with K tiles of 64, whole tiles and A [M, K], B [N, K] in
- * global memory, the swizzled tiles come by bulk tensor copies: one box
- * per operand and K tile at (K tile * 64, block row * 128) of the
- * operand, armed and waited on through an mbarrier, then the same
+ * global memory, the swizzled tiles come by bulk tensor copies: per
+ * operand and K tile one box per warp group, its 32 of the block's 128
+ * rows, at (K tile * 64, block row * 128 + warp group * 32), armed and
+ * waited on through an mbarrier, then the same
  * swizzled descriptors; the kernel builds with NVRTC for sm_90a.  Not
  * where an edge would need a partial box or B is [K, N] (the element
  * copies stay). */
@@ -370,8 +371,10 @@ static void test_tma(void) {
       TC_CHECK((strstr(tc_fusion_schedule_note(f), "by bulk tensor copies") != NULL) == (v == 0), "%s",
                tc_fusion_schedule_note(f));
       if (v == 0) {
-        TC_CHECK(strstr(src, "\"r\"(i0 * 64), \"r\"(bidy * 128)") != NULL &&
-                     strstr(src, "\"r\"(i0 * 64), \"r\"(bidx * 128)") != NULL,
+        /* 4 warp groups: each loads 32 of the 128 rows of each tile */
+        TC_CHECK(strstr(src, "\"r\"(i0 * 64), \"r\"(bidy * 128 + tidy * 32)") != NULL &&
+                     strstr(src, "\"r\"(i0 * 64), \"r\"(bidx * 128 + tidy * 32)") != NULL &&
+                     strstr(src, "1 box of 32 x 64, 128B swizzle") != NULL,
                  "box coordinates in\n%s", src);
         TC_CHECK(strstr(src, "mbarrier.try_wait.parity") != NULL &&
                      strstr(src, "mbarrier.arrive.expect_tx") != NULL, "no mbarrier");

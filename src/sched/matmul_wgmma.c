@@ -75,6 +75,13 @@ static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, boo
   if (!st) st = tc_merge(x, base + 5, base + 6);                             /* K */
   if (!st) st = tc_schedule_tma_swizzle(x, TC_TMA_SWIZZLE_128B);
   if (tma) { /* the layout's loops stay serial: the boxes of a bulk copy */
+    /* [bcast 4, K boxes, rows / 8, ...]: each warp group (TIDy) copies
+     * its share of the rows where they split into whole 8-row groups */
+    int64_t groups8 = tc_tensor_loop_extent(x, base + 5);
+    if (!st && groups > 1 && groups8 % groups == 0) {
+      st = tc_split(x, base + 5, groups, 0);
+      if (!st) st = tc_parallelize(x, base + 5, TC_TIDY);
+    }
     if (!st) x->def->ldst = TC_LDST_BULK_TENSOR;
     return st;
   }
