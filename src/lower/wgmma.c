@@ -41,7 +41,7 @@ static bool is_wgmma(const tc_knode *s) {
 
 /* One operand's layout check: idx[r * 16 + k] its elements' indices. */
 typedef struct operand {
-  const char *name;
+  int which;               /* 0: A (the op's in[0]), 1: B (in[1]) */
   int rows;                /* 64 (A) or N (B) */
   const tc_expr **idx;
   const tc_expr *start;
@@ -106,7 +106,7 @@ static tc_status derive(tc_kir *k, operand *x, const tc_op *op) {
     if (x->nids == 16 || (points *= hi - lo + 1) > WGMMA_POINTS)
       return tc_fail(k->f, TC_ERR_SCHEDULE, "compile: %s's wgmma reads its %s tile %s through "
                      "indices of too many other values to check its layout (schedule it with "
-                     "tc_schedule_matmul)", op->out->name, x->name, op->in[x->name[0] == 'B']->name);
+                     "tc_schedule_matmul)", op->out->name, x->which ? "B" : "A", op->in[x->which]->name);
     x->ids[x->nids++] = id;
   }
   int64_t *vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof *vars);
@@ -121,7 +121,7 @@ static tc_status derive(tc_kir *k, operand *x, const tc_op *op) {
                    "whose shared layout is not one a wgmma matrix descriptor expresses (K-major "
                    "8 x 16-byte core matrices, or 128-byte swizzled rows 1024-byte aligned, "
                    "16-byte aligned starts; schedule it with tc_schedule_matmul)",
-                   op->out->name, x->name, op->in[x->name[0] == 'B']->name);
+                   op->out->name, x->which ? "B" : "A", op->in[x->which]->name);
   return TC_OK;
 }
 
@@ -210,7 +210,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                      "tc_schedule_matmul)", op->out->name, n / 2);
   }
   /* the operands' elements */
-  operand x[2] = {{"A", 64, NULL, NULL, 0, {0}, 0, 0, 0, -1}, {"B", n, NULL, NULL, 0, {0}, 0, 0, 0, -1}};
+  operand x[2] = {{0, 64, NULL, NULL, 0, {0}, 0, 0, 0, -1}, {1, n, NULL, NULL, 0, {0}, 0, 0, 0, -1}};
   tc_status st = TC_OK;
   for (int o = 0; o < 2 && !st; o++) {
     const tc_kalloc *al = tc_kir_alloc_of(k, op->in[o]);
