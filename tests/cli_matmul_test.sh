@@ -167,7 +167,7 @@ expect "--macro mma with a row reduction" 2 'the mma.sync op type .*a reduction 
 expect "--macro mma with ops before the matmul" 2 'the mma.sync op type .*ops before the matmul on an operand are not part of it' \
   gemm -M 32 -N 32 -K 32 -t f16 --epilogue bias --ab-type f32 --tiles 32,32,16,16,8 --macro mma
 expect "--macro mma without --tiles" 2 '--macro mma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro mma
-expect "--macro bad" 2 "--macro takes fma, mma, mfma or mfma16, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,8,8 --macro x
+expect "--macro bad" 2 "--macro takes fma, mma, mfma, mfma16 or wgmma, got 'x'" gemm -M 8 -N 8 -K 8 --epilogue relu --tiles 8,8,8,8,8 --macro x
 # --macro mfma / mfma16: the products as AMD's MFMA (emulated on PoCL, hipcc for HIP)
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "--macro mfma bf16 bias,relu at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
@@ -232,6 +232,36 @@ expect "-M dyn with a column reduction" 2 'reduces each column of the result ove
 expect "-M dyn with --macro mma" 2 'M is the size variable M; the mma.sync m16n8k16 op type takes fixed shapes' \
   gemm -M dyn -N 64 -K 32 -t f16 --tiles 64,64,16,32,16 --macro mma
 expect "-M bad" 2 "-M" gemm -M dy -N 8 -K 8
+# --macro wgmma: the products as wgmma m64nNk16 (emulated on PoCL, NVRTC for CUDA sm_90a)
+if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
+  expect "--macro wgmma f16 bias,relu" 0 '^verify: PASS \(max error .*; 16384 elements\)' \
+    gemm -M 128 -N 128 -K 64 -t f16 --epilogue bias,relu --tiles 128,128,32,64,64 --macro wgmma -V 1
+  expect "--macro wgmma bf16 at primes (zeros past the edges in shared memory)" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue bias,relu --tiles 128,96,32,64,48 --macro wgmma -V 1
+  expect "--macro wgmma f16, batch of 2, A and B transposed, cast" 0 '^verify: PASS \(max error .*; 4096 elements\)' \
+    gemm -M 64 -N 32 -K 48 -t f16 -g 2 --transA 1 --transB 1 --epilogue bias,relu,cast:bf16 --tiles 64,32,16,64,32 --macro wgmma -V 1
+  expect "--macro wgmma f16 with the 128B swizzle (K tiles of 64) at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+    gemm -M 67 -N 97 -K 131 -t f16 --epilogue bias,relu --tiles 128,96,64,64,48 --macro wgmma -V 1
+  expect "--macro wgmma: the schedule and launch" 0 '4 warp groups \(TIDy\) of 128 threads \(TIDx\) with 64x48 tiles each as wgmma m64n48k16 \(bf16' \
+    gemm -M 67 -N 97 -K 33 -t bf16 --epilogue relu --tiles 128,96,32,64,48 --macro wgmma -V 1
+fi
+expect "--macro wgmma cuda --emit" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
+  gemm -M 128 -N 128 -K 64 -t bf16 --epilogue bias,relu --tiles 128,128,32,64,128 --macro wgmma --target cuda --arch sm_90a --emit "$tmp/wgmma.cu"
+if grep -q 'wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16' "$tmp/wgmma.cu" 2>/dev/null && ! grep -q 'tc_wgmma_emu' "$tmp/wgmma.cu"; then pass "emitted kernel holds wgmma"
+else fail "emitted kernel lacks wgmma (or holds its emulation)"; fi
+expect "--macro wgmma cuda, B given [N, K], K tiles of 64: bulk tensor copies" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
+  gemm -M 256 -N 256 -K 128 -t bf16 --transB 1 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --target cuda --arch sm_90a --emit "$tmp/wgmma_tma.cu"
+if grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier' "$tmp/wgmma_tma.cu" 2>/dev/null && grep -q 'mbarrier.try_wait.parity' "$tmp/wgmma_tma.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_tma.cu"; then pass "emitted kernel loads the wgmma tiles by TMA"
+else fail "emitted kernel lacks the bulk copies of the wgmma tiles"; fi
+expect "--macro wgmma for sm_80" 1 'wgmma m64nNk16 needs arch sm_90a, but the arch is sm_80' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 64,64,16,64,64 --macro wgmma --target cuda --arch sm_80 --emit "$tmp/wgmma80.cu"
+expect "--macro wgmma on f32" 2 'multiplies f16 or bf16 operands, not f32' \
+  gemm -M 64 -N 64 -K 32 --epilogue relu --tiles 64,64,16,64,64 --macro wgmma
+expect "--macro wgmma on hip" 2 'NVIDIA sm_90a instruction' \
+  gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 64,64,16,64,64 --macro wgmma --target hip
+expect "--macro wgmma with N 12" 2 'must be 64 x N with N a multiple of 8 up to 256' \
+  gemm -M 64 -N 24 -K 32 -t f16 --epilogue relu --tiles 64,24,16,64,12 --macro wgmma
+expect "--macro wgmma without --tiles" 2 '--macro wgmma needs --tiles' gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --macro wgmma
 # without --epilogue, gemm keeps its gridwise kernel
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "plain gemm unchanged" 0 '^perf config: ' gemm -M 64 -N 64 -K 64 -V 1

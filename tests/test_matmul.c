@@ -567,6 +567,24 @@ static void test_random_mfma_tiles(void) {
   test_random_macro_tiles(TC_MACRO_MFMA_16X16X16, 16, 16, 16, 2);
 }
 
+/* The wgmma m64nNk16 op type (TC_MACRO_WGMMA) likewise: 1 or 2 warp
+ * groups along M, 1 or 2 along N with N of 8 to 64 each, K tiles of 16,
+ * 32 or 64 (64: the 128B swizzled tiles), any M, N, K (edges as zeros
+ * stored in the shared tiles), batches, transposes and epilogue chains,
+ * on the OpenCL emulation of the instruction. */
+static void test_random_wgmma_tiles(void) {
+  for (long i = 0; i < (g_cases + 3) / 4; i++) {
+    mcase c = random_case();
+    c.t = rnd() % 2 ? TC_F16 : TC_BF16;
+    tc_matmul_tiles t = {0};
+    t.tm = 64, t.tn = 8 * (1 + (int64_t)(rnd() % 8));
+    t.bm = 64 * (1 + (int64_t)(rnd() % 2)), t.bn = t.tn * (1 + (int64_t)(rnd() % 2));
+    t.bk = 16 << (rnd() % 3);
+    t.macro = TC_MACRO_WGMMA;
+    run_case_tiles(&c, (int)i, &t);
+  }
+}
+
 /* Extents of 1 and primes on each axis, and tiles the shape does not
  * divide; relu(A @ B + bias) in each dtype. */
 static void test_listed_shapes(void) {
@@ -739,6 +757,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_operand_prologues);
   TC_RUN(test_random_mma_tiles);
   TC_RUN(test_random_mfma_tiles);
+  TC_RUN(test_random_wgmma_tiles);
   TC_RUN(test_device_builds);
   TC_MAIN_END();
 }

@@ -31,7 +31,7 @@ static void gemm_usage(FILE *out) {
         "                  [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "                  [--kernel gridwise|tile [--passes] [--no-aggregate] [--moe ...]]\n"
         "                  [--epilogue bias,relu,... [--tiles BM,BN,BK,TM,TN] [--ab-type T]\n"
-        "                   [--macro fma|mma|mfma|mfma16] [--stages N]]\n"
+        "                   [--macro fma|mma|mfma|mfma16|wgmma] [--stages N]]\n"
         "\n"
         "runs C[M,N] = A[M,K] * B[K,N], G times (one per group), with the gridwise GEMM\n"
         "kernel.  Every matrix is row-major.\n"

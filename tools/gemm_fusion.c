@@ -21,7 +21,7 @@
 enum { EP_BIAS, EP_BIAS_M, EP_SCALE, EP_RESIDUAL, EP_RELU, EP_GELU, EP_SILU, EP_CAST, EP_ROW_SUM,
        EP_ROW_MAX, EP_COL_SUM, EP_COL_MAX };
 /* --macro's names, by tc_matmul_macro */
-const char *const gemm_macro_name[4] = {"fma", "mma", "mfma", "mfma16"};
+const char *const gemm_macro_name[5] = {"fma", "mma", "mfma", "mfma16", "wgmma"};
 
 static const char *const ep_name[] = {"bias", "bias_m", "scale", "residual", "relu", "gelu", "silu",
                                       "cast", "row_sum", "row_max", "col_sum", "col_max"};
@@ -54,7 +54,7 @@ void gemm_epilogue_usage(FILE *out) {
         "                          (--tune with --epilogue: times a few tile choices, runs the\n"
         "                          fastest and stores its perf config in the perf DB under the\n"
         "                          problem with its epilogue; not with --tiles)\n"
-        "  --macro fma|mma|mfma|mfma16\n"
+        "  --macro fma|mma|mfma|mfma16|wgmma\n"
         "                          with --tiles (or --tune: the mma candidates only): the\n"
         "                          products as FMA outer products (default), as mma.sync\n"
         "                          m16n8k16 (f16/bf16; cuda sm_80+, emulated on opencl; TM x TN\n"
@@ -62,7 +62,9 @@ void gemm_epilogue_usage(FILE *out) {
         "                          --tiles only, as AMD's MFMA 32x32x8 (mfma) or 16x16x16\n"
         "                          (mfma16) (f16/bf16; hip gfx90a / gfx94x, emulated on opencl;\n"
         "                          TM x TN each wavefront's tile, multiples of 32 x 32 (16 x\n"
-        "                          16), BK of 8 (16))\n"
+        "                          16), BK of 8 (16)) or as wgmma m64nNk16 (f16/bf16; cuda\n"
+        "                          sm_90a, emulated on opencl; TM x TN each warp group's tile,\n"
+        "                          TM 64 and TN = N a multiple of 8 up to 256, BK of 16)\n"
         "  --stages N              with --tiles: A and B tiles in rings of N slots (1 to 8;\n"
         "                          1: one buffer), the copies of N-1 K tiles ahead in flight\n"
         "                          (cp.async on cuda sm_80+ where a copy is a plain aligned load)\n",
@@ -138,9 +140,9 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
   }
   if (*rc != CLI_OK) return 1;
   if ((v = op_value(o, argc, argv, i, "--macro", rc))) {
-    for (int k = 0; k < 4; k++)
+    for (int k = 0; k < 5; k++)
       if (strcmp(v, gemm_macro_name[k]) == 0) return e->macro = (tc_matmul_macro)k, 1;
-    return *rc = op_usage_error(o, "--macro takes fma, mma, mfma or mfma16, got '%s'", v), 1;
+    return *rc = op_usage_error(o, "--macro takes fma, mma, mfma, mfma16 or wgmma, got '%s'", v), 1;
   }
   if (*rc != CLI_OK) return 1;
   if ((v = op_value(o, argc, argv, i, "--stages", rc))) {

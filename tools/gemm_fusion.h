@@ -22,12 +22,12 @@ typedef struct gemm_epilogue {
   int64_t tiles[5];           /* --tiles BM,BN,BK,TM,TN (tiles[0] 0: the scheduler's) */
   int ab_given;               /* --ab-type T: A and B stored as T, cast to -t */
   tc_dtype ab_type;
-  tc_matmul_macro macro;      /* --macro fma|mma|mfma|mfma16 (with --tiles) */
+  tc_matmul_macro macro;      /* --macro fma|mma|mfma|mfma16|wgmma (with --tiles) */
   int stages;                 /* --stages N (with --tiles): the tiles' rings; 0: one buffer */
 } gemm_epilogue;
 
-/* --macro's names, indexed by tc_matmul_macro: fma, mma, mfma (32x32x8), mfma16 */
-extern const char *const gemm_macro_name[4];
+/* --macro's names, indexed by tc_matmul_macro: fma, mma, mfma (32x32x8), mfma16, wgmma */
+extern const char *const gemm_macro_name[5];
 
 void gemm_epilogue_init(gemm_epilogue *e);
 /* Tries --epilogue, --tiles, --ab-type, --macro and --stages at argv[*i] (like op_common_option): 1

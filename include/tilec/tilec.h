@@ -472,22 +472,27 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch);
  * accumulators in registers ((bm / tm) x (bn / tn) threads). */
 /* The op type of a matmul's products (tc_matmul_tiles.macro): FMA outer
  * products per thread (the default); NVIDIA's warp-level mma.sync
- * m16n8k16 with f16/bf16 operands and f32 accumulators (CUDA sm_80+); or
+ * m16n8k16 with f16/bf16 operands and f32 accumulators (CUDA sm_80+);
  * AMD's wavefront-level MFMA v_mfma_f32_32x32x8 / 16x16x16 with f16/bf16
- * operands and f32 accumulators (HIP gfx90a, gfx94x).  OpenCL emulates
- * each instruction with the same lane layouts (docs/matmul.md). */
+ * operands and f32 accumulators (HIP gfx90a, gfx94x); or NVIDIA's
+ * warp-group wgmma m64nNk16 with A and B read from shared memory through
+ * matrix descriptors (CUDA sm_90a).  OpenCL emulates each instruction
+ * with the same lane layouts (docs/matmul.md). */
 typedef enum tc_matmul_macro {
   TC_MACRO_FMA = 0,
   TC_MACRO_MMA_M16N8K16 = 1,
   TC_MACRO_MFMA_32X32X8 = 2,
-  TC_MACRO_MFMA_16X16X16 = 3
+  TC_MACRO_MFMA_16X16X16 = 3,
+  TC_MACRO_WGMMA = 4
 } tc_matmul_macro;
 
 typedef struct tc_matmul_tiles {
   int64_t bm, bn, bk, tm, tn;
   /* with TC_MACRO_MMA_M16N8K16, tm x tn is each warp's tile (a multiple
    * of 16 x 8) and bk a multiple of 16; with the MFMA macros each
-   * wavefront's (a multiple of 32 x 32, bk of 8; 16 x 16, bk of 16) */
+   * wavefront's (a multiple of 32 x 32, bk of 8; 16 x 16, bk of 16); with
+   * TC_MACRO_WGMMA each warp group's tile: tm 64, tn the instruction's N
+   * (a multiple of 8 up to 256), bk a multiple of 16 */
   tc_matmul_macro macro;
   /* slots of the A and B tiles' rings in shared memory (tc_circular_buffer):
    * 0 or 1 one buffer per operand (copy, barrier, products, barrier per K
@@ -527,7 +532,10 @@ typedef struct tc_matmul_tiles {
  * CUDA needs sm_80+, checked when compiling); with TC_MACRO_MFMA_32X32X8
  * or TC_MACRO_MFMA_16X16X16 wavefront-wide MFMA (wavefronts on TIDy,
  * their 64 lanes on TIDx; f16 / bf16 operands; TC_ERR_UNSUPPORTED for
- * f32 or CUDA; HIP needs an arch with MFMA, checked when compiling). */
+ * f32 or CUDA; HIP needs an arch with MFMA, checked when compiling); with
+ * TC_MACRO_WGMMA warp group-wide wgmma m64nNk16 (warp groups on TIDy,
+ * their 128 threads on TIDx, A and B tiles K-major in shared memory; CUDA
+ * needs sm_90a). */
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles);
 /* What tc_schedule_auto chose, in words (the scheduler, rows, threads,

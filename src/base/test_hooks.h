@@ -37,6 +37,19 @@ typedef struct tc_test_hooks {
    * needs (wait_group(stages - 1)), 2 drops the barrier at the top of the
    * ring loop, 3 drops the prologue's commit */
   int circular_fault;
+  /* lower/wgmma.c (the matmul's wgmma op type), after the layout check:
+   * 1 adds 16 bytes to the LBO of A's descriptor (its SBO where the tile
+   * is swizzled: LBO is unused then), 2 to the SBO of B's, 3 flips A's
+   * swizzle mode (none <-> 128B) */
+  int wgmma_lower_fault;
+  /* sched/matmul_wgmma.c: 1 lays A's tile out with each core matrix
+   * transposed (the row within the 8 innermost), which no descriptor
+   * expresses: the lowering must refuse it */
+  int wgmma_layout_fault;
+  /* sched/matmul_wgmma.c: 1 takes the bulk-copy form of the tiles on any
+   * target (on OpenCL every thread then copies the whole tile), so that
+   * its layout is checked on PoCL */
+  int wgmma_tma_anywhere;
 } tc_test_hooks;
 
 /* The hooks in force (never NULL). */

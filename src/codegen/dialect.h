@@ -211,7 +211,8 @@ typedef struct tc_dialect {
   int64_t (*mma_smem)(int warps);
   void (*mma)(tc_str *o, tc_dtype in, const char *a, const char *b, const char *acc, int depth);
   /* ---- wgmma m64nNk16 (sm_90a warp groups) for the wgmma GEMM
-   * (src/ops/gemm_wgmma.c, docs/wgmma.md); NULL where the target has none.
+   * (src/ops/gemm_wgmma.c, docs/wgmma.md) and the matmul's wgmma op type
+   * (printer.c, docs/matmul.md); NULL where the target has none.
    * wgmma_prelude once before the kernel (defines tc_wgmma_desc(addr, lbo,
    * sbo, mode), mode the descriptor's swizzle field: 0 none, 1 128B);
    * wgmma_addr prints the descriptor address (u32 bytes) of element

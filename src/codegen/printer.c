@@ -472,10 +472,22 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   else value(&v, d, k, s);
   expr(&idx, k, s->stmt.out_index);
   bool guarded = !tc_e_is_const(s->stmt.pred, 1);
+  const tc_expr *guard = s->stmt.pred;
+  if (guarded && s->stmt.zfill) { /* 0 past the edges (a tile a wgmma reads whole) */
+    tc_str z;
+    tc_str_init(&z);
+    tc_str_cat(&z, "(");
+    expr(&z, k, s->stmt.pred);
+    tc_str_printf(&z, ") ? (%s) : 0.0f", tc_str_cstr(&v));
+    tc_str_free(&v);
+    v = z;
+    guard = s->stmt.inner_pred;
+    guarded = !tc_e_is_const(guard, 1);
+  }
   tc_str_indent(o, depth);
   if (guarded) {
     tc_str_cat(o, "if (");
-    expr(o, k, s->stmt.pred);
+    expr(o, k, guard);
     tc_str_cat(o, ") {\n");
     tc_str_indent(o, depth + 1);
   }
@@ -489,6 +501,10 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
 }
 
 static void print_barrier(tc_str *o, const tc_dialect *d, const tc_kir *k, int depth) {
+  if (k->nwgmma > 0 && d->wgmma_store_fence) { /* the threads' shared stores before wgmma's reads */
+    tc_str_indent(o, depth);
+    tc_str_printf(o, "%s\n", d->wgmma_store_fence);
+  }
   tc_str_indent(o, depth);
   tc_str_cat(o, k->tmem_columns > 0 && d->tmem_barrier ? d->tmem_barrier : d->barrier);
   tc_str_cat(o, "\n");
@@ -695,13 +711,68 @@ static void print_mfma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_cat(o, "}\n");
 }
 
+/* The address of element e of shared tensor t for a wgmma descriptor. */
+static void wgmma_desc(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_tensor *t,
+                       const tc_expr *e, int64_t lbo, int64_t sbo, int swz) {
+  tc_str off;
+  tc_str_init(&off);
+  expr(&off, k, e);
+  tc_str_cat(o, "tc_wgmma_desc(");
+  d->wgmma_addr(o, t->name, tc_str_cstr(&off));
+  tc_str_printf(o, ", %lldu, %lldu, %du)", (long long)lbo, (long long)sbo, swz);
+  tc_str_free(&off);
+}
+
+/* A statement lowered to wgmma m64nNk16 (tc_kmma kind TC_MACRO_WGMMA): the
+ * thread's n / 2 accumulators, the descriptors of the two tiles (start,
+ * LBO, SBO, swizzle as the lowering derived them from the layouts), the
+ * dialect's instruction between its fences, the accumulators back. */
+static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+  const tc_kmma *m = &s->stmt.mma;
+  const tc_op *op = s->stmt.op;
+  const char *cn = op->out->name;
+  tc_str c0, da, db;
+  tc_str_init(&c0), tc_str_init(&da), tc_str_init(&db);
+  expr(&c0, k, m->c0);
+  wgmma_desc(&da, d, k, op->in[0], m->start_a, m->lbo_a, m->sbo_a, m->swz_a);
+  wgmma_desc(&db, d, k, op->in[1], m->start_b, m->lbo_b, m->sbo_b, m->swz_b);
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "{  /* %s += %s * %s: wgmma m64n%dk16 */\n", cn, op->in[0]->name, op->in[1]->name, m->n);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "float tc_fc[%d];\n", m->n / 2);
+  tc_str_indent(o, depth + 1); /* (unrolled: the accumulators stay in registers) */
+  tc_str_printf(o, "%s\n", d->unroll_pragma);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) tc_fc[tc_j] = %s[%s + tc_j];\n", m->n / 2,
+                cn, tc_str_cstr(&c0));
+  if (d->wgmma_begin) {
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "%s\n", d->wgmma_begin);
+  }
+  d->wgmma(o, m->in, m->n, op->in[0]->name, tc_str_cstr(&da), op->in[1]->name, tc_str_cstr(&db), 0,
+           0, "tc_fc", depth + 1);
+  if (d->wgmma_end) {
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "%s\n", d->wgmma_end);
+  }
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "%s\n", d->unroll_pragma);
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) %s[%s + tc_j] = tc_fc[tc_j];\n", m->n / 2,
+                cn, tc_str_cstr(&c0));
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "}\n");
+  tc_str_free(&c0), tc_str_free(&da), tc_str_free(&db);
+}
+
 /* Whether printing n prints a barrier inside it (its own sync_before,
  * printed before it, does not count): a barrier at the end of a loop
  * body, before a node in it, or in a statement lowered to ldmatrix /
  * stmatrix or mma (the OpenCL emulations synchronize the work-group). */
 static bool has_barrier_inside(const tc_knode *n) {
   if (n->kind == TC_K_STMT)
-    return n->stmt.ldsm.kind != 0 || n->stmt.red.kind == TC_RED_ALL || n->stmt.mma.kind != 0;
+    return n->stmt.ldsm.kind != 0 || n->stmt.red.kind == TC_RED_ALL ||
+           (n->stmt.mma.kind != 0 && n->stmt.mma.kind != TC_MACRO_WGMMA); /* (its emulation has none) */
   if (n->sync_end) return true;
   for (int i = 0; i < n->nbody; i++)
     if (n->body[i]->sync_before || has_barrier_inside(n->body[i])) return true;
@@ -763,6 +834,7 @@ static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const
   if (n->kind == TC_K_STMT) {
     if (n->stmt.cp_bytes && d->cp_async) print_cp_async(o, d, k, n, depth);
     else if (n->stmt.ldsm.kind) tc_print_ldsm(o, d, k, n, depth);
+    else if (n->stmt.mma.kind == TC_MACRO_WGMMA) print_wgmma(o, d, k, n, depth);
     else if (n->stmt.mma.kind == TC_MACRO_MMA_M16N8K16) print_mma(o, d, k, n, depth);
     else if (n->stmt.mma.kind) print_mfma(o, d, k, n, depth);
     else if (n->stmt.tmem.kind) print_tmem(o, d, k, n, depth);
@@ -852,6 +924,11 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
     tc_str_cat(o, d->mfma_prelude);
     tc_str_cat(o, "#endif\n");
   }
+  if (k->nwgmma > 0 && d->wgmma_prelude) {
+    tc_str_cat(o, "#ifndef TC_WGMMA_PRELUDE\n#define TC_WGMMA_PRELUDE\n");
+    tc_str_cat(o, d->wgmma_prelude);
+    tc_str_cat(o, "#endif\n");
+  }
   tc_str_cat(o, "\n");
   d->kernel_open(o, k, name);
   for (int i = 0; i < k->nparams; i++) d->param(o, k->params[i], i >= k->f->ninputs, i == 0);
@@ -891,6 +968,8 @@ void tc_print_kernel(tc_str *o, const tc_dialect *d, const tc_kir *k, const char
     d->mfma_decls(o, k->mma_kind == TC_MACRO_MFMA_32X32X8 ? TC_MFMA_32X32X8 : TC_MFMA_16X16X16,
                   1, 1, 1, k->mma_warps, 1);
   }
+  if (k->nwgmma > 0) /* the thread of the emulated warp group: tid % 128 */
+    tc_str_printf(o, "  const int tid = tidx + tidy * %lld;\n  (void)tid;\n", (long long)k->block[0]);
   if (k->ntma > 0 && d->tma_setup) d->tma_setup(o, k);
   /* past a grid reduction only its last block goes on, as block 0 (the
    * lowering lets nothing after it bind BIDx to more than one block) */

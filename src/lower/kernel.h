@@ -88,6 +88,16 @@ typedef struct tc_kmma {
    * loads a[], b[] (a shared layout ldmatrix cannot read) */
   int ldsm;
   const tc_expr *addr_a, *addr_b;
+  /* kind TC_MACRO_WGMMA (src/lower/wgmma.c): one warp group's wgmma
+   * m64nNk16; this thread's n / 2 accumulators are out[c0 + j]; the
+   * operands are read from in[0] (A, 64 x 16) and in[1] (B, n x 16)
+   * through matrix descriptors whose start address (in elements of the
+   * shared tensor) is start_a / start_b and whose LBO, SBO (bytes) and
+   * swizzle mode (0 none, 1 128B) were derived from the tiles' layouts */
+  int n;
+  const tc_expr *c0, *start_a, *start_b;
+  int64_t lbo_a, sbo_a, lbo_b, sbo_b;
+  int swz_a, swz_b;
 } tc_kmma;
 
 /* A statement of a reduction (op->kind == TC_OP_REDUCE; for a Welford
@@ -138,6 +148,11 @@ typedef struct tc_kstmt {
   const tc_expr *ring_tile;
   int cp_bytes;
   struct tc_knode *cp_vec;
+  int zfill;               /* 1: where pred fails but inner_pred holds the
+                              statement stores 0 (a shared tile a wgmma
+                              reads whole: 0 past the tensor's extents) */
+  const tc_expr *inner_pred; /* an on-chip tensor's pred without the range
+                                checks of its logical axes (its edges) */
 } tc_kstmt;
 
 /* A node of the kernel IR: the common part, then the payload of its kind
@@ -203,6 +218,7 @@ typedef struct tc_kir {
   int mma_kind;            /* then their kind (the TC_MACRO_*; one per kernel) */
   int mma_warps;           /* and the block's warps (wavefronts): its threads / lanes */
   int ncp_async;           /* statements printed as cp.async (circular.c) */
+  int nwgmma;              /* statements lowered to wgmma (not counted in nmma) */
   int nred_f, nred_i;      /* block reductions of floats / integers (each
                               needs a shared scratch of one word per thread) */
   int nred_w;              /* block Welford reductions (a shared scratch of

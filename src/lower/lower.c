@@ -837,6 +837,36 @@ static const tc_expr *view_pred_left(tc_epool *p, const tc_expr *valid, const tc
   return left;
 }
 
+/* The terms of the walk's predicate pred other than the range checks of
+ * t's logical axes (whose values are lv), which the walk appended as
+ * they are built here (so they are the same nodes). */
+static const tc_expr *inner_terms(tc_epool *p, const tc_expr *e, const tc_expr *const *edge, int n) {
+  for (int i = 0; i < n; i++)
+    if (e == edge[i]) return tc_e_const(p, 1);
+  if (e->op == TC_E_LAND) return tc_e_land(p, inner_terms(p, e->a, edge, n), inner_terms(p, e->b, edge, n));
+  return e;
+}
+
+static const tc_expr *inner_pred(tc_epool *p, const tc_tensor *t, const tc_expr *pred,
+                                 const tc_expr *const *lv) {
+  const tc_expr *edge[16];
+  int n = 0;
+  for (int i = 0; i < t->nlogical && i < 16; i++)
+    edge[n++] = tc_simplify(p, tc_e_land(p, tc_e_le(p, tc_e_const(p, 0), lv[i]),
+                                         tc_e_lt(p, lv[i], tc_e_const(p, tc_logical_extent(t, i)))));
+  return tc_simplify(p, inner_terms(p, pred, edge, n));
+}
+
+/* Whether axis a of operand i of op is an axis of a matmul's operand
+ * tile that a wgmma reads whole (through a descriptor): indexed by its
+ * position in the tile even where the extent is 1, unlike the axis the
+ * operand view broadcasts along (A [.., M, 1, K], B [.., 1, N, K]). */
+static bool whole_tile_axis(const tc_op *op, int i, int a) {
+  if (op->kind != TC_OP_MATMUL || op->out->macro != TC_MACRO_WGMMA || i > 1) return false;
+  int r = op->in[i]->nlogical;
+  return a >= r - 3 && a != (i ? r - 3 : r - 2);
+}
+
 static tc_status stmt_indices(lctx *c, tc_knode *s) {
   tc_kir *k = c->k;
   tc_epool *p = k->pool;
@@ -864,6 +894,7 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
     direct = index_from_walk(c, t, vals);
   free(vals);
   if (st) return st;
+  if (t->mem == TC_MEM_SHARED) s->stmt.inner_pred = inner_pred(p, t, pred, lv);
   s->stmt.pred = tc_simplify(p, pred);
   const tc_expr *out_ok = NULL;
   st = index_of(c, t, lv, &s->stmt.out_index, &out_ok);
@@ -882,7 +913,10 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
       if (a < 0) continue; /* an axis a broadcast adds */
       /* an operand broadcasts along an axis of extent 1 (a reduced one too);
        * a gather's data is read at 0 plus what the printer adds */
-      in_lv[a] = tc_logical_extent(x, a) == 1 || tc_op_axis_gathered(s->stmt.op, i, j) ? tc_e_const(p, 0) : lv[j];
+      in_lv[a] = (tc_logical_extent(x, a) == 1 && !whole_tile_axis(s->stmt.op, i, a)) ||
+                         tc_op_axis_gathered(s->stmt.op, i, j)
+                     ? tc_e_const(p, 0)
+                     : lv[j];
     }
     st = index_of(c, x, in_lv, &s->stmt.in_index[i], &s->stmt.in_valid[i]);
     if (!st && s->stmt.in_valid[i])
@@ -1344,6 +1378,7 @@ tc_status tc_lower(tc_fusion *f, tc_target target, const char *arch, tc_kir **ou
   if (!st) st = tc_tmem_lower(c.k);
   if (!st) st = tc_ldst_lower(c.k, target, arch);
   if (!st) st = tc_mma_lower(c.k, target, arch);
+  if (!st) st = tc_wgmma_lower(c.k, target, arch);
   if (!st) st = tc_circular_lower(c.k, &c.ti);
   if (!st) st = tc_tma_lower(c.k, target, arch);
   if (!st) st = tc_knode_each_stmt(c.k->root, check_printed_size, &c);

@@ -33,8 +33,7 @@
 #include "../sched/sched.h"
 #include "mma.h"
 
-/* The loop around n when it holds n alone, of the extent given, else NULL. */
-static tc_knode *only_loop(tc_knode *n, int64_t extent) {
+tc_knode *tc_mma_only_loop(tc_knode *n, int64_t extent) {
   tc_knode *p = n->parent;
   return p && p->kind == TC_K_LOOP && p->nbody == 1 && p->loop.extent == extent ? p : NULL;
 }
@@ -44,6 +43,28 @@ static void free_loops(tc_knode *n, const tc_knode *keep) {
     if (n->body[i] != keep) free_loops(n->body[i], keep);
   free(n->body);
   free(n);
+}
+
+void tc_mma_take_loops(tc_knode *s, tc_knode *outer) {
+  tc_knode *parent = outer->parent;
+  for (int i = 0; i < parent->nbody; i++)
+    if (parent->body[i] == outer) parent->body[i] = s;
+  s->parent = parent;
+  for (tc_knode *n = outer; n != s; n = n->body[0])
+    s->sync_before |= n->sync_before;
+  free_loops(outer, s);
+}
+
+tc_status tc_nv_macro_check(tc_fusion *f, const tc_op *op, tc_target target, const tc_target_info *ti,
+                            unsigned feature, const char *name, const char *arch_word, const char *what,
+                            const char *needs, const char *hint) {
+  if (target == TC_TARGET_OPENCL || (ti->features & feature)) return TC_OK;
+  if (target != TC_TARGET_CUDA)
+    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s is a matmul of %s, an NVIDIA %sinstruction "
+                   "that target %s does not have (the OpenCL target emulates it): use the FMA macro",
+                   op->out->name, name, arch_word, ti->name);
+  return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s%s needs arch %s, but the arch is %s%s%s", name,
+                 what, needs, ti->arch, ti->arch_given ? "" : " (the default)", hint);
 }
 
 static bool is_mma(const tc_knode *s) {
@@ -228,14 +249,10 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
   if (mfma) {
     tc_status st = tc_mfma_check_target(f, op, sh, target, &ti);
     if (st) return st;
-  } else if (target != TC_TARGET_OPENCL && !(ti.features & TC_FEAT_MMA_SYNC)) {
-    if (target != TC_TARGET_CUDA)
-      return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s is a matmul of mma.sync m16n8k16, an "
-                     "NVIDIA instruction that target %s does not have (the OpenCL target emulates "
-                     "it): use the FMA macro", op->out->name, ti.name);
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: mma.sync m16n8k16 with f16/bf16 operands "
-                   "needs arch sm_80 or later, but the arch is %s%s", ti.arch,
-                   ti.arch_given ? "" : " (the default)");
+  } else {
+    tc_status st = tc_nv_macro_check(f, op, target, &ti, TC_FEAT_MMA_SYNC, "mma.sync m16n8k16", "",
+                                     " with f16/bf16 operands", "sm_80 or later", "");
+    if (st) return st;
   }
   tc_dtype in = op->in[0]->dtype;
   if ((in != TC_F16 && in != TC_BF16) || op->in[1]->dtype != in)
@@ -250,12 +267,12 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
   int64_t rid[TC_FR_N] = {-1, -1, -1, -1, -1};
   static const int roles[3] = {TC_FR_NPOST, TC_FR_MPOST, TC_FR_MPRE};
   int64_t ext[3] = {sh->n_post, sh->m_post, sh->m_pre};
-  tc_knode *loops[4], *l = only_loop(s, sh->k);
+  tc_knode *loops[4], *l = tc_mma_only_loop(s, sh->k);
   int nl = 0;
   if (l) loops[nl++] = l, rid[TC_FR_K] = l->loop.var->val;
   for (int i = 0; i < 3 && l; i++) {
     if (ext[i] == 1) continue;
-    if ((l = only_loop(l, ext[i]))) loops[nl++] = l, rid[roles[i]] = l->loop.var->val;
+    if ((l = tc_mma_only_loop(l, ext[i]))) loops[nl++] = l, rid[roles[i]] = l->loop.var->val;
   }
   if (!l)
     return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's statement is not inside the loops of one "
@@ -311,13 +328,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     int64_t ids[4] = {rid[TC_FR_MPRE], rid[TC_FR_NPOST], rid[TC_FR_K], rid[TC_FR_LANE]};
     try_ldsm(k, s, m, ids);
   }
-  /* the statement takes the place of the loops */
-  tc_knode *outer = loops[nl - 1], *parent = outer->parent;
-  for (int i = 0; i < parent->nbody; i++)
-    if (parent->body[i] == outer) parent->body[i] = s;
-  s->parent = parent;
-  for (int i = 0; i < nl; i++) s->sync_before |= loops[i]->sync_before;
-  free_loops(outer, s);
+  tc_mma_take_loops(s, loops[nl - 1]); /* the statement takes the place of the loops */
   k->nmma++;
   k->mma_kind = sh->macro;
   k->mma_warps = (int)(k->block[0] * k->block[1] * k->block[2] / sh->lanes);

@@ -18,6 +18,15 @@
 
 #include "kernel.h"
 
+struct tc_frag_shape;  /* (src/sched/sched.h) */
+struct tc_target_info; /* (src/target/target.h) */
+
+/* The loop around n when it holds n alone, of the extent given, else NULL. */
+tc_knode *tc_mma_only_loop(tc_knode *n, int64_t extent);
+/* Statement s takes the place of the nest of single-body loops from
+ * outer down to it (their barriers before it), which are freed. */
+void tc_mma_take_loops(tc_knode *s, tc_knode *outer);
+
 /* After indexing and barriers: lowers the statements of accumulators
  * marked TC_MACRO_MMA_M16N8K16 or an MFMA macro (sets tc_kstmt.mma,
  * tc_kir.nmma, mma_kind and mma_warps) or fails with the message on k->f:
@@ -39,5 +48,24 @@ void tc_mfma_vars(tc_epool *p, const struct tc_frag_shape *sh, const tc_expr *la
  * (OpenCL emulates it), else the message on f. */
 tc_status tc_mfma_check_target(tc_fusion *f, const tc_op *op, const struct tc_frag_shape *sh,
                                tc_target target, const struct tc_target_info *ti);
+/* Whether target / arch (ti) has the NVIDIA matrix instruction `name`
+ * (its feature bit; OpenCL emulates it) for op's accumulator; else
+ * TC_ERR_UNSUPPORTED with the message on f: another target ("an NVIDIA
+ * <arch_word>instruction that target hip does not have"), or a CUDA arch
+ * without it ("<name><what> needs arch <needs>, but the arch is sm_75"
+ * and the hint). */
+tc_status tc_nv_macro_check(tc_fusion *f, const tc_op *op, tc_target target,
+                            const struct tc_target_info *ti, unsigned feature, const char *name,
+                            const char *arch_word, const char *what, const char *needs,
+                            const char *hint);
+/* After indexing and barriers: lowers the statements of accumulators
+ * marked TC_MACRO_WGMMA (src/lower/wgmma.c) to warp-group wgmma m64nNk16
+ * (tc_kmma kind TC_MACRO_WGMMA; tc_kir.nwgmma), deriving each operand's
+ * matrix descriptor (start, LBO, SBO, swizzle) from its shared tile's
+ * index expression, and marks the statements that store those tiles
+ * zfill; or fails with the message on k->f: not CUDA sm_90a or OpenCL,
+ * operands not f16 / bf16, a block whose x is not the 128 threads of a
+ * warp group, a layout no descriptor expresses. */
+tc_status tc_wgmma_lower(tc_kir *k, tc_target target, const char *arch);
 
 #endif

@@ -110,7 +110,10 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
   snprintf(what, sizeof what, "bulk tensor copy %s = %s", out->name, in ? in->name : "?");
   bool load = in && in->mem == TC_MEM_GLOBAL && out->mem == TC_MEM_SHARED;
   bool store = in && in->mem == TC_MEM_SHARED && out->mem == TC_MEM_GLOBAL;
-  if (op->kind != TC_OP_SET || !(load || store))
+  /* (a matmul's operand view of an input is a copy too: its broadcast
+   * axis is never allocated) */
+  bool view = op->kind == TC_OP_BROADCAST && load;
+  if ((op->kind != TC_OP_SET && !view) || !(load || store))
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the %s: a bulk tensor copy (TC_LDST_BULK_TENSOR) is a set from global "
                    "to shared memory or from shared to global memory", what);

@@ -98,34 +98,41 @@ static void merged(int *lab, int *n) {
   *n = k;
 }
 
-/* An operand tile in shared memory, computed at P's Ko: its axes past
- * base, labelled from[0..n) as P's, are reordered so that the nb it
- * broadcasts along (bcast) come first (left serial: they run once) and
- * its own (own, in the order of its rows and columns, the last ncols of
- * them its columns) follow; those are merged and spread over the block's
- * threads, with runs of v consecutive columns per thread (an unrolled
- * loop, innermost) when v > 1. */
-static tc_status spread(tc_tensor *x, int base, const int *from, int n, const int *bcast, int nb,
-                        const int *own, int no, int ncols, int64_t v, int64_t warps, int64_t lanes) {
-  int to[NLAB];
-  for (int i = 0; i < nb; i++) to[i] = bcast[i];
-  for (int i = 0; i < no; i++) to[nb + i] = own[i];
-  tc_status st = reorder(x, base, from, to, n);
-  int c0 = base + nb;
+/* (sched.h) */
+tc_status tc_matmul_spread(tc_tensor *x, int base, int n, int nown, const int *to, int ncols, int64_t v,
+                           int64_t groups, int64_t lanes) {
+  int old[16], nw[16];
+  for (int i = 0; i < n; i++) old[i] = base + i, nw[i] = base + to[i];
+  tc_status st = tc_reorder(x, n, old, nw);
+  int c0 = base + n - nown;
   if (v > 1) {
-    int c = c0 + no - ncols;
+    int c = c0 + nown - ncols;
     for (int i = 0; i < ncols - 1 && !st; i++) st = tc_merge(x, c, c + 1);
     if (!st) st = tc_split(x, c, v, 1);
-    for (int i = 0; i < no - ncols && !st; i++) st = tc_merge(x, c0, c0 + 1);
+    for (int i = 0; i < nown - ncols && !st; i++) st = tc_merge(x, c0, c0 + 1);
   } else {
-    for (int i = 0; i < no - 1 && !st; i++) st = tc_merge(x, c0, c0 + 1);
+    for (int i = 0; i < nown - 1 && !st; i++) st = tc_merge(x, c0, c0 + 1);
   }
-  if (!st) st = tc_split(x, c0, warps * lanes, 1);
+  if (!st) st = tc_split(x, c0, groups * lanes, 1);
   if (!st) st = tc_split(x, c0 + 1, lanes, 1);
   if (!st) st = tc_parallelize(x, c0 + 1, TC_TIDY);
   if (!st) st = tc_parallelize(x, c0 + 2, TC_TIDX);
   if (!st && v > 1) st = tc_parallelize(x, c0 + 3, TC_UNROLL);
   return st;
+}
+
+/* An operand tile in shared memory, computed at P's Ko: its axes past
+ * base, labelled from[0..n) as P's, are reordered so that the nb it
+ * broadcasts along (bcast) come first (left serial: they run once) and
+ * its own (own, in the order of its rows and columns, the last ncols of
+ * them its columns) follow, and spread (tc_matmul_spread). */
+static tc_status spread(tc_tensor *x, int base, const int *from, int n, const int *bcast, int nb,
+                        const int *own, int no, int ncols, int64_t v, int64_t warps, int64_t lanes) {
+  int to[NLAB];
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < nb + no; j++)
+      if ((j < nb ? bcast[j] : own[j - nb]) == from[i]) to[i] = j;
+  return tc_matmul_spread(x, base, n, no, to, ncols, v, warps, lanes);
 }
 
 tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,

@@ -373,18 +373,24 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     return tc_fail(f, TC_ERR_ARGUMENT, "%s: stages must be between 1 and %d (0: 1), got %d", call,
                    TC_CIRCULAR_MAX_STAGES, tl.stages);
   const tc_frag_shape *sh = tc_frag_shape_of(tl.macro);
-  if (sh) {
+  bool wg = tl.macro == TC_MACRO_WGMMA;
+  if (sh || wg) {
+    const char *name = wg ? "wgmma m64nNk16" : sh->name;
     if (msym || nsym)
       return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is the size variable %s; the %s op type "
                      "takes fixed shapes (schedule a symbolic GEMM with the FMA op type)", call,
-                     msym ? "M" : "N", msym ? mvar : nvar, sh->name);
+                     msym ? "M" : "N", msym ? mvar : nvar, name);
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
                      "%s: the %s op type takes a matmul and elementwise ops after it; %s "
                      "(schedule this fusion with the FMA op type)", call,
-                     tl.macro == TC_MACRO_MMA_M16N8K16 ? "mma.sync" : "MFMA",
+                     wg ? "wgmma" : tl.macro == TC_MACRO_MMA_M16N8K16 ? "mma.sync" : "MFMA",
                      rout ? "a reduction of the result is not part of it"
                           : "ops before the matmul on an operand are not part of it");
+    if (wg && tl.stages > 1)
+      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the wgmma op type takes no rings of stages yet "
+                     "(its tiles are one buffer each; give stages 0 or 1)", call);
+    if (wg) return tc_schedule_matmul_wgmma(f, target, mm, out, &tl, nepi);
     tc_status ms = tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
     if (!ms && !tiles) { /* say that the scheduler chose it */
       char note[sizeof f->sched_note];
@@ -396,8 +402,8 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   }
   if (tl.macro != TC_MACRO_FMA)
     return tc_fail(f, TC_ERR_ARGUMENT, "%s: unknown macro %d; give TC_MACRO_FMA, "
-                   "TC_MACRO_MMA_M16N8K16, TC_MACRO_MFMA_32X32X8 or TC_MACRO_MFMA_16X16X16", call,
-                   tl.macro);
+                   "TC_MACRO_MMA_M16N8K16, TC_MACRO_MFMA_32X32X8, TC_MACRO_MFMA_16X16X16 or "
+                   "TC_MACRO_WGMMA", call, tl.macro);
   int64_t rtile = rax < 0 ? 0 : rax == o ? tl.bm : tl.bn;
   if (rtile && rtile < rlen)
     return tc_fail(f, TC_ERR_UNSUPPORTED,

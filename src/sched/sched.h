@@ -87,6 +87,22 @@ bool tc_mfma_auto_tiles(tc_target target, const char *arch, tc_dtype t, int64_t 
 tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
                                   const tc_matmul_tiles *tl, int nepi, const tc_frag_shape *sh);
 
+/* An operand tile in shared memory, computed at the accumulator's Ko:
+ * its n axes past base (n <= 16) are reordered by to[] (to[i] the new
+ * place of axis base + i) so that those it broadcasts along come first
+ * (left serial: they run once) and its nown own axes follow in the order
+ * of the tile's layout; those are merged and spread over the block's
+ * groups (TIDy) of lanes (TIDx) threads, so the merged order is the
+ * shared layout; with v > 1 each thread takes runs of v consecutive
+ * elements of the last ncols own axes (the tile's columns; an unrolled
+ * loop, innermost: a ring's cp.async vectors) (matmul_mma.c). */
+tc_status tc_matmul_spread(tc_tensor *x, int base, int n, int nown, const int *to, int ncols, int64_t v,
+                           int64_t groups, int64_t lanes);
+/* tc_schedule_matmul with tiles->macro == TC_MACRO_WGMMA: warp groups of
+ * wgmma m64nNk16 over K-major shared tiles (matmul_wgmma.c). */
+tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
+                                   const tc_matmul_tiles *tl, int nepi);
+
 /* ---- axes across tensors (axis_map.c) ---------------------------------- */
 
 /* The signatures of the axes made from t's logical axes when logical axis

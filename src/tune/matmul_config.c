@@ -13,8 +13,9 @@ int tc_gemm_params_matmul_tiles(const tc_gemm_params *p, tc_matmul_tiles *t, tc_
                       "mma:MPB,NPB,KPB,MPW,NPW (mma.sync m16n8k16) and "
                       "xdlops:MPB,NPB,KPB,MPW,NPW[,MFMA] (MFMA)";
   if (tc_gemm_params_is_tma(p) || tc_gemm_params_is_wgmma(p)) {
-    tc_err_set(err, "%s; the Hopper forms (wgmma:, tma:, tmaws:) select template kernels the "
-               "matmul schedule has no op type for yet", forms);
+    tc_err_set(err, "%s; the Hopper forms (wgmma:, tma:, tmaws:) select template kernels (TMA "
+               "rings, warp specialisation) the matmul schedule does not build yet: give --tiles "
+               "BM,BN,BK,64,N --macro wgmma for its wgmma op type", forms);
     return -1;
   }
   if (tc_gemm_params_is_xdlops(p) && !tc_gemm_params_is_mma(p)) {

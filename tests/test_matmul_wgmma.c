@@ -1,0 +1,425 @@
+/* test_matmul_wgmma.c - the matmul whose products are warp-group wgmma
+ * m64nNk16 (tc_matmul_tiles.macro = TC_MACRO_WGMMA): f16 and bf16
+ * operands, with and without a fused epilogue (bias, ReLU), one and
+ * several warp groups along M and N, several K tiles and blocks, edges
+ * (extents of 1, primes), K-major tiles without swizzle and (K tiles of
+ * 64) with the 128B swizzle, run on OpenCL (PoCL) through the emulation of
+ * the instruction, which reads the shared tiles through the matrix
+ * descriptors as the hardware does, against a plain C loop; the
+ * descriptors' LBO / SBO against the canonical layout's, derived here by
+ * hand; a wrong LBO or SBO injected after the lowering's check fails on
+ * PoCL; a layout no descriptor expresses is refused; the CUDA kernel holds the instruction and its fences, not the
+ * emulation, and builds with NVRTC for sm_90a; the refusals (not sm_90a,
+ * f32 operands, HIP, an N the instruction does not have); on CUDA the
+ * swizzled tiles by bulk tensor copies with mbarrier waits where whole
+ * boxes cover the operands. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "base/test_hooks.h"
+#include "test.h"
+#include "tilec/tilec.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+static uint64_t g_state = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
+  return g_state;
+}
+
+/* n values of 16-bit type t in [-2, 2], exact in t; v gets them as doubles */
+static uint16_t *values(tc_dtype t, int64_t n, double *v) {
+  uint16_t *p = malloc((size_t)n * 2);
+  for (int64_t i = 0; i < n; i++) {
+    float x = (float)((int64_t)(rnd() % 4001) - 2000) / 1000.0f;
+    p[i] = t == TC_F16 ? tc_f32_to_f16(x) : tc_f32_to_bf16(x);
+    v[i] = t == TC_F16 ? tc_f16_to_f32(p[i]) : tc_bf16_to_f32(p[i]);
+  }
+  return p;
+}
+
+typedef struct wcase {
+  int64_t m, n, k;
+  tc_dtype t;
+  int epilogue; /* 1: relu(A @ B + bias) */
+  tc_matmul_tiles tiles;
+  int tb; /* 1: B is given as [N, K] (read through a permute) */
+} wcase;
+
+#define WG(bm, bn, bk, tn) {bm, bn, bk, 64, tn, TC_MACRO_WGMMA}
+
+/* The fusion of case c on f: y = A @ B, or relu(A @ B + bias). */
+static tc_tensor *build(tc_fusion *f, const wcase *c) {
+  int64_t sa[2] = {c->m, c->k}, sb[2] = {c->k, c->n}, sbt[2] = {c->n, c->k};
+  tc_tensor *a = tc_input(f, c->t, 2, sa), *b = tc_input(f, c->t, 2, c->tb ? sbt : sb);
+  tc_tensor *y = tc_matmul(f, a, c->tb ? tc_permute(f, b, (int[]){1, 0}) : b);
+  if (c->epilogue && y) {
+    bool is_new[2] = {true, false};
+    tc_tensor *bias = tc_input(f, TC_F32, 1, &c->n);
+    y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, y, tc_broadcast(f, bias, 2, is_new)));
+  }
+  return y;
+}
+
+static tc_kernel *compile(const wcase *c, tc_target target, const char *arch, const char *name,
+                          tc_fusion **fp) {
+  tc_fusion *f = *fp = tc_fusion_new();
+  tc_tensor *y = build(f, c);
+  TC_CHECK(y != NULL, "%s", tc_fusion_error(f));
+  if (!y) return NULL;
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_matmul(f, target, arch, &c->tiles));
+  tc_compile_options opt = {target, arch, name};
+  tc_status st;
+  return tc_compile(f, &opt, &st);
+}
+
+/* Runs c on OpenCL and compares with the plain C loop; returns the
+ * mismatches seen (up to 4), -1 when not run.  They are failures unless
+ * fault_wanted (an injected fault that must show). */
+static int run(const wcase *c, int fault_wanted, const char *name) {
+  char desc[128];
+  snprintf(desc, sizeof desc, "%lldx%lldx%lld %s%s tiles %lldx%lldx%lld/64x%lld", (long long)c->m,
+           (long long)c->n, (long long)c->k, tc_dtype_name(c->t), c->epilogue ? " bias,relu" : "",
+           (long long)c->tiles.bm, (long long)c->tiles.bn, (long long)c->tiles.bk,
+           (long long)c->tiles.tn);
+  tc_fusion *f;
+  tc_kernel *k = compile(c, TC_TARGET_OPENCL, NULL, name, &f);
+  TC_CHECK(k != NULL, "%s: %s", desc, tc_fusion_error(f));
+  if (!k) {
+    tc_fusion_free(f);
+    return -1;
+  }
+  char inst[32];
+  snprintf(inst, sizeof inst, "wgmma m64n%lldk16", (long long)c->tiles.tn);
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), inst) != NULL, "%s: note %s", desc,
+           tc_fusion_schedule_note(f));
+  const char *src = tc_kernel_source(k);
+  TC_CHECK(strstr(src, "tc_wgmma_emu(") != NULL, "%s: no wgmma in\n%s", desc, src);
+  int64_t m = c->m, n = c->n, kk = c->k;
+  double *va = malloc((size_t)(m * kk) * sizeof(double)), *vb = malloc((size_t)(kk * n) * sizeof(double));
+  uint16_t *a = values(c->t, m * kk, va), *b = values(c->t, kk * n, vb);
+  float *bias = malloc((size_t)n * sizeof(float));
+  for (int64_t j = 0; j < n; j++) bias[j] = (float)((int64_t)(rnd() % 41) - 20) / 8.0f;
+  float *out = malloc((size_t)(m * n) * sizeof(float));
+  memset(out, 0xff, (size_t)(m * n) * sizeof(float)); /* NaNs: an element never written shows */
+  void *args[4] = {a, b, c->epilogue ? (void *)bias : (void *)out, out};
+  tc_status st = tc_kernel_run(k, args, NULL, NULL);
+  int bad = -1;
+  if (st == TC_ERR_NO_DEVICE) {
+    printf("  skip run: %s\n", tc_kernel_error(k));
+  } else {
+    TC_CHECK(st == TC_OK, "%s: run: %s", desc, tc_kernel_error(k));
+    bad = 0;
+    for (int64_t i = 0; i < m && bad < 4; i++)
+      for (int64_t j = 0; j < n && bad < 4; j++) {
+        double s = 0, mag = 0, bq;
+        for (int64_t q = 0; q < kk; q++)
+          bq = vb[c->tb ? j * kk + q : q * n + j], s += va[i * kk + q] * bq, mag += fabs(va[i * kk + q] * bq);
+        if (c->epilogue) s = fmax(s + bias[j], 0.0), mag += fabs(bias[j]);
+        /* exact products; the f32 sums round at most K + 1 times */
+        double tol = (double)(kk + 2) * 0x1p-24 * mag + 1e-30, got = out[i * n + j];
+        if (!(fabs(got - s) <= tol)) {
+          bad++;
+          TC_CHECK(fault_wanted, "%s: C[%lld][%lld] = %.9g, plain C %.9g (+-%.3g)", desc,
+                   (long long)i, (long long)j, got, s, tol);
+        }
+      }
+  }
+  free(va), free(vb), free(a), free(b), free(bias), free(out);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+  return bad;
+}
+
+/* One warp group, one 64 x N tile and one K step: every thread's N / 2
+ * accumulators land at the PTX ISA's (row, column) or the loop disagrees. */
+static void test_one_tile(void) {
+  wcase c = {64, 8, 16, TC_F16, 0, WG(64, 8, 16, 8)};
+  run(&c, 0, "mm");
+  c.t = TC_BF16;
+  run(&c, 0, "mm");
+  c = (wcase){64, 64, 16, TC_BF16, 1, WG(64, 64, 16, 64)};
+  run(&c, 0, "mm");
+}
+
+/* Warp groups along M (2 of 64 rows) and along N (2, 3, 4), several K
+ * steps per K tile and several K tiles, several blocks, N up to 256; then
+ * edges: the shared tiles hold 0 past M, N and K (a K tile past K, rows
+ * and columns past the result), the store skips them; 1 and primes. */
+static void test_shapes(void) {
+  static const wcase cs[] = {
+      {128, 64, 64, TC_F16, 0, WG(128, 64, 32, 64)},
+      {64, 128, 32, TC_BF16, 1, WG(64, 128, 16, 64)},
+      {128, 96, 48, TC_F16, 1, WG(128, 96, 16, 48)},
+      {64, 24, 80, TC_BF16, 1, WG(64, 24, 16, 8)},
+      {192, 256, 32, TC_BF16, 0, WG(64, 256, 32, 256)},
+      {128, 128, 64, TC_F16, 1, WG(64, 128, 64, 128)},
+      /* edges */
+      {1, 1, 1, TC_F16, 0, WG(64, 8, 16, 8)},
+      {1, 1, 1, TC_BF16, 1, WG(64, 8, 16, 8)},
+      {67, 97, 33, TC_BF16, 1, WG(128, 96, 32, 48)},
+      {5, 130, 17, TC_F16, 1, WG(64, 64, 16, 32)},
+      {100, 3, 40, TC_BF16, 0, WG(64, 8, 32, 8)},
+      {131, 13, 7, TC_F16, 1, WG(128, 16, 16, 16)},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) run(&cs[i], 0, "mm");
+}
+
+/* K tiles of 64 and 128: the tiles in the 128B swizzled layout (rows of
+ * 64 elements, chunks XORed with the row), one and several warp groups,
+ * N up to 256, edges in M, N and K. */
+static void test_swizzled(void) {
+  static const wcase cs[] = {
+      {64, 64, 64, TC_F16, 0, WG(64, 64, 64, 64)},
+      {128, 64, 128, TC_BF16, 1, WG(128, 64, 64, 64)},
+      {67, 97, 131, TC_BF16, 1, WG(128, 96, 64, 48)},
+      {100, 40, 200, TC_F16, 1, WG(64, 40, 128, 8)},
+      {130, 256, 64, TC_BF16, 0, WG(64, 256, 64, 256)},
+      {1, 1, 1, TC_F16, 1, WG(64, 8, 64, 8)},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    run(&cs[i], 0, "mm");
+    tc_fusion *f;
+    tc_kernel *k = compile(&cs[i], TC_TARGET_OPENCL, NULL, "mm", &f);
+    /* swizzle mode 1, SBO 8 rows of 128 bytes (LBO unused: 1 unit) */
+    TC_CHECK(k && strstr(tc_kernel_source(k), "), 16u, 1024u, 1u)") != NULL, "no 128B descriptor");
+    TC_CHECK(strstr(tc_fusion_schedule_note(f), "(128B swizzle)") != NULL, "%s", tc_fusion_schedule_note(f));
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
+/* Random cases: M, N, K among extents of 1, small primes and tile
+ * multiples; 1 or 2 warp groups along M, 1 to 4 along N with N of 8 to
+ * 64 each, K tiles of 16 to 128 (so both layouts); f16 or bf16; with or
+ * without the epilogue. */
+static void test_random(void) {
+  static const int64_t ext[] = {1, 2, 3, 7, 13, 17, 31, 64, 67, 97, 130};
+  static const int64_t bks[] = {16, 32, 64, 128};
+  for (int i = 0; i < 16; i++) {
+    int64_t wm = 1 + (int64_t)(rnd() % 2), wn = 1 + (int64_t)(rnd() % 4), tn = 8 * (1 + (int64_t)(rnd() % 8));
+    wcase c = {ext[rnd() % 11], ext[rnd() % 11], ext[rnd() % 11], rnd() % 2 ? TC_F16 : TC_BF16,
+               (int)(rnd() % 2), WG(64 * wm, wn * tn, bks[rnd() % 4], tn)};
+    run(&c, 0, "mm");
+  }
+}
+
+/* The descriptors carry the canonical K-major layout's offsets, worked
+ * out here from the PTX ISA's definition rather than from the kernel:
+ * core matrices of 8 rows x 16 bytes, the next 8 rows (SBO) 128 bytes on,
+ * the next 8 K (LBO) a whole K-slice of the tile on, bm x 8 (A) or bn x 8
+ * (B) 16-bit elements = 16 bm (16 bn) bytes; no swizzle.  (With N = 8
+ * a warp group's B has one group of 8 rows and SBO is unused.) */
+static void test_descriptors(void) {
+  static const wcase cs[] = {
+      {67, 97, 33, TC_BF16, 1, WG(128, 96, 32, 48)},
+      {64, 48, 80, TC_F16, 0, WG(64, 48, 16, 16)},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tc_fusion *f;
+    tc_kernel *k = compile(&cs[i], TC_TARGET_OPENCL, NULL, "mm", &f);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    if (k) {
+      char da[64], db[64];
+      snprintf(da, sizeof da, "), %lldu, 128u, 0u)", (long long)(16 * cs[i].tiles.bm));
+      snprintf(db, sizeof db, "), %lldu, 128u, 0u)", (long long)(16 * cs[i].tiles.bn));
+      const char *src = tc_kernel_source(k), *pa = strstr(src, da), *pb = pa ? strstr(pa + 1, db) : NULL;
+      TC_CHECK(pa && pb, "descriptors (A LBO %s, B LBO %s) not in\n%s", da, db, src);
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
+/* A descriptor off by 16 bytes in A's LBO (its SBO when swizzled) or B's
+ * SBO, or with A's swizzle mode flipped, injected after the lowering
+ * checked the layout, gives wrong results on the emulation,
+ * which addresses the tiles through the descriptors: the right results
+ * above come from the descriptors the lowering derived. */
+static void test_faults(void) {
+  for (int sw = 0; sw < 2; sw++) {
+    wcase c = {64, 32, 32, TC_F16, 0, WG(64, 32, 32, 32)};
+    if (sw) c = (wcase){64, 32, 64, TC_BF16, 0, WG(64, 32, 64, 32)}; /* 128B swizzle */
+    for (int fault = 1; fault <= 3; fault++) {
+      tc_test_hooks h = {0};
+      h.wgmma_lower_fault = fault;
+      tc_test_hooks_set(&h);
+      char name[48];
+      snprintf(name, sizeof name, "wgmma_fault%d_%d", fault, sw); /* its own cache key */
+      int bad = run(&c, fault, name);
+      tc_test_hooks_set(NULL);
+      TC_CHECK(bad != 0, "fault %d (swizzle %d): the results still match the plain C loop", fault, sw);
+    }
+  }
+}
+
+/* A shared layout no descriptor expresses (A's core matrices transposed
+ * by a schedule hook) is refused when compiling, naming the operand. */
+static void test_layout_refused(void) {
+  tc_test_hooks h = {0};
+  h.wgmma_layout_fault = 1;
+  tc_test_hooks_set(&h);
+  wcase c = {64, 32, 32, TC_F16, 0, WG(64, 32, 32, 32)};
+  tc_fusion *f;
+  tc_kernel *k = compile(&c, TC_TARGET_OPENCL, NULL, "wgmma_layout", &f);
+  tc_test_hooks_set(NULL);
+  TC_CHECK(k == NULL, "compiled a layout no descriptor expresses");
+  TC_CHECK(strstr(tc_fusion_error(f), "reads its A operand from") != NULL &&
+               strstr(tc_fusion_error(f), "not one a wgmma matrix descriptor expresses") != NULL,
+           "%s", tc_fusion_error(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+static void expect_refusal(tc_dtype t, tc_matmul_tiles tl, tc_target target, const char *words) {
+  tc_fusion *f = tc_fusion_new();
+  wcase c = {64, 64, 32, t, 0, tl};
+  OK(f, tc_add_output(f, build(f, &c)));
+  tc_status st = tc_schedule_matmul(f, target, NULL, &tl);
+  TC_CHECK(st != TC_OK, "accepted; wanted \"%s\"", words);
+  TC_CHECK(strstr(tc_fusion_error(f), words) != NULL, "message \"%s\" lacks \"%s\"",
+           tc_fusion_error(f), words);
+  tc_fusion_free(f);
+}
+
+static void test_refusals(void) {
+  tc_matmul_tiles tl = WG(64, 64, 16, 64);
+  expect_refusal(TC_F32, tl, TC_TARGET_OPENCL, "multiplies f16 or bf16 operands, not f32");
+  expect_refusal(TC_F16, tl, TC_TARGET_HIP, "wgmma m64nNk16 is an NVIDIA sm_90a instruction");
+  static const tc_matmul_tiles bad[] = {WG(64, 12, 16, 12), WG(64, 264, 16, 264), WG(64, 64, 8, 64),
+                                       {64, 64, 16, 32, 64, TC_MACRO_WGMMA}};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    expect_refusal(TC_BF16, bad[i], TC_TARGET_OPENCL, "must be 64 x N with N a multiple of 8 up to 256");
+  expect_refusal(TC_F16, (tc_matmul_tiles)WG(576, 64, 16, 64), TC_TARGET_OPENCL,
+                 "9 warp groups of 128 threads exceed 1024 threads");
+  /* CUDA before sm_90a: refused when compiling, with the arch */
+  tc_fusion *f;
+  wcase c = {64, 64, 32, TC_F16, 0, tl};
+  tc_kernel *k = compile(&c, TC_TARGET_CUDA, "sm_80", "mm", &f);
+  TC_CHECK(k == NULL, "compiled for sm_80");
+  TC_CHECK(strstr(tc_fusion_error(f), "needs arch sm_90a, but the arch is sm_80") != NULL, "%s",
+           tc_fusion_error(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+/* The CUDA kernel holds the instruction between its fences, the shared
+ * stores fenced for the async proxy, no emulation; it builds with NVRTC
+ * for sm_90a (no GPU needed; skipped where NVRTC cannot be loaded). */
+static void test_cuda_build(void) {
+  static const wcase cs[] = {
+      {128, 128, 64, TC_F16, 1, WG(128, 128, 32, 128)},
+      {67, 97, 131, TC_BF16, 1, WG(128, 96, 64, 48)}, /* 128B swizzle */
+  };
+  static const char *inst[] = {"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16",
+                               "wgmma.mma_async.sync.aligned.m64n48k16.f32.bf16.bf16"};
+  for (int i = 0; i < 2; i++) {
+    tc_fusion *f;
+    tc_kernel *k = compile(&cs[i], TC_TARGET_CUDA, "sm_90a", "mm", &f);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    if (k) {
+      const char *src = tc_kernel_source(k);
+      TC_CHECK(strstr(src, inst[i]) != NULL, "no %s in\n%s", inst[i], src);
+      TC_CHECK(strstr(src, "wgmma.fence.sync.aligned") != NULL &&
+                   strstr(src, "wgmma.commit_group.sync.aligned") != NULL &&
+                   strstr(src, "wgmma.wait_group.sync.aligned 0") != NULL,
+               "the fences are missing");
+      TC_CHECK(strstr(src, "fence.proxy.async.shared::cta") != NULL, "no proxy fence");
+      TC_CHECK(strstr(src, "tc_wgmma_emu") == NULL, "the emulation in a CUDA kernel");
+      TC_CHECK(strstr(src, i ? "), 16u, 1024u, 1u))" : "), 2048u, 128u, 0u))") != NULL,
+               "descriptor of A (%s)", i ? "128B swizzle" : "no swizzle");
+      tc_status st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
+/* On CUDA, with K tiles of 64, whole tiles and A [M, K], B [N, K] in
+ * global memory, the swizzled tiles come by bulk tensor copies: per
+ * operand and K tile one box per warp group, its 32 of the block's 128
+ * rows, at (K tile * 64, block row * 128 + warp group * 32), armed and
+ * waited on through an mbarrier, then the same
+ * swizzled descriptors; the kernel builds with NVRTC for sm_90a.  Not
+ * where an edge would need a partial box or B is [K, N] (the element
+ * copies stay). */
+static void test_tma(void) {
+  for (int v = 0; v < 3; v++) {
+    int64_t m = v == 1 ? 250 : 256, n = 384, kk = 128, sa[2] = {m, kk}, sb[2] = {n, kk};
+    if (v == 2) sb[0] = kk, sb[1] = n;
+    tc_matmul_tiles tl = WG(128, 128, 64, 64);
+    tc_fusion *f = tc_fusion_new();
+    tc_tensor *a = tc_input(f, TC_BF16, 2, sa), *b = tc_input(f, TC_BF16, 2, sb);
+    tc_tensor *bv = v == 2 ? b : tc_permute(f, b, (int[]){1, 0});
+    OK(f, tc_add_output(f, tc_unary(f, TC_RELU, tc_matmul(f, a, bv))));
+    OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &tl));
+    tc_compile_options o = {TC_TARGET_CUDA, "sm_90a", "mm"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    if (k) {
+      const char *src = tc_kernel_source(k);
+      bool bulk = strstr(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier") != NULL;
+      TC_CHECK(bulk == (v == 0), "case %d: bulk copies %s", v, bulk ? "where they cannot be" : "missing");
+      TC_CHECK((strstr(tc_fusion_schedule_note(f), "by bulk tensor copies") != NULL) == (v == 0), "%s",
+               tc_fusion_schedule_note(f));
+      if (v == 0) {
+        /* 4 warp groups: each loads 32 of the 128 rows of each tile */
+        TC_CHECK(strstr(src, "\"r\"(i0 * 64), \"r\"(bidy * 128 + tidy * 32)") != NULL &&
+                     strstr(src, "\"r\"(i0 * 64), \"r\"(bidx * 128 + tidy * 32)") != NULL &&
+                     strstr(src, "1 box of 32 x 64, 128B swizzle") != NULL,
+                 "box coordinates in\n%s", src);
+        TC_CHECK(strstr(src, "mbarrier.try_wait.parity") != NULL &&
+                     strstr(src, "mbarrier.arrive.expect_tx") != NULL, "no mbarrier");
+      }
+      TC_CHECK(strstr(src, "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16") != NULL &&
+                   strstr(src, "), 16u, 1024u, 1u))") != NULL, "no swizzled wgmma");
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+}
+
+/* The schedule of the bulk-copy form (serial box loops, the same
+ * swizzled layout), made on OpenCL by a test hook, where every thread
+ * copies the whole tile element by element: it verifies on PoCL, so the
+ * layout and the descriptors the CUDA kernel of test_tma uses are right. */
+static void test_tma_form_on_pocl(void) {
+  tc_test_hooks h = {0};
+  h.wgmma_tma_anywhere = 1;
+  tc_test_hooks_set(&h);
+  wcase c = {256, 384, 128, TC_BF16, 1, WG(128, 128, 64, 64), 1};
+  run(&c, 0, "wgmma_tma_form");
+  tc_fusion *f;
+  tc_kernel *k = compile(&c, TC_TARGET_OPENCL, NULL, "wgmma_tma_form", &f);
+  tc_test_hooks_set(NULL);
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "by bulk tensor copies") != NULL, "%s",
+           tc_fusion_schedule_note(f));
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+int main(void) {
+  TC_RUN(test_refusals);
+  TC_RUN(test_one_tile);
+  TC_RUN(test_shapes);
+  TC_RUN(test_descriptors);
+  TC_RUN(test_swizzled);
+  TC_RUN(test_random);
+  TC_RUN(test_faults);
+  TC_RUN(test_layout_refused);
+  TC_RUN(test_cuda_build);
+  TC_RUN(test_tma);
+  TC_RUN(test_tma_form_on_pocl);
+  TC_MAIN_END();
+}
