@@ -164,6 +164,7 @@ static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
   uint64_t seed = 0x5eed0c0471ull;
   void *buf[4] = {NULL, NULL, NULL, NULL};
   int rc = CLI_FAIL;
+  TC_STR_LOCAL(err); /* (before the first goto: clang refuses a jump past a cleanup variable) */
   for (int t = 0; t < 4; t++) {
     if (!(buf[t] = calloc((size_t)elems[t] ? (size_t)elems[t] : 1, esize))) {
       op_fail(o, "cannot allocate %lld bytes", (long long)elems[t] * (long long)esize);
@@ -175,7 +176,6 @@ static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
   /* the first run (verified), then with --time o->iters timed runs of
    * each kernel */
   tc_conv_epi epi = {ep->bias != NULL, ep->has_activation ? (int)ep->activation : -1};
-  TC_STR_LOCAL(err);
   tc_status st = tc_conv_fusion_run(p, &epi, o->target, o->arch, o->device, buf[0], buf[1], buf[2],
                                     buf[3], &r->first_ms, times ? o->iters : 0, times, NULL, &err);
   if (st != TC_OK) {
