@@ -158,7 +158,96 @@ static void test_merge_of_splits(void) {
   tc_fusion_free(f);
 }
 
+/* The two-variable family's builder: y = -x over [B, S, 6], B a multiple
+ * of d[0], S of d[1] */
+static tc_fusion *build_neg6(const int64_t *d, void *ctx) {
+  (void)ctx;
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[3] = {1024, 4096, 6};
+  const char *names[3] = {"B", "S", NULL};
+  int64_t divs[3] = {d[0], d[1], 1};
+  tc_tensor *y = tc_unary(f, TC_NEG, tc_input_syms(f, TC_F32, 3, shape, names, divs));
+  if (!y || tc_add_output(f, y) || tc_schedule_auto(f, TC_TARGET_OPENCL, NULL)) {
+    TC_CHECK(0, "%s", tc_fusion_error(f));
+    tc_fusion_free(f);
+    return NULL;
+  }
+  return f;
+}
+
+/* A family of two size variables (tc_family_new_vars) over the 12 pairs:
+ * each variable wants the largest of 16, 8, 4, 1 dividing it, and the
+ * family lowers those while the code stays the same.  The pointwise
+ * schedule of rows of 6 takes vectors of 4 where 4 divides B x S x 6's
+ * known divisor (one of B, S a multiple of 4 or more), else of 2, and
+ * nothing else depends on the divisors, so every pair gets the kernel
+ * for (1, 1), (4, 1) or (1, 4), lowering B first (to 1 where S is a
+ * multiple of 4): three kernels.  The
+ * compiles, in the order of the pairs: (1,1); (4,16) -> (1,16), (1,8),
+ * (1,4); (16,8) -> (8,8), (4,8); (16,1) -> (8,1), (4,1): 11, each a
+ * divisor pair tried once.  A second family over the same cache reads
+ * the 11 back and compiles nothing. */
+static void test_family_two_vars(void) {
+  char dir[] = "/tmp/tilec-dynmerge-fam.XXXXXX";
+  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
+  setenv("TILEC_CACHE_DIR", dir, 1);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dynm_family"};
+  size_t cap = (size_t)MAXBS * 6;
+  float *x = malloc(cap * sizeof(float)), *y = malloc((cap + 1) * sizeof(float));
+  for (size_t i = 0; i < cap; i++) x[i] = value((int64_t)i);
+  for (int round = 0; round < 2; round++) {
+    tc_kernel_family *fam = tc_family_new_vars(2, build_neg6, NULL, &o);
+    TC_REQUIRE(fam, "tc_family_new_vars");
+    int ran = 1;
+    for (int r = 0; r < NBS; r++) {
+      int64_t sizes[2] = {BS[r][0], BS[r][1]};
+      tc_status st;
+      tc_kernel *k = tc_family_kernel(fam, sizes, 2, &st);
+      TC_REQUIRE(k, "%s", tc_family_error(fam));
+      int64_t db = 0, ds = 0;
+      tc_kernel_size_var_at(k, 0, &db, NULL), tc_kernel_size_var_at(k, 1, &ds, NULL);
+      /* B lowered first: to 1 where S's 4 keeps the vectors, else to 4 */
+      int64_t ws = sizes[1] % 4 == 0 ? 4 : 1, wb = ws == 1 && sizes[0] % 4 == 0 ? 4 : 1;
+      TC_CHECK(db == wb && ds == ws, "B %lld, S %lld: the kernel for (%lld, %lld), want (%lld, %lld)",
+               (long long)sizes[0], (long long)sizes[1], (long long)db, (long long)ds, (long long)wb,
+               (long long)ws);
+      if (!ran) continue;
+      for (size_t i = 0; i <= cap; i++) y[i] = -77.0f;
+      void *args[4] = {NULL, NULL, x, y};
+      st = tc_family_run(fam, args, sizes, 2, NULL, NULL);
+      if (st == TC_ERR_NO_DEVICE) {
+        printf("  skip runs: no OpenCL device\n");
+        ran = 0;
+        continue;
+      }
+      TC_CHECK(st == TC_OK, "%s", tc_family_error(fam));
+      size_t n = (size_t)(sizes[0] * sizes[1] * 6);
+      for (size_t e = 0; e < n; e++)
+        if (y[e] != -x[e]) {
+          TC_CHECK(0, "B %lld, S %lld: y[%zu] = %g, want %g", (long long)sizes[0], (long long)sizes[1], e, y[e], -x[e]);
+          break;
+        }
+      TC_CHECK(y[n] == -77.0f, "B %lld, S %lld: wrote past the end", (long long)sizes[0], (long long)sizes[1]);
+    }
+    int kernels, compiled, loaded;
+    tc_family_counts(fam, &kernels, &compiled, &loaded);
+    TC_CHECK(kernels == 3 && compiled == (round == 0 ? 11 : 0) && loaded == (round == 0 ? 0 : 11),
+             "round %d: %d kernels, %d compiled, %d loaded", round, kernels, compiled, loaded);
+    /* misuse: one value for two variables */
+    tc_status st;
+    int64_t one = 4;
+    TC_CHECK(tc_family_kernel(fam, &one, 1, &st) == NULL && st == TC_ERR_ARGUMENT &&
+                 strstr(tc_family_error(fam), "has 2 size variables"), "%s", tc_family_error(fam));
+    tc_family_free(fam);
+  }
+  free(x), free(y);
+  tc_cache_clear(NULL);
+  rmdir(dir);
+  unsetenv("TILEC_CACHE_DIR");
+}
+
 int main(void) {
+  TC_RUN(test_family_two_vars);
   TC_RUN(test_merge_of_splits);
   TC_RUN(test_pointwise);
   TC_RUN(test_softmax);
