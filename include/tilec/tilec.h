@@ -185,6 +185,10 @@ tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shap
  * NULL where the extent is a number (its tc_tensor_extent is then the
  * extent; for a symbolic one it is the bound). */
 const char *tc_tensor_size_var(const tc_tensor *t);
+/* The same for logical axis `axis` of t (tc_input_syms names variables
+ * on any axes): the variable's name, or NULL where that extent is a
+ * number or axis is out of range. */
+const char *tc_tensor_axis_size_var(const tc_tensor *t, int axis);
 /* tc_input_sym with a size variable on any axes: names[i] (NULL: axis i
  * is the fixed extent shape[i]) names the variable of axis i, a multiple
  * of divisors[i] (divisors NULL: 1), at most shape[i] (-1: the bound of
