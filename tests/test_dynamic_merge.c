@@ -7,9 +7,11 @@
  * with ops after it are each compiled once and run on PoCL at 12 (B, S)
  * pairs (1, primes, multiples of the block, one large), each compared
  * with tc_reference_run of the same recipe built with B and S fixed; the
- * second compile of each is a cache hit.  Refused with its message: a
- * merge of two symbolic axes that are both splits (the product of two
- * rounded-up quotients is no chain of steps over one variable). */
+ * second compile of each is a cache hit.  A kernel family of the two
+ * variables (tc_family_new_vars) over the same pairs, with its kernel and
+ * compile counts.  Refused with its message: a merge of two symbolic
+ * axes that are both splits (the product of two rounded-up quotients is
+ * no chain of steps over one variable). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
