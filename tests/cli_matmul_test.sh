@@ -66,6 +66,15 @@ else
     gemm -M dyn -N 48 -K 40 --epilogue bias,relu
   expect "-M dyn: the grid along M" 0 '^kernel: gemm_fused \(fusion\), grid \[one block per 32 rows of M \(at most 932068\), 3, 1\]' \
     gemm -M dyn -N 72 -K 19 --tiles 32,32,8,4,4
+  # -M dyn with the mma.sync and MFMA op types (emulated on OpenCL): Mo on BIDx, rows guarded
+  expect "-M dyn --macro mma: M = 1000" 0 '^verify: PASS \(max error .*; 64000 elements\)' \
+    gemm -M dyn -N 64 -K 64 -t f16 --epilogue bias,relu --tiles 64,32,32,32,16 --macro mma -V 1
+  expect "-M dyn --macro mma: M = 7" 0 '^verify: PASS \(max error .*; 448 elements\)' \
+    gemm -M dyn -N 64 -K 64 -t f16 --epilogue bias,relu --tiles 64,32,32,32,16 --macro mma -V 1
+  expect "-M dyn --macro mma: the schedule" 0 '^schedule: matmul: M \(at most 33554431\) x 64 x 64, 64x32 tiles on BIDx x BIDy, 4 warps .* as mma.sync m16n8k16' \
+    gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,32,32,32,16 --macro mma
+  expect "-M dyn --macro mfma: M = 129" 0 '^verify: PASS \(max error .*; 8256 elements\)' \
+    gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,64,16,32,32 --macro mfma -V 1
   expect "-M dyn M-rows inputs, row_sum, cast" 0 '^verify: PASS \(max error .*; 34000 elements\)' \
     gemm -M dyn -N 33 -K 17 -t bf16 --epilogue bias_m,residual,gelu,row_sum,cast:f16 -V 1
   out=$("$T" gemm -M dyn -N 33 -K 17 --json -V 1 2>&1)
@@ -100,6 +109,12 @@ assert d["verify"]["result"]=="PASS" and d["verify"]["bad_elements"]==0 and d["s
     gemm -M 32 -N 32 -K 32 --epilogue relu --time -i 2
 fi
 # builds without a GPU: NVRTC and hipcc
+expect "-M dyn --macro mma: the CUDA kernel builds" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
+  gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,32,32,32,16 --macro mma --target cuda --emit "$tmp/dyn_mma.cu"
+if grep -q 'mma.sync.aligned.m16n8k16' "$tmp/dyn_mma.cu" 2>/dev/null; then pass "-M dyn --macro mma: mma.sync in the CUDA kernel"
+else fail "-M dyn --macro mma: no mma.sync in the emitted CUDA kernel"; fi
+expect "-M dyn --macro wgmma refused" 2 'the wgmma m64nNk16 op type takes fixed shapes' \
+  gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,64,32,64,64 --macro wgmma --target cuda
 expect "cuda --emit builds" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
   gemm -M 128 -N 128 -K 64 -t bf16 --epilogue bias,relu --target cuda --emit "$tmp/k.cu"
 if grep -q '__shared__' "$tmp/k.cu" 2>/dev/null && grep -q 'fmaxf(' "$tmp/k.cu"; then pass "emitted CUDA kernel"
@@ -229,8 +244,6 @@ expect "-M dyn with -g" 2 '-M dyn does not combine with -g' gemm -M dyn -N 8 -K 
 expect "-M dyn with --transA 1" 2 '-M dyn does not combine with --transA 1' gemm -M dyn -N 8 -K 8 --transA 1
 expect "-M dyn with a column reduction" 2 'reduces each column of the result over the size variable M' \
   gemm -M dyn -N 8 -K 8 --epilogue col_sum
-expect "-M dyn with --macro mma" 2 'M is the size variable M; the mma.sync m16n8k16 op type takes fixed shapes' \
-  gemm -M dyn -N 64 -K 32 -t f16 --tiles 64,64,16,32,16 --macro mma
 expect "-M bad" 2 "-M" gemm -M dy -N 8 -K 8
 # --macro wgmma: the products as wgmma m64nNk16 (emulated on PoCL, NVRTC for CUDA sm_90a)
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then

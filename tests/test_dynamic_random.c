@@ -4,8 +4,9 @@
  * scheduled by tc_schedule_auto.  Each is made a kernel family
  * (tc_kernel_family) and run on PoCL at 13 values of M (1, primes,
  * multiples of the tiles, 2048), each compared with tc_reference_run on
- * the same recipe built with M fixed; each family compiles exactly one
- * kernel per assumption set it meets (two: M a multiple of 16, and not). */
+ * the same recipe built with M fixed; each family compiles the fusion
+ * once per divisor it tries (16, 8, 4 and 1) and keeps a kernel per
+ * distinct code (one for the GEMMs). */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -177,8 +178,12 @@ static void test_random(void) {
     }
     int kernels, compiled, loaded;
     tc_family_counts(fam, &kernels, &compiled, &loaded);
-    /* 13 sizes, two assumption sets (16, 64, 128, 2048 are multiples of 16) */
-    TC_CHECK(kernels == 2 && compiled == 2 && loaded == 0,
+    /* 13 sizes want three assumption sets (16, 64, 128, 2048 are
+     * multiples of 16, 1000 of 8, the others of 1); the family compiles
+     * the fusion for each divisor of 16, 8, 4, 1 once (the lowering's
+     * probes) and keeps at most three kernels; the GEMM's FMA schedule
+     * makes nothing of the divisor: one kernel */
+    TC_CHECK(kernels >= 1 && kernels <= (r.kind == 2 ? 1 : 3) && compiled == 4 && loaded == 0,
              "fusion %d (kind %d): %d kernels, %d compiled, %d loaded for %d sizes", i, r.kind,
              kernels, compiled, loaded, NM);
     total += compiled;

@@ -185,6 +185,10 @@ tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shap
  * NULL where the extent is a number (its tc_tensor_extent is then the
  * extent; for a symbolic one it is the bound). */
 const char *tc_tensor_size_var(const tc_tensor *t);
+/* The same for logical axis `axis` of t (tc_input_syms names variables
+ * on any axes): the variable's name, or NULL where that extent is a
+ * number or axis is out of range. */
+const char *tc_tensor_axis_size_var(const tc_tensor *t, int axis);
 /* tc_input_sym with a size variable on any axes: names[i] (NULL: axis i
  * is the fixed extent shape[i]) names the variable of axis i, a multiple
  * of divisors[i] (divisors NULL: 1), at most shape[i] (-1: the bound of
@@ -945,30 +949,45 @@ tc_status tc_kernel_run_sizes(tc_kernel *k, void *const *args, const int64_t *si
 
 /* ---- kernel families: specialisation on a size's divisibility ------------ */
 
-/* A kernel family: the kernels of one fusion with a size variable
- * (tc_input_sym), one per assumption set, picked per run from the
- * concrete size as Triton specialises a size argument on "a multiple of
- * 16" (docs/dynamic.md). */
+/* A kernel family: the kernels of one fusion with size variables
+ * (tc_input_sym, tc_input_syms), one per assumption set, picked per run
+ * from the concrete sizes as Triton specialises a size argument on "a
+ * multiple of 16" (docs/dynamic.md). */
 typedef struct tc_kernel_family tc_kernel_family;
 /* Builds the family's fusion, scheduled, with its size variable a
  * multiple of divisor (the divisor argument of tc_input_sym); NULL on
  * failure.  The family owns the fusion it returns. */
 typedef tc_fusion *(*tc_family_build)(int64_t divisor, void *ctx);
-/* A family of the fusions build makes, compiled with *opt (copied); ctx
- * is passed to build.  No kernel is made until a size asks for one.
- * NULL when build or opt is NULL. */
+/* The same for a fusion of several size variables: variable i (in the
+ * order the inputs name them) a multiple of divisors[i]. */
+typedef tc_fusion *(*tc_family_build_vars)(const int64_t *divisors, void *ctx);
+/* A family of the fusions build makes (one size variable), compiled with
+ * *opt (copied); ctx is passed to build.  No kernel is made until a size
+ * asks for one.  NULL when build or opt is NULL. */
 tc_kernel_family *tc_family_new(tc_family_build build, void *ctx, const tc_compile_options *opt);
-/* The kernel for the size variable's value sizes[0] (nsizes 1): the one
- * assuming a multiple of 16 when 16 divides it, else the general one
- * (divisor 1); the family's when it has it, else built and compiled
- * (tc_compile, so the kernel cache may hold it).  Owned by the family;
- * NULL with *status (may be NULL) set and tc_family_error on failure. */
+/* tc_family_new for fusions of nvars (1..4) size variables, each
+ * specialised on its own divisor.  NULL when build or opt is NULL or
+ * nvars is out of range. */
+tc_kernel_family *tc_family_new_vars(int nvars, tc_family_build_vars build, void *ctx,
+                                     const tc_compile_options *opt);
+/* The kernel for the size variables' values sizes[0..nsizes) (nsizes the
+ * family's count of variables): each variable wants the largest of 16, 8,
+ * 4 and 1 that divides its value; the family compiles the fusion for
+ * those divisors (tc_compile, so the kernel cache may hold it) and lowers
+ * each divisor through that list while the kernel's code (its source but
+ * for comment lines) stays the same, and answers the kernel of the
+ * weakest assumptions that make that code (M = 64 and M = 1000 share the
+ * "multiple of 4" kernel where 16 and 8 buy nothing more).  Owned by the
+ * family; NULL with *status (may be NULL) set and tc_family_error on
+ * failure. */
 tc_kernel *tc_family_kernel(tc_kernel_family *fam, const int64_t *sizes, int nsizes, tc_status *status);
 /* tc_family_kernel, then tc_kernel_run_sizes with the same sizes. */
 tc_status tc_family_run(tc_kernel_family *fam, void *const *args, const int64_t *sizes, int nsizes,
                         const char *device, double *ms);
-/* The family's kernels so far (*kernels), how many tc_compile made
- * (*compiled) and read from the kernel cache (*loaded); any may be NULL. */
+/* The family's distinct kernels that sizes were given so far (*kernels),
+ * and how many kernels tc_compile made (*compiled) and read from the
+ * kernel cache (*loaded), the probes of smaller divisors included; any
+ * may be NULL. */
 void tc_family_counts(const tc_kernel_family *fam, int *kernels, int *compiled, int *loaded);
 /* The last failure's message ("" when none). */
 const char *tc_family_error(const tc_kernel_family *fam);

@@ -1,5 +1,6 @@
-"""A symbolic leading extent from Python: one compiled kernel run on arrays
-of many leading extents (Fusion.input with a name there)."""
+"""Symbolic extents from Python: one compiled kernel run on arrays of many
+shapes (Fusion.input with names for extents: one size variable or
+several, leading or not)."""
 import numpy as np
 import pytest
 
@@ -45,10 +46,58 @@ def test_pointwise_two_inputs_and_divisor(rng):
         f.reference(x, x)
 
 
-def test_one_size_variable_from_python():
-    # the C API takes several size variables (tc_input_syms); Python fills
-    # one from the arrays' leading extent, so a second name is refused
+PAIRS = ((1, 1), (1, 7), (2, 3), (3, 1), (5, 13), (4, 32), (7, 31), (1, 128), (16, 8),
+         (3, 129), (13, 100))
+
+
+def test_softmax_two_size_variables(rng):
+    # [B, S, 64] with B and S open: one compile, runs at 11 (B, S) pairs;
+    # the automatic schedule merges B and S into the rows
     f = tilec.Fusion()
-    f.input(tilec.f32, ("M", 8))
-    with pytest.raises(ValueError, match="size variable is M.*not N"):
-        f.input(tilec.f32, ("N", 8))
+    x = f.input(tilec.f32, ("B", "S", 64))
+    e = f.exp(x - f.max(x, 2))
+    f.add_output(e / f.sum(e, 2))
+    f.schedule_auto()
+    assert x.size_vars == ("B", "S", None) and f.outputs[0].size_vars == ("B", "S", None)
+    assert x.shape[0] * x.shape[1] * 64 < 2 ** 31  # the bounds share the 32-bit index range
+    k = f.compile(name="dyn2_softmax_py")
+    for b, s in PAIRS:
+        a = rng.standard_normal((b, s, 64), dtype=np.float32) * 4
+        want = np.exp(a - a.max(axis=2, keepdims=True))
+        want /= want.sum(axis=2, keepdims=True)
+        got = k.run(a)
+        assert got.shape == (b, s, 64)
+        np.testing.assert_allclose(got, want, rtol=2e-5, atol=1e-7)
+
+
+def test_pointwise_two_size_variables_divisor_and_misuse(rng):
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, ("B", "S", 8), divisor={"S": 2}, bounds={"B": 64, "S": 512})
+    b = f.input(tilec.f32, ("B", "S", 8), divisor={"S": 2})
+    assert a.shape == (64, 512, 8) and b.shape == (64, 512, 8)
+    f.add_output(a * b + a)
+    f.schedule_auto()
+    k = f.compile(name="dyn2_pw_py")
+    for bb, ss in ((1, 2), (3, 6), (7, 34), (64, 512)):
+        x, y = rng.standard_normal((2, bb, ss, 8), dtype=np.float32)
+        np.testing.assert_allclose(k.run(x, y), x * y + x, rtol=1e-6)
+    x = np.zeros((2, 3, 8), np.float32)
+    with pytest.raises(tilec.TilecError, match="S is 3.*multiple of 2"):
+        k.run(x, x)
+    x = np.zeros((65, 2, 8), np.float32)
+    with pytest.raises(tilec.TilecError, match="B"):
+        k.run(x, x)  # past B's bound
+    with pytest.raises(tilec.TilecError, match="fixed shapes.*B, S"):
+        f.reference(x, x)
+
+
+def test_size_variable_on_a_later_axis(rng):
+    # [4, N] with N open: the variable need not lead
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, (4, "N"))
+    f.add_output(x * 2.0)
+    f.schedule_auto()
+    k = f.compile(name="dyn2_later_py")
+    for n in (1, 5, 300):
+        a = rng.standard_normal((4, n), dtype=np.float32)
+        np.testing.assert_array_equal(k.run(a), a * 2.0)

@@ -207,7 +207,7 @@ class Fusion:
         self.inputs = []
         self.outputs = []
         self._scalar_names = {}  # tensor pointer -> name of a scalar input
-        self._size_var = None  # the name of the size variable (input(dtype, ("M", ...)))
+        self._size_vars = {}  # each size variable's name -> its bound, in the order named
 
     def __del__(self):
         p, self._p = getattr(self, "_p", None), None
@@ -239,30 +239,60 @@ class Fusion:
         return t._p
 
     # -- building
-    def input(self, dtype, shape, divisor=1):
-        """A contiguous row-major input of the given dtype and shape.  The
-        leading extent may be a name (``f.input("f32", ("M", 1000))``): a
-        size variable (tc_input_sym) that each run takes from its arrays'
-        leading extent, so one compiled kernel serves every M; divisor is
-        a number every value is a multiple of (1: none).  One size
-        variable per fusion; it is a kernel parameter that run() fills."""
+    def input(self, dtype, shape, divisor=1, bounds=None):
+        """A contiguous row-major input of the given dtype and shape.  An
+        extent may be a name (``f.input("f32", ("B", "S", 64))``): a size
+        variable (tc_input_syms) that each run takes from its arrays'
+        extents, so one compiled kernel serves every B and S.  divisor is a
+        number every value is a multiple of (1: none known), for every
+        named axis, or a dict {name: divisor}; bounds a dict {name: bound}
+        (the largest value).  Without one, a variable's bound is the
+        largest that keeps this input under 2^31 elements (several new
+        variables of one input share that evenly); an input naming a
+        variable again takes its divisor and bound.  Up to 4 variables per
+        fusion; each is a kernel parameter that run() fills."""
         dt = _dtype_arg(dtype)
         shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(shape)
-        if shape and isinstance(shape[0], str):
-            if self._size_var is not None and shape[0] != self._size_var:
-                # (the C API takes several; run() fills one from the arrays)
-                raise ValueError("the fusion's size variable is %s; from Python a fusion has one "
-                                 "(its inputs' leading extent), not %s too" % (self._size_var, shape[0]))
-            arr = (ctypes.c_int64 * len(shape))(-1, *[int(s) for s in shape[1:]])
-            t = self._wrap(self._L.tc_input_sym(self._p, int(dt), len(shape), arr,
-                                                shape[0].encode(), int(divisor)))
-            if self._size_var is None:  # the C side added its parameter first
-                self._size_var = shape[0]
-                self.inputs.append(_SizeSlot(shape[0]))
-            self.inputs.append(t)
-            return t
-        arr = (ctypes.c_int64 * max(1, len(shape)))(*[int(s) for s in shape])
+        if any(isinstance(e, str) for e in shape):
+            return self._input_syms(dt, shape, divisor, bounds or {})
+        arr = (ctypes.c_int64 * max(1, len(shape)))(*[int(e) for e in shape])
         t = self._wrap(self._L.tc_input(self._p, int(dt), len(shape), arr))
+        self.inputs.append(t)
+        return t
+
+    def _input_syms(self, dt, shape, divisor, bounds):
+        named = [e for e in shape if isinstance(e, str)]
+        divs = [(int(divisor.get(e, 1)) if isinstance(divisor, dict) else int(divisor))
+                if isinstance(e, str) else 1 for e in shape]
+        new = [e for e in dict.fromkeys(named) if e not in self._size_vars and e not in bounds]
+        room = (1 << 31) - 1  # what the new variables without a bound may share
+        for e, d in zip(shape, divs):
+            if not isinstance(e, str):
+                room //= max(1, int(e))
+            elif e not in new:
+                room //= max(1, int(bounds.get(e, self._size_vars.get(e, 1))))
+        share = int(room ** (1.0 / len(new))) if new and room > 0 else 0
+        while new and share > 0 and share ** len(new) > room:
+            share -= 1
+        ext = []
+        for e, d in zip(shape, divs):
+            if not isinstance(e, str):
+                ext.append(int(e))
+            elif e in bounds:
+                ext.append(int(bounds[e]))
+            elif e in self._size_vars or len(new) == 1:
+                ext.append(-1)  # the variable's bound; one new one: the C side's largest
+            else:
+                ext.append(share // max(1, d) * max(1, d))
+        arr = (ctypes.c_int64 * len(shape))(*ext)
+        names = (ctypes.c_char_p * len(shape))(*[e.encode() if isinstance(e, str) else None
+                                                 for e in shape])
+        dv = (ctypes.c_int64 * len(shape))(*divs)
+        t = self._wrap(self._L.tc_input_syms(self._p, int(dt), len(shape), arr, names, dv))
+        for i, e in enumerate(shape):  # the C side added each new one's parameter first
+            if isinstance(e, str) and e not in self._size_vars:
+                self._size_vars[e] = self._L.tc_tensor_extent(t._p, i)
+                self.inputs.append(_SizeSlot(e))
         self.inputs.append(t)
         return t
 
@@ -463,10 +493,11 @@ class Fusion:
         """Evaluates the fusion on the host in plain C (tc_reference_run),
         ignoring the schedule.  Takes and returns what Kernel.run does
         (NumPy arrays; no torch conversion)."""
-        if self._size_var is not None:
-            raise TilecError("reference() takes fixed shapes; the fusion's leading extent is the "
-                             "size variable %s: build the same fusion with a number there"
-                             % self._size_var, Status.ERR_UNSUPPORTED)
+        if self._size_vars:
+            raise TilecError("reference() takes fixed shapes; the fusion has the size variable%s "
+                             "%s: build the same fusion with numbers there"
+                             % ("s" if len(self._size_vars) > 1 else "", ", ".join(self._size_vars)),
+                             Status.ERR_UNSUPPORTED)
         ins = self._in_specs()
         outs = [(t.dtype, t.shape, t.name) for t in self.outputs]
         args, bufs = _make_args(ins, outs, _merge_scalars(ins, inputs, scalars))
@@ -529,6 +560,13 @@ class Tensor:
         None; shape[0] is then the variable's bound."""
         v = self._L.tc_tensor_size_var(self._p)
         return v.decode() if v else None
+
+    @property
+    def size_vars(self):
+        """The size variable of each logical axis (its name, or None where
+        the extent is a number; shape holds the variables' bounds)."""
+        vs = [self._L.tc_tensor_axis_size_var(self._p, i) for i in range(self.ndim)]
+        return tuple(v.decode() if v else None for v in vs)
 
     @property
     def nbytes(self):
@@ -684,26 +722,29 @@ class _SizeSlot:
 
 
 def _spec_shape(t):
-    """t's shape with a symbolic leading extent as the variable's name."""
-    v = t.size_var
-    return (v,) + t.shape[1:] if v else t.shape
+    """t's shape with each symbolic extent as its variable's name."""
+    return tuple(v or e for v, e in zip(t.size_vars, t.shape))
 
 
 def _bind_sizes(ins, outs, inputs):
-    """ins and outs with the size variable's value (the leading extent of
-    the first input that has it) in place of its name, the inputs with a
-    placeholder in its slot, and [value] (or [] without a variable)."""
-    value = None
+    """ins and outs with each size variable's value (the extent of the
+    first input array that has it) in place of its name, the inputs with
+    a placeholder in the variables' slots, and the values in the
+    variables' order (the slots'; [] without a variable)."""
+    values = {}
     for x, (_, shape, _) in zip(inputs, ins):
-        if shape and isinstance(shape[0], str) and x is not _SIZE:
-            value = int(np.shape(x)[0]) if np.ndim(x) > 0 else None
-            break
-    if value is None:
+        if not shape or x is _SIZE:
+            continue
+        for i, e in enumerate(shape):
+            if isinstance(e, str) and e not in values and np.ndim(x) > i:
+                values[e] = int(np.shape(x)[i])
+    slots = [name for _, shape, name in ins if shape is None]
+    if not slots:
         return ins, outs, inputs, []
-    fix = lambda sp: (sp[0], () if sp[1] is None else (value,) + tuple(sp[1][1:])
-                      if sp[1] and isinstance(sp[1][0], str) else sp[1], sp[2])
+    fix = lambda sp: (sp[0], () if sp[1] is None else
+                      tuple(values.get(e, 0) if isinstance(e, str) else e for e in sp[1]), sp[2])
     inputs = [np.int32(0) if x is _SIZE else x for x in inputs]
-    return [fix(sp) for sp in ins], [fix(sp) for sp in outs], inputs, [value]
+    return [fix(sp) for sp in ins], [fix(sp) for sp in outs], inputs, [values.get(n, 0) for n in slots]
 
 
 _SIZE = object()  # the size variable's slot among run()'s inputs
@@ -852,7 +893,7 @@ class Kernel:
         ins, outs_, conv, sizes = _bind_sizes(self._ins, self._outs, conv)
         args, bufs = _make_args(ins, outs_, conv)
         ms = ctypes.c_double(0)
-        sz = (ctypes.c_int64 * 1)(*(sizes or [0]))
+        sz = (ctypes.c_int64 * max(1, len(sizes)))(*(sizes or [0]))
         self._check(self._L.tc_kernel_run_sizes(self._p, args, sz, len(sizes),
                                                 device.encode() if device else None,
                                                 ctypes.byref(ms)))

@@ -323,12 +323,14 @@ void tc_fusion_mark_symbolic(tc_fusion *f) {
   }
 }
 
-const char *tc_tensor_size_var(const tc_tensor *t) {
-  if (!t || !t->f->nsym || t->nlogical < 1) return NULL;
+const char *tc_tensor_axis_size_var(const tc_tensor *t, int axis) {
+  if (!t || !t->f->nsym || axis < 0 || axis >= t->nlogical) return NULL;
   tc_fusion_mark_symbolic(t->f);
-  const tc_axis *a = &t->f->g.axes[t->logical[0]];
+  const tc_axis *a = &t->f->g.axes[t->logical[axis]];
   return a->sym_div ? t->f->sym[a->sym_var]->label : NULL;
 }
+
+const char *tc_tensor_size_var(const tc_tensor *t) { return tc_tensor_axis_size_var(t, 0); }
 
 static bool owned(tc_fusion *f, const tc_tensor *t) {
   return t && t->f == f && t->id < f->ntensors && f->tensors[t->id] == t;

@@ -390,20 +390,43 @@ static void add_range_pred(tc_epool *p, const tc_expr **preds, const tc_expr *v,
   *preds = tc_e_land(p, *preds, c);
 }
 
-/* The range condition of axis a's value v: its extent over the size
- * variable where a is symbolic. */
-static void axis_range_pred(tc_epool *p, const tc_dgraph *g, int a, const tc_expr **preds,
-                            const tc_expr *v, const tc_expr *const *vars) {
+/* The extent of axis a over the size variables' expressions vars, or
+ * NULL where a is not symbolic, vars is NULL or the extent is no chain. */
+static const tc_expr *sym_extent(tc_epool *p, const tc_dgraph *g, int a, const tc_expr *const *vars) {
   int64_t steps[TC_SYM_MAX_STEPS];
   int n;
-  const tc_expr *var = vars && tc_dg_is_symbolic(g, a) ? vars[tc_dg_sym_var(g, a)] : NULL;
-  if (!var || (n = tc_dg_sym_steps(g, a, steps, NULL)) < 0) {
+  if (!vars || !tc_dg_is_symbolic(g, a) || (n = tc_dg_sym_steps(g, a, steps, NULL)) < 0) return NULL;
+  return tc_sym_expr(p, steps, n, tc_dg_sym_var(g, a), vars);
+}
+
+/* The range condition of axis a's value v: its extent over the size
+ * variables where a is symbolic. */
+static void axis_range_pred(tc_epool *p, const tc_dgraph *g, int a, const tc_expr **preds,
+                            const tc_expr *v, const tc_expr *const *vars) {
+  const tc_expr *ext = sym_extent(p, g, a, vars);
+  if (!ext) {
     add_range_pred(p, preds, v, g->axes[a].extent);
     return;
   }
-  const tc_expr *c = tc_e_land(p, tc_e_le(p, tc_e_const(p, 0), v), tc_e_lt(p, v, tc_sym_expr(p, steps, n, var)));
+  const tc_expr *c = tc_e_land(p, tc_e_le(p, tc_e_const(p, 0), v), tc_e_lt(p, v, ext));
   c = tc_simplify(p, c);
   if (!tc_e_is_const(c, 1)) *preds = tc_e_land(p, *preds, c);
+}
+
+/* A split or merge whose inner extent is symbolic (vars given), through
+ * that extent's expression: forward (split: in / e, in % e; merge:
+ * outer * e + inner) or backward.  False for any other transform, which
+ * tc_xf_forward / tc_xf_backward map with the extents as numbers. */
+static bool sym_xform(tc_epool *p, const tc_dgraph *g, const tc_xform *x, const tc_expr *const *vars,
+                      bool forward, const tc_expr *const *from, const tc_expr **to) {
+  int inner = x->kind == TC_XF_SPLIT ? x->out[1] : x->kind == TC_XF_MERGE ? x->in[1] : -1;
+  const tc_expr *e = inner >= 0 ? sym_extent(p, g, inner, vars) : NULL;
+  if (!e) return false;
+  if (forward == (x->kind == TC_XF_SPLIT))
+    to[0] = tc_e_div(p, from[0], e), to[1] = tc_e_mod(p, from[0], e);
+  else
+    to[0] = tc_e_add(p, tc_e_mul(p, from[0], e), from[1]);
+  return true;
 }
 
 int tc_dg_walk(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds) {
@@ -430,14 +453,14 @@ int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const 
       const tc_expr *tmp[TC_XF_MAX_OUT] = {NULL};
       if (ins && !outs && tc_xf_has_forward(x->kind)) {
         const tc_expr *iv[2] = {vals[x->in[0]], x->nin > 1 ? vals[x->in[1]] : NULL};
-        tc_xf_forward(p, g, x, iv, tmp);
+        if (!sym_xform(p, g, x, vars, true, iv, tmp)) tc_xf_forward(p, g, x, iv, tmp);
         for (int k = 0; k < x->nout; k++)
           if (!vals[x->out[k]]) vals[x->out[k]] = tc_simplify(p, tmp[k]), given++;
         changed = true;
       } else if (outs && !ins) {
         const tc_expr *ov[TC_XF_MAX_OUT] = {NULL};
         for (int k = 0; k < x->nout; k++) ov[k] = vals[x->out[k]];
-        tc_xf_backward(p, g, x, ov, tmp);
+        if (!sym_xform(p, g, x, vars, false, ov, tmp)) tc_xf_backward(p, g, x, ov, tmp);
         for (int k = 0; k < x->nin; k++) {
           if (vals[x->in[k]]) continue;
           const tc_expr *v = tc_simplify(p, tmp[k]);
@@ -590,6 +613,11 @@ int tc_dg_replay(tc_dgraph *g, const int *hist, int nhist, int **mapp, tc_str *e
 
 /* ---- symbolic extents --------------------------------------------------- */
 
+int tc_sym_step_var(int64_t step) {
+  return step >= TC_SYM_VAR_STEP && step < TC_SYM_VAR_STEP + TC_MAX_SIZE_VARS
+             ? (int)(step - TC_SYM_VAR_STEP) : -1;
+}
+
 bool tc_dg_is_symbolic(const tc_dgraph *g, int axis) {
   const tc_axis *a = &g->axes[axis];
   if (a->def < 0) return a->sym_div > 0;
@@ -601,49 +629,87 @@ bool tc_dg_is_symbolic(const tc_dgraph *g, int axis) {
   return false;
 }
 
+/* Which input of x a symbolic output's chain continues from; *var_in is
+ * the other input where that one is a size variable itself (a merge of
+ * two symbolic axes: the chain multiplies by it), else -1.  -1 where
+ * neither side of such a merge is a size variable. */
+static int chain_input(const tc_dgraph *g, const tc_xform *x, int *var_in) {
+  *var_in = -1;
+  bool s0 = tc_dg_is_symbolic(g, x->in[0]), s1 = x->nin > 1 && tc_dg_is_symbolic(g, x->in[1]);
+  if (!(s0 && s1)) return s1 ? 1 : 0;
+  if (g->axes[x->in[1]].def < 0) return *var_in = 1, 0;
+  if (g->axes[x->in[0]].def < 0) return *var_in = 0, 1;
+  return -1;
+}
+
 int tc_dg_sym_steps(const tc_dgraph *g, int axis, int64_t *steps, tc_str *err) {
   const tc_axis *a = &g->axes[axis];
   if (a->def < 0) return 0;
   const tc_xform *x = &g->xf[a->def];
-  int n, sym = -1;
-  for (int k = 0; k < x->nin; k++)
-    if (tc_dg_is_symbolic(g, x->in[k])) {
-      if (sym >= 0) {
-        tc_err_set(err, "a merge of two axes of symbolic sizes");
-        return -1;
-      }
-      sym = k;
-    }
+  int n, var_in, k = chain_input(g, x, &var_in);
+  if (k < 0) {
+    tc_err_set(err, "a merge of two axes of symbolic sizes neither of which is a size variable "
+                    "itself (merge the variables before splitting them)");
+    return -1;
+  }
   if (x->kind != TC_XF_SPLIT && x->kind != TC_XF_MERGE) {
     tc_err_set(err, "a swizzle, resize or view of an axis of the symbolic size");
     return -1;
   }
-  if ((n = tc_dg_sym_steps(g, x->in[sym], steps, err)) < 0) return -1;
+  if ((n = tc_dg_sym_steps(g, x->in[k], steps, err)) < 0) return -1;
   if (n == TC_SYM_MAX_STEPS) {
     tc_err_set(err, "more than %d splits and merges of the symbolic size", TC_SYM_MAX_STEPS);
     return -1;
   }
-  steps[n++] = x->kind == TC_XF_SPLIT ? -x->factor : g->axes[x->in[1 - sym]].extent;
+  steps[n++] = x->kind == TC_XF_SPLIT ? -x->factor
+               : var_in >= 0         ? TC_SYM_VAR_STEP + g->axes[x->in[var_in]].sym_var
+                                     : g->axes[x->in[1 - k]].extent;
   return n;
 }
 
-int64_t tc_sym_eval(const int64_t *steps, int n, int64_t value) {
-  for (int i = 0; i < n; i++) value = steps[i] > 0 ? value * steps[i] : (value - steps[i] - 1) / -steps[i];
+int64_t tc_sym_eval(const int64_t *steps, int n, int var, const int64_t *values) {
+  int64_t value = values[var];
+  for (int i = 0; i < n; i++) {
+    int v = tc_sym_step_var(steps[i]);
+    value = v >= 0 ? value * values[v] : steps[i] > 0 ? value * steps[i] : (value - steps[i] - 1) / -steps[i];
+  }
   return value;
 }
 
-const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, const tc_expr *var) {
-  const tc_expr *e = var;
-  for (int i = 0; i < n; i++)
-    e = steps[i] > 0 ? tc_e_mulc(p, e, steps[i]) : tc_e_divc(p, tc_e_addc(p, e, -steps[i] - 1), -steps[i]);
+const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, int var,
+                           const tc_expr *const *vars) {
+  const tc_expr *e = vars[var];
+  for (int i = 0; i < n; i++) {
+    int v = tc_sym_step_var(steps[i]);
+    e = v >= 0        ? tc_e_mul(p, e, vars[v])
+        : steps[i] > 0 ? tc_e_mulc(p, e, steps[i])
+                       : tc_e_divc(p, tc_e_addc(p, e, -steps[i] - 1), -steps[i]);
+  }
   return e;
+}
+
+const char *tc_dg_sym_text(const tc_dgraph *g, int axis, const char *const *names, char *buf,
+                           size_t cap) {
+  int64_t steps[TC_SYM_MAX_STEPS];
+  int n = tc_dg_sym_steps(g, axis, steps, NULL);
+  char tmp[160];
+  snprintf(buf, cap, "%s", n < 0 ? "?" : names[tc_dg_sym_var(g, axis)]);
+  for (int i = 0; i < n; i++) {
+    int v = tc_sym_step_var(steps[i]);
+    if (v >= 0) snprintf(tmp, sizeof tmp, "%s x %s", buf, names[v]);
+    else if (steps[i] > 0) snprintf(tmp, sizeof tmp, "%s x %lld", buf, (long long)steps[i]);
+    else snprintf(tmp, sizeof tmp, "ceil(%s / %lld)", buf, (long long)-steps[i]);
+    snprintf(buf, cap, "%s", tmp);
+  }
+  return buf;
 }
 
 /* The root a symbolic axis's chain starts from. */
 static int sym_root(const tc_dgraph *g, int a) {
-  while (g->axes[a].def >= 0) { /* the one symbolic input of each step */
+  while (g->axes[a].def >= 0) { /* the input each step's chain continues from */
     const tc_xform *x = &g->xf[g->axes[a].def];
-    a = x->nin > 1 && tc_dg_is_symbolic(g, x->in[1]) ? x->in[1] : x->in[0];
+    int var_in, k = chain_input(g, x, &var_in);
+    a = x->in[k < 0 ? 0 : k];
   }
   return a;
 }
@@ -651,10 +717,12 @@ static int sym_root(const tc_dgraph *g, int a) {
 int tc_dg_sym_var(const tc_dgraph *g, int axis) { return g->axes[sym_root(g, axis)].sym_var; }
 
 int64_t tc_dg_sym_divisor(const tc_dgraph *g, int axis) {
-  int64_t steps[TC_SYM_MAX_STEPS];
-  int n = tc_dg_sym_steps(g, axis, steps, NULL);
-  int a = sym_root(g, axis);
-  int64_t d = g->axes[a].sym_div > 0 ? g->axes[a].sym_div : 1;
-  for (int i = 0; i < n; i++) d = steps[i] > 0 ? d * steps[i] : (d % -steps[i] == 0 ? d / -steps[i] : 1);
-  return n < 0 ? 1 : d;
+  const tc_axis *a = &g->axes[axis];
+  if (!tc_dg_is_symbolic(g, axis)) return a->extent;
+  if (a->def < 0) return a->sym_div > 0 ? a->sym_div : 1;
+  const tc_xform *x = &g->xf[a->def];
+  if (x->kind == TC_XF_MERGE) return tc_dg_sym_divisor(g, x->in[0]) * tc_dg_sym_divisor(g, x->in[1]);
+  if (x->kind != TC_XF_SPLIT) return 1;
+  int64_t d = tc_dg_sym_divisor(g, x->in[0]);
+  return d % x->factor == 0 ? d / x->factor : 1;
 }

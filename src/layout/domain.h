@@ -154,36 +154,50 @@ bool tc_dg_determines(tc_epool *p, const tc_dgraph *g, const int *known, int nkn
                       const int *targets, int ntargets);
 
 /* ---- symbolic extents (docs/dynamic.md) ----
- * An axis is symbolic when its extent depends on the size variable: a
+ * An axis is symbolic when its extent depends on a size variable: a
  * root with sym_div > 0, or an output of a transform of one whose extent
  * is not a constant (a split's factor side stays a number).  Its extent is
- * then the chain of steps applied to the variable's value, outermost
- * step last: a step c > 0 multiplies by c (a merge with a constant
- * axis), c < 0 divides by -c rounding up (a split).  At most
+ * then the chain of steps applied to the value of one size variable (its
+ * start, tc_dg_sym_var), outermost step last: a step c > 0 multiplies by
+ * c (a merge with a constant axis), TC_SYM_VAR_STEP + v multiplies by
+ * the value of size variable v (a merge with an axis that is that
+ * variable), another c < 0 divides by -c rounding up (a split).  At most
  * TC_SYM_MAX_STEPS steps. */
 #define TC_SYM_MAX_STEPS 8
 /* The most size variables of one fusion. */
 #define TC_MAX_SIZE_VARS 4
+#define TC_SYM_VAR_STEP INT64_MIN
+/* The size variable a step multiplies by, or -1 for a constant step. */
+int tc_sym_step_var(int64_t step);
 bool tc_dg_is_symbolic(const tc_dgraph *g, int axis);
 /* The steps of a symbolic axis's extent (above) into steps[0..); returns
  * their count, or -1 with the reason in err where the extent is not such
- * a chain (a merge of two symbolic axes, a swizzle, resize or view of
- * one, more than TC_SYM_MAX_STEPS steps). */
+ * a chain (a merge of two symbolic axes neither of which is a size
+ * variable itself, a swizzle, resize or view of one, more than
+ * TC_SYM_MAX_STEPS steps). */
 int tc_dg_sym_steps(const tc_dgraph *g, int axis, int64_t *steps, tc_str *err);
-/* The extent the steps give for a value of the variable. */
-int64_t tc_sym_eval(const int64_t *steps, int n, int64_t value);
-/* The expression of that extent over the variable's expression var. */
-const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, const tc_expr *var);
+/* The extent the steps give when the chain starts at size variable var
+ * and the variables have the values values[]. */
+int64_t tc_sym_eval(const int64_t *steps, int n, int var, const int64_t *values);
+/* The expression of that extent over the variables' expressions vars[]. */
+const tc_expr *tc_sym_expr(tc_epool *p, const int64_t *steps, int n, int var,
+                           const tc_expr *const *vars);
+/* The text of a symbolic axis's extent over the variables' names[]:
+ * "B x S", "M x 37", "ceil(M / 128)" (its steps, as tc_sym_expr). */
+const char *tc_dg_sym_text(const tc_dgraph *g, int axis, const char *const *names, char *buf,
+                           size_t cap);
 /* A number every extent of a symbolic axis is a multiple of (1 when
  * none is known). */
 int64_t tc_dg_sym_divisor(const tc_dgraph *g, int axis);
-/* Which size variable a symbolic axis's extent is a chain over (the
- * root's tc_axis.sym_var). */
+/* Which size variable a symbolic axis's chain starts from (a root's
+ * tc_axis.sym_var). */
 int tc_dg_sym_var(const tc_dgraph *g, int axis);
 /* tc_dg_walk where the range condition of a symbolic axis compares with
- * its extent over vars[its variable], the size variables' expressions
- * (vars NULL: as tc_dg_walk); a symbolic axis whose extent is no chain
- * gets none (the lowering refuses such schedules first). */
+ * its extent over vars[], the size variables' expressions, and a merge
+ * or split whose inner extent is symbolic multiplies, divides and takes
+ * the remainder by that extent's expression (vars NULL: as tc_dg_walk);
+ * a symbolic axis whose extent is no chain gets none (the lowering
+ * refuses such schedules first). */
 int tc_dg_walk_sym(tc_epool *p, const tc_dgraph *g, const tc_expr **vals, const tc_expr **preds,
                    const tc_expr *const *vars);
 

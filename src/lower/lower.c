@@ -783,7 +783,7 @@ static const tc_expr *loop_values(lctx *c, const tc_tensor *t, bool skip_reducti
       int64_t steps[TC_SYM_MAX_STEPS];
       int ns = k->nsym && tc_dg_is_symbolic(g, t->loop[i]) ? tc_dg_sym_steps(g, t->loop[i], steps, NULL) : -1;
       if (ns >= 0) /* the extent over its size variable */
-        pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_sym_expr(p, steps, ns, k->sym[tc_dg_sym_var(g, t->loop[i])])));
+        pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_sym_expr(p, steps, ns, tc_dg_sym_var(g, t->loop[i]), k->sym)));
       else if (v->hi + 1 > a->extent) pred = tc_e_land(p, pred, tc_e_lt(p, v, tc_e_const(p, a->extent)));
     } else {
       v = c->loopvar[tc_uf_find(c->uf, key(c, t, i))];

@@ -295,6 +295,15 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     bool ui = (rid[TC_FR_MPRE] >= 0 && tc_e_uses(terms[i], rid[TC_FR_MPRE])) ||
               (rid[TC_FR_MPOST] >= 0 && tc_e_uses(terms[i], rid[TC_FR_MPOST]));
     bool uj = ncol && tc_e_uses(terms[i], rid[TC_FR_NPOST]), uk = tc_e_uses(terms[i], rid[TC_FR_K]);
+    /* a term of block indices and size variables alone (a block axis's
+     * extent over a size variable, docs/dynamic.md) holds for the whole
+     * warp or not at all: it guards both operands' fragments */
+    bool uniform = !ui && !uj && !uk;
+    for (int t = 3; t < 6 && uniform; t++) uniform = !tc_e_uses(terms[i], k->pvar[t]->val);
+    if (uniform) {
+      pa = tc_e_land(p, pa, terms[i]), pb = tc_e_land(p, pb, terms[i]);
+      continue;
+    }
     if ((ui && uj) || (ncol && !ui && !uj && !uk))
       return tc_fail(f, TC_ERR_SCHEDULE, "compile: %s's %s cannot tell which operand a condition "
                      "of its predicate bounds (M, N or K); schedule it with tc_schedule_matmul",

@@ -436,11 +436,16 @@ static int parse(const char *buf, size_t len, const char *key, tc_cache_entry *e
     }
     for (int d = 0; d < 3; d++) {
       long long y[2 + TC_SYM_MAX_STEPS];
-      if (!line(&c, "symgrid", v, sizeof v) || !ints(v, 2 + TC_SYM_MAX_STEPS, y, INT32_MIN, INT64_MAX) ||
+      if (!line(&c, "symgrid", v, sizeof v) || !ints(v, 2 + TC_SYM_MAX_STEPS, y, INT64_MIN, INT64_MAX) ||
           y[0] < -1 || y[0] >= q->n || y[1] < 0 || y[1] > TC_SYM_MAX_STEPS)
         return 0;
       q->grid_var[d] = (int)y[0], q->grid_nsteps[d] = (int)y[1];
-      for (int i = 0; i < TC_SYM_MAX_STEPS; i++) q->grid_steps[d][i] = y[2 + i];
+      for (int i = 0; i < TC_SYM_MAX_STEPS; i++) {
+        /* a step is a split, a fixed extent or a variable of this kernel */
+        int var = tc_sym_step_var(y[2 + i]);
+        if (var >= q->n || (var < 0 && y[2 + i] < INT32_MIN)) return 0;
+        q->grid_steps[d][i] = y[2 + i];
+      }
     }
   }
   if (!line(&c, "source", v, sizeof v) || !ints(v, 1, x, 0, (long long)MAX_ENTRY_BYTES)) return 0;

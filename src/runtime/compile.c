@@ -547,7 +547,7 @@ static tc_status run(tc_kernel *k, void *const *args, const int64_t *size, const
   for (int d = 0; d < 3; d++) l.grid[d] = (size_t)k->grid[d], l.block[d] = (size_t)k->block[d];
   for (int d = 0; size && d < 3; d++)
     if (k->sym.grid_var[d] >= 0)
-      l.grid[d] = (size_t)tc_sym_eval(k->sym.grid_steps[d], k->sym.grid_nsteps[d], size[k->sym.grid_var[d]]);
+      l.grid[d] = (size_t)tc_sym_eval(k->sym.grid_steps[d], k->sym.grid_nsteps[d], k->sym.grid_var[d], size);
   l.dyn_smem = (size_t)k->smem;
   if (ti.tensor_maps) l.tmaps = k->tmaps, l.ntmaps = k->ntmaps;
   tc_str err;

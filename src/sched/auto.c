@@ -204,6 +204,7 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t 
   if (per_block > rows) per_block = pow2_at_least(rows);
   /* the row [S, TIDx(T), V]: thread i reads V adjacent elements at
    * (s T + i) V, so the threads of a step read T V adjacent ones */
+  int rows_axis = kept ? ref->loop[row] : -1; /* all the rows, before they are split */
   st = v > 1 ? tc_split(ref, col, v, 1) : TC_OK;
   if (!st) st = tc_split(ref, col, t, 1);
   if (!st && kept && per_block > 1) st = tc_split(ref, row, per_block, 1), col++;
@@ -216,11 +217,14 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t 
   if (!st && v > 1) st = tc_parallelize(ref, col + 2, TC_VECTORIZE);
   int64_t steps = (cols / v + t - 1) / t;
   *steps_ = steps * v, *threads = t;
-  char rtext[80]; /* over the size variable: its name and bound */
-  if (kept && tc_dg_is_symbolic(&ref->f->g, ref->loop[row]) && ref->f->nsym)
+  char rtext[200]; /* over the size variables: their names and the bound */
+  if (kept && tc_dg_is_symbolic(&ref->f->g, rows_axis) && ref->f->nsym) {
+    const char *names[TC_MAX_SIZE_VARS];
+    char sym[160];
+    for (int i = 0; i < ref->f->nsym; i++) names[i] = ref->f->sym[i]->label;
     snprintf(rtext, sizeof rtext, "%s (at most %lld)",
-             ref->f->sym[tc_dg_sym_var(&ref->f->g, ref->loop[row])]->label, (long long)rows);
-  else
+             tc_dg_sym_text(&ref->f->g, rows_axis, names, sym, sizeof sym), (long long)rows);
+  } else
     snprintf(rtext, sizeof rtext, "%lld", (long long)rows);
   snprintf(note, cap,
            "tc_schedule_auto: inner reduction (normalization): %s rows of %lld, %lld row%s per "

@@ -78,12 +78,16 @@ static tc_status reorder(tc_tensor *t, int base, const int *from, const int *to,
 }
 
 /* Binds t's axes from base, labelled lab[0..n) (W and the lane merged):
- * Mo BIDy, No BIDx, W TIDy, the lane TIDx, the tiles and values unrolled. */
-static tc_status bind(tc_tensor *t, int base, const int *lab, int n) {
+ * Mo BIDy, No BIDx, W TIDy, the lane TIDx, the tiles and values unrolled;
+ * with M a size variable (msym) Mo BIDx and No BIDy, so that the grid's
+ * x extent, which has no 65535 limit, is ceil(M / bm) (as the FMA
+ * schedule binds it). */
+static tc_status bind(tc_tensor *t, int base, const int *lab, int n, bool msym) {
   tc_status st = TC_OK;
   for (int i = 0; i < n && !st; i++) {
     int l = lab[i];
-    tc_ptype p = l == MO ? TC_BIDY : l == NO ? TC_BIDX : l == WM ? TC_TIDY : l == MLANE ? TC_TIDX
+    tc_ptype p = l == MO ? (msym ? TC_BIDX : TC_BIDY) : l == NO ? (msym ? TC_BIDY : TC_BIDX)
+               : l == WM ? TC_TIDY : l == MLANE ? TC_TIDX
                : l == RM || l == RN || l == MPRE || l == MPOST || l == NPOST ? TC_UNROLL : TC_SERIAL;
     if (p != TC_SERIAL) st = tc_parallelize(t, base + i, p);
   }
@@ -142,6 +146,9 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   int r = acc->nlogical - 1, o = r - 2;
   int64_t m = tc_logical_extent(acc, o), n = tc_logical_extent(acc, o + 1);
   int64_t k = f->g.axes[acc->logical[r]].extent;
+  /* M or N a size variable (docs/dynamic.md): only Mo (No) depends on it,
+   * the rest of M's splits are the tiles' fixed extents */
+  bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]), nsym = tc_dg_is_symbolic(&f->g, acc->logical[o + 1]);
   if (target != TC_TARGET_OPENCL && target != sh->vendor)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is an %s instruction; %s has no %s here (the "
                    "OpenCL target emulates it): use %s", call, sh->name,
@@ -179,7 +186,7 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   if (!st) st = tc_merge(out, o + lane, o + lane + 1);         /* the lane */
   merged(ol, &nol);
   if (o && !st) st = tc_parallelize(out, 0, TC_BIDZ);
-  if (!st) st = bind(out, o, ol, nol);
+  if (!st) st = bind(out, o, ol, nol, msym);
   /* the accumulator: [Mo, No, Ko, Wm, Wn, Ki, RM, RN, m_pre, m_lane, n_lane, m_post, n_post, kk] */
   if (!st) st = tc_split(acc, o + 2, tl->bk, 1);
   if (!st) st = tc_split(acc, o + 3, sh->k, 1);
@@ -211,7 +218,7 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   if (!st) st = tc_merge(acc, o + 2 + lane, o + 3 + lane);
   merged(al, &nal);
   if (o && !st) st = tc_parallelize(acc, 0, TC_BIDZ);
-  if (!st) st = bind(acc, o, al, nal);
+  if (!st) st = bind(acc, o, al, nal, msym);
   if (!st) st = tc_inline_at(acc, o + 2);
   if (st) return st;
   acc->macro = sh->macro;
@@ -220,12 +227,17 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   tc_matmul_ring_note(ring, sizeof ring, tl->stages, false);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
+  char mtext[96], ntext[96]; /* a size variable: its name and bound */
+  if (msym) snprintf(mtext, sizeof mtext, "%s (at most %lld)", f->sym[tc_dg_sym_var(&f->g, acc->logical[o])]->label, (long long)m);
+  else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
+  if (nsym) snprintf(ntext, sizeof ntext, "%s (at most %lld)", f->sym[tc_dg_sym_var(&f->g, acc->logical[o + 1])]->label, (long long)n);
+  else snprintf(ntext, sizeof ntext, "%lld", (long long)n);
   tc_set_schedule_note(f,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld %ss (TIDy) of "
+           "matmul: %s x %s x %lld%s, %lldx%lld tiles on %s, %lld %ss (TIDy) of "
            "%lld lanes (TIDx) with %lldx%lld tiles each as %s (%s, f32 "
            "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes)%s, "
-           "%d epilogue op%s before the store", (long long)m, (long long)n, (long long)k, batch,
-           (long long)tl->bm, (long long)tl->bn, (long long)warps, sh->unit, (long long)sh->lanes,
+           "%d epilogue op%s before the store", mtext, ntext, (long long)k, batch,
+           (long long)tl->bm, (long long)tl->bn, msym ? "BIDx x BIDy" : "BIDy x BIDx", (long long)warps, sh->unit, (long long)sh->lanes,
            (long long)tl->tm, (long long)tl->tn, sh->name, tc_dtype_name(av->dtype),
            (long long)tl->bk, (long long)smem, ring, nepi, nepi == 1 ? "" : "s");
   return TC_OK;

@@ -376,10 +376,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   bool wg = tl.macro == TC_MACRO_WGMMA;
   if (sh || wg) {
     const char *name = wg ? "wgmma m64nNk16" : sh->name;
-    if (msym || nsym)
+    if (wg && (msym || nsym))
       return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is the size variable %s; the %s op type "
-                     "takes fixed shapes (schedule a symbolic GEMM with the FMA op type)", call,
-                     msym ? "M" : "N", msym ? mvar : nvar, name);
+                     "takes fixed shapes (schedule a symbolic GEMM with the FMA, mma.sync or MFMA "
+                     "op type)", call, msym ? "M" : "N", msym ? mvar : nvar, name);
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
                      "%s: the %s op type takes a matmul and elementwise ops after it; %s "

@@ -1,0 +1,185 @@
+/* test_dynamic_mma.c - the mma.sync m16n8k16 matmul schedule with M a
+ * size variable (tc_input_sym; docs/dynamic.md): M's block tiles on BIDx,
+ * the warp tiles, fragments and shared tiles fixed by the tiles, the
+ * loads of A's tile and the stores of C guarded by row < M.  One kernel,
+ * compiled once for OpenCL (the instruction emulated), runs at 12 values
+ * of M (1, primes, multiples of the block tile, a large one) against the
+ * plain C loop, with and without bias + ReLU, with one buffer and with a
+ * ring of 2 stages; nothing is written past M rows.  The CUDA kernel
+ * (sm_80) builds where NVRTC exists.  N a size variable too, and the
+ * wgmma op type with M open is refused with its message. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "test.h"
+#include "tilec/tilec.h"
+#include "matmul_test_util.h"
+
+#define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
+
+/* n f16 values in [-2, 2] (exact in f16) from seed, and the same as doubles */
+static uint16_t *values(int64_t n, uint64_t seed, double *v) {
+  uint16_t *p = malloc((size_t)n * 2);
+  for (int64_t i = 0; i < n; i++) {
+    float x = (float)((int64_t)(((uint64_t)i * 2654435761u + seed) % 4001) - 2000) / 1000.0f;
+    p[i] = tc_f32_to_f16(x);
+    v[i] = tc_f16_to_f32(p[i]);
+  }
+  return p;
+}
+
+static const int64_t Ms[] = {1, 2, 7, 16, 31, 63, 64, 65, 128, 129, 257, 1000};
+#define NM ((int)(sizeof Ms / sizeof Ms[0]))
+#define MAXM 1000
+
+/* y = A @ B (+ bias, relu), A [M, k] with M the size variable (and B
+ * [k, N], bias [N] with N one: nsym), scheduled for target */
+static tc_fusion *sym_gemm_for(int64_t n, int64_t k, int epilogue, const tc_matmul_tiles *tl, bool nsym,
+                               tc_target target) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {1 << 16, k}, sb[2] = {k, nsym ? 256 : n}, sn = -1;
+  const char *bn[2] = {NULL, "N"};
+  tc_tensor *a = tc_input_sym(f, TC_F16, 2, sa, "M", 1);
+  tc_tensor *b = nsym ? tc_input_syms(f, TC_F16, 2, sb, bn, NULL) : tc_input(f, TC_F16, 2, sb);
+  tc_tensor *y = tc_matmul(f, a, b);
+  if (epilogue && y) {
+    bool is_new[2] = {true, false};
+    tc_tensor *bias = nsym ? tc_input_sym(f, TC_F32, 1, &sn, "N", 1) : tc_input(f, TC_F32, 1, &n);
+    y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, y, tc_broadcast(f, bias, 2, is_new)));
+  }
+  TC_CHECK(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_matmul(f, target, target == TC_TARGET_CUDA ? "sm_80" : NULL, tl));
+  return f;
+}
+
+static tc_fusion *sym_gemm(int64_t n, int64_t k, int epilogue, const tc_matmul_tiles *tl, bool nsym) {
+  return sym_gemm_for(n, k, epilogue, tl, nsym, TC_TARGET_OPENCL);
+}
+
+static void sweep(int64_t n, int64_t k, int epilogue, int stages) {
+  tc_matmul_tiles tl = {64, 32, 32, 32, 16, TC_MACRO_MMA_M16N8K16, stages};
+  tc_fusion *f = sym_gemm(n, k, epilogue, &tl, false);
+  char desc[128];
+  snprintf(desc, sizeof desc, "M x %lld x %lld%s, %d stage%s", (long long)n, (long long)k,
+           epilogue ? " bias,relu" : "", stages, stages == 1 ? "" : "s");
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "matmul: M (at most 65536) x") != NULL &&
+               strstr(tc_fusion_schedule_note(f), "mma.sync m16n8k16") != NULL &&
+               strstr(tc_fusion_schedule_note(f), "on BIDx x BIDy") != NULL,
+           "%s: note %s", desc, tc_fusion_schedule_note(f));
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_mma"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s: %s", desc, tc_fusion_error(f));
+  TC_CHECK(strstr(tc_kernel_source(kern), "tc_mma_emu(") != NULL, "%s: no mma", desc);
+  double *va = malloc((size_t)(MAXM * k) * sizeof(double)), *vb = malloc((size_t)(k * n) * sizeof(double));
+  uint16_t *a = values(MAXM * k, 17, va), *b = values(k * n, 91, vb);
+  float fbias[512];
+  double bias[512];
+  for (int64_t j = 0; j < n; j++) fbias[j] = (float)((j * 7) % 41 - 20) / 8.0f, bias[j] = fbias[j];
+  float *out = malloc((size_t)((MAXM + 1) * n) * sizeof(float));
+  for (int r = 0; r < NM; r++) {
+    int64_t m = Ms[r];
+    memset(out, 0xff, (size_t)((MAXM + 1) * n) * sizeof(float)); /* NaNs: an element never written shows */
+    out[m * n] = -77.0f;
+    void *args[5] = {NULL, a, b, epilogue ? (void *)fbias : (void *)out, out};
+    st = tc_kernel_run_sizes(kern, args, &m, 1, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: %s\n", tc_kernel_error(kern));
+      break;
+    }
+    TC_CHECK(st == TC_OK, "%s, M = %lld: %s", desc, (long long)m, tc_kernel_error(kern));
+    char d2[160];
+    snprintf(d2, sizeof d2, "%s, M = %lld", desc, (long long)m);
+    matmul_mismatches(d2, out, va, vb, epilogue ? bias : NULL, m, n, k, 0);
+    TC_CHECK(out[m * n] == -77.0f, "%s: wrote past M rows", d2);
+  }
+  /* the CUDA kernel (sm_80, the real instruction) builds where NVRTC exists */
+  tc_fusion *fc = tc_fusion_new();
+  tc_fusion_free(fc);
+  fc = sym_gemm_for(n, k, epilogue, &tl, false, TC_TARGET_CUDA);
+  tc_compile_options co = {TC_TARGET_CUDA, "sm_80", "dyn_mma"};
+  tc_kernel *ck = tc_compile(fc, &co, &st);
+  TC_CHECK(ck != NULL, "%s: CUDA: %s", desc, tc_fusion_error(fc));
+  if (ck) {
+    TC_CHECK(strstr(tc_kernel_source(ck), "mma.sync.aligned.m16n8k16") != NULL, "%s: no mma.sync", desc);
+    st = tc_kernel_build(ck, NULL);
+    if (st == TC_ERR_UNSUPPORTED) printf("  skip CUDA build: %s\n", tc_kernel_error(ck));
+    else TC_CHECK(st == TC_OK, "%s: CUDA build: %s", desc, tc_kernel_error(ck));
+  }
+  tc_kernel_free(ck);
+  tc_fusion_free(fc);
+  free(va), free(vb), free(a), free(b), free(out);
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+}
+
+/* M and N both size variables: (M, N) pairs against the plain C loop */
+static void test_mma_mn(void) {
+  tc_matmul_tiles tl = {32, 64, 32, 16, 32, TC_MACRO_MMA_M16N8K16, 1};
+  int64_t k = 32;
+  tc_fusion *f = sym_gemm(0, k, 1, &tl, true);
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_mma_mn"};
+  tc_status st;
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s", tc_fusion_error(f));
+  TC_CHECK_EQ_INT(tc_kernel_size_var_count(kern), 2);
+  static const int64_t mn[][2] = {{1, 1}, {7, 8}, {33, 64}, {64, 65}, {100, 200}, {129, 256}};
+  double *va = malloc((size_t)(129 * k) * sizeof(double)), *vb = malloc((size_t)(k * 256) * sizeof(double));
+  uint16_t *a = values(129 * k, 5, va), *b0 = values(k * 256, 23, vb);
+  uint16_t *b = malloc((size_t)(k * 256) * 2);
+  double *vbn = malloc((size_t)(k * 256) * sizeof(double));
+  float fbias[256];
+  double bias[256];
+  for (int j = 0; j < 256; j++) fbias[j] = (float)((j * 5) % 33 - 16) / 8.0f, bias[j] = fbias[j];
+  float *out = malloc((size_t)(129 * 256 + 1) * sizeof(float));
+  for (size_t r = 0; r < sizeof mn / sizeof mn[0]; r++) {
+    int64_t m = mn[r][0], n = mn[r][1], sizes[2] = {m, n};
+    for (int64_t q = 0; q < k * n; q++) b[q] = b0[q], vbn[q] = vb[q]; /* B [k, n], row-major */
+    memset(out, 0xff, (size_t)(129 * 256 + 1) * sizeof(float));
+    out[m * n] = -77.0f;
+    void *args[6] = {NULL, a, NULL, b, fbias, out};
+    st = tc_kernel_run_sizes(kern, args, sizes, 2, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: %s\n", tc_kernel_error(kern));
+      break;
+    }
+    TC_CHECK(st == TC_OK, "M %lld, N %lld: %s", (long long)m, (long long)n, tc_kernel_error(kern));
+    char d[64];
+    snprintf(d, sizeof d, "M %lld, N %lld", (long long)m, (long long)n);
+    matmul_mismatches(d, out, va, vbn, bias, m, n, k, 0);
+    TC_CHECK(out[m * n] == -77.0f, "%s: wrote past M x N", d);
+  }
+  free(va), free(vb), free(vbn), free(a), free(b0), free(b), free(out);
+  tc_kernel_free(kern);
+  tc_fusion_free(f);
+}
+
+/* the wgmma op type still takes fixed shapes */
+static void test_wgmma_refused(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {4096, 64}, sb[2] = {64, 128};
+  tc_tensor *a = tc_input_sym(f, TC_F16, 2, sa, "M", 1), *b = tc_input(f, TC_F16, 2, sb);
+  OK(f, tc_add_output(f, tc_matmul(f, a, b)));
+  tc_matmul_tiles tl = {64, 128, 64, 64, 128, TC_MACRO_WGMMA, 1};
+  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &tl) == TC_ERR_UNSUPPORTED &&
+               strstr(tc_fusion_error(f), "M is the size variable M; the wgmma m64nNk16 op type takes fixed shapes"),
+           "%s", tc_fusion_error(f));
+  tc_fusion_free(f);
+}
+
+static void test_mma_m(void) {
+  sweep(64, 48, 0, 1);
+  sweep(96, 64, 1, 1);
+  sweep(64, 96, 1, 2);
+}
+
+int main(void) {
+  TC_RUN(test_mma_m);
+  TC_RUN(test_mma_mn);
+  TC_RUN(test_wgmma_refused);
+  TC_MAIN_END();
+}
