@@ -387,9 +387,6 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                      wg ? "wgmma" : tl.macro == TC_MACRO_MMA_M16N8K16 ? "mma.sync" : "MFMA",
                      rout ? "a reduction of the result is not part of it"
                           : "ops before the matmul on an operand are not part of it");
-    if (wg && tl.stages > 1)
-      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the wgmma op type takes no rings of stages yet "
-                     "(its tiles are one buffer each; give stages 0 or 1)", call);
     if (wg) return tc_schedule_matmul_wgmma(f, target, mm, out, &tl, nepi);
     tc_status ms = tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
     if (!ms && !tiles) { /* say that the scheduler chose it */
