@@ -608,6 +608,88 @@ static void test_auto(void) {
   tc_fusion_free(f);
 }
 
+/* tc_schedule_auto on CUDA sm_90a: wgmma in rings of 2 to 4 stages where
+ * M and N are at least 64 (the tiles, stages and shared memory derived
+ * by hand from the rule in docs/matmul.md), built with NVRTC for sm_90a,
+ * and the same schedule run on OpenCL (the wgmma emulated) against the
+ * plain C loop; mma.sync where the result is smaller than 64 x 64 or the
+ * arch is sm_90 (the note says why not wgmma); FMA for a reduction. */
+static void test_auto_wgmma(void) {
+  static const struct {
+    tc_dtype t;
+    int64_t m, n, k;
+    const char *want; /* in the note */
+    int stages;
+  } cs[] = {
+      /* 128 x 256 tiles, K tiles of 64: 4 x 48 KiB of rings */
+      {TC_BF16, 130, 200, 300, "128x256 tiles on BIDy x BIDx, 2 warp groups (TIDy) of 128 threads (TIDx) with "
+                              "64x256 tiles each as wgmma m64n256k16", 4},
+      /* 3 K tiles of 64 */
+      {TC_F16, 64, 100, 130, "64x128 tiles on BIDy x BIDx, 1 warp group (TIDy) of 128 threads (TIDx) with "
+                             "64x128 tiles each as wgmma m64n128k16", 3},
+      /* K 20: one K tile of 32 */
+      {TC_F16, 67, 64, 20, "64x64 tiles on BIDy x BIDx, 1 warp group (TIDy) of 128 threads (TIDx) with "
+                           "64x64 tiles each as wgmma m64n64k16 (f16, f32 accumulators), K in tiles of 32", 2},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tc_fusion *f = matmul_fusion(cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+    OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_90a"));
+    const char *note = tc_fusion_schedule_note(f);
+    char ring[32];
+    snprintf(ring, sizeof ring, "rings of %d stages", cs[i].stages);
+    TC_CHECK(strstr(note, cs[i].want) && strstr(note, ring) &&
+                 strstr(note, "wgmma m64nNk16: the scheduler's op type for f16/bf16 on CUDA sm_90a"),
+             "case %zu: note %s", i, note);
+    tc_compile_options opt = {TC_TARGET_CUDA, "sm_90a", "ring_auto90"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &opt, &st);
+    TC_CHECK(k && strstr(tc_kernel_source(k), "wgmma.mma_async") && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
+             "case %zu: %s", i, k ? "no wgmma / cp.async" : tc_fusion_error(f));
+    if (k) {
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, tc_kernel_error(k));
+    }
+    tc_kernel_free(k);
+    run_scheduled(f, note, cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+  }
+  /* the shared memory bound: 128 x 256 x 64 bf16 tiles are 48 KiB a stage,
+   * so the 8192^3 GEMM takes 4 stages (192 KiB of 227 KiB) */
+  tc_fusion *f = matmul_fusion(TC_BF16, 8192, 8192, 8192);
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_90a"));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "m64n256k16") && strstr(tc_fusion_schedule_note(f), "(196608 bytes)") &&
+               strstr(tc_fusion_schedule_note(f), "rings of 4 stages"), "8192: %s", tc_fusion_schedule_note(f));
+  tc_fusion_free(f);
+  /* mma.sync, and why not wgmma */
+  static const struct {
+    const char *arch;
+    int64_t m, n;
+    const char *why;
+  } mma[] = {{"sm_90a", 128, 48, "(not wgmma: the result is smaller than one 64 x 64 wgmma tile)"},
+             {"sm_90a", 63, 128, "(not wgmma: the result is smaller than one 64 x 64 wgmma tile)"},
+             {"sm_90", 256, 256, "(not wgmma: wgmma needs sm_90a, the arch is sm_90)"},
+             {"sm_89", 256, 256, NULL}};
+  for (size_t i = 0; i < sizeof mma / sizeof mma[0]; i++) {
+    f = matmul_fusion(TC_F16, mma[i].m, mma[i].n, 64);
+    OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, mma[i].arch));
+    const char *note = tc_fusion_schedule_note(f);
+    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && (mma[i].why ? strstr(note, mma[i].why) != NULL : !strstr(note, "wgmma")),
+             "mma case %zu: %s", i, note);
+    tc_fusion_free(f);
+  }
+  /* a reduction of the result: FMA on sm_90a, saying why */
+  f = tc_fusion_new();
+  int64_t sa[2] = {128, 64}, sb[2] = {64, 128};
+  tc_tensor *y = tc_matmul(f, tc_input(f, TC_BF16, 2, sa), tc_input(f, TC_BF16, 2, sb));
+  int last = -1;
+  tc_add_output(f, y);
+  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_90a"));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "FMA, not wgmma or mma.sync: their op types take no reduction"),
+           "%s", tc_fusion_schedule_note(f));
+  tc_fusion_free(f);
+}
+
 /* ---- refusals ---------------------------------------------------------------- */
 
 static void expect_compile_error(tc_fusion *f, tc_target t, const char *arch, const char *want) {
@@ -688,6 +770,7 @@ int main(void) {
   TC_RUN(test_wgmma_runs);
   TC_RUN(test_cuda);
   TC_RUN(test_auto);
+  TC_RUN(test_auto_wgmma);
   TC_RUN(test_refusals);
   TC_MAIN_END();
 }

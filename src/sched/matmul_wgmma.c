@@ -186,11 +186,11 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   tc_set_schedule_note(f,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warp groups (TIDy) "
+           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warp group%s (TIDy) "
            "of 128 threads (TIDx) with 64x%lld tiles each as wgmma m64n%lldk16 (%s, f32 "
            "accumulators), K in tiles of %lld with A and B staged K-major%s in shared memory "
            "(%lld bytes)%s, %d epilogue op%s before the store", (long long)m, (long long)n,
-           (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups,
+           (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups, groups == 1 ? "" : "s",
            (long long)tl->tn, (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk,
            !swizzle ? "" : tma ? " (128B swizzle, by bulk tensor copies)" : " (128B swizzle)",
            (long long)smem, rtext, nepi, nepi == 1 ? "" : "s");
