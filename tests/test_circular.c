@@ -545,18 +545,51 @@ static void test_cuda(void) {
   }
 }
 
+/* a problem for tc_schedule_auto and what its note must hold */
+typedef struct auto_case {
+  tc_dtype t;
+  int64_t m, n, k;
+  const char *want; /* in the note */
+  int stages;
+} auto_case;
+
+/* A @ B (m x k times k x n) and its row sums, scheduled by
+ * tc_schedule_auto for CUDA arch: the note holds want */
+static void reduction_note(tc_dtype t, int64_t m, int64_t n, int64_t k, const char *arch, const char *want) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {m, k}, sb[2] = {k, n};
+  tc_tensor *y = tc_matmul(f, tc_input(f, t, 2, sa), tc_input(f, t, 2, sb));
+  int last = -1;
+  tc_add_output(f, y);
+  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, arch));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), want), "%s: %s", arch, tc_fusion_schedule_note(f));
+  tc_fusion_free(f);
+}
+
+/* f, scheduled by tc_schedule_auto for CUDA arch: its kernel holds instr
+ * and a cp.async ring, and builds with NVRTC */
+static void auto_kernel(tc_fusion *f, const char *arch, const char *instr, size_t i) {
+  tc_compile_options opt = {TC_TARGET_CUDA, arch, "ring_auto"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k && strstr(tc_kernel_source(k), instr) && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
+           "case %zu (%s): %s", i, arch, k ? "no instruction / cp.async" : tc_fusion_error(f));
+  if (k) {
+    st = tc_kernel_build(k, NULL);
+    if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+    else TC_CHECK(st == TC_OK, "case %zu (%s) does not build: %s", i, arch, tc_kernel_error(k));
+  }
+  tc_kernel_free(k);
+}
+
 /* tc_schedule_auto: mma.sync in rings of 2 or 3 stages for f16 / bf16 on
  * CUDA sm_80+, FMA otherwise (OpenCL, sm_75, f32, a reduction of the
  * result); the schedule it makes for CUDA, compiled for OpenCL (the mma
  * emulated), computes the plain C loop's values at ragged shapes, and the
  * CUDA kernel holds cp.async and builds with NVRTC. */
 static void test_auto(void) {
-  static const struct {
-    tc_dtype t;
-    int64_t m, n, k;
-    const char *tiles; /* in the note */
-    int stages;
-  } cs[] = {
+  static const auto_case cs[] = {
       {TC_BF16, 67, 97, 131, "128x128 tiles", 3}, /* 5 K tiles of 32 */
       {TC_F16, 1, 1, 1, "16x8 tiles", 2},
       {TC_F16, 20, 9, 40, "32x16 tiles", 2},    /* 2 K tiles of 32 */
@@ -567,19 +600,9 @@ static void test_auto(void) {
     const char *note = tc_fusion_schedule_note(f);
     char ring[32];
     snprintf(ring, sizeof ring, "rings of %d stages", cs[i].stages);
-    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && strstr(note, cs[i].tiles) && strstr(note, ring) &&
+    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && strstr(note, cs[i].want) && strstr(note, ring) &&
                  strstr(note, "the scheduler's op type"), "case %zu: note %s", i, note);
-    tc_compile_options opt = {TC_TARGET_CUDA, "sm_80", "ring_auto"};
-    tc_status st;
-    tc_kernel *k = tc_compile(f, &opt, &st);
-    TC_CHECK(k && strstr(tc_kernel_source(k), "tc_mma_") && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
-             "case %zu: %s", i, k ? "no mma / cp.async" : tc_fusion_error(f));
-    if (k) {
-      st = tc_kernel_build(k, NULL);
-      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
-      else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, tc_kernel_error(k));
-    }
-    tc_kernel_free(k);
+    auto_kernel(f, "sm_80", "tc_mma_", i);
     run_scheduled(f, note, cs[i].t, cs[i].m, cs[i].n, cs[i].k);
   }
   /* FMA where mma.sync does not apply */
@@ -596,16 +619,7 @@ static void test_auto(void) {
     tc_fusion_free(f);
   }
   /* a row reduction of the result: FMA, and the note says why */
-  tc_fusion *f = tc_fusion_new();
-  int64_t sa[2] = {32, 16}, sb[2] = {16, 24};
-  tc_tensor *y = tc_matmul(f, tc_input(f, TC_F16, 2, sa), tc_input(f, TC_F16, 2, sb));
-  int last = -1;
-  tc_add_output(f, y);
-  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
-  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_80"));
-  TC_CHECK(strstr(tc_fusion_schedule_note(f), "FMA, not mma.sync: the mma.sync op type takes no reduction"),
-           "%s", tc_fusion_schedule_note(f));
-  tc_fusion_free(f);
+  reduction_note(TC_F16, 32, 24, 16, "sm_80", "FMA, not mma.sync: the mma.sync op type takes no reduction");
 }
 
 /* tc_schedule_auto on CUDA sm_90a: wgmma in rings of 2 to 4 stages where
@@ -615,12 +629,7 @@ static void test_auto(void) {
  * plain C loop; mma.sync where the result is smaller than 64 x 64 or the
  * arch is sm_90 (the note says why not wgmma); FMA for a reduction. */
 static void test_auto_wgmma(void) {
-  static const struct {
-    tc_dtype t;
-    int64_t m, n, k;
-    const char *want; /* in the note */
-    int stages;
-  } cs[] = {
+  static const auto_case cs[] = {
       /* 128 x 256 tiles, K tiles of 64: 4 x 48 KiB of rings */
       {TC_BF16, 130, 200, 300, "128x256 tiles on BIDy x BIDx, 2 warp groups (TIDy) of 128 threads (TIDx) with "
                               "64x256 tiles each as wgmma m64n256k16", 4},
@@ -640,17 +649,7 @@ static void test_auto_wgmma(void) {
     TC_CHECK(strstr(note, cs[i].want) && strstr(note, ring) &&
                  strstr(note, "wgmma m64nNk16: the scheduler's op type for f16/bf16 on CUDA sm_90a"),
              "case %zu: note %s", i, note);
-    tc_compile_options opt = {TC_TARGET_CUDA, "sm_90a", "ring_auto90"};
-    tc_status st;
-    tc_kernel *k = tc_compile(f, &opt, &st);
-    TC_CHECK(k && strstr(tc_kernel_source(k), "wgmma.mma_async") && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
-             "case %zu: %s", i, k ? "no wgmma / cp.async" : tc_fusion_error(f));
-    if (k) {
-      st = tc_kernel_build(k, NULL);
-      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
-      else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, tc_kernel_error(k));
-    }
-    tc_kernel_free(k);
+    auto_kernel(f, "sm_90a", "wgmma.mma_async", i);
     run_scheduled(f, note, cs[i].t, cs[i].m, cs[i].n, cs[i].k);
   }
   /* the shared memory bound: 128 x 256 x 64 bf16 tiles are 48 KiB a stage,
@@ -678,16 +677,7 @@ static void test_auto_wgmma(void) {
     tc_fusion_free(f);
   }
   /* a reduction of the result: FMA on sm_90a, saying why */
-  f = tc_fusion_new();
-  int64_t sa[2] = {128, 64}, sb[2] = {64, 128};
-  tc_tensor *y = tc_matmul(f, tc_input(f, TC_BF16, 2, sa), tc_input(f, TC_BF16, 2, sb));
-  int last = -1;
-  tc_add_output(f, y);
-  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
-  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_90a"));
-  TC_CHECK(strstr(tc_fusion_schedule_note(f), "FMA, not wgmma or mma.sync: their op types take no reduction"),
-           "%s", tc_fusion_schedule_note(f));
-  tc_fusion_free(f);
+  reduction_note(TC_BF16, 128, 128, 64, "sm_90a", "FMA, not wgmma or mma.sync: their op types take no reduction");
 }
 
 /* ---- refusals ---------------------------------------------------------------- */
