@@ -9,15 +9,21 @@
  *   of the slot's last read; it checks that every read of iteration k
  *   finds tile k in its slot, waited for and published by a barrier, and
  *   that no copy goes into a slot before a barrier has passed since its
- *   last read; three faults injected into the lowering (a wait for one
- *   group fewer, no barrier, the prologue's commit dropped) must fail it;
+ *   last read (a wgmma reads the slot its descriptors' start addresses
+ *   name); four faults injected into the lowering (a wait for one
+ *   group fewer, no barrier, the prologue's commit dropped, a wgmma's
+ *   descriptors left at slot 0) must fail it;
  * - matmuls with rings of 1 to 4 stages at ragged shapes (extents of 1,
- *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16 and
- *   mma.sync in f16 / bf16, run on OpenCL (PoCL) against a plain C loop,
- *   and a ring outside a matmul (a serial loop of a pointwise fusion);
- * - the CUDA kernels for sm_80 hold cp.async (16-byte copies where the
- *   runs are aligned, none where they are not), commit_group and
+ *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16,
+ *   mma.sync and wgmma in f16 / bf16, run on OpenCL (PoCL) against a
+ *   plain C loop, and a ring outside a matmul (a serial loop of a
+ *   pointwise fusion);
+ * - the CUDA kernels for sm_80 (wgmma: sm_90a) hold cp.async (16-byte
+ *   copies where the runs are aligned, none where they are not or where
+ *   a wgmma tile's edge is zero-filled), commit_group and
  *   wait_group(stages - 2), and build with NVRTC;
+ * - tc_schedule_auto's choices: mma.sync rings on sm_80, wgmma rings on
+ *   sm_90a (mma.sync where wgmma does not apply, saying why);
  * - the refusals: stages outside 1 .. 8, a tensor in registers, one
  *   computed at a parallel axis or outside any loop, shared memory over
  *   the arch's limit once multiplied by the stages. */
