@@ -521,10 +521,14 @@ static void test_cuda(void) {
       {TC_F32, 67, 97, 33, {32, 32, 8, 4, 4, TC_MACRO_FMA, 2}, "tc_cpa4(&"},
       {TC_F16, 67, 97, 33, {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}, NULL},
       /* wgmma (sm_90a, B [N, K]): 16-byte runs of whole tiles, swizzled
-       * or not; at edges the tiles are zero-filled by plain copies */
+       * or not; at a K edge inside a 16-byte run the tiles are
+       * zero-filled by plain copies */
       {TC_BF16, 256, 256, 512, {128, 128, 64, 64, 128, TC_MACRO_WGMMA, 4}, "tc_cpa16(&"},
       {TC_F16, 128, 64, 96, {64, 64, 32, 64, 64, TC_MACRO_WGMMA, 3}, "tc_cpa16(&"},
       {TC_F16, 67, 97, 133, {128, 96, 32, 64, 48, TC_MACRO_WGMMA, 3}, NULL},
+      /* K whole tiles, M and N ragged: the rows past them are zero-filled
+       * by the cp.async itself (a source size of 0) */
+      {TC_BF16, 67, 97, 128, {128, 96, 32, 64, 48, TC_MACRO_WGMMA, 3}, "tc_cpa16z(&"},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     tc_fusion *f;

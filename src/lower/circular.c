@@ -181,8 +181,10 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
    * cp.async would leave the slot's previous tile */
   if (s->stmt.in_valid[0]) return 0;
   /* a tile a wgmma reads whole holds 0 past the edges (zfill): a skipped
-   * cp.async would leave the slot's previous tile there */
-  if (s->stmt.zfill && !tc_e_is_const(s->stmt.pred, 1)) return 0;
+   * cp.async would leave the slot's previous tile there, so such a copy
+   * is a cp.async that zero-fills (a source size of 0) where its edge
+   * predicate holds for the whole run, else a plain copy */
+  bool zfill = s->stmt.zfill && !tc_e_is_const(s->stmt.pred, 1);
   int es = (int)tc_dtype_size(op->out->dtype);
   tc_knode *v = s->parent;
   if (v && v->kind == TC_K_LOOP && (v->loop.ptype == TC_VECTORIZE || v->loop.ptype == TC_UNROLL) &&
@@ -193,6 +195,7 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
     const tc_expr *in0 = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 1, &id, &zero));
     const tc_expr *out0 = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 1, &id, &zero));
     bool ok = (n * es == 8 || n * es == 16) && !tc_e_uses(s->stmt.pred, id) &&
+              (!zfill || !tc_e_uses(s->stmt.inner_pred, id)) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.in_index[0], tc_e_add(p, in0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.out_index, tc_e_add(p, out0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, in0, n)), 0) &&
@@ -202,7 +205,7 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
       return (int)(n * es);
     }
   }
-  return es == 4 ? 4 : 0;
+  return es == 4 && !zfill ? 4 : 0;
 }
 
 static const tc_expr *subst1(tc_epool *p, const tc_expr *e, int64_t id, const tc_expr *v) {
