@@ -541,6 +541,9 @@ static void test_cuda(void) {
       TC_CHECK(strstr(src, "cp.async.commit_group;") && strstr(src, wait), "case %zu: no %s / commit", i, wait);
       if (cs[i].copy) {
         TC_CHECK(strstr(src, cs[i].copy) != NULL, "case %zu: no %s in\n%s", i, cs[i].copy, src);
+        /* (whole tiles: no copy zero-fills, the ring's last tiles are skipped) */
+        if (!strchr(cs[i].copy, 'z'))
+          TC_CHECK(strstr(src, "tc_cpa16z(&") == NULL && strstr(src, "tc_cpa8z(&") == NULL, "case %zu: a zero-filling copy", i);
         TC_CHECK(strstr(src, cs[i].copy[7] == '1' ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global"),
                  "case %zu: no instruction", i);
       } else {

@@ -811,7 +811,7 @@ static void print_cp_async(tc_str *o, const tc_dialect *d, const tc_kir *k, cons
   tc_str_cat(&src, "]");
   /* a zero-filled edge (zfill): copied where inner_pred holds, the bytes
    * 0 where pred fails */
-  bool zero = s->stmt.zfill && !tc_e_is_const(s->stmt.pred, 1);
+  bool zero = s->stmt.cp_zero;
   const tc_expr *g = zero ? s->stmt.inner_pred : s->stmt.pred;
   bool guarded = !tc_e_is_const(g, 1);
   tc_str zc;

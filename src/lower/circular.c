@@ -201,7 +201,7 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, in0, n)), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, out0, n)), 0);
     if (ok) {
-      s->stmt.in_index[0] = in0, s->stmt.out_index = out0, s->stmt.cp_vec = v;
+      s->stmt.in_index[0] = in0, s->stmt.out_index = out0, s->stmt.cp_vec = v, s->stmt.cp_zero = zfill;
       return (int)(n * es);
     }
   }
