@@ -569,9 +569,9 @@ static void test_random_mfma_tiles(void) {
 
 /* The wgmma m64nNk16 op type (TC_MACRO_WGMMA) likewise: 1 or 2 warp
  * groups along M, 1 or 2 along N with N of 8 to 64 each, K tiles of 16,
- * 32 or 64 (64: the 128B swizzled tiles), 1 to 4 stages, any M, N, K
- * (edges as zeros stored in the shared tiles), batches, transposes and
- * epilogue chains, on the OpenCL emulation of the instruction. */
+ * 32 or 64 (64: the 128B swizzled tiles), any M, N, K (edges as zeros
+ * stored in the shared tiles), batches, transposes and epilogue chains,
+ * on the OpenCL emulation of the instruction. */
 static void test_random_wgmma_tiles(void) {
   for (long i = 0; i < (g_cases + 3) / 4; i++) {
     mcase c = random_case();
@@ -581,7 +581,6 @@ static void test_random_wgmma_tiles(void) {
     t.bm = 64 * (1 + (int64_t)(rnd() % 2)), t.bn = t.tn * (1 + (int64_t)(rnd() % 2));
     t.bk = 16 << (rnd() % 3);
     t.macro = TC_MACRO_WGMMA;
-    t.stages = 1 + (int)(i % 4); /* rings of 1 to 4 slots (no draw: the campaign's sequence stays) */
     run_case_tiles(&c, (int)i, &t);
   }
 }
