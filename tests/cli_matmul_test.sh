@@ -257,6 +257,12 @@ if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
     gemm -M 67 -N 97 -K 131 -t f16 --epilogue bias,relu --tiles 128,96,64,64,48 --macro wgmma -V 1
   expect "--macro wgmma: the schedule and launch" 0 '4 warp groups \(TIDy\) of 128 threads \(TIDx\) with 64x48 tiles each as wgmma m64n48k16 \(bf16' \
     gemm -M 67 -N 97 -K 33 -t bf16 --epilogue relu --tiles 128,96,32,64,48 --macro wgmma -V 1
+  for st in 2 4; do
+    expect "--macro wgmma --stages $st bf16 at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
+      gemm -M 67 -N 97 -K 133 -t bf16 --epilogue bias,relu --tiles 128,96,32,64,48 --macro wgmma --stages $st -V 1
+  done
+  expect "--macro wgmma --stages 3 f16, 128B swizzle, B [N, K]" 0 '^verify: PASS \(max error .*; 16384 elements\)' \
+    gemm -M 128 -N 128 -K 320 -t f16 --transB 1 --epilogue relu --tiles 128,128,64,64,64 --macro wgmma --stages 3 -V 1
 fi
 expect "--macro wgmma cuda --emit" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
   gemm -M 128 -N 128 -K 64 -t bf16 --epilogue bias,relu --tiles 128,128,32,64,128 --macro wgmma --target cuda --arch sm_90a --emit "$tmp/wgmma.cu"
@@ -266,6 +272,12 @@ expect "--macro wgmma cuda, B given [N, K], K tiles of 64: bulk tensor copies" 0
   gemm -M 256 -N 256 -K 128 -t bf16 --transB 1 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --target cuda --arch sm_90a --emit "$tmp/wgmma_tma.cu"
 if grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier' "$tmp/wgmma_tma.cu" 2>/dev/null && grep -q 'mbarrier.try_wait.parity' "$tmp/wgmma_tma.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_tma.cu"; then pass "emitted kernel loads the wgmma tiles by TMA"
 else fail "emitted kernel lacks the bulk copies of the wgmma tiles"; fi
+expect "--macro wgmma --stages 4 cuda --emit" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
+  gemm -M 256 -N 256 -K 512 -t bf16 --transB 1 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --stages 4 --target cuda --arch sm_90a --emit "$tmp/wgmma_ring.cu"
+if grep -q 'cp.async.wait_group 2;' "$tmp/wgmma_ring.cu" 2>/dev/null && grep -q 'tc_cpa16(&' "$tmp/wgmma_ring.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_ring.cu"; then pass "emitted wgmma kernel copies its tiles into rings by cp.async"
+else fail "emitted wgmma ring kernel lacks cp.async / wait_group 2"; fi
+expect "tc_schedule_auto on sm_90a: wgmma in rings of 4 stages" 0 'wgmma m64n256k16 \(bf16.* in rings of 4 stages.*wgmma m64nNk16: the scheduler.s op type for f16/bf16 on CUDA sm_90a' \
+  gemm -M 8192 -N 8192 -K 8192 -t bf16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/wgmma_auto.cu"
 expect "--macro wgmma for sm_80" 1 'wgmma m64nNk16 needs arch sm_90a, but the arch is sm_80' \
   gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 64,64,16,64,64 --macro wgmma --target cuda --arch sm_80 --emit "$tmp/wgmma80.cu"
 expect "--macro wgmma on f32" 2 'multiplies f16 or bf16 operands, not f32' \

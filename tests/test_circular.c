@@ -9,15 +9,21 @@
  *   of the slot's last read; it checks that every read of iteration k
  *   finds tile k in its slot, waited for and published by a barrier, and
  *   that no copy goes into a slot before a barrier has passed since its
- *   last read; three faults injected into the lowering (a wait for one
- *   group fewer, no barrier, the prologue's commit dropped) must fail it;
+ *   last read (a wgmma reads the slot its descriptors' start addresses
+ *   name); four faults injected into the lowering (a wait for one
+ *   group fewer, no barrier, the prologue's commit dropped, a wgmma's
+ *   descriptors left at slot 0) must fail it;
  * - matmuls with rings of 1 to 4 stages at ragged shapes (extents of 1,
- *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16 and
- *   mma.sync in f16 / bf16, run on OpenCL (PoCL) against a plain C loop,
- *   and a ring outside a matmul (a serial loop of a pointwise fusion);
- * - the CUDA kernels for sm_80 hold cp.async (16-byte copies where the
- *   runs are aligned, none where they are not), commit_group and
+ *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16,
+ *   mma.sync and wgmma in f16 / bf16, run on OpenCL (PoCL) against a
+ *   plain C loop, and a ring outside a matmul (a serial loop of a
+ *   pointwise fusion);
+ * - the CUDA kernels for sm_80 (wgmma: sm_90a) hold cp.async (16-byte
+ *   copies where the runs are aligned, none where they are not or where
+ *   a wgmma tile's edge is zero-filled), commit_group and
  *   wait_group(stages - 2), and build with NVRTC;
+ * - tc_schedule_auto's choices: mma.sync rings on sm_80, wgmma rings on
+ *   sm_90a (mma.sync where wgmma does not apply, saying why);
  * - the refusals: stages outside 1 .. 8, a tensor in registers, one
  *   computed at a parallel axis or outside any loop, shared memory over
  *   the arch's limit once multiplied by the stages. */
@@ -41,15 +47,21 @@ static uint64_t rnd(void) {
   return g_state;
 }
 
-/* relu(A @ B + bias), A [m, k], B [k, n] of dtype t, bias f32 [n] */
-static tc_fusion *matmul_fusion(tc_dtype t, int64_t m, int64_t n, int64_t k) {
+/* relu(A @ B + bias), A [m, k], B [k, n] (tb: given as [n, k]) of dtype
+ * t, bias f32 [n] */
+static tc_fusion *matmul_fusion_tb(tc_dtype t, int64_t m, int64_t n, int64_t k, bool tb) {
   tc_fusion *f = tc_fusion_new();
-  int64_t sa[2] = {m, k}, sb[2] = {k, n};
-  tc_tensor *a = tc_input(f, t, 2, sa), *b = tc_input(f, t, 2, sb), *bias = tc_input(f, TC_F32, 1, &n);
+  int64_t sa[2] = {m, k}, sb[2] = {k, n}, sbt[2] = {n, k};
+  tc_tensor *a = tc_input(f, t, 2, sa), *b = tc_input(f, t, 2, tb ? sbt : sb), *bias = tc_input(f, TC_F32, 1, &n);
+  if (tb) b = tc_permute(f, b, (int[]){1, 0});
   bool is_new[2] = {true, false};
   tc_tensor *y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new)));
   tc_add_output(f, y);
   return f;
+}
+
+static tc_fusion *matmul_fusion(tc_dtype t, int64_t m, int64_t n, int64_t k) {
+  return matmul_fusion_tb(t, m, n, k, false);
 }
 
 /* ---- the protocol model ---------------------------------------------- */
@@ -134,7 +146,10 @@ static void stmt(model *m, const tc_knode *n) {
     int r = ring_of(m, s->op->in[q]);
     if (r < 0) continue;
     if (!m->in_ring_loop) return fail(m, "a read outside the ring loop");
-    int64_t slot = tc_e_eval(s->in_index[q], m->vars) / m->ring[r]->slot_elems;
+    /* a wgmma reads through its descriptors, from their start addresses */
+    const tc_expr *at = s->mma.kind == TC_MACRO_WGMMA && q < 2 ? (q ? s->mma.start_b : s->mma.start_a)
+                                                              : s->in_index[q];
+    int64_t slot = tc_e_eval(at, m->vars) / m->ring[r]->slot_elems;
     int64_t want = tc_e_eval(m->loopvar, m->vars);
     char b[200];
     if (slot < 0 || slot >= m->ring[r]->stages || m->group[r][slot] < 0 || m->tile[r][slot] != want) {
@@ -229,6 +244,12 @@ static void test_protocol(void) {
       {TC_BF16, 13, 7, 5, {16, 8, 8, 4, 4, TC_MACRO_FMA, 4}},
       {TC_F16, 64, 64, 96, {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}},
       {TC_BF16, 33, 20, 24, {32, 16, 16, 16, 8, TC_MACRO_MMA_M16N8K16, 4}},
+      /* wgmma: the descriptors' starts at slot k % S; without and with
+       * the 128B swizzle, edges, K shorter than the ring */
+      {TC_BF16, 67, 97, 133, {128, 96, 32, 64, 48, TC_MACRO_WGMMA, 3}},
+      {TC_F16, 128, 128, 320, {128, 128, 64, 64, 64, TC_MACRO_WGMMA, 4}},
+      {TC_F16, 70, 72, 20, {64, 72, 16, 64, 72, TC_MACRO_WGMMA, 4}},
+      {TC_BF16, 64, 64, 128, {64, 64, 64, 64, 64, TC_MACRO_WGMMA, 2}},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     static const tc_target tgs[2] = {TC_TARGET_OPENCL, TC_TARGET_CUDA};
@@ -237,7 +258,8 @@ static void test_protocol(void) {
       tc_fusion *f = scheduled(cs[i].t, cs[i].m, cs[i].n, cs[i].k, cs[i].tl);
       char err[256];
       int64_t reads = 0, copies = 0;
-      run_model(f, tg, tg == TC_TARGET_CUDA ? "sm_80" : NULL, err, sizeof err, &reads, &copies);
+      const char *arch = cs[i].tl.macro == TC_MACRO_WGMMA ? "sm_90a" : "sm_80";
+      run_model(f, tg, tg == TC_TARGET_CUDA ? arch : NULL, err, sizeof err, &reads, &copies);
       TC_CHECK(err[0] == 0, "case %zu (%s): %s", i, tg == TC_TARGET_CUDA ? "cuda" : "opencl", err);
       /* A and B: a copy of each tile's element per thread 0, and reads */
       int64_t ktiles = (cs[i].k + cs[i].tl.bk - 1) / cs[i].tl.bk;
@@ -248,26 +270,30 @@ static void test_protocol(void) {
   }
 }
 
-/* Each injected fault fails the model, with the reason the fault makes. */
+/* Each injected fault fails the model, with the reason the fault makes
+ * (4, a wgmma's descriptors left at slot 0, only where a wgmma reads). */
 static void test_protocol_faults(void) {
-  static const char *const want[4] = {NULL, "before its copy was waited for", "no barrier since its last read",
-                                      "before its copy was waited for"};
-  for (int fault = 1; fault <= 3; fault++) {
-    for (int mma = 0; mma < 2; mma++) {
+  static const char *const want[5] = {NULL, "before its copy was waited for", "no barrier since its last read",
+                                      "before its copy was waited for", "which holds tile"};
+  for (int fault = 1; fault <= 4; fault++) {
+    for (int mma = fault == 4 ? 2 : 0; mma < 4; mma++) {
       tc_test_hooks h = {0};
       h.circular_fault = fault;
       tc_test_hooks_set(&h);
-      tc_matmul_tiles tl = mma ? (tc_matmul_tiles){32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}
-                               : (tc_matmul_tiles){32, 32, 8, 4, 4, TC_MACRO_FMA, 3};
-      tc_fusion *f = scheduled(mma ? TC_F16 : TC_F32, 64, 64, 64, tl);
+      /* (2: wgmma without swizzle, 3: with the 128B swizzle) */
+      tc_matmul_tiles tl = mma == 3   ? (tc_matmul_tiles){64, 64, 64, 64, 64, TC_MACRO_WGMMA, 3}
+                           : mma == 2 ? (tc_matmul_tiles){64, 64, 16, 64, 32, TC_MACRO_WGMMA, 3}
+                           : mma      ? (tc_matmul_tiles){32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}
+                                      : (tc_matmul_tiles){32, 32, 8, 4, 4, TC_MACRO_FMA, 3};
+      tc_fusion *f = scheduled(mma ? TC_F16 : TC_F32, 64, 64, mma == 3 ? 256 : 64, tl);
       char err[256];
       int64_t reads, copies;
-      run_model(f, TC_TARGET_CUDA, "sm_80", err, sizeof err, &reads, &copies);
+      run_model(f, TC_TARGET_CUDA, mma >= 2 ? "sm_90a" : "sm_80", err, sizeof err, &reads, &copies);
       tc_test_hooks_set(NULL);
       /* a missing barrier shows first at the copy after the reads that
        * it no longer separates, or at a read before publication */
       TC_CHECK(strstr(err, want[fault]) != NULL || (fault == 2 && strstr(err, "waited for and a barrier")),
-               "fault %d (%s): the model says \"%s\"", fault, mma ? "mma" : "fma", err);
+               "fault %d (%s): the model says \"%s\"", fault, mma >= 2 ? "wgmma" : mma ? "mma" : "fma", err);
       tc_fusion_free(f);
     }
   }
@@ -294,6 +320,7 @@ static void *values(tc_dtype t, int64_t n, double *v) {
 }
 
 static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk);
+static int run_scheduled_tb(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk, bool tb);
 
 /* relu(A @ B + bias) on OpenCL against the plain C loop; -1 not run */
 static int run_case(tc_dtype t, int64_t m, int64_t n, int64_t kk, tc_matmul_tiles tl) {
@@ -307,9 +334,13 @@ static int run_case(tc_dtype t, int64_t m, int64_t n, int64_t kk, tc_matmul_tile
   return run_scheduled(f, desc, t, m, n, kk);
 }
 
-/* f (relu(A @ B + bias), scheduled) on OpenCL against the plain C loop;
- * frees f */
 static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk) {
+  return run_scheduled_tb(f, desc, t, m, n, kk, false);
+}
+
+/* f (relu(A @ B + bias), scheduled; tb: B given as [n, k]) on OpenCL
+ * against the plain C loop; frees f */
+static int run_scheduled_tb(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk, bool tb) {
   tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "ring"};
   tc_status st;
   tc_kernel *k = tc_compile(f, &opt, &st);
@@ -318,6 +349,14 @@ static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, 
   TC_CHECK(strstr(tc_kernel_source(k), "tc_cpa") == NULL, "%s: cp.async in an OpenCL kernel", desc);
   double *va = malloc((size_t)(m * kk) * sizeof(double)), *vb = malloc((size_t)(kk * n) * sizeof(double));
   void *a = values(t, m * kk, va), *b = values(t, kk * n, vb);
+  if (tb) { /* the same values, stored [n, k] (vb stays [k, n]) */
+    size_t es = t == TC_F32 ? 4 : 2;
+    unsigned char *bt = malloc((size_t)(kk * n) * es + 1);
+    for (int64_t q = 0; q < kk; q++)
+      for (int64_t j = 0; j < n; j++) memcpy(bt + (size_t)(j * kk + q) * es, (unsigned char *)b + (size_t)(q * n + j) * es, es);
+    free(b);
+    b = bt;
+  }
   float *bias = malloc((size_t)n * sizeof(float)), *out = malloc((size_t)(m * n) * sizeof(float));
   for (int64_t j = 0; j < n; j++) bias[j] = (float)((int64_t)(rnd() % 41) - 20) / 8.0f;
   memset(out, 0xff, (size_t)(m * n) * sizeof(float));
@@ -363,6 +402,38 @@ static void test_mma_runs(void) {
         tc_matmul_tiles tl = {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, stages};
         run_case(ti ? TC_BF16 : TC_F16, shapes[s][0], shapes[s][1], shapes[s][2], tl);
       }
+}
+
+/* wgmma tiles in rings of 1 to 4 stages, f16 / bf16, both shared
+ * layouts (K tiles of 16 or 32: core matrices; 64: the 128B swizzle),
+ * B as [K, N] and as [N, K], at ragged shapes (edges zero-filled in
+ * every slot, K shorter than the ring) */
+static void test_wgmma_runs(void) {
+  static const struct {
+    int64_t m, n, k, bm, bn, bk, tn;
+  } cs[] = {
+      {1, 1, 1, 64, 8, 16, 8},        {67, 97, 133, 128, 96, 32, 48}, {70, 72, 20, 64, 72, 16, 72},
+      {128, 128, 320, 128, 128, 64, 64}, {100, 40, 200, 64, 48, 64, 48}, {131, 13, 7, 192, 16, 16, 16},
+  };
+  int n = 0;
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+    for (int stages = 1; stages <= 4; stages++) {
+      int tb = (int)(i + (size_t)stages) % 2;
+      if ((i + (size_t)stages) % 3 == 0 && stages != 3) continue; /* about two thirds of the pairs */
+      tc_dtype t = (i + (size_t)stages / 2) % 2 ? TC_BF16 : TC_F16;
+      tc_matmul_tiles tl = {cs[i].bm, cs[i].bn, cs[i].bk, 64, cs[i].tn, TC_MACRO_WGMMA, stages};
+      char desc[160];
+      snprintf(desc, sizeof desc, "wgmma %lldx%lldx%lld %s tiles %lld,%lld,%lld,64,%lld stages %d%s",
+               (long long)cs[i].m, (long long)cs[i].n, (long long)cs[i].k, tc_dtype_name(t), (long long)cs[i].bm,
+               (long long)cs[i].bn, (long long)cs[i].bk, (long long)cs[i].tn, stages, tb ? " B [N, K]" : "");
+      tc_fusion *f = matmul_fusion_tb(t, cs[i].m, cs[i].n, cs[i].k, tb);
+      OK(f, tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &tl));
+      const char *note = tc_fusion_schedule_note(f);
+      TC_CHECK(stages == 1 ? !strstr(note, "rings of") : strstr(note, "rings of") != NULL, "%s: note %s", desc, note);
+      run_scheduled_tb(f, desc, t, cs[i].m, cs[i].n, cs[i].k, tb);
+      n++;
+    }
+  TC_CHECK(n >= 16, "%d wgmma cases", n);
 }
 
 /* A ring outside a matmul: y[i][j] = 2 x[i][j] over a serial loop of i,
@@ -427,9 +498,10 @@ static void test_row_ring(void) {
 /* ---- CUDA ------------------------------------------------------------------ */
 
 static tc_kernel *cuda_kernel(tc_dtype t, int64_t m, int64_t n, int64_t k, tc_matmul_tiles tl, tc_fusion **fo) {
-  tc_fusion *f = matmul_fusion(t, m, n, k);
-  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_80", &tl));
-  tc_compile_options opt = {TC_TARGET_CUDA, "sm_80", "ring_cu"};
+  tc_fusion *f = matmul_fusion_tb(t, m, n, k, tl.macro == TC_MACRO_WGMMA);
+  const char *arch = tl.macro == TC_MACRO_WGMMA ? "sm_90a" : "sm_80";
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, arch, &tl));
+  tc_compile_options opt = {TC_TARGET_CUDA, arch, "ring_cu"};
   tc_status st;
   *fo = f;
   return tc_compile(f, &opt, &st);
@@ -448,6 +520,15 @@ static void test_cuda(void) {
       /* ragged: K and N odd, no aligned runs; f32 copies 4 bytes each */
       {TC_F32, 67, 97, 33, {32, 32, 8, 4, 4, TC_MACRO_FMA, 2}, "tc_cpa4(&"},
       {TC_F16, 67, 97, 33, {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}, NULL},
+      /* wgmma (sm_90a, B [N, K]): 16-byte runs of whole tiles, swizzled
+       * or not; at a K edge inside a 16-byte run the tiles are
+       * zero-filled by plain copies */
+      {TC_BF16, 256, 256, 512, {128, 128, 64, 64, 128, TC_MACRO_WGMMA, 4}, "tc_cpa16(&"},
+      {TC_F16, 128, 64, 96, {64, 64, 32, 64, 64, TC_MACRO_WGMMA, 3}, "tc_cpa16(&"},
+      {TC_F16, 67, 97, 133, {128, 96, 32, 64, 48, TC_MACRO_WGMMA, 3}, NULL},
+      /* K whole tiles, M and N ragged: the rows past them are zero-filled
+       * by the cp.async itself (a source size of 0) */
+      {TC_BF16, 67, 97, 128, {128, 96, 32, 64, 48, TC_MACRO_WGMMA, 3}, "tc_cpa16z(&"},
   };
   for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
     tc_fusion *f;
@@ -460,6 +541,9 @@ static void test_cuda(void) {
       TC_CHECK(strstr(src, "cp.async.commit_group;") && strstr(src, wait), "case %zu: no %s / commit", i, wait);
       if (cs[i].copy) {
         TC_CHECK(strstr(src, cs[i].copy) != NULL, "case %zu: no %s in\n%s", i, cs[i].copy, src);
+        /* (whole tiles: no copy zero-fills, the ring's last tiles are skipped) */
+        if (!strchr(cs[i].copy, 'z'))
+          TC_CHECK(strstr(src, "tc_cpa16z(&") == NULL && strstr(src, "tc_cpa8z(&") == NULL, "case %zu: a zero-filling copy", i);
         TC_CHECK(strstr(src, cs[i].copy[7] == '1' ? "cp.async.cg.shared.global" : "cp.async.ca.shared.global"),
                  "case %zu: no instruction", i);
       } else {
@@ -474,18 +558,51 @@ static void test_cuda(void) {
   }
 }
 
+/* a problem for tc_schedule_auto and what its note must hold */
+typedef struct auto_case {
+  tc_dtype t;
+  int64_t m, n, k;
+  const char *want; /* in the note */
+  int stages;
+} auto_case;
+
+/* A @ B (m x k times k x n) and its row sums, scheduled by
+ * tc_schedule_auto for CUDA arch: the note holds want */
+static void reduction_note(tc_dtype t, int64_t m, int64_t n, int64_t k, const char *arch, const char *want) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sa[2] = {m, k}, sb[2] = {k, n};
+  tc_tensor *y = tc_matmul(f, tc_input(f, t, 2, sa), tc_input(f, t, 2, sb));
+  int last = -1;
+  tc_add_output(f, y);
+  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, arch));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), want), "%s: %s", arch, tc_fusion_schedule_note(f));
+  tc_fusion_free(f);
+}
+
+/* f, scheduled by tc_schedule_auto for CUDA arch: its kernel holds instr
+ * and a cp.async ring, and builds with NVRTC */
+static void auto_kernel(tc_fusion *f, const char *arch, const char *instr, size_t i) {
+  tc_compile_options opt = {TC_TARGET_CUDA, arch, "ring_auto"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k && strstr(tc_kernel_source(k), instr) && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
+           "case %zu (%s): %s", i, arch, k ? "no instruction / cp.async" : tc_fusion_error(f));
+  if (k) {
+    st = tc_kernel_build(k, NULL);
+    if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+    else TC_CHECK(st == TC_OK, "case %zu (%s) does not build: %s", i, arch, tc_kernel_error(k));
+  }
+  tc_kernel_free(k);
+}
+
 /* tc_schedule_auto: mma.sync in rings of 2 or 3 stages for f16 / bf16 on
  * CUDA sm_80+, FMA otherwise (OpenCL, sm_75, f32, a reduction of the
  * result); the schedule it makes for CUDA, compiled for OpenCL (the mma
  * emulated), computes the plain C loop's values at ragged shapes, and the
  * CUDA kernel holds cp.async and builds with NVRTC. */
 static void test_auto(void) {
-  static const struct {
-    tc_dtype t;
-    int64_t m, n, k;
-    const char *tiles; /* in the note */
-    int stages;
-  } cs[] = {
+  static const auto_case cs[] = {
       {TC_BF16, 67, 97, 131, "128x128 tiles", 3}, /* 5 K tiles of 32 */
       {TC_F16, 1, 1, 1, "16x8 tiles", 2},
       {TC_F16, 20, 9, 40, "32x16 tiles", 2},    /* 2 K tiles of 32 */
@@ -496,19 +613,9 @@ static void test_auto(void) {
     const char *note = tc_fusion_schedule_note(f);
     char ring[32];
     snprintf(ring, sizeof ring, "rings of %d stages", cs[i].stages);
-    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && strstr(note, cs[i].tiles) && strstr(note, ring) &&
+    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && strstr(note, cs[i].want) && strstr(note, ring) &&
                  strstr(note, "the scheduler's op type"), "case %zu: note %s", i, note);
-    tc_compile_options opt = {TC_TARGET_CUDA, "sm_80", "ring_auto"};
-    tc_status st;
-    tc_kernel *k = tc_compile(f, &opt, &st);
-    TC_CHECK(k && strstr(tc_kernel_source(k), "tc_mma_") && strstr(tc_kernel_source(k), "cp.async.commit_group;"),
-             "case %zu: %s", i, k ? "no mma / cp.async" : tc_fusion_error(f));
-    if (k) {
-      st = tc_kernel_build(k, NULL);
-      if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
-      else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, tc_kernel_error(k));
-    }
-    tc_kernel_free(k);
+    auto_kernel(f, "sm_80", "tc_mma_", i);
     run_scheduled(f, note, cs[i].t, cs[i].m, cs[i].n, cs[i].k);
   }
   /* FMA where mma.sync does not apply */
@@ -525,16 +632,65 @@ static void test_auto(void) {
     tc_fusion_free(f);
   }
   /* a row reduction of the result: FMA, and the note says why */
-  tc_fusion *f = tc_fusion_new();
-  int64_t sa[2] = {32, 16}, sb[2] = {16, 24};
-  tc_tensor *y = tc_matmul(f, tc_input(f, TC_F16, 2, sa), tc_input(f, TC_F16, 2, sb));
-  int last = -1;
-  tc_add_output(f, y);
-  tc_add_output(f, tc_reduce(f, TC_REDUCE_SUM, y, 1, &last));
-  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_80"));
-  TC_CHECK(strstr(tc_fusion_schedule_note(f), "FMA, not mma.sync: the mma.sync op type takes no reduction"),
-           "%s", tc_fusion_schedule_note(f));
+  reduction_note(TC_F16, 32, 24, 16, "sm_80", "FMA, not mma.sync: the mma.sync op type takes no reduction");
+}
+
+/* tc_schedule_auto on CUDA sm_90a: wgmma in rings of 2 to 4 stages where
+ * M and N are at least 64 (the tiles, stages and shared memory derived
+ * by hand from the rule in docs/matmul.md), built with NVRTC for sm_90a,
+ * and the same schedule run on OpenCL (the wgmma emulated) against the
+ * plain C loop; mma.sync where the result is smaller than 64 x 64 or the
+ * arch is sm_90 (the note says why not wgmma); FMA for a reduction. */
+static void test_auto_wgmma(void) {
+  static const auto_case cs[] = {
+      /* 128 x 256 tiles, K tiles of 64: 4 x 48 KiB of rings */
+      {TC_BF16, 130, 200, 300, "128x256 tiles on BIDy x BIDx, 2 warp groups (TIDy) of 128 threads (TIDx) with "
+                              "64x256 tiles each as wgmma m64n256k16", 4},
+      /* 3 K tiles of 64 */
+      {TC_F16, 64, 100, 130, "64x128 tiles on BIDy x BIDx, 1 warp group (TIDy) of 128 threads (TIDx) with "
+                             "64x128 tiles each as wgmma m64n128k16", 3},
+      /* K 20: one K tile of 32 */
+      {TC_F16, 67, 64, 20, "64x64 tiles on BIDy x BIDx, 1 warp group (TIDy) of 128 threads (TIDx) with "
+                           "64x64 tiles each as wgmma m64n64k16 (f16, f32 accumulators), K in tiles of 32", 2},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    tc_fusion *f = matmul_fusion(cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+    OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_90a"));
+    const char *note = tc_fusion_schedule_note(f);
+    char ring[32];
+    snprintf(ring, sizeof ring, "rings of %d stages", cs[i].stages);
+    TC_CHECK(strstr(note, cs[i].want) && strstr(note, ring) &&
+                 strstr(note, "wgmma m64nNk16: the scheduler's op type for f16/bf16 on CUDA sm_90a"),
+             "case %zu: note %s", i, note);
+    auto_kernel(f, "sm_90a", "wgmma.mma_async", i);
+    run_scheduled(f, note, cs[i].t, cs[i].m, cs[i].n, cs[i].k);
+  }
+  /* the shared memory bound: 128 x 256 x 64 bf16 tiles are 48 KiB a stage,
+   * so the 8192^3 GEMM takes 4 stages (192 KiB of 227 KiB) */
+  tc_fusion *f = matmul_fusion(TC_BF16, 8192, 8192, 8192);
+  OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, "sm_90a"));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "m64n256k16") && strstr(tc_fusion_schedule_note(f), "(196608 bytes)") &&
+               strstr(tc_fusion_schedule_note(f), "rings of 4 stages"), "8192: %s", tc_fusion_schedule_note(f));
   tc_fusion_free(f);
+  /* mma.sync, and why not wgmma */
+  static const struct {
+    const char *arch;
+    int64_t m, n;
+    const char *why;
+  } mma[] = {{"sm_90a", 128, 48, "(not wgmma: the result is smaller than one 64 x 64 wgmma tile)"},
+             {"sm_90a", 63, 128, "(not wgmma: the result is smaller than one 64 x 64 wgmma tile)"},
+             {"sm_90", 256, 256, "(not wgmma: wgmma needs sm_90a, the arch is sm_90)"},
+             {"sm_89", 256, 256, NULL}};
+  for (size_t i = 0; i < sizeof mma / sizeof mma[0]; i++) {
+    f = matmul_fusion(TC_F16, mma[i].m, mma[i].n, 64);
+    OK(f, tc_schedule_auto(f, TC_TARGET_CUDA, mma[i].arch));
+    const char *note = tc_fusion_schedule_note(f);
+    TC_CHECK(strstr(note, "as mma.sync m16n8k16") && (mma[i].why ? strstr(note, mma[i].why) != NULL : !strstr(note, "wgmma")),
+             "mma case %zu: %s", i, note);
+    tc_fusion_free(f);
+  }
+  /* a reduction of the result: FMA on sm_90a, saying why */
+  reduction_note(TC_BF16, 128, 128, 64, "sm_90a", "FMA, not wgmma or mma.sync: their op types take no reduction");
 }
 
 /* ---- refusals ---------------------------------------------------------------- */
@@ -614,8 +770,10 @@ int main(void) {
   TC_RUN(test_row_ring);
   TC_RUN(test_fma_runs);
   TC_RUN(test_mma_runs);
+  TC_RUN(test_wgmma_runs);
   TC_RUN(test_cuda);
   TC_RUN(test_auto);
+  TC_RUN(test_auto_wgmma);
   TC_RUN(test_refusals);
   TC_MAIN_END();
 }

@@ -4,6 +4,9 @@
  *   cp.async.ca.shared.global [dst], [src], 4 / 8;   (through L1)
  *   cp.async.cg.shared.global [dst], [src], 16;      (L2 only: .cg takes 16)
  *   cp.async.commit_group;  cp.async.wait_group N;
+ *   with a source size of 0 where a copy zero-fills (tc_cpa<n>z: the
+ *   bytes are written as 0 and nothing is read; the source address is
+ *   then the tensor's first element);
  *
  * The addresses must be aligned to the copy's size (the lowering proves
  * it); wait_group takes an immediate, so each count is printed as its own
@@ -28,12 +31,27 @@ const char tc_cu_cp_async_prelude[] =
     "}\n"
     "static __device__ __forceinline__ void tc_cpa16(void *dst, const void *src) {\n"
     "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\\n\" :: \"r\"(tc_cpa_addr(dst)), \"l\"(src) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void tc_cpa8z(void *dst, const void *src, int ok) {\n"
+    "  asm volatile(\"cp.async.ca.shared.global [%0], [%1], 8, %2;\\n\" :: \"r\"(tc_cpa_addr(dst)), \"l\"(src), \"r\"(ok ? 8 : 0) : \"memory\");\n"
+    "}\n"
+    "static __device__ __forceinline__ void tc_cpa16z(void *dst, const void *src, int ok) {\n"
+    "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16, %2;\\n\" :: \"r\"(tc_cpa_addr(dst)), \"l\"(src), \"r\"(ok ? 16 : 0) : \"memory\");\n"
     "}\n";
 
-void tc_cu_cp_async(tc_str *o, int bytes, const char *dst, const char *src, const char *pred, int depth) {
+void tc_cu_cp_async(tc_str *o, int bytes, const char *dst, const char *src, const char *pred,
+                    const char *zero, int depth) {
   tc_str_indent(o, depth);
   if (pred) tc_str_printf(o, "if (%s) ", pred);
-  tc_str_printf(o, "tc_cpa%d(%s, %s);\n", bytes, dst, src);
+  if (zero) {
+    /* (the source's tensor: src is "&name[index]") */
+    int n = 0;
+    while (src[1 + n] && src[1 + n] != '[') n++;
+    tc_str_printf(o, "tc_cpa%dz(%s, (%s) ? (const void *)%s : (const void *)%.*s, %s);\n", bytes, dst, zero,
+                  src, n, src + 1, zero);
+  } else {
+    tc_str_printf(o, "tc_cpa%d(%s, %s);\n", bytes, dst, src);
+  }
 }
 
 void tc_cu_cp_commit(tc_str *o, int depth) {

@@ -241,11 +241,14 @@ typedef struct tc_dialect {
    * cp_async_prelude once for kernels with tc_kir.ncp_async > 0;
    * cp_async prints, at depth, one copy of `bytes` (4, 8 or 16) bytes
    * from the global address src to the shared address dst (C pointer
-   * expressions), under the C condition pred (NULL: always); cp_commit
+   * expressions), under the C condition pred (NULL: always), and where
+   * zero (non-NULL) does not hold it fills the bytes with 0 instead of
+   * reading them (src-size 0; a tile a wgmma reads whole); cp_commit
    * closes this thread's group of copies, cp_wait waits until at most n
    * of its groups are pending. */
   const char *cp_async_prelude;
-  void (*cp_async)(tc_str *o, int bytes, const char *dst, const char *src, const char *pred, int depth);
+  void (*cp_async)(tc_str *o, int bytes, const char *dst, const char *src, const char *pred,
+                   const char *zero, int depth);
   void (*cp_commit)(tc_str *o, int depth);
   void (*cp_wait)(tc_str *o, int n, int depth);
 } tc_dialect;
@@ -298,7 +301,8 @@ void tc_cl_mma(tc_str *o, tc_dtype in, const char *a, const char *b, const char 
 
 /* cp.async for circular buffers: CUDA's PTX (cp_async_cuda.c). */
 extern const char tc_cu_cp_async_prelude[];
-void tc_cu_cp_async(tc_str *o, int bytes, const char *dst, const char *src, const char *pred, int depth);
+void tc_cu_cp_async(tc_str *o, int bytes, const char *dst, const char *src, const char *pred,
+                    const char *zero, int depth);
 void tc_cu_cp_commit(tc_str *o, int depth);
 void tc_cu_cp_wait(tc_str *o, int n, int depth);
 

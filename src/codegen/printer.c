@@ -809,11 +809,18 @@ static void print_cp_async(tc_str *o, const tc_dialect *d, const tc_kir *k, cons
   tc_str_printf(&src, "&%s[", op->in[0]->name);
   expr(&src, k, s->stmt.in_index[0]);
   tc_str_cat(&src, "]");
-  bool guarded = !tc_e_is_const(s->stmt.pred, 1);
-  if (guarded) expr(&pred, k, s->stmt.pred);
+  /* a zero-filled edge (zfill): copied where inner_pred holds, the bytes
+   * 0 where pred fails */
+  bool zero = s->stmt.cp_zero;
+  const tc_expr *g = zero ? s->stmt.inner_pred : s->stmt.pred;
+  bool guarded = !tc_e_is_const(g, 1);
+  tc_str zc;
+  tc_str_init(&zc);
+  if (guarded) expr(&pred, k, g);
+  if (zero) expr(&zc, k, s->stmt.pred);
   d->cp_async(o, s->stmt.cp_bytes, tc_str_cstr(&dst), tc_str_cstr(&src), guarded ? tc_str_cstr(&pred) : NULL,
-              depth);
-  tc_str_free(&dst), tc_str_free(&src), tc_str_free(&pred);
+              zero ? tc_str_cstr(&zc) : NULL, depth);
+  tc_str_free(&dst), tc_str_free(&src), tc_str_free(&pred), tc_str_free(&zc);
 }
 
 static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,

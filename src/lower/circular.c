@@ -40,6 +40,8 @@ typedef struct ring {
   tc_kalloc *allocs[16];
   int nallocs;
   char *moved; /* per node of the loop's body: part of a copy */
+  const tc_tensor *misaligned; /* a tile a wgmma reads swizzled whose slot
+                                  is not a whole number of 1024 bytes */
 } ring;
 
 static bool is_ring_tensor(const ring *r, const tc_tensor *t, int64_t *slot) {
@@ -178,6 +180,11 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
    * does not hold (padding): a plain copy writes that 0, a skipped
    * cp.async would leave the slot's previous tile */
   if (s->stmt.in_valid[0]) return 0;
+  /* a tile a wgmma reads whole holds 0 past the edges (zfill): a skipped
+   * cp.async would leave the slot's previous tile there, so such a copy
+   * is a cp.async that zero-fills (a source size of 0) where its edge
+   * predicate holds for the whole run, else a plain copy */
+  bool zfill = s->stmt.zfill && !tc_e_is_const(s->stmt.pred, 1);
   int es = (int)tc_dtype_size(op->out->dtype);
   tc_knode *v = s->parent;
   if (v && v->kind == TC_K_LOOP && (v->loop.ptype == TC_VECTORIZE || v->loop.ptype == TC_UNROLL) &&
@@ -188,16 +195,17 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
     const tc_expr *in0 = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 1, &id, &zero));
     const tc_expr *out0 = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 1, &id, &zero));
     bool ok = (n * es == 8 || n * es == 16) && !tc_e_uses(s->stmt.pred, id) &&
+              (!zfill || !tc_e_uses(s->stmt.inner_pred, id)) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.in_index[0], tc_e_add(p, in0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.out_index, tc_e_add(p, out0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, in0, n)), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, out0, n)), 0);
     if (ok) {
-      s->stmt.in_index[0] = in0, s->stmt.out_index = out0, s->stmt.cp_vec = v;
+      s->stmt.in_index[0] = in0, s->stmt.out_index = out0, s->stmt.cp_vec = v, s->stmt.cp_zero = zfill;
       return (int)(n * es);
     }
   }
-  return es == 4 ? 4 : 0;
+  return es == 4 && !zfill ? 4 : 0;
 }
 
 static const tc_expr *subst1(tc_epool *p, const tc_expr *e, int64_t id, const tc_expr *v) {
@@ -218,6 +226,8 @@ static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile,
   int64_t id = r->loop->loop.var->val, se;
   const tc_expr *inside = tc_e_lt(p, tile, tc_e_const(p, r->loop->loop.extent));
   s->pred = tc_simplify(p, tc_e_land(p, subst1(p, s->pred, id, tile), inside));
+  /* (a zfill store: stores 0 where pred fails and inner_pred holds) */
+  if (s->inner_pred) s->inner_pred = tc_simplify(p, tc_e_land(p, subst1(p, s->inner_pred, id, tile), inside));
   s->out_index = subst1(p, s->out_index, id, tile);
   for (int q = 0; q < s->op->nin; q++) {
     s->in_index[q] = subst1(p, s->in_index[q], id, tile);
@@ -241,8 +251,9 @@ static tc_knode *clone(const tc_knode *n, tc_knode *parent) {
   return c;
 }
 
-/* The readers of the ring's tensors under n read slot k % S. */
-static void read_slot(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *slot) {
+/* The readers of the ring's tensors under n read slot k % S (a wgmma
+ * through its descriptors' start addresses). */
+static void read_slot(tc_kir *k, ring *r, tc_knode *n, const tc_expr *slot) {
   tc_epool *p = k->pool;
   for (int i = 0; i < n->nbody; i++) read_slot(k, r, n->body[i], slot);
   if (n->kind != TC_K_STMT || !reads_inputs(n)) return;
@@ -256,6 +267,12 @@ static void read_slot(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *slot
     if (s->mma.kind && q < 2) {
       for (int e = 0; e < (q ? 4 : 8); e++) SHIFT((q ? s->mma.b : s->mma.a)[e]);
       if (s->mma.ldsm) SHIFT(*(q ? &s->mma.addr_b : &s->mma.addr_a));
+    }
+    if (s->mma.kind == TC_MACRO_WGMMA && q < 2) {
+      if (tc_test_hooks_get()->circular_fault != 4) SHIFT(*(q ? &s->mma.start_b : &s->mma.start_a));
+      /* the 128B swizzle repeats every 1024 bytes: a slot keeps it */
+      if ((q ? s->mma.swz_b : s->mma.swz_a) && se * (int64_t)tc_dtype_size(s->op->in[q]->dtype) % 1024)
+        r->misaligned = s->op->in[q];
     }
     if (s->ldsm.kind == TC_LDSM_LD && q == 0) SHIFT(s->ldsm.addr);
 #undef SHIFT
@@ -318,6 +335,10 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   for (int c = 0; c < nmoved; c++)
     retarget(k, r, L->body[c], tc_simplify(p, ahead), tc_simplify(p, tc_e_modc(p, ahead, S)));
   for (int c = nmoved; c < L->nbody; c++) read_slot(k, r, L->body[c], tc_e_modc(p, L->loop.var, S));
+  if (r->misaligned)
+    return tc_fail(k->f, TC_ERR_SCHEDULE, "compile: the circular buffer %s is read by a wgmma with "
+                   "the 128B swizzle, but its slots are not whole multiples of 1024 bytes",
+                   r->misaligned->name);
   int fault = tc_test_hooks_get()->circular_fault;
   L->body[0]->cp_wait = 1 + (fault == 1 ? S - 1 : S - 2);
   L->body[0]->sync_before = fault != 2;

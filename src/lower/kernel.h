@@ -147,6 +147,8 @@ typedef struct tc_kstmt {
    * replaces (CUDA sm_80+); 0 a plain copy */
   const tc_expr *ring_tile;
   int cp_bytes;
+  int cp_zero;             /* 1: the copy zero-fills where pred fails
+                              (zfill), copying where inner_pred holds */
   struct tc_knode *cp_vec;
   int zfill;               /* 1: where pred fails but inner_pred holds the
                               statement stores 0 (a shared tile a wgmma

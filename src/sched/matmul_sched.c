@@ -68,6 +68,24 @@ static tc_matmul_tiles pick_mma_tiles(int64_t m, int64_t n, int64_t k, int64_t s
   return t;
 }
 
+/* The wgmma tiles the scheduler chooses (CUDA sm_90a, f16 / bf16, M and N
+ * at least 64, no reduction of the result or prologue): warp groups of 64
+ * x tn with tn the smallest power of two at least N, from 64 to 256; two
+ * along M (bm 128) where M is at least 128; K tiles of 64 (the 128B
+ * swizzle) where K is over 32, else 32 or 16; rings of 4 stages, or 3, or
+ * 2 where fewer K tiles or smem_max (0: unknown) say so. */
+static tc_matmul_tiles pick_wgmma_tiles(int64_t m, int64_t n, int64_t k, int64_t smem_max) {
+  tc_matmul_tiles t = {0};
+  t.macro = TC_MACRO_WGMMA;
+  t.tm = 64, t.bm = m >= 128 ? 128 : 64;
+  t.tn = t.bn = n > 128 ? 256 : n > 64 ? 128 : 64;
+  t.bk = k > 32 ? 64 : k > 16 ? 32 : 16;
+  int64_t ktiles = (k + t.bk - 1) / t.bk;
+  t.stages = ktiles >= 4 ? 4 : ktiles >= 3 ? 3 : 2;
+  while (t.stages > 2 && smem_max && (t.bm + t.bn) * t.bk * 2 * t.stages > smem_max) t.stages--;
+  return t;
+}
+
 /* (sched.h) The op type: mma.sync with rings for CUDA sm_80+ and MFMA for
  * HIP, for 16-bit operands where nothing but elementwise ops follows the
  * matmul (*not_what and *why say which one it is not, and why, where it
@@ -82,11 +100,24 @@ tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dty
     tc_target_info ti;
     tc_target_info_make(target, arch, &ti, NULL);
     if (!(ti.features & TC_FEAT_MMA_SYNC)) return tl;
-    *not_what = "mma.sync";
-    if (rax >= 0) *why = "the mma.sync op type takes no reduction of the result";
-    else if (prologue) *why = "the mma.sync op type takes no ops before the matmul";
-    else if (symbolic) *why = "the mma.sync op type takes fixed shapes, and M or N is a size variable";
+    bool wg = ti.features & TC_FEAT_WGMMA;
+    *not_what = wg ? "wgmma or mma.sync" : "mma.sync";
+    if (rax >= 0)
+      *why = wg ? "their op types take no reduction of the result"
+                : "the mma.sync op type takes no reduction of the result";
+    else if (prologue)
+      *why = wg ? "their op types take no ops before the matmul"
+                : "the mma.sync op type takes no ops before the matmul";
+    else if (symbolic)
+      *why = wg ? "their op types take fixed shapes, and M or N is a size variable"
+                : "the mma.sync op type takes fixed shapes, and M or N is a size variable";
+    else if (wg && m >= 64 && n >= 64) tl = pick_wgmma_tiles(m, n, k, ti.smem_max);
     else tl = pick_mma_tiles(m, n, k, ti.smem_max);
+    /* (mma.sync on sm_90a: the note says why not wgmma) */
+    if (wg && !*why && tl.macro != TC_MACRO_WGMMA)
+      *not_what = "wgmma", *why = "the result is smaller than one 64 x 64 wgmma tile";
+    else if (!wg && !*why && arch && strcmp(arch, "sm_90") == 0)
+      *not_what = "wgmma", *why = "wgmma needs sm_90a, the arch is sm_90";
   } else if (rax >= 0 || prologue || symbolic) {
     if (target == TC_TARGET_HIP && int16)
       *not_what = "MFMA", *why = rax >= 0    ? "the MFMA op type takes no reduction of the result"
@@ -363,6 +394,19 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              : tc_matmul_auto_choice(target, arch, av->dtype, m, nn, kk,
                                                      rax < 0 ? -1 : rax - o, npro[0] || npro[1],
                                                      msym || nsym, &not_what, &why_fma);
+  bool viewed = false; /* an operand read through a coordinate-transform view (a convolution's) */
+  for (int q = 0; q < 2; q++) {
+    const tc_tensor *x = mm->in[q];
+    while (!x->is_input && x->def && x->def->nin) x = x->def->in[0];
+    viewed |= x->view != NULL;
+  }
+  if (!tiles && tl.macro == TC_MACRO_WGMMA && viewed) { /* (not run through views yet) */
+    tc_target_info ti;
+    tc_target_info_make(target, arch, &ti, NULL);
+    tl = pick_mma_tiles(m, nn, kk, ti.smem_max);
+    not_what = "wgmma", why_fma = "the wgmma schedule does not read operands through a "
+                                  "coordinate-transform view yet";
+  }
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
       tl.bn % tl.tn)
     return tc_fail(f, TC_ERR_ARGUMENT,
@@ -387,16 +431,15 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                      wg ? "wgmma" : tl.macro == TC_MACRO_MMA_M16N8K16 ? "mma.sync" : "MFMA",
                      rout ? "a reduction of the result is not part of it"
                           : "ops before the matmul on an operand are not part of it");
-    if (wg && tl.stages > 1)
-      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: the wgmma op type takes no rings of stages yet "
-                     "(its tiles are one buffer each; give stages 0 or 1)", call);
-    if (wg) return tc_schedule_matmul_wgmma(f, target, mm, out, &tl, nepi);
-    tc_status ms = tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
-    if (!ms && !tiles) { /* say that the scheduler chose it */
-      char note[sizeof f->sched_note];
+    tc_status ms = wg ? tc_schedule_matmul_wgmma(f, target, mm, out, &tl, nepi)
+                      : tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
+    if (!ms && !tiles) { /* say that the scheduler chose it (and why not wgmma) */
+      char note[sizeof f->sched_note], whynot[192] = "";
       snprintf(note, sizeof note, "%s", f->sched_note);
-      tc_set_schedule_note(f, "%s; %s: the scheduler's op type for f16/bf16 on %s", note, sh->name,
-                           sh->vendor == TC_TARGET_CUDA ? "CUDA sm_80+" : "HIP with MFMA");
+      if (why_fma) snprintf(whynot, sizeof whynot, " (not %s: %s)", not_what, why_fma);
+      tc_set_schedule_note(f, "%s; %s: the scheduler's op type for f16/bf16 on %s%s", note, name,
+                           wg ? "CUDA sm_90a" : sh->vendor == TC_TARGET_CUDA ? "CUDA sm_80+" : "HIP with MFMA",
+                           whynot);
     }
     return ms;
   }

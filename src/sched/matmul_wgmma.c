@@ -65,7 +65,7 @@ static tc_status bind7(tc_tensor *t, int o, const int *rel) {
  * bytes, whose 16-byte chunks are XORed with the row % 8), which becomes
  * the allocation; then the layout's axes are merged and spread over the
  * threads, so each thread stores at consecutive positions of the layout. */
-static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, bool tma) {
+static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, bool tma, int64_t v) {
   static const int a_sw[10] = {4, 0, 8, 1, 6, 5, 7, 2, 3, 9};
   static const int b_sw[10] = {0, 4, 8, 5, 1, 2, 3, 6, 7, 9};
   int old[10], nw[10];
@@ -86,7 +86,7 @@ static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, boo
     return st;
   }
   static const int same[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-  if (!st) st = tc_matmul_spread(x, base, 10, 6, same, 0, 1, groups, 128);
+  if (!st) st = tc_matmul_spread(x, base, 10, 6, same, v > 1, v, groups, 128);
   return st;
 }
 
@@ -153,16 +153,22 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   bool swizzle = tl->bk % 64 == 0;
   /* CUDA: the swizzled tiles by bulk tensor copies (TMA) where whole
    * boxes cover the operands, each read as laid out */
-  bool tma = (target == TC_TARGET_CUDA || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
+  bool ring = tl->stages > 1;
+  bool tma = !ring && (target == TC_TARGET_CUDA || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
              k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 && k_major_input(av, 0) &&
              k_major_input(bv, 1);
+  /* in a ring, each thread copies runs of 8 elements (16 bytes: one core
+   * matrix row, or one swizzled chunk): cp.async where they are aligned
+   * plain loads (src/lower/circular.c) */
+  int64_t v = ring ? 8 : 1;
   tc_tensor *ops[2] = {av, bv};
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups, tma);
+    if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups, tma, v);
     if (!st && !swizzle) st = tc_split(ops[i], o + 3 + 9, 8, 1);
-    if (!st && !swizzle) st = tc_matmul_spread(ops[i], o + 3, 11, 7, i ? b_to : a_to, 0, 1, groups, 128);
+    if (!st && !swizzle) st = tc_matmul_spread(ops[i], o + 3, 11, 7, i ? b_to : a_to, v > 1, v, groups, 128);
+    if (!st && ring) st = tc_circular_buffer(ops[i], tl->stages);
   }
   /* [Mo, No, Ko, W, Ki, jb, ihi, lane, jlo, k16] */
   if (!st) st = tc_merge(acc, o + 3, o + 4);
@@ -174,17 +180,19 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   if (!st) st = tc_inline_at(acc, o + 2);
   if (st) return st;
   acc->macro = TC_MACRO_WGMMA;
-  int64_t smem = (tl->bm + tl->bn) * tl->bk * 2;
+  int64_t smem = (tl->bm + tl->bn) * tl->bk * 2 * (ring ? tl->stages : 1);
+  char rtext[200] = "";
+  tc_matmul_ring_note(rtext, sizeof rtext, tl->stages, false);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   tc_set_schedule_note(f,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warp groups (TIDy) "
+           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warp group%s (TIDy) "
            "of 128 threads (TIDx) with 64x%lld tiles each as wgmma m64n%lldk16 (%s, f32 "
            "accumulators), K in tiles of %lld with A and B staged K-major%s in shared memory "
-           "(%lld bytes), %d epilogue op%s before the store", (long long)m, (long long)n,
-           (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups,
+           "(%lld bytes)%s, %d epilogue op%s before the store", (long long)m, (long long)n,
+           (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups, groups == 1 ? "" : "s",
            (long long)tl->tn, (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk,
            !swizzle ? "" : tma ? " (128B swizzle, by bulk tensor copies)" : " (128B swizzle)",
-           (long long)smem, nepi, nepi == 1 ? "" : "s");
+           (long long)smem, rtext, nepi, nepi == 1 ? "" : "s");
   return TC_OK;
 }
