@@ -17,23 +17,6 @@
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
 
-static uint64_t g_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
-  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
-  return g_state;
-}
-
-/* n values of t in [-2, 2] (exact in t), and the same values as doubles */
-static uint16_t *values(tc_dtype t, int64_t n, double *v) {
-  uint16_t *p = malloc((size_t)n * 2);
-  for (int64_t i = 0; i < n; i++) {
-    float x = (float)((int64_t)(rnd() % 4001) - 2000) / 1000.0f;
-    p[i] = t == TC_F16 ? tc_f32_to_f16(x) : tc_f32_to_bf16(x);
-    v[i] = t == TC_F16 ? tc_f16_to_f32(p[i]) : tc_bf16_to_f32(p[i]);
-  }
-  return p;
-}
-
 typedef struct mcase {
   int64_t m, n, k;
   tc_dtype t;

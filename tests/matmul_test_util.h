@@ -1,12 +1,39 @@
 /* matmul_test_util.h - the plain C loop the matmul tests compare a
- * kernel's C = relu(A @ B + bias) (or A @ B) with. */
+ * kernel's C = relu(A @ B + bias) (or A @ B) with, and their random
+ * operand values. */
 #ifndef TC_MATMUL_TEST_UTIL_H
 #define TC_MATMUL_TEST_UTIL_H
 
 #include <math.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "test.h"
+#include "tilec/tilec.h"
+
+/* The tests' pseudo-random sequence (xorshift64). */
+static uint64_t g_state = 0x2545f4914f6cdd1dull;
+static uint64_t rnd(void) {
+  g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
+  return g_state;
+}
+
+/* n values in [-2, 2] of dtype t (f32, f16 or bf16), exact in t, in a new
+ * buffer (the caller frees it); v gets the same values as doubles. */
+static void *values(tc_dtype t, int64_t n, double *v) {
+  size_t es = t == TC_F32 ? 4 : 2;
+  unsigned char *p = malloc((size_t)n * es + 1);
+  for (int64_t i = 0; i < n; i++) {
+    float x = (float)((int64_t)(rnd() % 4001) - 2000) / 1000.0f;
+    if (t == TC_F32) {
+      ((float *)p)[i] = x, v[i] = x;
+    } else {
+      uint16_t h = t == TC_F16 ? tc_f32_to_f16(x) : tc_f32_to_bf16(x);
+      ((uint16_t *)p)[i] = h, v[i] = t == TC_F16 ? tc_f16_to_f32(h) : tc_bf16_to_f32(h);
+    }
+  }
+  return p;
+}
 
 /* The mismatches (at most 4) of out [m][n] against the sums in double of
  * va [m][k] x vb [k][n], then + bias[j] and relu when bias is not NULL:
