@@ -13,14 +13,14 @@
 
 /* The tests' pseudo-random sequence (xorshift64). */
 static uint64_t g_state = 0x2545f4914f6cdd1dull;
-static uint64_t rnd(void) {
+static inline uint64_t rnd(void) {
   g_state ^= g_state << 13, g_state ^= g_state >> 7, g_state ^= g_state << 17;
   return g_state;
 }
 
 /* n values in [-2, 2] of dtype t (f32, f16 or bf16), exact in t, in a new
  * buffer (the caller frees it); v gets the same values as doubles. */
-static void *values(tc_dtype t, int64_t n, double *v) {
+static inline void *values(tc_dtype t, int64_t n, double *v) {
   size_t es = t == TC_F32 ? 4 : 2;
   unsigned char *p = malloc((size_t)n * es + 1);
   for (int64_t i = 0; i < n; i++) {
@@ -41,7 +41,7 @@ static void *values(tc_dtype t, int64_t n, double *v) {
  * sums round at most K + 1 times, so each element lies within (K + 2)
  * 2^-24 of the magnitudes it sums.  Each mismatch is a failed check
  * unless expected (an injected fault that must show). */
-static int matmul_mismatches(const char *desc, const float *out, const double *va, const double *vb,
+static inline int matmul_mismatches(const char *desc, const float *out, const double *va, const double *vb,
                              const double *bias, int64_t m, int64_t n, int64_t k, int expected) {
   int bad = 0;
   for (int64_t i = 0; i < m && bad < 4; i++)

@@ -21,7 +21,7 @@
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
 
 /* n f16 values in [-2, 2] (exact in f16) from seed, and the same as doubles */
-static uint16_t *values(int64_t n, uint64_t seed, double *v) {
+static uint16_t *f16_values(int64_t n, uint64_t seed, double *v) {
   uint16_t *p = malloc((size_t)n * 2);
   for (int64_t i = 0; i < n; i++) {
     float x = (float)((int64_t)(((uint64_t)i * 2654435761u + seed) % 4001) - 2000) / 1000.0f;
@@ -76,7 +76,7 @@ static void sweep(int64_t n, int64_t k, int epilogue, int stages) {
   TC_REQUIRE(kern, "%s: %s", desc, tc_fusion_error(f));
   TC_CHECK(strstr(tc_kernel_source(kern), "tc_mma_emu(") != NULL, "%s: no mma", desc);
   double *va = malloc((size_t)(MAXM * k) * sizeof(double)), *vb = malloc((size_t)(k * n) * sizeof(double));
-  uint16_t *a = values(MAXM * k, 17, va), *b = values(k * n, 91, vb);
+  uint16_t *a = f16_values(MAXM * k, 17, va), *b = f16_values(k * n, 91, vb);
   float fbias[512];
   double bias[512];
   for (int64_t j = 0; j < n; j++) fbias[j] = (float)((j * 7) % 41 - 20) / 8.0f, bias[j] = fbias[j];
@@ -129,7 +129,7 @@ static void test_mma_mn(void) {
   TC_CHECK_EQ_INT(tc_kernel_size_var_count(kern), 2);
   static const int64_t mn[][2] = {{1, 1}, {7, 8}, {33, 64}, {64, 65}, {100, 200}, {129, 256}};
   double *va = malloc((size_t)(129 * k) * sizeof(double)), *vb = malloc((size_t)(k * 256) * sizeof(double));
-  uint16_t *a = values(129 * k, 5, va), *b0 = values(k * 256, 23, vb);
+  uint16_t *a = f16_values(129 * k, 5, va), *b0 = f16_values(k * 256, 23, vb);
   uint16_t *b = malloc((size_t)(k * 256) * 2);
   double *vbn = malloc((size_t)(k * 256) * sizeof(double));
   float fbias[256];
