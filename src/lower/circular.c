@@ -289,7 +289,7 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   if (!st) st = (tc_status)tc_knode_each_stmt(k->root, check_reader, &rc);
   if (st) return st;
   /* cp.async where the copy is a plain one (before the copies are cloned) */
-  bool cp = ti->target == TC_TARGET_CUDA && (ti->features & TC_FEAT_CP_ASYNC);
+  bool cp = ti->family == TC_ARCH_SM && (ti->features & TC_FEAT_CP_ASYNC);
   for (int i = 0; i < r->nallocs && cp; i++) {
     tc_kstmt *s = &r->allocs[i]->writer->stmt;
     s->cp_bytes = cp_async_bytes(k, r->allocs[i]->writer);

@@ -44,8 +44,8 @@ void tc_mfma_vars(tc_epool *p, const tc_frag_shape *sh, const tc_expr *lane, int
 
 tc_status tc_mfma_check_target(tc_fusion *f, const tc_op *op, const tc_frag_shape *sh,
                                tc_target target, const tc_target_info *ti) {
-  if (target == TC_TARGET_OPENCL) return TC_OK;
-  if (target != TC_TARGET_HIP)
+  if (ti->family == TC_ARCH_NONE) return TC_OK; /* (OpenCL emulates it) */
+  if (ti->family != TC_ARCH_GFX)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s is a matmul of %s, an AMD instruction that "
                    "target %s does not have (the OpenCL target emulates it): use the FMA macro",
                    op->out->name, sh->name, ti->name);

@@ -58,8 +58,8 @@ void tc_mma_take_loops(tc_knode *s, tc_knode *outer) {
 tc_status tc_nv_macro_check(tc_fusion *f, const tc_op *op, tc_target target, const tc_target_info *ti,
                             unsigned feature, const char *name, const char *arch_word, const char *what,
                             const char *needs, const char *hint) {
-  if (target == TC_TARGET_OPENCL || (ti->features & feature)) return TC_OK;
-  if (target != TC_TARGET_CUDA)
+  if (ti->family == TC_ARCH_NONE || (ti->features & feature)) return TC_OK; /* (OpenCL emulates it) */
+  if (ti->family != TC_ARCH_SM)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s is a matmul of %s, an NVIDIA %sinstruction "
                    "that target %s does not have (the OpenCL target emulates it): use the FMA macro",
                    op->out->name, name, arch_word, ti->name);

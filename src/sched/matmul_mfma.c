@@ -18,9 +18,9 @@
 #include "../target/target.h"
 
 static const tc_frag_shape mfma_32x32x8 = {TC_MACRO_MFMA_32X32X8, "MFMA 32x32x8", "wavefront",
-                                           TC_TARGET_HIP, 64, 32, 32, 8, 4, 2, 4, 32, 1};
+                                           TC_ARCH_GFX, 64, 32, 32, 8, 4, 2, 4, 32, 1};
 static const tc_frag_shape mfma_16x16x16 = {TC_MACRO_MFMA_16X16X16, "MFMA 16x16x16", "wavefront",
-                                            TC_TARGET_HIP, 64, 16, 16, 16, 1, 4, 4, 16, 1};
+                                            TC_ARCH_GFX, 64, 16, 16, 16, 1, 4, 4, 16, 1};
 
 const tc_frag_shape *tc_mfma_frag_shape(int macro) {
   return macro == TC_MACRO_MFMA_32X32X8 ? &mfma_32x32x8
@@ -30,7 +30,7 @@ const tc_frag_shape *tc_mfma_frag_shape(int macro) {
 bool tc_mfma_auto_tiles(tc_target target, const char *arch, tc_dtype t, int64_t m, int64_t n,
                         tc_matmul_tiles *tl, const char **why) {
   tc_target_info ti;
-  if (target != TC_TARGET_HIP) return *why = NULL, false;
+  if (tc_target_info_of(target).family != TC_ARCH_GFX) return *why = NULL, false;
   if (t != TC_F16 && t != TC_BF16) return *why = "MFMA takes f16 or bf16 operands", false;
   if (tc_target_info_make(target, arch, &ti, NULL) != TC_OK || !(ti.features & TC_FEAT_MFMA) ||
       (t == TC_BF16 && !(ti.features & TC_FEAT_MFMA_BF16_1K)))

@@ -28,7 +28,7 @@
 #include "sched.h"
 
 static const tc_frag_shape mma_m16n8k16 = {TC_MACRO_MMA_M16N8K16, "mma.sync m16n8k16", "warp",
-                                           TC_TARGET_CUDA, 32, 16, 8, 16, 2, 8, 1, 4, 2};
+                                           TC_ARCH_SM, 32, 16, 8, 16, 2, 8, 1, 4, 2};
 
 const tc_frag_shape *tc_frag_shape_of(int macro) {
   return macro == TC_MACRO_MMA_M16N8K16 ? &mma_m16n8k16 : tc_mfma_frag_shape(macro);
@@ -149,11 +149,12 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   /* M or N a size variable (docs/dynamic.md): only Mo (No) depends on it,
    * the rest of M's splits are the tiles' fixed extents */
   bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]), nsym = tc_dg_is_symbolic(&f->g, acc->logical[o + 1]);
-  if (target != TC_TARGET_OPENCL && target != sh->vendor)
+  tc_arch_family fam = tc_target_info_of(target).family;
+  bool nv = sh->family == TC_ARCH_SM;
+  if (fam != TC_ARCH_NONE && fam != sh->family)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is an %s instruction; %s has no %s here (the "
-                   "OpenCL target emulates it): use %s", call, sh->name,
-                   sh->vendor == TC_TARGET_CUDA ? "NVIDIA" : "AMD", tc_target_name(target),
-                   sh->name, sh->vendor == TC_TARGET_CUDA
+                   "OpenCL target emulates it): use %s", call, sh->name, nv ? "NVIDIA" : "AMD",
+                   tc_target_name(target), sh->name, nv
                                  ? "the FMA macro or MFMA (TC_MACRO_MFMA_32X32X8, _16X16X16)"
                                  : "the FMA macro or mma.sync (TC_MACRO_MMA_M16N8K16)");
   if (av->dtype != TC_F16 && av->dtype != TC_BF16)

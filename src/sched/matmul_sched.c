@@ -96,7 +96,8 @@ tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dty
   tc_matmul_tiles tl = tc_matmul_auto_tiles(m, n, k, (int)tc_dtype_size(t), rax);
   *why = *not_what = NULL;
   bool int16 = t == TC_F16 || t == TC_BF16;
-  if (target == TC_TARGET_CUDA && int16) {
+  tc_arch_family fam = tc_target_info_of(target).family;
+  if (fam == TC_ARCH_SM && int16) {
     tc_target_info ti;
     tc_target_info_make(target, arch, &ti, NULL);
     if (!(ti.features & TC_FEAT_MMA_SYNC)) return tl;
@@ -119,7 +120,7 @@ tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dty
     else if (!wg && !*why && arch && strcmp(arch, "sm_90") == 0)
       *not_what = "wgmma", *why = "wgmma needs sm_90a, the arch is sm_90";
   } else if (rax >= 0 || prologue || symbolic) {
-    if (target == TC_TARGET_HIP && int16)
+    if (fam == TC_ARCH_GFX && int16)
       *not_what = "MFMA", *why = rax >= 0    ? "the MFMA op type takes no reduction of the result"
                                  : prologue ? "the MFMA op type takes no ops before the matmul"
                                             : "the MFMA op type takes fixed shapes, and M or N is a "
@@ -438,7 +439,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
       snprintf(note, sizeof note, "%s", f->sched_note);
       if (why_fma) snprintf(whynot, sizeof whynot, " (not %s: %s)", not_what, why_fma);
       tc_set_schedule_note(f, "%s; %s: the scheduler's op type for f16/bf16 on %s%s", note, name,
-                           wg ? "CUDA sm_90a" : sh->vendor == TC_TARGET_CUDA ? "CUDA sm_80+" : "HIP with MFMA",
+                           wg ? "CUDA sm_90a" : sh->family == TC_ARCH_SM ? "CUDA sm_80+" : "HIP with MFMA",
                            whynot);
     }
     return ms;

@@ -106,7 +106,8 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   int r = acc->nlogical - 1, o = r - 2;
   int64_t m = tc_logical_extent(acc, o), n = tc_logical_extent(acc, o + 1);
   int64_t k = f->g.axes[acc->logical[r]].extent;
-  if (target == TC_TARGET_HIP)
+  tc_arch_family fam = tc_target_info_of(target).family;
+  if (fam == TC_ARCH_GFX)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: wgmma m64nNk16 is an NVIDIA sm_90a instruction; hip "
                    "has no wgmma: use the FMA macro", call);
   if (av->dtype != TC_F16 && av->dtype != TC_BF16)
@@ -154,7 +155,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   /* CUDA: the swizzled tiles by bulk tensor copies (TMA) where whole
    * boxes cover the operands, each read as laid out */
   bool ring = tl->stages > 1;
-  bool tma = !ring && (target == TC_TARGET_CUDA || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
+  bool tma = !ring && (fam == TC_ARCH_SM || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
              k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 && k_major_input(av, 0) &&
              k_major_input(bv, 1);
   /* in a ring, each thread copies runs of 8 elements (16 bytes: one core

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "../ir/fusion.h"
+#include "../target/target.h"
 
 bool tc_ptype_is_thread(tc_ptype p);
 bool tc_ptype_is_block(tc_ptype p);
@@ -57,12 +58,12 @@ void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue);
  * split of the m x n tile, M = [m_pre, m_lane, m_post] (outermost first)
  * and N = [n_lane, n_post], a lane being the merge of the two lane pieces
  * (m_lane index * n_lane + n_lane index) and holding the values
- * [m_pre, m_post, n_post]; a piece of extent 1 is no axis.  vendor is
- * the one GPU target that has the instruction (OpenCL emulates it). */
+ * [m_pre, m_post, n_post]; a piece of extent 1 is no axis.  family is
+ * the arch family of the GPUs that have it (OpenCL emulates it). */
 typedef struct tc_frag_shape {
   int macro;                      /* TC_MACRO_* */
   const char *name, *unit;        /* "mma.sync m16n8k16", "warp" */
-  tc_target vendor;
+  tc_arch_family family;          /* the GPUs that have it: TC_ARCH_SM (NVIDIA) or _GFX (AMD) */
   int64_t lanes, m, n, k;
   int64_t m_pre, m_lane, m_post, n_lane, n_post;
 } tc_frag_shape;
