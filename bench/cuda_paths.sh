@@ -3,7 +3,9 @@
 # device and verifies it (-V 1 against the plain C reference): the example
 # fusion kernels, each GEMM kernel kind (FMA f32, mma.sync, TMA + wgmma in
 # its pipelines, the tile-IR GEMM, grouped), shapes that do not divide the
-# tiles, and conv2d in its three directions and two layouts.  For a GPU
+# tiles, conv2d in its three directions and two layouts, and the fusion
+# path (the matmul scheduler's GEMMs with epilogues, -M dyn, norms, and
+# conv2d --path fusion: the commands named fusion_*).  For a GPU
 # session (bench/hopper.sh runs it); on a machine without a CUDA device each
 # command says so and the script exits 3.
 #
@@ -70,6 +72,36 @@ for lay in "NCHW KCYX NKHW" "NHWC KYXC NHWK"; do
 done
 run conv_f32_grouped           $C -n 4 -c 32 -H 17 -W 19 -k 64 -y 3 -x 3 -p 1 -q 1 -g 4 -t f32
 run conv_f16_1x1_s2            $C -n 16 -c 256 -H 56 -W 56 -k 512 -y 1 -x 1 -u 2 -v 2 -t f16
+# the fusion path: the matmul scheduler's kernels with their epilogues (the
+# op type each picks: wgmma on sm_90a, mma.sync with --arch sm_80), the
+# wgmma kernel fed by bulk tensor copies, cp.async rings, a row reduction,
+# one kernel for every M, and convolutions as matmuls of views
+run fusion_gemm_auto_bias_relu $G -M 2048 -N 2048 -K 2048 -t bf16 --epilogue bias,relu
+run fusion_gemm_auto_odd_f16   $G -M 999 -N 1001 -K 997 -t f16 --epilogue bias_m,gelu,cast:f16
+run fusion_gemm_auto_tA        $G -M 1024 -N 768 -K 512 -t bf16 --transA 1 --epilogue residual,silu
+run fusion_gemm_wgmma_tma      $G -M 2048 -N 2048 -K 2048 -t bf16 --transB 1 --epilogue relu \
+                                  --tiles 128,128,64,64,128 --macro wgmma --stages 1
+run fusion_gemm_wgmma_ring2    $G -M 1000 -N 1000 -K 1000 -t f16 --epilogue scale:0.5,bias \
+                                  --tiles 128,128,64,64,128 --macro wgmma --stages 2
+run fusion_gemm_mma_sm80       $G -M 2048 -N 2048 -K 2048 -t bf16 --arch sm_80 --epilogue bias,silu
+run fusion_gemm_mma_odd        $G -M 333 -N 520 -K 264 -t f16 --arch sm_80 --epilogue residual,relu \
+                                  --tiles 64,64,32,32,32 --macro mma --stages 3
+run fusion_gemm_fma_row_sum    $G -M 513 -N 257 -K 129 -t f32 --epilogue scale:0.5,bias,row_sum \
+                                  --tiles 32,320,16,2,20 --stages 2
+run fusion_gemm_batched        $G -g 3 -M 256 -N 384 -K 128 -t bf16 --epilogue col_max
+run fusion_gemm_dyn_mma        $G -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu \
+                                  --tiles 64,64,16,32,32 --macro mma
+run fusion_gemm_dyn_fma        $G -M dyn -N 100 -K 60 -t f32 --epilogue bias
+run fusion_norm_layernorm      norm layernorm --target cuda -V 1 --time -i 10 -M 4096 -N 4096 -t bf16
+run fusion_norm_softmax_dyn    norm softmax --target cuda -V 1 -M dyn -N 1024 -t f16
+run fusion_conv_fwd_nhwc_bias  $C --path fusion --epilogue bias,relu -n 32 -c 64 -H 56 -W 56 -k 64 \
+                                  -y 3 -x 3 -p 1 -q 1 -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK
+run fusion_conv_bwd_data_nhwc  $C --path fusion -F 2 -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 \
+                                  -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK
+run fusion_conv_bwd_w_s2       $C --path fusion -F 4 -n 8 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 \
+                                  -u 2 -v 2 -t f16
+run fusion_conv_bwd_data_s2    $C --path fusion -F 2 -n 4 -c 32 -H 29 -W 31 -k 48 -y 3 -x 3 -p 1 -q 1 \
+                                  -u 2 -v 2 -t f32
 }
 echo "cuda_paths: $pass passed, $fail failed$([ $nodev -gt 0 ] && echo ", $nodev without a CUDA device")"
 [ $fail -gt 0 ] && exit 1

@@ -28,6 +28,9 @@
 #                  tmaws:128,256,4,1,132 and tmaws:128,256,4,2,132
 #                  (persistent, 132 blocks) and tma:256,128,4
 #                  (block-synchronous), each -V 1 --time
+#   4e. fusion     the fusion path's GEMMs (tilec gemm --epilogue) at
+#                  8192^3 bf16 beside the template and cuBLAS, and conv2d
+#                  --path fusion beside the template on three 3x3 layers
 #   4d. norms      build/bench/norms: softmax / RMSNorm / LayerNorm in bf16
 #                  over N = 256 .. 262144 (GB/s, verified)
 #   4c. conv       bench/conv_vs_cudnn.py: f16 conv2d forward on 14
@@ -124,10 +127,10 @@ verdict() {
 }
 
 # want NAME: whether HOPPER_STEPS (a space-separated list of step names:
-# build paths ldst gemm pipelines norms conv tests sass; default all of them)
+# build paths ldst gemm pipelines fusion norms conv tests sass; default all of them)
 # names the step.  A later session reruns only what it fixed this way.
 want() {
-  case " ${HOPPER_STEPS:-build paths ldst gemm pipelines norms conv tests sass} " in
+  case " ${HOPPER_STEPS:-build paths ldst gemm pipelines fusion norms conv tests sass} " in
     *" $1 "*) return 0 ;;
   esac
   return 1
@@ -192,7 +195,8 @@ fi
 # CFLAGS=-Wno-error: the machine's compiler may be newer than the CPU
 # machine's and warn where it did not; a warning must not cost the slot
 if want build; then
-step 02 build 240 make -j16 all tests CFLAGS=-Wno-error
+# shellcheck disable=SC2086
+step 02 build 240 make -j16 ${HOPPER_MAKE:-all tests} CFLAGS=-Wno-error
 tail -n 5 "$log" | sed 's/^/   /'
 verdict "build (make -j16 all tests)" "$([ $rc -eq 0 ] && echo ok || tail -n 1 "$log")"
 fi
@@ -262,6 +266,48 @@ step 04 gemm_pipelines 200 bash -c '
 pipelines=$(grep -E '^== |^time:|^verify:|^exit|tilec gemm:' "$log")
 printf '%s\n' "$pipelines" | sed 's/^/   /'
 verdict "gemm_pipelines (8192^3)" "$(grep -c '^verify: PASS' "$log") of 5 verified"
+fi
+
+# ---- 4e. the fusion path against the templates: the matmul scheduler's
+#      kernels (tilec gemm --epilogue ...) and the template GEMM at 8192^3
+#      bf16 beside cuBLAS (torch.matmul), and conv2d --path fusion against
+#      the template convolution on three ResNet-50 3x3 layers (NHWC f16) ----
+if want fusion; then
+step 04 fusion_vs_template 300 bash -c '
+  g="build/tilec gemm -M 8192 -N 8192 -K 8192 -t bf16 --target cuda -V 1 --time -i 20"
+  c="build/tilec conv2d --target cuda --time -i 10 -n 32 -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK"
+  one() { echo "== $1"; shift; timeout -k 5 90 "$@" 2>&1 | grep -E "^(perf config|schedule|kernel|time|verify|path)|tilec|rror" | cut -c1-400 || true; }
+  echo "== cuBLAS (torch.matmul) 8192^3 bf16"
+  timeout -k 5 60 python3 -c "
+import torch
+torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
+a = torch.randn(8192, 8192, device=\"cuda\", dtype=torch.bfloat16); b = torch.randn_like(a)
+for _ in range(5): torch.matmul(a, b)
+ts = []
+for _ in range(20):
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record(); torch.matmul(a, b); e.record(); torch.cuda.synchronize(); ts.append(s.elapsed_time(e))
+ts.sort(); ms = ts[len(ts) // 2]
+print(\"time: %.4f ms (median of 20 runs), %.2f GFLOP/s\" % (ms, 2 * 8192**3 / ms / 1e6))
+" 2>&1 | tail -n 2
+  one "template (tmaws default)" $g
+  one "fusion cast:bf16 (auto)" $g --epilogue cast:bf16
+  one "fusion bias,relu,cast:bf16 (auto)" $g --epilogue bias,relu,cast:bf16
+  one "fusion cast:bf16 wgmma 128x128 4 stages" $g --epilogue cast:bf16 --tiles 128,128,64,64,128 --macro wgmma --stages 4
+  one "fusion cast:bf16 wgmma 128x256 B^T by TMA, 1 stage" $g --transB 1 --epilogue cast:bf16 --tiles 128,256,64,64,256 --macro wgmma --stages 1
+  one "template mma.sync (sm_80)" $g --arch sm_80
+  one "fusion cast:bf16 mma.sync (sm_80, auto)" $g --arch sm_80 --epilogue cast:bf16
+  for L in "64 56 64 1 1" "128 56 128 2 1" "256 14 256 1 1"; do
+    set -- $L
+    a="-c $1 -H $2 -W $2 -k $3 -y 3 -x 3 -p 1 -q 1 -u $4 -v $4"
+    one "conv $a template" $c $a
+    one "conv $a fusion" $c $a --path fusion
+    one "conv $a fusion bias,relu" $c $a --path fusion --epilogue bias,relu
+  done
+  exit 0' 2>&1
+fusion_lines=$(grep -E '^== |^time:|^verify:|^perf config|tilec' "$log")
+printf '%s\n' "$fusion_lines" | sed 's/^/   /'
+verdict "fusion_vs_template" "$(grep -c '^verify: PASS' "$log") of 7 GEMMs verified, $(grep -c '^time:' "$log") timed"
 fi
 
 # ---- 4d. the normalizations (softmax, RMSNorm, LayerNorm), bf16, 2^27
@@ -336,6 +382,12 @@ command -v nvidia-smi >/dev/null 2>&1 &&
   echo
   echo '```'
   printf '%s\n' "${pipelines:-(none: see 04_gemm_pipelines.log)}"
+  echo '```'
+  echo
+  echo "## The fusion path against the templates (8192^3 bf16 GEMMs; conv2d NHWC f16)"
+  echo
+  echo '```'
+  printf '%s\n' "${fusion_lines:-(none: see 04_fusion_vs_template.log)}"
   echo '```'
   echo
   echo "## conv2d forward vs cuDNN"

@@ -42,6 +42,12 @@ else
     gemm -M 31 -N 17 -K 61 -t f16 --transA 1 --transB 1 --epilogue bias_m,scale:0.5,residual,silu,cast:bf16 -V 1
   expect "batch of 3" 0 '^verify: PASS \(max error .*; 3315 elements\)' \
     gemm -M 13 -N 85 -K 7 -g 3 --epilogue scale:-2,relu,cast:f16 -V 1
+  # past 2^30 multiply-adds C is checked on a sample, as the template GEMM's
+  # check: 1100x1024x1024 gives 2^30 / 1024 = 1048576 cells at most, so
+  # cells of 2x2 and 550 * 512 = 281600 of them
+  expect "sampled check past 2^30 multiply-adds" 0 \
+    '^verify: PASS \(max error .*; 281600 of 1126400 elements, one in each 2x2 cell\)' \
+    gemm -M 1100 -N 1024 -K 1024 -t bf16 --epilogue bias,relu -V 1
   expect "--tiles of any extent" 0 '^verify: PASS \(max error .*; 7700 elements\)' \
     gemm -M 100 -N 77 -K 45 --epilogue silu --tiles 48,24,5,3,2 -V 1
   expect "--tiles: the launch" 0 '^kernel: gemm_fused \(fusion\), grid \[4, 3, 1\] of blocks \[12, 16, 1\], shared memory 2304 bytes' \

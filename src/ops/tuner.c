@@ -45,8 +45,8 @@ void tc_tune_gemm_reference(int64_t g, int64_t m, int64_t n, int64_t k, int tran
   }
 }
 
-int tc_gemm_check_make(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
-                       tc_dtype t, const void *a, const void *b, tc_gemm_check *c, int64_t *cell) {
+int tc_gemm_check_sample(int64_t g, int64_t m, int64_t n, int64_t k, tc_gemm_check *c,
+                         int64_t *cell) {
   memset(c, 0, sizeof *c);
   int64_t total = g * m * n, cs = 1;
   if (total * k > TC_CHECK_FULL_MACS) {
@@ -74,6 +74,12 @@ int tc_gemm_check_make(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, 
           c->idx[s++] = (size_t)((gi * m + i) * n + j);
         }
   }
+  return 0;
+}
+
+int tc_gemm_check_make(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
+                       tc_dtype t, const void *a, const void *b, tc_gemm_check *c, int64_t *cell) {
+  if (tc_gemm_check_sample(g, m, n, k, c, cell) != 0) return -1;
   c->want = malloc(c->n * sizeof *c->want);
   c->bound = malloc(c->n * sizeof *c->bound);
   if (!c->want || !c->bound) {

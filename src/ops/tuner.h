@@ -86,7 +86,9 @@ tc_status tc_tune_conv(const tc_conv_problem *p, const tc_tune_options *o, tc_tu
  * pseudo-random element of each cell, so every tile of any kernel is
  * checked somewhere and a run stays about a second of CPU time.  *cell
  * gets c (1 when every element is checked).  Returns 0, or -1 when memory
- * runs out. */
+ * runs out.  tc_gemm_check_sample makes only the choice of elements (n
+ * and idx; want and bound stay NULL), for a caller with its own reference
+ * (the fused GEMM's epilogue). */
 typedef struct tc_gemm_check {
   size_t n;
   size_t *idx;
@@ -96,6 +98,8 @@ typedef struct tc_gemm_check {
 #define TC_CHECK_MIN_SAMPLES 4096
 int tc_gemm_check_make(int64_t g, int64_t m, int64_t n, int64_t k, int trans_a, int trans_b,
                        tc_dtype t, const void *a, const void *b, tc_gemm_check *c, int64_t *cell);
+int tc_gemm_check_sample(int64_t g, int64_t m, int64_t n, int64_t k, tc_gemm_check *c,
+                         int64_t *cell);
 void tc_gemm_check_free(tc_gemm_check *c);
 
 /* Tunes a GEMM whose A, B, C buffers are bufs[0..2] (host data and sizes;
