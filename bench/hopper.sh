@@ -31,6 +31,8 @@
 #   4e. fusion     the fusion path's GEMMs (tilec gemm --epilogue) at
 #                  8192^3 bf16 beside the template and cuBLAS, and conv2d
 #                  --path fusion beside the template on three 3x3 layers
+#                  (HOPPER_FUSION_ONLY, a regular expression, picks runs by
+#                  their label)
 #   4d. norms      build/bench/norms: softmax / RMSNorm / LayerNorm in bf16
 #                  over N = 256 .. 262144 (GB/s, verified)
 #   4c. conv       bench/conv_vs_cudnn.py: f16 conv2d forward on 14
@@ -276,8 +278,9 @@ if want fusion; then
 step 04 fusion_vs_template 300 bash -c '
   g="build/tilec gemm -M 8192 -N 8192 -K 8192 -t bf16 --target cuda -V 1 --time -i 20"
   c="build/tilec conv2d --target cuda --time -i 10 -n 32 -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK"
-  one() { echo "== $1"; shift; timeout -k 5 90 "$@" 2>&1 | grep -E "^(perf config|schedule|kernel|time|verify|path)|tilec|rror" | cut -c1-400 || true; }
-  echo "== cuBLAS (torch.matmul) 8192^3 bf16"
+  want() { [ -z "${HOPPER_FUSION_ONLY:-}" ] || printf "%s" "$1" | grep -Eq "$HOPPER_FUSION_ONLY"; }
+  one() { want "$1" || return 0; echo "== $1"; shift; timeout -k 5 90 "$@" 2>&1 | grep -E "^(perf config|schedule|kernel|time|verify|path)|tilec|rror" | cut -c1-400 || true; }
+  want "cuBLAS" && echo "== cuBLAS (torch.matmul) 8192^3 bf16" &&
   timeout -k 5 60 python3 -c "
 import torch
 torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
@@ -294,6 +297,8 @@ print(\"time: %.4f ms (median of 20 runs), %.2f GFLOP/s\" % (ms, 2 * 8192**3 / m
   one "fusion cast:bf16 (auto)" $g --epilogue cast:bf16
   one "fusion bias,relu,cast:bf16 (auto)" $g --epilogue bias,relu,cast:bf16
   one "fusion cast:bf16 wgmma 128x128 4 stages" $g --epilogue cast:bf16 --tiles 128,128,64,64,128 --macro wgmma --stages 4
+  one "fusion cast:bf16 wgmma 128x256 3 stages" $g --epilogue cast:bf16 --tiles 128,256,64,64,256 --macro wgmma --stages 3
+  one "fusion cast:bf16 (auto) B^T" $g --transB 1 --epilogue cast:bf16
   one "fusion cast:bf16 wgmma 128x256 B^T by TMA, 1 stage" $g --transB 1 --epilogue cast:bf16 --tiles 128,256,64,64,256 --macro wgmma --stages 1
   one "template mma.sync (sm_80)" $g --arch sm_80
   one "fusion cast:bf16 mma.sync (sm_80, auto)" $g --arch sm_80 --epilogue cast:bf16

@@ -282,8 +282,13 @@ expect "--macro wgmma --stages 4 cuda --emit" 0 '^compiled with NVRTC for sm_90a
   gemm -M 256 -N 256 -K 512 -t bf16 --transB 1 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --stages 4 --target cuda --arch sm_90a --emit "$tmp/wgmma_ring.cu"
 if grep -q 'cp.async.wait_group 2;' "$tmp/wgmma_ring.cu" 2>/dev/null && grep -q 'tc_cpa16(&' "$tmp/wgmma_ring.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_ring.cu"; then pass "emitted wgmma kernel copies its tiles into rings by cp.async"
 else fail "emitted wgmma ring kernel lacks cp.async / wait_group 2"; fi
-expect "tc_schedule_auto on sm_90a: wgmma in rings of 4 stages" 0 'wgmma m64n256k16 \(bf16.* in rings of 4 stages.*wgmma m64nNk16: the scheduler.s op type for f16/bf16 on CUDA sm_90a' \
+expect "tc_schedule_auto on sm_90a: wgmma in rings of 3 stages" 0 'wgmma m64n256k16 \(bf16.* staged K- and N-major \(128B swizzle\) in shared memory \(147456 bytes\), in rings of 3 stages.*wgmma m64nNk16: the scheduler.s op type for f16/bf16 on CUDA sm_90a' \
   gemm -M 8192 -N 8192 -K 8192 -t bf16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/wgmma_auto.cu"
+# B [K, N] staged N-major: its copies are 16-byte cp.async too, and the
+# K tile's four wgmma go between one fence and one wait
+if [ "$(grep -c 'tc_cpa16(&' "$tmp/wgmma_auto.cu" 2>/dev/null)" -ge 4 ] && grep -q 'p, 1, 1, 0, 1;' "$tmp/wgmma_auto.cu" &&
+   [ "$(grep -c 'wgmma.fence.sync.aligned' "$tmp/wgmma_auto.cu")" = 1 ]; then pass "auto wgmma kernel: N-major B by cp.async, one fence per K tile"
+else fail "auto wgmma kernel: B not N-major by cp.async, or a fence per K step"; fi
 expect "--macro wgmma for sm_80" 1 'wgmma m64nNk16 needs arch sm_90a, but the arch is sm_80' \
   gemm -M 64 -N 64 -K 32 -t f16 --epilogue relu --tiles 64,64,16,64,64 --macro wgmma --target cuda --arch sm_80 --emit "$tmp/wgmma80.cu"
 expect "--macro wgmma on f32" 2 'multiplies f16 or bf16 operands, not f32' \

@@ -8,7 +8,9 @@
  * descriptors as the hardware does, against a plain C loop; the
  * descriptors' LBO / SBO against the canonical layout's, derived here by
  * hand; a wrong LBO or SBO injected after the lowering's check fails on
- * PoCL; a layout no descriptor expresses is refused; the CUDA kernel holds the instruction and its fences, not the
+ * PoCL; M- and N-major tiles (A given [K, M], B [K, N]) with their
+ * descriptors and transpose flags; a layout no descriptor expresses is
+ * refused; the CUDA kernel holds the instruction and its fences, not the
  * emulation, and builds with NVRTC for sm_90a; the refusals (not sm_90a,
  * f32 operands, HIP, an N the instruction does not have); on CUDA the
  * swizzled tiles by bulk tensor copies with mbarrier waits where whole
@@ -32,15 +34,17 @@ typedef struct wcase {
   int epilogue; /* 1: relu(A @ B + bias) */
   tc_matmul_tiles tiles;
   int tb; /* 1: B is given as [N, K] (read through a permute) */
+  int ta; /* 1: A is given as [K, M] */
 } wcase;
 
 #define WG(bm, bn, bk, tn) {bm, bn, bk, 64, tn, TC_MACRO_WGMMA}
 
 /* The fusion of case c on f: y = A @ B, or relu(A @ B + bias). */
 static tc_tensor *build(tc_fusion *f, const wcase *c) {
-  int64_t sa[2] = {c->m, c->k}, sb[2] = {c->k, c->n}, sbt[2] = {c->n, c->k};
-  tc_tensor *a = tc_input(f, c->t, 2, sa), *b = tc_input(f, c->t, 2, c->tb ? sbt : sb);
-  tc_tensor *y = tc_matmul(f, a, c->tb ? tc_permute(f, b, (int[]){1, 0}) : b);
+  int64_t sa[2] = {c->m, c->k}, sat[2] = {c->k, c->m}, sb[2] = {c->k, c->n}, sbt[2] = {c->n, c->k};
+  tc_tensor *a = tc_input(f, c->t, 2, c->ta ? sat : sa), *b = tc_input(f, c->t, 2, c->tb ? sbt : sb);
+  tc_tensor *y = tc_matmul(f, c->ta ? tc_permute(f, a, (int[]){1, 0}) : a,
+                           c->tb ? tc_permute(f, b, (int[]){1, 0}) : b);
   if (c->epilogue && y) {
     bool is_new[2] = {true, false};
     tc_tensor *bias = tc_input(f, TC_F32, 1, &c->n);
@@ -98,13 +102,17 @@ static int run(const wcase *c, int fault_wanted, const char *name) {
     printf("  skip run: %s\n", tc_kernel_error(k));
   } else {
     TC_CHECK(st == TC_OK, "%s: run: %s", desc, tc_kernel_error(k));
-    /* B [K, N] for the plain C loop (given [N, K] with tb) */
-    double *kn = malloc((size_t)(kk * n) * sizeof(double)), *dbias = malloc((size_t)n * sizeof(double));
+    /* A [M, K] and B [K, N] for the plain C loop (given [K, M] with ta,
+     * [N, K] with tb) */
+    double *mk = malloc((size_t)(m * kk) * sizeof(double)), *kn = malloc((size_t)(kk * n) * sizeof(double));
+    double *dbias = malloc((size_t)n * sizeof(double));
+    for (int64_t i = 0; i < m; i++)
+      for (int64_t q = 0; q < kk; q++) mk[i * kk + q] = va[c->ta ? q * m + i : i * kk + q];
     for (int64_t q = 0; q < kk; q++)
       for (int64_t j = 0; j < n; j++) kn[q * n + j] = vb[c->tb ? j * kk + q : q * n + j];
     for (int64_t j = 0; j < n; j++) dbias[j] = bias[j];
-    bad = matmul_mismatches(desc, out, va, kn, c->epilogue ? dbias : NULL, m, n, kk, fault_wanted);
-    free(kn), free(dbias);
+    bad = matmul_mismatches(desc, out, mk, kn, c->epilogue ? dbias : NULL, m, n, kk, fault_wanted);
+    free(mk), free(kn), free(dbias);
   }
   free(va), free(vb), free(a), free(b), free(bias), free(out);
   tc_kernel_free(k);
@@ -234,11 +242,72 @@ static void test_faults(void) {
   }
 }
 
-/* A shared layout no descriptor expresses (A's core matrices transposed
+/* M- and N-major tiles (imm-trans-a / imm-trans-b): with the 128B swizzle
+ * where A is given [K, M] or B [K, N] and a warp group's rows are whole
+ * runs of 64, the tile is [rows / 64][K][64] swizzled, so (PTX ISA, the
+ * MN-major 128B canonical layout ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)))
+ * SBO is 8 K rows of 128 bytes, 1024, and LBO the next 64 rows, bk rows
+ * of 128 bytes: 8192 for B with bk 64 (A's 64 rows have no next block:
+ * 0).  Each runs on PoCL against the plain C loop (edges too), the CUDA
+ * kernel sets the instruction's transpose flags and builds; B's flag
+ * flipped after the check fails on PoCL.  Without swizzle, A's core
+ * matrices transposed by a schedule hook are the M-major layout the
+ * lowering finds. */
+static void test_mn_major(void) {
+  static const struct {
+    wcase c;
+    const char *note, *desc_a, *desc_b, *flags;
+  } cs[] = {
+      {{128, 256, 128, TC_BF16, 1, WG(128, 256, 64, 256), 0, 1}, "M- and N-major", "), 0u, 1024u, 1u)",
+       "), 8192u, 1024u, 1u)", "p, 1, 1, 1, 1;"},
+      {{67, 130, 97, TC_F16, 0, WG(64, 128, 64, 128), 0, 0}, "K- and N-major", "), 16u, 1024u, 1u)",
+       "), 8192u, 1024u, 1u)", "p, 1, 1, 0, 1;"},
+      {{100, 64, 200, TC_BF16, 1, WG(128, 64, 128, 64), 1, 1}, "M- and K-major", "), 0u, 1024u, 1u)",
+       "), 16u, 1024u, 1u)", "p, 1, 1, 1, 0;"},
+  };
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+    run(&cs[i].c, 0, "mm");
+    tc_fusion *f;
+    tc_kernel *k = compile(&cs[i].c, TC_TARGET_OPENCL, NULL, "mm", &f);
+    TC_CHECK(k && strstr(tc_fusion_schedule_note(f), cs[i].note) != NULL, "case %zu: %s", i,
+             tc_fusion_schedule_note(f));
+    const char *src = k ? tc_kernel_source(k) : "", *pa = strstr(src, cs[i].desc_a);
+    TC_CHECK(pa && strstr(pa + 1, cs[i].desc_b), "case %zu: descriptors %s, %s not in\n%s", i,
+             cs[i].desc_a, cs[i].desc_b, src);
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+    k = compile(&cs[i].c, TC_TARGET_CUDA, "sm_90a", "mm", &f);
+    TC_CHECK(k && strstr(tc_kernel_source(k), cs[i].flags) != NULL, "case %zu: no \"%s\"", i, cs[i].flags);
+    tc_status st = k ? tc_kernel_build(k, NULL) : TC_ERR_ARGUMENT;
+    if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+    else TC_CHECK(st == TC_OK, "case %zu does not build: %s", i, k ? tc_kernel_error(k) : "");
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
+  tc_test_hooks h = {0};
+  h.wgmma_lower_fault = 4;
+  tc_test_hooks_set(&h);
+  TC_CHECK(run(&cs[1].c, 1, "wgmma_fault4") != 0, "B's transpose flag flipped: still matches");
+  tc_test_hooks_set(NULL);
+  h = (tc_test_hooks){0};
+  h.wgmma_layout_fault = 1;
+  tc_test_hooks_set(&h);
+  wcase c = {64, 32, 32, TC_F16, 0, WG(64, 32, 32, 32)};
+  run(&c, 0, "wgmma_layout1");
+  tc_fusion *f;
+  tc_kernel *k = compile(&c, TC_TARGET_OPENCL, NULL, "wgmma_layout1", &f);
+  tc_test_hooks_set(NULL);
+  /* f16, N 32, imm-trans-a 1, imm-trans-b 0 */
+  TC_CHECK(k && strstr(tc_kernel_source(k), ", 0, 32, 1, 0, tid % 128") != NULL, "not M-major");
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
+/* A shared layout no descriptor expresses (K / 8 innermost in A's tile,
  * by a schedule hook) is refused when compiling, naming the operand. */
 static void test_layout_refused(void) {
   tc_test_hooks h = {0};
-  h.wgmma_layout_fault = 1;
+  h.wgmma_layout_fault = 2;
   tc_test_hooks_set(&h);
   wcase c = {64, 32, 32, TC_F16, 0, WG(64, 32, 32, 32)};
   tc_fusion *f;
@@ -394,6 +463,7 @@ int main(void) {
   TC_RUN(test_swizzled);
   TC_RUN(test_random);
   TC_RUN(test_faults);
+  TC_RUN(test_mn_major);
   TC_RUN(test_layout_refused);
   TC_RUN(test_cuda_build);
   TC_RUN(test_tma);

@@ -538,8 +538,9 @@ typedef struct tc_matmul_tiles {
  * their 64 lanes on TIDx; f16 / bf16 operands; TC_ERR_UNSUPPORTED for
  * f32 or CUDA; HIP needs an arch with MFMA, checked when compiling); with
  * TC_MACRO_WGMMA warp group-wide wgmma m64nNk16 (warp groups on TIDy,
- * their 128 threads on TIDx, A and B tiles K-major in shared memory; CUDA
- * needs sm_90a). */
+ * their 128 threads on TIDx, A and B tiles K-major in shared memory, or
+ * M- / N-major where the operand's rows are innermost in global memory;
+ * CUDA needs sm_90a). */
 tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
                              const tc_matmul_tiles *tiles);
 /* What tc_schedule_auto chose, in words (the scheduler, rows, threads,

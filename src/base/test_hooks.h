@@ -41,11 +41,13 @@ typedef struct tc_test_hooks {
   /* lower/wgmma.c (the matmul's wgmma op type), after the layout check:
    * 1 adds 16 bytes to the LBO of A's descriptor (its SBO where the tile
    * is swizzled: LBO is unused then), 2 to the SBO of B's, 3 flips A's
-   * swizzle mode (none <-> 128B) */
+   * swizzle mode (none <-> 128B), 4 flips B's imm-trans-b (K- <-> N-major) */
   int wgmma_lower_fault;
   /* sched/matmul_wgmma.c: 1 lays A's tile out with each core matrix
-   * transposed (the row within the 8 innermost), which no descriptor
-   * expresses: the lowering must refuse it */
+   * transposed (the row within the 8 innermost): the M-major layout
+   * without swizzle, which the lowering must find (imm-trans-a 1); 2 puts
+   * K / 8 innermost, which no descriptor expresses: the lowering must
+   * refuse it */
   int wgmma_layout_fault;
   /* sched/matmul_wgmma.c: 1 takes the bulk-copy form of the tiles on any
    * target (on OpenCL every thread then copies the whole tile), so that

@@ -726,8 +726,14 @@ static void wgmma_desc(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
 /* A statement lowered to wgmma m64nNk16 (tc_kmma kind TC_MACRO_WGMMA): the
  * thread's n / 2 accumulators, the descriptors of the two tiles (start,
  * LBO, SBO, swizzle as the lowering derived them from the layouts), the
- * dialect's instruction between its fences, the accumulators back. */
-static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
+ * dialect's instruction between its fences, the accumulators back.  With
+ * loop (the statement's K-step loop, its only body, the accumulators the
+ * same in every step): the loop's instructions go unrolled between one
+ * fence and one commit + wait, so they run back to back on the tensor
+ * cores (wgmma needs no fence between instructions of one shape on the
+ * same accumulators). */
+static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
+                        const tc_knode *loop, int depth) {
   const tc_kmma *m = &s->stmt.mma;
   const tc_op *op = s->stmt.op;
   const char *cn = op->out->name;
@@ -737,7 +743,8 @@ static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const t
   wgmma_desc(&da, d, k, op->in[0], m->start_a, m->lbo_a, m->sbo_a, m->swz_a);
   wgmma_desc(&db, d, k, op->in[1], m->start_b, m->lbo_b, m->sbo_b, m->swz_b);
   tc_str_indent(o, depth);
-  tc_str_printf(o, "{  /* %s += %s * %s: wgmma m64n%dk16 */\n", cn, op->in[0]->name, op->in[1]->name, m->n);
+  tc_str_printf(o, "{  /* %s += %s * %s: wgmma m64n%dk16%s */\n", cn, op->in[0]->name, op->in[1]->name,
+                m->n, loop ? ", the K steps back to back" : "");
   tc_str_indent(o, depth + 1);
   tc_str_printf(o, "float tc_fc[%d];\n", m->n / 2);
   tc_str_indent(o, depth + 1); /* (unrolled: the accumulators stay in registers) */
@@ -749,8 +756,21 @@ static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const t
     tc_str_indent(o, depth + 1);
     tc_str_printf(o, "%s\n", d->wgmma_begin);
   }
-  d->wgmma(o, m->in, m->n, op->in[0]->name, tc_str_cstr(&da), op->in[1]->name, tc_str_cstr(&db), 0,
-           0, "tc_fc", depth + 1);
+  int in = depth + 1;
+  if (loop) {
+    const char *v = tc_e_var_name(k->pool, (int)loop->loop.var->val);
+    tc_str_indent(o, in);
+    tc_str_printf(o, "%s\n", d->unroll_pragma);
+    tc_str_indent(o, in);
+    tc_str_printf(o, "for (int %s = 0; %s < %lld; ++%s) {\n", v, v, (long long)loop->loop.extent, v);
+    in++;
+  }
+  d->wgmma(o, m->in, m->n, op->in[0]->name, tc_str_cstr(&da), op->in[1]->name, tc_str_cstr(&db),
+           m->trans_a, m->trans_b, "tc_fc", in);
+  if (loop) {
+    tc_str_indent(o, depth + 1);
+    tc_str_cat(o, "}\n");
+  }
   if (d->wgmma_end) {
     tc_str_indent(o, depth + 1);
     tc_str_printf(o, "%s\n", d->wgmma_end);
@@ -841,7 +861,7 @@ static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const
   if (n->kind == TC_K_STMT) {
     if (n->stmt.cp_bytes && d->cp_async) print_cp_async(o, d, k, n, depth);
     else if (n->stmt.ldsm.kind) tc_print_ldsm(o, d, k, n, depth);
-    else if (n->stmt.mma.kind == TC_MACRO_WGMMA) print_wgmma(o, d, k, n, depth);
+    else if (n->stmt.mma.kind == TC_MACRO_WGMMA) print_wgmma(o, d, k, n, NULL, depth);
     else if (n->stmt.mma.kind == TC_MACRO_MMA_M16N8K16) print_mma(o, d, k, n, depth);
     else if (n->stmt.mma.kind) print_mfma(o, d, k, n, depth);
     else if (n->stmt.tmem.kind) print_tmem(o, d, k, n, depth);
@@ -862,6 +882,11 @@ static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const
     if (n->body[0]->sync_before) print_barrier(o, d, k, depth);
     print_cp_async(o, d, k, n->body[0], depth); /* the vector loop is the copy */
     if (n->sync_end) print_barrier(o, d, k, depth);
+    return;
+  }
+  if (only && only->mma.kind == TC_MACRO_WGMMA && !n->body[0]->sync_before && !n->body[0]->cp_wait &&
+      !n->body[0]->cp_commit && !n->sync_end && !tc_e_uses(only->mma.c0, (int)n->loop.var->val)) {
+    print_wgmma(o, d, k, n->body[0], n, depth); /* the K steps between one fence and one wait */
     return;
   }
   if (only && only->ldsm.kind && only->ldsm.vec == n) {

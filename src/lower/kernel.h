@@ -93,11 +93,12 @@ typedef struct tc_kmma {
    * operands are read from in[0] (A, 64 x 16) and in[1] (B, n x 16)
    * through matrix descriptors whose start address (in elements of the
    * shared tensor) is start_a / start_b and whose LBO, SBO (bytes) and
-   * swizzle mode (0 none, 1 128B) were derived from the tiles' layouts */
+   * swizzle mode (0 none, 1 128B) were derived from the tiles' layouts,
+   * trans_a / trans_b 1 where the tile is M- / N-major (imm-trans-a/b) */
   int n;
   const tc_expr *c0, *start_a, *start_b;
   int64_t lbo_a, sbo_a, lbo_b, sbo_b;
-  int swz_a, swz_b;
+  int swz_a, swz_b, trans_a, trans_b;
 } tc_kmma;
 
 /* A statement of a reduction (op->kind == TC_OP_REDUCE; for a Welford

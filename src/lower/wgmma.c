@@ -16,10 +16,10 @@
  * allocation of the shared tiles: start = the element (0, 0), and the
  * byte offsets of every element, evaluated for every value of the other
  * variables (the K step, the warp group), must be those of a canonical
- * K-major layout: without swizzle start + (r / 8) SBO + (r % 8) 16 + (k /
- * 8) LBO + (k % 8) 2; with the 128B swizzle the rows of 128 bytes, start +
- * (r / 8) SBO + (r % 8) 128 + 2 k with bits 4-6 of the address XORed with
- * bits 7-9 (a tile 1024-byte aligned).  Anything else is refused.
+ * K-major or M/N-major layout (point_ok below lists the four; an M/N-major
+ * tile sets imm-trans-a / imm-trans-b), without swizzle or with the 128B
+ * swizzle (bits 4-6 of the address XORed with bits 7-9, a tile 1024-byte
+ * aligned).  Anything else is refused.
  * Edges: the instruction runs on whole tiles, so the statements storing
  * the operand tiles store 0 past M, N and K (zfill) and the accumulator's
  * predicate goes: products past an edge are 0 and land only in
@@ -51,28 +51,55 @@ typedef struct operand {
   /* derived */
   int64_t lbo, sbo;
   int swz;                 /* -1 not yet known; 0 none; 1 128B */
+  int mn;                  /* 0 K-major; 1 M- / N-major (the rows innermost) */
 } operand;
 
 static int64_t swizzle128(int64_t b) { return b ^ (((b >> 7) & 7) << 4); }
 
+/* The byte distance from the start to element (r, k), which must come out
+ * of the swizzle unchanged (its 128-byte row index a multiple of 8). */
+static int64_t step(const operand *x, const int64_t *vars, int r, int k) {
+  return 2 * (tc_e_eval(x->idx[r * 16 + k], vars) - tc_e_eval(x->start, vars));
+}
+
 /* Whether the byte addresses under the variables in vars fit the
- * canonical layout of mode swz (deriving LBO and SBO at the first call). */
+ * canonical layout of mode swz, K-major or M/N-major (x->mn), deriving LBO
+ * and SBO at the first call.  The PTX ISA's canonical layouts, T = 8
+ * 16-bit elements, r the row of A (M) or of B (N):
+ *   K-major  ((8,m),(T,2k)):((1T,SBO),(1,LBO))   (r / 8) SBO + (r % 8) 16 + (k / 8) LBO + (k % 8) 2
+ *            128B: ((8,m),(T,2k)):((8T,SBO),(1,T)) (r / 8) SBO + (r % 8) 128 + 2 k
+ *   MN-major ((T,1,m),(8,k)):((1,T,SBO),(1T,LBO)) (r / 8) SBO + (r % 8) 2 + (k / 8) LBO + (k % 8) 16
+ *            128B: ((T,8,m),(8,k)):((1,T,LBO),(8T,SBO)) (r / 64) LBO + (r % 64) 2 + (k / 8) SBO
+ *            + (k % 8) 128
+ * with the 128B swizzle's XOR of address bits 4-6 with bits 7-9. */
 static bool point_ok(operand *x, const int64_t *vars, int swz) {
   int64_t base = x->offset + 2 * tc_e_eval(x->start, vars);
   if (base % 16) return false;
   if (x->swz < 0) {
-    /* (one group of 8 rows, N = 8: no next group, SBO unused) */
-    x->sbo = x->rows > 8 ? 2 * (tc_e_eval(x->idx[8 * 16], vars) - tc_e_eval(x->start, vars)) : 0;
-    x->lbo = swz ? 16 : 2 * (tc_e_eval(x->idx[8], vars) - tc_e_eval(x->start, vars));
+    /* (a single group along an axis: its offset is unused, 0) */
+    if (!x->mn) {
+      x->sbo = x->rows > 8 ? step(x, vars, 8, 0) : 0;
+      x->lbo = swz ? 16 : step(x, vars, 0, 8);
+    } else if (swz) {
+      x->lbo = x->rows > 64 ? step(x, vars, 64, 0) : 0;
+      x->sbo = step(x, vars, 0, 8);
+    } else {
+      x->sbo = x->rows > 8 ? step(x, vars, 8, 0) : 0;
+      x->lbo = step(x, vars, 0, 8);
+    }
     if (x->sbo < 0 || x->sbo % 16 || x->sbo >= (1 << 18) || x->lbo < 0 || x->lbo % 16 ||
-        x->lbo >= (1 << 18) || (swz && (x->offset % 1024 || x->sbo % 1024)))
+        x->lbo >= (1 << 18) ||
+        (swz && (x->offset % 1024 || x->sbo % 1024 || (x->mn && x->lbo % 1024))))
       return false;
   }
   for (int r = 0; r < x->rows; r++)
     for (int k = 0; k < 16; k++) {
       int64_t got = x->offset + 2 * tc_e_eval(x->idx[r * 16 + k], vars), want;
-      if (swz) want = swizzle128(base + (r / 8) * x->sbo + (r % 8) * 128 + 2 * k);
-      else want = base + (r / 8) * x->sbo + (r % 8) * 16 + (k / 8) * x->lbo + (k % 8) * 2;
+      if (swz && !x->mn) want = swizzle128(base + (r / 8) * x->sbo + (r % 8) * 128 + 2 * k);
+      else if (swz)
+        want = swizzle128(base + (r / 64) * x->lbo + (r % 64) * 2 + (k / 8) * x->sbo + (k % 8) * 128);
+      else if (!x->mn) want = base + (r / 8) * x->sbo + (r % 8) * 16 + (k / 8) * x->lbo + (k % 8) * 2;
+      else want = base + (r / 8) * x->sbo + (r % 8) * 2 + (k / 8) * x->lbo + (k % 8) * 16;
       if (got != want) return false;
     }
   return true;
@@ -111,16 +138,16 @@ static tc_status derive(tc_kir *k, operand *x, const tc_op *op) {
   }
   int64_t *vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof *vars);
   bool ok = false;
-  for (int swz = 0; swz < 2 && !ok; swz++) {
-    x->swz = -1;
-    ok = all_ok(x, p, vars, 0, swz);
+  for (int mode = 0; mode < 4 && !ok; mode++) { /* K-major, then M/N-major; no swizzle, then 128B */
+    x->swz = -1, x->mn = mode / 2;
+    ok = all_ok(x, p, vars, 0, mode % 2);
   }
   free(vars);
   if (!ok)
     return tc_fail(k->f, TC_ERR_SCHEDULE, "compile: %s's wgmma reads its %s operand from %s, "
-                   "whose shared layout is not one a wgmma matrix descriptor expresses (K-major "
-                   "8 x 16-byte core matrices, or 128-byte swizzled rows 1024-byte aligned, "
-                   "16-byte aligned starts; schedule it with tc_schedule_matmul)",
+                   "whose shared layout is not one a wgmma matrix descriptor expresses (K- or "
+                   "M/N-major 8 x 16-byte core matrices, or 128-byte swizzled rows 1024-byte "
+                   "aligned, 16-byte aligned starts; schedule it with tc_schedule_matmul)",
                    op->out->name, x->which ? "B" : "A", op->in[x->which]->name);
   return TC_OK;
 }
@@ -135,6 +162,7 @@ static void inject_fault(tc_kmma *m) {
       break;
     case 2: m->sbo_b += 16; break;
     case 3: m->swz_a = !m->swz_a; break;
+    case 4: m->trans_b = !m->trans_b; break;
     default: break;
   }
 }
@@ -204,7 +232,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
                      "tc_schedule_matmul)", op->out->name, n / 2);
   }
   /* the operands' elements */
-  operand x[2] = {{0, 64, NULL, NULL, 0, {0}, 0, 0, 0, -1}, {1, n, NULL, NULL, 0, {0}, 0, 0, 0, -1}};
+  operand x[2] = {{0, 64, NULL, NULL, 0, {0}, 0, 0, 0, -1, 0}, {1, n, NULL, NULL, 0, {0}, 0, 0, 0, -1, 0}};
   tc_status st = TC_OK;
   for (int o = 0; o < 2 && !st; o++) {
     const tc_kalloc *al = tc_kir_alloc_of(k, op->in[o]);
@@ -225,6 +253,7 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s, tc_target target, const char
     m->kind = TC_MACRO_WGMMA, m->in = in, m->n = n;
     m->start_a = x[0].start, m->lbo_a = x[0].lbo, m->sbo_a = x[0].sbo, m->swz_a = x[0].swz;
     m->start_b = x[1].start, m->lbo_b = x[1].lbo, m->sbo_b = x[1].sbo, m->swz_b = x[1].swz;
+    m->trans_a = x[0].mn, m->trans_b = x[1].mn;
     inject_fault(m);
     s->stmt.pred = tc_e_const(p, 1); /* whole tiles: the edges are zeros */
     tc_mma_take_loops(s, lb);

@@ -72,8 +72,12 @@ static tc_matmul_tiles pick_mma_tiles(int64_t m, int64_t n, int64_t k, int64_t s
  * at least 64, no reduction of the result or prologue): warp groups of 64
  * x tn with tn the smallest power of two at least N, from 64 to 256; two
  * along M (bm 128) where M is at least 128; K tiles of 64 (the 128B
- * swizzle) where K is over 32, else 32 or 16; rings of 4 stages, or 3, or
- * 2 where fewer K tiles or smem_max (0: unknown) say so. */
+ * swizzle) where K is over 32, else 32 or 16; rings of 3 stages, or 2
+ * where fewer K tiles or smem_max (0: unknown) say so.  (3, not 4: on an
+ * H100 at 8192^3 bf16 the 128x256 tiles took 2.25 ms in a ring of 3 and
+ * 2.56 ms in a ring of 4, bench/RESULTS.md; while each K tile's wgmma
+ * waits for its group to finish, copies further ahead only cost shared
+ * memory.) */
 static tc_matmul_tiles pick_wgmma_tiles(int64_t m, int64_t n, int64_t k, int64_t smem_max) {
   tc_matmul_tiles t = {0};
   t.macro = TC_MACRO_WGMMA;
@@ -81,7 +85,7 @@ static tc_matmul_tiles pick_wgmma_tiles(int64_t m, int64_t n, int64_t k, int64_t
   t.tn = t.bn = n > 128 ? 256 : n > 64 ? 128 : 64;
   t.bk = k > 32 ? 64 : k > 16 ? 32 : 16;
   int64_t ktiles = (k + t.bk - 1) / t.bk;
-  t.stages = ktiles >= 4 ? 4 : ktiles >= 3 ? 3 : 2;
+  t.stages = ktiles >= 3 ? 3 : 2;
   while (t.stages > 2 && smem_max && (t.bm + t.bn) * t.bk * 2 * t.stages > smem_max) t.stages--;
   return t;
 }

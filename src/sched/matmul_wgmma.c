@@ -65,7 +65,8 @@ static tc_status bind7(tc_tensor *t, int o, const int *rel) {
  * bytes, whose 16-byte chunks are XORed with the row % 8), which becomes
  * the allocation; then the layout's axes are merged and spread over the
  * threads, so each thread stores at consecutive positions of the layout. */
-static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, bool tma, int64_t v) {
+static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, bool tma, int64_t v,
+                              bool mn) {
   static const int a_sw[10] = {4, 0, 8, 1, 6, 5, 7, 2, 3, 9};
   static const int b_sw[10] = {0, 4, 8, 5, 1, 2, 3, 6, 7, 9};
   int old[10], nw[10];
@@ -73,6 +74,10 @@ static tc_status swizzle_tile(tc_tensor *x, int base, int i, int64_t groups, boo
   tc_status st = tc_reorder(x, 10, old, nw);
   for (int j = 0; j < 3 && !st; j++) st = tc_merge(x, base + 4, base + 5); /* rows */
   if (!st) st = tc_merge(x, base + 5, base + 6);                             /* K */
+  if (mn && !st) { /* M- / N-major: [K, rows], so the rows are the swizzled 128-byte runs */
+    int rk[2] = {base + 4, base + 5}, kr[2] = {base + 5, base + 4};
+    st = tc_reorder(x, 2, rk, kr);
+  }
   if (!st) st = tc_schedule_tma_swizzle(x, TC_TMA_SWIZZLE_128B);
   if (tma) { /* the layout's loops stay serial: the boxes of a bulk copy */
     /* [bcast 4, K boxes, rows / 8, ...]: each warp group (TIDy) copies
@@ -97,6 +102,17 @@ static bool k_major_input(const tc_tensor *v, int i) {
   if (!d || d->kind != TC_OP_BROADCAST || !d->in[0]->is_input || d->in[0]->nlogical != 2) return false;
   return i ? d->perm[0] < 0 && d->perm[1] == 0 && d->perm[2] == 1
            : d->perm[0] == 0 && d->perm[1] < 0 && d->perm[2] == 1;
+}
+
+/* Whether view v reads a 2-D fusion input with its rows (A: M, B: N)
+ * innermost: A given as [K, M], B as [K, N].  Such a tile is staged M- /
+ * N-major (wgmma's imm-trans-a / imm-trans-b), so its copies run along
+ * the rows of global memory as they do along those of the tile. */
+static bool mn_major_input(const tc_tensor *v, int i) {
+  const tc_op *d = v->def;
+  if (!d || d->kind != TC_OP_BROADCAST || !d->in[0]->is_input || d->in[0]->nlogical != 2) return false;
+  return i ? d->perm[0] < 0 && d->perm[1] == 1 && d->perm[2] == 0
+           : d->perm[0] == 1 && d->perm[1] < 0 && d->perm[2] == 0;
 }
 
 tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc_tensor *out,
@@ -150,7 +166,11 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
    * the canonical order (above), the broadcast axes first */
   int a_to[11] = {6, 0, 4, 1, 8, 7, 9, 2, 3, 5, 10};
   static const int b_to[11] = {0, 6, 4, 7, 1, 2, 3, 8, 9, 5, 10};
-  if (tc_test_hooks_get()->wgmma_layout_fault) a_to[6] = 10, a_to[10] = 9; /* tests only */
+  switch (tc_test_hooks_get()->wgmma_layout_fault) { /* tests only */
+    case 1: a_to[6] = 10, a_to[10] = 9; break; /* A's rows innermost in its core matrices */
+    case 2: a_to[9] = 10, a_to[10] = 5; break; /* K / 8 innermost */
+    default: break;
+  }
   bool swizzle = tl->bk % 64 == 0;
   /* CUDA: the swizzled tiles by bulk tensor copies (TMA) where whole
    * boxes cover the operands, each read as laid out */
@@ -163,10 +183,15 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
    * plain loads (src/lower/circular.c) */
   int64_t v = ring ? 8 : 1;
   tc_tensor *ops[2] = {av, bv};
+  int mn_tiles = 0; /* bit i: operand i staged M- / N-major */
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
-    if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups, tma, v);
+    /* M- / N-major where the operand's rows are innermost in global
+     * memory and each warp group's rows are whole 64-element runs */
+    bool mn = swizzle && !tma && (i ? tl->tn : 64) % 64 == 0 && mn_major_input(ops[i], i);
+    if (mn) mn_tiles |= 1 << i;
+    if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups, tma, v, mn);
     if (!st && !swizzle) st = tc_split(ops[i], o + 3 + 9, 8, 1);
     if (!st && !swizzle) st = tc_matmul_spread(ops[i], o + 3, 11, 7, i ? b_to : a_to, v > 1, v, groups, 128);
     if (!st && ring) st = tc_circular_buffer(ops[i], tl->stages);
@@ -189,10 +214,11 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   tc_set_schedule_note(f,
            "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warp group%s (TIDy) "
            "of 128 threads (TIDx) with 64x%lld tiles each as wgmma m64n%lldk16 (%s, f32 "
-           "accumulators), K in tiles of %lld with A and B staged K-major%s in shared memory "
+           "accumulators), K in tiles of %lld with A and B staged %s%s in shared memory "
            "(%lld bytes)%s, %d epilogue op%s before the store", (long long)m, (long long)n,
            (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups, groups == 1 ? "" : "s",
            (long long)tl->tn, (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk,
+           mn_tiles == 3 ? "M- and N-major" : mn_tiles == 2 ? "K- and N-major" : mn_tiles ? "M- and K-major" : "K-major",
            !swizzle ? "" : tma ? " (128B swizzle, by bulk tensor copies)" : " (128B swizzle)",
            (long long)smem, rtext, nepi, nepi == 1 ? "" : "s");
   return TC_OK;
