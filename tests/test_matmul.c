@@ -585,6 +585,50 @@ static void test_random_wgmma_tiles(void) {
   }
 }
 
+/* M or N of 1 with each op type's tiles: the operand broadcast along
+ * that axis (A along N, B along M) keeps its tile one row (column) wide,
+ * so the shared tiles are (bm + bn) x bk elements as for any other
+ * extent: a matmul's result of extent 1 used to give its broadcast
+ * operand the split of its own extent-1 axis by the tile (266240 bytes
+ * for the FMA tiles below at M 1, 5275648 for the wgmma ones).  Each runs
+ * on PoCL against the plain C loop, bias_m / bias added and ReLU'd. */
+static void test_extent_one_tiles(void) {
+  static const struct {
+    tc_matmul_tiles t;
+    tc_dtype dt;
+  } cs[] = {
+      {{64, 64, 32, 32, 32, TC_MACRO_FMA, 0}, TC_BF16},
+      {{64, 64, 16, 4, 4, TC_MACRO_FMA, 2}, TC_F32},
+      {{64, 64, 32, 32, 32, TC_MACRO_MMA_M16N8K16, 0}, TC_F16},
+      {{128, 160, 128, 64, 40, TC_MACRO_WGMMA, 0}, TC_BF16},
+      {{64, 64, 64, 64, 64, TC_MACRO_WGMMA, 2}, TC_F16},
+  };
+  static const int64_t mn[3][2] = {{1, 130}, {130, 1}, {1, 1}};
+  for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+    for (int s = 0; s < 3; s++) {
+      mcase c = {0};
+      c.m = mn[s][0], c.n = mn[s][1], c.k = 97, c.t = cs[i].dt, c.out_t = TC_F32;
+      c.steps[0] = s == 1 ? E_BIAS_M : E_BIAS_N, c.steps[1] = E_RELU, c.nsteps = 2;
+      run_case_tiles(&c, (int)(100 + 3 * i + (size_t)s), &cs[i].t);
+      tc_fusion *f = tc_fusion_new();
+      tc_tensor *in[8], *pre;
+      int64_t cnt[8];
+      int nin;
+      OK(f, tc_add_output(f, build(f, &c, in, cnt, &nin, &pre)));
+      OK(f, tc_schedule_matmul(f, TC_TARGET_OPENCL, NULL, &cs[i].t));
+      tc_compile_options opt = {TC_TARGET_OPENCL, NULL, "mm"};
+      tc_status st;
+      tc_kernel *k = tc_compile(f, &opt, &st);
+      const tc_matmul_tiles *t = &cs[i].t;
+      int64_t want = (t->bm + t->bn) * t->bk * (int64_t)tc_dtype_size(c.t) * (t->stages > 1 ? t->stages : 1);
+      TC_CHECK(k && tc_kernel_smem_bytes(k) == want, "case %zu at %lldx%lld: %lld bytes of shared "
+               "memory, want %lld (%s)", i, (long long)c.m, (long long)c.n,
+               (long long)(k ? tc_kernel_smem_bytes(k) : -1), (long long)want, tc_fusion_error(f));
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+    }
+}
+
 /* Extents of 1 and primes on each axis, and tiles the shape does not
  * divide; relu(A @ B + bias) in each dtype. */
 static void test_listed_shapes(void) {
@@ -751,6 +795,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_epilogue_in_one_kernel);
   TC_RUN(test_shared_memory_limit);
   TC_RUN(test_listed_shapes);
+  TC_RUN(test_extent_one_tiles);
   TC_RUN(test_random_fusions);
   TC_RUN(test_random_tiles);
   TC_RUN(test_epilogue_reductions);

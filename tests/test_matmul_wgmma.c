@@ -455,7 +455,6 @@ static void test_tma_form_on_pocl(void) {
 }
 
 int main(void) {
-  g_state = 0x9e3779b97f4a7c15ull; /* (this test's own sequence, as before the helpers were shared) */
   TC_RUN(test_refusals);
   TC_RUN(test_one_tile);
   TC_RUN(test_shapes);

@@ -329,6 +329,19 @@ static bool feeds_matmul(const tc_tensor *t, int depth) {
   return r;
 }
 
+/* Whether t's logical axis j is one a broadcast made (a new axis of a
+ * TC_OP_BROADCAST, through copies and elementwise ops of one operand):
+ * such an axis stands for no data, whatever its extent. */
+static bool broadcast_axis(const tc_tensor *t, int j) {
+  for (int depth = 0; t && t->def && depth < 16; depth++) {
+    const tc_op *d = t->def;
+    if (d->kind == TC_OP_BROADCAST) return j < d->out->nlogical && d->perm[j] < 0;
+    if (!feeds_through(d) || d->in[0]->nlogical != t->nlogical) return false;
+    t = d->in[0];
+  }
+  return false;
+}
+
 tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of, const char *call) {
   tc_fusion *f = dst->f;
   tc_dgraph *g = &f->g;
@@ -345,7 +358,12 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
       /* (-1: an axis no op relates to src's, such as a gathered one: it can
        * only stand for src's axis where it has extent 1) */
       if (from != i && !(from < 0 && tc_logical_extent(dst, j) == 1 && j == i)) continue;
-      if (from == i && da->extent == sa->extent) counterpart[i] = dst->logical[j];
+      /* (an axis a broadcast made is broadcast, also where src's axis, a
+       * real one, has extent 1 too: it takes none of src's splits, which
+       * would make its tiles as large as src's) */
+      if (from == i && da->extent == sa->extent &&
+          !(sa->extent == 1 && broadcast_axis(dst, j) && !broadcast_axis(src, i)))
+        counterpart[i] = dst->logical[j];
       else if (tc_logical_extent(dst, j) == 1) bcast[i] = dst->logical[j];
     }
     if (counterpart[i] < 0 && bcast[i] < 0)
