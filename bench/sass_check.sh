@@ -13,6 +13,10 @@
 #       (spills); a warp-specialised one (perf config tmaws:) also
 #       USETMAXREG, and ptxas must not have dropped its setmaxnreg (info
 #       C7508)
+#   the fusion path's GEMM (tilec gemm -M 8192 -N 8192 -K 8192 -t bf16
+#     --epilogue bias,relu,cast:bf16, the matmul scheduler's wgmma kernel):
+#       HGMMA.64x256x16.F32.BF16 and LDGSTS (its cp.async rings) present; no
+#       LDL / STL
 #   LdStMatrixSet (build/bench/ldst_bandwidth --no-run --emit, 8192x8192),
 #     all 12 shmoo variants (swizzle 32/64/128B x cta_m 64/128 x cta_n 256/512):
 #       LDSM, STSM, UTMALDG, UTMASTG present; no LDL / STL
@@ -121,6 +125,18 @@ if [ "$only" != ldst ]; then
     [ -n "$npb" ] && req="$req HGMMA.64x${npb}x16.F32.BF16"
     kernels+=("$name|$out/$name.cu|$req$extra|tilec gemm $args -t bf16 (perf config $pc)")
   done
+  # the fusion path's GEMM (the matmul scheduler's wgmma kernel with a
+  # bias + ReLU epilogue): its HGMMA shape, its 16-byte cp.async ring
+  # copies (LDGSTS), no LDL / STL; not yet TMA, stmatrix or setmaxnreg
+  name=gemm_fusion_8192_bias_relu
+  args="-M 8192 -N 8192 -K 8192 --epilogue bias,relu,cast:bf16"
+  # shellcheck disable=SC2086
+  if "$TILEC" gemm $args -t bf16 --target cuda --arch sm_90a --emit "$out/$name.cu" >"$out/$name.gen.log" 2>&1; then
+    kernels+=("$name|$out/$name.cu|HGMMA HGMMA.64x256x16.F32.BF16 LDGSTS$extra|tilec gemm $args -t bf16 (the matmul scheduler)")
+  else
+    echo "  FAIL $name: tilec gemm $args -t bf16 --target cuda --emit failed: $(tail -n 3 "$out/$name.gen.log")"
+    gen_fail=1
+  fi
 fi
 if [ "$only" != gemm ]; then
   if ! "$LDST_BENCH" --target cuda --size 8192x8192 --no-run --emit "$out" >"$out/ldst.gen.log" 2>&1; then

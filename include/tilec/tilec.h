@@ -1250,7 +1250,7 @@ tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out);
  * kernel.  One fusion (one kernel) per GEMM: one forward or backward
  * weight, one per filter phase for backward data with a stride.  f32,
  * f16 and bf16 (the templates take f32 and f16).  docs/conv.md says what
- * this path does not do yet (mma.sync, wgmma, TMA: the FMA schedule
+ * this path does not do yet (wgmma, TMA: the mma.sync and FMA op types
  * only). */
 
 /* What follows a forward convolution in its kernel: bias (non-NULL: a

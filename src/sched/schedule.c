@@ -377,7 +377,9 @@ tc_status tc_replay_like(tc_tensor *dst, const tc_tensor *src, const int *src_of
    * computed inside the accumulator's loops over M, N and K alike. */
   bool has_matmul = false;
   for (int i = 0; i < f->nops && !has_matmul; i++) has_matmul = f->ops[i]->kind == TC_OP_MATMUL;
-  bool expand = has_matmul && feeds_matmul(dst, 0);
+  bool bview = false; /* a broadcast view, such as a bias of the matmul's epilogue */
+  for (int j = 0; j < dst->nlogical && !bview; j++) bview = broadcast_axis(dst, j);
+  bool expand = has_matmul && (feeds_matmul(dst, 0) || bview);
   for (int i = 0; expand && i < src->nlogical; i++) {
     if (counterpart[i] < 0 && bcast[i] >= 0 && g->axes[bcast[i]].extent == 1 &&
         !tc_dg_broadcast(g, bcast[i], g->axes[src->logical[i]].extent, &counterpart[i], NULL))
