@@ -119,6 +119,13 @@ expect "-M dyn --macro mma: the CUDA kernel builds" 0 '^compiled with NVRTC for 
   gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,32,32,32,16 --macro mma --target cuda --emit "$tmp/dyn_mma.cu"
 if grep -q 'mma.sync.aligned.m16n8k16' "$tmp/dyn_mma.cu" 2>/dev/null; then pass "-M dyn --macro mma: mma.sync in the CUDA kernel"
 else fail "-M dyn --macro mma: no mma.sync in the emitted CUDA kernel"; fi
+# without --tiles the scheduler picks mma.sync for the symbolic GEMM on
+# sm_90a (not wgmma, which takes fixed shapes) and MFMA on hip
+expect "-M dyn, the scheduler's mma.sync on sm_90a" 0 \
+  'as mma\.sync m16n8k16 .*in rings of 3 stages.*\(not wgmma: the wgmma op type takes fixed shapes, and M or N is a size variable\)' \
+  gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/dyn_auto.cu"
+expect "-M dyn, the scheduler's MFMA on hip" 0 'as MFMA 32x32x8 .*the scheduler.s op type for f16/bf16 on HIP' \
+  gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target hip --emit "$tmp/dyn_auto.hip"
 expect "-M dyn --macro wgmma refused" 2 'the wgmma m64nNk16 op type takes fixed shapes' \
   gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,64,32,64,64 --macro wgmma --target cuda
 expect "cuda --emit builds" 0 '^compiled with NVRTC for sm_90a|^not compiled' \

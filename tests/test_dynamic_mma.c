@@ -37,8 +37,8 @@ static const int64_t Ms[] = {1, 2, 7, 16, 31, 63, 64, 65, 128, 129, 257, 1000};
 
 /* y = A @ B (+ bias, relu), A [M, k] with M the size variable (and B
  * [k, N], bias [N] with N one: nsym), scheduled for target */
-static tc_fusion *sym_gemm_for(int64_t n, int64_t k, int epilogue, const tc_matmul_tiles *tl, bool nsym,
-                               tc_target target) {
+static tc_fusion *sym_gemm_arch(int64_t n, int64_t k, int epilogue, const tc_matmul_tiles *tl,
+                                bool nsym, tc_target target, const char *arch) {
   tc_fusion *f = tc_fusion_new();
   int64_t sa[2] = {1 << 16, k}, sb[2] = {k, nsym ? 256 : n}, sn = -1;
   const char *bn[2] = {NULL, "N"};
@@ -52,12 +52,45 @@ static tc_fusion *sym_gemm_for(int64_t n, int64_t k, int epilogue, const tc_matm
   }
   TC_CHECK(y, "%s", tc_fusion_error(f));
   OK(f, tc_add_output(f, y));
-  OK(f, tc_schedule_matmul(f, target, target == TC_TARGET_CUDA ? "sm_80" : NULL, tl));
+  OK(f, tc_schedule_matmul(f, target, arch, tl));
   return f;
+}
+
+static tc_fusion *sym_gemm_for(int64_t n, int64_t k, int epilogue, const tc_matmul_tiles *tl, bool nsym,
+                               tc_target target) {
+  return sym_gemm_arch(n, k, epilogue, tl, nsym, target, target == TC_TARGET_CUDA ? "sm_80" : NULL);
 }
 
 static tc_fusion *sym_gemm(int64_t n, int64_t k, int epilogue, const tc_matmul_tiles *tl, bool nsym) {
   return sym_gemm_for(n, k, epilogue, tl, nsym, TC_TARGET_OPENCL);
+}
+
+/* Runs kern (y = A @ B (+ bias, relu), M the size variable) at every M of
+ * Ms against the plain C loop; nothing may be written past M rows. */
+static void runs(tc_kernel *kern, int64_t n, int64_t k, int epilogue, const char *desc) {
+  double *va = malloc((size_t)(MAXM * k) * sizeof(double)), *vb = malloc((size_t)(k * n) * sizeof(double));
+  uint16_t *a = f16_values(MAXM * k, 17, va), *b = f16_values(k * n, 91, vb);
+  float fbias[512];
+  double bias[512];
+  for (int64_t j = 0; j < n; j++) fbias[j] = (float)((j * 7) % 41 - 20) / 8.0f, bias[j] = fbias[j];
+  float *out = malloc((size_t)((MAXM + 1) * n) * sizeof(float));
+  for (int r = 0; r < NM; r++) {
+    int64_t m = Ms[r];
+    memset(out, 0xff, (size_t)((MAXM + 1) * n) * sizeof(float)); /* NaNs: an element never written shows */
+    out[m * n] = -77.0f;
+    void *args[5] = {NULL, a, b, epilogue ? (void *)fbias : (void *)out, out};
+    tc_status st = tc_kernel_run_sizes(kern, args, &m, 1, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: %s\n", tc_kernel_error(kern));
+      break;
+    }
+    TC_CHECK(st == TC_OK, "%s, M = %lld: %s", desc, (long long)m, tc_kernel_error(kern));
+    char d2[160];
+    snprintf(d2, sizeof d2, "%s, M = %lld", desc, (long long)m);
+    matmul_mismatches(d2, out, va, vb, epilogue ? bias : NULL, m, n, k, 0);
+    TC_CHECK(out[m * n] == -77.0f, "%s: wrote past M rows", d2);
+  }
+  free(va), free(vb), free(a), free(b), free(out);
 }
 
 static void sweep(int64_t n, int64_t k, int epilogue, int stages) {
@@ -75,28 +108,7 @@ static void sweep(int64_t n, int64_t k, int epilogue, int stages) {
   tc_kernel *kern = tc_compile(f, &o, &st);
   TC_REQUIRE(kern, "%s: %s", desc, tc_fusion_error(f));
   TC_CHECK(strstr(tc_kernel_source(kern), "tc_mma_emu(") != NULL, "%s: no mma", desc);
-  double *va = malloc((size_t)(MAXM * k) * sizeof(double)), *vb = malloc((size_t)(k * n) * sizeof(double));
-  uint16_t *a = f16_values(MAXM * k, 17, va), *b = f16_values(k * n, 91, vb);
-  float fbias[512];
-  double bias[512];
-  for (int64_t j = 0; j < n; j++) fbias[j] = (float)((j * 7) % 41 - 20) / 8.0f, bias[j] = fbias[j];
-  float *out = malloc((size_t)((MAXM + 1) * n) * sizeof(float));
-  for (int r = 0; r < NM; r++) {
-    int64_t m = Ms[r];
-    memset(out, 0xff, (size_t)((MAXM + 1) * n) * sizeof(float)); /* NaNs: an element never written shows */
-    out[m * n] = -77.0f;
-    void *args[5] = {NULL, a, b, epilogue ? (void *)fbias : (void *)out, out};
-    st = tc_kernel_run_sizes(kern, args, &m, 1, NULL, NULL);
-    if (st == TC_ERR_NO_DEVICE) {
-      printf("  skip runs: %s\n", tc_kernel_error(kern));
-      break;
-    }
-    TC_CHECK(st == TC_OK, "%s, M = %lld: %s", desc, (long long)m, tc_kernel_error(kern));
-    char d2[160];
-    snprintf(d2, sizeof d2, "%s, M = %lld", desc, (long long)m);
-    matmul_mismatches(d2, out, va, vb, epilogue ? bias : NULL, m, n, k, 0);
-    TC_CHECK(out[m * n] == -77.0f, "%s: wrote past M rows", d2);
-  }
+  runs(kern, n, k, epilogue, desc);
   /* the CUDA kernel (sm_80, the real instruction) builds where NVRTC exists */
   tc_fusion *fc = tc_fusion_new();
   tc_fusion_free(fc);
@@ -112,7 +124,6 @@ static void sweep(int64_t n, int64_t k, int epilogue, int stages) {
   }
   tc_kernel_free(ck);
   tc_fusion_free(fc);
-  free(va), free(vb), free(a), free(b), free(out);
   tc_kernel_free(kern);
   tc_fusion_free(f);
 }
@@ -171,6 +182,38 @@ static void test_wgmma_refused(void) {
   tc_fusion_free(f);
 }
 
+/* tc_schedule_auto's choice where M is a size variable: mma.sync with
+ * rings on CUDA sm_80+ (sm_90a too, whose note says why not wgmma), its
+ * tiles from M's bound (65536: 128 x 128 blocks of 64 x 64 warp tiles, K
+ * tiles of 32, 3 stages for K 96), run on OpenCL (the instruction
+ * emulated) at every M; MFMA on HIP. */
+static void test_auto_choice(void) {
+  static const struct {
+    tc_target target;
+    const char *arch, *want;
+  } cs[] = {
+      {TC_TARGET_CUDA, "sm_80", "128x128 tiles on BIDx x BIDy, 4 warps (TIDy) of 32 lanes (TIDx) with 64x64 "
+                                "tiles each as mma.sync m16n8k16"},
+      {TC_TARGET_CUDA, "sm_90a", "(not wgmma: the wgmma op type takes fixed shapes, and M or N is a size "
+                                 "variable)"},
+      {TC_TARGET_HIP, "gfx90a", "as MFMA 32x32x8"},
+  };
+  for (int i = 0; i < 3; i++) {
+    tc_fusion *f = sym_gemm_arch(128, 96, 1, NULL, false, cs[i].target, cs[i].arch);
+    const char *note = tc_fusion_schedule_note(f);
+    TC_CHECK(strstr(note, "matmul: M (at most 65536) x 128 x 96") && strstr(note, cs[i].want) &&
+                 (i == 2 || strstr(note, "in rings of 3 stages")),
+             "%s: note %s", cs[i].arch, note);
+    tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_auto"};
+    tc_status st;
+    tc_kernel *kern = tc_compile(f, &o, &st);
+    TC_REQUIRE(kern, "%s: %s", cs[i].arch, tc_fusion_error(f));
+    runs(kern, 128, 96, 1, cs[i].arch);
+    tc_kernel_free(kern);
+    tc_fusion_free(f);
+  }
+}
+
 static void test_mma_m(void) {
   sweep(64, 48, 0, 1);
   sweep(96, 64, 1, 1);
@@ -181,5 +224,6 @@ int main(void) {
   TC_RUN(test_mma_m);
   TC_RUN(test_mma_mn);
   TC_RUN(test_wgmma_refused);
+  TC_RUN(test_auto_choice);
   TC_MAIN_END();
 }

@@ -62,8 +62,12 @@ const char *tc_ptype_name(tc_ptype p) {
 void tc_set_schedule_note(tc_fusion *f, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(f->sched_note, sizeof f->sched_note, fmt, ap);
+  TC_STR_LOCAL(s);
+  tc_str_vprintf(&s, fmt, ap);
   va_end(ap);
+  free(f->sched_note); /* (after formatting: the old note may be an argument) */
+  f->sched_note = tc_xstrdup(tc_str_cstr(&s));
+  tc_str_free(&s);
 }
 
 tc_status tc_fail(tc_fusion *f, tc_status status, const char *fmt, ...) {
@@ -92,6 +96,7 @@ void tc_fusion_free(tc_fusion *f) {
   for (int i = 0; i < f->nops; i++) free(f->ops[i]);
   free(f->tensors), free(f->ops), free(f->inputs), free(f->outputs);
   tc_dg_free(&f->g);
+  free(f->sched_note);
   free(f);
 }
 

@@ -104,7 +104,7 @@ struct tc_fusion {
   tc_tensor **inputs, **outputs;
   int ninputs, cinputs, noutputs, coutputs;
   char err[1024];
-  char sched_note[512];    /* what tc_schedule_auto chose ("": not used) */
+  char *sched_note;        /* what tc_schedule_auto chose (NULL: not used); any length */
   /* the size variables (tc_input_sym, tc_input_syms; docs/dynamic.md):
    * the scalar inputs that carry them, their divisors and bounds */
   tc_tensor *sym[TC_MAX_SIZE_VARS];
@@ -216,7 +216,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 27
+#define TC_CODEGEN_FORMAT 28
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {

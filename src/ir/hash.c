@@ -36,7 +36,7 @@ _Static_assert(sizeof(tc_axis) == 40, "tc_axis changed: update tc_fusion_hash in
 _Static_assert(sizeof(struct tc_tensor) == 168,
                "tc_tensor changed: update tc_fusion_hash in src/ir/hash.c");
 _Static_assert(sizeof(tc_op) == 152, "tc_op changed: update tc_fusion_hash in src/ir/hash.c");
-_Static_assert(sizeof(struct tc_fusion) == 1736,
+_Static_assert(sizeof(struct tc_fusion) == 1232,
                "tc_fusion changed: update tc_fusion_hash in src/ir/hash.c");
 #endif
 
@@ -136,7 +136,7 @@ void tc_fusion_hash(const tc_fusion *f, tc_target target, const char *arch,
   i64(&h, (int64_t)target);
   tc_hasher_str(&h, arch);
   tc_hasher_str(&h, kernel_name);
-  tc_hasher_str(&h, f->sched_note); /* printed at the kernel's top */
+  tc_hasher_str(&h, tc_fusion_schedule_note(f)); /* printed at the kernel's top */
 
   const tc_dgraph *g = &f->g;
   i64(&h, g->naxes);

@@ -499,7 +499,7 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
       v = 1;
     }
   }
-  char note[sizeof f->sched_note];
+  char note[512];
   int64_t steps = 0, threads = 0;
   bool inner = any && !prefix && !grid;
   tc_status st = !any ? schedule_pointwise(ref, r, note, sizeof note)
@@ -521,13 +521,11 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
                (long long)v);
     else
       snprintf(vec, sizeof vec, "; one element per thread and step (%s)", vwhy);
-    char all[sizeof note + sizeof text + sizeof vec + 2];
-    snprintf(all, sizeof all, "%s, %s%s", note, text, vec);
-    tc_set_schedule_note(f, "%.*s", (int)sizeof f->sched_note - 1, all);
+    tc_set_schedule_note(f, "%s, %s%s", note, text, vec);
   } else {
     tc_set_schedule_note(f, "%s", note);
   }
   return TC_OK;
 }
 
-const char *tc_fusion_schedule_note(const tc_fusion *f) { return f->sched_note; }
+const char *tc_fusion_schedule_note(const tc_fusion *f) { return f->sched_note ? f->sched_note : ""; }

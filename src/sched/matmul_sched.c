@@ -113,22 +113,19 @@ tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dty
     else if (prologue)
       *why = wg ? "their op types take no ops before the matmul"
                 : "the mma.sync op type takes no ops before the matmul";
-    else if (symbolic)
-      *why = wg ? "their op types take fixed shapes, and M or N is a size variable"
-                : "the mma.sync op type takes fixed shapes, and M or N is a size variable";
-    else if (wg && m >= 64 && n >= 64) tl = pick_wgmma_tiles(m, n, k, ti.smem_max);
-    else tl = pick_mma_tiles(m, n, k, ti.smem_max);
+    else if (wg && !symbolic && m >= 64 && n >= 64) tl = pick_wgmma_tiles(m, n, k, ti.smem_max);
+    else tl = pick_mma_tiles(m, n, k, ti.smem_max); /* (symbolic: m, n are the bounds) */
     /* (mma.sync on sm_90a: the note says why not wgmma) */
     if (wg && !*why && tl.macro != TC_MACRO_WGMMA)
-      *not_what = "wgmma", *why = "the result is smaller than one 64 x 64 wgmma tile";
+      *not_what = "wgmma", *why = symbolic ? "the wgmma op type takes fixed shapes, and M or N is "
+                                             "a size variable"
+                                           : "the result is smaller than one 64 x 64 wgmma tile";
     else if (!wg && !*why && arch && strcmp(arch, "sm_90") == 0)
       *not_what = "wgmma", *why = "wgmma needs sm_90a, the arch is sm_90";
-  } else if (rax >= 0 || prologue || symbolic) {
+  } else if (rax >= 0 || prologue) {
     if (fam == TC_ARCH_GFX && int16)
-      *not_what = "MFMA", *why = rax >= 0    ? "the MFMA op type takes no reduction of the result"
-                                 : prologue ? "the MFMA op type takes no ops before the matmul"
-                                            : "the MFMA op type takes fixed shapes, and M or N is a "
-                                              "size variable";
+      *not_what = "MFMA", *why = rax >= 0 ? "the MFMA op type takes no reduction of the result"
+                                          : "the MFMA op type takes no ops before the matmul";
   } else {
     tc_matmul_tiles mt;
     *not_what = "MFMA";
@@ -439,10 +436,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     tc_status ms = wg ? tc_schedule_matmul_wgmma(f, target, mm, out, &tl, nepi)
                       : tc_schedule_matmul_frag(f, target, mm, out, &tl, nepi, sh);
     if (!ms && !tiles) { /* say that the scheduler chose it (and why not wgmma) */
-      char note[sizeof f->sched_note], whynot[192] = "";
-      snprintf(note, sizeof note, "%s", f->sched_note);
+      char whynot[192] = "";
       if (why_fma) snprintf(whynot, sizeof whynot, " (not %s: %s)", not_what, why_fma);
-      tc_set_schedule_note(f, "%s; %s: the scheduler's op type for f16/bf16 on %s%s", note, name,
+      tc_set_schedule_note(f, "%s; %s: the scheduler's op type for f16/bf16 on %s%s",
+                           tc_fusion_schedule_note(f), name,
                            wg ? "CUDA sm_90a" : sh->family == TC_ARCH_SM ? "CUDA sm_80+" : "HIP with MFMA",
                            whynot);
     }

@@ -40,9 +40,11 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
 tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, int rax);
 /* The scheduler's whole choice, what tc_schedule_auto uses and the
  * command line reports: tc_matmul_auto_tiles, or for f16 / bf16 operands
- * (dtype t) without a reduction (rax -1), a prologue on an operand or a
- * symbolic M or N (m, n their bounds) mma.sync tiles with rings of 2 or 3
- * stages on CUDA sm_80+ and MFMA tiles (tc_mfma_auto_tiles) on HIP; where
+ * (dtype t) without a reduction (rax -1) or a prologue on an operand,
+ * wgmma tiles on CUDA sm_90a (M and N fixed, at least 64), else mma.sync
+ * tiles with rings of 2 or 3 stages on CUDA sm_80+ and MFMA tiles
+ * (tc_mfma_auto_tiles) on HIP, also where M or N is symbolic (m, n its
+ * bound); where
  * those do not serve, *not_what names the op type and *why says why for
  * the note (else both NULL). */
 tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
