@@ -86,6 +86,34 @@ else
   out=$("$T" gemm -M dyn -N 33 -K 17 --json -V 1 2>&1)
   if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["problem"]["m"] == "dyn" and d["problem"]["size_variable"]["bound"] == 65075262 and [r["m"] for r in d["runs"]] == [1, 7, 64, 129, 1000] and all(r["verify"]["result"] == "PASS" for r in d["runs"]) and d["kernels"][0]["rows_per_block_x"] == 64 and d["ok"]'; then pass "-M dyn --json"
   else fail "-M dyn --json: $out"; fi
+  # -N dyn: one kernel for every N (B [K, N], bias [N]); the bound keeps C
+  # and B under 2^31 elements: 2147483647 / max(M, K) = 2147483647 / 48
+  expect "-N dyn bias,relu: N = 1000" 0 '^verify: PASS \(max error .*; 48000 elements\)' \
+    gemm -M 48 -N dyn -K 40 --epilogue bias,relu -V 1
+  expect "-N dyn: the problem line" 0 '^problem: gemm 48xNx40 \(N a size variable, at most 44739242: one kernel for every N\)' \
+    gemm -M 48 -N dyn -K 40 --epilogue bias,relu
+  # N's blocks on BIDx where M is fixed: ceil(2147483647 / 72 / 32) = 932068
+  expect "-N dyn: the grid along N" 0 '^kernel: gemm_fused \(fusion\), grid \[one block per 32 columns of N \(at most 932068\), 3, 1\]' \
+    gemm -M 72 -N dyn -K 19 --tiles 32,32,8,4,4
+  expect "-N dyn --macro mma: N = 1000" 0 '^verify: PASS \(max error .*; 64000 elements\)' \
+    gemm -M 64 -N dyn -K 64 -t f16 --epilogue bias --tiles 64,32,32,32,16 --macro mma -V 1
+  # -M dyn -N dyn: both at (1, 1), (7, 64), (64, 129), (129, 7), (1000, 1000),
+  # with bounds of 46340 each (46340^2 < 2^31), or 2^31 / K past K 46341
+  expect "-M dyn -N dyn: M = 129, N = 7" 0 '^verify: PASS \(max error .*; 903 elements\)' \
+    gemm -M dyn -N dyn -K 40 -t f16 --epilogue bias,bias_m,residual,gelu,cast:bf16 -V 1
+  expect "-M dyn -N dyn: the problem line" 0 '^problem: gemm MxNx40 \(M and N size variables, at most 46340 and 46340: one kernel for every M and N\)' \
+    gemm -M dyn -N dyn -K 40 --epilogue relu
+  expect "-M dyn -N dyn, K 100000: the bounds" 0 'at most 21474 and 21474: one kernel for every M and N' \
+    gemm -M dyn -N dyn -K 100000 --epilogue relu --emit "$tmp/mn_dyn.cl"
+  expect "-M dyn -N dyn --macro mfma: M = 1000, N = 1000" 0 '^verify: PASS \(max error .*; 1000000 elements\)' \
+    gemm -M dyn -N dyn -K 64 -t f16 --tiles 64,64,16,32,32 --macro mfma -V 1
+  out=$("$T" gemm -M dyn -N dyn -K 40 --epilogue bias -V 1 --json 2>&1)
+  if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["problem"]; k=d["kernels"][0]
+assert p["m"] == "dyn" and p["n"] == "dyn" and p["size_variable"] == {"name": "M", "divisor": 1, "bound": 46340}
+assert [v["name"] for v in p["size_variables"]] == ["M", "N"] and p["size_variables"][1]["bound"] == 46340
+assert [(r["m"], r["n"]) for r in d["runs"]] == [(1, 1), (7, 64), (64, 129), (129, 7), (1000, 1000)]
+assert all(r["verify"]["result"] == "PASS" for r in d["runs"]) and k["rows_per_block_x"] == 64 and k["columns_per_block_y"] == 64 and d["ok"]'; then pass "-M dyn -N dyn --json"
+  else fail "-M dyn -N dyn --json: $out"; fi
   expect "col_sum, M of 1000" 0 '^verify: PASS' gemm -M 1000 -N 3 -K 5 -t f16 --epilogue col_sum -V 1
   # --ab-type: A and B stored as f32 (or bf16), cast to -t's type as the tiles are staged
   expect "--ab-type f32 -t bf16, A^T, row_sum" 0 '^verify: PASS \(max error .*; 6566 elements\)' \
@@ -126,6 +154,10 @@ expect "-M dyn, the scheduler's mma.sync on sm_90a" 0 \
   gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/dyn_auto.cu"
 expect "-M dyn, the scheduler's MFMA on hip" 0 'as MFMA 32x32x8 .*the scheduler.s op type for f16/bf16 on HIP' \
   gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target hip --emit "$tmp/dyn_auto.hip"
+expect "-N dyn with --transB 1 refused" 2 '^tilec gemm: -N dyn does not combine with --transB 1 \(one fused kernel for every N of a row-major B \[K, N\]\)' \
+  gemm -M 8 -N dyn -K 8 --transB 1 --epilogue relu
+expect "-N dyn row_sum refused" 2 'reduces each row of the result over the size variable N; reductions over a symbolic size are not supported' \
+  gemm -M 8 -N dyn -K 8 --epilogue row_sum
 expect "-M dyn --macro wgmma refused" 2 'the wgmma m64nNk16 op type takes fixed shapes' \
   gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,64,32,64,64 --macro wgmma --target cuda
 expect "cuda --emit builds" 0 '^compiled with NVRTC for sm_90a|^not compiled' \

@@ -45,6 +45,11 @@ static void gemm_usage(FILE *out) {
         "                          cuda sm_80+, MFMA on hip, else FMA) or --tiles ... --macro\n"
         "                          fma|mma|mfma|mfma16, not wgmma; not\n"
         "                          with -g, --transA 1, --tune, --perf-config or --kernel tile\n"
+        "  -N dyn                  N (the columns of B and C) a size variable the same way: run\n"
+        "                          at N = 1, 7, 64, 129 and 1000 (not with --transB 1); with\n"
+        "                          -M dyn both, run at (M, N) = (1, 1), (7, 64), (64, 129),\n"
+        "                          (129, 7) and (1000, 1000); a row_sum / col_max over a size\n"
+        "                          variable is refused\n"
         "  --transA 0|1            1: A is stored [K, M] (default 0: [M, K])\n"
         "  --transB 0|1            1: B is stored [N, K] (default 0: [K, N])\n"
         "  -g G                    groups: G independent GEMMs, each matrix stored [G][..]\n"
@@ -122,7 +127,7 @@ static int parse_args(op_opts *o, gemm_tile_opts *tile, gemm_epilogue *epi, tc_g
       if (rc != CLI_OK) return rc;
       if (!v) continue;
       matched = 1;
-      if (f == 0 && strcmp(v, "dyn") == 0) *dims[f] = -1; /* M a size variable */
+      if (f < 2 && strcmp(v, "dyn") == 0) *dims[f] = -1; /* M or N a size variable */
       else if ((rc = op_parse_int(o, name, v, 1, INT32_MAX, dims[f])) != CLI_OK) return rc;
     }
     for (int t = 0; t < 4 && !matched; t++) {
@@ -280,13 +285,18 @@ int cmd_gemm(int argc, char **argv) {
   if (rc != CLI_OK || done) return rc;
   if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
   if (!d.m || !d.n || !d.k) return op_usage_error(&o, "-M, -N and -K are required");
-  if (d.m == -1) {
-    /* one fused kernel for every M (docs/dynamic.md): the fusion path,
-     * with or without epilogue ops */
+  if (d.m == -1 || d.n == -1) {
+    /* one fused kernel for every M (N) (docs/dynamic.md): the fusion
+     * path, with or without epilogue ops */
     const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config" : o.tune ? "--tune"
-                        : d.batch != 1 ? "-g" : d.trans_a ? "--transA 1" : tile.first;
-    if (clash) return op_usage_error(&o, "-M dyn does not combine with %s (one fused kernel for every M "
-                                     "of a row-major A [M, K])", clash);
+                        : d.batch != 1 ? "-g" : d.m == -1 && d.trans_a ? "--transA 1"
+                        : d.n == -1 && d.trans_b ? "--transB 1" : tile.first;
+    if (clash && d.m == -1)
+      return op_usage_error(&o, "-M dyn does not combine with %s (one fused kernel for every M "
+                            "of a row-major A [M, K])", clash);
+    if (clash)
+      return op_usage_error(&o, "-N dyn does not combine with %s (one fused kernel for every N "
+                            "of a row-major B [K, N])", clash);
     epi.given = 1;
   }
   if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");

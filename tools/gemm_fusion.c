@@ -180,9 +180,11 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
                         int64_t n, int64_t k, int ta, int tb, tc_tensor **in, int64_t *cnt, int *nin,
                         tc_tensor **red) {
   /* m < 0: M is the size variable "M" of bound -m (-M dyn): A, bias_m and
-   * the residuals have M rows; cnt[] are their counts at the bound */
-  bool dyn = m < 0;
+   * the residuals have M rows; n < 0 likewise N (-N dyn): B, bias and the
+   * residuals have N columns; cnt[] are their counts at the bounds */
+  bool dyn = m < 0, dn = n < 0;
   if (dyn) m = -m;
+  if (dn) n = -n;
   int r = g > 1 ? 3 : 2, o = r - 2;
   int64_t sa[3] = {g}, sb[3] = {g}, sc[3] = {g};
   sa[o] = ta ? k : m, sa[o + 1] = ta ? m : k;
@@ -192,11 +194,12 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
   perm[o] = o + 1, perm[o + 1] = o;
   tc_dtype st = e->ab_given ? e->ab_type : t;
   in[0] = dyn ? tc_input_sym(f, st, r, sa, "M", 1) : tc_input(f, st, r, sa);
-  in[1] = tc_input(f, st, r, sb), *nin = 2;
+  const char *bnames[2] = {NULL, "N"};
+  in[1] = dn ? tc_input_syms(f, st, r, sb, bnames, NULL) : tc_input(f, st, r, sb), *nin = 2;
   cnt[0] = g * m * k, cnt[1] = g * k * n;
   /* (with --ab-type, the casts are the operands' prologue) */
   tc_tensor *a = st != t ? tc_cast(f, in[0], t) : in[0], *b = st != t ? tc_cast(f, in[1], t) : in[1];
-  if (!in[0]) return NULL;
+  if (!in[0] || !in[1]) return NULL;
   tc_tensor *y = tc_matmul(f, ta ? tc_permute(f, a, perm) : a, tb ? tc_permute(f, b, perm) : b);
   for (int i = 0; y && i < e->n; i++) {
     bool is_new[3] = {true, true, true};
@@ -204,17 +207,20 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
       case EP_BIAS: case EP_BIAS_M: {
         int64_t len = e->ops[i] == EP_BIAS ? n : m;
         is_new[e->ops[i] == EP_BIAS ? o + 1 : o] = false;
-        in[*nin] = dyn && e->ops[i] == EP_BIAS_M ? tc_input_sym(f, TC_F32, 1, &len, "M", 1)
-                                                  : tc_input(f, TC_F32, 1, &len);
+        const char *var = e->ops[i] == EP_BIAS ? (dn ? "N" : NULL) : dyn ? "M" : NULL;
+        in[*nin] = var ? tc_input_sym(f, TC_F32, 1, &len, var, 1) : tc_input(f, TC_F32, 1, &len);
         cnt[(*nin)++] = len;
         y = tc_binary(f, TC_ADD, y, tc_broadcast(f, in[*nin - 1], r, is_new));
         break;
       }
-      case EP_RESIDUAL:
-        in[*nin] = dyn ? tc_input_sym(f, TC_F32, r, sc, "M", 1) : tc_input(f, TC_F32, r, sc);
+      case EP_RESIDUAL: {
+        const char *names[3] = {NULL, NULL, NULL};
+        names[o] = dyn ? "M" : NULL, names[o + 1] = dn ? "N" : NULL;
+        in[*nin] = dyn || dn ? tc_input_syms(f, TC_F32, r, sc, names, NULL) : tc_input(f, TC_F32, r, sc);
         cnt[(*nin)++] = g * m * n;
         y = tc_binary(f, TC_ADD, y, in[*nin - 1]);
         break;
+      }
       case EP_SCALE: y = tc_binary_scalar(f, TC_MUL, y, e->scale[i]); break;
       case EP_RELU: y = tc_unary(f, TC_RELU, y); break;
       case EP_GELU: y = tc_unary(f, TC_GELU, y); break;
@@ -340,9 +346,15 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
                        int64_t m, int64_t n, int64_t k, int ta, int tb) {
   int64_t grid[3], block[3];
   tc_kernel_launch_dims(kern, grid, block);
-  if (m < 0)
+  if (m < 0 && n < 0)
+    printf("problem: gemm MxNx%lld (M and N size variables, at most %lld and %lld: one kernel for "
+           "every M and N) %s", (long long)k, (long long)-m, (long long)-n, tc_dtype_name(o->dtype));
+  else if (m < 0)
     printf("problem: gemm Mx%lldx%lld (M a size variable, at most %lld: one kernel for every M) %s",
            (long long)n, (long long)k, (long long)-m, tc_dtype_name(o->dtype));
+  else if (n < 0)
+    printf("problem: gemm %lldxNx%lld (N a size variable, at most %lld: one kernel for every N) %s",
+           (long long)m, (long long)k, (long long)-n, tc_dtype_name(o->dtype));
   else
     printf("problem: gemm %lldx%lldx%lld%s%s%s %s", (long long)m, (long long)n, (long long)k,
            g > 1 ? " batched" : "", ta ? " A^T" : "", tb ? " B^T" : "", tc_dtype_name(o->dtype));
@@ -358,7 +370,20 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
   op_print_device(o, r, have_dev, why);
   printf("perf config: %s (%s)\n", r->config[0] ? r->config : "none", r->source_detail);
   printf("schedule: %s\n", tc_fusion_schedule_note(f));
-  if (m < 0)
+  if (m < 0 && n < 0)
+    printf("kernel: %s (fusion), grid [one block per %lld rows of M (at most %lld), one per %lld "
+           "columns of N (at most %lld), %lld] of blocks [%lld, %lld, %lld], shared memory %lld "
+           "bytes\n", tc_kernel_name(kern), (long long)((-m + grid[0] - 1) / grid[0]),
+           (long long)grid[0], (long long)((-n + grid[1] - 1) / grid[1]), (long long)grid[1],
+           (long long)grid[2], (long long)block[0], (long long)block[1], (long long)block[2],
+           (long long)tc_kernel_smem_bytes(kern));
+  else if (n < 0) /* (No on BIDx where M is fixed) */
+    printf("kernel: %s (fusion), grid [one block per %lld columns of N (at most %lld), %lld, %lld] "
+           "of blocks [%lld, %lld, %lld], shared memory %lld bytes\n", tc_kernel_name(kern),
+           (long long)((-n + grid[0] - 1) / grid[0]), (long long)grid[0], (long long)grid[1],
+           (long long)grid[2], (long long)block[0], (long long)block[1], (long long)block[2],
+           (long long)tc_kernel_smem_bytes(kern));
+  else if (m < 0)
     printf("kernel: %s (fusion), grid [one block per %lld rows of M (at most %lld), %lld, %lld] of "
            "blocks [%lld, %lld, %lld], shared memory %lld bytes\n", tc_kernel_name(kern),
            (long long)((-m + grid[0] - 1) / grid[0]), (long long)grid[0], (long long)grid[1],
@@ -654,8 +679,9 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   /* the scheduler's tiles, as tc_schedule_auto picks them */
   int rax = !e->reduce ? -1 : e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX ? 1 : 0;
   const char *not_what, *why_not;
-  tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m < 0 ? -m : m, n, k, rax,
-                                                  e->ab_given, m < 0, &not_what, &why_not);
+  tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m < 0 ? -m : m,
+                                                  n < 0 ? -n : n, k, rax, e->ab_given, m < 0 || n < 0,
+                                                  &not_what, &why_not);
   char detail[sizeof r->source_detail];
   snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s%s%s",
            (long long)auto_tl.bm, (long long)auto_tl.bn, (long long)auto_tl.bk,
@@ -665,27 +691,43 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   return CLI_OK;
 }
 
-/* The values of M a -M dyn kernel runs at (those up to its bound). */
-static const int64_t dyn_ms[] = {1, 7, 64, 129, 1000};
+/* The values a -M dyn or -N dyn kernel runs at (those up to the bound),
+ * and the (M, N) pairs of one with both. */
+static const int64_t dyn_vals[] = {1, 7, 64, 129, 1000};
+static const int64_t dyn_pairs[][2] = {{1, 1}, {7, 64}, {64, 129}, {129, 7}, {1000, 1000}};
 
-/* -M dyn: runs kern, compiled for every M, at each of dyn_ms on fresh
- * data, each checked (-V 1) and timed (--time); the text lines, or the
- * JSON's "runs" array into j.  CLI_OK when every check passed. */
-static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tensor *const *in,
-                   const int64_t *cnt, int nin, int64_t n, int64_t k, int64_t bound, tc_str *j) {
-  int rc = CLI_OK, first = 1;
+/* The element count of input t at M = m, N = n (its axes of the size
+ * variables M and N at those values). */
+static int64_t count_at(const tc_tensor *t, int64_t m, int64_t n) {
+  int64_t c = 1;
+  for (int a = 0; a < tc_tensor_ndims(t); a++) {
+    const char *v = tc_tensor_axis_size_var(t, a);
+    c *= !v ? tc_tensor_extent(t, a) : strcmp(v, "M") == 0 ? m : n;
+  }
+  return c;
+}
+
+/* -M dyn / -N dyn: runs kern, compiled for every M (N), at each of
+ * dyn_vals (both: dyn_pairs) up to the bounds (m, n < 0: -bound; else
+ * the fixed extent) on fresh data, each checked (-V 1) and timed
+ * (--time); the text lines, or the JSON's "runs" array into j.  CLI_OK
+ * when every check passed. */
+static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tensor *const *in, int nin,
+                   int64_t m0, int64_t n0, int64_t k, tc_str *j) {
+  int rc = CLI_OK, first = 1, dm = m0 < 0, dn = n0 < 0, nvar = dm + dn;
+  size_t nruns = dm && dn ? sizeof dyn_pairs / sizeof *dyn_pairs : sizeof dyn_vals / sizeof *dyn_vals;
   tc_str_cat(j, ", \"runs\": [");
-  for (size_t q = 0; q < sizeof dyn_ms / sizeof *dyn_ms && rc != CLI_FAIL; q++) {
-    int64_t m = dyn_ms[q];
-    if (m > bound) break;
-    void *host[GEMM_EPI_MAX + 4] = {NULL}, *args[GEMM_EPI_MAX + 5] = {NULL};
+  for (size_t q = 0; q < nruns && rc != CLI_FAIL; q++) {
+    int64_t m = !dm ? m0 : dn ? dyn_pairs[q][0] : dyn_vals[q];
+    int64_t n = !dn ? n0 : dm ? dyn_pairs[q][1] : dyn_vals[q];
+    if ((dm && m > -m0) || (dn && n > -n0)) continue;
+    void *host[GEMM_EPI_MAX + 4] = {NULL}, *args[GEMM_EPI_MAX + 6] = {NULL};
     uint64_t seed = 0x5eed0e11ull;
     op_report r;
     memset(&r, 0, sizeof r);
     for (int i = 0; i < nin; i++) {
       tc_dtype t = tc_tensor_dtype(in[i]);
-      /* (the inputs of M rows: the count at the bound scaled to m) */
-      int64_t c = tc_tensor_size_var(in[i]) ? cnt[i] / bound * m : cnt[i];
+      int64_t c = count_at(in[i], m, n);
       host[i] = tc_xcalloc((size_t)c, tc_dtype_size(t));
       tc_tune_fill(host[i], (size_t)c, t, &seed);
     }
@@ -693,29 +735,39 @@ static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tenso
     size_t relems = !e->reduce ? 0 : (size_t)(e->reduce <= EP_ROW_MAX ? m : n);
     host[nin] = tc_xcalloc(celems, tc_dtype_size(e->cast));
     if (relems) host[nin + 1] = tc_xcalloc(relems, sizeof(float));
-    for (int i = 0; i < nin + 2; i++) args[i + 1] = host[i]; /* (args[0]: M, filled by the run) */
-    tc_status st = tc_kernel_run_sizes(kern, args, &m, 1, o->device, &r.first_ms);
+    /* the parameters: each variable's (filled by the run) before the
+     * first input that names it: M before A, N before B */
+    for (int i = 0, at = 0; i < nin + 2; i++) {
+      if ((i == 0 && dm) || (i == 1 && dn)) at++;
+      args[at++] = host[i];
+    }
+    int64_t sizes[2] = {dm ? m : n, n};
+    tc_status st = tc_kernel_run_sizes(kern, args, sizes, nvar, o->device, &r.first_ms);
+    char at_text[48];
+    if (dm && dn) snprintf(at_text, sizeof at_text, "M = %lld, N = %lld", (long long)m, (long long)n);
+    else snprintf(at_text, sizeof at_text, "%s = %lld", dm ? "M" : "N", (long long)(dm ? m : n));
     if (st != TC_OK) {
-      rc = op_fail(o, "M = %lld: the kernel failed (%s): %s", (long long)m, tc_status_name(st),
-                   tc_kernel_error(kern));
+      rc = op_fail(o, "%s: the kernel failed (%s): %s", at_text, tc_status_name(st), tc_kernel_error(kern));
     } else {
       r.ran = 1;
       if (o->verify) verify_outputs(e, o->dtype, 1, m, n, k, 0, 0, host, nin, relems, &r);
       if (o->time) {
         double *times = tc_xcalloc((size_t)o->iters, sizeof *times);
         for (int i = 0; i < o->iters && st == TC_OK; i++)
-          st = tc_kernel_run_sizes(kern, args, &m, 1, o->device, &times[i]);
+          st = tc_kernel_run_sizes(kern, args, sizes, nvar, o->device, &times[i]);
         if (st != TC_OK) free(times), rc = op_fail(o, "the kernel failed: %s", tc_kernel_error(kern));
         else op_set_time(o, &r, times, 2.0 * (double)m * (double)n * (double)k);
       }
       if (r.verified && !r.pass) rc = CLI_FAIL;
     }
     if (r.ran && !o->json) {
-      printf("M = %lld:\n", (long long)m);
+      printf("%s:\n", at_text);
       op_print_run(o, &r, 1, (int64_t)(celems + relems));
     }
     if (r.ran) {
-      tc_str_printf(j, "%s{\"m\": %lld", first ? "" : ", ", (long long)m);
+      tc_str_printf(j, "%s{", first ? "" : ", ");
+      if (dm) tc_str_printf(j, "\"m\": %lld%s", (long long)m, dn ? ", " : "");
+      if (dn) tc_str_printf(j, "\"n\": %lld", (long long)n);
       op_json_run(j, o, &r, 1);
       tc_str_cat(j, "}");
       first = 0;
@@ -726,21 +778,31 @@ static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tenso
   return rc;
 }
 
-/* --json with -M dyn: the gemm command's object with "m": "dyn", the
- * size variable, and one entry of "runs" per M. */
-static void print_json_dyn(const op_opts *o, const char *key, const char *list, int64_t n, int64_t k,
-                           int64_t bound, const tc_fusion *f, const tc_kernel *kern,
-                           const op_report *r, const tc_str *runs, int ok) {
+/* --json with -M dyn / -N dyn: the gemm command's object with "m" (or
+ * "n") "dyn", the size variables, and one entry of "runs" per run. */
+static void print_json_dyn(const op_opts *o, const char *key, const char *list, int64_t m, int64_t n,
+                           int64_t k, const tc_fusion *f, const tc_kernel *kern, const op_report *r,
+                           const tc_str *runs, int ok) {
   tc_str j;
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"gemm\", \"kernel\": \"fusion\", \"problem\": {\"string\": ");
   op_json_str(&j, key);
-  tc_str_printf(&j, ", \"g\": 1, \"m\": \"dyn\", \"n\": %lld, \"k\": %lld, \"transA\": 0, "
-                "\"transB\": 0, \"dtype\": \"%s\", \"epilogue\": ", (long long)n, (long long)k,
+  char mtext[24], ntext[24];
+  snprintf(mtext, sizeof mtext, m < 0 ? "\"dyn\"" : "%lld", (long long)m);
+  snprintf(ntext, sizeof ntext, n < 0 ? "\"dyn\"" : "%lld", (long long)n);
+  tc_str_printf(&j, ", \"g\": 1, \"m\": %s, \"n\": %s, \"k\": %lld, \"transA\": 0, "
+                "\"transB\": 0, \"dtype\": \"%s\", \"epilogue\": ", mtext, ntext, (long long)k,
                 tc_dtype_name(o->dtype));
   op_json_str(&j, list);
-  tc_str_printf(&j, ", \"size_variable\": {\"name\": \"M\", \"divisor\": 1, \"bound\": %lld}}",
-                (long long)bound);
+  /* "size_variable": the first (M, else N); "size_variables": all */
+  tc_str_printf(&j, ", \"size_variable\": {\"name\": \"%s\", \"divisor\": 1, \"bound\": %lld}",
+                m < 0 ? "M" : "N", (long long)(m < 0 ? -m : -n));
+  tc_str_cat(&j, ", \"size_variables\": [");
+  if (m < 0) tc_str_printf(&j, "{\"name\": \"M\", \"divisor\": 1, \"bound\": %lld}", (long long)-m);
+  if (n < 0)
+    tc_str_printf(&j, "%s{\"name\": \"N\", \"divisor\": 1, \"bound\": %lld}", m < 0 ? ", " : "",
+                  (long long)-n);
+  tc_str_cat(&j, "]}");
   op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"schedule\": ");
   op_json_str(&j, tc_fusion_schedule_note(f));
@@ -748,10 +810,16 @@ static void print_json_dyn(const op_opts *o, const char *key, const char *list, 
   tc_kernel_launch_dims(kern, grid, block);
   tc_str_cat(&j, ", \"kernels\": [{\"name\": ");
   op_json_str(&j, tc_kernel_name(kern));
-  /* (the grid at the bound; x is one block per rows_per_block_x rows of M) */
-  tc_str_printf(&j, ", \"grid\": [%lld, %lld, %lld], \"rows_per_block_x\": %lld, \"block\": [%lld, "
-                "%lld, %lld], \"smem_bytes\": %lld}], \"cached\": %s%s", (long long)grid[0],
-                (long long)grid[1], (long long)grid[2], (long long)((bound + grid[0] - 1) / grid[0]),
+  /* (the grid at the bounds: M's blocks on x, one per rows_per_block_x
+   * rows; N's on x where M is fixed, else y, one per columns_per_block_x
+   * or _y columns) */
+  tc_str_printf(&j, ", \"grid\": [%lld, %lld, %lld]", (long long)grid[0], (long long)grid[1],
+                (long long)grid[2]);
+  if (m < 0) tc_str_printf(&j, ", \"rows_per_block_x\": %lld", (long long)((-m + grid[0] - 1) / grid[0]));
+  if (n < 0)
+    tc_str_printf(&j, ", \"columns_per_block_%s\": %lld", m < 0 ? "y" : "x",
+                  (long long)((-n + grid[m < 0] - 1) / grid[m < 0]));
+  tc_str_printf(&j, ", \"block\": [%lld, %lld, %lld], \"smem_bytes\": %lld}], \"cached\": %s%s",
                 (long long)block[0], (long long)block[1], (long long)block[2],
                 (long long)tc_kernel_smem_bytes(kern), tc_kernel_from_cache(kern) ? "true" : "false",
                 tc_str_cstr(runs));
@@ -762,9 +830,12 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
                       int ta, int tb) {
   if (o->dtype != TC_F32 && o->dtype != TC_F16 && o->dtype != TC_BF16)
     return op_usage_error(o, "--epilogue takes -t f32, f16 or bf16");
-  /* -M dyn: the bound keeps A, C and the residuals under 2^31 elements */
-  int64_t bound = m < 0 ? 2147483647 / (n > k ? n : k) : 0;
-  if (m < 0) m = -bound;
+  /* -M dyn / -N dyn: the bounds keep every tensor under 2^31 elements
+   * (both: 46340 each, 46340^2 < 2^31, and at most 2^31 / K) */
+  bool dyn = m < 0 || n < 0;
+  if (m < 0 && n < 0) m = n = -(k > 2147483647 / 46340 ? 2147483647 / k : 46340);
+  else if (m < 0) m = -(2147483647 / (n > k ? n : k));
+  else if (n < 0) n = -(2147483647 / (m > k ? m : k));
   tc_fusion *f = tc_fusion_new();
   tc_tensor *in[GEMM_EPI_MAX + 2];
   int64_t cnt[GEMM_EPI_MAX + 2];
@@ -778,11 +849,11 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 180], stages_text[24] = "";
   list_string(e, list, sizeof list);
   if (e->stages > 1) snprintf(stages_text, sizeof stages_text, " --stages %d", e->stages);
-  char mtext[24];
-  if (bound) snprintf(mtext, sizeof mtext, "dyn");
-  else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
-  snprintf(key, sizeof key, "gemm -g %lld -M %s -N %lld -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s%s%s%s", (long long)g, mtext, (long long)n, (long long)k, ta, tb,
+  char mtext[24], ntext[24];
+  snprintf(mtext, sizeof mtext, m < 0 ? "dyn" : "%lld", (long long)m);
+  snprintf(ntext, sizeof ntext, n < 0 ? "dyn" : "%lld", (long long)n);
+  snprintf(key, sizeof key, "gemm -g %lld -M %s -N %s -K %lld --transA %d --transB %d -t %s "
+           "--epilogue %s%s%s%s%s%s", (long long)g, mtext, ntext, (long long)k, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
            stages_text, e->macro ? " --macro " : "", e->macro ? gemm_macro_name[e->macro] : "");
@@ -826,13 +897,13 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
     rc = op_build_only(o, have_dev, tc_str_cstr(&why), tc_kernel_source(kern), tc_kernel_name(kern));
     goto out;
   }
-  if (bound) {
+  if (dyn) {
     if (!o->json)
       printf("cache: %s\n", tc_kernel_from_cache(kern) ? "hit (the kernel was read from the cache)"
                                                       : "miss (the kernel was compiled)");
     TC_STR_LOCAL(runs_json);
-    rc = run_dyn(o, e, kern, in, cnt, nin, n, k, bound, &runs_json);
-    if (o->json) print_json_dyn(o, key, list, n, k, bound, f, kern, &r, &runs_json, rc == CLI_OK);
+    rc = run_dyn(o, e, kern, in, nin, m, n, k, &runs_json);
+    if (o->json) print_json_dyn(o, key, list, m, n, k, f, kern, &r, &runs_json, rc == CLI_OK);
     kern_json_done = 1;
     goto out;
   }
@@ -873,7 +944,7 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
 out:
   if (kern_json_done)
     ;
-  else if (o->json && kern && bound)
+  else if (o->json && kern && dyn)
     op_json_failure(o, key);
   else if (o->json && kern)
     print_json(o, key, list, o->dtype, g, m, n, k, ta, tb, f, kern, &r, rc == CLI_OK);
