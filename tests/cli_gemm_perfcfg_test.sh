@@ -8,24 +8,9 @@
 # refusals (exit 2, the parser's messages); --tune storing the fastest in
 # a temporary perf DB under a key with the epilogue, and a later run
 # reading it.  Ends with "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
-T=${TILEC:-build/tilec}
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "  ok   $1"; }
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-perfcfg.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+tmp_dir perfcfg
 export TILEC_PERFDB="$tmp/perfdb.sqlite"
-
-# expect NAME CODE PATTERN CMD...: exit code CODE and output matching PATTERN
-expect() {
-  local name=$1 code=$2 pat=$3 out rc
-  shift 3
-  out=$("$T" "$@" 2>&1); rc=$?
-  if [ $rc -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then pass "$name"
-  else fail "$name: exit $rc (want $code), output: $(printf '%s' "$out" | tail -n 3)"; fi
-}
 # json NAME CODE PYTHON CMD...: exit code CODE and the JSON on stdout passing the asserts
 json() {
   local name=$1 code=$2 py=$3 out rc
@@ -136,5 +121,4 @@ assert d["perf_config_source"]=="tuned" and "mma.sync m16n8k16" in d["schedule"]
   expect "... read back without --macro" 0 '^perf config: mma:.* \(from the perf DB ' \
     gemm -M 45 -N 37 -K 40 -t bf16 --epilogue bias,relu -V 1
 fi
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

@@ -9,24 +9,9 @@
 # errors with their exit codes; and the plain gemm still on its gridwise
 # kernel; --macro mma and mfma (mfma16) run emulated on PoCL, their CUDA / HIP
 # kernels built.  Ends with "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
-T=${TILEC:-build/tilec}
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "  ok   $1"; }
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-matmul.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+tmp_dir matmul
 export TILEC_PERFDB="$tmp/perfdb.sqlite" # (--tune stores its result)
-
-# expect NAME CODE PATTERN CMD...: exit code CODE and output matching PATTERN
-expect() {
-  local name=$1 code=$2 pat=$3 out rc
-  shift 3
-  out=$("$T" "$@" 2>&1); rc=$?
-  if [ $rc -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then pass "$name"
-  else fail "$name: exit $rc (want $code), output: $(printf '%s' "$out" | tail -n 3)"; fi
-}
 
 if ! "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   echo "  skip tilec gemm --epilogue runs (no PoCL device)"; skipped=$((skipped + 1))
@@ -341,5 +326,4 @@ expect "--macro wgmma without --tiles" 2 '--macro wgmma needs --tiles' gemm -M 6
 if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   expect "plain gemm unchanged" 0 '^perf config: ' gemm -M 64 -N 64 -K 64 -V 1
 fi
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

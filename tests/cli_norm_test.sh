@@ -4,23 +4,8 @@
 # against tc_reference_run), the schedule line, --json, --emit without a
 # run, --time, and the usage errors and refusals with their exit codes.
 # Ends with "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
-T=${TILEC:-build/tilec}
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "  ok   $1"; }
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-norm.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
-
-# expect NAME CODE PATTERN CMD...: exit code CODE and output matching PATTERN
-expect() {
-  local name=$1 code=$2 pat=$3 out rc
-  shift 3
-  out=$("$T" "$@" 2>&1); rc=$?
-  if [ $rc -eq "$code" ] && printf '%s\n' "$out" | grep -Eq -- "$pat"; then pass "$name"
-  else fail "$name: exit $rc (want $code), output: $(printf '%s' "$out" | tail -n 3)"; fi
-}
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+tmp_dir norm
 
 if ! "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
   echo "  skip tilec norm runs (no PoCL device)"; skipped=$((skipped + 1))
@@ -92,5 +77,4 @@ expect "--eps missing" 2 'eps' norm rmsnorm -M 2 -N 3 --eps
 expect "help" 0 'usage: tilec norm KIND' norm --help
 expect "help names --eps" 0 '--eps X' norm --help
 expect "tilec help norm" 0 'usage: tilec norm' help norm
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

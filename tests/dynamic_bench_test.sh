@@ -5,12 +5,8 @@
 # 1, 42, 83 is a multiple of 16) for the RMSNorm and the GEMM, every
 # output bitwise equal to the static kernel's; a bad --sweep exits 2.
 # Ends with "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 B=${DYNAMIC_BENCH:-build/bench/dynamic}
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "  ok   $1"; }
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
 [ -x "$B" ] || { echo "  FAIL $B not built (make $B)"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 out=$("$B" --sweep 3 2>&1); rc=$?
@@ -27,5 +23,4 @@ fi
 out=$("$B" --sweep 0 2>&1); rc=$?
 [ $rc -eq 2 ] && printf '%s' "$out" | grep -q -- '--sweep takes 1..1000' && pass "bad --sweep: exit 2" ||
   fail "bad --sweep (exit $rc): $out"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish

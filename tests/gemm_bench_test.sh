@@ -11,19 +11,12 @@
 #      missing (else a small shape runs against cuBLAS);
 #   4. a bad --shape exits 2.
 # Ends with "N passed, N failed, N skipped"; skips without python3.
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 PY=${PYTHON:-python3}
-T=${TILEC:-build/tilec}
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "  ok   $1"; }
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
-finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit $?; }
 if ! command -v "$PY" >/dev/null 2>&1; then
   echo "  skip gemm_vs_cublas.py tests ($PY not found)"; skipped=1; finish
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-gemm-bench.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+tmp_dir gemm-bench
 S=bench/gemm_vs_cublas.py
 
 # ---- 1. the default shapes ----

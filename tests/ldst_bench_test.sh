@@ -14,21 +14,14 @@
 # The binary is $LDST_BENCH (default build/bench/ldst_bandwidth).  Ends with
 # "N passed, N failed, N skipped"; without an OpenCL device the PoCL checks
 # are skipped.
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 B=${LDST_BENCH:-build/bench/ldst_bandwidth}
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "  ok   $1"; }
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
-skip() { skipped=$((skipped + 1)); echo "  skip $1"; }
-finish() { echo "$passed passed, $failed failed, $skipped skipped"; [ "$failed" -eq 0 ]; exit $?; }
 
 if [ ! -x "$B" ]; then
   fail "$B not found (build it with make)"
   finish
 fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/tilec-ldst-bench.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
+tmp_dir ldst-bench
 
 # ---- 1. the shmoo on PoCL ----
 out=$("$B" --target opencl --size 256x512 -i 1 2>&1); rc=$?

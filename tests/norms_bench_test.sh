@@ -5,12 +5,8 @@
 # in bf16, RMSNorm and LayerNorm in f32), a bad option exits 2, and
 # --target cuda exits 3 where there is no CUDA device (else it runs).
 # Ends with "N passed, N failed, N skipped".
-set -u
-cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 1
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 B=${NORMS_BENCH:-build/bench/norms}
-passed=0 failed=0 skipped=0
-pass() { passed=$((passed + 1)); echo "  ok   $1"; }
-fail() { failed=$((failed + 1)); echo "  FAIL $1"; }
 [ -x "$B" ] || { echo "  FAIL $B not built (make $B)"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
 
 out=$("$B" --total 18 -i 1 -t bf16 --only softmax 2>&1); rc=$?
@@ -35,5 +31,4 @@ elif [ $rc -eq 0 ]; then
 else
   fail "--target cuda (exit $rc): $(printf '%s' "$out" | tail -n 2)"
 fi
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+finish
