@@ -6,7 +6,8 @@
  * accumulation, tc_conv_verify's bound): forward, backward-weight and
  * backward-data, 2-D and 3-D, NCHW and NHWC, padding, stride, dilation,
  * groups, ragged sizes, f32 / f16 / bf16; forward with a fused bias and
- * ReLU / GELU / SiLU in one kernel; mma.sync tiles by hand; the public
+ * ReLU / GELU / SiLU in one kernel; mma.sync and wgmma tiles by hand
+ * (wgmma: the emulation on PoCL, the sm_90a build with NVRTC); the public
  * entry points (2-D and 3-D); a view input and a view output of a
  * pointwise fusion (no matmul); the reference evaluator on a view;
  * the structural hash of a view; the refusals; the CUDA (sm_90a) and HIP
@@ -369,6 +370,25 @@ static void test_public_api(void) {
   tc_conv2d_free(c);
 }
 
+/* Runs k, the forward convolution p's fusion fs (with a bias and ReLU),
+ * on random values and checks it against the plain reference. */
+static void run_relu(const tc_conv_problem *p, tc_kernel *k, const tc_conv_fusion *fs, const char *what) {
+  void *bufs[4] = {values(p->dtype, tc_conv_input_elems(p)), values(p->dtype, tc_conv_filter_elems(p)),
+                   values(p->dtype, tc_conv_output_elems(p)), values(p->dtype, p->k)};
+  void *args[4];
+  for (int a = 0; a < fs->nargs; a++) args[a] = bufs[fs->args[a]];
+  tc_status st = tc_kernel_run(k, args, NULL, NULL);
+  if (st == TC_ERR_NO_DEVICE) {
+    printf("  skip the run: no OpenCL device\n");
+  } else {
+    TC_CHECK(st == TC_OK, "%s: %s", what, tc_kernel_error(k));
+    TC_STR_LOCAL(msg);
+    TC_CHECK(tc_conv_verify_epilogue(p, bufs[0], bufs[1], bufs[2], bufs[3], TC_RELU, NULL, &msg) == 0,
+             "%s %s: %s", what, tc_dtype_name(p->dtype), tc_str_cstr(&msg));
+  }
+  for (int b = 0; b < 4; b++) free(bufs[b]);
+}
+
 /* The fusion of a forward f16 / bf16 convolution takes the matmul's
  * mma.sync op type too (tiles by hand: tc_schedule_matmul; OpenCL runs
  * the instruction's emulation), with bias + ReLU, NHWC and padding, with
@@ -389,23 +409,10 @@ static void mma_case(int t, int stages) {
     tc_status st;
     tc_kernel *k = tc_compile(f, NULL, &st);
     TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
-    void *bufs[4] = {values(p.dtype, tc_conv_input_elems(&p)), values(p.dtype, tc_conv_filter_elems(&p)),
-                     values(p.dtype, tc_conv_output_elems(&p)), values(p.dtype, p.k)};
     if (k) {
       TC_CHECK(strstr(tc_kernel_source(k), "mma") != NULL, "the mma.sync emulation is in the kernel");
-      void *args[4];
-      for (int a = 0; a < fs[0].nargs; a++) args[a] = bufs[fs[0].args[a]];
-      st = tc_kernel_run(k, args, NULL, NULL);
-      if (st == TC_ERR_NO_DEVICE) {
-        printf("  skip the run: no OpenCL device\n");
-      } else {
-        TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
-        TC_STR_LOCAL(msg);
-        TC_CHECK(tc_conv_verify_epilogue(&p, bufs[0], bufs[1], bufs[2], bufs[3], TC_RELU, NULL, &msg) == 0,
-                 "%s: %s", tc_dtype_name(p.dtype), tc_str_cstr(&msg));
-      }
+      run_relu(&p, k, &fs[0], "mma.sync");
     }
-    for (int b = 0; b < 4; b++) free(bufs[b]);
     tc_kernel_free(k);
     tc_conv_fusions_free(fs, n);
     /* the same for CUDA sm_80: mma.sync itself, built by NVRTC */
@@ -438,6 +445,66 @@ static void mma_case(int t, int stages) {
     tc_kernel_free(k);
     tc_conv_fusions_free(fs, n);
   }
+}
+
+/* The fusion of a forward NHWC f16 / bf16 convolution takes the wgmma op
+ * type by hand (tc_schedule_matmul with wgmma tiles; OpenCL runs the
+ * instruction's emulation, which reads the tiles through the descriptors
+ * the lowering derived): K tiles of 64 with the 128B swizzle, both
+ * operands K-major (the channels innermost), one buffer or rings of 2
+ * and 3, padding reading 0, bias + ReLU, against the plain reference; the
+ * same schedule for CUDA sm_90a builds with NVRTC.  tc_schedule_auto
+ * keeps mma.sync for views and says why not wgmma. */
+static void wgmma_case(int t, int stages, int64_t c, int64_t kout) {
+  tc_conv_problem p;
+  problem(&p, TC_CONV_FWD, 2, c, 7, 6, kout, 3, 3, 1, 1, 1, 1, dts[t], 1);
+  tc_conv_epi ep = {1, TC_RELU};
+  tc_matmul_tiles tl = {64, 64, 64, 64, 64, TC_MACRO_WGMMA, stages};
+  for (int cuda = 0; cuda < 2; cuda++) {
+    tc_conv_fusion *fs;
+    int n, zero;
+    TC_REQUIRE((fs = fusions(&p, &ep, &n, &zero)) != NULL, "no fusions");
+    tc_fusion *f = fs[0].f;
+    tc_target target = cuda ? TC_TARGET_CUDA : TC_TARGET_OPENCL;
+    TC_CHECK(tc_schedule_matmul(f, target, cuda ? "sm_90a" : NULL, &tl) == TC_OK, "%s", tc_fusion_error(f));
+    TC_CHECK(strstr(tc_fusion_schedule_note(f), "wgmma m64n64k16") &&
+                 strstr(tc_fusion_schedule_note(f), "staged K-major (128B swizzle)"),
+             "%s", tc_fusion_schedule_note(f));
+    tc_compile_options o = {target, cuda ? "sm_90a" : NULL, "conv_wgmma"};
+    tc_status st;
+    tc_kernel *k = tc_compile(f, &o, &st);
+    TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+    if (k && cuda) {
+      TC_CHECK(strstr(tc_kernel_source(k), "wgmma.mma_async.sync.aligned.m64n64k16") != NULL, "no wgmma");
+      st = tc_kernel_build(k, NULL);
+      if (st == TC_ERR_UNSUPPORTED) printf("  skip the NVRTC build: %s\n", tc_kernel_error(k));
+      else TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));
+    } else if (k) {
+      char what[64];
+      snprintf(what, sizeof what, "wgmma, C %lld K %lld, %d stages", (long long)c, (long long)kout, stages);
+      run_relu(&p, k, &fs[0], what);
+    }
+    tc_kernel_free(k);
+    tc_conv_fusions_free(fs, n);
+  }
+}
+
+static void test_wgmma_tiles(void) {
+  wgmma_case(1, 1, 16, 16);
+  wgmma_case(2, 3, 32, 24);
+  wgmma_case(1, 2, 8, 64);
+  /* the scheduler keeps mma.sync for views on sm_90a, and says why */
+  tc_conv_problem p;
+  problem(&p, TC_CONV_FWD, 2, 64, 7, 6, 64, 3, 3, 1, 1, 1, 1, TC_F16, 1);
+  tc_conv_fusion *fs;
+  int n, zero;
+  TC_REQUIRE((fs = fusions(&p, NULL, &n, &zero)) != NULL, "no fusions");
+  TC_CHECK(tc_schedule_auto(fs[0].f, TC_TARGET_CUDA, "sm_90a") == TC_OK, "%s", tc_fusion_error(fs[0].f));
+  TC_CHECK(strstr(tc_fusion_schedule_note(fs[0].f), "mma.sync m16n8k16") &&
+               strstr(tc_fusion_schedule_note(fs[0].f), "(not wgmma: through a convolution's views wgmma "
+                                                        "has not been measured"),
+           "%s", tc_fusion_schedule_note(fs[0].f));
+  tc_conv_fusions_free(fs, n);
 }
 
 static void test_mma_tiles(void) {
@@ -532,6 +599,7 @@ int main(void) {
   TC_RUN(test_random_problems);
   TC_RUN(test_view_pointwise);
   TC_RUN(test_mma_tiles);
+  TC_RUN(test_wgmma_tiles);
   TC_RUN(test_public_api);
   TC_RUN(test_refusals);
   TC_RUN(test_hash_covers_view);

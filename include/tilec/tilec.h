@@ -1250,8 +1250,8 @@ tc_status tc_conv2d_reference(tc_conv2d *c, void *in, void *fil, void *out);
  * kernel.  One fusion (one kernel) per GEMM: one forward or backward
  * weight, one per filter phase for backward data with a stride.  f32,
  * f16 and bf16 (the templates take f32 and f16).  docs/conv.md says what
- * this path does not do yet (wgmma, TMA: the mma.sync and FMA op types
- * only). */
+ * this path does not do yet (TMA; wgmma only with tiles given to
+ * tc_schedule_matmul). */
 
 /* What follows a forward convolution in its kernel: bias (non-NULL: a
  * bias per output channel, k elements of the dtype, added to the f32

@@ -406,8 +406,9 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
     tc_target_info ti;
     tc_target_info_make(target, arch, &ti, NULL);
     tl = pick_mma_tiles(m, nn, kk, ti.smem_max);
-    not_what = "wgmma", why_fma = "the wgmma schedule does not read operands through a "
-                                  "coordinate-transform view yet";
+    not_what = "wgmma", why_fma = "through a convolution's views wgmma has not been measured "
+                                  "against mma.sync on a GPU yet; tc_schedule_matmul takes wgmma "
+                                  "tiles by hand";
   }
   if (tl.bm < 1 || tl.bn < 1 || tl.bk < 1 || tl.tm < 1 || tl.tn < 1 || tl.bm % tl.tm ||
       tl.bn % tl.tn)

@@ -107,10 +107,15 @@ static bool k_major_input(const tc_tensor *v, int i) {
 /* Whether view v reads a 2-D fusion input with its rows (A: M, B: N)
  * innermost: A given as [K, M], B as [K, N].  Such a tile is staged M- /
  * N-major (wgmma's imm-trans-a / imm-trans-b), so its copies run along
- * the rows of global memory as they do along those of the tile. */
+ * the rows of global memory as they do along those of the tile.  Not an
+ * input read through a coordinate-transform view (a convolution's),
+ * whose logical axes say nothing of its memory order: K-major (the
+ * channels, innermost in NHWC, are part of a convolution's K). */
 static bool mn_major_input(const tc_tensor *v, int i) {
   const tc_op *d = v->def;
-  if (!d || d->kind != TC_OP_BROADCAST || !d->in[0]->is_input || d->in[0]->nlogical != 2) return false;
+  if (!d || d->kind != TC_OP_BROADCAST || !d->in[0]->is_input || d->in[0]->nlogical != 2 ||
+      d->in[0]->view)
+    return false;
   return i ? d->perm[0] < 0 && d->perm[1] == 1 && d->perm[2] == 0
            : d->perm[0] == 1 && d->perm[1] < 0 && d->perm[2] == 0;
 }
