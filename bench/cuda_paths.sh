@@ -96,6 +96,9 @@ run fusion_norm_layernorm      norm layernorm --target cuda -V 1 --time -i 10 -M
 run fusion_norm_softmax_dyn    norm softmax --target cuda -V 1 -M dyn -N 1024 -t f16
 run fusion_conv_fwd_nhwc_bias  $C --path fusion --epilogue bias,relu -n 32 -c 64 -H 56 -W 56 -k 64 \
                                   -y 3 -x 3 -p 1 -q 1 -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK
+run fusion_conv_fwd_wgmma      $C --path fusion --epilogue bias,relu -n 32 -c 64 -H 56 -W 56 -k 64 \
+                                  -y 3 -x 3 -p 1 -q 1 -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK \
+                                  --tiles 64,128,64,64,128 --macro wgmma --stages 3
 run fusion_conv_bwd_data_nhwc  $C --path fusion -F 2 -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 \
                                   -t f16 --in_layout NHWC --fil_layout KYXC --out_layout NHWK
 run fusion_conv_bwd_w_s2       $C --path fusion -F 4 -n 8 -c 3 -H 224 -W 224 -k 64 -y 7 -x 7 -p 3 -q 3 \

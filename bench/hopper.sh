@@ -308,6 +308,7 @@ print(\"time: %.4f ms (median of 20 runs), %.2f GFLOP/s\" % (ms, 2 * 8192**3 / m
     one "conv $a template" $c $a
     one "conv $a fusion" $c $a --path fusion
     one "conv $a fusion bias,relu" $c $a --path fusion --epilogue bias,relu
+    one "conv $a fusion wgmma 64x128x64, 3 stages" $c $a --path fusion --tiles 64,128,64,64,128 --macro wgmma --stages 3
   done
   exit 0' 2>&1
 fusion_lines=$(grep -E '^== |^time:|^verify:|^perf config|tilec' "$log")

@@ -95,10 +95,24 @@ assert len(j["kernels"]) == 4 and j["kernels"][0]["args"] == ["filter", "output"
 assert j["kernels"][0]["schedule"].startswith("matmul: "), j["kernels"][0]
 '; then ok "--json: one object, path fusion, four kernels with their arguments, PASS"
 else bad "--json: one object" "exit $rc" "$out" "$err"; fi
+# tiles by hand: wgmma (its emulation on OpenCL) and mma.sync in rings
+verify_pass "forward bias,relu bf16 NHWC, wgmma tiles, 3 stages" -n 2 -c 32 -H 7 -W 6 -k 24 -y 3 -x 3 -p 1 -q 1 \
+  -t bf16 $NHWC --epilogue bias,relu --tiles 64,64,64,64,64 --macro wgmma --stages 3
+expect_out "wgmma tiles: the schedule" '^kernel conv_gemm0: matmul: 24 x 84 x 288, 64x64 tiles .* as wgmma m64n64k16 \(bf16, f32 accumulators\), K in tiles of 64 with A and B staged K-major \(128B swizzle\)'
+verify_pass "backward data stride 2 f16, mma.sync tiles, 2 stages" -F 2 -n 2 -c 32 -H 9 -W 8 -k 24 -y 3 -x 3 \
+  -p 1 -q 1 -u 2 -v 2 -t f16 --tiles 32,32,16,16,8 --macro mma --stages 2
+expect_out "mma.sync tiles: each of the four GEMMs" '^kernel conv_gemm3: matmul: .* as mma.sync m16n8k16'
+run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --tiles 16,16,8,4,4
+expect_one_line "--tiles without --path fusion" '--tiles needs --path fusion'
+run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --path fusion --stages 2
+expect_one_line "--stages without --tiles" '--stages needs --tiles \(and --path fusion\)'
+run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 --path fusion --tiles 16,16,8,3,4
+expect_one_line "--tiles that do not nest" '--tiles 16,16,8,3,4: TM must divide BM and TN divide BN'
 
 run conv2d --help
 expect_out "--help names --path fusion" '--path template\|fusion'
 expect_out "--help names --epilogue" '--epilogue LIST'
+expect_out "--help names --tiles" '--tiles BM,BN,BK,TM,TN  with --path fusion'
 # the template path as before
 run conv2d -n 1 -c 4 -H 6 -W 6 -k 4 -V 1
 expect_out "template path: its perf config line" '^perf config: '

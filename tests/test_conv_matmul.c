@@ -62,7 +62,7 @@ static int run_and_verify(const char *what, const tc_conv_problem *p, const tc_c
   void *bias = ep && ep->bias ? values(p->dtype, p->k) : NULL;
   TC_STR_LOCAL(err);
   tc_conv_fusion_info info;
-  tc_status st = tc_conv_fusion_run(p, ep, TC_TARGET_OPENCL, NULL, NULL, in, fil, out, bias, NULL,
+  tc_status st = tc_conv_fusion_run(p, ep, TC_TARGET_OPENCL, NULL, NULL, NULL, in, fil, out, bias, NULL,
                                     0, NULL, &info, &err);
   int made = -1;
   if (st == TC_ERR_NO_DEVICE) {
@@ -343,6 +343,19 @@ static void test_public_api(void) {
     tc_host_write(TC_BF16, out, 5, tc_host_read(TC_BF16, out, 5) + 0.25);
     TC_CHECK_EQ_INT(tc_conv2d_verify_fusion(c, &ep, in, fil, out, NULL), 1);
   }
+  /* tiles by hand (tc_conv2d_set_fusion_tiles): mma.sync in a ring of 2;
+   * tiles with an extent of 0 refused; NULL: the scheduler's again */
+  tc_matmul_tiles tl = {16, 32, 16, 16, 8, TC_MACRO_MMA_M16N8K16, 2}, bad = {16, 0, 16, 16, 8};
+  TC_CHECK(tc_conv2d_set_fusion_tiles(c, &bad) == TC_ERR_ARGUMENT &&
+               strstr(tc_conv2d_error(c), "every extent must be at least 1"), "%s", tc_conv2d_error(c));
+  TC_CHECK(tc_conv2d_set_fusion_tiles(c, &tl) == TC_OK, "%s", tc_conv2d_error(c));
+  memset(out, 0, (size_t)tc_conv2d_elems(c, TC_CONV2D_OUTPUT) * 2);
+  st = tc_conv2d_run_fusion(c, &ep, in, fil, out, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "%s", tc_conv2d_error(c));
+    TC_CHECK_EQ_INT(tc_conv2d_verify_fusion(c, &ep, in, fil, out, NULL), 0);
+  }
+  TC_CHECK(tc_conv2d_set_fusion_tiles(c, NULL) == TC_OK, "%s", tc_conv2d_error(c));
   free(in), free(fil), free(out), free(bias);
   tc_conv2d_free(c);
 

@@ -32,7 +32,8 @@ static void conv_usage(FILE *out) {
         "                    [--pad_h_l P] [--pad_h_r P] [--pad_w_l P] [--pad_w_r P]\n"
         "                    [-t f32|f16|bf16] [-V 0|1] [--perf-config S | --tune [--tune-max N]]\n"
         "                    [--time [-i N]] [--emit FILE] [--json]\n"
-        "                    [--path template|fusion [--epilogue bias,relu|gelu|silu]]\n"
+        "                    [--path template|fusion [--epilogue bias,relu|gelu|silu]\n"
+        "                     [--tiles BM,BN,BK,TM,TN [--macro M] [--stages N]]]\n"
         "                    [--target opencl|cuda|hip] [--device SEL] [--arch ARCH]\n"
         "\n"
         "runs a 2-D convolution as implicit GEMM, in MIOpenDriver's conventions:\n"
@@ -425,6 +426,7 @@ int cmd_conv(int argc, char **argv) {
   if (rc != CLI_OK || done) return rc;
   if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
   if (fo.epilogue_given && !fo.fusion) return op_usage_error(&o, "--epilogue needs --path fusion");
+  if ((rc = conv_fusion_check(&o, &fo)) != CLI_OK) return rc;
   tc_conv2d_desc d;
   if ((rc = conv_make_desc(&o, &p, dir, pad_h, pad_w, side, &d)) != CLI_OK) return rc;
   if (fo.fusion) return conv_fusion_cmd(&o, &fo, &d, &p);

@@ -1,7 +1,8 @@
-/* conv_fusion_cli.c - `tilec conv2d --path fusion [--epilogue LIST]`: the
- * convolution's GEMMs as fusions whose matmul reads the tensors through
- * coordinate-transform views (tc_conv2d_fusion), each scheduled by
- * tc_schedule_auto and compiled like any fusion; the run and the check
+/* conv_fusion_cli.c - `tilec conv2d --path fusion [--epilogue LIST]
+ * [--tiles ...]`: the convolution's GEMMs as fusions whose matmul reads
+ * the tensors through coordinate-transform views (tc_conv2d_fusion), each
+ * scheduled by tc_schedule_auto (or tc_schedule_matmul with --tiles) and
+ * compiled like any fusion; the run and the check
  * go through tc_conv2d_run_fusion and tc_conv2d_verify_fusion (the
  * plain-C reference in double, plus the bias and the activation). */
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "cli.h"
 #include "conv_cli.h"
 #include "conv_fusion_cli.h"
+#include "gemm_fusion.h"
 
 void conv_fusion_opts_init(conv_fusion_opts *f) {
   memset(f, 0, sizeof *f);
@@ -28,7 +30,13 @@ void conv_fusion_usage(FILE *out) {
         "                          f16, bf16; no --perf-config or --tune)\n"
         "  --epilogue LIST         with --path fusion and -F 1: bias (a bias per output channel)\n"
         "                          and/or one of relu, gelu, silu after it, in the same kernel\n"
-        "                          (e.g. bias,relu); -V 1 checks against the reference with them\n",
+        "                          (e.g. bias,relu); -V 1 checks against the reference with them\n"
+        "  --tiles BM,BN,BK,TM,TN  with --path fusion: each GEMM's matmul schedule by these tiles\n"
+        "                          (as tilec gemm --tiles; forward: M the output channels, N the\n"
+        "                          output pixels; each kernel's line names M x N x K) instead of\n"
+        "                          the scheduler's choice\n"
+        "  --macro fma|mma|mfma|mfma16|wgmma, --stages N\n"
+        "                          with --tiles: the op type and the rings, as for tilec gemm\n",
         out);
 }
 
@@ -73,7 +81,23 @@ int conv_fusion_option(op_opts *o, conv_fusion_opts *f, int argc, char **argv, i
     *rc = parse_epilogue(o, f, v);
     return 1;
   }
-  return *rc != CLI_OK;
+  if (*rc != CLI_OK) return 1;
+  return matmul_tiles_option(o, f->tiles, &f->macro, &f->stages, argc, argv, i, rc);
+}
+
+int conv_fusion_check(op_opts *o, const conv_fusion_opts *f) {
+  if (f->tiles[0] && !f->fusion) return op_usage_error(o, "--tiles needs --path fusion");
+  if ((f->macro || f->stages) && !f->tiles[0])
+    return op_usage_error(o, "--%s needs --tiles (and --path fusion)", f->macro ? "macro" : "stages");
+  return CLI_OK;
+}
+
+/* The tiles --tiles, --macro and --stages give (NULL: the scheduler's). */
+static const tc_matmul_tiles *given_tiles(const conv_fusion_opts *f, tc_matmul_tiles *tl) {
+  if (!f->tiles[0]) return NULL;
+  *tl = (tc_matmul_tiles){f->tiles[0], f->tiles[1], f->tiles[2], f->tiles[3], f->tiles[4], f->macro,
+                          f->stages};
+  return tl;
 }
 
 static const char *buf_name(tc_conv2d_tensor t) {
@@ -85,7 +109,7 @@ static const char *buf_name(tc_conv2d_tensor t) {
  * (the caller frees the kernels), printed as "path: fusion, N kernels:
  * ...", with each one's schedule note; --emit writes them. */
 static int compile_all(const op_opts *o, tc_conv2d *c, const tc_conv2d_epilogue *ep,
-                       tc_kernel ***kernels, int *count, tc_str *json) {
+                       const tc_matmul_tiles *tl, tc_kernel ***kernels, int *count, tc_str *json) {
   int n = 0;
   tc_conv2d_tensor args[4];
   int nargs;
@@ -112,7 +136,7 @@ static int compile_all(const op_opts *o, tc_conv2d *c, const tc_conv2d_epilogue 
     char name[32];
     snprintf(name, sizeof name, "conv_gemm%d", i);
     tc_compile_options co = {o->target, o->arch, name};
-    tc_status st = tc_schedule_auto(f, o->target, o->arch);
+    tc_status st = tl ? tc_schedule_matmul(f, o->target, o->arch, tl) : tc_schedule_auto(f, o->target, o->arch);
     tc_kernel *k = st ? NULL : tc_compile(f, &co, &st);
     if (!k) {
       rc = op_fail(o, "cannot compile GEMM %d of the convolution (%s): %s", i, tc_status_name(st),
@@ -156,7 +180,8 @@ static int compile_all(const op_opts *o, tc_conv2d *c, const tc_conv2d_epilogue 
 /* Runs on pseudo-random inputs (the written tensor NaN first, so that an
  * element no kernel writes cannot pass) and verifies with -V 1. */
 static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
-                   tc_conv2d_epilogue *ep, int64_t ho, int64_t wo, op_report *r) {
+                   tc_conv2d_epilogue *ep, const tc_matmul_tiles *tl, int64_t ho, int64_t wo,
+                   op_report *r) {
   double *times = o->time ? tc_xcalloc((size_t)o->iters, sizeof *times) : NULL;
   int64_t elems[4] = {tc_conv_input_elems(p), tc_conv_filter_elems(p), tc_conv_output_elems(p), p->k};
   int wb = (int)tc_conv_written_buf(p->dir);
@@ -176,7 +201,7 @@ static int execute(const op_opts *o, tc_conv2d *c, const tc_conv_problem *p,
   /* the first run (verified), then with --time o->iters timed runs of
    * each kernel */
   tc_conv_epi epi = {ep->bias != NULL, ep->has_activation ? (int)ep->activation : -1};
-  tc_status st = tc_conv_fusion_run(p, &epi, o->target, o->arch, o->device, buf[0], buf[1], buf[2],
+  tc_status st = tc_conv_fusion_run(p, &epi, o->target, o->arch, tl, o->device, buf[0], buf[1], buf[2],
                                     buf[3], &r->first_ms, times ? o->iters : 0, times, NULL, &err);
   if (st != TC_OK) {
     op_fail(o, "the kernels failed (%s): %s", tc_status_name(st), tc_str_cstr(&err));
@@ -247,9 +272,11 @@ int conv_fusion_cmd(op_opts *o, const conv_fusion_opts *f, const tc_conv2d_desc 
              epi + (f->bias ? 4 + (f->act >= 0) : 0));
     fflush(stdout);
   }
-  if ((rc = compile_all(o, c, &ep, &ks, &nk, &kjson)) != CLI_OK) goto out;
+  tc_matmul_tiles tiles;
+  const tc_matmul_tiles *tl = given_tiles(f, &tiles);
+  if ((rc = compile_all(o, c, &ep, tl, &ks, &nk, &kjson)) != CLI_OK) goto out;
   if (runs) {
-    rc = execute(o, c, p, &ep, ho, wo, &r);
+    rc = execute(o, c, p, &ep, tl, ho, wo, &r);
   } else {
     const char **srcs = tc_xcalloc((size_t)nk + 1, sizeof *srcs), **names = tc_xcalloc((size_t)nk + 1, sizeof *names);
     for (int i = 0; i < nk; i++) srcs[i] = tc_kernel_source(ks[i]), names[i] = tc_kernel_name(ks[i]);

@@ -111,37 +111,30 @@ static int parse_item(op_opts *o, gemm_epilogue *e, const char *item, size_t len
   return CLI_OK;
 }
 
-/* --tiles BM,BN,BK,TM,TN into e->tiles. */
-static int parse_tiles(op_opts *o, gemm_epilogue *e, const char *v) {
+/* --tiles BM,BN,BK,TM,TN into tiles[]. */
+static int parse_tiles(op_opts *o, int64_t tiles[5], const char *v) {
   const char *p = v;
   for (int k = 0; k < 5; k++) {
     char *end;
     long long x = strtoll(p, &end, 10);
     if (end == p || x < 1 || x > 4096 || (k < 4 ? *end != ',' : *end != 0))
       return op_usage_error(o, "--tiles takes five extents BM,BN,BK,TM,TN from 1 to 4096, got '%s'", v);
-    e->tiles[k] = x;
+    tiles[k] = x;
     p = end + 1;
   }
-  if (e->tiles[0] % e->tiles[3] || e->tiles[1] % e->tiles[4])
+  if (tiles[0] % tiles[3] || tiles[1] % tiles[4])
     return op_usage_error(o, "--tiles %s: TM must divide BM and TN divide BN", v);
   return CLI_OK;
 }
 
-int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, int *i, int *rc) {
+int matmul_tiles_option(op_opts *o, int64_t tiles[5], tc_matmul_macro *macro, int *stages, int argc,
+                        char **argv, int *i, int *rc) {
   const char *v = op_value(o, argc, argv, i, "--tiles", rc);
-  if (v) return *rc = parse_tiles(o, e, v), 1;
-  if (*rc != CLI_OK) return 1;
-  if ((v = op_value(o, argc, argv, i, "--ab-type", rc))) {
-    static const tc_dtype types[3] = {TC_F32, TC_F16, TC_BF16};
-    e->ab_given = 1;
-    for (int k = 0; k < 3; k++)
-      if (strcmp(v, tc_dtype_name(types[k])) == 0) return e->ab_type = types[k], 1;
-    return *rc = op_usage_error(o, "--ab-type takes f32, f16 or bf16, got '%s'", v), 1;
-  }
+  if (v) return *rc = parse_tiles(o, tiles, v), 1;
   if (*rc != CLI_OK) return 1;
   if ((v = op_value(o, argc, argv, i, "--macro", rc))) {
     for (int k = 0; k < 5; k++)
-      if (strcmp(v, gemm_macro_name[k]) == 0) return e->macro = (tc_matmul_macro)k, 1;
+      if (strcmp(v, gemm_macro_name[k]) == 0) return *macro = (tc_matmul_macro)k, 1;
     return *rc = op_usage_error(o, "--macro takes fma, mma, mfma, mfma16 or wgmma, got '%s'", v), 1;
   }
   if (*rc != CLI_OK) return 1;
@@ -150,8 +143,21 @@ int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, in
     long x = strtol(v, &end, 10);
     if (end == v || *end || x < 1 || x > 8)
       return *rc = op_usage_error(o, "--stages takes a number of slots from 1 to 8, got '%s'", v), 1;
-    e->stages = (int)x;
+    *stages = (int)x;
     return 1;
+  }
+  return *rc != CLI_OK;
+}
+
+int gemm_epilogue_option(op_opts *o, gemm_epilogue *e, int argc, char **argv, int *i, int *rc) {
+  if (matmul_tiles_option(o, e->tiles, &e->macro, &e->stages, argc, argv, i, rc)) return 1;
+  const char *v;
+  if ((v = op_value(o, argc, argv, i, "--ab-type", rc))) {
+    static const tc_dtype types[3] = {TC_F32, TC_F16, TC_BF16};
+    e->ab_given = 1;
+    for (int k = 0; k < 3; k++)
+      if (strcmp(v, tc_dtype_name(types[k])) == 0) return e->ab_type = types[k], 1;
+    return *rc = op_usage_error(o, "--ab-type takes f32, f16 or bf16, got '%s'", v), 1;
   }
   if (*rc != CLI_OK) return 1;
   v = op_value(o, argc, argv, i, "--epilogue", rc);

@@ -30,6 +30,12 @@ typedef struct gemm_epilogue {
 extern const char *const gemm_macro_name[5];
 
 void gemm_epilogue_init(gemm_epilogue *e);
+/* Tries --tiles BM,BN,BK,TM,TN, --macro NAME and --stages N at argv[*i]
+ * (like op_common_option) into tiles, *macro and *stages: 1 when it was
+ * one (advancing *i past its value), with *rc = CLI_USAGE after a message
+ * on a bad value; 0 when it is none of them. */
+int matmul_tiles_option(op_opts *o, int64_t tiles[5], tc_matmul_macro *macro, int *stages, int argc,
+                        char **argv, int *i, int *rc);
 /* Tries --epilogue, --tiles, --ab-type, --macro and --stages at argv[*i] (like op_common_option): 1
  * when it was one (advancing *i past its value), with *rc = CLI_USAGE
  * after a message on a bad value; 0 when it is not. */

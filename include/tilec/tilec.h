@@ -1278,9 +1278,18 @@ typedef struct tc_conv2d_epilogue {
  * a backward direction. */
 tc_fusion *tc_conv2d_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, int i,
                             tc_conv2d_tensor *args, int *nargs, int *count);
+/* The tiles tc_conv2d_run_fusion schedules each GEMM's fusion with
+ * (tc_schedule_matmul; tiles NULL: tc_schedule_auto's choice, the
+ * default), M, N and K being those of tc_conv2d_fusion's matmul (forward:
+ * M the output channels, N the output pixels, K channels x filter taps;
+ * the schedule note of each kernel names them); an op type or tiles that
+ * do not fit are refused when the fusion is scheduled.  TC_ERR_ARGUMENT
+ * for an extent below 1. */
+tc_status tc_conv2d_set_fusion_tiles(tc_conv2d *c, const tc_matmul_tiles *tiles);
 /* Runs the convolution through the fusion path on the description's
  * target (tc_op_options: target, device, arch): each GEMM's fusion
- * scheduled by tc_schedule_auto, compiled and run in order on the host
+ * scheduled by tc_schedule_auto (or by the tiles of
+ * tc_conv2d_set_fusion_tiles), compiled and run in order on the host
  * buffers (as tc_conv2d_run; ep may be NULL).  *ms (may be NULL) gets the
  * summed kernel time. */
 tc_status tc_conv2d_run_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, void *in, void *fil,

@@ -215,6 +215,7 @@ struct tc_conv2d {
   tc_conv_problem p;
   char bad[256];        /* what tc_conv2d_new found wrong ("" when nothing) */
   tc_conv_plan *plan;
+  tc_matmul_tiles fusion_tiles; /* tc_conv2d_set_fusion_tiles (bm 0: the scheduler's) */
 };
 
 void tc_conv2d_desc_init(tc_conv2d_desc *d) {
@@ -612,6 +613,20 @@ tc_fusion *tc_conv2d_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, int i,
   return f;
 }
 
+tc_status tc_conv2d_set_fusion_tiles(tc_conv2d *c, const tc_matmul_tiles *tiles) {
+  if (!c) return TC_ERR_ARGUMENT;
+  if (tiles && (tiles->bm < 1 || tiles->bn < 1 || tiles->bk < 1 || tiles->tm < 1 || tiles->tn < 1)) {
+    set_error(&c->o, "tc_conv2d_set_fusion_tiles: tiles %lldx%lldx%lld with %lldx%lld per thread: "
+              "every extent must be at least 1", (long long)tiles->bm, (long long)tiles->bn,
+              (long long)tiles->bk, (long long)tiles->tm, (long long)tiles->tn);
+    return TC_ERR_ARGUMENT;
+  }
+  if (tiles) c->fusion_tiles = *tiles;
+  else memset(&c->fusion_tiles, 0, sizeof c->fusion_tiles);
+  tc_str_clear(&c->o.err);
+  return TC_OK;
+}
+
 tc_status tc_conv2d_run_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, void *in, void *fil,
                                void *out, double *ms) {
   if (!c) return TC_ERR_ARGUMENT;
@@ -622,7 +637,8 @@ tc_status tc_conv2d_run_fusion(tc_conv2d *c, const tc_conv2d_epilogue *ep, void 
     return TC_ERR_ARGUMENT;
   }
   TC_STR_LOCAL(err);
-  tc_status st = tc_conv_fusion_run(&c->p, &epi, c->o.target, c->o.arch, c->o.device, in, fil, out,
+  tc_status st = tc_conv_fusion_run(&c->p, &epi, c->o.target, c->o.arch,
+                                    c->fusion_tiles.bm ? &c->fusion_tiles : NULL, c->o.device, in, fil, out,
                                     ep ? ep->bias : NULL, ms, 0, NULL, NULL, &err);
   if (st) set_error(&c->o, "tc_conv2d_run_fusion: %s", tc_str_cstr(&err));
   else tc_str_clear(&c->o.err);

@@ -200,14 +200,15 @@ typedef struct tc_conv_fusion_info {
 } tc_conv_fusion_info;
 
 /* Builds the fusions, schedules each (tc_schedule_auto for target and
- * arch), compiles and runs them in order on the host buffers (as
+ * arch; tc_schedule_matmul with tiles where tiles is not NULL), compiles and runs them in order on the host buffers (as
  * tc_conv_run; bias NULL unless ep->bias), zeroing the written tensor on
  * the host first where no GEMM writes some of its elements.  *ms (may be
  * NULL) gets the summed kernel time; with repeat > 0 each kernel then
  * runs repeat more times and repeat_ms[r] gets the sum over the kernels
  * of their r-th timed run; info (may be NULL) the kernels. */
 tc_status tc_conv_fusion_run(const tc_conv_problem *p, const tc_conv_epi *ep, tc_target target,
-                             const char *arch, const char *device, void *in, void *fil, void *out,
+                             const char *arch, const tc_matmul_tiles *tiles, const char *device,
+                             void *in, void *fil, void *out,
                              const void *bias, double *ms, int repeat, double *repeat_ms,
                              tc_conv_fusion_info *info, tc_str *err);
 

@@ -115,7 +115,8 @@ int tc_conv_fusions(const tc_conv_problem *p, const tc_conv_epi *ep, tc_conv_fus
 }
 
 tc_status tc_conv_fusion_run(const tc_conv_problem *p, const tc_conv_epi *ep, tc_target target,
-                             const char *arch, const char *device, void *in, void *fil, void *out,
+                             const char *arch, const tc_matmul_tiles *tiles, const char *device,
+                             void *in, void *fil, void *out,
                              const void *bias, double *ms, int repeat, double *repeat_ms,
                              tc_conv_fusion_info *info, tc_str *err) {
   for (int r = 0; r < repeat && repeat_ms; r++) repeat_ms[r] = 0;
@@ -132,7 +133,7 @@ tc_status tc_conv_fusion_run(const tc_conv_problem *p, const tc_conv_epi *ep, tc
   tc_status st = TC_OK;
   for (int i = 0; i < n && !st; i++) {
     tc_fusion *f = fs[i].f;
-    st = tc_schedule_auto(f, target, arch);
+    st = tiles ? tc_schedule_matmul(f, target, arch, tiles) : tc_schedule_auto(f, target, arch);
     tc_compile_options o = {target, arch, NULL};
     char kname[64];
     snprintf(kname, sizeof kname, "conv_%s", fs[i].name);
