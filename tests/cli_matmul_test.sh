@@ -99,6 +99,26 @@ assert [v["name"] for v in p["size_variables"]] == ["M", "N"] and p["size_variab
 assert [(r["m"], r["n"]) for r in d["runs"]] == [(1, 1), (7, 64), (64, 129), (129, 7), (1000, 1000)]
 assert all(r["verify"]["result"] == "PASS" for r in d["runs"]) and k["rows_per_block_x"] == 64 and k["columns_per_block_y"] == 64 and d["ok"]'; then pass "-M dyn -N dyn --json"
   else fail "-M dyn -N dyn --json: $out"; fi
+  # -K dyn: the K tiles' loop runs to ceil(K / BK) over the parameter, the
+  # tile past K reads zeros (A [M, K] and B [K, N] row-major); the bound
+  # keeps A and B under 2^31 elements: 2^31 / max(M, N)
+  expect "-K dyn bias,relu: K = 129" 0 '^verify: PASS \(max error .*; 7000 elements\)' \
+    gemm -M 100 -N 70 -K dyn --epilogue bias,relu -V 1
+  expect "-K dyn: the problem line" 0 '^problem: gemm 100x70xK \(K a size variable, at most 21474836: one kernel for every K\)' \
+    gemm -M 100 -N 70 -K dyn --epilogue bias,relu
+  expect "-K dyn: the schedule" 0 '^schedule: matmul: 100 x 70 x K \(at most 21474836\), ' \
+    gemm -M 100 -N 70 -K dyn --epilogue relu
+  expect "-K dyn --macro mma, ring of 2: K = 7" 0 '^verify: PASS \(max error .*; 4096 elements\)' \
+    gemm -M 64 -N 64 -K dyn -t f16 --epilogue bias,relu --tiles 64,32,32,32,16 --macro mma --stages 2 -V 1
+  expect "-M dyn -K dyn: M = 129, K = 7" 0 '^M = 129, K = 7:$' \
+    gemm -M dyn -N 70 -K dyn --epilogue bias_m,gelu -V 1
+  out=$("$T" gemm -M dyn -N dyn -K dyn -t f16 --epilogue relu,cast:f16 -V 1 --json 2>&1)
+  if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin); p=d["problem"]
+assert (p["m"], p["n"], p["k"]) == ("dyn", "dyn", "dyn") and [v["name"] for v in p["size_variables"]] == ["M", "K", "N"]
+assert all(v["bound"] == 46340 for v in p["size_variables"])
+assert [(r["m"], r["n"], r["k"]) for r in d["runs"]] == [(1, 1, 1), (7, 64, 129), (64, 129, 7), (129, 7, 64), (1000, 129, 1000)]
+assert all(r["verify"]["result"] == "PASS" for r in d["runs"]) and d["ok"]'; then pass "-M dyn -N dyn -K dyn --json"
+  else fail "-M dyn -N dyn -K dyn --json: $out"; fi
   expect "col_sum, M of 1000" 0 '^verify: PASS' gemm -M 1000 -N 3 -K 5 -t f16 --epilogue col_sum -V 1
   # --ab-type: A and B stored as f32 (or bf16), cast to -t's type as the tiles are staged
   expect "--ab-type f32 -t bf16, A^T, row_sum" 0 '^verify: PASS \(max error .*; 6566 elements\)' \
@@ -135,13 +155,21 @@ else fail "-M dyn --macro mma: no mma.sync in the emitted CUDA kernel"; fi
 # without --tiles the scheduler picks mma.sync for the symbolic GEMM on
 # sm_90a (not wgmma, which takes fixed shapes) and MFMA on hip
 expect "-M dyn, the scheduler's mma.sync on sm_90a" 0 \
-  'as mma\.sync m16n8k16 .*in rings of 3 stages.*\(not wgmma: the wgmma op type takes fixed shapes, and M or N is a size variable\)' \
+  'as mma\.sync m16n8k16 .*in rings of 3 stages.*\(not wgmma: the wgmma op type takes fixed shapes, and M, N or K is a size variable\)' \
   gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/dyn_auto.cu"
 expect "-M dyn, the scheduler's MFMA on hip" 0 'as MFMA 32x32x8 .*the scheduler.s op type for f16/bf16 on HIP' \
   gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target hip --emit "$tmp/dyn_auto.hip"
 expect "-N dyn with --transB 1 refused" 2 '^tilec gemm: -N dyn does not combine with --transB 1 \(one fused kernel for every N of a row-major B \[K, N\]\)' \
   gemm -M 8 -N dyn -K 8 --transB 1 --epilogue relu
-expect "-N dyn row_sum refused" 2 'reduces each row of the result over the size variable N; reductions over a symbolic size are not supported' \
+expect "-K dyn with --transA 1 refused" 2 '^tilec gemm: -K dyn does not combine with --transA 1 \(one fused kernel for every K of a row-major A \[M, K\] and B \[K, N\]\)' \
+  gemm -M 8 -N 8 -K dyn --transA 1 --epilogue relu
+expect "-K dyn, the scheduler's mma.sync on sm_90a" 0 \
+  'as mma\.sync m16n8k16 .*\(not wgmma: the wgmma op type takes fixed shapes, and M, N or K is a size variable\)' \
+  gemm -M 300 -N 200 -K dyn -t bf16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/k_dyn.cu"
+if grep -q 'mma.sync.aligned.m16n8k16' "$tmp/k_dyn.cu" 2>/dev/null && grep -Eq 'for \(int i[0-9]+ = 0; i[0-9]+ < \(T[0-9]+ \+ 31\) / 32;' "$tmp/k_dyn.cu"
+then pass "-K dyn: the K tiles' loop over the parameter in the CUDA kernel"
+else fail "-K dyn: no mma.sync or no K loop over the parameter in $tmp/k_dyn.cu"; fi
+expect "-N dyn row_sum refused" 2 'reduces each row of the result over the size variable N; the matmul schedule reduces a row of the result within one block' \
   gemm -M 8 -N dyn -K 8 --epilogue row_sum
 expect "-M dyn --macro wgmma refused" 2 'the wgmma m64nNk16 op type takes fixed shapes' \
   gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,64,32,64,64 --macro wgmma --target cuda

@@ -7,8 +7,8 @@
  * one), each checked against a plain C loop; the second compile of the
  * same fusion is a cache hit and its source holds no value of M;
  * misuse: a value that breaks the divisor or the bound, a missing size,
- * tc_kernel_run without sizes, tc_reference_run (fixed shapes only), the variable reduced over or moved by a
- * permute, a matmul, a serial loop over M.  CUDA (NVRTC) and HIP (hipcc)
+ * tc_kernel_run without sizes, tc_reference_run (fixed shapes only), the variable moved by a
+ * permute, a matmul, an unrolled loop over M; the unscheduled fusion (a serial loop over M) runs.  CUDA (NVRTC) and HIP (hipcc)
  * build the kernels where they exist. */
 #include <math.h>
 #include <stdint.h>
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "device_test_util.h"
 #include "tilec/tilec.h"
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
@@ -107,21 +108,6 @@ static void want_softmax(const float *x, const float *unused, int64_t m, int64_t
   }
 }
 
-/* The CUDA and HIP kernels of f build (where NVRTC / hipcc exist). */
-static void builds(tc_fusion *f, const char *name) {
-  for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++) {
-    tc_compile_options co = {(tc_target)t, NULL, name};
-    tc_status st;
-    tc_kernel *dk = tc_compile(f, &co, &st);
-    TC_CHECK(dk != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
-    if (!dk) continue;
-    st = tc_kernel_build(dk, NULL);
-    if (st == TC_ERR_UNSUPPORTED) printf("  skip %s build: %s\n", tc_target_name((tc_target)t), tc_kernel_error(dk));
-    else TC_CHECK(st == TC_OK, "%s does not build: %s", tc_target_name((tc_target)t), tc_kernel_error(dk));
-    tc_kernel_free(dk);
-  }
-}
-
 static void one_kernel(tc_fusion *(*make)(int64_t), int64_t n, int nin, const char *name,
                        void (*want)(const float *, const float *, int64_t, int64_t, double *)) {
   char dir[] = "/tmp/tilec-dyn-cache.XXXXXX";
@@ -153,7 +139,7 @@ static void one_kernel(tc_fusion *(*make)(int64_t), int64_t n, int nin, const ch
   tc_cache_clear(NULL);
   rmdir(dir);
   unsetenv("TILEC_CACHE_DIR");
-  builds(f, name);
+  builds_on_cuda_and_hip(f, name);
   tc_kernel_free(k);
   tc_fusion_free(f);
 }
@@ -237,17 +223,8 @@ static void test_misuse(void) {
            "%s", tc_fusion_error(f));
   tc_fusion_free(f);
 
-  /* the variable reduced over: refused at compile */
-  f = tc_fusion_new();
-  tc_tensor *x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
-  int ax = 0;
-  tc_tensor *s = tc_reduce(f, TC_REDUCE_SUM, x, 1, &ax);
-  OK(f, tc_add_output(f, s));
-  tc_schedule_auto(f, TC_TARGET_OPENCL, NULL);
-  TC_CHECK(tc_compile(f, &o, &st) == NULL && strstr(tc_fusion_error(f), "reduces over the size variable M"),
-           "%s", tc_fusion_error(f));
-  tc_fusion_free(f);
-
+  /* (reductions over the variable: tests/test_dynamic_reduce.c) */
+  tc_tensor *x;
   /* a permute moves it off the leading axis */
   f = tc_fusion_new();
   x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
@@ -258,13 +235,35 @@ static void test_misuse(void) {
            "%s", tc_fusion_error(f));
   tc_fusion_free(f);
 
-  /* unscheduled: M is a serial loop */
-  f = tc_fusion_new();
-  x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
-  OK(f, tc_add_output(f, tc_unary(f, TC_NEG, x)));
-  TC_CHECK(tc_compile(f, &o, &st) == NULL && strstr(tc_fusion_error(f), "bind such axes to BIDx"),
-           "%s", tc_fusion_error(f));
-  tc_fusion_free(f);
+  /* unscheduled: M is a serial loop to M's parameter (one thread does
+   * all); unrolled: refused */
+  for (int unroll = 0; unroll < 2; unroll++) {
+    f = tc_fusion_new();
+    x = tc_input_sym(f, TC_F32, 2, shape, "M", 1);
+    tc_tensor *ny = tc_unary(f, TC_NEG, x);
+    OK(f, tc_add_output(f, ny));
+    if (unroll) OK(f, tc_parallelize(ny, 0, TC_UNROLL));
+    k = tc_compile(f, &o, &st);
+    if (unroll) {
+      TC_CHECK(!k && strstr(tc_fusion_error(f), "keep such axes serial or bind them to BIDx"), "%s",
+               tc_fusion_error(f));
+    } else {
+      TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+      float xs[9 * 8], ys[9 * 8 + 1];
+      for (int i = 0; i < 9 * 8; i++) xs[i] = (float)i - 20.0f;
+      for (int64_t mm = 1; k && mm <= 9; mm += 8) {
+        for (int i = 0; i <= 9 * 8; i++) ys[i] = 99.0f;
+        void *a2[3] = {NULL, xs, ys};
+        st = tc_kernel_run_sizes(k, a2, &mm, 1, NULL, NULL);
+        if (st == TC_ERR_NO_DEVICE) break;
+        TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+        for (int i = 0; i < mm * 8 && st == TC_OK; i++) TC_CHECK(ys[i] == -xs[i], "M %lld: y[%d] = %g", (long long)mm, i, ys[i]);
+        TC_CHECK(ys[mm * 8] == 99.0f, "M %lld: wrote past M rows", (long long)mm);
+      }
+    }
+    tc_kernel_free(k);
+    tc_fusion_free(f);
+  }
 }
 
 /* y = relu(A @ B + bias) with A [M, K] (M the size variable), B [K, N],
@@ -334,7 +333,7 @@ static void gemm_sweep(const tc_matmul_tiles *tl, int64_t n, int64_t k, int64_t 
   tc_kernel_launch_dims(kern, grid, block);
   TC_CHECK(grid[1] == (n + (tl ? tl->bn : 64) - 1) / (tl ? tl->bn : 64), "grid y %lld", (long long)grid[1]);
   (void)bm;
-  builds(f, "dyn_gemm");
+  builds_on_cuda_and_hip(f, "dyn_gemm");
   free(a), free(b), free(bias), free(y), free(w);
   tc_kernel_free(kern);
   tc_fusion_free(f);
@@ -421,7 +420,7 @@ static void test_two_vars(void) {
   TC_CHECK(tc_kernel_run_sizes(kern, args, big, 2, NULL, NULL) == TC_ERR_ARGUMENT &&
                strstr(tc_kernel_error(kern), "N is 4096, but the kernel was compiled for N in 1..2048"),
            "%s", tc_kernel_error(kern));
-  builds(f, "dyn_gemm_mn");
+  builds_on_cuda_and_hip(f, "dyn_gemm_mn");
   tc_kernel_free(kern);
   tc_fusion_free(f);
   /* through the kernel cache: the entry keeps both variables and both grid

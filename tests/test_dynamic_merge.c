@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "test.h"
+#include "device_test_util.h"
 #include "tilec/tilec.h"
 
 #define OK(f, call) TC_CHECK((call) == TC_OK, "%s: %s", #call, tc_fusion_error(f))
@@ -99,8 +100,7 @@ static int sweep(tc_kernel *k, int kind, int64_t h) {
 
 static void one(int kind, int64_t h, const char *name) {
   char dir[] = "/tmp/tilec-dynmerge.XXXXXX";
-  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
-  setenv("TILEC_CACHE_DIR", dir, 1);
+  TC_REQUIRE(scratch_cache_begin(dir), "mkdtemp");
   int nin;
   tc_fusion *f = build(kind, -1, -1, h, &nin);
   tc_compile_options o = {TC_TARGET_OPENCL, NULL, name};
@@ -114,22 +114,10 @@ static void one(int kind, int64_t h, const char *name) {
   tc_kernel *k2 = tc_compile(f2, &o, &st);
   TC_CHECK(k2 && tc_kernel_from_cache(k2) == 1, "%s: the second compile was not a cache hit", name);
   if (k2 && !sweep(k2, kind, h)) printf("  skip cached runs: no OpenCL device\n");
-  /* the CUDA and HIP kernels build where NVRTC / hipcc exist */
-  for (int t = TC_TARGET_CUDA; t <= TC_TARGET_HIP; t++) {
-    tc_compile_options co = {(tc_target)t, NULL, name};
-    tc_kernel *dk = tc_compile(f, &co, &st);
-    TC_CHECK(dk != NULL, "%s: %s", tc_target_name((tc_target)t), tc_fusion_error(f));
-    if (!dk) continue;
-    st = tc_kernel_build(dk, NULL);
-    TC_CHECK(st == TC_OK || st == TC_ERR_UNSUPPORTED, "%s does not build: %s",
-             tc_target_name((tc_target)t), tc_kernel_error(dk));
-    tc_kernel_free(dk);
-  }
+  builds_on_cuda_and_hip(f, name); /* where NVRTC / hipcc exist */
   tc_kernel_free(k2), tc_fusion_free(f2);
   tc_kernel_free(k), tc_fusion_free(f);
-  tc_cache_clear(NULL);
-  rmdir(dir);
-  unsetenv("TILEC_CACHE_DIR");
+  scratch_cache_end(dir);
 }
 
 static void test_pointwise(void) { one(POINTWISE, 37, "dynm_pointwise"); }
@@ -191,8 +179,7 @@ static tc_fusion *build_neg6(const int64_t *d, void *ctx) {
  * the 11 back and compiles nothing. */
 static void test_family_two_vars(void) {
   char dir[] = "/tmp/tilec-dynmerge-fam.XXXXXX";
-  TC_REQUIRE(mkdtemp(dir), "mkdtemp");
-  setenv("TILEC_CACHE_DIR", dir, 1);
+  TC_REQUIRE(scratch_cache_begin(dir), "mkdtemp");
   tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dynm_family"};
   size_t cap = (size_t)MAXBS * 6;
   float *x = malloc(cap * sizeof(float)), *y = malloc((cap + 1) * sizeof(float));
@@ -243,9 +230,7 @@ static void test_family_two_vars(void) {
     tc_family_free(fam);
   }
   free(x), free(y);
-  tc_cache_clear(NULL);
-  rmdir(dir);
-  unsetenv("TILEC_CACHE_DIR");
+  scratch_cache_end(dir);
 }
 
 int main(void) {

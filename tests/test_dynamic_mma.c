@@ -194,8 +194,8 @@ static void test_auto_choice(void) {
   } cs[] = {
       {TC_TARGET_CUDA, "sm_80", "128x128 tiles on BIDx x BIDy, 4 warps (TIDy) of 32 lanes (TIDx) with 64x64 "
                                 "tiles each as mma.sync m16n8k16"},
-      {TC_TARGET_CUDA, "sm_90a", "(not wgmma: the wgmma op type takes fixed shapes, and M or N is a size "
-                                 "variable)"},
+      {TC_TARGET_CUDA, "sm_90a", "(not wgmma: the wgmma op type takes fixed shapes, and M, N or K is a "
+                                 "size variable)"},
       {TC_TARGET_HIP, "gfx90a", "as MFMA 32x32x8"},
   };
   for (int i = 0; i < 3; i++) {

@@ -50,6 +50,12 @@ static void gemm_usage(FILE *out) {
         "                          -M dyn both, run at (M, N) = (1, 1), (7, 64), (64, 129),\n"
         "                          (129, 7) and (1000, 1000); a row_sum / col_max over a size\n"
         "                          variable is refused\n"
+        "  -K dyn                  K a size variable the same way (not with --transA 1 or\n"
+        "                          --transB 1): the K tiles' loop runs to ceil(K / BK), the tile\n"
+        "                          past K reads zeros; run at K = 1, 7, 64, 129 and 1000; with\n"
+        "                          another dyn, at the pairs above (in M, N, K order); with\n"
+        "                          all three at (1, 1, 1), (7, 64, 129), (64, 129, 7),\n"
+        "                          (129, 7, 64) and (1000, 129, 1000)\n"
         "  --transA 0|1            1: A is stored [K, M] (default 0: [M, K])\n"
         "  --transB 0|1            1: B is stored [N, K] (default 0: [K, N])\n"
         "  -g G                    groups: G independent GEMMs, each matrix stored [G][..]\n"
@@ -127,7 +133,7 @@ static int parse_args(op_opts *o, gemm_tile_opts *tile, gemm_epilogue *epi, tc_g
       if (rc != CLI_OK) return rc;
       if (!v) continue;
       matched = 1;
-      if (f < 2 && strcmp(v, "dyn") == 0) *dims[f] = -1; /* M or N a size variable */
+      if (f < 3 && strcmp(v, "dyn") == 0) *dims[f] = -1; /* M, N or K a size variable */
       else if ((rc = op_parse_int(o, name, v, 1, INT32_MAX, dims[f])) != CLI_OK) return rc;
     }
     for (int t = 0; t < 4 && !matched; t++) {
@@ -285,18 +291,21 @@ int cmd_gemm(int argc, char **argv) {
   if (rc != CLI_OK || done) return rc;
   if ((rc = op_opts_check(&o)) != CLI_OK) return rc;
   if (!d.m || !d.n || !d.k) return op_usage_error(&o, "-M, -N and -K are required");
-  if (d.m == -1 || d.n == -1) {
-    /* one fused kernel for every M (N) (docs/dynamic.md): the fusion
+  if (d.m == -1 || d.n == -1 || d.k == -1) {
+    /* one fused kernel for every M (N, K) (docs/dynamic.md): the fusion
      * path, with or without epilogue ops */
     const char *clash = tile.tile ? "--kernel tile" : o.perf_config ? "--perf-config" : o.tune ? "--tune"
-                        : d.batch != 1 ? "-g" : d.m == -1 && d.trans_a ? "--transA 1"
-                        : d.n == -1 && d.trans_b ? "--transB 1" : tile.first;
+                        : d.batch != 1 ? "-g" : (d.m == -1 || d.k == -1) && d.trans_a ? "--transA 1"
+                        : (d.n == -1 || d.k == -1) && d.trans_b ? "--transB 1" : tile.first;
     if (clash && d.m == -1)
       return op_usage_error(&o, "-M dyn does not combine with %s (one fused kernel for every M "
                             "of a row-major A [M, K])", clash);
-    if (clash)
+    if (clash && d.n == -1)
       return op_usage_error(&o, "-N dyn does not combine with %s (one fused kernel for every N "
                             "of a row-major B [K, N])", clash);
+    if (clash)
+      return op_usage_error(&o, "-K dyn does not combine with %s (one fused kernel for every K "
+                            "of a row-major A [M, K] and B [K, N])", clash);
     epi.given = 1;
   }
   if (epi.tiles[0] && !epi.given) return op_usage_error(&o, "--tiles applies to --epilogue");

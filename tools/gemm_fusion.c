@@ -187,10 +187,12 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
                         tc_tensor **red) {
   /* m < 0: M is the size variable "M" of bound -m (-M dyn): A, bias_m and
    * the residuals have M rows; n < 0 likewise N (-N dyn): B, bias and the
-   * residuals have N columns; cnt[] are their counts at the bounds */
-  bool dyn = m < 0, dn = n < 0;
+   * residuals have N columns; k < 0 K (-K dyn): A's columns and B's rows
+   * (both stored row-major); cnt[] are their counts at the bounds */
+  bool dyn = m < 0, dn = n < 0, dk = k < 0;
   if (dyn) m = -m;
   if (dn) n = -n;
+  if (dk) k = -k;
   int r = g > 1 ? 3 : 2, o = r - 2;
   int64_t sa[3] = {g}, sb[3] = {g}, sc[3] = {g};
   sa[o] = ta ? k : m, sa[o + 1] = ta ? m : k;
@@ -199,9 +201,11 @@ static tc_tensor *build(tc_fusion *f, const gemm_epilogue *e, tc_dtype t, int64_
   int perm[3] = {0, 1, 2};
   perm[o] = o + 1, perm[o + 1] = o;
   tc_dtype st = e->ab_given ? e->ab_type : t;
-  in[0] = dyn ? tc_input_sym(f, st, r, sa, "M", 1) : tc_input(f, st, r, sa);
-  const char *bnames[2] = {NULL, "N"};
-  in[1] = dn ? tc_input_syms(f, st, r, sb, bnames, NULL) : tc_input(f, st, r, sb), *nin = 2;
+  /* (a variable B names again takes A's bound: -1) */
+  const char *anames[2] = {dyn ? "M" : NULL, dk ? "K" : NULL}, *bnames[2] = {dk ? "K" : NULL, dn ? "N" : NULL};
+  if (dk) sb[o] = -1;
+  in[0] = dyn || dk ? tc_input_syms(f, st, r, sa, anames, NULL) : tc_input(f, st, r, sa);
+  in[1] = dn || dk ? tc_input_syms(f, st, r, sb, bnames, NULL) : tc_input(f, st, r, sb), *nin = 2;
   cnt[0] = g * m * k, cnt[1] = g * k * n;
   /* (with --ab-type, the casts are the operands' prologue) */
   tc_tensor *a = st != t ? tc_cast(f, in[0], t) : in[0], *b = st != t ? tc_cast(f, in[1], t) : in[1];
@@ -352,16 +356,26 @@ static void print_text(const op_opts *o, const gemm_epilogue *e, const op_report
                        int64_t m, int64_t n, int64_t k, int ta, int tb) {
   int64_t grid[3], block[3];
   tc_kernel_launch_dims(kern, grid, block);
-  if (m < 0 && n < 0)
-    printf("problem: gemm MxNx%lld (M and N size variables, at most %lld and %lld: one kernel for "
-           "every M and N) %s", (long long)k, (long long)-m, (long long)-n, tc_dtype_name(o->dtype));
-  else if (m < 0)
-    printf("problem: gemm Mx%lldx%lld (M a size variable, at most %lld: one kernel for every M) %s",
-           (long long)n, (long long)k, (long long)-m, tc_dtype_name(o->dtype));
-  else if (n < 0)
-    printf("problem: gemm %lldxNx%lld (N a size variable, at most %lld: one kernel for every N) %s",
-           (long long)m, (long long)k, (long long)-n, tc_dtype_name(o->dtype));
-  else
+  if (m < 0 || n < 0 || k < 0) {
+    /* "Mx64xK (M and K size variables, at most B1 and B2: one kernel for every M and K)" */
+    const int64_t ext[3] = {m, n, k};
+    const char *var[3] = {"M", "N", "K"};
+    char names[32] = "", bounds[96] = "";
+    int nv = 0;
+    for (int i = 0; i < 3; i++) nv += ext[i] < 0;
+    printf("problem: gemm ");
+    for (int i = 0, at = 0; i < 3; i++) {
+      if (ext[i] < 0) printf("%s%s", i ? "x" : "", var[i]);
+      else printf("%s%lld", i ? "x" : "", (long long)ext[i]);
+      if (ext[i] >= 0) continue;
+      const char *sep = !at ? "" : at == nv - 1 ? " and " : ", ";
+      snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", sep, var[i]);
+      snprintf(bounds + strlen(bounds), sizeof bounds - strlen(bounds), "%s%lld", sep, (long long)-ext[i]);
+      at++;
+    }
+    printf(" (%s %s, at most %s: one kernel for every %s) %s", names,
+           nv > 1 ? "size variables" : "a size variable", bounds, names, tc_dtype_name(o->dtype));
+  } else
     printf("problem: gemm %lldx%lldx%lld%s%s%s %s", (long long)m, (long long)n, (long long)k,
            g > 1 ? " batched" : "", ta ? " A^T" : "", tb ? " B^T" : "", tc_dtype_name(o->dtype));
   if (e->ab_given) printf(" (A and B stored as %s)", tc_dtype_name(e->ab_type));
@@ -686,7 +700,8 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   int rax = !e->reduce ? -1 : e->reduce == EP_ROW_SUM || e->reduce == EP_ROW_MAX ? 1 : 0;
   const char *not_what, *why_not;
   tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m < 0 ? -m : m,
-                                                  n < 0 ? -n : n, k, rax, e->ab_given, m < 0 || n < 0,
+                                                  n < 0 ? -n : n, k < 0 ? -k : k, rax, e->ab_given,
+                                                  m < 0 || n < 0 || k < 0,
                                                   &not_what, &why_not);
   char detail[sizeof r->source_detail];
   snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s%s%s",
@@ -697,43 +712,58 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   return CLI_OK;
 }
 
-/* The values a -M dyn or -N dyn kernel runs at (those up to the bound),
- * and the (M, N) pairs of one with both. */
+/* The values a kernel with size variables runs at (those up to the
+ * bounds): each of dyn_vals for one variable; for two, the pairs (the
+ * first of M, N, K that is open, then the second); for all three, the
+ * triples (M, N, K). */
 static const int64_t dyn_vals[] = {1, 7, 64, 129, 1000};
 static const int64_t dyn_pairs[][2] = {{1, 1}, {7, 64}, {64, 129}, {129, 7}, {1000, 1000}};
+static const int64_t dyn_triples[][3] = {{1, 1, 1}, {7, 64, 129}, {64, 129, 7}, {129, 7, 64}, {1000, 129, 1000}};
+#define DYN_RUNS 5
 
-/* The element count of input t at M = m, N = n (its axes of the size
- * variables M and N at those values). */
-static int64_t count_at(const tc_tensor *t, int64_t m, int64_t n) {
+/* The element count of input t at (M, N, K) = mnk (its axes of those
+ * size variables at those values). */
+static int64_t count_at(const tc_tensor *t, const int64_t *mnk) {
   int64_t c = 1;
   for (int a = 0; a < tc_tensor_ndims(t); a++) {
     const char *v = tc_tensor_axis_size_var(t, a);
-    c *= !v ? tc_tensor_extent(t, a) : strcmp(v, "M") == 0 ? m : n;
+    c *= !v ? tc_tensor_extent(t, a) : mnk[v[0] == 'M' ? 0 : v[0] == 'N' ? 1 : 2];
   }
   return c;
 }
 
-/* -M dyn / -N dyn: runs kern, compiled for every M (N), at each of
- * dyn_vals (both: dyn_pairs) up to the bounds (m, n < 0: -bound; else
- * the fixed extent) on fresh data, each checked (-V 1) and timed
- * (--time); the text lines, or the JSON's "runs" array into j.  CLI_OK
- * when every check passed. */
+/* -M dyn / -N dyn / -K dyn: runs kern, compiled for every value of its
+ * size variables, at DYN_RUNS points (dyn_vals, dyn_pairs or
+ * dyn_triples) up to the bounds (ext[i] < 0: -bound of M, N, K; else the
+ * fixed extent) on fresh data, each checked (-V 1) and timed (--time);
+ * the text lines, or the JSON's "runs" array into j.  CLI_OK when every
+ * check passed. */
 static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tensor *const *in, int nin,
-                   int64_t m0, int64_t n0, int64_t k, tc_str *j) {
-  int rc = CLI_OK, first = 1, dm = m0 < 0, dn = n0 < 0, nvar = dm + dn;
-  size_t nruns = dm && dn ? sizeof dyn_pairs / sizeof *dyn_pairs : sizeof dyn_vals / sizeof *dyn_vals;
+                   const int64_t *ext, tc_str *j) {
+  static const char *var[3] = {"M", "N", "K"};
+  int rc = CLI_OK, first = 1, nvar = (ext[0] < 0) + (ext[1] < 0) + (ext[2] < 0);
   tc_str_cat(j, ", \"runs\": [");
-  for (size_t q = 0; q < nruns && rc != CLI_FAIL; q++) {
-    int64_t m = !dm ? m0 : dn ? dyn_pairs[q][0] : dyn_vals[q];
-    int64_t n = !dn ? n0 : dm ? dyn_pairs[q][1] : dyn_vals[q];
-    if ((dm && m > -m0) || (dn && n > -n0)) continue;
-    void *host[GEMM_EPI_MAX + 4] = {NULL}, *args[GEMM_EPI_MAX + 6] = {NULL};
+  for (int q = 0; q < DYN_RUNS && rc != CLI_FAIL; q++) {
+    int64_t v[3]; /* M, N, K of this run */
+    bool over = false;
+    for (int i = 0, at = 0; i < 3; i++) {
+      if (ext[i] >= 0) {
+        v[i] = ext[i];
+        continue;
+      }
+      v[i] = nvar == 1 ? dyn_vals[q] : nvar == 2 ? dyn_pairs[q][at] : dyn_triples[q][i];
+      over |= v[i] > -ext[i];
+      at++;
+    }
+    if (over) continue;
+    int64_t m = v[0], n = v[1], k = v[2];
+    void *host[GEMM_EPI_MAX + 4] = {NULL}, *args[GEMM_EPI_MAX + 7] = {NULL};
     uint64_t seed = 0x5eed0e11ull;
     op_report r;
     memset(&r, 0, sizeof r);
     for (int i = 0; i < nin; i++) {
       tc_dtype t = tc_tensor_dtype(in[i]);
-      int64_t c = count_at(in[i], m, n);
+      int64_t c = count_at(in[i], v);
       host[i] = tc_xcalloc((size_t)c, tc_dtype_size(t));
       tc_tune_fill(host[i], (size_t)c, t, &seed);
     }
@@ -742,16 +772,25 @@ static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tenso
     host[nin] = tc_xcalloc(celems, tc_dtype_size(e->cast));
     if (relems) host[nin + 1] = tc_xcalloc(relems, sizeof(float));
     /* the parameters: each variable's (filled by the run) before the
-     * first input that names it: M before A, N before B */
+     * first input that names it (M and K before A, N before B), in the
+     * kernel's order of its variables */
+    int64_t sizes[3];
+    int nk = tc_kernel_size_var_count(kern);
+    for (int i = 0; i < nk && i < 3; i++) {
+      const char *name = tc_kernel_size_var_at(kern, i, NULL, NULL);
+      sizes[i] = v[name[0] == 'M' ? 0 : name[0] == 'N' ? 1 : 2];
+    }
     for (int i = 0, at = 0; i < nin + 2; i++) {
-      if ((i == 0 && dm) || (i == 1 && dn)) at++;
+      if (i == 0) at += (ext[0] < 0) + (ext[2] < 0);
+      if (i == 1 && ext[1] < 0) at++;
       args[at++] = host[i];
     }
-    int64_t sizes[2] = {dm ? m : n, n};
-    tc_status st = tc_kernel_run_sizes(kern, args, sizes, nvar, o->device, &r.first_ms);
-    char at_text[48];
-    if (dm && dn) snprintf(at_text, sizeof at_text, "M = %lld, N = %lld", (long long)m, (long long)n);
-    else snprintf(at_text, sizeof at_text, "%s = %lld", dm ? "M" : "N", (long long)(dm ? m : n));
+    tc_status st = tc_kernel_run_sizes(kern, args, sizes, nk, o->device, &r.first_ms);
+    char at_text[64] = "";
+    for (int i = 0; i < 3; i++)
+      if (ext[i] < 0)
+        snprintf(at_text + strlen(at_text), sizeof at_text - strlen(at_text), "%s%s = %lld",
+                 at_text[0] ? ", " : "", var[i], (long long)v[i]);
     if (st != TC_OK) {
       rc = op_fail(o, "%s: the kernel failed (%s): %s", at_text, tc_status_name(st), tc_kernel_error(kern));
     } else {
@@ -760,7 +799,7 @@ static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tenso
       if (o->time) {
         double *times = tc_xcalloc((size_t)o->iters, sizeof *times);
         for (int i = 0; i < o->iters && st == TC_OK; i++)
-          st = tc_kernel_run_sizes(kern, args, sizes, nvar, o->device, &times[i]);
+          st = tc_kernel_run_sizes(kern, args, sizes, nk, o->device, &times[i]);
         if (st != TC_OK) free(times), rc = op_fail(o, "the kernel failed: %s", tc_kernel_error(kern));
         else op_set_time(o, &r, times, 2.0 * (double)m * (double)n * (double)k);
       }
@@ -772,8 +811,8 @@ static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tenso
     }
     if (r.ran) {
       tc_str_printf(j, "%s{", first ? "" : ", ");
-      if (dm) tc_str_printf(j, "\"m\": %lld%s", (long long)m, dn ? ", " : "");
-      if (dn) tc_str_printf(j, "\"n\": %lld", (long long)n);
+      for (int i = 0, at = 0; i < 3; i++)
+        if (ext[i] < 0) tc_str_printf(j, "%s\"%c\": %lld", at++ ? ", " : "", "mnk"[i], (long long)v[i]);
       op_json_run(j, o, &r, 1);
       tc_str_cat(j, "}");
       first = 0;
@@ -784,8 +823,9 @@ static int run_dyn(op_opts *o, const gemm_epilogue *e, tc_kernel *kern, tc_tenso
   return rc;
 }
 
-/* --json with -M dyn / -N dyn: the gemm command's object with "m" (or
- * "n") "dyn", the size variables, and one entry of "runs" per run. */
+/* --json with size variables: the gemm command's object with "m", "n"
+ * and / or "k" "dyn", the size variables (in the kernel's order), and
+ * one entry of "runs" per run. */
 static void print_json_dyn(const op_opts *o, const char *key, const char *list, int64_t m, int64_t n,
                            int64_t k, const tc_fusion *f, const tc_kernel *kern, const op_report *r,
                            const tc_str *runs, int ok) {
@@ -793,21 +833,25 @@ static void print_json_dyn(const op_opts *o, const char *key, const char *list, 
   tc_str_init(&j);
   tc_str_cat(&j, "{\"command\": \"gemm\", \"kernel\": \"fusion\", \"problem\": {\"string\": ");
   op_json_str(&j, key);
-  char mtext[24], ntext[24];
+  char mtext[24], ntext[24], ktext[24];
   snprintf(mtext, sizeof mtext, m < 0 ? "\"dyn\"" : "%lld", (long long)m);
   snprintf(ntext, sizeof ntext, n < 0 ? "\"dyn\"" : "%lld", (long long)n);
-  tc_str_printf(&j, ", \"g\": 1, \"m\": %s, \"n\": %s, \"k\": %lld, \"transA\": 0, "
-                "\"transB\": 0, \"dtype\": \"%s\", \"epilogue\": ", mtext, ntext, (long long)k,
+  snprintf(ktext, sizeof ktext, k < 0 ? "\"dyn\"" : "%lld", (long long)k);
+  tc_str_printf(&j, ", \"g\": 1, \"m\": %s, \"n\": %s, \"k\": %s, \"transA\": 0, "
+                "\"transB\": 0, \"dtype\": \"%s\", \"epilogue\": ", mtext, ntext, ktext,
                 tc_dtype_name(o->dtype));
   op_json_str(&j, list);
-  /* "size_variable": the first (M, else N); "size_variables": all */
-  tc_str_printf(&j, ", \"size_variable\": {\"name\": \"%s\", \"divisor\": 1, \"bound\": %lld}",
-                m < 0 ? "M" : "N", (long long)(m < 0 ? -m : -n));
-  tc_str_cat(&j, ", \"size_variables\": [");
-  if (m < 0) tc_str_printf(&j, "{\"name\": \"M\", \"divisor\": 1, \"bound\": %lld}", (long long)-m);
-  if (n < 0)
-    tc_str_printf(&j, "%s{\"name\": \"N\", \"divisor\": 1, \"bound\": %lld}", m < 0 ? ", " : "",
-                  (long long)-n);
+  /* "size_variable": the first; "size_variables": all */
+  int nk = tc_kernel_size_var_count(kern);
+  for (int i = 0; i < nk; i++) {
+    int64_t div, bound;
+    const char *name = tc_kernel_size_var_at(kern, i, &div, &bound);
+    char one[128];
+    snprintf(one, sizeof one, "{\"name\": \"%s\", \"divisor\": %lld, \"bound\": %lld}", name,
+             (long long)div, (long long)bound);
+    if (i == 0) tc_str_printf(&j, ", \"size_variable\": %s, \"size_variables\": [", one);
+    tc_str_printf(&j, "%s%s", i ? ", " : "", one);
+  }
   tc_str_cat(&j, "]}");
   op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"schedule\": ");
@@ -836,12 +880,22 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
                       int ta, int tb) {
   if (o->dtype != TC_F32 && o->dtype != TC_F16 && o->dtype != TC_BF16)
     return op_usage_error(o, "--epilogue takes -t f32, f16 or bf16");
-  /* -M dyn / -N dyn: the bounds keep every tensor under 2^31 elements
-   * (both: 46340 each, 46340^2 < 2^31, and at most 2^31 / K) */
-  bool dyn = m < 0 || n < 0;
-  if (m < 0 && n < 0) m = n = -(k > 2147483647 / 46340 ? 2147483647 / k : 46340);
-  else if (m < 0) m = -(2147483647 / (n > k ? n : k));
-  else if (n < 0) n = -(2147483647 / (m > k ? m : k));
+  /* -M dyn / -N dyn / -K dyn: the bounds keep every tensor (A [M, K],
+   * B [K, N], C [M, N]) under 2^31 elements: a variable is at most
+   * 2^31 / E beside each fixed extent E of its tensors (every tensor
+   * holds two of M, N, K), and 46340 beside another variable (46340^2 <
+   * 2^31) */
+  bool dyn = m < 0 || n < 0 || k < 0;
+  int64_t *dims[3] = {&m, &n, &k}, bound[3];
+  for (int i = 0; i < 3; i++) {
+    bound[i] = INT64_MAX;
+    for (int p = 0; p < 3; p++) {
+      int64_t cap = p == i ? INT64_MAX : *dims[p] < 0 ? 46340 : 2147483647 / *dims[p];
+      if (cap < bound[i]) bound[i] = cap;
+    }
+  }
+  for (int i = 0; i < 3; i++)
+    if (*dims[i] < 0) *dims[i] = -bound[i];
   tc_fusion *f = tc_fusion_new();
   tc_tensor *in[GEMM_EPI_MAX + 2];
   int64_t cnt[GEMM_EPI_MAX + 2];
@@ -855,11 +909,12 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   char list[GEMM_EPI_MAX * 24 + 16], key[sizeof list + 180], stages_text[24] = "";
   list_string(e, list, sizeof list);
   if (e->stages > 1) snprintf(stages_text, sizeof stages_text, " --stages %d", e->stages);
-  char mtext[24], ntext[24];
+  char mtext[24], ntext[24], ktext[24];
   snprintf(mtext, sizeof mtext, m < 0 ? "dyn" : "%lld", (long long)m);
   snprintf(ntext, sizeof ntext, n < 0 ? "dyn" : "%lld", (long long)n);
-  snprintf(key, sizeof key, "gemm -g %lld -M %s -N %s -K %lld --transA %d --transB %d -t %s "
-           "--epilogue %s%s%s%s%s%s", (long long)g, mtext, ntext, (long long)k, ta, tb,
+  snprintf(ktext, sizeof ktext, k < 0 ? "dyn" : "%lld", (long long)k);
+  snprintf(key, sizeof key, "gemm -g %lld -M %s -N %s -K %s --transA %d --transB %d -t %s "
+           "--epilogue %s%s%s%s%s%s", (long long)g, mtext, ntext, ktext, ta, tb,
            tc_dtype_name(o->dtype), list, e->ab_given ? " --ab-type " : "",
            e->ab_given ? tc_dtype_name(e->ab_type) : "",
            stages_text, e->macro ? " --macro " : "", e->macro ? gemm_macro_name[e->macro] : "");
@@ -908,7 +963,8 @@ int gemm_epilogue_run(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
       printf("cache: %s\n", tc_kernel_from_cache(kern) ? "hit (the kernel was read from the cache)"
                                                       : "miss (the kernel was compiled)");
     TC_STR_LOCAL(runs_json);
-    rc = run_dyn(o, e, kern, in, nin, m, n, k, &runs_json);
+    int64_t ext[3] = {m, n, k};
+    rc = run_dyn(o, e, kern, in, nin, ext, &runs_json);
     if (o->json) print_json_dyn(o, key, list, m, n, k, f, kern, &r, &runs_json, rc == CLI_OK);
     kern_json_done = 1;
     goto out;

@@ -101,3 +101,45 @@ def test_size_variable_on_a_later_axis(rng):
     for n in (1, 5, 300):
         a = rng.standard_normal((4, n), dtype=np.float32)
         np.testing.assert_array_equal(k.run(a), a * 2.0)
+
+
+def test_reductions_over_a_size_variable(rng):
+    # the row's length a size variable: softmax over [M, N] with both
+    # open (two passes over global memory), and column sums over M (M
+    # reduced by a serial loop to M's parameter)
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, ("M", "N"), bounds={"M": 512, "N": 4096})
+    e = f.exp(x - f.max(x, 1))
+    f.add_output(e / f.sum(e, 1))
+    f.schedule_auto()
+    assert "two-pass" in f.schedule_note
+    k = f.compile(name="dyn_softmax_n_py")
+    for m, n in ((1, 1), (3, 7), (2, 1025), (17, 300), (5, 4096)):
+        a = rng.standard_normal((m, n), dtype=np.float32) * 4
+        want = np.exp(a - a.max(axis=1, keepdims=True))
+        want /= want.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(k.run(a), want, rtol=2e-5, atol=1e-7)
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, ("M", 24))
+    f.add_output(f.sum(x, 0))
+    f.schedule_auto()
+    k = f.compile(name="dyn_colsum_py")
+    for m in (1, 2, 31, 1000):
+        a = rng.standard_normal((m, 24), dtype=np.float32)
+        np.testing.assert_allclose(k.run(a).reshape(-1), a.astype(np.float64).sum(axis=0), rtol=1e-4, atol=1e-4)
+
+
+def test_matmul_k_open(rng):
+    # A [64, K] @ B [K, 40] + relu, K a size variable: one kernel for every K
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, (64, "K"))
+    b = f.input(tilec.f32, ("K", 40))
+    f.add_output(f.relu(f.matmul(a, b)))
+    f.schedule_auto()
+    assert "x K (at most" in f.schedule_note
+    k = f.compile(name="dyn_matmul_k_py")
+    for kk in (1, 7, 16, 129, 300):
+        x = rng.standard_normal((64, kk), dtype=np.float32)
+        y = rng.standard_normal((kk, 40), dtype=np.float32)
+        want = np.maximum(x.astype(np.float64) @ y, 0)
+        np.testing.assert_allclose(k.run(x, y), want, rtol=1e-4, atol=1e-4)

@@ -905,9 +905,14 @@ static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const
     tc_str_indent(o, depth);
     tc_str_printf(o, "%s\n", d->loop_pragma);
   }
+  tc_str ext;
+  tc_str_init(&ext);
+  if (n->loop.sym_extent) expr(&ext, k, n->loop.sym_extent); /* (over the size variables) */
+  else tc_str_printf(&ext, "%lld", (long long)n->loop.extent);
   tc_str_indent(o, depth);
-  tc_str_printf(o, "for (int %s = 0; %s < %lld%s; ++%s) {", v, v, (long long)n->loop.extent,
+  tc_str_printf(o, "for (int %s = 0; %s < %s%s; ++%s) {", v, v, tc_str_cstr(&ext),
                 wi_zero && !unroll && !has_barrier_inside(n) ? " + tc_wi_zero" : "", v);
+  tc_str_free(&ext);
   if (n->loop.ptype != TC_SERIAL) tc_str_printf(o, "  /* %s */", tc_ptype_name(n->loop.ptype));
   tc_str_cat(o, "\n");
   if (wi_zero && has_barrier_inside(n) && loop_before_barrier(n)) print_barrier(o, d, k, depth + 1);

@@ -312,19 +312,26 @@ tc_tensor *tc_input_sym(tc_fusion *f, tc_dtype t, int ndims, const int64_t *shap
 
 void tc_fusion_mark_symbolic(tc_fusion *f) {
   if (!f->nsym) return;
-  for (int i = 0; i < f->nops; i++) {
-    tc_op *op = f->ops[i];
-    tc_tensor *o = op->out;
-    for (int j = 0; j < o->nlogical; j++)
-      for (int k = 0; k < op->nin; k++) {
-        int ia = tc_op_in_axis(op, j);
-        const tc_tensor *in = op->in[k];
-        if (!in || ia < 0 || ia >= in->nlogical || tc_op_axis_gathered(op, k, j)) continue;
-        const tc_axis *a = &f->g.axes[in->logical[ia]];
-        /* (an operand broadcasting along the axis has extent 1 there) */
-        if (a->sym_div && !a->reduction && a->extent == f->g.axes[o->logical[j]].extent)
-          f->g.axes[o->logical[j]].sym_div = a->sym_div, f->g.axes[o->logical[j]].sym_var = a->sym_var;
-      }
+  /* to a fixpoint: an op made later (a schedule's copy of an
+   * intermediate) may feed one made earlier */
+  for (bool more = true; more;) {
+    more = false;
+    for (int i = 0; i < f->nops; i++) {
+      tc_op *op = f->ops[i];
+      tc_tensor *o = op->out;
+      for (int j = 0; j < o->nlogical; j++)
+        for (int k = 0; k < op->nin; k++) {
+          int ia = tc_op_in_axis(op, j);
+          const tc_tensor *in = op->in[k];
+          if (!in || ia < 0 || ia >= in->nlogical || tc_op_axis_gathered(op, k, j)) continue;
+          const tc_axis *a = &f->g.axes[in->logical[ia]];
+          tc_axis *b = &f->g.axes[o->logical[j]];
+          /* (an operand broadcasting along the axis has extent 1 there) */
+          if (a->sym_div && !a->reduction && a->extent == b->extent &&
+              (b->sym_div != a->sym_div || b->sym_var != a->sym_var))
+            b->sym_div = a->sym_div, b->sym_var = a->sym_var, more = true;
+        }
+    }
   }
 }
 

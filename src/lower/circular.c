@@ -224,7 +224,7 @@ static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile,
   }
   tc_kstmt *s = &n->stmt;
   int64_t id = r->loop->loop.var->val, se;
-  const tc_expr *inside = tc_e_lt(p, tile, tc_e_const(p, r->loop->loop.extent));
+  const tc_expr *inside = tc_e_lt(p, tile, tc_kloop_extent(p, &r->loop->loop));
   s->pred = tc_simplify(p, tc_e_land(p, subst1(p, s->pred, id, tile), inside));
   /* (a zfill store: stores 0 where pred fails and inner_pred holds) */
   if (s->inner_pred) s->inner_pred = tc_simplify(p, tc_e_land(p, subst1(p, s->inner_pred, id, tile), inside));

@@ -15,7 +15,11 @@ struct tc_knode;
 /* LOOP: for (var = 0; var < extent; ++var) */
 typedef struct tc_kloop {
   const tc_expr *var;      /* the loop index variable */
-  int64_t extent;
+  int64_t extent;          /* (at the size variables' bounds where sym_extent) */
+  /* a serial loop over an axis whose extent depends on a size variable
+   * (docs/dynamic.md): its extent over the variables' parameters, which
+   * the loop runs to; NULL: the extent is the number above */
+  const tc_expr *sym_extent;
   tc_ptype ptype;          /* SERIAL, UNROLL, VECTORIZE or DID* */
   int id;                  /* loop identity (union of mapped axes) */
   struct tc_knode *tma_stmt; /* the TMA statement this loop nest is printed
@@ -254,5 +258,7 @@ int tc_knode_each_stmt(tc_knode *n, int (*fn)(tc_knode *s, void *ctx), void *ctx
 
 /* Index of t's allocation for tensor t (NULL if t is a kernel parameter). */
 const tc_kalloc *tc_kir_alloc_of(const tc_kir *k, const tc_tensor *t);
+/* A loop's extent as an expression: sym_extent, else the number. */
+const tc_expr *tc_kloop_extent(tc_epool *p, const tc_kloop *l);
 
 #endif

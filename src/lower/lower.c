@@ -563,6 +563,26 @@ static tc_status order_statements(lctx *c, tc_op **order, int n) {
   return st;
 }
 
+const tc_expr *tc_kloop_extent(tc_epool *p, const tc_kloop *l) {
+  return l->sym_extent ? l->sym_extent : tc_e_const(p, l->extent);
+}
+
+/* A new loop l over axis ax (extent ext, identity id): its variable, and
+ * over a symbolic axis (a serial loop, check_symbolic) its extent over
+ * the size variables' parameters. */
+static void set_loop(lctx *c, tc_knode *l, int ax, int64_t ext, int id) {
+  tc_kir *k = c->k;
+  char name[24];
+  snprintf(name, sizeof name, "i%d", c->nloops++);
+  l->loop.var = tc_e_var(k->pool, name, 0, ext - 1);
+  l->loop.extent = ext;
+  l->loop.ptype = c->g->axes[ax].ptype;
+  l->loop.id = id;
+  int64_t steps[TC_SYM_MAX_STEPS];
+  int ns = k->nsym && ext > 1 && tc_dg_is_symbolic(c->g, ax) ? tc_dg_sym_steps(c->g, ax, steps, NULL) : -1;
+  if (ns >= 0) l->loop.sym_extent = tc_sym_expr(k->pool, steps, ns, tc_dg_sym_var(c->g, ax), k->sym);
+}
+
 /* The loop tree: each op's statement inside the loops of its loop axes,
  * in statement order; a loop shared with the op before is reused.  A
  * reduction's loops may be shared with the producers inlined into them
@@ -606,12 +626,7 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
           tc_axis *qa = &c->g->axes[t->loop[q]];
           if (qa->reduction || !is_loop_ptype(qa->ptype)) continue;
           tc_knode *l = knode_new(TC_K_LOOP, NULL);
-          char name[24];
-          snprintf(name, sizeof name, "i%d", c->nloops++);
-          l->loop.var = tc_e_var(k->pool, name, 0, qa->extent - 1);
-          l->loop.extent = qa->extent;
-          l->loop.ptype = qa->ptype;
-          l->loop.id = tc_uf_find(c->uf, key(c, t, q));
+          set_loop(c, l, t->loop[q], qa->extent, tc_uf_find(c->uf, key(c, t, q)));
           knode_insert(l, 0, top);
           top = l;
         }
@@ -639,15 +654,10 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
                        t->name, p, tc_axis_describe(c->g, t->loop[p], b, sizeof b));
       }
       tc_knode *l = knode_new(TC_K_LOOP, cur);
-      char name[24];
-      snprintf(name, sizeof name, "i%d", c->nloops++);
       /* an axis the tensor ignores (tc_dg_is_broadcast_axis) iterates
        * once where no consumer shares its loop */
       int64_t ext = p >= t->ca_pos && tc_dg_is_broadcast_axis(c->g, t->loop[p]) ? 1 : a->extent;
-      l->loop.var = tc_e_var(k->pool, name, 0, ext - 1);
-      l->loop.extent = ext;
-      l->loop.ptype = a->ptype;
-      l->loop.id = id;
+      set_loop(c, l, t->loop[p], ext, id);
       c->loopvar[id] = l->loop.var;
       c->loopnode[id] = l;
       cur = l;
@@ -1197,11 +1207,11 @@ static tc_status ring_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) {
 
 /* ---- symbolic sizes (docs/dynamic.md) ------------------------------------- */
 
-/* What this slice makes of a fusion with size variables: never reduced
- * over, not moved by a permute (global strides are products over the
- * parameters), their axes only on block indices, one extent chain per
- * grid dimension (the grid is computed at launch), never in an on-chip
- * allocation. */
+/* What this slice makes of a fusion with size variables: not moved by
+ * a permute (global strides are products over the parameters), their
+ * axes serial loops (to the extent over the parameters) or on block
+ * indices, one extent chain per grid dimension (the grid is computed at
+ * launch; no grid reduction over one), never in an on-chip allocation. */
 static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
   tc_fusion *f = c->f;
   tc_dgraph *g = c->g;
@@ -1213,11 +1223,6 @@ static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
       const tc_axis *a = &g->axes[t->logical[j]];
       if (!a->sym_div) continue;
       const char *m = f->sym[a->sym_var]->label;
-      if (a->reduction)
-        return tc_fail(f, TC_ERR_UNSUPPORTED,
-                       "compile: %s reduces over the size variable %s (its logical axis %d); "
-                       "reductions over a symbolic size are not supported: reduce over axes of "
-                       "fixed extent", t->name, m, j);
       if (t->def && t->def->kind == TC_OP_PERMUTE && t->def->perm[j] != j)
         return tc_fail(f, TC_ERR_UNSUPPORTED,
                        "compile: %s has the size variable %s on its logical axis %d, where a permute "
@@ -1243,11 +1248,20 @@ static tc_status check_symbolic(lctx *c, tc_op **order, int n) {
         st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s's loop axis %d (%s) comes from %s; this "
                      "slice of symbolic sizes takes splits of %s and merges with fixed axes only",
                      t->name, j, b, tc_str_cstr(&why), m);
+      else if (pt == TC_SERIAL)
+        continue; /* a loop to the extent over the parameters (set_loop) */
       else if (!tc_ptype_is_block(pt))
         st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s's loop axis %d (%s) has an extent that "
-                     "depends on the size variable %s and is %s; bind such axes to BIDx (or BIDy, "
-                     "BIDz: a serial loop, thread or vector axis over %s is not supported yet)",
+                     "depends on the size variable %s and is %s; keep such axes serial or bind "
+                     "them to BIDx (or BIDy, BIDz: an unrolled, thread or vector axis over %s "
+                     "would need a size known at compile time; split it and bind the factor side)",
                      t->name, j, b, m, tc_ptype_name(pt), m);
+      else if (g->axes[ax].reduction)
+        st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s's reduction axis %d (%s) is bound to %s "
+                     "and has an extent that depends on the size variable %s; a grid reduction "
+                     "combines a number of blocks fixed at compile time: keep the reduction's "
+                     "symbolic axes serial (split off a fixed part for the threads)",
+                     t->name, j, b, tc_ptype_name(pt), m);
       else if (k->grid_var[d] >= 0 && (var != k->grid_var[d] || ns != k->grid_nsteps[d] ||
                                        memcmp(steps, k->grid_steps[d], (size_t)ns * sizeof *steps)))
         st = tc_fail(f, TC_ERR_UNSUPPORTED, "compile: %s binds %s to an extent over %s that "

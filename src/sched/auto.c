@@ -174,26 +174,29 @@ static tc_status hold_in_shared(tc_fusion *f, int *held) {
 
 /* The end of the inner schedule's note: where the row is between the
  * passes (held: the intermediates the form holds, -1 where not known). */
-static void inner_form_text(char *out, size_t cap, inner_form form, int held, int64_t steps,
-                            int64_t t) {
+static void inner_form_text(tc_str *out, inner_form form, int held, int64_t steps, int64_t t,
+                            bool sym_row) {
   if (held == 0)
-    snprintf(out, cap, "nothing of the row held between passes (each reads its inputs)");
+    tc_str_cat(out, "nothing of the row held between passes (each reads its inputs)");
   else if (form == FORM_REGISTERS)
-    snprintf(out, cap, "the row held in registers (%lld per thread)", (long long)steps);
+    tc_str_printf(out, "the row held in registers (%lld per thread)", (long long)steps);
   else if (form == FORM_SHARED)
-    snprintf(out, cap, "the row held in shared memory (%lld per thread is more than %d bytes of "
-             "registers; %d buffer%s of %lld x %lld elements per block)", (long long)steps,
-             TC_PERSISTENT_BYTES, held, held > 1 ? "s" : "", (long long)steps, (long long)t);
+    tc_str_printf(out, "the row held in shared memory (%lld per thread is more than %d bytes of "
+                  "registers; %d buffer%s of %lld x %lld elements per block)", (long long)steps,
+                  TC_PERSISTENT_BYTES, held, held > 1 ? "s" : "", (long long)steps, (long long)t);
+  else if (sym_row)
+    tc_str_cat(out, "two-pass: the row's length depends on a size variable and on-chip memory is "
+               "sized at compile time, so each pass recomputes from global memory");
   else
-    snprintf(out, cap, "two-pass: the row (%lld per thread) is more than %d bytes of registers, "
-             "so each pass recomputes from global memory", (long long)steps, TC_PERSISTENT_BYTES);
+    tc_str_printf(out, "two-pass: the row (%lld per thread) is more than %d bytes of registers, "
+                  "so each pass recomputes from global memory", (long long)steps, TC_PERSISTENT_BYTES);
 }
 
 /* The inner schedule of ref (rank r, reduced logical axes red[]): the
  * reduced axes last, rows [BIDx(rows / R), TIDy(R)], the row [S, TIDx(T)]
  * (*steps, *threads); the caller adds the form to the note. */
-static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t v, char *note,
-                                size_t cap, int64_t *steps_, int64_t *threads) {
+static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t v, tc_str *note,
+                                int64_t *steps_, int64_t *threads) {
   int lead, kept;
   tc_status st = rows_then_row(ref, red, r, &lead, &kept);
   if (st) return st;
@@ -205,6 +208,7 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t 
   /* the row [S, TIDx(T), V]: thread i reads V adjacent elements at
    * (s T + i) V, so the threads of a step read T V adjacent ones */
   int rows_axis = kept ? ref->loop[row] : -1; /* all the rows, before they are split */
+  int row_axis = ref->loop[col];
   st = v > 1 ? tc_split(ref, col, v, 1) : TC_OK;
   if (!st) st = tc_split(ref, col, t, 1);
   if (!st && kept && per_block > 1) st = tc_split(ref, row, per_block, 1), col++;
@@ -217,20 +221,16 @@ static tc_status schedule_inner(tc_tensor *ref, const bool *red, int r, int64_t 
   if (!st && v > 1) st = tc_parallelize(ref, col + 2, TC_VECTORIZE);
   int64_t steps = (cols / v + t - 1) / t;
   *steps_ = steps * v, *threads = t;
-  char rtext[200]; /* over the size variables: their names and the bound */
-  if (kept && tc_dg_is_symbolic(&ref->f->g, rows_axis) && ref->f->nsym) {
-    const char *names[TC_MAX_SIZE_VARS];
-    char sym[160];
-    for (int i = 0; i < ref->f->nsym; i++) names[i] = ref->f->sym[i]->label;
-    snprintf(rtext, sizeof rtext, "%s (at most %lld)",
-             tc_dg_sym_text(&ref->f->g, rows_axis, names, sym, sizeof sym), (long long)rows);
-  } else
-    snprintf(rtext, sizeof rtext, "%lld", (long long)rows);
-  snprintf(note, cap,
-           "tc_schedule_auto: inner reduction (normalization): %s rows of %lld, %lld row%s per "
-           "block on %s, %lld threads per row on TIDx, %lld serial step%s each%s",
-           rtext, (long long)cols, (long long)per_block, per_block > 1 ? "s" : "",
-           per_block > 1 ? "BIDx x TIDy" : "BIDx", (long long)t, (long long)steps,
+  /* over the size variables: their names and the bound */
+  char rtext[200], ctext[200], stext[200];
+  tc_sched_extent_text(ref->f, kept ? rows_axis : -1, rows, rtext, sizeof rtext);
+  tc_sched_extent_text(ref->f, row_axis, cols, ctext, sizeof ctext);
+  tc_sched_extent_text(ref->f, ref->loop[col], steps, stext, sizeof stext);
+  tc_str_printf(note,
+           "tc_schedule_auto: inner reduction (normalization): %s rows of %s, %lld row%s per "
+           "block on %s, %lld threads per row on TIDx, %s serial step%s each%s",
+           rtext, ctext, (long long)per_block, per_block > 1 ? "s" : "",
+           per_block > 1 ? "BIDx x TIDy" : "BIDx", (long long)t, stext,
            steps > 1 ? "s" : "",
            lead ? "; broadcasting along the leading axes: they are serial loops" : "");
   return st;
@@ -268,7 +268,7 @@ static bool grid_reducible(const tc_fusion *f, const tc_tensor *ref, const bool 
  * [BIDy(rows)], the row [rBIDx(G), rS(steps), rTIDx(256)], each block a
  * contiguous chunk of at most 256 x 16 elements (G at most 1024: longer
  * rows take more steps). */
-static tc_status schedule_grid(tc_tensor *ref, const bool *red, int r, char *note, size_t cap) {
+static tc_status schedule_grid(tc_tensor *ref, const bool *red, int r, tc_str *note) {
   int lead, kept;
   tc_status st = rows_then_row(ref, red, r, &lead, &kept);
   if (st) return st;
@@ -285,7 +285,7 @@ static tc_status schedule_grid(tc_tensor *ref, const bool *red, int r, char *not
   if (!st) st = tc_parallelize(ref, col + 2, TC_TIDX);
   if (st) return st;
   blocks = tc_tensor_loop_extent(ref, col);
-  snprintf(note, cap,
+  tc_str_printf(note,
            "tc_schedule_auto: inner reduction as a grid reduction: %lld row%s of %lld, %lld blocks "
            "per row on BIDx%s, %d threads per block on TIDx, %lld serial step%s each; each block's "
            "partial goes to a global workspace and the last block of the row to finish combines "
@@ -297,7 +297,7 @@ static tc_status schedule_grid(tc_tensor *ref, const bool *red, int r, char *not
 }
 
 /* The outer schedule: [S(reduced), BIDx, TIDx(128)] over the kept axes. */
-static tc_status schedule_outer(tc_tensor *ref, int nred, int r, char *note, size_t cap) {
+static tc_status schedule_outer(tc_tensor *ref, int nred, int r, tc_str *note) {
   tc_status st = merge_range(ref, 0, nred);
   if (!st) st = merge_range(ref, 1, 1 + (r - nred));
   if (st) return st;
@@ -305,7 +305,7 @@ static tc_status schedule_outer(tc_tensor *ref, int nred, int r, char *note, siz
   st = tc_split(ref, 1, 128, 1);
   if (!st) st = tc_parallelize(ref, 1, TC_BIDX);
   if (!st) st = tc_parallelize(ref, 2, TC_TIDX);
-  snprintf(note, cap,
+  tc_str_printf(note,
            "tc_schedule_auto: outer reduction: %lld columns on BIDx x TIDx(128), each thread "
            "reducing %lld elements serially", (long long)cols, (long long)n);
   return st;
@@ -356,7 +356,7 @@ static int64_t pointwise_vector(const tc_fusion *f, int64_t n, bool global_only,
  * tensors in global memory (8 lanes of f16 / bf16 input and output; 4 of
  * a row sum's f32 output); f32 intermediates hold V lanes in registers. */
 static int64_t inner_vector(const tc_fusion *f, const tc_tensor *ref, const bool *red, int r,
-                            int64_t cols, const char **why) {
+                            int64_t cols, const char *cols_what, const char **why) {
   for (int a = 0; a + 1 < r; a++)
     if (red[a] && !red[a + 1]) {
       *why = "the reduced axes are not the last ones, so the row is strided in memory";
@@ -372,7 +372,7 @@ static int64_t inner_vector(const tc_fusion *f, const tc_tensor *ref, const bool
         return 1;
       }
   }
-  return pointwise_vector(f, cols, true, "no vector width divides the row length", why);
+  return pointwise_vector(f, cols, true, cols_what, why);
 }
 
 /* [BIDx, TIDx(128), V] over the merged axes, V the vector width
@@ -381,7 +381,7 @@ static int64_t inner_vector(const tc_fusion *f, const tc_tensor *ref, const bool
  * (no vector: the broadcast operand's axis of extent 1 cannot split) and
  * the leading ones serial loops (so that no merge mixes a broadcast axis
  * in). */
-static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t cap) {
+static tc_status schedule_pointwise(tc_tensor *ref, int r, tc_str *note) {
   bool bc = false;
   for (int a = 0; a < r; a++) bc |= broadcasts_along(ref->f, ref, a);
   int first = bc ? r - 1 : 0;
@@ -399,13 +399,13 @@ static tc_status schedule_pointwise(tc_tensor *ref, int r, char *note, size_t ca
   if (!st) st = tc_parallelize(ref, first + 1, TC_TIDX);
   if (!st && v > 1) st = tc_parallelize(ref, first + 2, TC_VECTORIZE);
   if (bc)
-    snprintf(note, cap, "tc_schedule_auto: pointwise with broadcasting: the last axis (%lld) over "
+    tc_str_printf(note, "tc_schedule_auto: pointwise with broadcasting: the last axis (%lld) over "
              "BIDx x TIDx(128), the %d leading axes serial loops, no vectors", (long long)n, r - 1);
   else if (v > 1)
-    snprintf(note, cap, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx, "
+    tc_str_printf(note, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx, "
              "vectors of %lld elements (16 bytes of the widest dtype) per thread", (long long)n, (long long)v);
   else
-    snprintf(note, cap, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx, "
+    tc_str_printf(note, "tc_schedule_auto: pointwise: %lld elements, 128 threads per block on TIDx, "
              "one element per thread (%s)", (long long)n, why);
   return st;
 }
@@ -458,6 +458,7 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
     copied[i] = true;
     if (!ref) ref = acc;
   }
+  tc_fusion_mark_symbolic(f); /* (the caches' axes) */
   /* the reference iterates the full extents: the first reduction (its
    * reduction axes at the reduced extent), else the first output */
   for (int i = 0; i < f->nops && any; i++)
@@ -481,16 +482,29 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   bool grid = false;
   int64_t v = 1;
   const char *vwhy = "";
+  bool sym_row = false; /* the row's length depends on a size variable */
   if (any && !prefix) {
-    int64_t cols = 1, rows = 1;
-    for (int a = 0; a < r; a++)
-      *(red[a] ? &cols : &rows) *= f->g.axes[ref->logical[a]].extent;
-    v = inner_vector(f, ref, red, r, cols, &vwhy);
+    int64_t cols = 1, rows = 1, known = 1; /* (known: what every row length is a multiple of) */
+    for (int a = 0; a < r; a++) {
+      int ax = ref->logical[a];
+      *(red[a] ? &cols : &rows) *= f->g.axes[ax].extent;
+      if (!red[a]) continue;
+      bool sym = tc_dg_is_symbolic(&f->g, ax);
+      sym_row |= sym;
+      known *= sym ? tc_dg_sym_divisor(&f->g, ax) : f->g.axes[ax].extent;
+    }
+    /* over a size variable (cols its bound): the vector divides every
+     * length the divisor allows, the row is read from global memory in
+     * each pass (nothing of an unknown length is held on chip), and the
+     * blocks of a grid reduction would be a number fixed at compile time */
+    v = inner_vector(f, ref, red, r, sym_row ? known : cols,
+                     sym_row ? "no vector width divides every row length the size variable's divisor allows"
+                             : "no vector width divides the row length", &vwhy);
     int64_t t = inner_threads(cols), steps = (cols + t - 1) / t;
-    if (steps * held_dtype_bytes(f) > TC_PERSISTENT_BYTES)
-      form = shared_form_bytes(f, steps * t, t) <= smem_budget(target, arch) ? FORM_SHARED
-                                                                             : FORM_TWO_PASS;
-    grid = rows < TC_GRID_MAX_ROWS && cols > TC_GRID_MIN_COLS && grid_reducible(f, ref, red, r);
+    if (steps * held_dtype_bytes(f) > TC_PERSISTENT_BYTES || (sym_row && held_dtype_bytes(f)))
+      form = !sym_row && shared_form_bytes(f, steps * t, t) <= smem_budget(target, arch) ? FORM_SHARED
+                                                                                         : FORM_TWO_PASS;
+    grid = !sym_row && rows < TC_GRID_MAX_ROWS && cols > TC_GRID_MIN_COLS && grid_reducible(f, ref, red, r);
     if (form == FORM_TWO_PASS && !grid) tc_recompute_intermediates(f);
     /* the shared form keeps every intermediate short of its loop in
      * shared memory, a vector's V too; the grid form's chunks are scalar */
@@ -499,33 +513,31 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
       v = 1;
     }
   }
-  char note[512];
+  tc_str note;
+  tc_str_init(&note);
   int64_t steps = 0, threads = 0;
   bool inner = any && !prefix && !grid;
-  tc_status st = !any ? schedule_pointwise(ref, r, note, sizeof note)
-                 : prefix ? schedule_outer(ref, nred, r, note, sizeof note)
-                 : grid ? schedule_grid(ref, red, r, note, sizeof note)
-                        : schedule_inner(ref, red, r, v, note, sizeof note, &steps, &threads);
+  tc_status st = !any ? schedule_pointwise(ref, r, &note)
+                 : prefix ? schedule_outer(ref, nred, r, &note)
+                 : grid ? schedule_grid(ref, red, r, &note)
+                        : schedule_inner(ref, red, r, v, &note, &steps, &threads);
   int held = inner && form == FORM_REGISTERS && held_dtype_bytes(f) == 0 ? 0 : -1;
   if (!st) st = tc_propagate_transforms(ref);
   if (!st) st = tc_parallelize_all_like(ref);
   if (!st && inner && form != FORM_REGISTERS) st = tc_inline_most(f);
   if (!st && inner && form == FORM_SHARED) st = hold_in_shared(f, &held);
-  if (st) return st;
-  if (inner) {
-    char text[200];
-    inner_form_text(text, sizeof text, form, held, steps, threads);
-    char vec[160];
+  if (!st && inner) {
+    tc_str_cat(&note, ", ");
+    inner_form_text(&note, form, held, steps, threads, sym_row);
     if (v > 1)
-      snprintf(vec, sizeof vec, "; vectors of %lld elements (16 bytes of the widest dtype in global memory)",
-               (long long)v);
+      tc_str_printf(&note, "; vectors of %lld elements (16 bytes of the widest dtype in global memory)",
+                    (long long)v);
     else
-      snprintf(vec, sizeof vec, "; one element per thread and step (%s)", vwhy);
-    tc_set_schedule_note(f, "%s, %s%s", note, text, vec);
-  } else {
-    tc_set_schedule_note(f, "%s", note);
+      tc_str_printf(&note, "; one element per thread and step (%s)", vwhy);
   }
-  return TC_OK;
+  if (!st) tc_set_schedule_note(f, "%s", tc_str_cstr(&note));
+  tc_str_free(&note);
+  return st;
 }
 
 const char *tc_fusion_schedule_note(const tc_fusion *f) { return f->sched_note ? f->sched_note : ""; }

@@ -146,9 +146,9 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   int r = acc->nlogical - 1, o = r - 2;
   int64_t m = tc_logical_extent(acc, o), n = tc_logical_extent(acc, o + 1);
   int64_t k = f->g.axes[acc->logical[r]].extent;
-  /* M or N a size variable (docs/dynamic.md): only Mo (No) depends on it,
-   * the rest of M's splits are the tiles' fixed extents */
-  bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]), nsym = tc_dg_is_symbolic(&f->g, acc->logical[o + 1]);
+  /* M, N or K a size variable (docs/dynamic.md): only Mo (No, Ko)
+   * depends on it, the rest of its splits are the tiles' fixed extents */
+  bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]);
   tc_arch_family fam = tc_target_info_of(target).family;
   bool nv = sh->family == TC_ARCH_SM;
   if (fam != TC_ARCH_NONE && fam != sh->family)
@@ -228,16 +228,15 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   tc_matmul_ring_note(ring, sizeof ring, tl->stages, false);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
-  char mtext[96], ntext[96]; /* a size variable: its name and bound */
-  if (msym) snprintf(mtext, sizeof mtext, "%s (at most %lld)", f->sym[tc_dg_sym_var(&f->g, acc->logical[o])]->label, (long long)m);
-  else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
-  if (nsym) snprintf(ntext, sizeof ntext, "%s (at most %lld)", f->sym[tc_dg_sym_var(&f->g, acc->logical[o + 1])]->label, (long long)n);
-  else snprintf(ntext, sizeof ntext, "%lld", (long long)n);
+  char mtext[200], ntext[200], ktext[200]; /* a size variable: its name and bound */
+  tc_sched_extent_text(f, acc->logical[o], m, mtext, sizeof mtext);
+  tc_sched_extent_text(f, acc->logical[o + 1], n, ntext, sizeof ntext);
+  tc_sched_extent_text(f, acc->logical[r], k, ktext, sizeof ktext);
   tc_set_schedule_note(f,
-           "matmul: %s x %s x %lld%s, %lldx%lld tiles on %s, %lld %ss (TIDy) of "
+           "matmul: %s x %s x %s%s, %lldx%lld tiles on %s, %lld %ss (TIDy) of "
            "%lld lanes (TIDx) with %lldx%lld tiles each as %s (%s, f32 "
            "accumulators), K in tiles of %lld with A and B staged in shared memory (%lld bytes)%s, "
-           "%d epilogue op%s before the store", mtext, ntext, (long long)k, batch,
+           "%d epilogue op%s before the store", mtext, ntext, ktext, batch,
            (long long)tl->bm, (long long)tl->bn, msym ? "BIDx x BIDy" : "BIDy x BIDx", (long long)warps, sh->unit, (long long)sh->lanes,
            (long long)tl->tm, (long long)tl->tn, sh->name, tc_dtype_name(av->dtype),
            (long long)tl->bk, (long long)smem, ring, nepi, nepi == 1 ? "" : "s");

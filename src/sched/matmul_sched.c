@@ -117,8 +117,8 @@ tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dty
     else tl = pick_mma_tiles(m, n, k, ti.smem_max); /* (symbolic: m, n are the bounds) */
     /* (mma.sync on sm_90a: the note says why not wgmma) */
     if (wg && !*why && tl.macro != TC_MACRO_WGMMA)
-      *not_what = "wgmma", *why = symbolic ? "the wgmma op type takes fixed shapes, and M or N is "
-                                             "a size variable"
+      *not_what = "wgmma", *why = symbolic ? "the wgmma op type takes fixed shapes, and M, N or K "
+                                             "is a size variable"
                                            : "the result is smaller than one 64 x 64 wgmma tile";
     else if (!wg && !*why && arch && strcmp(arch, "sm_90") == 0)
       *not_what = "wgmma", *why = "wgmma needs sm_90a, the arch is sm_90";
@@ -375,15 +375,17 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   /* (the names of M's and N's variables, for the messages and the note) */
   const char *mvar = msym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o])]->label : "M";
   const char *nvar = nsym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o + 1])]->label : "N";
-  if (tc_dg_is_symbolic(&f->g, acc->logical[r]))
-    return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: K of the matmul is the size variable %s; a symbolic "
-                   "GEMM takes M (the rows of A) and N (the columns of B) as size variables, K fixed",
-                   call, f->sym[tc_dg_sym_var(&f->g, acc->logical[r])]->label);
+  /* K a size variable: its tiles' loop runs to ceil(K / bk) over the
+   * parameter, the tiles past K read as 0 */
+  bool ksym = tc_dg_is_symbolic(&f->g, acc->logical[r]);
+  const char *kvar = ksym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[r])]->label : "K";
   int64_t kk = f->g.axes[acc->logical[r]].extent;
   if ((msym && rax == o) || (nsym && rax == o + 1))
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reduces each %s of the result over the size "
-                   "variable %s; reductions over a symbolic size are not supported (give it a fixed "
-                   "extent)", call, rout->name, rax == o ? "column" : "row", rax == o ? mvar : nvar);
+                   "variable %s; the matmul schedule reduces a %s of the result within one block, and "
+                   "the blocks along %s are a number known only at launch (give it a fixed extent, "
+                   "or store the result and reduce it in a fusion of its own)", call, rout->name, rax == o ? "column" : "row", rax == o ? mvar : nvar,
+                   rax == o ? "column" : "row", rax == o ? mvar : nvar);
   int64_t rlen = rax < 0 ? 0 : rax == o ? m : nn;
   if (!tiles && rlen > TC_MATMUL_MAX_REDUCED)
     return tc_fail(f, TC_ERR_UNSUPPORTED,
@@ -395,7 +397,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   tc_matmul_tiles tl = tiles ? *tiles
                              : tc_matmul_auto_choice(target, arch, av->dtype, m, nn, kk,
                                                      rax < 0 ? -1 : rax - o, npro[0] || npro[1],
-                                                     msym || nsym, &not_what, &why_fma);
+                                                     msym || nsym || ksym, &not_what, &why_fma);
   bool viewed = false; /* an operand read through a coordinate-transform view (a convolution's) */
   for (int q = 0; q < 2; q++) {
     const tc_tensor *x = mm->in[q];
@@ -423,10 +425,10 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   bool wg = tl.macro == TC_MACRO_WGMMA;
   if (sh || wg) {
     const char *name = wg ? "wgmma m64nNk16" : sh->name;
-    if (wg && (msym || nsym))
+    if (wg && (msym || nsym || ksym))
       return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is the size variable %s; the %s op type "
                      "takes fixed shapes (schedule a symbolic GEMM with the FMA, mma.sync or MFMA "
-                     "op type)", call, msym ? "M" : "N", msym ? mvar : nvar, name);
+                     "op type)", call, msym ? "M" : nsym ? "N" : "K", msym ? mvar : nsym ? nvar : kvar, name);
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
                      "%s: the %s op type takes a matmul and elementwise ops after it; %s "
@@ -544,16 +546,15 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
              npro[0], npro[0] == 1 ? "" : "s", npro[1]);
   char fmatext[128] = "";
   if (why_fma) snprintf(fmatext, sizeof fmatext, "; FMA, not %s: %s", not_what, why_fma);
-  char mtext[96], ntext[96];
-  if (msym) snprintf(mtext, sizeof mtext, "%s (at most %lld)", mvar, (long long)m);
-  else snprintf(mtext, sizeof mtext, "%lld", (long long)m);
-  if (nsym) snprintf(ntext, sizeof ntext, "%s (at most %lld)", nvar, (long long)nn);
-  else snprintf(ntext, sizeof ntext, "%lld", (long long)nn);
+  char mtext[200], ntext[200], ktext[200];
+  tc_sched_extent_text(f, acc->logical[o], m, mtext, sizeof mtext);
+  tc_sched_extent_text(f, acc->logical[o + 1], nn, ntext, sizeof ntext);
+  tc_sched_extent_text(f, acc->logical[r], kk, ktext, sizeof ktext);
   tc_set_schedule_note(f,
-           "matmul: %s x %s x %lld%s, %lldx%lld tiles on %s, %lld x %lld threads "
+           "matmul: %s x %s x %s%s, %lldx%lld tiles on %s, %lld x %lld threads "
            "(TIDy x TIDx) with %lldx%lld f32 accumulators each (FMA outer products), K in tiles "
            "of %lld with A and B staged in shared memory (%lld bytes)%s%s, %d epilogue op%s before "
-           "the store%s%s", mtext, ntext, (long long)kk, batch, (long long)tl.bm,
+           "the store%s%s", mtext, ntext, ktext, batch, (long long)tl.bm,
            (long long)tl.bn, rax < 0 ? (msym ? "BIDx x BIDy" : "BIDy x BIDx") : rax == o ? "1 x BIDx" : msym ? "BIDx x 1" : "BIDy x 1",
            (long long)ty, (long long)tx, (long long)tl.tm, (long long)tl.tn,
            (long long)tl.bk, (long long)smem, protext, ring, nepi, nepi == 1 ? "" : "s", redtext,

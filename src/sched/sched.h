@@ -14,6 +14,10 @@ bool tc_ptype_is_block(tc_ptype p);
 bool tc_ptype_is_device(tc_ptype p);
 /* Checks that a vectorized axis of `extent` elements of t's dtype fits a
  * vector access (power of two, at most 16 bytes). */
+/* The extent n of axis ax as text for a schedule note: the number, or
+ * over the size variables where it depends on one, with n its bound
+ * ("N (at most 4096)", "ceil(N / 1024) (at most 4)"); returns buf. */
+const char *tc_sched_extent_text(const tc_fusion *f, int ax, int64_t n, char *buf, size_t cap);
 tc_status tc_check_vector_width(const tc_tensor *t, int axis, int64_t extent);
 /* Checks that t can be inlined into consumer c at pos (axes map, parallel
  * types agree, no vectorized axis shared). */

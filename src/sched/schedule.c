@@ -134,6 +134,18 @@ bool tc_ptype_is_thread(tc_ptype p) { return p >= TC_TIDX && p <= TC_TIDZ; }
 bool tc_ptype_is_block(tc_ptype p) { return p >= TC_BIDX && p <= TC_BIDZ; }
 bool tc_ptype_is_device(tc_ptype p) { return p >= TC_DIDX && p <= TC_DIDZ; }
 
+const char *tc_sched_extent_text(const tc_fusion *f, int ax, int64_t n, char *buf, size_t cap) {
+  if (ax < 0 || !f->nsym || !tc_dg_is_symbolic(&f->g, ax)) {
+    snprintf(buf, cap, "%lld", (long long)n);
+    return buf;
+  }
+  const char *names[TC_MAX_SIZE_VARS];
+  char sym[160];
+  for (int i = 0; i < f->nsym; i++) names[i] = f->sym[i]->label;
+  snprintf(buf, cap, "%s (at most %lld)", tc_dg_sym_text(&f->g, ax, names, sym, sizeof sym), (long long)n);
+  return buf;
+}
+
 tc_status tc_check_vector_width(const tc_tensor *t, int axis, int64_t extent) {
   int64_t bytes = extent * (int64_t)tc_dtype_size(t->dtype);
   /* a tensor-memory store or load (tcgen05.st/ld .x1 ... .x128) moves up
