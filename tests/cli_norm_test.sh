@@ -21,6 +21,22 @@ else
     expect "$k -M dyn 1000" 0 '^M = 1000: verify: PASS' norm $k -M dyn -N 1000 -V 1
   done
   expect "-M dyn schedule line" 0 '^schedule: .*: M \(at most 2147483\) rows of 1000' norm softmax -M dyn -N 1000
+  # -N dyn: the row length a size variable (each pass reads the row from
+  # global memory; the means divide by N's value), run at N = 1, 7, 128
+  # and 1000; both: at (1, 1), (7, 128), (128, 7) and (1000, 1000)
+  for k in softmax rmsnorm layernorm softmax_bwd rmsnorm_bwd xent; do
+    expect "$k -N dyn 7" 0 '^N = 7: verify: PASS' norm $k -M 5 -N dyn -V 1
+    expect "$k -M dyn -N dyn (1000, 1000)" 0 '^M = 1000, N = 1000: verify: PASS' norm $k -M dyn -N dyn -t bf16 -V 1
+  done
+  expect "-N dyn schedule line" 0 '^schedule: .*: 5 rows of N \(at most 429496729\), 1 row per block on BIDx, 1024 threads per row on TIDx, ceil\(N / 1024\) \(at most 419431\) serial steps each, two-pass: the row.s length depends on a size variable' \
+    norm rmsnorm -M 5 -N dyn
+  out=$("$T" norm layernorm -M dyn -N dyn --json -V 1 2>&1)
+  if printf '%s' "$out" | python3 -c 'import json,sys; d=json.load(sys.stdin)
+assert d["rows"] == "dyn" and d["cols"] == "dyn" and [v["name"] for v in d["size_variables"]] == ["M", "N"]
+assert all(v["bound"] == 46340 for v in d["size_variables"]) and d["size_variable"]["name"] == "M"
+assert [(r["m"], r["n"]) for r in d["runs"]] == [(1, 1), (7, 128), (128, 7), (1000, 1000)]
+assert all(r["verify"]["result"] == "PASS" for r in d["runs"]) and d["ok"]'; then pass "-M dyn -N dyn --json"
+  else fail "-M dyn -N dyn --json: $out"; fi
   expect "softmax_bwd 7 x 1000 f32" 0 '^verify: PASS' norm softmax_bwd -M 7 -N 1000 -V 1
   expect "rmsnorm_bwd 33 x 4099 bf16" 0 '^verify: PASS' norm rmsnorm_bwd -M 33 -N 4099 -t bf16 -V 1
   expect "xent 7 x 1000 f32" 0 '^verify: PASS \(max error .*; 7 elements\)' norm xent -M 7 -N 1000 -V 1

@@ -9,7 +9,8 @@
  *     divisor and N a multiple of 4 (vectors of 4);
  *   - softmax over [M, N], both open (two-pass: each pass reads x);
  * the second compile is a cache hit; the CUDA and HIP kernels build
- * where NVRTC / hipcc exist.  Refused with their messages: a grid
+ * where NVRTC / hipcc exist.  A gather along N checks its index against
+ * N's value (out of range reads 0).  Refused with their messages: a grid
  * reduction over a symbolic axis, and an unrolled loop over one. */
 #include <math.h>
 #include <stdint.h>
@@ -165,6 +166,46 @@ static void test_softmax(void) {
   one(SOFTMAX, 1, "dynr_softmax", "two-pass: the row's length depends on a size variable");
 }
 
+/* A gather along N, a size variable: the index's range check is against
+ * N's value at launch (an index of N or more, or negative, reads 0), and
+ * the data's row stride is N; cross-entropy reads its labels' logits so. */
+static void test_gather_over_n(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t shape[2] = {6, 4096}, ishape[2] = {6, 1};
+  const char *names[2] = {NULL, "N"};
+  tc_tensor *x = tc_input_syms(f, TC_F32, 2, shape, names, NULL);
+  tc_tensor *idx = tc_input(f, TC_I32, 2, ishape);
+  tc_tensor *y = tc_gather(f, x, 1, idx);
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dynr_gather"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  for (int64_t n = 1; n <= 1000; n = n * 7 + 2) {
+    float *xs = malloc((size_t)(6 * n) * sizeof *xs), got[7];
+    for (int64_t i = 0; i < 6 * n; i++) xs[i] = (float)(i + 1);
+    /* in range: 0, n - 1, n / 2; out: n, -1, n + 5 */
+    int32_t ix[6] = {0, (int32_t)(n - 1), (int32_t)(n / 2), (int32_t)n, -1, (int32_t)(n + 5)};
+    for (int i = 0; i < 7; i++) got[i] = -77.0f;
+    void *args[4] = {NULL, xs, ix, got};
+    st = tc_kernel_run_sizes(k, args, &n, 1, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      free(xs);
+      break;
+    }
+    TC_CHECK(st == TC_OK, "N %lld: %s", (long long)n, tc_kernel_error(k));
+    for (int r = 0; r < 6 && st == TC_OK; r++) {
+      float want = ix[r] >= 0 && ix[r] < n ? xs[r * n + ix[r]] : 0.0f;
+      TC_CHECK(got[r] == want, "N %lld, row %d, index %d: got %g, want %g", (long long)n, r, ix[r], got[r], want);
+    }
+    TC_CHECK(got[6] == -77.0f, "N %lld: wrote past the 6 rows", (long long)n);
+    free(xs);
+  }
+  tc_kernel_free(k), tc_fusion_free(f);
+}
+
 /* The forms that stay refused, with their messages. */
 static void test_refused(void) {
   tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dynr_bad"};
@@ -207,6 +248,7 @@ int main(void) {
   TC_RUN(test_rowsum);
   TC_RUN(test_rowsum_div4);
   TC_RUN(test_softmax);
+  TC_RUN(test_gather_over_n);
   TC_RUN(test_refused);
   TC_MAIN_END();
 }

@@ -38,6 +38,10 @@ static void usage(FILE *out) {
           "                         for every M (docs/dynamic.md); it is printed once and run\n"
           "                         (and with -V 1 checked) at M = 1, 7, 128 and 1000; with\n"
           "                         --json, one object whose \"runs\" hold each M's result\n"
+          "  -N dyn                 the row length a size variable N the same way (each pass\n"
+          "                         over a row reads it from global memory), run at N = 1, 7,\n"
+          "                         128 and 1000; with -M dyn both, at (M, N) = (1, 1),\n"
+          "                         (7, 128), (128, 7) and (1000, 1000)\n"
           "  --eps X                rmsnorm, layernorm, rmsnorm_bwd: eps (default 1e-5, finite,\n"
           "                         >= 0), passed at launch: the kernel does not depend on it, so\n"
           "                         a run with another eps reuses the cached kernel (the `cache:`\n"
@@ -73,7 +77,7 @@ typedef struct norm_run {
 
 /* Runs k (and checks it with -V 1); CLI_OK or CLI_FAIL after a message. */
 static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_t rows, int64_t cols,
-               float eps, norm_run *r, bool dyn) {
+               float eps, norm_run *r, int nvar) {
   int64_t n = rows * cols, nout = rows * tc_norm_out_cols(kind, cols);
   size_t esz = o->dtype == TC_F32 ? 4 : 2;
   int nin = tc_norm_inputs(kind);
@@ -91,16 +95,20 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
     }
   }
   /* the tensor inputs, eps where the kind reads it, the output */
-  /* a kernel over the size variable M takes it first (filled by the run);
-   * f, the reference, has the rows fixed */
-  void *kargs[5] = {NULL}, **args = dyn ? kargs + 1 : kargs, *rargs[4];
+  /* a kernel over the size variables (M, N, or both, in that order)
+   * takes them first (filled by the run); f, the reference, has the
+   * extents fixed */
+  void *kargs[6] = {NULL}, **args = kargs + nvar, *rargs[4];
+  int64_t sizes[2];
+  for (int i = 0; i < nvar; i++)
+    sizes[i] = strcmp(tc_kernel_size_var_at(k, i, NULL, NULL), "M") == 0 ? rows : cols;
   int np = 0;
   for (int q = 0; q < nin; q++, np++) args[np] = rargs[np] = in[q];
   if (tc_norm_has_eps(kind)) args[np] = rargs[np] = &eps, np++;
   args[np] = y, rargs[np] = ref;
   int rc = CLI_OK;
   double ms = 0;
-  tc_status st = tc_kernel_run_sizes(k, kargs, &rows, dyn ? 1 : 0, o->device, &ms);
+  tc_status st = tc_kernel_run_sizes(k, kargs, sizes, nvar, o->device, &ms);
   if (st) {
     rc = op_fail(o, "%s", tc_kernel_error(k));
   } else if (o->verify) {
@@ -118,7 +126,7 @@ static int run(op_opts *o, tc_norm_kind kind, tc_fusion *f, tc_kernel *k, int64_
   }
   if (!rc && o->time) {
     double *t = malloc(sizeof(double) * (size_t)o->iters);
-    for (int i = 0; i < o->iters && !st; i++) st = tc_kernel_run_sizes(k, kargs, &rows, dyn ? 1 : 0, o->device, &t[i]);
+    for (int i = 0; i < o->iters && !st; i++) st = tc_kernel_run_sizes(k, kargs, sizes, nvar, o->device, &t[i]);
     if (st) rc = op_fail(o, "%s", tc_kernel_error(k));
     else {
       r->ms = op_median(t, o->iters);
@@ -155,20 +163,27 @@ static void json_run(tc_str *j, const op_opts *o, const norm_run *r) {
   }
 }
 
-/* -M dyn: prints the problem and runs the one kernel k at a few M, each
- * checked (-V 1) against the reference of a fusion with M rows fixed. */
-static int run_dyn(op_opts *o, tc_norm_kind kind, const char *name, tc_kernel *k, int64_t cols,
-                   double eps, const char *note, int runs) {
-  int64_t bound = 0;
-  tc_kernel_size_var(k, NULL, &bound);
+/* -M dyn / -N dyn: prints the problem and runs the one kernel k at a
+ * few M (N, or (M, N) pairs), each checked (-V 1) against the reference
+ * of a fusion with the extents fixed (rows, cols < 0: that one is the
+ * size variable). */
+static int run_dyn(op_opts *o, tc_norm_kind kind, const char *name, tc_kernel *k, int64_t rows,
+                   int64_t cols, double eps, const char *note, int runs) {
+  int nvar = tc_kernel_size_var_count(k);
   tc_str j;
   tc_str_init(&j);
+  char mtext[24], ntext[24];
+  snprintf(mtext, sizeof mtext, rows < 0 ? "dyn" : "%lld", (long long)rows);
+  snprintf(ntext, sizeof ntext, cols < 0 ? "dyn" : "%lld", (long long)cols);
   if (o->json) {
-    /* the object of a fixed M (print_json) with "rows": "dyn", the size
-     * variable, and verify / time per M in "runs" */
-    tc_str_printf(&j, "{\"command\": \"norm\", \"kind\": \"%s\", \"rows\": \"dyn\", \"cols\": %lld, "
-                  "\"size_variable\": {\"name\": \"M\", \"divisor\": 1, \"bound\": %lld}, \"dtype\": "
-                  "\"%s\", \"target\": \"%s\", \"schedule\": ", name, (long long)cols, (long long)bound,
+    /* the object of fixed extents (print_json) with "rows" and / or
+     * "cols" "dyn", the size variables, and verify / time per run in
+     * "runs" */
+    tc_str_printf(&j, "{\"command\": \"norm\", \"kind\": \"%s\", \"rows\": %s%s%s, \"cols\": %s%s%s",
+                  name, rows < 0 ? "\"" : "", mtext, rows < 0 ? "\"" : "", cols < 0 ? "\"" : "", ntext,
+                  cols < 0 ? "\"" : "");
+    op_json_size_vars(&j, k);
+    tc_str_printf(&j, ", \"dtype\": \"%s\", \"target\": \"%s\", \"schedule\": ",
                   tc_dtype_name(o->dtype), tc_target_name(o->target));
     op_json_str(&j, note);
     tc_str_cat(&j, ", \"eps\": ");
@@ -176,7 +191,7 @@ static int run_dyn(op_opts *o, tc_norm_kind kind, const char *name, tc_kernel *k
     else tc_str_cat(&j, "null");
     tc_str_printf(&j, ", \"cached\": %s, \"runs\": [", tc_kernel_from_cache(k) ? "true" : "false");
   } else {
-    printf("problem: norm %s -M dyn -N %lld -t %s --target %s", name, (long long)cols,
+    printf("problem: norm %s -M %s -N %s -t %s --target %s", name, mtext, ntext,
            tc_dtype_name(o->dtype), tc_target_name(o->target));
     if (tc_norm_has_eps(kind)) printf(" --eps %g", eps);
     printf("\nschedule: %s\n", note);
@@ -184,25 +199,35 @@ static int run_dyn(op_opts *o, tc_norm_kind kind, const char *name, tc_kernel *k
                                                   : "miss (the kernel was compiled)");
     if (o->emit) printf("emitted: %s\n", o->emit);
   }
-  static const int64_t ms[] = {1, 7, 128, 1000};
-  int rc = CLI_OK, ok = 1;
-  for (size_t i = 0; i < sizeof ms / sizeof ms[0] && runs && !rc; i++) {
-    if (ms[i] * cols > (int64_t)1 << 31) break;
+  /* one variable: each value; both: the pairs */
+  static const int64_t vals[] = {1, 7, 128, 1000};
+  static const int64_t pairs[][2] = {{1, 1}, {7, 128}, {128, 7}, {1000, 1000}};
+  int rc = CLI_OK, ok = 1, first = 1;
+  for (size_t i = 0; i < sizeof vals / sizeof vals[0] && runs && !rc; i++) {
+    int64_t m = rows > 0 ? rows : cols < 0 ? pairs[i][0] : vals[i];
+    int64_t n = cols > 0 ? cols : rows < 0 ? pairs[i][1] : vals[i];
+    if (m * n > (int64_t)1 << 31) break;
     tc_fusion *ref = tc_fusion_new();
-    tc_tensor *y = tc_norm_build(ref, kind, o->dtype, ms[i], cols);
+    tc_tensor *y = tc_norm_build(ref, kind, o->dtype, m, n);
     norm_run r = {0};
     if (!y || tc_add_output(ref, y)) rc = op_fail(o, "%s", tc_fusion_error(ref));
-    else rc = run(o, kind, ref, k, ms[i], cols, (float)eps, &r, true);
+    else rc = run(o, kind, ref, k, m, n, (float)eps, &r, nvar);
     tc_fusion_free(ref);
     if (rc) break;
     ok &= !r.verified || r.pass;
+    char at[64] = "";
+    if (rows < 0) snprintf(at, sizeof at, "M = %lld", (long long)m);
+    if (cols < 0) snprintf(at + strlen(at), sizeof at - strlen(at), "%sN = %lld", rows < 0 ? ", " : "", (long long)n);
     if (o->json) {
-      tc_str_printf(&j, "%s{\"m\": %lld", i ? ", " : "", (long long)ms[i]);
+      tc_str_printf(&j, "%s{", first ? "" : ", ");
+      if (rows < 0) tc_str_printf(&j, "\"m\": %lld%s", (long long)m, cols < 0 ? ", " : "");
+      if (cols < 0) tc_str_printf(&j, "\"n\": %lld", (long long)n);
       json_run(&j, o, &r);
       tc_str_cat(&j, "}");
+      first = 0;
       continue;
     }
-    printf("M = %lld:", (long long)ms[i]);
+    printf("%s:", at);
     if (r.verified)
       printf(" verify: %s (max error %.3g of the largest |y|)", r.pass ? "PASS" : "FAIL", r.err);
     if (r.timed) printf(" time: %.4f ms (median of %d runs), %.2f GB/s", r.ms, o->iters, r.gbs);
@@ -269,7 +294,8 @@ int cmd_norm(int argc, char **argv) {
       else if ((rc = op_parse_int(&o, "-M", v, 1, (int64_t)1 << 31, &rows))) return rc;
     } else if (!rc && ((v = op_value(&o, argc, argv, &i, "-N", &rc)) ||
                        (!rc && (v = op_value(&o, argc, argv, &i, "-n", &rc))))) {
-      if ((rc = op_parse_int(&o, "-N", v, 1, (int64_t)1 << 31, &cols))) return rc;
+      if (!strcmp(v, "dyn")) cols = -1;
+      else if ((rc = op_parse_int(&o, "-N", v, 1, (int64_t)1 << 31, &cols))) return rc;
     } else if (!rc && (v = op_value(&o, argc, argv, &i, "--eps", &rc))) {
       char *end;
       eps = strtod(v, &end);
@@ -284,7 +310,7 @@ int cmd_norm(int argc, char **argv) {
   if (!rows || !cols) return op_usage_error(&o, "-M and -N are required");
   if (eps_given && !tc_norm_has_eps((tc_norm_kind)k_id))
     return op_usage_error(&o, "--eps: %s has no eps (rmsnorm, layernorm and rmsnorm_bwd have)", kind);
-  bool dyn = rows == -1;
+  bool dyn = rows == -1 || cols == -1;
   if (!dyn && rows * cols > (int64_t)1 << 31) return op_invalid(&o, "%lld x %lld is more than 2^31 elements", (long long)rows, (long long)cols);
   if (o.perf_config || o.tune) return op_usage_error(&o, "norm takes no perf config and no --tune: tc_schedule_auto picks the schedule");
   if (o.dtype != TC_F32 && o.dtype != TC_F16 && o.dtype != TC_BF16)
@@ -310,11 +336,11 @@ int cmd_norm(int argc, char **argv) {
   norm_run r = {0};
   int runs = o.verify || o.time || !o.emit;
   if (dyn) {
-    rc = run_dyn(&o, (tc_norm_kind)k_id, kind, k, cols, eps, note, runs);
+    rc = run_dyn(&o, (tc_norm_kind)k_id, kind, k, rows, cols, eps, note, runs);
     tc_kernel_free(k), tc_fusion_free(f);
     return rc;
   }
-  if (runs) rc = run(&o, (tc_norm_kind)k_id, f, k, rows, cols, (float)eps, &r, false);
+  if (runs) rc = run(&o, (tc_norm_kind)k_id, f, k, rows, cols, (float)eps, &r, 0);
   int ok = !rc && (!r.verified || r.pass);
   if (o.json) {
     print_json(&o, kind, rows, cols, tc_norm_has_eps((tc_norm_kind)k_id) ? eps : -1,

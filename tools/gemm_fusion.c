@@ -841,18 +841,8 @@ static void print_json_dyn(const op_opts *o, const char *key, const char *list, 
                 "\"transB\": 0, \"dtype\": \"%s\", \"epilogue\": ", mtext, ntext, ktext,
                 tc_dtype_name(o->dtype));
   op_json_str(&j, list);
-  /* "size_variable": the first; "size_variables": all */
-  int nk = tc_kernel_size_var_count(kern);
-  for (int i = 0; i < nk; i++) {
-    int64_t div, bound;
-    const char *name = tc_kernel_size_var_at(kern, i, &div, &bound);
-    char one[128];
-    snprintf(one, sizeof one, "{\"name\": \"%s\", \"divisor\": %lld, \"bound\": %lld}", name,
-             (long long)div, (long long)bound);
-    if (i == 0) tc_str_printf(&j, ", \"size_variable\": %s, \"size_variables\": [", one);
-    tc_str_printf(&j, "%s%s", i ? ", " : "", one);
-  }
-  tc_str_cat(&j, "]}");
+  op_json_size_vars(&j, kern);
+  tc_str_cat(&j, "}");
   op_json_device(&j, o, r);
   tc_str_cat(&j, ", \"schedule\": ");
   op_json_str(&j, tc_fusion_schedule_note(f));

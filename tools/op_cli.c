@@ -476,6 +476,20 @@ void op_json_str(tc_str *j, const char *s) {
   tc_str_cat(j, "\"");
 }
 
+void op_json_size_vars(tc_str *j, const tc_kernel *k) {
+  int n = tc_kernel_size_var_count(k);
+  for (int i = 0; i < n; i++) {
+    int64_t div, bound;
+    const char *name = tc_kernel_size_var_at(k, i, &div, &bound);
+    char one[128];
+    snprintf(one, sizeof one, "{\"name\": \"%s\", \"divisor\": %lld, \"bound\": %lld}", name,
+             (long long)div, (long long)bound);
+    if (i == 0) tc_str_printf(j, ", \"size_variable\": %s, \"size_variables\": [", one);
+    tc_str_printf(j, "%s%s", i ? ", " : "", one);
+  }
+  if (n) tc_str_cat(j, "]");
+}
+
 void op_json_num(tc_str *j, double v) {
   if (isnan(v) || isinf(v))
     tc_str_cat(j, "null");

@@ -163,6 +163,10 @@ void op_json_device(tc_str *j, const op_opts *o, const op_report *r);
 /* ", "ran": .., "verify": {..} or null, "time": {..} or null" (the verify
  * object with "max_abs_error" where with_max_abs). */
 void op_json_run(tc_str *j, const op_opts *o, const op_report *r, int with_max_abs);
+/* ", "size_variable": {..}, "size_variables": [..]" of kernel k (the
+ * first, then all, each with name, divisor and bound); nothing for a
+ * kernel of fixed shapes. */
+void op_json_size_vars(tc_str *j, const tc_kernel *k);
 /* ", "tune": {..} or null". */
 void op_json_tune(tc_str *j, const op_report *r);
 /* Closes the object with ", "ok": ..}" (when not ok, after an "error"

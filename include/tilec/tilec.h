@@ -167,13 +167,15 @@ tc_tensor *tc_scalar_input(tc_fusion *f, const char *name, tc_dtype t);
  * variable's bound); up to 4 variables per fusion (tc_input_syms puts
  * them on other axes).  Every axis an op makes from a leading
  * axis of extent M has extent M too.  This slice compiles pointwise
- * fusions, the automatic inner-reduction schedules (tc_schedule_auto:
- * softmax, RMSNorm rows) and the FMA matmul schedule with M the rows of A
- * (tc_schedule_matmul: M's blocks on BIDx): the variable stays on leading
- * axes, is never reduced over, its splits (rounded up, with predicates)
- * and merges with fixed axes are bound to BIDx, and no shared or register
- * allocation depends on it; tc_compile refuses anything else (a serial or
- * thread loop over M, a permute that moves M) with a message.
+ * fusions, the automatic reduction schedules (tc_schedule_auto: softmax
+ * and RMSNorm rows, a row of N elements, column sums over M) and the
+ * matmul schedules with M, N or K open (tc_schedule_matmul; not wgmma):
+ * the variable is not moved by a permute, its axes (rounded-up splits
+ * with predicates, merges with fixed axes) are serial loops to the
+ * extent over the parameters or bound to block indices, and no shared or
+ * register allocation depends on it; tc_compile refuses anything else
+ * (an unrolled, vector or thread loop over M, a grid reduction over M,
+ * a permute that moves M) with a message (docs/dynamic.md).
  * tc_kernel_param_bytes and tc_kernel_tensor_allocation describe such a
  * kernel's symbolic buffers at the bound; tc_reference_run refuses the
  * fusion (TC_ERR_UNSUPPORTED: it takes fixed shapes).  NULL on a bad
@@ -189,6 +191,14 @@ const char *tc_tensor_size_var(const tc_tensor *t);
  * on any axes): the variable's name, or NULL where that extent is a
  * number or axis is out of range. */
 const char *tc_tensor_axis_size_var(const tc_tensor *t, int axis);
+/* The value of size variable `name` as a scalar input of the fusion
+ * (i32: the kernel parameter tc_kernel_run_sizes fills), for ops that
+ * need an extent known only at launch.  Like any scalar input it is an
+ * operand of tc_binary only, where a float tensor takes it as a float: a
+ * mean over a row of N elements is tc_binary(f, TC_DIV, sum,
+ * tc_size_var_value(f, "N")).  NULL (TC_ERR_ARGUMENT) where no input
+ * names it. */
+tc_tensor *tc_size_var_value(tc_fusion *f, const char *name);
 /* tc_input_sym with a size variable on any axes: names[i] (NULL: axis i
  * is the fixed extent shape[i]) names the variable of axis i, a multiple
  * of divisors[i] (divisors NULL: 1), at most shape[i] (-1: the bound of

@@ -143,3 +143,20 @@ def test_matmul_k_open(rng):
         y = rng.standard_normal((kk, 40), dtype=np.float32)
         want = np.maximum(x.astype(np.float64) @ y, 0)
         np.testing.assert_allclose(k.run(x, y), want, rtol=1e-4, atol=1e-4)
+
+
+def test_rmsnorm_row_length_open(rng):
+    # RMSNorm over rows of N elements, N a size variable: the mean divides
+    # by N's value at run time (size_var)
+    f = tilec.Fusion()
+    x = f.input(tilec.f32, (4, "N"), bounds={"N": 8192})
+    ms = f.sum(x * x, 1) / f.size_var("N")
+    f.add_output(x / f.sqrt(ms + 1e-5))
+    f.schedule_auto()
+    k = f.compile(name="dyn_rmsnorm_n_py")
+    for n in (1, 7, 129, 3000):
+        a = rng.standard_normal((4, n), dtype=np.float32)
+        want = a / np.sqrt((a.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + 1e-5)
+        np.testing.assert_allclose(k.run(a), want, rtol=2e-5, atol=1e-6)
+    with pytest.raises(tilec.TilecError, match="no input names the size variable Q"):
+        f.size_var("Q")

@@ -308,6 +308,13 @@ class Fusion:
         self._scalar_names[t._p] = str(name)
         return t
 
+    def size_var(self, name):
+        """The value of size variable ``name`` at run time as a scalar
+        operand (tc_size_var_value): a mean over a row of N elements is
+        ``f.sum(x, 1) / f.size_var("N")``.  run() fills it from the
+        arrays' shapes."""
+        return self._wrap(self._L.tc_size_var_value(self._p, str(name).encode()))
+
     def _in_specs(self):
         """(dtype, shape, name) of each input; a scalar's shape is () and
         its name the one given to scalar()."""

@@ -73,6 +73,7 @@ _PROTOS = {
     "tc_cast": (c_tensor_p, [c_fusion_p, c_tensor_p, _i]),
     "tc_binary_scalar": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, ctypes.c_double]),
     "tc_scalar_input": (c_tensor_p, [c_fusion_p, _str, _i]),
+    "tc_size_var_value": (c_tensor_p, [c_fusion_p, _str]),
     "tc_reduce": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, _i, ctypes.POINTER(_i)]),
     "tc_welford": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, ctypes.POINTER(_i),
                                 ctypes.POINTER(c_tensor_p), ctypes.POINTER(c_tensor_p)]),

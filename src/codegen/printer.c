@@ -82,7 +82,8 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
   tc_str_init(&c3);
   load_in(&a, d, k, s, 0);
   if (op->nin > 1) load_in(&b, d, k, s, 1);
-  else if (op->scalar_in) tc_str_cat(&b, op->scalar_in->name); /* a kernel parameter */
+  else if (op->scalar_in) /* a kernel parameter (a size variable, int, as a float beside floats) */
+    tc_str_printf(&b, fl && !is_float(op->scalar_in->dtype) ? "((float)%s)" : "%s", op->scalar_in->name);
   else if (op->has_scalar) literal(&b, d, op->scalar, fl);
   if (op->nin > 2) load_in(&c3, d, k, s, 2);
   const char *x = tc_str_cstr(&a), *y = tc_str_cstr(&b), *z = tc_str_cstr(&c3);
@@ -107,16 +108,21 @@ static void value(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knod
       /* in[0] at its index plus the position in[1] holds (y) times the
        * gathered axis's stride; 0 where that position is outside */
       const tc_tensor *in = op->in[0];
-      int64_t stride = 1, e = tc_logical_extent(in, op->sub);
-      for (int i = op->sub + 1; i < in->nlogical; i++) stride *= tc_logical_extent(in, i);
-      tc_str base, at;
-      tc_str_init(&base), tc_str_init(&at);
+      tc_str base, at, e, stride;
+      tc_str_init(&base), tc_str_init(&at), tc_str_init(&e), tc_str_init(&stride);
       expr(&base, k, s->stmt.in_index[0]);
-      tc_str_printf(&at, "%s + (%s) * %lld", tc_str_cstr(&base), y, (long long)stride);
-      tc_str_printf(o, "((unsigned)(%s) < %lldu ? ", y, (long long)e);
+      expr(&e, k, s->stmt.gather_extent);
+      expr(&stride, k, s->stmt.gather_stride);
+      tc_str_printf(&at, "%s + (%s) * %s", tc_str_cstr(&base), y, tc_str_cstr(&stride));
+      /* (a number prints as one: "< 1000u"; an extent over a size
+       * variable as the parameter: "< (unsigned)(T0)") */
+      if (s->stmt.gather_extent->op == TC_E_CONST)
+        tc_str_printf(o, "((unsigned)(%s) < %su ? ", y, tc_str_cstr(&e));
+      else
+        tc_str_printf(o, "((unsigned)(%s) < (unsigned)(%s) ? ", y, tc_str_cstr(&e));
       d->load(o, in->dtype, in->mem, in->name, tc_str_cstr(&at));
       tc_str_printf(o, " : %s)", fl ? "0.0f" : "0");
-      tc_str_free(&base), tc_str_free(&at);
+      tc_str_free(&base), tc_str_free(&at), tc_str_free(&e), tc_str_free(&stride);
       break;
     }
     case TC_OP_REDUCE: case TC_OP_MATMUL: {

@@ -24,25 +24,46 @@ int tc_norm_inputs(tc_norm_kind kind) {
 int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols) { return kind == TC_NORM_XENT ? 1 : cols; }
 
 /* An input of dtype t and shape [rows, cols]; rows -d (d >= 1): the size
- * variable M (tc_input_sym), a multiple of d. */
-static tc_tensor *input(tc_fusion *f, tc_dtype t, const int64_t *shape) {
-  int64_t sym[2] = {-1, shape[1]};
-  return shape[0] < 0 ? tc_input_sym(f, t, 2, sym, "M", -shape[0]) : tc_input(f, t, 2, shape);
+ * variable M, a multiple of d; cols -d: N likewise.  M alone takes the
+ * largest bound that keeps the input under 2^31 elements (tc_input_sym's
+ * -1); with N the first input (again false) bounds each variable by 2^31
+ * over the fixed extent beside it, or 46340 beside the other variable,
+ * later ones name them again with -1. */
+static tc_tensor *input(tc_fusion *f, tc_dtype t, const int64_t *shape, bool again) {
+  if (shape[0] > 0 && shape[1] > 0) return tc_input(f, t, 2, shape);
+  if (shape[1] > 0) {
+    int64_t sym[2] = {-1, shape[1]};
+    return tc_input_sym(f, t, 2, sym, "M", -shape[0]);
+  }
+  const char *names[2] = {shape[0] < 0 ? "M" : NULL, "N"};
+  int64_t div[2] = {shape[0] < 0 ? -shape[0] : 1, -shape[1]}, ext[2];
+  for (int i = 0; i < 2; i++) {
+    int64_t other = shape[1 - i];
+    int64_t bound = other < 0 ? 46340 : ((int64_t)1 << 31) / other;
+    ext[i] = shape[i] > 0 ? shape[i] : again ? -1 : bound - bound % div[i];
+  }
+  return tc_input_syms(f, t, 2, ext, names, div);
+}
+
+/* sum / cols: the mean over a row; over N (cols < 0) divided by N's
+ * value at launch */
+static tc_tensor *row_mean(tc_fusion *f, tc_tensor *sum, int64_t cols) {
+  if (cols > 0) return tc_binary_scalar(f, TC_MUL, sum, 1.0 / (double)cols);
+  return tc_binary(f, TC_DIV, sum, tc_size_var_value(f, "N"));
 }
 
 /* An input of dtype t, as f32. */
 static tc_tensor *input_f32(tc_fusion *f, tc_dtype t, const int64_t *shape) {
-  tc_tensor *in = input(f, t, shape);
+  tc_tensor *in = input(f, t, shape, true);
   return !in || t == TC_F32 ? in : tc_cast(f, in, TC_F32);
 }
 
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols) {
   int64_t shape[2] = {rows, cols};
-  tc_tensor *in = input(f, t, shape);
+  tc_tensor *in = input(f, t, shape, false);
   if (!in) return NULL;
   tc_tensor *x = t == TC_F32 ? in : tc_cast(f, in, TC_F32);
   int last = 1;
-  double inv = 1.0 / (double)cols;
   tc_tensor *y = NULL, *eps = NULL;
   switch (kind) {
     case TC_NORM_SOFTMAX: {
@@ -52,7 +73,7 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
     }
     case TC_NORM_RMSNORM: {
       tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &last);
-      y = tc_binary(f, TC_MUL, x, rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv), &eps));
+      y = tc_binary(f, TC_MUL, x, rsqrt_eps(f, row_mean(f, ss, cols), &eps));
       break;
     }
     case TC_NORM_LAYERNORM: { /* mean and variance in one pass (Welford) */
@@ -70,8 +91,8 @@ tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t ro
     case TC_NORM_RMSNORM_BWD: {
       tc_tensor *dy = input_f32(f, t, shape);
       tc_tensor *ss = tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, x, x), 1, &last);
-      tc_tensor *r = rsqrt_eps(f, tc_binary_scalar(f, TC_MUL, ss, inv), &eps);
-      tc_tensor *m = tc_binary_scalar(f, TC_MUL, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, dy, x), 1, &last), inv);
+      tc_tensor *r = rsqrt_eps(f, row_mean(f, ss, cols), &eps);
+      tc_tensor *m = row_mean(f, tc_reduce(f, TC_REDUCE_SUM, tc_binary(f, TC_MUL, dy, x), 1, &last), cols);
       tc_tensor *r3m = tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, tc_binary(f, TC_MUL, r, r), r), m);
       y = tc_binary(f, TC_SUB, tc_binary(f, TC_MUL, r, dy), tc_binary(f, TC_MUL, x, r3m));
       break;

@@ -44,7 +44,9 @@ int tc_norm_inputs(tc_norm_kind kind);
 bool tc_norm_has_eps(tc_norm_kind kind);
 int64_t tc_norm_out_cols(tc_norm_kind kind, int64_t cols);
 /* rows -d (d >= 1; -1: any value): the rows are the size variable M
- * (tc_input_sym), a multiple of d, given at launch. */
+ * (tc_input_sym), a multiple of d, given at launch; cols -d likewise the
+ * row length, the size variable N (the means divide by its value at
+ * launch, tc_size_var_value). */
 tc_tensor *tc_norm_build(tc_fusion *f, tc_norm_kind kind, tc_dtype t, int64_t rows, int64_t cols);
 
 #endif

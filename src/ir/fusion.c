@@ -344,6 +344,16 @@ const char *tc_tensor_axis_size_var(const tc_tensor *t, int axis) {
 
 const char *tc_tensor_size_var(const tc_tensor *t) { return tc_tensor_axis_size_var(t, 0); }
 
+tc_tensor *tc_size_var_value(tc_fusion *f, const char *name) {
+  if (!f) return NULL;
+  tc_clear_error(f);
+  for (int v = 0; name && v < f->nsym; v++)
+    if (strcmp(f->sym[v]->label, name) == 0) return f->sym[v];
+  return tc_fail(f, TC_ERR_ARGUMENT, "tc_size_var_value: no input names the size variable %s%s",
+                 name ? name : "(null)", f->nsym ? "" : " (the fusion has none: tc_input_sym names one)"),
+         NULL;
+}
+
 static bool owned(tc_fusion *f, const tc_tensor *t) {
   return t && t->f == f && t->id < f->ntensors && f->tensors[t->id] == t;
 }
@@ -455,13 +465,16 @@ static bool is_float_dtype(tc_dtype t) { return t == TC_F32 || t == TC_F16 || t 
 
 /* tc_binary with a scalar input on one side: the tensor's shape and
  * dtype, the scalar read at launch (an f32 scalar with float tensors, an
- * i32 one with integer tensors). */
+ * i32 one with integer tensors; a size variable with either). */
 static tc_tensor *binary_scalar_input(tc_fusion *f, tc_binary_op op, tc_tensor *a, tc_tensor *b) {
   if (a->is_scalar && b->is_scalar)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s and %s are both scalar inputs; one operand "
                    "must be a tensor", a->label, b->label), NULL;
   tc_tensor *x = a->is_scalar ? b : a, *s = a->is_scalar ? a : b;
-  if (is_float_dtype(x->dtype) != (s->dtype == TC_F32))
+  /* (a size variable, i32, meets a float tensor as a float) */
+  bool size_var = false;
+  for (int v = 0; v < f->nsym; v++) size_var |= f->sym[v] == s;
+  if (is_float_dtype(x->dtype) != (s->dtype == TC_F32) && !size_var)
     return tc_fail(f, TC_ERR_ARGUMENT, "tc_binary: %s is %s but the scalar input %s is %s; a float "
                    "tensor takes an f32 scalar, an integer one an i32 scalar", x->name,
                    tc_dtype_name(x->dtype), s->label, tc_dtype_name(s->dtype)), NULL;

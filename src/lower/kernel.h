@@ -139,6 +139,9 @@ typedef struct tc_kstmt {
    * the view's predicate, the element reading 0 where it fails; NULL:
    * always valid */
   const tc_expr *in_valid[3];
+  /* a gather (TC_OP_GATHER): the gathered axis's extent and its stride in
+   * in[0] (over the size variables' parameters where they depend on one) */
+  const tc_expr *gather_extent, *gather_stride;
   tc_ktmem tmem;
   tc_kldsm ldsm;
   tc_ktma tma;

@@ -696,6 +696,13 @@ static tc_status build_loops(lctx *c, tc_op **order, int n, tc_knode **stmt_of) 
 
 /* ---- indexing ---------------------------------------------------------- */
 
+/* The extent of x's logical axis i: over a size variable its parameter,
+ * else the number. */
+static const tc_expr *logical_extent(lctx *c, const tc_tensor *x, int i) {
+  const tc_axis *a = &c->g->axes[x->logical[i]];
+  return c->k->nsym && a->sym_div ? c->k->sym[a->sym_var] : tc_e_const(c->k->pool, a->extent);
+}
+
 /* The element index of tensor x for logical coordinates lv; *valid (may
  * be NULL) gets the predicate of a tensor seen through a view (NULL when
  * always valid). */
@@ -713,13 +720,8 @@ static tc_status index_of(lctx *c, const tc_tensor *x, const tc_expr **lv, const
     return TC_OK;
   }
   if (x->mem == TC_MEM_GLOBAL) {
-    /* (the extent of an axis over a size variable is its parameter) */
-    for (int i = 0; i < x->nlogical; i++) {
-      const tc_axis *a = &g->axes[x->logical[i]];
-      if (a->reduction) continue;
-      idx = tc_e_add(p, c->k->nsym && a->sym_div ? tc_e_mul(p, idx, c->k->sym[a->sym_var])
-                                                 : tc_e_mulc(p, idx, a->extent), lv[i]);
-    }
+    for (int i = 0; i < x->nlogical; i++)
+      if (!g->axes[x->logical[i]].reduction) idx = tc_e_add(p, tc_e_mul(p, idx, logical_extent(c, x, i)), lv[i]);
     *out = tc_simplify(p, idx);
     return TC_OK;
   }
@@ -929,6 +931,13 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
                      : lv[j];
     }
     st = index_of(c, x, in_lv, &s->stmt.in_index[i], &s->stmt.in_valid[i]);
+    if (!st && i == 0 && s->stmt.op->kind == TC_OP_GATHER) {
+      int ax = s->stmt.op->sub;
+      const tc_expr *stride = tc_e_const(p, 1);
+      for (int j = ax + 1; j < x->nlogical; j++) stride = tc_e_mul(p, stride, logical_extent(c, x, j));
+      s->stmt.gather_extent = tc_simplify(p, logical_extent(c, x, ax));
+      s->stmt.gather_stride = tc_simplify(p, stride);
+    }
     if (!st && s->stmt.in_valid[i])
       s->stmt.in_valid[i] = view_pred_left(p, s->stmt.in_valid[i], s->stmt.pred);
     if (!st && (x->view || t->view) && s->stmt.op->ldst != TC_LDST_DEFAULT)
