@@ -152,27 +152,31 @@ expect "-M dyn --macro mma: the CUDA kernel builds" 0 '^compiled with NVRTC for 
   gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,32,32,32,16 --macro mma --target cuda --emit "$tmp/dyn_mma.cu"
 if grep -q 'mma.sync.aligned.m16n8k16' "$tmp/dyn_mma.cu" 2>/dev/null; then pass "-M dyn --macro mma: mma.sync in the CUDA kernel"
 else fail "-M dyn --macro mma: no mma.sync in the emitted CUDA kernel"; fi
-# without --tiles the scheduler picks mma.sync for the symbolic GEMM on
-# sm_90a (not wgmma, which takes fixed shapes) and MFMA on hip
-expect "-M dyn, the scheduler's mma.sync on sm_90a" 0 \
-  'as mma\.sync m16n8k16 .*in rings of 3 stages.*\(not wgmma: the wgmma op type takes fixed shapes, and M, N or K is a size variable\)' \
+# without --tiles the scheduler picks wgmma for the symbolic GEMM on
+# sm_90a (its tiles from the bound: 128 x 256 blocks, K tiles of 64, 2
+# stages for K 128) and MFMA on hip
+expect "-M dyn, the scheduler's wgmma on sm_90a" 0 \
+  'matmul: M \(at most 8388607\) x 256 x 128, 128x256 tiles on BIDx x BIDy, 2 warp groups .* as wgmma m64n256k16 .*in rings of 2 stages' \
   gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/dyn_auto.cu"
+if grep -q 'wgmma.mma_async' "$tmp/dyn_auto.cu" 2>/dev/null; then pass "-M dyn: wgmma in the sm_90a kernel"
+else fail "-M dyn: no wgmma in $tmp/dyn_auto.cu"; fi
 expect "-M dyn, the scheduler's MFMA on hip" 0 'as MFMA 32x32x8 .*the scheduler.s op type for f16/bf16 on HIP' \
   gemm -M dyn -N 256 -K 128 -t f16 --epilogue bias,relu --target hip --emit "$tmp/dyn_auto.hip"
 expect "-N dyn with --transB 1 refused" 2 '^tilec gemm: -N dyn does not combine with --transB 1 \(one fused kernel for every N of a row-major B \[K, N\]\)' \
   gemm -M 8 -N dyn -K 8 --transB 1 --epilogue relu
 expect "-K dyn with --transA 1 refused" 2 '^tilec gemm: -K dyn does not combine with --transA 1 \(one fused kernel for every K of a row-major A \[M, K\] and B \[K, N\]\)' \
   gemm -M 8 -N 8 -K dyn --transA 1 --epilogue relu
-expect "-K dyn, the scheduler's mma.sync on sm_90a" 0 \
-  'as mma\.sync m16n8k16 .*\(not wgmma: the wgmma op type takes fixed shapes, and M, N or K is a size variable\)' \
+expect "-K dyn, the scheduler's wgmma on sm_90a" 0 \
+  'matmul: 300 x 200 x K \(at most 7158278\), 128x256 tiles .* as wgmma m64n256k16 .*K in tiles of 64 .*in rings of 3 stages' \
   gemm -M 300 -N 200 -K dyn -t bf16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/k_dyn.cu"
-if grep -q 'mma.sync.aligned.m16n8k16' "$tmp/k_dyn.cu" 2>/dev/null && grep -Eq 'for \(int i[0-9]+ = 0; i[0-9]+ < \(T[0-9]+ \+ 31\) / 32;' "$tmp/k_dyn.cu"
-then pass "-K dyn: the K tiles' loop over the parameter in the CUDA kernel"
-else fail "-K dyn: no mma.sync or no K loop over the parameter in $tmp/k_dyn.cu"; fi
+expect "-K dyn, the scheduler's mma.sync on sm_80" 0 'as mma\.sync m16n8k16 .*K in tiles of 32' \
+  gemm -M 300 -N 200 -K dyn -t bf16 --epilogue bias,relu --target cuda --arch sm_80 --emit "$tmp/k_dyn80.cu"
+if grep -q 'wgmma.mma_async' "$tmp/k_dyn.cu" 2>/dev/null && grep -Eq 'for \(int i[0-9]+ = 0; i[0-9]+ < \(T[0-9]+ \+ 63\) / 64;' "$tmp/k_dyn.cu" &&
+   grep -q 'mma.sync.aligned.m16n8k16' "$tmp/k_dyn80.cu" && grep -Eq 'for \(int i[0-9]+ = 0; i[0-9]+ < \(T[0-9]+ \+ 31\) / 32;' "$tmp/k_dyn80.cu"
+then pass "-K dyn: the K tiles' loop over the parameter in the CUDA kernels"
+else fail "-K dyn: no wgmma / mma.sync or no K loop over the parameter in $tmp/k_dyn.cu, $tmp/k_dyn80.cu"; fi
 expect "-N dyn row_sum refused" 2 'reduces each row of the result over the size variable N; the matmul schedule reduces a row of the result within one block' \
   gemm -M 8 -N dyn -K 8 --epilogue row_sum
-expect "-M dyn --macro wgmma refused" 2 'the wgmma m64nNk16 op type takes fixed shapes' \
-  gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,64,32,64,64 --macro wgmma --target cuda
 expect "cuda --emit builds" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
   gemm -M 128 -N 128 -K 64 -t bf16 --epilogue bias,relu --target cuda --emit "$tmp/k.cu"
 if grep -q '__shared__' "$tmp/k.cu" 2>/dev/null && grep -q 'fmaxf(' "$tmp/k.cu"; then pass "emitted CUDA kernel"
@@ -319,6 +323,11 @@ if "$T" devices 2>/dev/null | grep -q 'Portable Computing Language'; then
     expect "--macro wgmma --stages $st bf16 at primes" 0 '^verify: PASS \(max error .*; 6499 elements\)' \
       gemm -M 67 -N 97 -K 133 -t bf16 --epilogue bias,relu --tiles 128,96,32,64,48 --macro wgmma --stages $st -V 1
   done
+  # with size variables (the tile past M, N or K reads zeros)
+  expect "-M dyn --macro wgmma: M = 1000" 0 '^verify: PASS \(max error .*; 64000 elements\)' \
+    gemm -M dyn -N 64 -K 64 -t f16 --tiles 64,64,32,64,64 --macro wgmma -V 1
+  expect "-N dyn -K dyn --macro wgmma --stages 3: N = 129, K = 7" 0 '^N = 129, K = 7:$' \
+    gemm -M 70 -N dyn -K dyn -t bf16 --epilogue bias,relu --tiles 64,64,64,64,64 --macro wgmma --stages 3 -V 1
   expect "--macro wgmma --stages 3 f16, 128B swizzle, B [N, K]" 0 '^verify: PASS \(max error .*; 16384 elements\)' \
     gemm -M 128 -N 128 -K 320 -t f16 --transB 1 --epilogue relu --tiles 128,128,64,64,64 --macro wgmma --stages 3 -V 1
 fi

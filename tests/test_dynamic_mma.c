@@ -7,7 +7,7 @@
  * plain C loop, with and without bias + ReLU, with one buffer and with a
  * ring of 2 stages; nothing is written past M rows.  The CUDA kernel
  * (sm_80) builds where NVRTC exists.  N a size variable too, and the
- * wgmma op type with M open is refused with its message. */
+ * wgmma op type with M, N or K open (sm_90a's choice for M open). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -169,24 +169,90 @@ static void test_mma_mn(void) {
   tc_fusion_free(f);
 }
 
-/* the wgmma op type still takes fixed shapes */
-static void test_wgmma_refused(void) {
+/* y = A @ B + bias, relu with wgmma m64nNk16 tiles (64 x 64 blocks, K
+ * tiles of 32 or 64 with the 128B swizzle) where M, N or K is a size
+ * variable (which: 0, 1, 2), one buffer or a ring: compiled once for
+ * OpenCL (the instruction emulated through its descriptors) and run at 6
+ * values of the variable against the plain C loop; nothing is written
+ * past C; the sm_90a kernel builds where NVRTC exists.  The tiles' edges
+ * read zeros: rows past M or columns past N are never stored, and the K
+ * tile past K adds nothing (zero-filled as it is staged). */
+static void wgmma_open(int which, int64_t bk, int stages) {
+  static const int64_t vals[] = {1, 7, 64, 65, 130, 257};
+  const int64_t M = 130, N = 72, K = 96, BOUND = 4096;
   tc_fusion *f = tc_fusion_new();
-  int64_t sa[2] = {4096, 64}, sb[2] = {64, 128};
-  tc_tensor *a = tc_input_sym(f, TC_F16, 2, sa, "M", 1), *b = tc_input(f, TC_F16, 2, sb);
-  OK(f, tc_add_output(f, tc_matmul(f, a, b)));
-  tc_matmul_tiles tl = {64, 128, 64, 64, 128, TC_MACRO_WGMMA, 1};
-  TC_CHECK(tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &tl) == TC_ERR_UNSUPPORTED &&
-               strstr(tc_fusion_error(f), "M is the size variable M; the wgmma m64nNk16 op type takes fixed shapes"),
-           "%s", tc_fusion_error(f));
+  int64_t sa[2] = {which == 0 ? BOUND : M, which == 2 ? BOUND : K}, sb[2] = {which == 2 ? -1 : K, which == 1 ? BOUND : N};
+  int64_t sbias = which == 1 ? -1 : N;
+  const char *an[2] = {which == 0 ? "M" : NULL, which == 2 ? "K" : NULL};
+  const char *bn[2] = {which == 2 ? "K" : NULL, which == 1 ? "N" : NULL};
+  tc_tensor *a = which != 1 ? tc_input_syms(f, TC_F16, 2, sa, an, NULL) : tc_input(f, TC_F16, 2, sa);
+  tc_tensor *b = which != 0 ? tc_input_syms(f, TC_F16, 2, sb, bn, NULL) : tc_input(f, TC_F16, 2, sb);
+  tc_tensor *bias = which == 1 ? tc_input_sym(f, TC_F32, 1, &sbias, "N", 1) : tc_input(f, TC_F32, 1, &sbias);
+  bool is_new[2] = {true, false};
+  tc_tensor *y = tc_unary(f, TC_RELU, tc_binary(f, TC_ADD, tc_matmul(f, a, b), tc_broadcast(f, bias, 2, is_new)));
+  TC_REQUIRE(y, "%s", tc_fusion_error(f));
+  OK(f, tc_add_output(f, y));
+  tc_matmul_tiles tl = {64, 64, bk, 64, 64, TC_MACRO_WGMMA, stages};
+  char desc[96];
+  snprintf(desc, sizeof desc, "wgmma with %c open, bk %lld, %d stage%s", "MNK"[which], (long long)bk, stages,
+           stages > 1 ? "s" : "");
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &tl));
+  const char *want[3] = {"matmul: M (at most 4096) x 72 x 96, 64x64 tiles on BIDx x BIDy",
+                         "matmul: 130 x N (at most 4096) x 96, 64x64 tiles on BIDy x BIDx",
+                         "matmul: 130 x 72 x K (at most 4096), 64x64 tiles on BIDy x BIDx"};
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), want[which]) && strstr(tc_fusion_schedule_note(f), "as wgmma m64n64k16"),
+           "%s: note %s", desc, tc_fusion_schedule_note(f));
+  tc_compile_options co = {TC_TARGET_CUDA, "sm_90a", "dyn_wgmma"}, o = {TC_TARGET_OPENCL, NULL, "dyn_wgmma"};
+  tc_status st;
+  tc_kernel *ck = tc_compile(f, &co, &st);
+  TC_CHECK(ck && strstr(tc_kernel_source(ck), "wgmma.mma_async"), "%s: CUDA: %s", desc, tc_fusion_error(f));
+  if (ck && (st = tc_kernel_build(ck, NULL)) != TC_ERR_UNSUPPORTED)
+    TC_CHECK(st == TC_OK, "%s: CUDA build: %s", desc, tc_kernel_error(ck));
+  tc_kernel_free(ck);
+  tc_kernel *kern = tc_compile(f, &o, &st);
+  TC_REQUIRE(kern, "%s: %s", desc, tc_fusion_error(f));
+  int64_t maxm = which == 0 ? 257 : M, maxn = which == 1 ? 257 : N, maxk = which == 2 ? 257 : K;
+  double *va = malloc((size_t)(maxm * maxk) * sizeof(double)), *vb = malloc((size_t)(maxk * maxn) * sizeof(double));
+  uint16_t *ha = f16_values(maxm * maxk, 3, va), *hb = f16_values(maxk * maxn, 41, vb);
+  float fbias[257];
+  double dbias[257];
+  for (int j = 0; j < 257; j++) fbias[j] = (float)((j * 3) % 17 - 8) / 4.0f, dbias[j] = fbias[j];
+  float *out = malloc((size_t)(maxm * maxn + 1) * sizeof(float));
+  for (int r = 0; r < 6; r++) {
+    int64_t v = vals[r], m = which == 0 ? v : M, n = which == 1 ? v : N, k = which == 2 ? v : K;
+    memset(out, 0xff, (size_t)(maxm * maxn + 1) * sizeof(float));
+    out[m * n] = -77.0f;
+    /* (the variable's parameter before the first input naming it) */
+    void *args[5] = {NULL, ha, hb, fbias, out}, *args_n[5] = {ha, NULL, hb, fbias, out};
+    st = tc_kernel_run_sizes(kern, which == 1 ? args_n : args, &v, 1, NULL, NULL);
+    if (st == TC_ERR_NO_DEVICE) {
+      printf("  skip runs: %s\n", tc_kernel_error(kern));
+      break;
+    }
+    TC_CHECK(st == TC_OK, "%s at %lld: %s", desc, (long long)v, tc_kernel_error(kern));
+    char d2[160];
+    snprintf(d2, sizeof d2, "%s at %lld", desc, (long long)v);
+    matmul_mismatches(d2, out, va, vb, dbias, m, n, k, 0);
+    TC_CHECK(out[m * n] == -77.0f, "%s: wrote past C", d2);
+  }
+  free(va), free(vb), free(ha), free(hb), free(out);
+  tc_kernel_free(kern);
   tc_fusion_free(f);
 }
 
+static void test_wgmma(void) {
+  for (int which = 0; which < 3; which++) {
+    wgmma_open(which, 64, 1);
+    wgmma_open(which, 32, 3);
+  }
+}
+
 /* tc_schedule_auto's choice where M is a size variable: mma.sync with
- * rings on CUDA sm_80+ (sm_90a too, whose note says why not wgmma), its
- * tiles from M's bound (65536: 128 x 128 blocks of 64 x 64 warp tiles, K
- * tiles of 32, 3 stages for K 96), run on OpenCL (the instruction
- * emulated) at every M; MFMA on HIP. */
+ * rings on CUDA sm_80, its tiles from M's bound (65536: 128 x 128 blocks
+ * of 64 x 64 warp tiles, K tiles of 32, 3 stages for K 96); wgmma on
+ * sm_90a (128 x 128 blocks of two 64 x 128 warp-group tiles, K tiles of
+ * 64, 2 stages for the 2 K tiles of 96); MFMA on HIP; each run on OpenCL
+ * (the instructions emulated) at every M. */
 static void test_auto_choice(void) {
   static const struct {
     tc_target target;
@@ -194,15 +260,15 @@ static void test_auto_choice(void) {
   } cs[] = {
       {TC_TARGET_CUDA, "sm_80", "128x128 tiles on BIDx x BIDy, 4 warps (TIDy) of 32 lanes (TIDx) with 64x64 "
                                 "tiles each as mma.sync m16n8k16"},
-      {TC_TARGET_CUDA, "sm_90a", "(not wgmma: the wgmma op type takes fixed shapes, and M, N or K is a "
-                                 "size variable)"},
+      {TC_TARGET_CUDA, "sm_90a", "128x128 tiles on BIDx x BIDy, 2 warp groups (TIDy) of 128 threads (TIDx) "
+                                 "with 64x128 tiles each as wgmma m64n128k16"},
       {TC_TARGET_HIP, "gfx90a", "as MFMA 32x32x8"},
   };
   for (int i = 0; i < 3; i++) {
     tc_fusion *f = sym_gemm_arch(128, 96, 1, NULL, false, cs[i].target, cs[i].arch);
     const char *note = tc_fusion_schedule_note(f);
     TC_CHECK(strstr(note, "matmul: M (at most 65536) x 128 x 96") && strstr(note, cs[i].want) &&
-                 (i == 2 || strstr(note, "in rings of 3 stages")),
+                 (i == 2 || strstr(note, i ? "in rings of 2 stages" : "in rings of 3 stages")),
              "%s: note %s", cs[i].arch, note);
     tc_compile_options o = {TC_TARGET_OPENCL, NULL, "dyn_auto"};
     tc_status st;
@@ -223,7 +289,7 @@ static void test_mma_m(void) {
 int main(void) {
   TC_RUN(test_mma_m);
   TC_RUN(test_mma_mn);
-  TC_RUN(test_wgmma_refused);
+  TC_RUN(test_wgmma);
   TC_RUN(test_auto_choice);
   TC_MAIN_END();
 }

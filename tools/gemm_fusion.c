@@ -701,7 +701,6 @@ static int plan_tiles(op_opts *o, const gemm_epilogue *e, int64_t g, int64_t m, 
   const char *not_what, *why_not;
   tc_matmul_tiles auto_tl = tc_matmul_auto_choice(o->target, arch, o->dtype, m < 0 ? -m : m,
                                                   n < 0 ? -n : n, k < 0 ? -k : k, rax, e->ab_given,
-                                                  m < 0 || n < 0 || k < 0,
                                                   &not_what, &why_not);
   char detail[sizeof r->source_detail];
   snprintf(detail, sizeof detail, "heuristic, the matmul scheduler's tiles %lld,%lld,%lld,%lld,%lld%s%s%s%s",

@@ -859,13 +859,15 @@ static const tc_expr *inner_terms(tc_epool *p, const tc_expr *e, const tc_expr *
   return e;
 }
 
-static const tc_expr *inner_pred(tc_epool *p, const tc_tensor *t, const tc_expr *pred,
+static const tc_expr *inner_pred(lctx *c, const tc_tensor *t, const tc_expr *pred,
                                  const tc_expr *const *lv) {
+  tc_epool *p = c->k->pool;
   const tc_expr *edge[16];
   int n = 0;
+  /* (over a size variable the check compares with its parameter) */
   for (int i = 0; i < t->nlogical && i < 16; i++)
     edge[n++] = tc_simplify(p, tc_e_land(p, tc_e_le(p, tc_e_const(p, 0), lv[i]),
-                                         tc_e_lt(p, lv[i], tc_e_const(p, tc_logical_extent(t, i)))));
+                                         tc_e_lt(p, lv[i], logical_extent(c, t, i))));
   return tc_simplify(p, inner_terms(p, pred, edge, n));
 }
 
@@ -906,7 +908,7 @@ static tc_status stmt_indices(lctx *c, tc_knode *s) {
     direct = index_from_walk(c, t, vals);
   free(vals);
   if (st) return st;
-  if (t->mem == TC_MEM_SHARED) s->stmt.inner_pred = inner_pred(p, t, pred, lv);
+  if (t->mem == TC_MEM_SHARED) s->stmt.inner_pred = inner_pred(c, t, pred, lv);
   s->stmt.pred = tc_simplify(p, pred);
   const tc_expr *out_ok = NULL;
   st = index_of(c, t, lv, &s->stmt.out_index, &out_ok);

@@ -95,7 +95,7 @@ static tc_matmul_tiles pick_wgmma_tiles(int64_t m, int64_t n, int64_t k, int64_t
  * matmul (*not_what and *why say which one it is not, and why, where it
  * does not serve), else FMA. */
 tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
-                                      int64_t n, int64_t k, int rax, bool prologue, bool symbolic,
+                                      int64_t n, int64_t k, int rax, bool prologue,
                                       const char **not_what, const char **why) {
   tc_matmul_tiles tl = tc_matmul_auto_tiles(m, n, k, (int)tc_dtype_size(t), rax);
   *why = *not_what = NULL;
@@ -113,13 +113,11 @@ tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dty
     else if (prologue)
       *why = wg ? "their op types take no ops before the matmul"
                 : "the mma.sync op type takes no ops before the matmul";
-    else if (wg && !symbolic && m >= 64 && n >= 64) tl = pick_wgmma_tiles(m, n, k, ti.smem_max);
-    else tl = pick_mma_tiles(m, n, k, ti.smem_max); /* (symbolic: m, n are the bounds) */
+    else if (wg && m >= 64 && n >= 64) tl = pick_wgmma_tiles(m, n, k, ti.smem_max);
+    else tl = pick_mma_tiles(m, n, k, ti.smem_max); /* (symbolic: m, n, k are the bounds) */
     /* (mma.sync on sm_90a: the note says why not wgmma) */
     if (wg && !*why && tl.macro != TC_MACRO_WGMMA)
-      *not_what = "wgmma", *why = symbolic ? "the wgmma op type takes fixed shapes, and M, N or K "
-                                             "is a size variable"
-                                           : "the result is smaller than one 64 x 64 wgmma tile";
+      *not_what = "wgmma", *why = "the result is smaller than one 64 x 64 wgmma tile";
     else if (!wg && !*why && arch && strcmp(arch, "sm_90") == 0)
       *not_what = "wgmma", *why = "wgmma needs sm_90a, the arch is sm_90";
   } else if (rax >= 0 || prologue) {
@@ -375,10 +373,8 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   /* (the names of M's and N's variables, for the messages and the note) */
   const char *mvar = msym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o])]->label : "M";
   const char *nvar = nsym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[o + 1])]->label : "N";
-  /* K a size variable: its tiles' loop runs to ceil(K / bk) over the
-   * parameter, the tiles past K read as 0 */
-  bool ksym = tc_dg_is_symbolic(&f->g, acc->logical[r]);
-  const char *kvar = ksym ? f->sym[tc_dg_sym_var(&f->g, acc->logical[r])]->label : "K";
+  /* (K a size variable: its tiles' loop runs to ceil(K / bk) over the
+   * parameter, the tiles past K read as 0) */
   int64_t kk = f->g.axes[acc->logical[r]].extent;
   if ((msym && rax == o) || (nsym && rax == o + 1))
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s reduces each %s of the result over the size "
@@ -397,7 +393,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   tc_matmul_tiles tl = tiles ? *tiles
                              : tc_matmul_auto_choice(target, arch, av->dtype, m, nn, kk,
                                                      rax < 0 ? -1 : rax - o, npro[0] || npro[1],
-                                                     msym || nsym || ksym, &not_what, &why_fma);
+                                                     &not_what, &why_fma);
   bool viewed = false; /* an operand read through a coordinate-transform view (a convolution's) */
   for (int q = 0; q < 2; q++) {
     const tc_tensor *x = mm->in[q];
@@ -425,10 +421,6 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   bool wg = tl.macro == TC_MACRO_WGMMA;
   if (sh || wg) {
     const char *name = wg ? "wgmma m64nNk16" : sh->name;
-    if (wg && (msym || nsym || ksym))
-      return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: %s is the size variable %s; the %s op type "
-                     "takes fixed shapes (schedule a symbolic GEMM with the FMA, mma.sync or MFMA "
-                     "op type)", call, msym ? "M" : nsym ? "N" : "K", msym ? mvar : nsym ? nvar : kvar, name);
     if (rout || npro[0] || npro[1])
       return tc_fail(f, TC_ERR_UNSUPPORTED,
                      "%s: the %s op type takes a matmul and elementwise ops after it; %s "

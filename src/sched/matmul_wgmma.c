@@ -50,10 +50,14 @@ static tc_status split_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl) {
   return st;
 }
 
-static tc_status bind7(tc_tensor *t, int o, const int *rel) {
+/* [Mo, No, W, jb, ihi, lane, jlo] at o + rel[]: Mo on BIDy and No on
+ * BIDx, or with M a size variable (msym) Mo on BIDx and No on BIDy, so
+ * that the grid's x extent, computed at launch, may pass BIDy's 65535 */
+static tc_status bind7(tc_tensor *t, int o, const int *rel, bool msym) {
   static const tc_ptype p[7] = {TC_BIDY, TC_BIDX, TC_TIDY, TC_UNROLL, TC_UNROLL, TC_TIDX, TC_UNROLL};
   tc_status st = TC_OK;
-  for (int i = 0; i < 7 && !st; i++) st = tc_parallelize(t, o + rel[i], p[i]);
+  for (int i = 0; i < 7 && !st; i++)
+    st = tc_parallelize(t, o + rel[i], msym && i < 2 ? (i ? TC_BIDY : TC_BIDX) : p[i]);
   return st;
 }
 
@@ -127,6 +131,10 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   int r = acc->nlogical - 1, o = r - 2;
   int64_t m = tc_logical_extent(acc, o), n = tc_logical_extent(acc, o + 1);
   int64_t k = f->g.axes[acc->logical[r]].extent;
+  /* M, N or K a size variable (docs/dynamic.md): m, n, k are the bounds,
+   * only Mo, No and Ko depend on the variable, the tiles' edges read 0 */
+  bool msym = tc_dg_is_symbolic(&f->g, acc->logical[o]), sym = msym ||
+              tc_dg_is_symbolic(&f->g, acc->logical[o + 1]) || tc_dg_is_symbolic(&f->g, acc->logical[r]);
   tc_arch_family fam = tc_target_info_of(target).family;
   if (fam == TC_ARCH_GFX)
     return tc_fail(f, TC_ERR_UNSUPPORTED, "%s: wgmma m64nNk16 is an NVIDIA sm_90a instruction; hip "
@@ -155,7 +163,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   if (!st) st = tc_merge(out, o + 5, o + 6);
   if (o && !st) st = tc_parallelize(out, 0, TC_BIDZ);
   static const int out_rel[7] = {0, 1, 2, 3, 4, 5, 6};
-  if (!st) st = bind7(out, o, out_rel);
+  if (!st) st = bind7(out, o, out_rel, msym);
   /* the accumulator: [Mo, Wm, w, ihi, ilo, No, Wn, jb, jhi, jlo, Ko, Ki, k16] ->
    * [Mo, No, Ko, Wm, Wn, Ki, jb, ihi, w, ilo, jhi, jlo, k16] */
   if (!st) st = tc_split(acc, o + 2, tl->bk, 1);
@@ -178,9 +186,9 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   }
   bool swizzle = tl->bk % 64 == 0;
   /* CUDA: the swizzled tiles by bulk tensor copies (TMA) where whole
-   * boxes cover the operands, each read as laid out */
+   * boxes cover the operands of fixed shapes, each read as laid out */
   bool ring = tl->stages > 1;
-  bool tma = !ring && (fam == TC_ARCH_SM || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
+  bool tma = !ring && !sym && (fam == TC_ARCH_SM || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
              k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 && k_major_input(av, 0) &&
              k_major_input(bv, 1);
   /* in a ring, each thread copies runs of 8 elements (16 bytes: one core
@@ -207,21 +215,25 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   if (!st) st = tc_merge(acc, o + 7, o + 8);
   if (o && !st) st = tc_parallelize(acc, 0, TC_BIDZ);
   static const int acc_rel[7] = {0, 1, 3, 5, 6, 7, 8};
-  if (!st) st = bind7(acc, o, acc_rel);
+  if (!st) st = bind7(acc, o, acc_rel, msym);
   if (!st) st = tc_inline_at(acc, o + 2);
   if (st) return st;
   acc->macro = TC_MACRO_WGMMA;
   int64_t smem = (tl->bm + tl->bn) * tl->bk * 2 * (ring ? tl->stages : 1);
   char rtext[200] = "";
   tc_matmul_ring_note(rtext, sizeof rtext, tl->stages, false);
-  char batch[48] = "";
+  char batch[48] = "", mtext[200], ntext[200], ktext[200];
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
+  tc_sched_extent_text(f, acc->logical[o], m, mtext, sizeof mtext);
+  tc_sched_extent_text(f, acc->logical[o + 1], n, ntext, sizeof ntext);
+  tc_sched_extent_text(f, acc->logical[r], k, ktext, sizeof ktext);
   tc_set_schedule_note(f,
-           "matmul: %lld x %lld x %lld%s, %lldx%lld tiles on BIDy x BIDx, %lld warp group%s (TIDy) "
+           "matmul: %s x %s x %s%s, %lldx%lld tiles on %s, %lld warp group%s (TIDy) "
            "of 128 threads (TIDx) with 64x%lld tiles each as wgmma m64n%lldk16 (%s, f32 "
            "accumulators), K in tiles of %lld with A and B staged %s%s in shared memory "
-           "(%lld bytes)%s, %d epilogue op%s before the store", (long long)m, (long long)n,
-           (long long)k, batch, (long long)tl->bm, (long long)tl->bn, (long long)groups, groups == 1 ? "" : "s",
+           "(%lld bytes)%s, %d epilogue op%s before the store", mtext, ntext, ktext, batch,
+           (long long)tl->bm, (long long)tl->bn, msym ? "BIDx x BIDy" : "BIDy x BIDx", (long long)groups,
+           groups == 1 ? "" : "s",
            (long long)tl->tn, (long long)tl->tn, tc_dtype_name(av->dtype), (long long)tl->bk,
            mn_tiles == 3 ? "M- and N-major" : mn_tiles == 2 ? "K- and N-major" : mn_tiles ? "M- and K-major" : "K-major",
            !swizzle ? "" : tma ? " (128B swizzle, by bulk tensor copies)" : " (128B swizzle)",

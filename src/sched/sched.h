@@ -45,14 +45,13 @@ tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, 
 /* The scheduler's whole choice, what tc_schedule_auto uses and the
  * command line reports: tc_matmul_auto_tiles, or for f16 / bf16 operands
  * (dtype t) without a reduction (rax -1) or a prologue on an operand,
- * wgmma tiles on CUDA sm_90a (M and N fixed, at least 64), else mma.sync
- * tiles with rings of 2 or 3 stages on CUDA sm_80+ and MFMA tiles
- * (tc_mfma_auto_tiles) on HIP, also where M or N is symbolic (m, n its
- * bound); where
- * those do not serve, *not_what names the op type and *why says why for
- * the note (else both NULL). */
+ * wgmma tiles on CUDA sm_90a (M and N at least 64), else mma.sync tiles
+ * with rings of 2 or 3 stages on CUDA sm_80+ and MFMA tiles
+ * (tc_mfma_auto_tiles) on HIP; for a size variable m, n or k is its
+ * bound; where those do not serve, *not_what names the op type and *why
+ * says why for the note (else both NULL). */
 tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
-                                      int64_t n, int64_t k, int rax, bool prologue, bool symbolic,
+                                      int64_t n, int64_t k, int rax, bool prologue,
                                       const char **not_what, const char **why);
 /* The schedule note's words for A and B in rings of `stages` slots ("" for
  * one buffer): the copies in flight and how they copy (prologue: an
