@@ -8,7 +8,9 @@
  * dimension byte offset >> 4, 32-45 stride dimension byte offset >> 4,
  * 49-51 base offset (0), 62-63 swizzle mode (0: none / interleave, the
  * mode used here).  Around the instructions of one blockwise GEMM:
- * wgmma.fence before, wgmma.commit_group + wgmma.wait_group 0 after; the
+ * wgmma.fence before, wgmma.commit_group + wgmma.wait_group 0 after (or
+ * wait_group 1 in a ring of wait depth 1, then wait_group 0 after the
+ * loop: docs/matmul.md); the
  * threads' generic stores into the shared tiles are ordered before the
  * async proxy's reads by fence.proxy.async.shared::cta (then the barrier). */
 #include "dialect.h"
@@ -39,6 +41,12 @@ const char tc_cu_wgmma_begin[] = "asm volatile(\"wgmma.fence.sync.aligned;\" :::
 const char tc_cu_wgmma_end[] =
     "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned 0;\" ::: "
     "\"memory\");";
+/* a ring's wait depth 1 (circular.c): this group may still run, every
+ * earlier one is done; after the ring loop, all of them */
+const char tc_cu_wgmma_end_wait1[] =
+    "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned 1;\" ::: "
+    "\"memory\");";
+const char tc_cu_wgmma_drain[] = "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");";
 const char tc_cu_wgmma_store_fence[] =
     "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
 
