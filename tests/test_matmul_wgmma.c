@@ -405,8 +405,8 @@ static int count_of(const char *s, const char *w) {
  * then the same schedule's CUDA kernel: exactly one wgmma.wait_group 1,
  * the end of the K tile's wgmmas, no copy of the accumulators (tc_fc),
  * and one wait_group 0, right after the K loop (the two closing braces
- * of the wgmma block and the loop between them), and it builds with
- * NVRTC.  A ring of 2 stages keeps wait_group 0 in the loop. */
+ * of the wgmma block and the loop between them), followed by a compiler
+ * barrier on the accumulators, and it builds with NVRTC.  A ring of 2 stages keeps wait_group 0 in the loop. */
 static void test_depth1_rings(void) {
   static const int ktiles[4] = {1, 2, 3, 7};
   for (int S = 2; S <= 4; S++)
@@ -443,6 +443,11 @@ static void test_depth1_rings(void) {
             }
             TC_CHECK(p && braces == 2 && strncmp(p, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\"", 47) == 0,
                      "S %d: the wait_group 0 is not right after the K loop (%d braces) in\n%s", S, braces, src);
+            /* then the compiler barrier on the accumulators (the epilogue's reads stay after the wait) */
+            const char *q = p ? strchr(p, '\n') : NULL;
+            while (q && (*q == '\n' || *q == ' ')) q++;
+            TC_CHECK(q && strncmp(q, "asm volatile(\"\"\n", 16) == 0 && strstr(q, "\"+f\"(T"),
+                     "S %d: no barrier on the accumulators after the wait_group 0", S);
           }
           tc_status st = tc_kernel_build(k, NULL);
           if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));

@@ -167,4 +167,5 @@ const tc_dialect tc_dialect_cuda = {
     .wgmma_drain = tc_cu_wgmma_drain,
     .wgmma_store_fence = tc_cu_wgmma_store_fence,
     .wgmma = tc_cu_wgmma,
+    .wgmma_acc_fence = tc_cu_wgmma_acc_fence,
 };

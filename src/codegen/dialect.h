@@ -221,8 +221,10 @@ typedef struct tc_dialect {
    * none), wgmma_end_wait1 the end that leaves this group running (at
    * most one pending: a ring's wait depth 1, circular.c) and wgmma_drain
    * the wait for every group after such a ring loop (NULL: none; the
-   * emulation is synchronous), wgmma_store_fence the one after the
-   * threads' shared stores;
+   * emulation is synchronous), wgmma_acc_fence, printed after the drain
+   * for each such statement's accumulators acc[0 .. nr), a compiler
+   * barrier on them (they are read only after the drain; NULL: none),
+   * wgmma_store_fence the one after the threads' shared stores;
    * wgmma prints one warp-group-wide acc[0 .. n/2) += A * B with the
    * descriptors da, db (expressions) over the shared arrays lds_a, lds_b,
    * trans_a / trans_b 1 for an M- / N-major operand (imm-trans-a/b): the
@@ -233,6 +235,7 @@ typedef struct tc_dialect {
   void (*wgmma)(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
                 const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
                  int depth);
+  void (*wgmma_acc_fence)(tc_str *o, const char *acc, int nr, int depth);
   /* ---- grid reductions (printer.c): global_qual qualifies a pointer into
    * global memory ("__global " in OpenCL, "" in CUDA and HIP); grid_fence
    * makes a thread's earlier global writes visible to other blocks before
@@ -315,6 +318,7 @@ void tc_cu_cp_wait(tc_str *o, int n, int depth);
 extern const char tc_cu_wgmma_prelude[], tc_cu_wgmma_begin[], tc_cu_wgmma_end[],
     tc_cu_wgmma_end_wait1[], tc_cu_wgmma_drain[], tc_cu_wgmma_store_fence[];
 void tc_cu_wgmma_addr(tc_str *o, const char *lds, const char *off);
+void tc_cu_wgmma_acc_fence(tc_str *o, const char *acc, int nr, int depth);
 void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
                  const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
                  int depth);

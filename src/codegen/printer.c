@@ -723,6 +723,39 @@ static void wgmma_desc(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_free(&off);
 }
 
+/* The accumulators of wgmma statement s, named in place (wait depth 1):
+ * its output array from element c0 on. */
+static void wgmma_acc_name(tc_str *o, const tc_kir *k, const tc_knode *s) {
+  const char *cn = s->stmt.op->out->name;
+  if (tc_e_is_const(s->stmt.mma.c0, 0)) {
+    tc_str_cat(o, cn);
+    return;
+  }
+  tc_str_printf(o, "(%s + (", cn);
+  expr(o, k, s->stmt.mma.c0);
+  tc_str_cat(o, "))");
+}
+
+/* After a ring loop of wait depth 1: the accumulators of its wgmma
+ * statements behind the dialect's compiler barrier (wgmma_acc_fence). */
+typedef struct acc_fence_ctx {
+  tc_str *o;
+  const tc_dialect *d;
+  const tc_kir *k;
+  int depth;
+} acc_fence_ctx;
+
+static int acc_fence(tc_knode *s, void *ctx) {
+  acc_fence_ctx *c = ctx;
+  if (s->stmt.mma.kind != TC_MACRO_WGMMA || !s->stmt.mma.wait1) return 0;
+  tc_str acc;
+  tc_str_init(&acc);
+  wgmma_acc_name(&acc, c->k, s);
+  c->d->wgmma_acc_fence(c->o, tc_str_cstr(&acc), s->stmt.mma.n / 2, c->depth);
+  tc_str_free(&acc);
+  return 0;
+}
+
 /* A statement lowered to wgmma m64nNk16 (tc_kmma kind TC_MACRO_WGMMA): the
  * thread's n / 2 accumulators, the descriptors of the two tiles (start,
  * LBO, SBO, swizzle as the lowering derived them from the layouts), the
@@ -752,8 +785,7 @@ static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const t
                 m->wait1 ? "; left running into the next K tile (wait depth 1)" : m->depth0_why ? "; wait depth 0: " : "",
                 !m->wait1 && m->depth0_why ? m->depth0_why : "");
   if (m->wait1) {
-    if (tc_e_is_const(m->c0, 0)) tc_str_cat(&acc, cn);
-    else tc_str_printf(&acc, "(%s + (%s))", cn, tc_str_cstr(&c0));
+    wgmma_acc_name(&acc, k, s);
   } else {
     tc_str_cat(&acc, "tc_fc");
     tc_str_indent(o, depth + 1);
@@ -871,6 +903,8 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   if (n->kind == TC_K_LOOP && n->loop.wgmma_drain && d->wgmma_drain) {
     tc_str_indent(o, depth); /* the ring's last wgmma group, before the accumulators are read */
     tc_str_printf(o, "%s\n", d->wgmma_drain);
+    acc_fence_ctx c = {o, d, k, depth};
+    if (d->wgmma_acc_fence) tc_knode_each_stmt((tc_knode *)n, acc_fence, &c);
   }
 }
 

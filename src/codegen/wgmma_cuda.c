@@ -50,6 +50,31 @@ const char tc_cu_wgmma_drain[] = "asm volatile(\"wgmma.wait_group.sync.aligned 0
 const char tc_cu_wgmma_store_fence[] =
     "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
 
+/* The accumulators' values flow through the operands of the wgmma asm
+ * statements, but a wait names no register: an empty asm statement
+ * reading and writing each accumulator after the drain keeps the
+ * compiler from moving their reads (the epilogue's) above it. */
+static void acc_operands(tc_str *o, const char *acc, int nr, int depth) {
+  for (int i = 0; i < nr; i++) {
+    if (i && i % 8 == 0) {
+      tc_str_cat(o, "\n");
+      tc_str_indent(o, depth + 2);
+    }
+    tc_str_printf(o, "%s \"+f\"(%s[%d])", i ? "," : "", acc, i);
+  }
+}
+
+void tc_cu_wgmma_acc_fence(tc_str *o, const char *acc, int nr, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "asm volatile(\"\"\n");
+  tc_str_indent(o, depth + 2);
+  tc_str_cat(o, ":");
+  acc_operands(o, acc, nr, depth);
+  tc_str_cat(o, "\n");
+  tc_str_indent(o, depth + 2);
+  tc_str_cat(o, ":: \"memory\");\n");
+}
+
 /* One asm statement: the N/2 accumulators "+f", the descriptors "l", and
  * scale-d (a predicate, 1: D = A * B + D); scale-a/b 1; imm-trans-a/b
  * trans_a, trans_b (0 K-major, 1 M- / N-major). */
@@ -67,13 +92,7 @@ void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *d
                 trans_b != 0);
   tc_str_indent(o, depth + 2);
   tc_str_cat(o, ":");
-  for (int i = 0; i < nr; i++) {
-    if (i && i % 8 == 0) {
-      tc_str_cat(o, "\n");
-      tc_str_indent(o, depth + 2);
-    }
-    tc_str_printf(o, "%s \"+f\"(%s[%d])", i ? "," : "", acc, i);
-  }
+  acc_operands(o, acc, nr, depth);
   tc_str_cat(o, "\n");
   tc_str_indent(o, depth + 2);
   tc_str_printf(o, ": \"l\"(%s), \"l\"(%s), \"r\"(1) : \"memory\");\n", da, db);

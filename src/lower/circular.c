@@ -38,7 +38,7 @@
  *   for k: wait(D - 1); barrier;
  *          copy(k + D) -> slot (k + D) % S (if k + D < E); commit;
  *          fence; wgmma(slot k % S); wgmma commit; wgmma wait(1)
- *   wgmma wait(0)
+ *   wgmma wait(0); a compiler barrier on the accumulators (printer.c)
  *
  * The slot written at iteration k is (k + S - 2) % S == (k - 2) % S,
  * last read by the wgmma of iteration k - 2.  Each thread's wait_group 1
