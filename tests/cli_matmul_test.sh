@@ -341,8 +341,11 @@ if grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier' "$tmp/wgmma
 else fail "emitted kernel lacks the bulk copies of the wgmma tiles"; fi
 expect "--macro wgmma --stages 4 cuda --emit" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
   gemm -M 256 -N 256 -K 512 -t bf16 --transB 1 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --stages 4 --target cuda --arch sm_90a --emit "$tmp/wgmma_ring.cu"
-if grep -q 'cp.async.wait_group 2;' "$tmp/wgmma_ring.cu" 2>/dev/null && grep -q 'tc_cpa16(&' "$tmp/wgmma_ring.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_ring.cu"; then pass "emitted wgmma kernel copies its tiles into rings by cp.async"
-else fail "emitted wgmma ring kernel lacks cp.async / wait_group 2"; fi
+# (wait depth 1: the copies go stages - 2 = 2 tiles ahead, so cp.async
+# waits with 1 group pending, and each K tile's wgmma group is left running)
+if grep -q 'cp.async.wait_group 1;' "$tmp/wgmma_ring.cu" 2>/dev/null && grep -q 'tc_cpa16(&' "$tmp/wgmma_ring.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_ring.cu" &&
+   grep -q 'wgmma.wait_group.sync.aligned 1;' "$tmp/wgmma_ring.cu"; then pass "emitted wgmma kernel copies its tiles into rings by cp.async, wgmma wait depth 1"
+else fail "emitted wgmma ring kernel lacks cp.async / wait_group 1 / wgmma.wait_group 1"; fi
 expect "tc_schedule_auto on sm_90a: wgmma in rings of 3 stages" 0 'wgmma m64n256k16 \(bf16.* staged K- and N-major \(128B swizzle\) in shared memory \(147456 bytes\), in rings of 3 stages.*wgmma m64nNk16: the scheduler.s op type for f16/bf16 on CUDA sm_90a' \
   gemm -M 8192 -N 8192 -K 8192 -t bf16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/wgmma_auto.cu"
 # B [K, N] staged N-major: its copies are 16-byte cp.async too, and the

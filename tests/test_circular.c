@@ -13,6 +13,12 @@
  *   name); four faults injected into the lowering (a wait for one
  *   group fewer, no barrier, the prologue's commit dropped, a wgmma's
  *   descriptors left at slot 0) must fail it;
+ * - the same model for wgmma rings of wait depth 1 (a wgmma left running
+ *   is an asynchronous reader of its slot until a later wait_group 1 or
+ *   the loop's wait_group 0 finishes its group, and nothing may touch its
+ *   accumulators meanwhile): rings of 3, 4 and 5 stages over 1, 2, S - 1,
+ *   S and 7 K tiles pass, every read asynchronous and finding its tile;
+ *   depth 1 with the copies S - 1 tiles ahead (a fifth fault) fails it;
  * - matmuls with rings of 1 to 4 stages at ragged shapes (extents of 1,
  *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16,
  *   mma.sync and wgmma in f16 / bf16, run on OpenCL (PoCL) against a
@@ -21,7 +27,8 @@
  * - the CUDA kernels for sm_80 (wgmma: sm_90a) hold cp.async (16-byte
  *   copies where the runs are aligned, none where they are not or where
  *   a wgmma tile's edge is zero-filled), commit_group and
- *   wait_group(stages - 2), and build with NVRTC;
+ *   wait_group(stages - 2) (stages - 3 in wgmma rings of wait depth 1),
+ *   and build with NVRTC;
  * - tc_schedule_auto's choices: mma.sync rings on sm_80, wgmma rings on
  *   sm_90a (mma.sync where wgmma does not apply, saying why);
  * - the refusals: stages outside 1 .. 8, a tensor in registers, one
@@ -80,6 +87,14 @@ typedef struct model {
   int ngroups, completed;       /* groups committed; groups < completed waited for */
   int64_t epoch;                /* barriers passed */
   int64_t reads, copies;
+  /* wgmma groups left running (tc_kmma.wait1): the slots' asynchronous
+   * readers finish only at a later wgmma.wait_group; wg_group: the group
+   * of the slot's last such read (-1: none running) */
+  int wg_group[4][MAX_SLOTS];
+  int wg_groups, wg_done;       /* wgmma groups committed; groups < wg_done finished */
+  const tc_tensor *acc[4];      /* the accumulators of wait-1 wgmmas */
+  int nacc;
+  int64_t async_reads;
   char err[256];
 } model;
 
@@ -91,6 +106,16 @@ static int ring_of(const model *m, const tc_tensor *t) {
 
 static void fail(model *m, const char *msg) {
   if (!m->err[0]) snprintf(m->err, sizeof m->err, "%s", msg);
+}
+
+/* wgmma groups below `upto` are finished: their reads of the slots end
+ * now (a copy into such a slot needs a barrier after this point). */
+static void wgmma_finish(model *m, int upto) {
+  if (upto <= m->wg_done) return;
+  m->wg_done = upto;
+  for (int r = 0; r < m->nring; r++)
+    for (int s = 0; s < m->ring[r]->stages; s++)
+      if (m->wg_group[r][s] >= 0 && m->wg_group[r][s] < upto) m->wg_group[r][s] = -1, m->read_epoch[r][s] = m->epoch;
 }
 
 static void barrier(model *m) {
@@ -123,6 +148,12 @@ static void stmt(model *m, const tc_knode *n) {
   if (w >= 0 && tc_e_eval(s->ring_tile, m->vars) < m->ring[w]->ring_loop->loop.extent) {
     int64_t slot = copy_slot(m, s, w);
     if (slot < 0 || slot >= m->ring[w]->stages) return fail(m, "a copy outside the ring");
+    if (m->wg_group[w][slot] >= 0) {
+      char b[160];
+      snprintf(b, sizeof b, "%s: a copy into slot %lld while a wgmma still reads it", s->op->out->name,
+               (long long)slot);
+      return fail(m, b);
+    }
     if (m->read_epoch[w][slot] >= m->epoch) {
       char b[160];
       snprintf(b, sizeof b, "%s: a copy into slot %lld with no barrier since its last read",
@@ -133,6 +164,17 @@ static void stmt(model *m, const tc_knode *n) {
     m->group[w][slot] = m->ngroups;
     m->visible[w][slot] = 0;
     m->copies++;
+  }
+  /* no other statement touches the accumulators of a running wgmma */
+  bool async = s->mma.kind == TC_MACRO_WGMMA && s->mma.wait1;
+  for (int i = 0; i < m->nacc && !async && m->wg_done < m->wg_groups; i++) {
+    bool uses = s->op->out == m->acc[i];
+    for (int q = 0; q < s->op->nin; q++) uses = uses || s->op->in[q] == m->acc[i];
+    if (uses) {
+      char b[160];
+      snprintf(b, sizeof b, "%s uses %s while a wgmma group on it is still running", s->op->out->name, m->acc[i]->name);
+      return fail(m, b);
+    }
   }
   /* reads by this thread */
   if (!tc_e_eval(s->pred, m->vars) || s->red.kind == TC_RED_INIT || s->red.kind == TC_RED_ALL) return;
@@ -156,8 +198,25 @@ static void stmt(model *m, const tc_knode *n) {
                "barrier passed", s->op->in[q]->name, (long long)want, (long long)slot);
       return fail(m, b);
     }
-    m->read_epoch[r][slot] = m->epoch;
+    if (async) { /* read by the group the statement commits, until a wait finishes it */
+      m->wg_group[r][slot] = m->wg_groups;
+      m->async_reads++;
+    } else {
+      m->read_epoch[r][slot] = m->epoch;
+    }
     m->reads++;
+  }
+  /* the statement's group is committed and left running: wgmma.wait_group
+   * 1 finishes every earlier one.  (The printer commits a K tile's K
+   * steps as one group; a group per step finishes the earlier steps
+   * sooner, but no copy or barrier comes between the steps, so the
+   * copies see the same.) */
+  if (async) {
+    int i = 0;
+    while (i < m->nacc && m->acc[i] != s->op->out) i++;
+    if (i == m->nacc && m->nacc < 4) m->acc[m->nacc++] = s->op->out;
+    m->wg_groups++;
+    wgmma_finish(m, m->wg_groups - 1);
   }
 }
 
@@ -180,6 +239,7 @@ static void node(model *m, const tc_knode *n) {
       if (n->sync_end) barrier(m);
     }
     m->vars[n->loop.var->val] = 0;
+    if (n->loop.wgmma_drain) wgmma_finish(m, m->wg_groups); /* wgmma.wait_group 0 */
   }
   if (n->cp_commit) m->ngroups++;
 }
@@ -187,8 +247,8 @@ static void node(model *m, const tc_knode *n) {
 /* Runs the model on f's kernel for target, as block 0's thread 0 and as
  * the last thread of the last block; returns the first error ("": none)
  * in err and the reads and copies thread 0 saw. */
-static void run_model(tc_fusion *f, tc_target target, const char *arch, char *err, size_t size,
-                      int64_t *reads, int64_t *copies) {
+static void run_model_async(tc_fusion *f, tc_target target, const char *arch, char *err, size_t size,
+                            int64_t *reads, int64_t *copies, int64_t *async_reads) {
   tc_kir *k = NULL;
   tc_status st = tc_lower(f, target, arch, &k);
   snprintf(err, size, "lowering failed: %s", tc_fusion_error(f));
@@ -210,13 +270,20 @@ static void run_model(tc_fusion *f, tc_target target, const char *arch, char *er
         m.loopvar = k->allocs[i].ring_loop->loop.var;
       }
     for (int r = 0; r < 4; r++)
-      for (int s = 0; s < MAX_SLOTS; s++) m.group[r][s] = -1, m.read_epoch[r][s] = -1;
+      for (int s = 0; s < MAX_SLOTS; s++) m.group[r][s] = -1, m.read_epoch[r][s] = -1, m.wg_group[r][s] = -1;
     for (int i = 0; i < k->root->nbody; i++) node(&m, k->root->body[i]);
+    if (!m.err[0] && m.wg_done < m.wg_groups) fail(&m, "the kernel ends with a wgmma group running");
     snprintf(err, size, "%s", m.nring ? m.err : "no ring in the kernel");
     if (!pass) *reads = m.reads, *copies = m.copies;
+    if (!pass && async_reads) *async_reads = m.async_reads;
     free(m.vars);
   }
   tc_kir_free(k);
+}
+
+static void run_model(tc_fusion *f, tc_target target, const char *arch, char *err, size_t size,
+                      int64_t *reads, int64_t *copies) {
+  run_model_async(f, target, arch, err, size, reads, copies, NULL);
 }
 
 static tc_fusion *scheduled(tc_dtype t, int64_t mm, int64_t n, int64_t k, tc_matmul_tiles tl) {
@@ -291,6 +358,104 @@ static void test_protocol_faults(void) {
       tc_fusion_free(f);
     }
   }
+}
+
+/* The wgmma ring of S stages over E K tiles (64 x 64 x 16 E, one warp
+ * group of 64 x 64, K tiles of 16; swz: K tiles of 64, the 128B swizzle),
+ * run through the model for target: err, and the wgmma reads that were
+ * asynchronous (left running past their iteration) and all reads. */
+static void wgmma_ring_model(int S, int64_t E, bool swz, tc_target tg, char *err, size_t size, int64_t *async_reads,
+                             int64_t *reads) {
+  int64_t bk = swz ? 64 : 16;
+  tc_fusion *f = scheduled(TC_BF16, 64, 64, E * bk, (tc_matmul_tiles){64, 64, bk, 64, 64, TC_MACRO_WGMMA, S});
+  int64_t copies = 0;
+  *async_reads = 0;
+  run_model_async(f, tg, tg == TC_TARGET_CUDA ? "sm_90a" : NULL, err, size, reads, &copies, async_reads);
+  tc_fusion_free(f);
+}
+
+/* Wait depth 1 (circular.c): in wgmma rings of 3 to 5 stages, every
+ * wgmma read is left running into the next iteration, and still no slot
+ * is overwritten before the wgmma that read it has finished (and a
+ * barrier passed since), every read finds its own tile, and nothing
+ * touches the accumulators before the last group is waited for; at K
+ * tile counts of 1, 2, S - 1, S and 7.  A ring of 2 stages keeps depth 0
+ * (no asynchronous read).  The wrong variant, depth 1 with the copies
+ * S - 1 tiles ahead (fault 5), overwrites the slot of the group that
+ * wait_group 1 leaves running: the model must say so. */
+static void test_protocol_depth1(void) {
+  for (int S = 2; S <= 5; S++) {
+    int64_t extents[5] = {1, 2, S - 1, S, 7};
+    for (int e = 0; e < 5; e++) {
+      for (int tg = 0; tg < 2; tg++) {
+        bool swz = (S + e) % 2 == 0; /* both layouts at every stage count */
+        char err[256];
+        int64_t async_reads, reads;
+        wgmma_ring_model(S, extents[e], swz, tg ? TC_TARGET_CUDA : TC_TARGET_OPENCL, err, sizeof err, &async_reads,
+                         &reads);
+        TC_CHECK(err[0] == 0, "S %d, %lld K tiles (%s): %s", S, (long long)extents[e], tg ? "cuda" : "opencl", err);
+        /* thread 0 reads A and B once per K step: 2 E (bk / 16) */
+        int64_t want = 2 * extents[e] * (swz ? 4 : 1);
+        TC_CHECK(reads == want && async_reads == (S >= 3 ? want : 0),
+                 "S %d, %lld K tiles: %lld reads (%lld asynchronous), want %lld (%s)", S,
+                 (long long)extents[e], (long long)reads, (long long)async_reads, (long long)want,
+                 S >= 3 ? "all asynchronous" : "none asynchronous");
+      }
+    }
+  }
+  for (int S = 3; S <= 5; S++) {
+    tc_test_hooks h = {0};
+    h.circular_fault = 5;
+    tc_test_hooks_set(&h);
+    char err[256];
+    int64_t async_reads, reads;
+    wgmma_ring_model(S, 7, S == 4, TC_TARGET_CUDA, err, sizeof err, &async_reads, &reads);
+    tc_test_hooks_set(NULL);
+    TC_CHECK(strstr(err, "while a wgmma still reads it") != NULL, "S %d, copies S - 1 ahead at depth 1: the model says \"%s\"",
+             S, err);
+  }
+}
+
+/* A wgmma ring whose B tile is taken out of the ring (tc_circular_buffer
+ * 1 on it after the schedule: one buffer, rewritten every iteration)
+ * keeps wait depth 0 and says why on the statement: on PoCL against the
+ * plain C loop, through the model (no asynchronous read), and in the
+ * CUDA text (no wgmma.wait_group 1, the reason in a comment). */
+static int run_scheduled(tc_fusion *f, const char *desc, tc_dtype t, int64_t m, int64_t n, int64_t kk);
+static tc_fusion *b_out_of_ring(tc_target tg) {
+  tc_matmul_tiles tl = {64, 64, 16, 64, 64, TC_MACRO_WGMMA, 3};
+  tc_fusion *f = matmul_fusion(TC_BF16, 64, 64, 112);
+  OK(f, tc_schedule_matmul(f, tg, tg == TC_TARGET_CUDA ? "sm_90a" : NULL, &tl));
+  tc_tensor *last = NULL;
+  for (int i = 0; i < f->ntensors; i++)
+    if (f->tensors[i]->circular_stages == 3) last = f->tensors[i];
+  TC_CHECK(last != NULL, "no ring tile");
+  if (last) OK(f, tc_circular_buffer(last, 1));
+  return f;
+}
+
+static void test_depth0_kept(void) {
+  const char *why = "wait depth 0: an operand tile is not in this loop's ring";
+  char err[256];
+  int64_t reads = 0, copies = 0, async_reads = -1;
+  tc_fusion *f = b_out_of_ring(TC_TARGET_OPENCL);
+  run_model_async(f, TC_TARGET_OPENCL, NULL, err, sizeof err, &reads, &copies, &async_reads);
+  TC_CHECK(err[0] == 0 && reads == 7 && async_reads == 0, "%s: %lld reads of the ring, %lld asynchronous", err,
+           (long long)reads, (long long)async_reads);
+  run_scheduled(f, "wgmma, B out of the ring", TC_BF16, 64, 64, 112);
+  f = b_out_of_ring(TC_TARGET_CUDA);
+  tc_compile_options opt = {TC_TARGET_CUDA, "sm_90a", "ring_b1"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &opt, &st);
+  TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+  if (k) {
+    const char *src = tc_kernel_source(k);
+    TC_CHECK(strstr(src, why) && !strstr(src, "wgmma.wait_group.sync.aligned 1;") &&
+                 strstr(src, "wgmma.wait_group.sync.aligned 0;") && strstr(src, "tc_fc["),
+             "not the depth-0 form with its reason in\n%s", src);
+  }
+  tc_kernel_free(k);
+  tc_fusion_free(f);
 }
 
 /* ---- PoCL runs ----------------------------------------------------------- */
@@ -512,8 +677,12 @@ static void test_cuda(void) {
     TC_CHECK(k != NULL, "case %zu: %s", i, tc_fusion_error(f));
     if (k) {
       const char *src = tc_kernel_source(k);
+      /* the copies go S - 1 tiles ahead, S - 2 in a wgmma ring of 3
+       * stages or more (wait depth 1), so at the top of iteration k the
+       * groups after k's that may still be pending are S - 2, or S - 3 */
+      int S = cs[i].tl.stages, pending = cs[i].tl.macro == TC_MACRO_WGMMA && S >= 3 ? S - 3 : S - 2;
       char wait[64];
-      snprintf(wait, sizeof wait, "cp.async.wait_group %d;", cs[i].tl.stages - 2);
+      snprintf(wait, sizeof wait, "cp.async.wait_group %d;", pending);
       TC_CHECK(strstr(src, "cp.async.commit_group;") && strstr(src, wait), "case %zu: no %s / commit", i, wait);
       if (cs[i].copy) {
         TC_CHECK(strstr(src, cs[i].copy) != NULL, "case %zu: no %s in\n%s", i, cs[i].copy, src);
@@ -743,6 +912,8 @@ static void test_refusals(void) {
 int main(void) {
   TC_RUN(test_protocol);
   TC_RUN(test_protocol_faults);
+  TC_RUN(test_protocol_depth1);
+  TC_RUN(test_depth0_kept);
   TC_RUN(test_row_ring);
   TC_RUN(test_fma_runs);
   TC_RUN(test_mma_runs);

@@ -12,7 +12,10 @@
  * descriptors and transpose flags; a layout no descriptor expresses is
  * refused; the CUDA kernel holds the instruction and its fences, not the
  * emulation, and builds with NVRTC for sm_90a; the refusals (not sm_90a,
- * f32 operands, HIP, an N the instruction does not have); on CUDA the
+ * f32 operands, HIP, an N the instruction does not have); rings of 3
+ * and 4 stages (wait depth 1) over 1, 2, 3 and 7 K tiles on PoCL, their
+ * CUDA text with one wgmma.wait_group 1 in the K loop and wait_group 0
+ * right after it; on CUDA the
  * swizzled tiles by bulk tensor copies with mbarrier waits where whole
  * boxes cover the operands. */
 #include <math.h>
@@ -387,6 +390,74 @@ static void test_cuda_build(void) {
   }
 }
 
+static int count_of(const char *s, const char *w) {
+  int n = 0;
+  for (const char *p = strstr(s, w); p; p = strstr(p + 1, w)) n++;
+  return n;
+}
+
+/* Wait depth 1 in rings (src/lower/circular.c): rings of 3 and 4 stages
+ * over 1, 2, 3 and 7 K tiles, ragged (M, N primes, a partial last K
+ * tile; 4 warp groups of 64 x 48, no swizzle) and whole (K tiles of 64,
+ * the 128B swizzle), B as [K, N] and [N, K], run on PoCL against the
+ * plain C loop (the emulation is synchronous, so this checks the copies
+ * S - 2 tiles ahead, the slots and the accumulators named in place);
+ * then the same schedule's CUDA kernel: exactly one wgmma.wait_group 1,
+ * the end of the K tile's wgmmas, no copy of the accumulators (tc_fc),
+ * and one wait_group 0, right after the K loop (the two closing braces
+ * of the wgmma block and the loop between them), followed by a compiler
+ * barrier on the accumulators, and it builds with NVRTC.  A ring of 2 stages keeps wait_group 0 in the loop. */
+static void test_depth1_rings(void) {
+  static const int ktiles[4] = {1, 2, 3, 7};
+  for (int S = 2; S <= 4; S++)
+    for (int i = 0; i < 4; i++)
+      for (int swz = 0; swz < 2; swz++) {
+        if (S == 2 && i != 3) continue; /* depth 0: one case of each layout */
+        int64_t bk = swz ? 64 : 32, t = ktiles[i];
+        wcase c = swz ? (wcase){128, 64, t * bk, TC_BF16, 1, {128, 64, bk, 64, 64, TC_MACRO_WGMMA, S}, i % 2}
+                      : (wcase){67, 97, (t - 1) * bk + 17, i % 2 ? TC_F16 : TC_BF16, 1,
+                                {128, 96, bk, 64, 48, TC_MACRO_WGMMA, S}, (i + S) % 2};
+        char name[32];
+        snprintf(name, sizeof name, "ring%d_%lld", S, (long long)t);
+        TC_CHECK(run(&c, 0, name) != 1 && (c.k + bk - 1) / bk == t, "S %d, %lld K tiles", S, (long long)t);
+        tc_fusion *f;
+        tc_kernel *k = compile(&c, TC_TARGET_CUDA, "sm_90a", name, &f);
+        TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+        if (k) {
+          const char *src = tc_kernel_source(k);
+          const char *w1 = "wgmma.wait_group.sync.aligned 1;", *w0 = "wgmma.wait_group.sync.aligned 0;";
+          if (S == 2) {
+            TC_CHECK(count_of(src, w1) == 0 && count_of(src, w0) == 1 && strstr(src, "tc_fc[") != NULL,
+                     "S 2: not the depth-0 form in\n%s", src);
+          } else {
+            TC_CHECK(count_of(src, w1) == 1 && count_of(src, w0) == 1 && strstr(src, "tc_fc") == NULL,
+                     "S %d, %lld K tiles: %d wait_group 1, %d wait_group 0, %s in\n%s", S, (long long)t,
+                     count_of(src, w1), count_of(src, w0), strstr(src, "tc_fc") ? "a copy of the accumulators" : "", src);
+            const char *p = strstr(src, w1);
+            p = p ? strchr(p, '\n') : NULL;
+            int braces = 0;
+            while (p && (*p == '\n' || *p == ' ' || *p == '}' || *p == '"' || *p == ':' || *p == ')' || *p == ';' ||
+                         strncmp(p, "\"memory\"", 8) == 0)) {
+              if (*p == '}') braces++;
+              p += strncmp(p, "\"memory\"", 8) == 0 ? 8 : 1;
+            }
+            TC_CHECK(p && braces == 2 && strncmp(p, "asm volatile(\"wgmma.wait_group.sync.aligned 0;\"", 47) == 0,
+                     "S %d: the wait_group 0 is not right after the K loop (%d braces) in\n%s", S, braces, src);
+            /* then the compiler barrier on the accumulators (the epilogue's reads stay after the wait) */
+            const char *q = p ? strchr(p, '\n') : NULL;
+            while (q && (*q == '\n' || *q == ' ')) q++;
+            TC_CHECK(q && strncmp(q, "asm volatile(\"\"\n", 16) == 0 && strstr(q, "\"+f\"(T"),
+                     "S %d: no barrier on the accumulators after the wait_group 0", S);
+          }
+          tc_status st = tc_kernel_build(k, NULL);
+          if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+          else TC_CHECK(st == TC_OK, "S %d does not build: %s", S, tc_kernel_error(k));
+        }
+        tc_kernel_free(k);
+        tc_fusion_free(f);
+      }
+}
+
 /* On CUDA, with K tiles of 64, whole tiles and A [M, K], B [N, K] in
  * global memory, the swizzled tiles come by bulk tensor copies: per
  * operand and K tile one box per warp group, its 32 of the block's 128
@@ -465,6 +536,7 @@ int main(void) {
   TC_RUN(test_mn_major);
   TC_RUN(test_layout_refused);
   TC_RUN(test_cuda_build);
+  TC_RUN(test_depth1_rings);
   TC_RUN(test_tma);
   TC_RUN(test_tma_form_on_pocl);
   TC_MAIN_END();

@@ -67,7 +67,9 @@ void gemm_epilogue_usage(FILE *out) {
         "                          TM 64 and TN = N a multiple of 8 up to 256, BK of 16)\n"
         "  --stages N              with --tiles: A and B tiles in rings of N slots (1 to 8;\n"
         "                          1: one buffer), the copies of N-1 K tiles ahead in flight\n"
-        "                          (cp.async on cuda sm_80+ where a copy is a plain aligned load)\n",
+        "                          (cp.async on cuda sm_80+ where a copy is a plain aligned load;\n"
+        "                          with wgmma and N >= 3, N-2 ahead while the previous K tile's\n"
+        "                          wgmma still runs: wgmma.wait_group 1)\n",
         out);
 }
 

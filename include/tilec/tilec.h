@@ -433,7 +433,11 @@ tc_status tc_set_memory_type(tc_tensor *t, tc_memtype m);
  * 8 / 16 for a vectorized run that is contiguous and aligned), one commit
  * group per iteration, cp.async.wait_group(stages - 2) before the barrier;
  * other copies (a cast on the way) and the other targets copy
- * synchronously in the same ring.  stages 1 undoes it.  TC_ERR_ARGUMENT
+ * synchronously in the same ring.  Where the loop's products are wgmma
+ * (the matmul's wgmma op type) and stages >= 3, each K tile's wgmma group
+ * is left running into the next iteration (wgmma.wait_group 1, then 0
+ * after the loop), so the copies go stages - 2 iterations ahead and wait
+ * with stages - 3 groups pending.  stages 1 undoes it.  TC_ERR_ARGUMENT
  * for stages outside 1 .. 8; a tensor that is not in shared memory, not
  * computed at a serial loop, or read outside that loop is refused when
  * compiling, as is shared memory over the arch's limit (the tensor's
@@ -511,7 +515,8 @@ typedef struct tc_matmul_tiles {
   /* slots of the A and B tiles' rings in shared memory (tc_circular_buffer):
    * 0 or 1 one buffer per operand (copy, barrier, products, barrier per K
    * tile), 2 to 8 the copies of K tiles k+1 .. k+stages-1 in flight while
-   * tile k is multiplied (cp.async on CUDA sm_80+) */
+   * tile k is multiplied (cp.async on CUDA sm_80+; with wgmma and 3 or
+   * more stages k+1 .. k+stages-2, while tile k - 1's wgmma may still run) */
   int stages;
 } tc_matmul_tiles;
 

@@ -36,7 +36,9 @@ typedef struct tc_test_hooks {
   /* lower/circular.c: 1 waits for one commit group fewer than the ring
    * needs (wait_group(stages - 1)), 2 drops the barrier at the top of the
    * ring loop, 3 drops the prologue's commit, 4 leaves a wgmma's
-   * descriptors at slot 0 (no k % stages shift of their start) */
+   * descriptors at slot 0 (no k % stages shift of their start), 5 leaves
+   * a wgmma ring's groups running (wait depth 1) but copies stages - 1
+   * tiles ahead, into the slot the running group reads */
   int circular_fault;
   /* lower/wgmma.c (the matmul's wgmma op type), after the layout check:
    * 1 adds 16 bytes to the LBO of A's descriptor (its SBO where the tile

@@ -163,6 +163,9 @@ const tc_dialect tc_dialect_cuda = {
     .wgmma_addr = tc_cu_wgmma_addr,
     .wgmma_begin = tc_cu_wgmma_begin,
     .wgmma_end = tc_cu_wgmma_end,
+    .wgmma_end_wait1 = tc_cu_wgmma_end_wait1,
+    .wgmma_drain = tc_cu_wgmma_drain,
     .wgmma_store_fence = tc_cu_wgmma_store_fence,
     .wgmma = tc_cu_wgmma,
+    .wgmma_acc_fence = tc_cu_wgmma_acc_fence,
 };

@@ -218,17 +218,24 @@ typedef struct tc_dialect {
    * wgmma_addr prints the descriptor address (u32 bytes) of element
    * `off` of shared array `lds`; wgmma_begin / wgmma_end are the
    * statements before and after one blockwise GEMM's instructions (NULL:
-   * none), wgmma_store_fence the one after the threads' shared stores;
+   * none), wgmma_end_wait1 the end that leaves this group running (at
+   * most one pending: a ring's wait depth 1, circular.c) and wgmma_drain
+   * the wait for every group after such a ring loop (NULL: none; the
+   * emulation is synchronous), wgmma_acc_fence, printed after the drain
+   * for each such statement's accumulators acc[0 .. nr), a compiler
+   * barrier on them (they are read only after the drain; NULL: none),
+   * wgmma_store_fence the one after the threads' shared stores;
    * wgmma prints one warp-group-wide acc[0 .. n/2) += A * B with the
    * descriptors da, db (expressions) over the shared arrays lds_a, lds_b,
    * trans_a / trans_b 1 for an M- / N-major operand (imm-trans-a/b): the
    * PTX for CUDA (wgmma_cuda.c), an emulation for OpenCL (wgmma_emu.c). */
   const char *wgmma_prelude;
   void (*wgmma_addr)(tc_str *o, const char *lds, const char *off);
-  const char *wgmma_begin, *wgmma_end, *wgmma_store_fence;
+  const char *wgmma_begin, *wgmma_end, *wgmma_end_wait1, *wgmma_drain, *wgmma_store_fence;
   void (*wgmma)(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
                 const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
                  int depth);
+  void (*wgmma_acc_fence)(tc_str *o, const char *acc, int nr, int depth);
   /* ---- grid reductions (printer.c): global_qual qualifies a pointer into
    * global memory ("__global " in OpenCL, "" in CUDA and HIP); grid_fence
    * makes a thread's earlier global writes visible to other blocks before
@@ -309,8 +316,9 @@ void tc_cu_cp_wait(tc_str *o, int n, int depth);
 /* wgmma m64nNk16: CUDA's PTX (wgmma_cuda.c) and the OpenCL emulation
  * (wgmma_emu.c). */
 extern const char tc_cu_wgmma_prelude[], tc_cu_wgmma_begin[], tc_cu_wgmma_end[],
-    tc_cu_wgmma_store_fence[];
+    tc_cu_wgmma_end_wait1[], tc_cu_wgmma_drain[], tc_cu_wgmma_store_fence[];
 void tc_cu_wgmma_addr(tc_str *o, const char *lds, const char *off);
+void tc_cu_wgmma_acc_fence(tc_str *o, const char *acc, int nr, int depth);
 void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *da,
                  const char *lds_b, const char *db, int trans_a, int trans_b, const char *acc,
                  int depth);

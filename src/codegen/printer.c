@@ -729,6 +729,39 @@ static void wgmma_desc(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_free(&off);
 }
 
+/* The accumulators of wgmma statement s, named in place (wait depth 1):
+ * its output array from element c0 on. */
+static void wgmma_acc_name(tc_str *o, const tc_kir *k, const tc_knode *s) {
+  const char *cn = s->stmt.op->out->name;
+  if (tc_e_is_const(s->stmt.mma.c0, 0)) {
+    tc_str_cat(o, cn);
+    return;
+  }
+  tc_str_printf(o, "(%s + (", cn);
+  expr(o, k, s->stmt.mma.c0);
+  tc_str_cat(o, "))");
+}
+
+/* After a ring loop of wait depth 1: the accumulators of its wgmma
+ * statements behind the dialect's compiler barrier (wgmma_acc_fence). */
+typedef struct acc_fence_ctx {
+  tc_str *o;
+  const tc_dialect *d;
+  const tc_kir *k;
+  int depth;
+} acc_fence_ctx;
+
+static int acc_fence(tc_knode *s, void *ctx) {
+  acc_fence_ctx *c = ctx;
+  if (s->stmt.mma.kind != TC_MACRO_WGMMA || !s->stmt.mma.wait1) return 0;
+  tc_str acc;
+  tc_str_init(&acc);
+  wgmma_acc_name(&acc, c->k, s);
+  c->d->wgmma_acc_fence(c->o, tc_str_cstr(&acc), s->stmt.mma.n / 2, c->depth);
+  tc_str_free(&acc);
+  return 0;
+}
+
 /* A statement lowered to wgmma m64nNk16 (tc_kmma kind TC_MACRO_WGMMA): the
  * thread's n / 2 accumulators, the descriptors of the two tiles (start,
  * LBO, SBO, swizzle as the lowering derived them from the layouts), the
@@ -737,27 +770,38 @@ static void wgmma_desc(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
  * same in every step): the loop's instructions go unrolled between one
  * fence and one commit + wait, so they run back to back on the tensor
  * cores (wgmma needs no fence between instructions of one shape on the
- * same accumulators). */
+ * same accumulators).  With wait depth 1 (m->wait1, a ring loop's
+ * compute, circular.c) the instruction names the accumulators in place
+ * (out + c0, constant indices once unrolled: registers), since nothing
+ * may touch them while the group runs, and the end leaves the group
+ * running (wgmma_end_wait1); the ring loop drains it. */
 static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s,
                         const tc_knode *loop, int depth) {
   const tc_kmma *m = &s->stmt.mma;
   const tc_op *op = s->stmt.op;
   const char *cn = op->out->name;
-  tc_str c0, da, db;
-  tc_str_init(&c0), tc_str_init(&da), tc_str_init(&db);
+  tc_str c0, da, db, acc;
+  tc_str_init(&c0), tc_str_init(&da), tc_str_init(&db), tc_str_init(&acc);
   expr(&c0, k, m->c0);
   wgmma_desc(&da, d, k, op->in[0], m->start_a, m->lbo_a, m->sbo_a, m->swz_a);
   wgmma_desc(&db, d, k, op->in[1], m->start_b, m->lbo_b, m->sbo_b, m->swz_b);
   tc_str_indent(o, depth);
-  tc_str_printf(o, "{  /* %s += %s * %s: wgmma m64n%dk16%s */\n", cn, op->in[0]->name, op->in[1]->name,
-                m->n, loop ? ", the K steps back to back" : "");
-  tc_str_indent(o, depth + 1);
-  tc_str_printf(o, "float tc_fc[%d];\n", m->n / 2);
-  tc_str_indent(o, depth + 1); /* (unrolled: the accumulators stay in registers) */
-  tc_str_printf(o, "%s\n", d->unroll_pragma);
-  tc_str_indent(o, depth + 1);
-  tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) tc_fc[tc_j] = %s[%s + tc_j];\n", m->n / 2,
-                cn, tc_str_cstr(&c0));
+  tc_str_printf(o, "{  /* %s += %s * %s: wgmma m64n%dk16%s%s%s */\n", cn, op->in[0]->name, op->in[1]->name,
+                m->n, loop ? ", the K steps back to back" : "",
+                m->wait1 ? "; left running into the next K tile (wait depth 1)" : m->depth0_why ? "; wait depth 0: " : "",
+                !m->wait1 && m->depth0_why ? m->depth0_why : "");
+  if (m->wait1) {
+    wgmma_acc_name(&acc, k, s);
+  } else {
+    tc_str_cat(&acc, "tc_fc");
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "float tc_fc[%d];\n", m->n / 2);
+    tc_str_indent(o, depth + 1); /* (unrolled: the accumulators stay in registers) */
+    tc_str_printf(o, "%s\n", d->unroll_pragma);
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) tc_fc[tc_j] = %s[%s + tc_j];\n", m->n / 2,
+                  cn, tc_str_cstr(&c0));
+  }
   if (d->wgmma_begin) {
     tc_str_indent(o, depth + 1);
     tc_str_printf(o, "%s\n", d->wgmma_begin);
@@ -772,23 +816,26 @@ static void print_wgmma(tc_str *o, const tc_dialect *d, const tc_kir *k, const t
     in++;
   }
   d->wgmma(o, m->in, m->n, op->in[0]->name, tc_str_cstr(&da), op->in[1]->name, tc_str_cstr(&db),
-           m->trans_a, m->trans_b, "tc_fc", in);
+           m->trans_a, m->trans_b, tc_str_cstr(&acc), in);
   if (loop) {
     tc_str_indent(o, depth + 1);
     tc_str_cat(o, "}\n");
   }
-  if (d->wgmma_end) {
+  const char *end = m->wait1 ? d->wgmma_end_wait1 : d->wgmma_end;
+  if (end) {
     tc_str_indent(o, depth + 1);
-    tc_str_printf(o, "%s\n", d->wgmma_end);
+    tc_str_printf(o, "%s\n", end);
   }
-  tc_str_indent(o, depth + 1);
-  tc_str_printf(o, "%s\n", d->unroll_pragma);
-  tc_str_indent(o, depth + 1);
-  tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) %s[%s + tc_j] = tc_fc[tc_j];\n", m->n / 2,
-                cn, tc_str_cstr(&c0));
+  if (!m->wait1) {
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "%s\n", d->unroll_pragma);
+    tc_str_indent(o, depth + 1);
+    tc_str_printf(o, "for (int tc_j = 0; tc_j < %d; ++tc_j) %s[%s + tc_j] = tc_fc[tc_j];\n", m->n / 2,
+                  cn, tc_str_cstr(&c0));
+  }
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");
-  tc_str_free(&c0), tc_str_free(&da), tc_str_free(&db);
+  tc_str_free(&c0), tc_str_free(&da), tc_str_free(&db), tc_str_free(&acc);
 }
 
 /* Whether printing n prints a barrier inside it (its own sync_before,
@@ -859,6 +906,12 @@ static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   if (n->cp_wait && d->cp_wait) d->cp_wait(o, n->cp_wait - 1, depth);
   print_node_in(o, d, k, n, depth, wi_zero);
   if (n->cp_commit && d->cp_commit) d->cp_commit(o, depth);
+  if (n->kind == TC_K_LOOP && n->loop.wgmma_drain && d->wgmma_drain) {
+    tc_str_indent(o, depth); /* the ring's last wgmma group, before the accumulators are read */
+    tc_str_printf(o, "%s\n", d->wgmma_drain);
+    acc_fence_ctx c = {o, d, k, depth};
+    if (d->wgmma_acc_fence) tc_knode_each_stmt((tc_knode *)n, acc_fence, &c);
+  }
 }
 
 static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,

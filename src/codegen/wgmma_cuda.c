@@ -8,7 +8,9 @@
  * dimension byte offset >> 4, 32-45 stride dimension byte offset >> 4,
  * 49-51 base offset (0), 62-63 swizzle mode (0: none / interleave, the
  * mode used here).  Around the instructions of one blockwise GEMM:
- * wgmma.fence before, wgmma.commit_group + wgmma.wait_group 0 after; the
+ * wgmma.fence before, wgmma.commit_group + wgmma.wait_group 0 after (or
+ * wait_group 1 in a ring of wait depth 1, then wait_group 0 after the
+ * loop: docs/matmul.md); the
  * threads' generic stores into the shared tiles are ordered before the
  * async proxy's reads by fence.proxy.async.shared::cta (then the barrier). */
 #include "dialect.h"
@@ -39,8 +41,39 @@ const char tc_cu_wgmma_begin[] = "asm volatile(\"wgmma.fence.sync.aligned;\" :::
 const char tc_cu_wgmma_end[] =
     "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned 0;\" ::: "
     "\"memory\");";
+/* a ring's wait depth 1 (circular.c): this group may still run, every
+ * earlier one is done; after the ring loop, all of them */
+const char tc_cu_wgmma_end_wait1[] =
+    "asm volatile(\"wgmma.commit_group.sync.aligned;\\n\\twgmma.wait_group.sync.aligned 1;\" ::: "
+    "\"memory\");";
+const char tc_cu_wgmma_drain[] = "asm volatile(\"wgmma.wait_group.sync.aligned 0;\" ::: \"memory\");";
 const char tc_cu_wgmma_store_fence[] =
     "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");";
+
+/* The accumulators' values flow through the operands of the wgmma asm
+ * statements, but a wait names no register: an empty asm statement
+ * reading and writing each accumulator after the drain keeps the
+ * compiler from moving their reads (the epilogue's) above it. */
+static void acc_operands(tc_str *o, const char *acc, int nr, int depth) {
+  for (int i = 0; i < nr; i++) {
+    if (i && i % 8 == 0) {
+      tc_str_cat(o, "\n");
+      tc_str_indent(o, depth + 2);
+    }
+    tc_str_printf(o, "%s \"+f\"(%s[%d])", i ? "," : "", acc, i);
+  }
+}
+
+void tc_cu_wgmma_acc_fence(tc_str *o, const char *acc, int nr, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_cat(o, "asm volatile(\"\"\n");
+  tc_str_indent(o, depth + 2);
+  tc_str_cat(o, ":");
+  acc_operands(o, acc, nr, depth);
+  tc_str_cat(o, "\n");
+  tc_str_indent(o, depth + 2);
+  tc_str_cat(o, ":: \"memory\");\n");
+}
 
 /* One asm statement: the N/2 accumulators "+f", the descriptors "l", and
  * scale-d (a predicate, 1: D = A * B + D); scale-a/b 1; imm-trans-a/b
@@ -59,13 +92,7 @@ void tc_cu_wgmma(tc_str *o, tc_dtype in, int n, const char *lds_a, const char *d
                 trans_b != 0);
   tc_str_indent(o, depth + 2);
   tc_str_cat(o, ":");
-  for (int i = 0; i < nr; i++) {
-    if (i && i % 8 == 0) {
-      tc_str_cat(o, "\n");
-      tc_str_indent(o, depth + 2);
-    }
-    tc_str_printf(o, "%s \"+f\"(%s[%d])", i ? "," : "", acc, i);
-  }
+  acc_operands(o, acc, nr, depth);
   tc_str_cat(o, "\n");
   tc_str_indent(o, depth + 2);
   tc_str_printf(o, ": \"l\"(%s), \"l\"(%s), \"r\"(1) : \"memory\");\n", da, db);

@@ -24,12 +24,51 @@
  * no slot is written while a thread may still read it, and no barrier is
  * needed at the end of the body.  Synchronous copies (targets without
  * cp.async, copies that compute) follow the same order, and are visible
- * after the barrier of the S - 1th iteration after their issue. */
+ * after the barrier of the S - 1th iteration after their issue.
+ *
+ * Wait depth 1 (choose_depth below): where the compute is wgmma
+ * statements and S >= 3, each K tile's wgmma group is committed and
+ * followed by wgmma.wait_group 1 instead of 0, so iteration k's products
+ * still run while iteration k + 1 waits, passes its barrier and issues
+ * its copies; wgmma.wait_group 0 after the loop, before the epilogue
+ * reads the accumulators.  The slot of tile k - 1 is then still read
+ * during iteration k, so the prefetch distance drops to D = S - 2:
+ *
+ *   for p < D: copy(p) -> slot p (if p < E); commit
+ *   for k: wait(D - 1); barrier;
+ *          copy(k + D) -> slot (k + D) % S (if k + D < E); commit;
+ *          fence; wgmma(slot k % S); wgmma commit; wgmma wait(1)
+ *   wgmma wait(0); a compiler barrier on the accumulators (printer.c)
+ *
+ * The slot written at iteration k is (k + S - 2) % S == (k - 2) % S,
+ * last read by the wgmma of iteration k - 2.  Each thread's wait_group 1
+ * at the end of iteration k - 1 leaves only group k - 1 pending, so its
+ * warp group's wgmma of k - 2 is done; every thread passes that point
+ * before iteration k's barrier, and the copy is issued after it: no slot
+ * is overwritten while any warp group's wgmma may read it.  (With D = S -
+ * 1 the copy of iteration k would go into slot (k - 1) % S, whose wgmma
+ * is exactly the group wait_group 1 leaves running.)  The cp.async
+ * count: the prologue commits D groups, iterations 0 .. k - 1 one each,
+ * so k + D groups are committed at the top of iteration k, tile k is in
+ * group k and the k + D - (k + 1) = D - 1 = S - 3 groups after it may
+ * still be pending: wait_group(S - 3).  Tile k was copied at iteration
+ * k - D (or in the prologue), after a barrier, and is read after the
+ * barrier of iteration k, D >= 1 iterations later, so synchronous copies
+ * stay ordered too.  S = 2 keeps depth 0 (D would be 0: no copy could be
+ * in flight).  The accumulators are not touched by any other instruction
+ * inside the loop: the wgmma names them in place (constant indices after
+ * unrolling), no copy in or out (a form that cannot, e.g. accumulators
+ * indexed by a loop that is not unrolled, keeps depth 0 and says why in
+ * a comment on the statement).  Every K tile still begins with
+ * wgmma.fence (required before the first wgmma and after any register
+ * write; between wgmmas of one shape on the same accumulators the order
+ * is kept by the hardware). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../base/test_hooks.h"
+#include "../sched/sched.h"
 #include "circular.h"
 #include "ldst.h"
 
@@ -42,6 +81,9 @@ typedef struct ring {
   char *moved; /* per node of the loop's body: part of a copy */
   const tc_tensor *misaligned; /* a tile a wgmma reads swizzled whose slot
                                   is not a whole number of 1024 bytes */
+  int ahead;     /* the prefetch distance D (tc_ring_ahead): the prologue
+                    copies D tiles, iteration k copies tile k + D and waits
+                    with D - 1 groups pending */
 } ring;
 
 static bool is_ring_tensor(const ring *r, const tc_tensor *t, int64_t *slot) {
@@ -279,6 +321,79 @@ static void read_slot(tc_kir *k, ring *r, tc_knode *n, const tc_expr *slot) {
   }
 }
 
+/* The wgmma statements of a ring loop's compute (the children of the loop
+ * that are not its copy). */
+typedef struct wgmmas {
+  tc_knode **s;
+  int n, cap;
+} wgmmas;
+
+static int collect_wgmma(tc_knode *s, void *ctx) {
+  wgmmas *w = ctx;
+  if (s->stmt.mma.kind == TC_MACRO_WGMMA) TC_PUSH(w->s, w->n, w->cap, s);
+  return 0;
+}
+
+static int touches_acc(tc_knode *s, void *ctx) {
+  wgmmas *w = ctx;
+  if (s->stmt.mma.kind == TC_MACRO_WGMMA) return 0;
+  for (int i = 0; i < w->n; i++) {
+    const tc_tensor *acc = w->s[i]->stmt.op->out;
+    bool uses = s->stmt.op->out == acc;
+    for (int q = 0; q < s->stmt.op->nin; q++) uses = uses || s->stmt.op->in[q] == acc;
+    if (uses) return 1;
+  }
+  return 0;
+}
+
+/* Whether every variable of e is that of an unrolled loop between s and
+ * the ring loop L (so e is a constant once the loops are unrolled). */
+static bool constant_after_unroll(const tc_kir *k, const tc_expr *e, const tc_knode *s, const tc_knode *L) {
+  for (int id = 0; id < tc_e_num_vars(k->pool); id++) {
+    if (!tc_e_uses(e, id)) continue;
+    const tc_knode *n = s->parent;
+    while (n && n != L && !(n->kind == TC_K_LOOP && n->loop.var->val == id)) n = n->parent;
+    if (!n || n == L || (n->loop.ptype != TC_UNROLL && n->loop.ptype != TC_VECTORIZE)) return false;
+  }
+  return true;
+}
+
+/* Wait depth 1 for the ring's wgmma readers: where the loop's compute
+ * holds wgmma statements, the ring has 3 stages or more, both operands
+ * of each are tiles of this ring, their accumulators are indexed by
+ * constants once unrolled and no other statement in the loop uses them,
+ * each statement's group is left running into the next iteration
+ * (tc_kmma.wait1), the loop drains them (wgmma_drain) and the copies go
+ * S - 2 tiles ahead (r->ahead); else S - 1, and a ring of 3 stages or
+ * more says on each wgmma why it keeps wait_group 0. */
+static void choose_depth(tc_kir *k, ring *r) {
+  tc_knode *L = r->loop;
+  wgmmas w = {NULL, 0, 0};
+  for (int c = 0; c < L->nbody; c++)
+    if (!r->moved[c]) tc_knode_each_stmt(L->body[c], collect_wgmma, &w);
+  const char *why = NULL;
+  for (int i = 0; i < w.n && !why; i++) {
+    const tc_kstmt *s = &w.s[i]->stmt;
+    if (!is_ring_tensor(r, s->op->in[0], NULL) || !is_ring_tensor(r, s->op->in[1], NULL))
+      why = "an operand tile is not in this loop's ring, so it may change while the wgmma runs";
+    else if (!constant_after_unroll(k, s->mma.c0, w.s[i], L))
+      why = "its accumulators are indexed by a loop that is not unrolled, so the instruction cannot "
+            "name them in registers";
+  }
+  if (!why && w.n && tc_knode_each_stmt(L, touches_acc, &w))
+    why = "another statement in the K loop uses its accumulators";
+  bool async = w.n > 0 && r->stages >= 3 && !why;
+  for (int i = 0; i < w.n; i++) {
+    w.s[i]->stmt.mma.wait1 = async;
+    w.s[i]->stmt.mma.depth0_why = r->stages >= 3 ? why : NULL;
+  }
+  L->loop.wgmma_drain = async;
+  /* (fault 5: depth 1 with the copies S - 1 tiles ahead, which the
+   * protocol model must catch: a slot overwritten while a wgmma reads it) */
+  r->ahead = tc_ring_ahead(r->stages, async && tc_test_hooks_get()->circular_fault != 5);
+  free(w.s);
+}
+
 static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   tc_epool *p = k->pool;
   tc_knode *L = r->loop;
@@ -288,6 +403,8 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   reader_ctx rc = {k, r};
   if (!st) st = (tc_status)tc_knode_each_stmt(k->root, check_reader, &rc);
   if (st) return st;
+  choose_depth(k, r);
+  int D = r->ahead;
   /* cp.async where the copy is a plain one (before the copies are cloned) */
   bool cp = ti->family == TC_ARCH_SM && (ti->features & TC_FEAT_CP_ASYNC);
   for (int i = 0; i < r->nallocs && cp; i++) {
@@ -295,13 +412,13 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
     s->cp_bytes = cp_async_bytes(k, r->allocs[i]->writer);
     if (s->cp_bytes) k->ncp_async++;
   }
-  /* the prologue: tiles 0 .. S - 2 into slots 0 .. S - 2 */
+  /* the prologue: tiles 0 .. D - 1 into slots 0 .. D - 1 */
   char name[24];
   snprintf(name, sizeof name, "%s_p", tc_e_var_name(p, (int)L->loop.var->val));
   tc_knode *pro = tc_xcalloc(1, sizeof *pro);
   pro->kind = TC_K_LOOP;
-  pro->loop.var = tc_e_var(p, name, 0, S - 2);
-  pro->loop.extent = S - 1;
+  pro->loop.var = tc_e_var(p, name, 0, D - 1);
+  pro->loop.extent = D;
   pro->loop.ptype = TC_SERIAL;
   pro->loop.id = -1;
   tc_knode *last = NULL;
@@ -321,8 +438,8 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   memmove(&par->body[at + 1], &par->body[at], (size_t)(par->nbody - 1 - at) * sizeof *par->body);
   par->body[at] = pro;
   pro->parent = par;
-  /* the steady state: wait, barrier, the copies S - 1 tiles ahead, the rest */
-  const tc_expr *ahead = tc_e_addc(p, L->loop.var, S - 1);
+  /* the steady state: wait, barrier, the copies D tiles ahead, the rest */
+  const tc_expr *ahead = tc_e_addc(p, L->loop.var, D);
   tc_knode **body = tc_xmalloc((size_t)L->nbody * sizeof *body);
   int nb = 0;
   for (int pass = 0; pass < 2; pass++)
@@ -340,7 +457,7 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
                    "the 128B swizzle, but its slots are not whole multiples of 1024 bytes",
                    r->misaligned->name);
   int fault = tc_test_hooks_get()->circular_fault;
-  L->body[0]->cp_wait = 1 + (fault == 1 ? S - 1 : S - 2);
+  L->body[0]->cp_wait = 1 + (fault == 1 ? D : D - 1);
   L->body[0]->sync_before = fault != 2;
   L->body[nmoved - 1]->cp_commit = 1;
   return TC_OK;

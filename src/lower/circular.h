@@ -9,7 +9,9 @@
 /* After indexing, barriers and the mma / ldmatrix lowering: turns every
  * ring loop (tc_kalloc.ring_loop of an allocation with stages > 1) into
  * its prologue and steady state: the copies of the ring's tensors are
- * issued stages - 1 iterations ahead into slot (iteration % stages), each
+ * issued stages - 1 iterations ahead (stages - 2 where the compute is
+ * wgmma left running into the next iteration: wait depth 1, tc_kmma.wait1)
+ * into slot (iteration % stages), each
  * iteration waits for its own tile and passes one barrier before it
  * issues the next copy and computes; the readers index slot (k % stages).
  * On CUDA sm_80+ (ti) a plain copy from global memory is marked as

@@ -24,6 +24,10 @@ typedef struct tc_kloop {
   int id;                  /* loop identity (union of mapped axes) */
   struct tc_knode *tma_stmt; /* the TMA statement this loop nest is printed
                                 as (or NULL) */
+  int wgmma_drain;         /* 1: a ring loop whose wgmma groups are left
+                              running (tc_kmma.wait1): wgmma.wait_group 0
+                              after it, before anything reads the
+                              accumulators */
 } tc_kloop;
 
 /* A statement reading or writing tensor memory (src/lower/tmem.c): one
@@ -103,6 +107,15 @@ typedef struct tc_kmma {
   const tc_expr *c0, *start_a, *start_b;
   int64_t lbo_a, sbo_a, lbo_b, sbo_b;
   int swz_a, swz_b, trans_a, trans_b;
+  /* wgmma in a ring loop (src/lower/circular.c): wait1 1, its commit group
+   * is left running past the statement (wgmma.wait_group 1: at most this
+   * group pending), so the instruction names the accumulators out[c0 + j]
+   * in place (no copy in or out) and the ring loop drains the last group
+   * (tc_kloop.wgmma_drain); 0, wait_group 0 at once.  depth0_why: where a
+   * ring of 3 or more stages keeps wait_group 0, why (a static string,
+   * printed as a comment; NULL otherwise) */
+  int wait1;
+  const char *depth0_why;
 } tc_kmma;
 
 /* A statement of a reduction (op->kind == TC_OP_REDUCE; for a Welford

@@ -221,7 +221,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   acc->macro = TC_MACRO_WGMMA;
   int64_t smem = (tl->bm + tl->bn) * tl->bk * 2 * (ring ? tl->stages : 1);
   char rtext[200] = "";
-  tc_matmul_ring_note(rtext, sizeof rtext, tl->stages, false);
+  tc_matmul_ring_note(rtext, sizeof rtext, tl->stages, false, true);
   char batch[48] = "", mtext[200], ntext[200], ktext[200];
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   tc_sched_extent_text(f, acc->logical[o], m, mtext, sizeof mtext);

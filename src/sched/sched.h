@@ -53,10 +53,20 @@ tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, 
 tc_matmul_tiles tc_matmul_auto_choice(tc_target target, const char *arch, tc_dtype t, int64_t m,
                                       int64_t n, int64_t k, int rax, bool prologue,
                                       const char **not_what, const char **why);
+/* The prefetch distance of a ring of `stages` slots (src/lower/circular.c):
+ * how many iterations ahead its copies are issued.  stages - 1, or
+ * stages - 2 where the ring's reader is a wgmma whose commit group is left
+ * running into the next iteration (async_reader, wait depth 1; 3 stages or
+ * more): the slot it reads is then still busy one iteration longer. */
+static inline int tc_ring_ahead(int stages, bool async_reader) {
+  return async_reader && stages >= 3 ? stages - 2 : stages - 1;
+}
 /* The schedule note's words for A and B in rings of `stages` slots ("" for
- * one buffer): the copies in flight and how they copy (prologue: an
- * operand's prologue ops make its copies synchronous). */
-void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue);
+ * one buffer): the copies in flight (tc_ring_ahead; async_reader: the
+ * wgmma op type, whose groups are waited for one K tile late) and how
+ * they copy (prologue: an operand's prologue ops make its copies
+ * synchronous). */
+void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue, bool async_reader);
 /* A warp- or wavefront-wide matrix instruction (an op type of the matmul
  * other than FMA) as the schedule and the lowering see it: `lanes` lanes
  * compute an m x n x k product; its accumulators' register layout is a
