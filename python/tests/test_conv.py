@@ -142,6 +142,30 @@ def test_fusion_backward(rng):
                                rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("tiles,macro,stages", [((16, 32, 8, 4, 4), None, 2), ((64, 64, 16, 64, 64), "wgmma", 3)])
+def test_fusion_tiles(rng, tiles, macro, stages):
+    """path='fusion' with each GEMM's tiles, op type and ring given
+    (tc_conv2d_set_fusion_tiles): forward NHWC f16 with bias + ReLU, and
+    the backward data (FMA tiles only: wgmma reads K-major views)."""
+    xshape, wshape, stride, padding = (2, 6, 7, 16), (8, 3, 3, 16), 1, 1  # NHWC, KYXC
+    x = _rand(rng, xshape, np.float16)
+    w = _rand(rng, wshape, np.float16)
+    b = _rand(rng, (8,), np.float16)
+    out = tilec.conv2d(x, w, stride=stride, padding=padding, layout="NHWC", path="fusion", bias=b,
+                       activation="relu", tiles=tiles, macro=macro, stages=stages)
+    want = np.maximum(ref_forward(x.transpose(0, 3, 1, 2).astype(np.float64),
+                                  w.transpose(0, 3, 1, 2).astype(np.float64), (1, 1), padding, (1, 1), 1)
+                      + b.astype(np.float64)[None, :, None, None], 0).transpose(0, 2, 3, 1)
+    np.testing.assert_allclose(out.astype(np.float64), want, rtol=1e-2, atol=1e-2)
+    if macro is None:
+        dy = _rand(rng, (2, 6, 7, 8), np.float16)
+        dx = tilec.conv2d_backward_data(xshape, w, dy, stride=stride, padding=padding, layout="NHWC",
+                                        path="fusion", tiles=tiles, stages=stages)
+        want = ref_backward_data((2, 16, 6, 7), w.transpose(0, 3, 1, 2).astype(np.float64),
+                                 dy.transpose(0, 3, 1, 2).astype(np.float64), (1, 1), padding, (1, 1), 1)
+        np.testing.assert_allclose(dx.astype(np.float64), want.transpose(0, 2, 3, 1), rtol=1e-2, atol=1e-2)
+
+
 def test_fusion_errors(rng):
     x, w = _rand(rng, (1, 2, 4, 4)), _rand(rng, (2, 2, 3, 3))
     with pytest.raises(ValueError, match="path='fusion' only"):
@@ -152,3 +176,7 @@ def test_fusion_errors(rng):
         tilec.conv2d(x, w, path="fusion", activation="tanh")
     with pytest.raises(ValueError, match=r"bias must have shape \(2,\)"):
         tilec.conv2d(x, w, path="fusion", bias=np.zeros(3, np.float32))
+    with pytest.raises(ValueError, match="path='fusion' only"):
+        tilec.conv2d(x, w, tiles=(16, 16, 8, 4, 4))
+    with pytest.raises(tilec.TilecError, match="do not nest"):
+        tilec.conv2d(x, w, path="fusion", tiles=(16, 16, 8, 3, 4))

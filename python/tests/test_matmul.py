@@ -108,3 +108,38 @@ def test_cast_before_the_matmul(rng):
 
     want = bf16(x) @ bf16(w * 0.5).T
     np.testing.assert_allclose(f.compile(name="mm_cast").run(x, w), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("macro,tiles,stages", [(None, (32, 32, 8, 4, 4), 2), ("mma", (64, 32, 32, 32, 16), 3),
+                                                ("wgmma", (64, 64, 32, 64, 64), 1)])
+def test_schedule_matmul_tiles(rng, macro, tiles, stages):
+    # tiles, op type and ring given by hand (tc_schedule_matmul); the
+    # instructions are emulated on OpenCL
+    m, n, k = 67, 97, 40
+    dt = tilec.f32 if macro is None else tilec.f16
+    f = tilec.Fusion()
+    a = f.input(dt, (m, k))
+    b = f.input(dt, (k, n))
+    f.add_output(f.relu(a @ b))
+    f.schedule_matmul(tiles=tiles, macro=macro, stages=stages)
+    name = {None: "FMA outer products", "mma": "mma.sync m16n8k16", "wgmma": "wgmma m64n64k16"}[macro]
+    assert "%dx%d tiles" % tiles[:2] in f.schedule_note and name in f.schedule_note
+    npdt = np.float32 if macro is None else np.float16
+    x = rng.standard_normal((m, k)).astype(npdt)
+    w = rng.standard_normal((k, n)).astype(npdt)
+    want = np.maximum(x.astype(np.float64) @ w.astype(np.float64), 0)
+    np.testing.assert_allclose(f.compile(name="mm_tiles").run(x, w), want, rtol=2e-3, atol=2e-3)
+
+
+def test_schedule_matmul_errors():
+    f = tilec.Fusion()
+    a = f.input(tilec.f32, (8, 8))
+    f.add_output(a @ a)
+    with pytest.raises(ValueError, match="five ints"):
+        f.schedule_matmul(tiles=(8, 8, 8))
+    with pytest.raises(ValueError, match="macro must be one of"):
+        f.schedule_matmul(tiles=(8, 8, 8, 2, 2), macro="tensor")
+    with pytest.raises(ValueError, match="need tiles"):
+        f.schedule_matmul(macro="mma")
+    with pytest.raises(tilec.TilecError, match="do not nest"):
+        f.schedule_matmul(tiles=(8, 8, 8, 3, 2))

@@ -86,6 +86,7 @@ _PROTOS = {
                                             ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                             ctypes.POINTER(ctypes.c_double)]),
     "tc_conv2d_perf_config": (_str, [ctypes.c_void_p]),
+    "tc_conv2d_set_fusion_tiles": (ctypes.c_int, [ctypes.c_void_p, ctypes.POINTER(_lib.MatmulTiles)]),
     "tc_conv2d_perf_config_source": (_str, [ctypes.c_void_p]),
 }
 _declared = None
@@ -163,8 +164,9 @@ def _kcyx(shape, layout):
 
 def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, padding,
          dilation, groups, layout, perf_config, target, device, arch, perfdb, dtype,
-         path="template", bias=None, activation=None):
-    """Plans and runs one problem; returns the written array."""
+         path="template", bias=None, activation=None, tiles=None):
+    """Plans and runs one problem; returns the written array (tiles: a
+    MatmulTiles for the fusion path's GEMMs, or None)."""
     layout = str(layout).upper()
     if layout not in _LAYOUTS:
         raise ValueError("layout must be 'NCHW' or 'NHWC', not %r" % (layout,))
@@ -174,6 +176,8 @@ def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, pa
         raise ValueError("path='fusion' takes no perf_config: the matmul scheduler chooses the tiles")
     if (bias is not None or activation is not None) and path != "fusion":
         raise ValueError("bias and activation are computed in the kernel with path='fusion' only")
+    if tiles is not None and path != "fusion":
+        raise ValueError("tiles, macro and stages schedule the GEMMs of path='fusion' only")
     if activation is not None and activation not in _ACTIVATIONS:
         raise ValueError("activation must be 'relu', 'gelu' or 'silu', not %r" % (activation,))
     lib = _lib_conv()
@@ -225,6 +229,10 @@ def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, pa
                 bufs[i] = np.ascontiguousarray(bufs[i], dtype=np_dt)
         ptrs = [b.ctypes.data_as(ctypes.c_void_p) for b in bufs]
         if path == "fusion":
+            if tiles is not None:
+                st = lib.tc_conv2d_set_fusion_tiles(conv, ctypes.byref(tiles))
+                if st != 0:
+                    raise TilecError(lib.tc_conv2d_error(conv).decode(), st)
             epi = _Epilogue()
             if bias is not None:
                 bias = np.ascontiguousarray(bias, dtype=np_dt)
@@ -245,12 +253,15 @@ def _run(direction, in_shape, fil_shape, in_arr, fil_arr, out_arr_in, stride, pa
 
 def conv2d(x, w, stride=1, padding=0, dilation=1, groups=1, layout="NCHW", *, perf_config=None,
            target="opencl", device=None, arch=None, perfdb=None, path="template", bias=None,
-           activation=None):
+           activation=None, tiles=None, macro=None, stages=None):
     """The forward convolution of x with the filter w; a new array.
 
     path: "template" (default) or "fusion" (module docstring); with
     "fusion", bias (shape (K,), one per output channel) and activation
-    ("relu", "gelu", "silu") are applied in the same kernel.
+    ("relu", "gelu", "silu") are applied in the same kernel, and tiles
+    (bm, bn, bk, tm, tn) with macro ("fma", "mma", "mfma", "mfma16",
+    "wgmma") and stages schedule each GEMM (tc_conv2d_set_fusion_tiles, as
+    ``tilec conv2d --path fusion --tiles ...``) instead of the scheduler.
 
     perf_config: "BS,MPB,NPB,KPB,MPT,NPT", or None for the perf DB entry of
     the problem (``tilec conv2d --tune`` fills it), else the heuristic.
@@ -262,12 +273,14 @@ def conv2d(x, w, stride=1, padding=0, dilation=1, groups=1, layout="NCHW", *, pe
     code, _ = _dtype_code(x, w)
     xs, ws = _shape4(x.shape, "x"), _shape4(w.shape, "w")
     return _run(FORWARD, xs, ws, x, w, None, stride, padding, dilation, groups, layout,
-                perf_config, target, device, arch, perfdb, code, path, bias, activation)
+                perf_config, target, device, arch, perfdb, code, path, bias, activation,
+                _lib.matmul_tiles(tiles, macro, stages))
 
 
 def conv2d_backward_data(input_size, w, dy, stride=1, padding=0, dilation=1, groups=1,
                          layout="NCHW", *, perf_config=None, target="opencl", device=None,
-                         arch=None, perfdb=None, path="template"):
+                         arch=None, perfdb=None, path="template", tiles=None, macro=None,
+                         stages=None):
     """The gradient of the input (shape input_size) from the filter w and the
     output gradient dy, as ``torch.nn.grad.conv2d_input``."""
     w, dy = np.asarray(w), np.asarray(dy)
@@ -275,12 +288,14 @@ def conv2d_backward_data(input_size, w, dy, stride=1, padding=0, dilation=1, gro
     xs, ws = _shape4(input_size, "input_size"), _shape4(w.shape, "w")
     _shape4(dy.shape, "dy")
     return _run(BACKWARD_DATA, xs, ws, None, w, dy, stride, padding, dilation, groups, layout,
-                perf_config, target, device, arch, perfdb, code, path)
+                perf_config, target, device, arch, perfdb, code, path,
+                tiles=_lib.matmul_tiles(tiles, macro, stages))
 
 
 def conv2d_backward_weight(x, weight_size, dy, stride=1, padding=0, dilation=1, groups=1,
                            layout="NCHW", *, perf_config=None, target="opencl", device=None,
-                           arch=None, perfdb=None, path="template"):
+                           arch=None, perfdb=None, path="template", tiles=None, macro=None,
+                           stages=None):
     """The gradient of the filter (shape weight_size) from the input x and the
     output gradient dy, as ``torch.nn.grad.conv2d_weight``."""
     x, dy = np.asarray(x), np.asarray(dy)
@@ -288,4 +303,5 @@ def conv2d_backward_weight(x, weight_size, dy, stride=1, padding=0, dilation=1, 
     xs, ws = _shape4(x.shape, "x"), _shape4(weight_size, "weight_size")
     _shape4(dy.shape, "dy")
     return _run(BACKWARD_WEIGHT, xs, ws, x, None, dy, stride, padding, dilation, groups, layout,
-                perf_config, target, device, arch, perfdb, code, path)
+                perf_config, target, device, arch, perfdb, code, path,
+                tiles=_lib.matmul_tiles(tiles, macro, stages))

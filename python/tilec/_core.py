@@ -472,6 +472,19 @@ class Fusion:
         self._check(self._L.tc_schedule_auto(self._p, int(tgt), arch.encode() if arch else None))
         return self
 
+    def schedule_matmul(self, target="opencl", arch=None, tiles=None, macro=None, stages=None):
+        """Schedules a fusion with a matmul and the ops after it as one
+        tiled kernel (tc_schedule_matmul): tiles (bm, bn, bk, tm, tn), the
+        op type macro ("fma", "mma", "mfma", "mfma16", "wgmma", as
+        ``tilec gemm --macro``) and stages (a ring of K tiles), or tiles
+        None for the scheduler's own choice.  schedule_note says what it
+        made."""
+        tgt = _enum_arg(Target, target, "target")
+        tl = _lib.matmul_tiles(tiles, macro, stages)
+        self._check(self._L.tc_schedule_matmul(self._p, int(tgt), arch.encode() if arch else None,
+                                                ctypes.byref(tl) if tl is not None else None))
+        return self
+
     @property
     def schedule_note(self):
         """What schedule_auto chose, in words ("" if it was not called)."""

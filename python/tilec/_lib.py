@@ -47,6 +47,33 @@ class Allocation(ctypes.Structure):
                 ("columns", _i64), ("columns_allocated", _i64)]
 
 
+class MatmulTiles(ctypes.Structure):
+    """struct tc_matmul_tiles."""
+    _fields_ = [("bm", _i64), ("bn", _i64), ("bk", _i64), ("tm", _i64), ("tn", _i64),
+                ("macro", _i), ("stages", _i)]
+
+
+# the op types by their command-line names (tc_matmul_macro)
+MACROS = {"fma": 0, "mma": 1, "mfma": 2, "mfma16": 3, "wgmma": 4}
+
+
+def matmul_tiles(tiles, macro=None, stages=None):
+    """A MatmulTiles from (bm, bn, bk, tm, tn), the op type's name (as
+    ``tilec gemm --macro``) and the ring's stages; None for tiles None."""
+    if tiles is None:
+        if macro is not None or stages is not None:
+            raise ValueError("macro and stages need tiles (bm, bn, bk, tm, tn)")
+        return None
+    try:
+        bm, bn, bk, tm, tn = (int(v) for v in tiles)
+    except (TypeError, ValueError):
+        raise ValueError("tiles must be five ints (bm, bn, bk, tm, tn), got %r" % (tiles,)) from None
+    if macro is not None and macro not in MACROS:
+        raise ValueError("macro must be one of %s, not %r" % (", ".join(MACROS), macro))
+    t = MatmulTiles(bm, bn, bk, tm, tn, MACROS[macro or "fma"], int(stages or 0))
+    return t
+
+
 # name: (restype, argtypes)
 _PROTOS = {
     "tc_status_name": (_str, [_i]),
@@ -73,6 +100,7 @@ _PROTOS = {
     "tc_cast": (c_tensor_p, [c_fusion_p, c_tensor_p, _i]),
     "tc_binary_scalar": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, ctypes.c_double]),
     "tc_scalar_input": (c_tensor_p, [c_fusion_p, _str, _i]),
+    "tc_schedule_matmul": (_i, [c_fusion_p, _i, _str, ctypes.POINTER(MatmulTiles)]),
     "tc_size_var_value": (c_tensor_p, [c_fusion_p, _str]),
     "tc_reduce": (c_tensor_p, [c_fusion_p, _i, c_tensor_p, _i, ctypes.POINTER(_i)]),
     "tc_welford": (c_tensor_p, [c_fusion_p, c_tensor_p, _i, ctypes.POINTER(_i),
