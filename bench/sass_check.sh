@@ -125,18 +125,29 @@ if [ "$only" != ldst ]; then
     [ -n "$npb" ] && req="$req HGMMA.64x${npb}x16.F32.BF16"
     kernels+=("$name|$out/$name.cu|$req$extra|tilec gemm $args -t bf16 (perf config $pc)")
   done
-  # the fusion path's GEMM (the matmul scheduler's wgmma kernel with a
-  # bias + ReLU epilogue): its HGMMA shape, its 16-byte cp.async ring
-  # copies (LDGSTS), no LDL / STL; not yet TMA, stmatrix or setmaxnreg
-  name=gemm_fusion_8192_bias_relu
-  args="-M 8192 -N 8192 -K 8192 --epilogue bias,relu,cast:bf16"
-  # shellcheck disable=SC2086
-  if "$TILEC" gemm $args -t bf16 --target cuda --arch sm_90a --emit "$out/$name.cu" >"$out/$name.gen.log" 2>&1; then
-    kernels+=("$name|$out/$name.cu|HGMMA HGMMA.64x256x16.F32.BF16 LDGSTS$extra|tilec gemm $args -t bf16 (the matmul scheduler)")
-  else
-    echo "  FAIL $name: tilec gemm $args -t bf16 --target cuda --emit failed: $(tail -n 3 "$out/$name.gen.log")"
-    gen_fail=1
-  fi
+  # the fusion path's kernels: NAME, REQUIRED OPCODES, then the tilec
+  # command line that emits it (into $out/NAME.cu)
+  fusion_kernel() {
+    local name=$1 req=$2
+    shift 2
+    if "$TILEC" "$@" --target cuda --emit "$out/$name.cu" >"$out/$name.gen.log" 2>&1; then
+      kernels+=("$name|$out/$name.cu|$req$extra|tilec $*")
+    else
+      echo "  FAIL $name: tilec $* --target cuda --emit failed: $(tail -n 3 "$out/$name.gen.log")"
+      gen_fail=1
+    fi
+  }
+  # the matmul scheduler's wgmma GEMM with a bias + ReLU epilogue: its
+  # HGMMA shape, its 16-byte cp.async ring copies (LDGSTS), no LDL / STL;
+  # not yet TMA, stmatrix or setmaxnreg
+  fusion_kernel gemm_fusion_8192_bias_relu "HGMMA HGMMA.64x256x16.F32.BF16 LDGSTS" \
+    gemm -M 8192 -N 8192 -K 8192 --epilogue bias,relu,cast:bf16 -t bf16 --arch sm_90a
+  # the forward convolution, NHWC f16 3x3 pad 1 (a ResNet layer):
+  # mma.sync, the image staged K-major (its channels innermost) by 16-byte
+  # cp.async that zero-fill the padding, no LDL / STL
+  fusion_kernel conv_fusion_nhwc_3x3 "HMMA LDSM LDGSTS.E.BYPASS.128.ZFILL" \
+    conv2d -F 1 -n 32 -c 64 -H 56 -W 56 -k 64 -y 3 -x 3 -p 1 -q 1 --in_layout NHWC --fil_layout KYXC \
+    --out_layout NHWK -t f16 --path fusion
 fi
 if [ "$only" != gemm ]; then
   if ! "$LDST_BENCH" --target cuda --size 8192x8192 --no-run --emit "$out" >"$out/ldst.gen.log" 2>&1; then

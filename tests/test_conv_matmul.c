@@ -407,7 +407,9 @@ static void run_relu(const tc_conv_problem *p, tc_kernel *k, const tc_conv_fusio
  * the instruction's emulation), with bias + ReLU, NHWC and padding, with
  * the operand tiles in one buffer or in rings of 3 (K = 8 x 3 x 3 = 72:
  * 5 K tiles of 16), the padded input's copies reading 0 in every slot;
- * and the CUDA kernel tc_schedule_auto makes (mma.sync with rings) builds. */
+ * and the CUDA kernel tc_schedule_auto makes (mma.sync with rings) builds.
+ * The image, whose channels (part of K) are innermost, is staged K-major:
+ * ldmatrix without .trans, and zero-filling 16-byte cp.async in rings. */
 static void mma_case(int t, int stages) {
   {
     tc_conv_problem p;
@@ -437,6 +439,12 @@ static void mma_case(int t, int stages) {
     TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
     if (k) {
       TC_CHECK(strstr(tc_kernel_source(k), "mma.sync.aligned.m16n8k16") != NULL, "mma.sync in the CUDA kernel");
+      /* NHWC: the image's K (its channels) is innermost, so its tile is
+       * staged [N, K], read by ldmatrix.x2 without .trans, and copied by
+       * 16-byte cp.async that zero-fill the padding (one buffer: plain) */
+      TC_CHECK(strstr(tc_kernel_source(k), "B fragment: ldmatrix.x2 */") != NULL, "B by ldmatrix.x2");
+      TC_CHECK(stages == 1 || strstr(tc_kernel_source(k), "tc_cpa16z(") != NULL,
+               "the image's copies are not zero-filling cp.async (%d stages)", stages);
       st = tc_kernel_build(k, NULL);
       if (st == TC_ERR_UNSUPPORTED) printf("  skip the NVRTC build: %s\n", tc_kernel_error(k));
       else TC_CHECK(st == TC_OK, "does not build: %s", tc_kernel_error(k));

@@ -126,6 +126,64 @@ static void test_faults(void) {
   }
 }
 
+/* B given transposed, [N, K] (K innermost in memory): the B tile is
+ * staged [N, K] too, its copies run along K (16-byte cp.async in a ring)
+ * and the fragment comes by ldmatrix.x2 without .trans.  Run on OpenCL
+ * against the plain C loop (one buffer and a ring of 3, edges included),
+ * and the CUDA kernel holds those instructions and builds (cp.async where
+ * K keeps the rows 16-byte aligned). */
+static void test_b_k_inner(void) {
+  static const int64_t shapes[][3] = {{64, 64, 64}, {67, 97, 131}};
+  for (int si = 0; si < 2; si++)
+    for (int stages = 1; stages <= 3; stages += 2) {
+      int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];
+      char desc[96];
+      snprintf(desc, sizeof desc, "B [N, K] %lldx%lldx%lld, %d stage%s", (long long)m, (long long)n,
+               (long long)kk, stages, stages > 1 ? "s" : "");
+      tc_kernel *ks[2] = {NULL, NULL};
+      for (int cuda = 0; cuda < 2; cuda++) {
+        tc_fusion *f = tc_fusion_new();
+        int64_t sa[2] = {m, kk}, sbt[2] = {n, kk};
+        int perm[2] = {1, 0};
+        tc_tensor *a = tc_input(f, TC_F16, 2, sa), *bt = tc_input(f, TC_F16, 2, sbt);
+        OK(f, tc_add_output(f, tc_matmul(f, a, tc_permute(f, bt, perm))));
+        tc_matmul_tiles tl = {32, 32, 32, 16, 16, TC_MACRO_MMA_M16N8K16, stages};
+        OK(f, tc_schedule_matmul(f, cuda ? TC_TARGET_CUDA : TC_TARGET_OPENCL, cuda ? "sm_80" : NULL, &tl));
+        tc_compile_options o = {cuda ? TC_TARGET_CUDA : TC_TARGET_OPENCL, cuda ? "sm_80" : NULL, "mma_bt"};
+        tc_status st;
+        ks[cuda] = tc_compile(f, &o, &st);
+        TC_CHECK(ks[cuda] != NULL, "%s: %s", desc, tc_fusion_error(f));
+        tc_fusion_free(f);
+      }
+      if (ks[1]) {
+        const char *src = tc_kernel_source(ks[1]);
+        TC_CHECK(strstr(src, "B fragment: ldmatrix.x2 */") && strstr(src, "ldmatrix.sync.aligned.m8n8.x2.shared.b16"),
+                 "%s: B not by ldmatrix.x2 without .trans", desc);
+        /* (K 131: rows of 131 elements are not 16-byte aligned, A's copies plain too) */
+        TC_CHECK(stages == 1 || kk % 8 || strstr(src, "tc_cpa16(&T4["), "%s: B's ring copies are not 16-byte cp.async", desc);
+        tc_status st = tc_kernel_build(ks[1], NULL);
+        if (st != TC_ERR_UNSUPPORTED) TC_CHECK(st == TC_OK, "%s: build: %s", desc, tc_kernel_error(ks[1]));
+      }
+      if (ks[0]) {
+        double *va = malloc((size_t)(m * kk) * sizeof(double)), *vbt = malloc((size_t)(n * kk) * sizeof(double));
+        double *vb = malloc((size_t)(kk * n) * sizeof(double));
+        uint16_t *ha = values(TC_F16, m * kk, va), *hbt = values(TC_F16, n * kk, vbt);
+        for (int64_t q = 0; q < kk; q++)
+          for (int64_t j = 0; j < n; j++) vb[q * n + j] = vbt[j * kk + q];
+        float *out = malloc((size_t)(m * n) * sizeof(float));
+        memset(out, 0xff, (size_t)(m * n) * sizeof(float));
+        void *args[3] = {ha, hbt, out};
+        tc_status st = tc_kernel_run(ks[0], args, NULL, NULL);
+        if (st != TC_ERR_NO_DEVICE) {
+          TC_CHECK(st == TC_OK, "%s: %s", desc, tc_kernel_error(ks[0]));
+          matmul_mismatches(desc, out, va, vb, NULL, m, n, kk, 0);
+        }
+        free(va), free(vbt), free(vb), free(ha), free(hbt), free(out);
+      }
+      tc_kernel_free(ks[0]), tc_kernel_free(ks[1]);
+    }
+}
+
 /* CUDA before sm_80 has no mma.sync m16n8k16 for f16/bf16: refused when
  * compiling, with the arch. */
 static void test_arch(void) {
@@ -177,5 +235,6 @@ int main(void) {
   TC_RUN(test_faults);
   TC_RUN(test_arch);
   TC_RUN(test_cuda_build);
+  TC_RUN(test_b_k_inner);
   TC_MAIN_END();
 }

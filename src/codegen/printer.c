@@ -634,10 +634,11 @@ static void print_mma(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_
       tc_str_init(&indexs);
       expr(&indexs, k, a ? m->addr_a : m->addr_b);
       tc_str_indent(o, depth + 1);
-      tc_str_printf(o, "{  /* %s fragment: ldmatrix.x%d%s */\n", a ? "A" : "B", a ? 4 : 2, a ? "" : ".trans");
+      bool trans = !a && m->ldsm_trans_b;
+      tc_str_printf(o, "{  /* %s fragment: ldmatrix.x%d%s */\n", a ? "A" : "B", a ? 4 : 2, trans ? ".trans" : "");
       tc_str_indent(o, depth + 2);
       tc_str_printf(o, "unsigned tc_lr[%d];\n", a ? 4 : 2);
-      d->ldsm_access(o, 1, a ? 4 : 2, !a, a ? an : bn, tc_str_cstr(&indexs), depth + 2);
+      d->ldsm_access(o, 1, a ? 4 : 2, trans, a ? an : bn, tc_str_cstr(&indexs), depth + 2);
       tc_str_free(&indexs);
     }
     const tc_expr *const *pe = a ? &m->pa[2 * r] : &m->pb[2 * (r - 4)];

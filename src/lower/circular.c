@@ -213,19 +213,35 @@ static int check_reader(tc_knode *s, void *ctx) {
  * and shared runs are contiguous, start at multiples of v and share one
  * predicate (proven by simplification; the slots are whole 16-byte units
  * and shared allocations start at 16 bytes).  0: a plain copy. */
+/* Whether condition e holds alike at every element j = 0 .. n - 1 of a
+ * run (j the variable of id): each of its terms does not use j, or is
+ * x + j < c with x a multiple of n and c a number that is one too (an edge
+ * the runs never straddle, as a K of 72 for runs of 8). */
+static bool run_uniform(tc_epool *p, const tc_expr *e, const tc_expr *j, int64_t n) {
+  int64_t id = j->val;
+  if (!e || !tc_e_uses(e, id)) return true;
+  if (e->op == TC_E_LAND) return run_uniform(p, e->a, j, n) && run_uniform(p, e->b, j, n);
+  if (e->op != TC_E_LT || e->b->op != TC_E_CONST || e->b->val % n) return false;
+  const tc_expr *zero = tc_e_const(p, 0);
+  const tc_expr *x = tc_simplify(p, tc_e_subst(p, e->a, 1, &id, &zero));
+  return tc_e_is_const(tc_simplify(p, tc_e_sub(p, e->a, tc_e_add(p, x, j))), 0) &&
+         tc_e_is_const(tc_simplify(p, tc_e_modc(p, x, n)), 0);
+}
+
 static int cp_async_bytes(tc_kir *k, tc_knode *s) {
   const tc_op *op = s->stmt.op;
   if (op->nin != 1 || op->in[0]->mem != TC_MEM_GLOBAL || op->in[0]->dtype != op->out->dtype ||
       (op->kind != TC_OP_SET && op->kind != TC_OP_BROADCAST && op->kind != TC_OP_PERMUTE))
     return 0;
   /* a load through a coordinate-transform view reads 0 where the view
-   * does not hold (padding): a plain copy writes that 0, a skipped
-   * cp.async would leave the slot's previous tile */
-  if (s->stmt.in_valid[0]) return 0;
-  /* a tile a wgmma reads whole holds 0 past the edges (zfill): a skipped
-   * cp.async would leave the slot's previous tile there, so such a copy
-   * is a cp.async that zero-fills (a source size of 0) where its edge
-   * predicate holds for the whole run, else a plain copy */
+   * does not hold (padding): a skipped cp.async would leave the slot's
+   * previous tile, so it is a cp.async that zero-fills (a source size of
+   * 0) where the view fails, when the view's predicate holds for the
+   * whole run, else a plain copy (which writes that 0) */
+  const tc_expr *valid = s->stmt.in_valid[0];
+  /* a tile a wgmma reads whole holds 0 past the edges (zfill): likewise a
+   * cp.async that zero-fills where its edge predicate fails, when it
+   * holds for the whole run */
   bool zfill = s->stmt.zfill && !tc_e_is_const(s->stmt.pred, 1);
   int es = (int)tc_dtype_size(op->out->dtype);
   tc_knode *v = s->parent;
@@ -236,18 +252,27 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
     const tc_expr *zero = tc_e_const(p, 0), *j = v->loop.var;
     const tc_expr *in0 = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 1, &id, &zero));
     const tc_expr *out0 = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 1, &id, &zero));
-    bool ok = (n * es == 8 || n * es == 16) && !tc_e_uses(s->stmt.pred, id) &&
-              (!zfill || !tc_e_uses(s->stmt.inner_pred, id)) &&
+    bool ok = (n * es == 8 || n * es == 16) && run_uniform(p, s->stmt.pred, j, n) &&
+              (!zfill || run_uniform(p, s->stmt.inner_pred, j, n)) && run_uniform(p, valid, j, n) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.in_index[0], tc_e_add(p, in0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.out_index, tc_e_add(p, out0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, in0, n)), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, out0, n)), 0);
     if (ok) {
+      /* (the conditions at the run's first element: the same at all) */
+      s->stmt.pred = tc_simplify(p, tc_e_subst(p, s->stmt.pred, 1, &id, &zero));
+      if (s->stmt.inner_pred) s->stmt.inner_pred = tc_simplify(p, tc_e_subst(p, s->stmt.inner_pred, 1, &id, &zero));
+      if (valid) valid = tc_simplify(p, tc_e_subst(p, valid, 1, &id, &zero));
       s->stmt.in_index[0] = in0, s->stmt.out_index = out0, s->stmt.cp_vec = v, s->stmt.cp_zero = zfill;
+      if (valid) { /* issued where the edges allow, bytes 0 where the view fails */
+        s->stmt.inner_pred = zfill ? s->stmt.inner_pred : s->stmt.pred;
+        s->stmt.pred = tc_simplify(p, tc_e_land(p, s->stmt.pred, valid));
+        s->stmt.in_valid[0] = NULL, s->stmt.cp_zero = 1;
+      }
       return (int)(n * es);
     }
   }
-  return es == 4 && !zfill ? 4 : 0;
+  return es == 4 && !zfill && !valid ? 4 : 0;
 }
 
 static const tc_expr *subst1(tc_epool *p, const tc_expr *e, int64_t id, const tc_expr *v) {

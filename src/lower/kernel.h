@@ -96,6 +96,9 @@ typedef struct tc_kmma {
    * loads a[], b[] (a shared layout ldmatrix cannot read) */
   int ldsm;
   const tc_expr *addr_a, *addr_b;
+  /* with ldsm: 1 where B's fragment comes by ldmatrix.x2.trans (a tile
+   * [K, N], N innermost), 0 by ldmatrix.x2 (a tile [N, K], K innermost) */
+  int ldsm_trans_b;
   /* kind TC_MACRO_WGMMA (src/lower/wgmma.c): one warp group's wgmma
    * m64nNk16; this thread's n / 2 accumulators are out[c0 + j]; the
    * operands are read from in[0] (A, 64 x 16) and in[1] (B, n x 16)

@@ -103,31 +103,36 @@ static void inject_fault(tc_kmma *m) {
 #define LDSM_POINTS 65536 /* assignments checked at most (else scalar loads) */
 
 typedef struct ldsm_check {
-  const tc_kmma *m;
+  int mode;                  /* 0: A (.x4); 1: B (.x2 .trans); 2: B (.x2) */
+  const tc_expr *addr;       /* the row address this lane supplies */
+  const tc_expr *const *el;  /* the elements the scalar loads read */
+  int nel;
   int64_t *vars, lane_id;
   int64_t ids[16];
   int nids;
-  int64_t off_a, off_b; /* the tiles' byte offsets in shared memory */
+  int64_t off; /* the tile's byte offset in shared memory */
 } ldsm_check;
 
 /* Whether ldmatrix gives this lane, under the variables in c->vars, the
  * elements the scalar loads read: A (.x4) register r is matrix r, whose
  * row l / 4 lane 8r + l / 4 supplies, at column 2 (l % 4) + h; B (.x2
  * .trans) register r is matrix r transposed, row 2 (l % 4) + h supplied by
- * lane 8r + 2 (l % 4) + h, at column l / 4; every row 16-byte aligned. */
+ * lane 8r + 2 (l % 4) + h, at column l / 4; B (.x2) as A: row l / 4 of
+ * matrix r, at column 2 (l % 4) + h; every row 16-byte aligned. */
 static bool ldsm_point_ok(ldsm_check *c) {
-  int64_t *v = c->vars, id = c->lane_id, ra[32], rb[32];
+  int64_t *v = c->vars, id = c->lane_id, rr[32];
   for (int l = 0; l < 32; l++) {
     v[id] = l;
-    ra[l] = tc_e_eval(c->m->addr_a, v), rb[l] = tc_e_eval(c->m->addr_b, v);
-    if ((c->off_a + 2 * ra[l]) % 16 || (c->off_b + 2 * rb[l]) % 16) return false;
+    rr[l] = tc_e_eval(c->addr, v);
+    if ((c->off + 2 * rr[l]) % 16) return false;
   }
   for (int l = 0; l < 32; l++) {
     v[id] = l;
-    for (int e = 0; e < 8; e++)
-      if (tc_e_eval(c->m->a[e], v) != ra[8 * (e / 2) + l / 4] + 2 * (l % 4) + e % 2) return false;
-    for (int e = 0; e < 4; e++)
-      if (tc_e_eval(c->m->b[e], v) != rb[8 * (e / 2) + 2 * (l % 4) + e % 2] + l / 4) return false;
+    for (int e = 0; e < c->nel; e++) {
+      int64_t want = c->mode == 1 ? rr[8 * (e / 2) + 2 * (l % 4) + e % 2] + l / 4
+                                  : rr[8 * (e / 2) + l / 4] + 2 * (l % 4) + e % 2;
+      if (tc_e_eval(c->el[e], v) != want) return false;
+    }
   }
   return true;
 }
@@ -157,33 +162,50 @@ static void add_vars(ldsm_check *c, tc_epool *p, const tc_expr *e, int64_t *poin
   }
 }
 
-/* Sets m->ldsm, addr_a, addr_b where ldmatrix reads exactly the elements
- * of the scalar loads (checked by evaluation at every lane and every
- * value of the other variables, up to LDSM_POINTS assignments). */
+/* Whether ldmatrix in mode `mode` reads, from row address addr, exactly
+ * the elements el[0..nel) of a tile at byte offset off (checked by
+ * evaluation at every lane and every value of the other variables, up to
+ * LDSM_POINTS assignments). */
+static bool ldsm_reads(tc_kir *k, int mode, const tc_expr *addr, const tc_expr *const *el, int nel,
+                       int64_t off) {
+  tc_epool *p = k->pool;
+  ldsm_check c = {mode, addr, el, nel, NULL, k->pvar[3]->val, {0}, 0, off};
+  int64_t points = 1;
+  bool ok = true;
+  add_vars(&c, p, addr, &points, &ok);
+  for (int e = 0; e < nel && ok; e++) add_vars(&c, p, el[e], &points, &ok);
+  if (!ok) return false;
+  c.vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof *c.vars);
+  ok = ldsm_all_ok(&c, p, 0);
+  free(c.vars);
+  return ok;
+}
+
+/* Sets m->ldsm, addr_a, addr_b and ldsm_trans_b where ldmatrix reads
+ * exactly the elements of the scalar loads: A by .x4, B by .x2 .trans
+ * from a [K, N] tile or by .x2 from an [N, K] one.  ids are the
+ * statement's variables of m_pre, n_post, K and the lane. */
 static void try_ldsm(tc_kir *k, tc_knode *s, tc_kmma *m, const int64_t *ids) {
   tc_epool *p = k->pool;
   const tc_expr *lane = k->pvar[3];
-  const tc_expr *q = tc_e_divc(p, lane, 8), *z = tc_e_const(p, 0);
+  const tc_expr *q = tc_e_divc(p, lane, 8), *z = tc_e_const(p, 0), *r8 = tc_e_modc(p, lane, 8);
   /* A: lane 8q + r supplies row r of matrix q = (rows 8 (q % 2) .., K 8 (q / 2) ..) */
   const tc_expr *va[4] = {tc_e_modc(p, q, 2), z, tc_e_mulc(p, tc_e_divc(p, q, 2), 8),
-                          tc_e_mulc(p, tc_e_modc(p, lane, 8), 4)};
-  /* B: lane l < 16 supplies K row l of the column block (the rest repeat it) */
+                          tc_e_mulc(p, r8, 4)};
+  /* B .trans: lane l < 16 supplies K row l of the column block (the rest
+   * repeat it); B: lane 8q + r supplies column r = 2 n_lane + n_post of
+   * the block at K 8 (q % 2) */
   const tc_expr *vb[4] = {z, z, tc_e_modc(p, lane, 16), z};
-  m->addr_a = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, va));
-  m->addr_b = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, vb));
+  const tc_expr *vn[4] = {z, tc_e_modc(p, r8, 2), tc_e_mulc(p, tc_e_modc(p, q, 2), 8), tc_e_divc(p, r8, 2)};
   const tc_kalloc *aa = tc_kir_alloc_of(k, s->stmt.op->in[0]), *ab = tc_kir_alloc_of(k, s->stmt.op->in[1]);
   if (!aa || !ab) return;
-  ldsm_check c = {m, NULL, lane->val, {0}, 0, aa->offset, ab->offset};
-  int64_t points = 1;
-  bool ok = true;
-  add_vars(&c, p, m->addr_a, &points, &ok);
-  add_vars(&c, p, m->addr_b, &points, &ok);
-  for (int e = 0; e < 8 && ok; e++) add_vars(&c, p, m->a[e], &points, &ok);
-  for (int e = 0; e < 4 && ok; e++) add_vars(&c, p, m->b[e], &points, &ok);
-  if (!ok) return;
-  c.vars = tc_xcalloc((size_t)tc_e_num_vars(p) + 1, sizeof *c.vars);
-  m->ldsm = ldsm_all_ok(&c, p, 0);
-  free(c.vars);
+  m->addr_a = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 4, ids, va));
+  if (!ldsm_reads(k, 0, m->addr_a, m->a, 8, aa->offset)) return;
+  for (int trans = 1; trans >= 0 && !m->ldsm; trans--) {
+    m->addr_b = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[1], 4, ids, trans ? vb : vn));
+    m->ldsm = ldsm_reads(k, trans ? 1 : 2, m->addr_b, m->b, 4, ab->offset);
+    m->ldsm_trans_b = trans;
+  }
   if (m->ldsm) k->nldsm++;
 }
 

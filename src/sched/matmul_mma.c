@@ -199,18 +199,23 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
    * merged (so that no axis of theirs mixes M and N) */
   static const int a_b[4] = {WN, RN, NLANE, NPOST}, a_o[7] = {WM, RM, MPRE, MLANE, MPOST, KI, KK};
   static const int b_b[5] = {WM, RM, MPRE, MLANE, MPOST}, b_o[6] = {KI, KK, WN, RN, NLANE, NPOST};
+  /* B [N, K] (K innermost) where K is innermost in its memory (B given
+   * transposed, NHWC's channels through a convolution's view; mma.sync
+   * reads it by ldmatrix without .trans): its copies run along K */
+  static const int b_ok[6] = {WN, RN, NLANE, NPOST, KI, KK};
+  bool bk_inner = nv && tc_matmul_operand_k_inner(bv, 1);
   int ab[NLAB], nab = 0, ao[NLAB], nao = 0, bb[NLAB], nbb = 0, bo[NLAB], nbo = 0;
   labels(sh, a_b, 4, ab, &nab), labels(sh, a_o, 7, ao, &nao);
-  labels(sh, b_b, 5, bb, &nbb), labels(sh, b_o, 6, bo, &nbo);
+  labels(sh, b_b, 5, bb, &nbb), labels(sh, bk_inner ? b_ok : b_o, 6, bo, &nbo);
   tc_tensor *ops[2] = {av, bv};
   for (int i = 0; i < 2 && !st; i++) {
     st = tc_set_memory_type(ops[i], TC_MEM_SHARED);
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
     /* in a ring, each thread copies runs of 16 bytes along the tile's
      * columns (K for A, N for B) where they divide them: cp.async */
-    int64_t cols = i ? tl->bn : tl->bk, v = tl->stages > 1 ? 8 : 1;
+    int64_t cols = i && !bk_inner ? tl->bn : tl->bk, v = tl->stages > 1 ? 8 : 1;
     while (v > 1 && cols % v) v /= 2;
-    if (!st) st = i ? spread(ops[i], o + 3, al + 3, nal - 3, bb, nbb, bo, nbo, nbo - 2, v, warps, sh->lanes)
+    if (!st) st = i ? spread(ops[i], o + 3, al + 3, nal - 3, bb, nbb, bo, nbo, bk_inner ? 2 : nbo - 2, v, warps, sh->lanes)
                     : spread(ops[i], o + 3, al + 3, nal - 3, ab, nab, ao, nao, 2, v, warps, sh->lanes);
     if (!st && tl->stages > 1) st = tc_circular_buffer(ops[i], tl->stages);
   }

@@ -90,6 +90,27 @@ static tc_matmul_tiles pick_wgmma_tiles(int64_t m, int64_t n, int64_t k, int64_t
   return t;
 }
 
+/* (sched.h) */
+bool tc_matmul_operand_k_inner(const tc_tensor *v, int i) {
+  const tc_op *d = v->def;
+  if (!d || d->kind != TC_OP_BROADCAST || !d->in[0]->is_input || d->in[0]->nlogical != 2) return false;
+  const tc_tensor *x = d->in[0];
+  int rows = d->perm[i ? 1 : 0], kax = d->perm[2]; /* x's axes of the operand's rows and K */
+  if (rows < 0 || kax < 0) return false;
+  if (!x->view) return kax == 1;
+  /* the view: the offsets of the elements at K = 0 and K = 1 (row 0) */
+  tc_epool *p = tc_epool_new();
+  const tc_expr *lv[2], *at[2], *valid;
+  for (int q = 0; q < 2; q++) {
+    lv[rows] = tc_e_const(p, 0), lv[kax] = tc_e_const(p, q);
+    tc_tensor_view_index(x, p, lv, &at[q], &valid);
+  }
+  int64_t none = 0;
+  bool inner = tc_e_eval(at[1], &none) - tc_e_eval(at[0], &none) == 1;
+  tc_epool_free(p);
+  return inner;
+}
+
 /* (sched.h) The op type: mma.sync with rings for CUDA sm_80+ and MFMA for
  * HIP, for 16-bit operands where nothing but elementwise ops follows the
  * matmul (*not_what and *why say which one it is not, and why, where it

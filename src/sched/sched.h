@@ -42,6 +42,12 @@ tc_status tc_matmul_epilogue_like_out(tc_fusion *f, tc_tensor *out, tc_tensor *c
  * reduction of the rows, 0 of the columns, -1 without (docs/matmul.md):
  * FMA tiles, what the command line reports as the heuristic's choice. */
 tc_matmul_tiles tc_matmul_auto_tiles(int64_t m, int64_t n, int64_t k, int size, int rax);
+/* Whether operand i (0: A, 1: B) of a matmul, tensor v, has K innermost
+ * in memory: a 2-D fusion input laid out [rows, K] (A [M, K], B given as
+ * [N, K]), or one read through a coordinate-transform view whose element
+ * at K + 1 is the next one after that at K (NHWC's channels, innermost,
+ * are part of a convolution's K). */
+bool tc_matmul_operand_k_inner(const tc_tensor *v, int i);
 /* The scheduler's whole choice, what tc_schedule_auto uses and the
  * command line reports: tc_matmul_auto_tiles, or for f16 / bf16 operands
  * (dtype t) without a reduction (rax -1) or a prologue on an operand,
