@@ -1,6 +1,7 @@
 /* test_dynamic_random.c - one kernel for many shapes, on random fusions:
- * pointwise chains, row reductions (with ops after them) and matmuls with
- * an epilogue, their leading extent M a size variable (tc_input_sym),
+ * pointwise chains, row reductions (with ops after them), matmuls with an
+ * epilogue and column reductions (over M itself: a serial loop to M's
+ * parameter), their leading extent M a size variable (tc_input_sym),
  * scheduled by tc_schedule_auto.  Each is made a kernel family
  * (tc_kernel_family) and run on PoCL at 13 values of M (1, primes,
  * multiples of the tiles, 2048), each compared with tc_reference_run on
@@ -18,11 +19,12 @@
 
 static const int64_t Ms[] = {1, 2, 3, 7, 13, 16, 31, 64, 127, 128, 257, 1000, 2048};
 #define NM ((int)(sizeof Ms / sizeof Ms[0]))
-#define NFUSIONS 12
+#define NFUSIONS 16
 
 /* a recipe: what the generator drew */
 typedef struct recipe {
-  int kind;           /* 0 pointwise, 1 row reduction, 2 matmul + epilogue */
+  int kind;           /* 0 pointwise, 1 row reduction, 2 matmul + epilogue,
+                         3 column reduction (over M) */
   int64_t n, k;       /* row length (N), and K for the matmul */
   int nin;            /* tensor inputs of M rows (pointwise, reduction) */
   int nops, op[6], arg[6];
@@ -41,7 +43,7 @@ static recipe make_recipe(int i) {
   recipe r;
   memset(&r, 0, sizeof r);
   static const int64_t ns[] = {1, 5, 37, 128, 200};
-  r.kind = i % 3;
+  r.kind = i % 4;
   r.n = ns[draw(5)];
   r.k = 1 + draw(48);
   r.nin = 1 + draw(3);
@@ -90,9 +92,9 @@ static tc_tensor *build(tc_fusion *f, const recipe *r, int64_t m, int64_t div, t
     else x = tc_binary_scalar(f, TC_MUL, x, r->scale);
   }
   if (r->kind == 0 || !x) return x;
-  int ax = 1;
+  int ax = r->kind == 3 ? 0 : 1;
   tc_tensor *red = tc_reduce(f, r->red ? TC_REDUCE_MAX : TC_REDUCE_SUM, x, 1, &ax);
-  if (r->after == 0 || !red) return red;
+  if (r->after == 0 || r->kind == 3 || !red) return red;
   return tc_binary(f, r->after == 1 ? TC_SUB : TC_DIV, x, red);
 }
 
@@ -192,7 +194,8 @@ static int sweep(tc_kernel_family *fam, const recipe *r, int idx) {
     if (ran) {
       TC_CHECK(st == TC_OK, "fusion %d (kind %d), M = %lld: %s", idx, r->kind, (long long)m, tc_family_error(fam));
       for (size_t e = 0; e < ybytes / 4 && st == TC_OK; e++) {
-        double tol = 1e-5 + 2e-5 * fabs(want[e]) * (r->kind == 2 ? (double)r->k : (double)r->n);
+        double len = r->kind == 2 ? (double)r->k : r->kind == 3 ? (double)m : (double)r->n;
+        double tol = 1e-5 + 2e-5 * fabs(want[e]) * len;
         if (!(fabs(got[e] - want[e]) <= tol)) {
           TC_CHECK(0, "fusion %d (kind %d, N %lld), M = %lld: y[%zu] = %g, want %g", idx, r->kind,
                    (long long)r->n, (long long)m, e, got[e], want[e]);

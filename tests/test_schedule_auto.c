@@ -350,6 +350,42 @@ static void test_pointwise_vectors(void) {
   }
 }
 
+/* The outer schedule computes the ops before the reduction inside its
+ * loop over the rows: tanh(x) summed over 2048 rows holds one element per
+ * thread, not 2048 (the column's values), and the sums match plain C. */
+static void test_outer_inlines(void) {
+  tc_fusion *f = tc_fusion_new();
+  int64_t sh[2] = {2048, 100};
+  tc_tensor *x = tc_input(f, TC_F32, 2, sh);
+  tc_tensor *t = tc_unary(f, TC_TANH, x);
+  int ax = 0;
+  tc_tensor *y = tc_reduce(f, TC_REDUCE_SUM, t, 1, &ax);
+  OK(f, tc_add_output(f, y));
+  OK(f, tc_schedule_auto(f, TC_TARGET_OPENCL, NULL));
+  tc_compile_options o = {TC_TARGET_OPENCL, NULL, "auto_outer"};
+  tc_status st;
+  tc_kernel *k = tc_compile(f, &o, &st);
+  TC_REQUIRE(k, "%s", tc_fusion_error(f));
+  tc_allocation al;
+  TC_CHECK(tc_kernel_tensor_allocation(k, t, &al) == TC_OK && al.memory == TC_MEM_LOCAL && al.elements == 1,
+           "tanh(x) holds %lld elements per thread", (long long)al.elements);
+  float *xs = malloc(2048 * 100 * sizeof *xs), out[100];
+  for (int i = 0; i < 2048 * 100; i++) xs[i] = (float)((i * 37) % 101) / 25.0f - 2.0f;
+  void *args[2] = {xs, out};
+  st = tc_kernel_run(k, args, NULL, NULL);
+  if (st != TC_ERR_NO_DEVICE) {
+    TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+    for (int j = 0; j < 100 && st == TC_OK; j++) {
+      double s = 0;
+      for (int i = 0; i < 2048; i++) s += tanh((double)xs[i * 100 + j]);
+      TC_CHECK(fabs(out[j] - s) <= 1e-3, "column %d: %g, want %g", j, out[j], s);
+    }
+  }
+  free(xs);
+  tc_kernel_free(k);
+  tc_fusion_free(f);
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -359,6 +395,7 @@ int main(int argc, char **argv) {
   rng_state = seed * 0x9E3779B97F4A7C15ull + 1;
   TC_RUN(test_user_schedule_wins_and_refusals);
   TC_RUN(test_pointwise_vectors);
+  TC_RUN(test_outer_inlines);
   TC_RUN(test_device_compilers_build_every_norm);
   TC_RUN(test_listed_shapes);
   TC_RUN(test_random_cases);

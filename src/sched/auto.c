@@ -524,7 +524,9 @@ tc_status tc_schedule_auto(tc_fusion *f, tc_target target, const char *arch) {
   int held = inner && form == FORM_REGISTERS && held_dtype_bytes(f) == 0 ? 0 : -1;
   if (!st) st = tc_propagate_transforms(ref);
   if (!st) st = tc_parallelize_all_like(ref);
-  if (!st && inner && form != FORM_REGISTERS) st = tc_inline_most(f);
+  /* (the outer schedule reads each element once: its intermediates are
+   * computed inside the reduction loop, not held over all the rows) */
+  if (!st && ((inner && form != FORM_REGISTERS) || (any && prefix))) st = tc_inline_most(f);
   if (!st && inner && form == FORM_SHARED) st = hold_in_shared(f, &held);
   if (!st && inner) {
     tc_str_cat(&note, ", ");
