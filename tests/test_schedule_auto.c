@@ -8,7 +8,8 @@
  * output compared with a plain C loop written here (in double) and with
  * tc_reference_run, within the rounding of f32 sums of the row's length.
  * Also: the schedule note, that a user's schedule wins, and the
- * refusals.
+ * refusals; a vector of a float result stored as one access; the outer
+ * schedule's ops before the reduction computed inside its loop.
  *
  *   test_schedule_auto [--cases N] [--seed S]   (default 10 cases, seed 1) */
 #include <math.h>
@@ -322,6 +323,11 @@ static void test_pointwise_vectors(void) {
       tc_status st;
       tc_kernel *k = tc_compile(f, &o, &st);
       TC_CHECK(k != NULL, "%s %s: compile: %s", what, tc_target_name((tc_target)t), tc_fusion_error(f));
+      /* a float result's vector is one store where no vector straddles
+       * a row (the runs below check its values) */
+      if (k && cases[c].lanes > 1 && cols % cases[c].lanes == 0 && (dout == TC_F32 || dout == TC_F16 || dout == TC_BF16))
+        TC_CHECK(strstr(tc_kernel_source(k), t == TC_TARGET_OPENCL ? "vstore" : "*reinterpret_cast<") != NULL,
+                 "%s %s: the result's vector is not one store", what, tc_target_name((tc_target)t));
       if (k && t != TC_TARGET_OPENCL) { /* NVRTC / hipcc, when here */
         st = tc_kernel_build(k, NULL);
         TC_CHECK(st == TC_OK || st == TC_ERR_UNSUPPORTED, "%s %s does not build: %s", what,

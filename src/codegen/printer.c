@@ -506,6 +506,65 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   tc_str_free(&v), tc_str_free(&idx);
 }
 
+/* A vectorized loop n (V = its extent lanes) whose one statement stores
+ * float values to global memory at V consecutive, V-aligned elements
+ * under a predicate the lanes share: printed as the dialect's vector
+ * store of the V values (each the statement's value with the lane's
+ * index), one access instead of V.  false (nothing printed) otherwise. */
+static bool print_vector_store(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth) {
+  if (!d->vec_store || !k->pool || n->loop.ptype != TC_VECTORIZE || n->nbody != 1 ||
+      n->body[0]->kind != TC_K_STMT || n->body[0]->sync_before || n->sync_end)
+    return false;
+  const tc_knode *s = n->body[0];
+  const tc_kstmt *st = &s->stmt;
+  const tc_tensor *out = st->op->out;
+  int64_t v = n->loop.extent, bytes = v * (int64_t)tc_dtype_size(out->dtype);
+  if (out->mem != TC_MEM_GLOBAL || !is_float(out->dtype) || st->red.kind || st->mma.kind ||
+      st->tmem.kind || st->ldsm.kind || st->tma.kind || st->cp_bytes || st->zfill ||
+      st->op->kind == TC_OP_GATHER || (v != 2 && v != 4 && v != 8) || (bytes != 4 && bytes != 8 && bytes != 16) ||
+      (out->dtype == TC_F32 && v > 4))
+    return false;
+  tc_epool *p = k->pool;
+  int64_t id = n->loop.var->val;
+  const tc_expr *zero = tc_e_const(p, 0);
+  const tc_expr *base = tc_simplify(p, tc_e_subst(p, st->out_index, 1, &id, &zero));
+  if (!tc_e_run_uniform(p, st->pred, n->loop.var, v) ||
+      !tc_e_is_const(tc_simplify(p, tc_e_sub(p, st->out_index, tc_e_add(p, base, n->loop.var))), 0) ||
+      !tc_e_is_const(tc_simplify(p, tc_e_modc(p, base, v)), 0))
+    return false;
+  const tc_expr *pred = tc_simplify(p, tc_e_subst(p, st->pred, 1, &id, &zero)); /* (the run's) */
+  tc_str vals[8], idx;
+  const char *vp[8];
+  tc_str_init(&idx);
+  expr(&idx, k, base);
+  for (int i = 0; i < v; i++) { /* the statement at lane i */
+    tc_knode lane = *s;
+    const tc_expr *c = tc_e_const(p, i);
+    for (int q = 0; q < 3; q++) {
+      if (lane.stmt.in_index[q]) lane.stmt.in_index[q] = tc_simplify(p, tc_e_subst(p, st->in_index[q], 1, &id, &c));
+      if (lane.stmt.in_valid[q]) lane.stmt.in_valid[q] = tc_simplify(p, tc_e_subst(p, st->in_valid[q], 1, &id, &c));
+    }
+    tc_str_init(&vals[i]);
+    value(&vals[i], d, k, &lane);
+    vp[i] = tc_str_cstr(&vals[i]);
+  }
+  bool guarded = !tc_e_is_const(pred, 1);
+  if (guarded) {
+    tc_str_indent(o, depth);
+    tc_str_cat(o, "if (");
+    expr(o, k, pred);
+    tc_str_cat(o, ") {\n");
+  }
+  d->vec_store(o, out->dtype, out->mem, out->name, tc_str_cstr(&idx), (int)v, 0, vp, depth + guarded);
+  if (guarded) {
+    tc_str_indent(o, depth);
+    tc_str_cat(o, "}\n");
+  }
+  for (int i = 0; i < v; i++) tc_str_free(&vals[i]);
+  tc_str_free(&idx);
+  return true;
+}
+
 static void print_barrier(tc_str *o, const tc_dialect *d, const tc_kir *k, int depth) {
   if (k->nwgmma > 0 && d->wgmma_store_fence) { /* the threads' shared stores before wgmma's reads */
     tc_str_indent(o, depth);
@@ -955,6 +1014,7 @@ static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const
     if (n->sync_end) print_barrier(o, d, k, depth);
     return;
   }
+  if (print_vector_store(o, d, k, n, depth)) return; /* the vector loop is the access */
   const char *v = k->pool ? tc_e_var_name(k->pool, (int)n->loop.var->val) : "i";
   bool unroll = n->loop.ptype == TC_UNROLL || n->loop.ptype == TC_VECTORIZE;
   if (unroll) {

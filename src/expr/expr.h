@@ -97,6 +97,12 @@ const tc_expr *tc_simplify(tc_epool *p, const tc_expr *e);
 
 /* Whether variable id occurs in e (NULL: no). */
 bool tc_e_uses(const tc_expr *e, int64_t id);
+/* Whether condition e holds alike for j = 0 .. n - 1 (j the variable
+ * expression, a run of n elements starting at a multiple of n): each of
+ * its conjuncts does not use j, or is x + j < c with x a multiple of n and
+ * c a number that is one too (an edge no run straddles, as 72 for runs of
+ * 8).  Then e at j = 0 stands for the whole run. */
+bool tc_e_run_uniform(tc_epool *p, const tc_expr *e, const tc_expr *j, int64_t n);
 
 /* e with variables ids[0..n) replaced by vals[0..n) simultaneously (not
  * simplified). */

@@ -804,3 +804,43 @@ const tc_expr *tc_simplify(tc_epool *p, const tc_expr *e) {
   free(s.memo);
   return e;
 }
+
+/* The conjuncts of e into t[*k..cap) (false when there are more). */
+static bool conjuncts(const tc_expr *e, const tc_expr **t, int *k, int cap) {
+  if (e->op == TC_E_LAND) return conjuncts(e->a, t, k, cap) && conjuncts(e->b, t, k, cap);
+  if (*k == cap) return false;
+  t[(*k)++] = e;
+  return true;
+}
+
+/* x + j < c with x a multiple of n and c one too (j's variable id). */
+static bool lt_run_uniform(tc_epool *p, const tc_expr *e, const tc_expr *j, int64_t n) {
+  int64_t id = j->val;
+  if (e->op != TC_E_LT || e->b->op != TC_E_CONST || e->b->val % n) return false;
+  const tc_expr *zero = tc_e_const(p, 0);
+  const tc_expr *x = tc_simplify(p, tc_e_subst(p, e->a, 1, &id, &zero));
+  return tc_e_is_const(tc_simplify(p, tc_e_sub(p, e->a, tc_e_add(p, x, j))), 0) &&
+         tc_e_is_const(tc_simplify(p, tc_e_modc(p, x, n)), 0);
+}
+
+bool tc_e_run_uniform(tc_epool *p, const tc_expr *e, const tc_expr *j, int64_t n) {
+  enum { CAP = 32 };
+  const tc_expr *t[CAP];
+  int k = 0;
+  if (!e || !tc_e_uses(e, j->val)) return true;
+  if (!conjuncts(e, t, &k, CAP)) return false;
+  for (int i = 0; i < k; i++) {
+    if (!tc_e_uses(t[i], j->val) || lt_run_uniform(p, t[i], j, n)) continue;
+    /* y / c < d, implied by a uniform conjunct y < c' with c' <= c d (a
+     * merged axis's digit checked where the whole is) */
+    bool implied = false;
+    const tc_expr *q = t[i];
+    if (q->op == TC_E_LT && q->a->op == TC_E_DIV && q->a->b->op == TC_E_CONST && q->b->op == TC_E_CONST &&
+        q->a->b->val > 0 && q->b->val > 0 && q->a->a->lo >= 0)
+      for (int h = 0; h < k && !implied; h++)
+        implied = t[h]->op == TC_E_LT && t[h]->a == q->a->a && t[h]->b->op == TC_E_CONST &&
+                  t[h]->b->val <= q->a->b->val * q->b->val && lt_run_uniform(p, t[h], j, n);
+    if (!implied) return false;
+  }
+  return true;
+}

@@ -213,21 +213,6 @@ static int check_reader(tc_knode *s, void *ctx) {
  * and shared runs are contiguous, start at multiples of v and share one
  * predicate (proven by simplification; the slots are whole 16-byte units
  * and shared allocations start at 16 bytes).  0: a plain copy. */
-/* Whether condition e holds alike at every element j = 0 .. n - 1 of a
- * run (j the variable of id): each of its terms does not use j, or is
- * x + j < c with x a multiple of n and c a number that is one too (an edge
- * the runs never straddle, as a K of 72 for runs of 8). */
-static bool run_uniform(tc_epool *p, const tc_expr *e, const tc_expr *j, int64_t n) {
-  int64_t id = j->val;
-  if (!e || !tc_e_uses(e, id)) return true;
-  if (e->op == TC_E_LAND) return run_uniform(p, e->a, j, n) && run_uniform(p, e->b, j, n);
-  if (e->op != TC_E_LT || e->b->op != TC_E_CONST || e->b->val % n) return false;
-  const tc_expr *zero = tc_e_const(p, 0);
-  const tc_expr *x = tc_simplify(p, tc_e_subst(p, e->a, 1, &id, &zero));
-  return tc_e_is_const(tc_simplify(p, tc_e_sub(p, e->a, tc_e_add(p, x, j))), 0) &&
-         tc_e_is_const(tc_simplify(p, tc_e_modc(p, x, n)), 0);
-}
-
 static int cp_async_bytes(tc_kir *k, tc_knode *s) {
   const tc_op *op = s->stmt.op;
   if (op->nin != 1 || op->in[0]->mem != TC_MEM_GLOBAL || op->in[0]->dtype != op->out->dtype ||
@@ -252,8 +237,8 @@ static int cp_async_bytes(tc_kir *k, tc_knode *s) {
     const tc_expr *zero = tc_e_const(p, 0), *j = v->loop.var;
     const tc_expr *in0 = tc_simplify(p, tc_e_subst(p, s->stmt.in_index[0], 1, &id, &zero));
     const tc_expr *out0 = tc_simplify(p, tc_e_subst(p, s->stmt.out_index, 1, &id, &zero));
-    bool ok = (n * es == 8 || n * es == 16) && run_uniform(p, s->stmt.pred, j, n) &&
-              (!zfill || run_uniform(p, s->stmt.inner_pred, j, n)) && run_uniform(p, valid, j, n) &&
+    bool ok = (n * es == 8 || n * es == 16) && tc_e_run_uniform(p, s->stmt.pred, j, n) &&
+              (!zfill || tc_e_run_uniform(p, s->stmt.inner_pred, j, n)) && tc_e_run_uniform(p, valid, j, n) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.in_index[0], tc_e_add(p, in0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_sub(p, s->stmt.out_index, tc_e_add(p, out0, j))), 0) &&
               tc_e_is_const(tc_simplify(p, tc_e_modc(p, in0, n)), 0) &&

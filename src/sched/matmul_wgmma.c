@@ -53,8 +53,8 @@ static tc_status split_mn(tc_tensor *t, int o, const tc_matmul_tiles *tl) {
 /* [Mo, No, W, jb, ihi, lane, jlo] at o + rel[]: Mo on BIDy and No on
  * BIDx, or with M a size variable (msym) Mo on BIDx and No on BIDy, so
  * that the grid's x extent, computed at launch, may pass BIDy's 65535 */
-static tc_status bind7(tc_tensor *t, int o, const int *rel, bool msym) {
-  static const tc_ptype p[7] = {TC_BIDY, TC_BIDX, TC_TIDY, TC_UNROLL, TC_UNROLL, TC_TIDX, TC_UNROLL};
+static tc_status bind7(tc_tensor *t, int o, const int *rel, bool msym, tc_ptype last) {
+  const tc_ptype p[7] = {TC_BIDY, TC_BIDX, TC_TIDY, TC_UNROLL, TC_UNROLL, TC_TIDX, last};
   tc_status st = TC_OK;
   for (int i = 0; i < 7 && !st; i++)
     st = tc_parallelize(t, o + rel[i], msym && i < 2 ? (i ? TC_BIDY : TC_BIDX) : p[i]);
@@ -163,7 +163,12 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   if (!st) st = tc_merge(out, o + 5, o + 6);
   if (o && !st) st = tc_parallelize(out, 0, TC_BIDZ);
   static const int out_rel[7] = {0, 1, 2, 3, 4, 5, 6};
-  if (!st) st = bind7(out, o, out_rel, msym);
+  /* (a lane's two adjacent columns: the epilogue loads and stores them
+   * as one vector of 2 where the block tiles divide N, so no vector
+   * straddles its end) */
+  int nax = acc->logical[o + 1];
+  bool vec2 = (tc_dg_is_symbolic(&f->g, nax) ? tc_dg_sym_divisor(&f->g, nax) : n) % tl->bn == 0;
+  if (!st) st = bind7(out, o, out_rel, msym, vec2 ? TC_VECTORIZE : TC_UNROLL);
   /* the accumulator: [Mo, Wm, w, ihi, ilo, No, Wn, jb, jhi, jlo, Ko, Ki, k16] ->
    * [Mo, No, Ko, Wm, Wn, Ki, jb, ihi, w, ilo, jhi, jlo, k16] */
   if (!st) st = tc_split(acc, o + 2, tl->bk, 1);
@@ -215,7 +220,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   if (!st) st = tc_merge(acc, o + 7, o + 8);
   if (o && !st) st = tc_parallelize(acc, 0, TC_BIDZ);
   static const int acc_rel[7] = {0, 1, 3, 5, 6, 7, 8};
-  if (!st) st = bind7(acc, o, acc_rel, msym);
+  if (!st) st = bind7(acc, o, acc_rel, msym, TC_UNROLL);
   if (!st) st = tc_inline_at(acc, o + 2);
   if (st) return st;
   acc->macro = TC_MACRO_WGMMA;
