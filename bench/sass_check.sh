@@ -15,7 +15,11 @@
 #       C7508)
 #   the fusion path's GEMM (tilec gemm -M 8192 -N 8192 -K 8192 -t bf16
 #     --epilogue bias,relu,cast:bf16, the matmul scheduler's wgmma kernel):
-#       HGMMA.64x256x16.F32.BF16 and LDGSTS (its cp.async rings) present; no
+#       HGMMA.64x256x16.F32.BF16 and LDGSTS (its cp.async rings: B is
+#       [K, N], N-major) present; no LDL / STL
+#   the same with --transB 1 (B [N, K]: K-major operands, whole boxes):
+#       HGMMA.64x256x16.F32.BF16, UTMALDG and SYNCS (its rings of bulk
+#       tensor copies on per-slot mbarriers) present, LDGSTS absent; no
 #       LDL / STL
 #   LdStMatrixSet (build/bench/ldst_bandwidth --no-run --emit, 8192x8192),
 #     all 12 shmoo variants (swizzle 32/64/128B x cta_m 64/128 x cta_n 256/512):
@@ -137,6 +141,17 @@ if [ "$only" != ldst ]; then
     echo "  FAIL $name: tilec gemm $args -t bf16 --target cuda --emit failed: $(tail -n 3 "$out/$name.gen.log")"
     gen_fail=1
   fi
+  # with B [N, K] the operand tiles come by bulk tensor copies into the
+  # rings' slots: no cp.async (an opcode written !OP must be absent)
+  name=gemm_fusion_8192_nt_tma_ring
+  args="-M 8192 -N 8192 -K 8192 --transB 1 --epilogue cast:bf16"
+  # shellcheck disable=SC2086
+  if "$TILEC" gemm $args -t bf16 --target cuda --arch sm_90a --emit "$out/$name.cu" >"$out/$name.gen.log" 2>&1; then
+    kernels+=("$name|$out/$name.cu|HGMMA HGMMA.64x256x16.F32.BF16 UTMALDG SYNCS !LDGSTS$extra|tilec gemm $args -t bf16 (the matmul scheduler, rings of bulk tensor copies)")
+  else
+    echo "  FAIL $name: tilec gemm $args -t bf16 --target cuda --emit failed: $(tail -n 3 "$out/$name.gen.log")"
+    gen_fail=1
+  fi
 fi
 if [ "$only" != gemm ]; then
   if ! "$LDST_BENCH" --target cuda --size 8192x8192 --no-run --emit "$out" >"$out/ldst.gen.log" 2>&1; then
@@ -232,7 +247,13 @@ for kk in "${kernels[@]}"; do
   spill=${spill:-?}
   problems=""
   for op in $req; do
-    case $op in *.*) n=$(count_full "$sass" "$op") ;; *) n=$(count_of "$counts" "$op") ;; esac
+    case $op in
+      '!'*) n=$(count_of "$counts" "${op#!}")
+            [ "$n" -eq 0 ] || problems="$problems; $n ${op#!} (must be absent)"
+            continue ;;
+      *.*) n=$(count_full "$sass" "$op") ;;
+      *) n=$(count_of "$counts" "$op") ;;
+    esac
     if [ "$n" -eq 0 ]; then
       p=$(ptx_for "$op")
       if [ -n "$p" ]; then
@@ -268,6 +289,7 @@ for kk in "${kernels[@]}"; do
     echo "$row $total | FAIL:${problems#;} |" >>"$md"
     # the evidence: grep the listing for each checked opcode; spill lines
     for op in $req LDL STL; do
+      op=${op#!}
       echo "      grep -cE '\\b$op\\b' $sass -> $(grep -cE "\\b$op\\b" "$sass")"
     done
     grep -nE '\b(LDL|STL)\b' "$sass" | sed -e 's|/\* 0x[0-9a-f]* \*/||' -e 's/  */ /g' | head -n 4 |

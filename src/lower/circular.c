@@ -84,6 +84,9 @@ typedef struct ring {
   int ahead;     /* the prefetch distance D (tc_ring_ahead): the prologue
                     copies D tiles, iteration k copies tile k + D and waits
                     with D - 1 groups pending */
+  bool bulk;     /* the copies are bulk tensor copies completing on the
+                    slots' mbarriers (bar + slot) */
+  int bar;
 } ring;
 
 static bool is_ring_tensor(const ring *r, const tc_tensor *t, int64_t *slot) {
@@ -125,9 +128,9 @@ static bool holds_barrier(const tc_knode *n) {
 }
 
 /* Checks the statements under n, part of a ring's copy at loop L: they
- * read global memory and registers only, and are plain statements (no
- * bulk tensor copy or matrix load); marks the children of L that compute
- * the registers they read (*more when one was new). */
+ * read global memory and registers only, and are plain statements or
+ * bulk tensor copies (no matrix load); marks the children of L that
+ * compute the registers they read (*more when one was new). */
 static tc_status check_copy(tc_kir *k, ring *r, tc_knode *n, bool *more) {
   for (int i = 0; i < n->nbody; i++) {
     tc_status st = check_copy(k, r, n->body[i], more);
@@ -135,11 +138,12 @@ static tc_status check_copy(tc_kir *k, ring *r, tc_knode *n, bool *more) {
   }
   if (n->kind != TC_K_STMT) return TC_OK;
   const tc_op *op = n->stmt.op;
-  if (op->kind == TC_OP_SET && op->ldst != TC_LDST_DEFAULT && op->ldst != TC_LDST_CP_ASYNC)
+  if (op->kind == TC_OP_SET && op->ldst != TC_LDST_DEFAULT && op->ldst != TC_LDST_CP_ASYNC &&
+      op->ldst != TC_LDST_BULK_TENSOR)
     return tc_fail(k->f, TC_ERR_UNSUPPORTED,
-                   "compile: the copy into the circular buffer %s is a %s; a ring's copy is a "
-                   "plain copy (cp.async on CUDA sm_80+): rings of bulk tensor copies are not "
-                   "built", op->out->name, op->ldst == TC_LDST_BULK_TENSOR ? "bulk tensor copy" : "collective load");
+                   "compile: the copy into the circular buffer %s is a collective load; a ring's "
+                   "copy is a plain copy (cp.async on CUDA sm_80+) or a bulk tensor copy "
+                   "(TC_LDST_BULK_TENSOR)", op->out->name);
   for (int q = 0; q < op->nin; q++) {
     const tc_tensor *x = op->in[q];
     if (x->mem == TC_MEM_GLOBAL) continue;
@@ -254,16 +258,19 @@ static const tc_expr *subst1(tc_epool *p, const tc_expr *e, int64_t id, const tc
   return e ? tc_simplify(p, tc_e_subst(p, e, 1, &id, &v)) : NULL;
 }
 
-/* n's statements issue the copy of tile `tile` (an expression of the ring
- * loop's variable or the prologue's) into slot `slot`: the loop variable
+/* n's statements (under top, a child of the ring loop or the prologue)
+ * issue the copy of tile `tile` (an expression of the ring loop's
+ * variable or the prologue's) into slot `slot`: the loop variable
  * replaced by the tile, the tile predicated inside the loop's extent, the
  * ring tensors' stores moved to their slot. */
-static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile, const tc_expr *slot) {
+static void retarget(tc_kir *k, const ring *r, tc_knode *n, tc_knode *top, const tc_expr *tile,
+                     const tc_expr *slot) {
   tc_epool *p = k->pool;
   if (n->kind == TC_K_LOOP) {
-    for (int i = 0; i < n->nbody; i++) retarget(k, r, n->body[i], tile, slot);
+    for (int i = 0; i < n->nbody; i++) retarget(k, r, n->body[i], top, tile, slot);
     return;
   }
+  n->stmt.ring_copy = top;
   tc_kstmt *s = &n->stmt;
   int64_t id = r->loop->loop.var->val, se;
   const tc_expr *inside = tc_e_lt(p, tile, tc_kloop_extent(p, &r->loop->loop));
@@ -276,8 +283,11 @@ static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile,
     s->in_valid[q] = subst1(p, s->in_valid[q], id, tile); /* a view's predicate (NULL: none) */
   }
   s->ring_tile = tile;
-  if (is_ring_tensor(r, s->op->out, &se))
+  if (is_ring_tensor(r, s->op->out, &se)) {
     s->out_index = tc_simplify(p, tc_e_add(p, s->out_index, tc_e_mulc(p, slot, se)));
+    /* a bulk copy arms its slot's mbarrier (tma.c keeps bar) */
+    if (r->bulk) s->tma.bar = r->bar, s->tma.bar_slot = tc_simplify(p, slot);
+  }
 }
 
 static tc_knode *clone(const tc_knode *n, tc_knode *parent) {
@@ -394,6 +404,33 @@ static void choose_depth(tc_kir *k, ring *r) {
   free(w.s);
 }
 
+/* How the ring's tiles complete: where its copies are bulk tensor copies
+ * (every tensor's: one way per ring) on a target that has them, on an
+ * mbarrier per slot (r->bulk, r->bar: the kernel's mbarriers bar .. bar +
+ * S - 1, each phase completed by one arrival per copy statement and
+ * issuing row); else as cp.async groups (plain copies elsewhere). */
+static tc_status choose_completion(tc_kir *k, ring *r, const tc_target_info *ti) {
+  int nbulk = 0;
+  for (int i = 0; i < r->nallocs; i++) nbulk += r->allocs[i]->writer->stmt.op->ldst == TC_LDST_BULK_TENSOR;
+  if (nbulk && nbulk < r->nallocs)
+    return tc_fail(k->f, TC_ERR_SCHEDULE,
+                   "compile: %d of the %d circular buffers at loop %s are copied by bulk tensor "
+                   "copies and the others are not; a ring's tiles complete one way (mbarrier "
+                   "phases or cp.async groups): give them all TC_LDST_BULK_TENSOR or none "
+                   "(tc_set_ldst_type)", nbulk, r->nallocs,
+                   tc_e_var_name(k->pool, (int)r->loop->loop.var->val));
+  r->bulk = nbulk > 0 && (ti->features & TC_FEAT_TMA);
+  if (!r->bulk) return TC_OK;
+  if (k->nrings_bulk == TC_MAX_BULK_RINGS)
+    return tc_fail(k->f, TC_ERR_UNSUPPORTED, "compile: more than %d rings of bulk tensor copies in "
+                   "one kernel; give the others TC_LDST_DEFAULT", TC_MAX_BULK_RINGS);
+  r->bar = k->ntma_bars;
+  k->ntma_bars += r->stages;
+  k->ring_bar[k->nrings_bulk] = r->bar, k->ring_stages[k->nrings_bulk] = r->stages;
+  k->ring_arrivals[k->nrings_bulk++] = r->nallocs;
+  return TC_OK;
+}
+
 static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   tc_epool *p = k->pool;
   tc_knode *L = r->loop;
@@ -402,11 +439,12 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   tc_status st = mark_copies(k, r);
   reader_ctx rc = {k, r};
   if (!st) st = (tc_status)tc_knode_each_stmt(k->root, check_reader, &rc);
+  if (!st) st = choose_completion(k, r, ti);
   if (st) return st;
   choose_depth(k, r);
   int D = r->ahead;
   /* cp.async where the copy is a plain one (before the copies are cloned) */
-  bool cp = ti->family == TC_ARCH_SM && (ti->features & TC_FEAT_CP_ASYNC);
+  bool cp = ti->family == TC_ARCH_SM && (ti->features & TC_FEAT_CP_ASYNC) && !r->bulk;
   for (int i = 0; i < r->nallocs && cp; i++) {
     tc_kstmt *s = &r->allocs[i]->writer->stmt;
     s->cp_bytes = cp_async_bytes(k, r->allocs[i]->writer);
@@ -425,12 +463,11 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   for (int c = 0; c < L->nbody; c++) {
     if (!r->moved[c]) continue;
     tc_knode *cl = clone(L->body[c], pro);
-    retarget(k, r, cl, pro->loop.var, pro->loop.var);
+    retarget(k, r, cl, cl, pro->loop.var, pro->loop.var);
     TC_PUSH(pro->body, pro->nbody, pro->cbody, cl);
     last = cl;
   }
-  last->cp_commit = 1;
-  if (tc_test_hooks_get()->circular_fault == 3) last->cp_commit = 0;
+  last->cp_commit = !r->bulk && tc_test_hooks_get()->circular_fault != 3;
   tc_knode *par = L->parent;
   int at = 0;
   while (par->body[at] != L) at++;
@@ -450,16 +487,27 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   memcpy(L->body, body, (size_t)nb * sizeof *body);
   free(body);
   for (int c = 0; c < nmoved; c++)
-    retarget(k, r, L->body[c], tc_simplify(p, ahead), tc_simplify(p, tc_e_modc(p, ahead, S)));
+    retarget(k, r, L->body[c], L->body[c], tc_simplify(p, ahead), tc_simplify(p, tc_e_modc(p, ahead, S)));
   for (int c = nmoved; c < L->nbody; c++) read_slot(k, r, L->body[c], tc_e_modc(p, L->loop.var, S));
   if (r->misaligned)
     return tc_fail(k->f, TC_ERR_SCHEDULE, "compile: the circular buffer %s is read by a wgmma with "
                    "the 128B swizzle, but its slots are not whole multiples of 1024 bytes",
                    r->misaligned->name);
+  /* how iteration k's tile completes: its cp.async group (the copies
+   * commit one group per tile), or the phase its bulk copies complete
+   * on slot k % S's mbarrier, the (k / S)th of that slot: parity (k / S)
+   * % 2 (fault 6: the other parity) */
   int fault = tc_test_hooks_get()->circular_fault;
-  L->body[0]->cp_wait = 1 + (fault == 1 ? D : D - 1);
+  if (r->bulk) {
+    const tc_expr *kv = L->loop.var;
+    L->body[0]->mbar_base = r->bar;
+    L->body[0]->mbar_slot = tc_simplify(p, tc_e_modc(p, kv, S));
+    L->body[0]->mbar_parity = tc_simplify(p, tc_e_modc(p, tc_e_addc(p, tc_e_divc(p, kv, S), fault == 6), 2));
+  } else {
+    L->body[0]->cp_wait = 1 + (fault == 1 ? D : D - 1);
+    L->body[nmoved - 1]->cp_commit = 1;
+  }
   L->body[0]->sync_before = fault != 2;
-  L->body[nmoved - 1]->cp_commit = 1;
   return TC_OK;
 }
 
