@@ -62,7 +62,52 @@
  * a comment on the statement).  Every K tile still begins with
  * wgmma.fence (required before the first wgmma and after any register
  * write; between wgmmas of one shape on the same accumulators the order
- * is kept by the hardware). */
+ * is kept by the hardware).
+ *
+ * Rings of bulk tensor copies (choose_completion): where every copy of
+ * the ring is a bulk tensor copy (TC_LDST_BULK_TENSOR) on a target that
+ * has them (CUDA sm_90+), the protocol above stays as it is (the same
+ * prologue, prefetch distance D, copy placement after the barrier and
+ * wait depth) and only how a copy completes changes: instead of cp.async
+ * commit groups, slot s has an mbarrier (the kernel's mbarriers bar ..
+ * bar + S - 1, initialized once by one thread, then a fence and a block
+ * barrier, before the prologue); each copy statement's issuing thread
+ * (one per TIDy / TIDz row) arms it with the bytes of its boxes
+ * (mbarrier.arrive.expect_tx: one arrival each, so a phase completes
+ * after A's and B's arrivals of every row and all their bytes), then
+ * issues the boxes into the slot (src/lower/tma.c, tc_ktma.bar_slot); the
+ * wait at the top of iteration k is on slot k % S's mbarrier for the
+ * phase of parity (k / S) % 2 (tc_knode.mbar_slot, mbar_parity):
+ *
+ *   for p < D: arm and copy tile p -> slot p (if p < E)
+ *   for k: wait(mbarrier k % S, parity (k / S) % 2); barrier;
+ *          arm and copy tile k + D -> slot (k + D) % S (if k + D < E);
+ *          compute(slot k % S)
+ *
+ * Phases: tile t is the (t / S)th copy into slot t % S (tiles t % S,
+ * t % S + S, ... in order), so it completes that slot's phase t / S, and
+ * the wait for tile k asks for parity (k / S) % 2.  try_wait.parity
+ * returns at once where the phase of that parity is the last one
+ * completed, so the parity names the right phase only if every waiting
+ * thread observed the slot's previous phase before the next is armed:
+ * tile k + D goes into slot (k + D) % S, whose previous tile k + D - S (<
+ * k, as D < S) every thread waited for at iteration k + D - S, before
+ * that iteration's barrier, and the copy is issued after iteration k's
+ * barrier; so at most one phase of a slot is pending at a time, and no
+ * wait can mistake a phase two ahead.  Tiles past the end are not armed
+ * and only tiles < E are waited for: every phase armed is waited for
+ * once.  Slot reuse is the derivation above unchanged, with the bulk copy
+ * as the writer: the barrier at the top of iteration k is one every
+ * reader of the overwritten slot passed after its last read (depth 0:
+ * iteration k - 1's reads; depth 1: the wgmma of k - 2, finished by each
+ * thread's wgmma.wait_group 1 at the end of k - 1), and the copy is
+ * issued by one thread after it, so no thread can still read the slot.
+ * That barrier is what makes the reuse safe (no consumer-release
+ * mbarriers; test_circular.c's model drops it and sees a copy land in a
+ * slot still read).  The data need no barrier to be visible: each
+ * thread's own wait observes the phase complete, which covers the bytes
+ * the copies wrote.  Elsewhere (OpenCL, sm_80) the same statements are
+ * plain synchronous copies in the ring of element copies. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
