@@ -19,6 +19,12 @@
  *   accumulators meanwhile): rings of 3, 4 and 5 stages over 1, 2, S - 1,
  *   S and 7 K tiles pass, every read asynchronous and finding its tile;
  *   depth 1 with the copies S - 1 tiles ahead (a fifth fault) fails it;
+ * - the same model with mbarrier phases for rings of bulk tensor copies
+ *   (a copy arms its slot's mbarrier, a wait of parity p returns at once
+ *   where the phase of that parity is the last completed, else when the
+ *   next completes): wgmma rings of 2 to 5 stages over 1, 2, S - 1, S,
+ *   S + 1 and 7 K tiles pass; the other parity (a sixth fault), the
+ *   dropped barrier and depth 1 with the copies S - 1 ahead fail it;
  * - matmuls with rings of 1 to 4 stages at ragged shapes (extents of 1,
  *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16,
  *   mma.sync and wgmma in f16 / bf16, run on OpenCL (PoCL) against a

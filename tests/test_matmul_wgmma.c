@@ -17,7 +17,8 @@
  * CUDA text with one wgmma.wait_group 1 in the K loop and wait_group 0
  * right after it; on CUDA the
  * swizzled tiles by bulk tensor copies with mbarrier waits where whole
- * boxes cover the operands. */
+ * boxes cover the operands, in one buffer and in rings of 2 to 4 stages
+ * (an mbarrier per slot; the rings' bulk-copy form also runs on PoCL). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
