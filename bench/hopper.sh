@@ -299,7 +299,8 @@ print(\"time: %.4f ms (median of 20 runs), %.2f GFLOP/s\" % (ms, 2 * 8192**3 / m
   one "fusion cast:bf16 wgmma 128x128 4 stages" $g --epilogue cast:bf16 --tiles 128,128,64,64,128 --macro wgmma --stages 4
   one "fusion cast:bf16 wgmma 128x256 3 stages" $g --epilogue cast:bf16 --tiles 128,256,64,64,256 --macro wgmma --stages 3
   one "fusion cast:bf16 wgmma 128x256 4 stages (wait depth 1: 2 K tiles ahead)" $g --epilogue cast:bf16 --tiles 128,256,64,64,256 --macro wgmma --stages 4
-  one "fusion cast:bf16 (auto) B^T" $g --transB 1 --epilogue cast:bf16
+  one "fusion cast:bf16 (auto) B^T: 3-stage rings of bulk tensor copies (TMA, an mbarrier per slot)" $g --transB 1 --epilogue cast:bf16
+  one "fusion cast:bf16 wgmma 128x256 B^T, 4-stage rings of bulk tensor copies (2 K tiles ahead)" $g --transB 1 --epilogue cast:bf16 --tiles 128,256,64,64,256 --macro wgmma --stages 4
   one "fusion cast:bf16 wgmma 128x256 B^T by TMA, 1 stage" $g --transB 1 --epilogue cast:bf16 --tiles 128,256,64,64,256 --macro wgmma --stages 1
   one "template mma.sync (sm_80)" $g --arch sm_80
   one "fusion cast:bf16 mma.sync (sm_80, auto)" $g --arch sm_80 --epilogue cast:bf16

@@ -15,7 +15,11 @@
 #       C7508)
 #   the fusion path's GEMM (tilec gemm -M 8192 -N 8192 -K 8192 -t bf16
 #     --epilogue bias,relu,cast:bf16, the matmul scheduler's wgmma kernel):
-#       HGMMA.64x256x16.F32.BF16 and LDGSTS (its cp.async rings) present; no
+#       HGMMA.64x256x16.F32.BF16 and LDGSTS (its cp.async rings: B is
+#       [K, N], N-major) present; no LDL / STL
+#   the same with --transB 1 (B [N, K]: K-major operands, whole boxes):
+#       HGMMA.64x256x16.F32.BF16, UTMALDG and SYNCS (its rings of bulk
+#       tensor copies on per-slot mbarriers) present, LDGSTS absent; no
 #       LDL / STL
 #   LdStMatrixSet (build/bench/ldst_bandwidth --no-run --emit, 8192x8192),
 #     all 12 shmoo variants (swizzle 32/64/128B x cta_m 64/128 x cta_n 256/512):
@@ -142,6 +146,10 @@ if [ "$only" != ldst ]; then
   # not yet TMA, stmatrix or setmaxnreg
   fusion_kernel gemm_fusion_8192_bias_relu "HGMMA HGMMA.64x256x16.F32.BF16 LDGSTS" \
     gemm -M 8192 -N 8192 -K 8192 --epilogue bias,relu,cast:bf16 -t bf16 --arch sm_90a
+  # with B [N, K] the operand tiles come by bulk tensor copies into the
+  # rings' slots: no cp.async (an opcode written !OP must be absent)
+  fusion_kernel gemm_fusion_8192_nt_tma_ring "HGMMA HGMMA.64x256x16.F32.BF16 UTMALDG SYNCS !LDGSTS" \
+    gemm -M 8192 -N 8192 -K 8192 --transB 1 --epilogue cast:bf16 -t bf16 --arch sm_90a
   # the forward convolution, NHWC f16 3x3 pad 1 (a ResNet layer):
   # mma.sync, the image staged K-major (its channels innermost) by 16-byte
   # cp.async that zero-fill the padding, no LDL / STL
@@ -243,7 +251,13 @@ for kk in "${kernels[@]}"; do
   spill=${spill:-?}
   problems=""
   for op in $req; do
-    case $op in *.*) n=$(count_full "$sass" "$op") ;; *) n=$(count_of "$counts" "$op") ;; esac
+    case $op in
+      '!'*) n=$(count_of "$counts" "${op#!}")
+            [ "$n" -eq 0 ] || problems="$problems; $n ${op#!} (must be absent)"
+            continue ;;
+      *.*) n=$(count_full "$sass" "$op") ;;
+      *) n=$(count_of "$counts" "$op") ;;
+    esac
     if [ "$n" -eq 0 ]; then
       p=$(ptx_for "$op")
       if [ -n "$p" ]; then
@@ -279,6 +293,7 @@ for kk in "${kernels[@]}"; do
     echo "$row $total | FAIL:${problems#;} |" >>"$md"
     # the evidence: grep the listing for each checked opcode; spill lines
     for op in $req LDL STL; do
+      op=${op#!}
       echo "      grep -cE '\\b$op\\b' $sass -> $(grep -cE "\\b$op\\b" "$sass")"
     done
     grep -nE '\b(LDL|STL)\b' "$sass" | sed -e 's|/\* 0x[0-9a-f]* \*/||' -e 's/  */ /g' | head -n 4 |

@@ -19,6 +19,12 @@
  *   accumulators meanwhile): rings of 3, 4 and 5 stages over 1, 2, S - 1,
  *   S and 7 K tiles pass, every read asynchronous and finding its tile;
  *   depth 1 with the copies S - 1 tiles ahead (a fifth fault) fails it;
+ * - the same model with mbarrier phases for rings of bulk tensor copies
+ *   (a copy arms its slot's mbarrier, a wait of parity p returns at once
+ *   where the phase of that parity is the last completed, else when the
+ *   next completes): wgmma rings of 2 to 5 stages over 1, 2, S - 1, S,
+ *   S + 1 and 7 K tiles pass; the other parity (a sixth fault), the
+ *   dropped barrier and depth 1 with the copies S - 1 ahead fail it;
  * - matmuls with rings of 1 to 4 stages at ragged shapes (extents of 1,
  *   primes, K shorter than stages x bk), FMA in f32 / f16 / bf16,
  *   mma.sync and wgmma in f16 / bf16, run on OpenCL (PoCL) against a
@@ -69,6 +75,7 @@ static tc_fusion *matmul_fusion(tc_dtype t, int64_t m, int64_t n, int64_t k) {
 
 #define MAX_SLOTS 8
 #define MAX_COPIES 4096
+#define MAX_BARS 64
 
 typedef struct model {
   const tc_kir *k;
@@ -95,6 +102,14 @@ typedef struct model {
   const tc_tensor *acc[4];      /* the accumulators of wait-1 wgmmas */
   int nacc;
   int64_t async_reads;
+  /* rings of bulk tensor copies: per slot, the mbarrier its copy arms
+   * and the phase it completes (-1: not a bulk copy); per mbarrier, the
+   * arrivals in the phase being armed, the phases fully armed, those
+   * completed as this thread saw them (a wait), and those it waited for */
+  int bar_of[4][MAX_SLOTS];
+  int64_t phase[4][MAX_SLOTS];
+  int64_t arrivals[MAX_BARS], armed[MAX_BARS], seen[MAX_BARS], waited[MAX_BARS];
+  int64_t mbar_waits, bulk_copies;
   char err[256];
 } model;
 
@@ -139,6 +154,65 @@ static int64_t copy_slot(model *m, const tc_kstmt *s, int w) {
   return slot;
 }
 
+/* The arrivals that complete a phase of mbarrier b, per issuing row: one
+ * per copy statement of its ring (tc_kir.ring_arrivals); 0: no ring's. */
+static int64_t ring_arrivals(const model *m, int b) {
+  for (int r = 0; r < m->k->nrings_bulk; r++)
+    if (b >= m->k->ring_bar[r] && b < m->k->ring_bar[r] + m->k->ring_stages[r]) return m->k->ring_arrivals[r];
+  return 0;
+}
+
+/* A bulk copy of ring tensor w into `slot`: it arms its slot's mbarrier
+ * with its bytes, and the tile lands when the phase being armed
+ * completes.  The mbarrier must be the slot's, and this thread must have
+ * waited for every earlier phase of it: a phase armed while the one
+ * before is still unobserved leaves two phases of one parity in flight. */
+static void bulk_copy(model *m, const tc_kstmt *s, int w, int64_t slot) {
+  char b[200];
+  int bar = s->tma.bar + (int)tc_e_eval(s->tma.bar_slot, m->vars);
+  int64_t want = ring_arrivals(m, bar);
+  if (bar < 0 || bar >= MAX_BARS || want <= 0 || tc_e_eval(s->tma.bar_slot, m->vars) != slot) {
+    snprintf(b, sizeof b, "%s: a bulk copy into slot %lld arms mbarrier %d, not its slot's", s->op->out->name,
+             (long long)slot, bar);
+    return fail(m, b);
+  }
+  if (m->waited[bar] < m->armed[bar]) {
+    snprintf(b, sizeof b, "%s: a bulk copy arms phase %lld of mbarrier %d before phase %lld was waited for",
+             s->op->out->name, (long long)m->armed[bar], bar, (long long)m->waited[bar]);
+    return fail(m, b);
+  }
+  m->bar_of[w][slot] = bar;
+  m->phase[w][slot] = m->armed[bar];
+  m->bulk_copies++;
+  if (++m->arrivals[bar] == want) m->arrivals[bar] = 0, m->armed[bar]++;
+}
+
+/* mbarrier.try_wait.parity on mbarrier bar with `parity`, retried: with
+ * c phases completed, it returns at once where c % 2 != parity (the
+ * phase of that parity is the one just completed), else once phase c
+ * completes, which needs it fully armed (else the wait never returns).
+ * The tiles of the phases completed are then this thread's to read. */
+static void mbar_wait(model *m, int bar, int64_t parity) {
+  char b[160];
+  if (bar < 0 || bar >= MAX_BARS || ring_arrivals(m, bar) <= 0) {
+    snprintf(b, sizeof b, "a wait on mbarrier %d, which is no ring slot's", bar);
+    return fail(m, b);
+  }
+  int64_t c = m->seen[bar];
+  if (c % 2 == parity) {
+    if (m->armed[bar] <= c) {
+      snprintf(b, sizeof b, "a wait for phase %lld of mbarrier %d, which no copy completes", (long long)c, bar);
+      return fail(m, b);
+    }
+    m->seen[bar] = c + 1;
+  }
+  m->waited[bar] = m->seen[bar];
+  m->mbar_waits++;
+  for (int r = 0; r < m->nring; r++)
+    for (int s = 0; s < m->ring[r]->stages; s++)
+      if (m->bar_of[r][s] == bar && m->phase[r][s] < m->seen[bar]) m->visible[r][s] = 1;
+}
+
 static void stmt(model *m, const tc_knode *n) {
   const tc_kstmt *s = &n->stmt;
   int w = ring_of(m, s->op->out);
@@ -163,7 +237,9 @@ static void stmt(model *m, const tc_knode *n) {
     m->tile[w][slot] = tc_e_eval(s->ring_tile, m->vars);
     m->group[w][slot] = m->ngroups;
     m->visible[w][slot] = 0;
+    m->bar_of[w][slot] = -1;
     m->copies++;
+    if (s->tma.kind && s->tma.bar_slot) bulk_copy(m, s, w, slot);
   }
   /* no other statement touches the accumulators of a running wgmma */
   bool async = s->mma.kind == TC_MACRO_WGMMA && s->mma.wait1;
@@ -191,6 +267,12 @@ static void stmt(model *m, const tc_knode *n) {
     if (slot < 0 || slot >= m->ring[r]->stages || m->group[r][slot] < 0 || m->tile[r][slot] != want) {
       snprintf(b, sizeof b, "%s: iteration %lld reads slot %lld, which holds tile %lld", s->op->in[q]->name,
                (long long)want, (long long)slot, slot >= 0 && slot < MAX_SLOTS ? (long long)m->tile[r][slot] : -1LL);
+      return fail(m, b);
+    }
+    if (!m->visible[r][slot] && m->bar_of[r][slot] >= 0) {
+      snprintf(b, sizeof b, "%s: iteration %lld reads slot %lld before this thread saw phase %lld of its "
+               "mbarrier complete", s->op->in[q]->name, (long long)want, (long long)slot,
+               (long long)m->phase[r][slot]);
       return fail(m, b);
     }
     if (!m->visible[r][slot]) {
@@ -226,9 +308,13 @@ static void node(model *m, const tc_knode *n) {
     int pending = n->cp_wait - 1;
     if (m->ngroups - pending > m->completed) m->completed = m->ngroups - pending;
   }
+  if (n->mbar_slot)
+    mbar_wait(m, n->mbar_base + (int)tc_e_eval(n->mbar_slot, m->vars), tc_e_eval(n->mbar_parity, m->vars));
   if (n->sync_before) barrier(m);
   if (n->kind == TC_K_STMT) {
     stmt(m, n);
+  } else if (n->loop.tma_stmt) {
+    stmt(m, n->loop.tma_stmt); /* one issue of the boxes (its loops' variables at 0) */
   } else {
     bool ring = n->loop.var == m->loopvar;
     for (int64_t i = 0; i < n->loop.extent && !m->err[0]; i++) {
@@ -243,6 +329,9 @@ static void node(model *m, const tc_knode *n) {
   }
   if (n->cp_commit) m->ngroups++;
 }
+
+/* The mbarrier waits and bulk copies thread 0 saw in the last run_model. */
+static int64_t model_mbar_waits, model_bulk_copies;
 
 /* Runs the model on f's kernel for target, as block 0's thread 0 and as
  * the last thread of the last block; returns the first error ("": none)
@@ -270,9 +359,19 @@ static void run_model_async(tc_fusion *f, tc_target target, const char *arch, ch
         m.loopvar = k->allocs[i].ring_loop->loop.var;
       }
     for (int r = 0; r < 4; r++)
-      for (int s = 0; s < MAX_SLOTS; s++) m.group[r][s] = -1, m.read_epoch[r][s] = -1, m.wg_group[r][s] = -1;
+      for (int s = 0; s < MAX_SLOTS; s++)
+        m.group[r][s] = -1, m.read_epoch[r][s] = -1, m.wg_group[r][s] = -1, m.bar_of[r][s] = -1;
     for (int i = 0; i < k->root->nbody; i++) node(&m, k->root->body[i]);
     if (!m.err[0] && m.wg_done < m.wg_groups) fail(&m, "the kernel ends with a wgmma group running");
+    for (int b = 0; b < MAX_BARS && !m.err[0]; b++) {
+      char e[160];
+      if (m.arrivals[b] || m.armed[b] != m.waited[b]) {
+        snprintf(e, sizeof e, "the kernel ends with mbarrier %d %s", b,
+                 m.arrivals[b] ? "in a phase armed by fewer copies than it counts" : "in a phase no thread waited for");
+        fail(&m, e);
+      }
+    }
+    if (!pass) model_mbar_waits = m.mbar_waits, model_bulk_copies = m.bulk_copies;
     snprintf(err, size, "%s", m.nring ? m.err : "no ring in the kernel");
     if (!pass) *reads = m.reads, *copies = m.copies;
     if (!pass && async_reads) *async_reads = m.async_reads;
@@ -414,6 +513,69 @@ static void test_protocol_depth1(void) {
     TC_CHECK(strstr(err, "while a wgmma still reads it") != NULL, "S %d, copies S - 1 ahead at depth 1: the model says \"%s\"",
              S, err);
   }
+}
+
+/* The wgmma ring of S stages over E K tiles by bulk tensor copies: 128 x
+ * 128 x 64 E, A [M, K] and B [N, K] (K-major), K tiles of 64 (the 128B
+ * swizzle, whole boxes), two warp groups (each issuing its rows of A and
+ * B), scheduled and lowered for CUDA sm_90a, through the model: err and
+ * the reads thread 0 saw. */
+static void bulk_ring_model(int S, int64_t E, char *err, size_t size, int64_t *reads) {
+  tc_fusion *f = matmul_fusion_tb(TC_BF16, 128, 128, E * 64, true);
+  tc_matmul_tiles tl = {128, 128, 64, 64, 128, TC_MACRO_WGMMA, S};
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &tl));
+  TC_CHECK(strstr(tc_fusion_schedule_note(f), "by bulk tensor copies on CUDA sm_90+, one thread arming each slot") != NULL,
+           "S %d: note %s", S, tc_fusion_schedule_note(f));
+  int64_t copies = 0;
+  run_model(f, TC_TARGET_CUDA, "sm_90a", err, size, reads, &copies);
+  tc_fusion_free(f);
+}
+
+/* Rings of bulk tensor copies (circular.c): each slot's tile lands on
+ * the slot's mbarrier, armed by the copies of one row's issuing thread
+ * (A's and B's: two arrivals a phase), and iteration k waits on slot k %
+ * S for the phase of parity (k / S) % 2.  For S = 2 to 5 over 1, 2, S -
+ * 1, S, S + 1 and 7 K tiles, the model (with mbarrier phases: a wait of
+ * parity p returns at once where the phase of parity p is the last one
+ * completed, else when the next completes, which needs it armed) finds
+ * every read after the phase of its own tile, no phase armed before the
+ * thread waited for the one before, no copy into a slot a wgmma may
+ * still read or without a barrier since its last read, and at the end
+ * no phase half armed or unwaited; thread 0 arms 2 E times and waits E
+ * times.  The faults: the other parity (6), no barrier at the top of the
+ * loop (2), depth 1 with the copies S - 1 tiles ahead (5). */
+static void test_protocol_bulk(void) {
+  for (int S = 2; S <= 5; S++) {
+    int64_t extents[6] = {1, 2, S - 1, S, S + 1, 7};
+    for (int e = 0; e < 6; e++) {
+      char err[256];
+      int64_t reads = 0;
+      bulk_ring_model(S, extents[e], err, sizeof err, &reads);
+      TC_CHECK(err[0] == 0, "S %d, %lld K tiles: %s", S, (long long)extents[e], err);
+      /* 4 K steps of A and B per tile */
+      TC_CHECK(model_bulk_copies == 2 * extents[e] && model_mbar_waits == extents[e] && reads == 8 * extents[e],
+               "S %d, %lld K tiles: %lld bulk copies, %lld mbarrier waits, %lld reads", S, (long long)extents[e],
+               (long long)model_bulk_copies, (long long)model_mbar_waits, (long long)reads);
+    }
+  }
+  static const struct {
+    int fault;
+    const char *want, *also;
+  } faults[] = {{6, "before this thread saw phase", "which no copy completes"},
+                {2, "no barrier since its last read", "while a wgmma still reads it"},
+                {5, "while a wgmma still reads it", "while a wgmma still reads it"}};
+  for (size_t i = 0; i < sizeof faults / sizeof faults[0]; i++)
+    for (int S = faults[i].fault == 5 ? 3 : 2; S <= 5; S++) {
+      tc_test_hooks h = {0};
+      h.circular_fault = faults[i].fault;
+      tc_test_hooks_set(&h);
+      char err[256];
+      int64_t reads = 0;
+      bulk_ring_model(S, 7, err, sizeof err, &reads);
+      tc_test_hooks_set(NULL);
+      TC_CHECK(strstr(err, faults[i].want) != NULL || strstr(err, faults[i].also) != NULL,
+               "fault %d, S %d: the model says \"%s\"", faults[i].fault, S, err);
+    }
 }
 
 /* A wgmma ring whose B tile is taken out of the ring (tc_circular_buffer
@@ -653,7 +815,8 @@ static void test_cuda(void) {
     tc_dtype t;
     int64_t m, n, k;
     tc_matmul_tiles tl;
-    const char *copy; /* the cp.async the copies become (NULL: none) */
+    const char *copy; /* the cp.async the copies become (NULL: none; "bulk":
+                         bulk tensor copies on the slots' mbarriers) */
   } cs[] = {
       {TC_F32, 128, 128, 64, {64, 64, 16, 4, 4, TC_MACRO_FMA, 3}, "tc_cpa16(&"},
       {TC_F16, 128, 128, 64, {64, 64, 16, 32, 32, TC_MACRO_MMA_M16N8K16, 3}, "tc_cpa16(&"},
@@ -661,10 +824,13 @@ static void test_cuda(void) {
       /* ragged: K and N odd, no aligned runs; f32 copies 4 bytes each */
       {TC_F32, 67, 97, 33, {32, 32, 8, 4, 4, TC_MACRO_FMA, 2}, "tc_cpa4(&"},
       {TC_F16, 67, 97, 33, {32, 32, 16, 16, 16, TC_MACRO_MMA_M16N8K16, 3}, NULL},
-      /* wgmma (sm_90a, B [N, K]): 16-byte runs of whole tiles, swizzled
-       * or not; at a K edge inside a 16-byte run the tiles are
+      /* wgmma (sm_90a, B [N, K]): whole swizzled tiles by bulk tensor
+       * copies (TMA); where M is ragged, 16-byte runs (the rows past M
+       * zero-filled), and without the swizzle 16-byte runs of whole
+       * tiles; at a K edge inside a 16-byte run the tiles are
        * zero-filled by plain copies */
-      {TC_BF16, 256, 256, 512, {128, 128, 64, 64, 128, TC_MACRO_WGMMA, 4}, "tc_cpa16(&"},
+      {TC_BF16, 256, 256, 512, {128, 128, 64, 64, 128, TC_MACRO_WGMMA, 4}, "bulk"},
+      {TC_BF16, 250, 256, 512, {128, 128, 64, 64, 128, TC_MACRO_WGMMA, 4}, "tc_cpa16z(&"},
       {TC_F16, 128, 64, 96, {64, 64, 32, 64, 64, TC_MACRO_WGMMA, 3}, "tc_cpa16(&"},
       {TC_F16, 67, 97, 133, {128, 96, 32, 64, 48, TC_MACRO_WGMMA, 3}, NULL},
       /* K whole tiles, M and N ragged: the rows past them are zero-filled
@@ -683,8 +849,19 @@ static void test_cuda(void) {
       int S = cs[i].tl.stages, pending = cs[i].tl.macro == TC_MACRO_WGMMA && S >= 3 ? S - 3 : S - 2;
       char wait[64];
       snprintf(wait, sizeof wait, "cp.async.wait_group %d;", pending);
-      TC_CHECK(strstr(src, "cp.async.commit_group;") && strstr(src, wait), "case %zu: no %s / commit", i, wait);
-      if (cs[i].copy) {
+      bool bulk = cs[i].copy && strcmp(cs[i].copy, "bulk") == 0;
+      if (bulk) {
+        /* one mbarrier per slot, armed by the copies, waited on by
+         * parity; no cp.async, no commit groups */
+        TC_CHECK(strstr(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier") &&
+                     strstr(src, "mbarrier.try_wait.parity") && !strstr(src, "tc_cpa") &&
+                     !strstr(src, "cp.async.commit_group") && !strstr(src, "cp.async.wait_group"),
+                 "case %zu: not a ring of bulk tensor copies in\n%s", i, src);
+      } else {
+        TC_CHECK(strstr(src, "cp.async.commit_group;") && strstr(src, wait), "case %zu: no %s / commit", i, wait);
+      }
+      if (bulk) {
+      } else if (cs[i].copy) {
         TC_CHECK(strstr(src, cs[i].copy) != NULL, "case %zu: no %s in\n%s", i, cs[i].copy, src);
         /* (whole tiles: no copy zero-fills, the ring's last tiles are skipped) */
         if (!strchr(cs[i].copy, 'z'))
@@ -867,9 +1044,27 @@ static void test_refusals(void) {
   f = row_fusion(2, TC_MEM_SHARED, 0, &c, NULL); /* computed at BIDx */
   expect_compile_error(f, TC_TARGET_OPENCL, NULL, "a parallel axis");
   tc_fusion_free(f);
-  f = row_fusion(2, TC_MEM_SHARED, 1, &c, NULL); /* a ring of bulk tensor copies */
+  /* a ring of bulk tensor copies whose copy is spread over TIDx: each
+   * copy is one thread's */
+  f = row_fusion(2, TC_MEM_SHARED, 1, &c, NULL);
   OK(f, tc_set_ldst_type(c, TC_LDST_BULK_TENSOR));
-  expect_compile_error(f, TC_TARGET_CUDA, "sm_90a", "rings of bulk tensor copies are not built");
+  expect_compile_error(f, TC_TARGET_CUDA, "sm_90a", "a bulk copy is issued by one thread");
+  tc_fusion_free(f);
+  /* a wgmma ring whose A tiles are bulk tensor copies and B's are not:
+   * one way to complete per ring */
+  f = matmul_fusion_tb(TC_BF16, 128, 128, 256, true);
+  tc_matmul_tiles wt = {128, 128, 64, 64, 128, TC_MACRO_WGMMA, 3};
+  OK(f, tc_schedule_matmul(f, TC_TARGET_CUDA, "sm_90a", &wt));
+  {
+    tc_tensor *bulk = NULL;
+    for (int i = 0; i < f->ntensors; i++)
+      if (f->tensors[i]->circular_stages == 3 && f->tensors[i]->def->ldst == TC_LDST_BULK_TENSOR) bulk = f->tensors[i];
+    TC_CHECK(bulk != NULL, "no bulk tensor copy in the ring");
+    /* (an operand view is no set op, so tc_set_ldst_type does not take
+     * it; a schedule of tc_cache_after copies can mix the two) */
+    if (bulk) bulk->def->ldst = TC_LDST_DEFAULT;
+  }
+  expect_compile_error(f, TC_TARGET_CUDA, "sm_90a", "give them all TC_LDST_BULK_TENSOR or none");
   tc_fusion_free(f);
   /* outside any loop */
   f = tc_fusion_new();
@@ -913,6 +1108,7 @@ int main(void) {
   TC_RUN(test_protocol);
   TC_RUN(test_protocol_faults);
   TC_RUN(test_protocol_depth1);
+  TC_RUN(test_protocol_bulk);
   TC_RUN(test_depth0_kept);
   TC_RUN(test_row_ring);
   TC_RUN(test_fma_runs);

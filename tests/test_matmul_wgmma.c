@@ -17,7 +17,8 @@
  * CUDA text with one wgmma.wait_group 1 in the K loop and wait_group 0
  * right after it; on CUDA the
  * swizzled tiles by bulk tensor copies with mbarrier waits where whole
- * boxes cover the operands. */
+ * boxes cover the operands, in one buffer and in rings of 2 to 4 stages
+ * (an mbarrier per slot; the rings' bulk-copy form also runs on PoCL). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -525,6 +526,66 @@ static void test_tma_form_on_pocl(void) {
   tc_fusion_free(f);
 }
 
+/* Rings of bulk tensor copies (src/lower/circular.c, tma.c): A [M, K]
+ * and B [N, K], whole 64-wide K tiles with the 128B swizzle, in rings of
+ * 2, 3 and 4 stages over 1, 2, 3 and 7 K tiles (128x256x448 among them;
+ * 2 or 4 warp groups; one and two blocks along M).  On PoCL the bulk-copy
+ * form of the schedule (a test hook: serial box loops, every thread
+ * copying the whole tile, so the slots, the copies S - 1 or S - 2 tiles
+ * ahead and the descriptors' slot offsets are the ring's) runs against
+ * the plain C loop; the note says the ring is by bulk tensor copies.  On
+ * CUDA sm_90a the scheduler's own choice: one mbarrier per slot, A's and
+ * B's copies twice each (prologue and loop) arming it with expect_tx and
+ * issuing their box, one try_wait.parity in the loop, no cp.async, no
+ * commit groups, one wgmma.wait_group 1 where S >= 3; it builds with
+ * NVRTC. */
+static void test_tma_rings(void) {
+  static const int ktiles[4] = {1, 2, 3, 7};
+  for (int S = 2; S <= 4; S++)
+    for (int i = 0; i < 4; i++) {
+      int64_t t = ktiles[i], tn = (S + i) % 2 ? 128 : 256;
+      wcase c = {i == 2 ? 256 : 128, 256, t * 64, i % 2 ? TC_F16 : TC_BF16, 1,
+                 {128, 256, 64, 64, tn, TC_MACRO_WGMMA, S}, 1};
+      char name[32];
+      snprintf(name, sizeof name, "tma_ring%d_%lld", S, (long long)t);
+      tc_test_hooks h = {0};
+      h.wgmma_tma_anywhere = 1;
+      tc_test_hooks_set(&h);
+      TC_CHECK(run(&c, 0, name) != 1, "S %d, %lld K tiles on PoCL", S, (long long)t);
+      tc_fusion *f;
+      tc_kernel *k = compile(&c, TC_TARGET_OPENCL, NULL, name, &f);
+      tc_test_hooks_set(NULL);
+      TC_CHECK(strstr(tc_fusion_schedule_note(f), "by bulk tensor copies on CUDA sm_90+, one thread arming each slot") &&
+                   strstr(tc_fusion_schedule_note(f), "(128B swizzle, by bulk tensor copies)"),
+               "S %d: note %s", S, tc_fusion_schedule_note(f));
+      TC_CHECK(!k || (!strstr(tc_kernel_source(k), "mbarrier.") && !strstr(tc_kernel_source(k), "tc_tma_bar")),
+               "an mbarrier in an OpenCL kernel");
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+      k = compile(&c, TC_TARGET_CUDA, "sm_90a", name, &f);
+      TC_CHECK(k != NULL, "%s", tc_fusion_error(f));
+      if (k) {
+        const char *src = tc_kernel_source(k);
+        int copies = count_of(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier"),
+            arms = count_of(src, "mbarrier.arrive.expect_tx"), inits = count_of(src, "mbarrier.init.shared::cta.b64"),
+            waits = count_of(src, "mbarrier.try_wait.parity"), w1 = count_of(src, "wgmma.wait_group.sync.aligned 1;");
+        TC_CHECK(copies == 4 && arms == 4 && inits == S && waits == 1 && w1 == (S >= 3) &&
+                     !strstr(src, "tc_cpa") && !strstr(src, "cp.async.commit_group") && !strstr(src, "tc_tma_phase"),
+                 "S %d, %lld K tiles: %d bulk copies, %d arms, %d mbarriers, %d waits, %d wait_group 1 in\n%s", S,
+                 (long long)t, copies, arms, inits, waits, w1, src);
+        /* each slot counts two arrivals (A's copy and B's) per warp group */
+        char init[96];
+        snprintf(init, sizeof init, "\"r\"(%lld) : \"memory\");  /* a ring slot", (long long)(2 * (256 / tn) * 2));
+        TC_CHECK(strstr(src, init) != NULL, "S %d: no mbarrier counting %s", S, init);
+        tc_status st = tc_kernel_build(k, NULL);
+        if (st == TC_ERR_UNSUPPORTED) printf("  skip NVRTC build: %s\n", tc_kernel_error(k));
+        else TC_CHECK(st == TC_OK, "S %d does not build: %s", S, tc_kernel_error(k));
+      }
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+    }
+}
+
 int main(void) {
   TC_RUN(test_refusals);
   TC_RUN(test_one_tile);
@@ -539,5 +600,6 @@ int main(void) {
   TC_RUN(test_depth1_rings);
   TC_RUN(test_tma);
   TC_RUN(test_tma_form_on_pocl);
+  TC_RUN(test_tma_rings);
   TC_MAIN_END();
 }

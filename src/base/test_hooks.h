@@ -38,7 +38,9 @@ typedef struct tc_test_hooks {
    * ring loop, 3 drops the prologue's commit, 4 leaves a wgmma's
    * descriptors at slot 0 (no k % stages shift of their start), 5 leaves
    * a wgmma ring's groups running (wait depth 1) but copies stages - 1
-   * tiles ahead, into the slot the running group reads */
+   * tiles ahead, into the slot the running group reads, 6 makes a ring
+   * of bulk tensor copies wait on its slot's mbarrier with the other
+   * parity (phase (k / stages + 1) % 2) */
   int circular_fault;
   /* lower/wgmma.c (the matmul's wgmma op type), after the layout check:
    * 1 adds 16 bytes to the LBO of A's descriptor (its SBO where the tile

@@ -151,6 +151,7 @@ const tc_dialect tc_dialect_cuda = {
     .tma_params = tc_cu_tma_params,
     .tma_setup = tc_cu_tma_setup,
     .tma_copy = tc_cu_tma_copy,
+    .tma_wait = tc_cu_tma_wait,
     /* mma.sync m16n8k16 (mma_cuda.c) */
     .mma_prelude = tc_cu_mma_prelude,
     .mma = tc_cu_mma,

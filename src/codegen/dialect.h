@@ -172,11 +172,13 @@ typedef struct tc_dialect {
    * tc_kir.ntma > 0: tma_prelude once; tma_params after the buffer
    * parameters (one tensor map per global tensor); tma_setup after the
    * buffers (mbarriers); tma_copy prints statement s (tc_knode.stmt.tma) in
-   * place of its loop nest. */
+   * place of its loop nest; tma_wait, before node n's barrier, the wait
+   * of a ring of bulk tensor copies for its tile (tc_knode.mbar_slot). */
   const char *tma_prelude;
   void (*tma_params)(tc_str *o, const tc_kir *k);
   void (*tma_setup)(tc_str *o, const tc_kir *k);
   void (*tma_copy)(tc_str *o, const tc_kir *k, const tc_knode *s, int depth);
+  void (*tma_wait)(tc_str *o, const tc_kir *k, const tc_knode *n, int depth);
   /* ---- vector accesses of the generators (src/ops/gemm.c); NULL where
    * the target has none (the generators then access element by element).
    * Each moves n consecutive elements (n a power of two >= 2, n times the
@@ -269,6 +271,7 @@ extern const char tc_cu_tma_prelude[];
 void tc_cu_tma_params(tc_str *o, const tc_kir *k);
 void tc_cu_tma_setup(tc_str *o, const tc_kir *k);
 void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth);
+void tc_cu_tma_wait(tc_str *o, const tc_kir *k, const tc_knode *n, int depth);
 /* The tensor maps the kernel's tc_tmap parameters need, in their order
  * (one per global tensor a bulk copy touches): 2-D, dims {columns, rows}
  * of the global buffer seen as rows of its innermost logical extent, the

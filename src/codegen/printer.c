@@ -964,6 +964,7 @@ static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const
 static void print_node(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *n, int depth,
                        bool wi_zero) {
   if (n->cp_wait && d->cp_wait) d->cp_wait(o, n->cp_wait - 1, depth);
+  if (n->mbar_slot && d->tma_wait) d->tma_wait(o, k, n, depth);
   print_node_in(o, d, k, n, depth, wi_zero);
   if (n->cp_commit && d->cp_commit) d->cp_commit(o, depth);
   if (n->kind == TC_K_LOOP && n->loop.wgmma_drain && d->wgmma_drain) {
@@ -1004,6 +1005,7 @@ static void print_node_in(tc_str *o, const tc_dialect *d, const tc_kir *k, const
     return;
   }
   if (only && only->mma.kind == TC_MACRO_WGMMA && !n->body[0]->sync_before && !n->body[0]->cp_wait &&
+      !n->body[0]->mbar_slot &&
       !n->body[0]->cp_commit && !n->sync_end && !tc_e_uses(only->mma.c0, (int)n->loop.var->val)) {
     print_wgmma(o, d, k, n->body[0], n, depth); /* the K steps between one fence and one wait */
     return;

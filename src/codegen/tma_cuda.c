@@ -14,7 +14,15 @@
  * row issues one cp.async.bulk.tensor.2d global <- shared per box,
  * commits the bulk group and waits for it: until the copies have read
  * shared memory (wait_group.read), or, where a statement of the kernel
- * reads the global tensor, until they have written it. */
+ * reads the global tensor, until they have written it.
+ *
+ * A copy of a ring of bulk tensor copies (src/lower/circular.c) arms its
+ * slot's mbarrier (tc_tma_bar[bar + slot]) and issues its boxes, under
+ * its guard (the tile inside the ring loop), and does not wait: the ring
+ * loop waits at the top of each iteration for its tile's phase
+ * (tc_cu_tma_wait, the same try_wait loop with the parity of the slot's
+ * use count).  A ring's mbarriers expect one arrival per copy statement
+ * of the ring and issuing row. */
 #include <stdio.h>
 #include <string.h>
 
@@ -132,13 +140,21 @@ int tc_cu_tma_maps(const tc_kir *k, tc_rt_tmap *maps, int cap, tc_str *why) {
 void tc_cu_tma_setup(tc_str *o, const tc_kir *k) {
   if (k->ntma_bars == 0) return;
   tc_str_printf(o, "  __shared__ __align__(8) unsigned long long tc_tma_bar[%d];\n", k->ntma_bars);
-  tc_str_printf(o, "  unsigned tc_tma_phase[%d] = {0};\n", k->ntma_bars);
+  int own = k->ntma_bars; /* the statements' own mbarriers (the rings' are waited by parity) */
+  for (int r = 0; r < k->nrings_bulk; r++) own -= k->ring_stages[r];
+  if (own) tc_str_printf(o, "  unsigned tc_tma_phase[%d] = {0};\n", k->ntma_bars);
   tc_str_cat(o, "  if (tidx == 0 && tidy == 0 && tidz == 0) {\n");
-  for (int b = 0; b < k->ntma_bars; b++)
+  for (int b = 0; b < k->ntma_bars; b++) {
+    int64_t arrivals = 1; /* per issuing row: one per copy that arms it */
+    bool slot = false;
+    for (int r = 0; r < k->nrings_bulk; r++)
+      if (b >= k->ring_bar[r] && b < k->ring_bar[r] + k->ring_stages[r]) arrivals = k->ring_arrivals[r], slot = true;
     tc_str_printf(o,
                   "    asm volatile(\"mbarrier.init.shared::cta.b64 [%%0], %%1;\" :: \"r\"(tc_tma_u32(&tc_tma_bar[%d])), "
-                  "\"r\"(%lld) : \"memory\");\n",
-                  b, (long long)(k->block[1] * k->block[2]));
+                  "\"r\"(%lld) : \"memory\");%s\n",
+                  b, (long long)(arrivals * k->block[1] * k->block[2]),
+                  slot ? "  /* a ring slot: one arrival per copy and row */" : "");
+  }
   tc_str_cat(o, "    asm volatile(\"fence.mbarrier_init.release.cluster;\" ::: \"memory\");\n");
   tc_str_cat(o, "  }\n  __syncthreads();\n");
 }
@@ -166,6 +182,19 @@ static int reads(tc_knode *n, void *ctx) {
   return 0;
 }
 
+/* Waits until mbarrier bar (a shared variable) has completed the phase
+ * of parity `parity` (mbarrier.try_wait.parity, retried). */
+static void print_wait(tc_str *o, const char *bar, const char *parity, int depth) {
+  tc_str_indent(o, depth);
+  tc_str_printf(o, "for (unsigned tc_done = 0; !tc_done;)  /* wait for the boxes */\n");
+  tc_str_indent(o, depth + 1);
+  tc_str_printf(o,
+                "asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; "
+                "selp.u32 %%0, 1, 0, p; }\" : \"=r\"(tc_done) : \"r\"(tc_tma_u32(&%s)), "
+                "\"r\"(%s) : \"memory\");\n",
+                bar, parity);
+}
+
 void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
   bool load = s->stmt.tma.kind == TC_TMA_LOAD;
   const tc_tensor *g = tma_global(s), *sm = load ? s->stmt.op->out : s->stmt.op->in[0];
@@ -177,6 +206,17 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
   tc_e_print_c(&row, k->pool, s->stmt.tma.row);
   tc_e_print_c(&col, k->pool, s->stmt.tma.col);
   tc_e_print_c(&sh, k->pool, s->stmt.tma.smem);
+  /* the mbarrier: the statement's own, or its ring slot's */
+  tc_str bar, guard;
+  tc_str_init(&bar), tc_str_init(&guard);
+  tc_str_printf(&bar, "tc_tma_bar[%d", s->stmt.tma.bar);
+  if (s->stmt.tma.bar_slot) {
+    tc_str_cat(&bar, " + (");
+    tc_e_print_c(&bar, k->pool, s->stmt.tma.bar_slot);
+    tc_str_cat(&bar, ")");
+  }
+  tc_str_cat(&bar, "]");
+  if (s->stmt.tma.guard) tc_e_print_c(&guard, k->pool, s->stmt.tma.guard);
   tc_str_indent(o, depth);
   tc_str_printf(o, "{  /* %s = %s: cp.async.bulk.tensor.2d, %lld box%s of %lld x %lld, %dB swizzle */\n",
                 s->stmt.op->out->name, s->stmt.op->in[0]->name, (long long)boxes, boxes == 1 ? "" : "es",
@@ -189,15 +229,16 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
     tc_str_cat(o, "__syncthreads();\n");
   }
   tc_str_indent(o, d);
-  tc_str_cat(o, "if (tidx == 0) {\n");
+  if (s->stmt.tma.guard) tc_str_printf(o, "if (tidx == 0 && (%s)) {\n", tc_str_cstr(&guard));
+  else tc_str_cat(o, "if (tidx == 0) {\n");
   if (load) {
     tc_str_indent(o, d + 1);
     tc_str_cat(o, "asm volatile(\"fence.proxy.async.shared::cta;\" ::: \"memory\");\n");
     tc_str_indent(o, d + 1);
     tc_str_printf(o,
                   "asm volatile(\"mbarrier.arrive.expect_tx.shared::cta.b64 _, [%%0], %%1;\" :: "
-                  "\"r\"(tc_tma_u32(&tc_tma_bar[%d])), \"r\"(%lld) : \"memory\");\n",
-                  s->stmt.tma.bar, (long long)(boxes * box_bytes));
+                  "\"r\"(tc_tma_u32(&%s)), \"r\"(%lld) : \"memory\");\n",
+                  tc_str_cstr(&bar), (long long)(boxes * box_bytes));
   }
   open_issue_loops(o, k, s, d + 1);
   int in = d + 1 + s->stmt.tma.nissue;
@@ -213,8 +254,8 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
   if (load)
     tc_str_printf(o,
                   ":: \"r\"(tc_tma_u32(&%s[%s])), \"l\"((unsigned long long)&tc_tmap_%s), \"r\"(%s), \"r\"(%s), "
-                  "\"r\"(tc_tma_u32(&tc_tma_bar[%d]))\n",
-                  sm->name, tc_str_cstr(&sh), g->name, tc_str_cstr(&col), tc_str_cstr(&row), s->stmt.tma.bar);
+                  "\"r\"(tc_tma_u32(&%s))\n",
+                  sm->name, tc_str_cstr(&sh), g->name, tc_str_cstr(&col), tc_str_cstr(&row), tc_str_cstr(&bar));
   else
     tc_str_printf(o,
                   ":: \"l\"((unsigned long long)&tc_tmap_%s), \"r\"(%s), \"r\"(%s), \"r\"(tc_tma_u32(&%s[%s]))\n",
@@ -235,20 +276,27 @@ void tc_cu_tma_copy(tc_str *o, const tc_kir *k, const tc_knode *s, int depth) {
   }
   tc_str_indent(o, d);
   tc_str_cat(o, "}\n");
-  if (load) {
-    tc_str_indent(o, d);
-    tc_str_printf(o,
-                  "for (unsigned tc_done = 0; !tc_done;)  /* wait for the boxes */\n");
-    tc_str_indent(o, d + 1);
-    tc_str_printf(o,
-                  "asm volatile(\"{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [%%1], %%2; "
-                  "selp.u32 %%0, 1, 0, p; }\" : \"=r\"(tc_done) : \"r\"(tc_tma_u32(&tc_tma_bar[%d])), "
-                  "\"r\"(tc_tma_phase[%d]) : \"memory\");\n",
-                  s->stmt.tma.bar, s->stmt.tma.bar);
+  if (load && !s->stmt.tma.bar_slot) {
+    char phase[32];
+    snprintf(phase, sizeof phase, "tc_tma_phase[%d]", s->stmt.tma.bar);
+    print_wait(o, tc_str_cstr(&bar), phase, d);
     tc_str_indent(o, d);
     tc_str_printf(o, "tc_tma_phase[%d] ^= 1u;\n", s->stmt.tma.bar);
   }
   tc_str_indent(o, depth);
   tc_str_cat(o, "}\n");
-  tc_str_free(&row), tc_str_free(&col), tc_str_free(&sh);
+  tc_str_free(&row), tc_str_free(&col), tc_str_free(&sh), tc_str_free(&bar), tc_str_free(&guard);
+}
+
+void tc_cu_tma_wait(tc_str *o, const tc_kir *k, const tc_knode *n, int depth) {
+  tc_str bar, parity;
+  tc_str_init(&bar), tc_str_init(&parity);
+  tc_str_printf(&bar, "tc_tma_bar[%d + (", n->mbar_base);
+  tc_e_print_c(&bar, k->pool, n->mbar_slot);
+  tc_str_cat(&bar, ")]");
+  tc_str_cat(&parity, "(unsigned)(");
+  tc_e_print_c(&parity, k->pool, n->mbar_parity);
+  tc_str_cat(&parity, ")");
+  print_wait(o, tc_str_cstr(&bar), tc_str_cstr(&parity), depth);
+  tc_str_free(&bar), tc_str_free(&parity);
 }

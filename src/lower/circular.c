@@ -62,7 +62,52 @@
  * a comment on the statement).  Every K tile still begins with
  * wgmma.fence (required before the first wgmma and after any register
  * write; between wgmmas of one shape on the same accumulators the order
- * is kept by the hardware). */
+ * is kept by the hardware).
+ *
+ * Rings of bulk tensor copies (choose_completion): where every copy of
+ * the ring is a bulk tensor copy (TC_LDST_BULK_TENSOR) on a target that
+ * has them (CUDA sm_90+), the protocol above stays as it is (the same
+ * prologue, prefetch distance D, copy placement after the barrier and
+ * wait depth) and only how a copy completes changes: instead of cp.async
+ * commit groups, slot s has an mbarrier (the kernel's mbarriers bar ..
+ * bar + S - 1, initialized once by one thread, then a fence and a block
+ * barrier, before the prologue); each copy statement's issuing thread
+ * (one per TIDy / TIDz row) arms it with the bytes of its boxes
+ * (mbarrier.arrive.expect_tx: one arrival each, so a phase completes
+ * after A's and B's arrivals of every row and all their bytes), then
+ * issues the boxes into the slot (src/lower/tma.c, tc_ktma.bar_slot); the
+ * wait at the top of iteration k is on slot k % S's mbarrier for the
+ * phase of parity (k / S) % 2 (tc_knode.mbar_slot, mbar_parity):
+ *
+ *   for p < D: arm and copy tile p -> slot p (if p < E)
+ *   for k: wait(mbarrier k % S, parity (k / S) % 2); barrier;
+ *          arm and copy tile k + D -> slot (k + D) % S (if k + D < E);
+ *          compute(slot k % S)
+ *
+ * Phases: tile t is the (t / S)th copy into slot t % S (tiles t % S,
+ * t % S + S, ... in order), so it completes that slot's phase t / S, and
+ * the wait for tile k asks for parity (k / S) % 2.  try_wait.parity
+ * returns at once where the phase of that parity is the last one
+ * completed, so the parity names the right phase only if every waiting
+ * thread observed the slot's previous phase before the next is armed:
+ * tile k + D goes into slot (k + D) % S, whose previous tile k + D - S (<
+ * k, as D < S) every thread waited for at iteration k + D - S, before
+ * that iteration's barrier, and the copy is issued after iteration k's
+ * barrier; so at most one phase of a slot is pending at a time, and no
+ * wait can mistake a phase two ahead.  Tiles past the end are not armed
+ * and only tiles < E are waited for: every phase armed is waited for
+ * once.  Slot reuse is the derivation above unchanged, with the bulk copy
+ * as the writer: the barrier at the top of iteration k is one every
+ * reader of the overwritten slot passed after its last read (depth 0:
+ * iteration k - 1's reads; depth 1: the wgmma of k - 2, finished by each
+ * thread's wgmma.wait_group 1 at the end of k - 1), and the copy is
+ * issued by one thread after it, so no thread can still read the slot.
+ * That barrier is what makes the reuse safe (no consumer-release
+ * mbarriers; test_circular.c's model drops it and sees a copy land in a
+ * slot still read).  The data need no barrier to be visible: each
+ * thread's own wait observes the phase complete, which covers the bytes
+ * the copies wrote.  Elsewhere (OpenCL, sm_80) the same statements are
+ * plain synchronous copies in the ring of element copies. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +129,9 @@ typedef struct ring {
   int ahead;     /* the prefetch distance D (tc_ring_ahead): the prologue
                     copies D tiles, iteration k copies tile k + D and waits
                     with D - 1 groups pending */
+  bool bulk;     /* the copies are bulk tensor copies completing on the
+                    slots' mbarriers (bar + slot) */
+  int bar;
 } ring;
 
 static bool is_ring_tensor(const ring *r, const tc_tensor *t, int64_t *slot) {
@@ -125,9 +173,9 @@ static bool holds_barrier(const tc_knode *n) {
 }
 
 /* Checks the statements under n, part of a ring's copy at loop L: they
- * read global memory and registers only, and are plain statements (no
- * bulk tensor copy or matrix load); marks the children of L that compute
- * the registers they read (*more when one was new). */
+ * read global memory and registers only, and are plain statements or
+ * bulk tensor copies (no matrix load); marks the children of L that
+ * compute the registers they read (*more when one was new). */
 static tc_status check_copy(tc_kir *k, ring *r, tc_knode *n, bool *more) {
   for (int i = 0; i < n->nbody; i++) {
     tc_status st = check_copy(k, r, n->body[i], more);
@@ -135,11 +183,12 @@ static tc_status check_copy(tc_kir *k, ring *r, tc_knode *n, bool *more) {
   }
   if (n->kind != TC_K_STMT) return TC_OK;
   const tc_op *op = n->stmt.op;
-  if (op->kind == TC_OP_SET && op->ldst != TC_LDST_DEFAULT && op->ldst != TC_LDST_CP_ASYNC)
+  if (op->kind == TC_OP_SET && op->ldst != TC_LDST_DEFAULT && op->ldst != TC_LDST_CP_ASYNC &&
+      op->ldst != TC_LDST_BULK_TENSOR)
     return tc_fail(k->f, TC_ERR_UNSUPPORTED,
-                   "compile: the copy into the circular buffer %s is a %s; a ring's copy is a "
-                   "plain copy (cp.async on CUDA sm_80+): rings of bulk tensor copies are not "
-                   "built", op->out->name, op->ldst == TC_LDST_BULK_TENSOR ? "bulk tensor copy" : "collective load");
+                   "compile: the copy into the circular buffer %s is a collective load; a ring's "
+                   "copy is a plain copy (cp.async on CUDA sm_80+) or a bulk tensor copy "
+                   "(TC_LDST_BULK_TENSOR)", op->out->name);
   for (int q = 0; q < op->nin; q++) {
     const tc_tensor *x = op->in[q];
     if (x->mem == TC_MEM_GLOBAL) continue;
@@ -264,16 +313,19 @@ static const tc_expr *subst1(tc_epool *p, const tc_expr *e, int64_t id, const tc
   return e ? tc_simplify(p, tc_e_subst(p, e, 1, &id, &v)) : NULL;
 }
 
-/* n's statements issue the copy of tile `tile` (an expression of the ring
- * loop's variable or the prologue's) into slot `slot`: the loop variable
+/* n's statements (under top, a child of the ring loop or the prologue)
+ * issue the copy of tile `tile` (an expression of the ring loop's
+ * variable or the prologue's) into slot `slot`: the loop variable
  * replaced by the tile, the tile predicated inside the loop's extent, the
  * ring tensors' stores moved to their slot. */
-static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile, const tc_expr *slot) {
+static void retarget(tc_kir *k, const ring *r, tc_knode *n, tc_knode *top, const tc_expr *tile,
+                     const tc_expr *slot) {
   tc_epool *p = k->pool;
   if (n->kind == TC_K_LOOP) {
-    for (int i = 0; i < n->nbody; i++) retarget(k, r, n->body[i], tile, slot);
+    for (int i = 0; i < n->nbody; i++) retarget(k, r, n->body[i], top, tile, slot);
     return;
   }
+  n->stmt.ring_copy = top;
   tc_kstmt *s = &n->stmt;
   int64_t id = r->loop->loop.var->val, se;
   const tc_expr *inside = tc_e_lt(p, tile, tc_kloop_extent(p, &r->loop->loop));
@@ -286,8 +338,11 @@ static void retarget(tc_kir *k, const ring *r, tc_knode *n, const tc_expr *tile,
     s->in_valid[q] = subst1(p, s->in_valid[q], id, tile); /* a view's predicate (NULL: none) */
   }
   s->ring_tile = tile;
-  if (is_ring_tensor(r, s->op->out, &se))
+  if (is_ring_tensor(r, s->op->out, &se)) {
     s->out_index = tc_simplify(p, tc_e_add(p, s->out_index, tc_e_mulc(p, slot, se)));
+    /* a bulk copy arms its slot's mbarrier (tma.c keeps bar) */
+    if (r->bulk) s->tma.bar = r->bar, s->tma.bar_slot = tc_simplify(p, slot);
+  }
 }
 
 static tc_knode *clone(const tc_knode *n, tc_knode *parent) {
@@ -404,6 +459,33 @@ static void choose_depth(tc_kir *k, ring *r) {
   free(w.s);
 }
 
+/* How the ring's tiles complete: where its copies are bulk tensor copies
+ * (every tensor's: one way per ring) on a target that has them, on an
+ * mbarrier per slot (r->bulk, r->bar: the kernel's mbarriers bar .. bar +
+ * S - 1, each phase completed by one arrival per copy statement and
+ * issuing row); else as cp.async groups (plain copies elsewhere). */
+static tc_status choose_completion(tc_kir *k, ring *r, const tc_target_info *ti) {
+  int nbulk = 0;
+  for (int i = 0; i < r->nallocs; i++) nbulk += r->allocs[i]->writer->stmt.op->ldst == TC_LDST_BULK_TENSOR;
+  if (nbulk && nbulk < r->nallocs)
+    return tc_fail(k->f, TC_ERR_SCHEDULE,
+                   "compile: %d of the %d circular buffers at loop %s are copied by bulk tensor "
+                   "copies and the others are not; a ring's tiles complete one way (mbarrier "
+                   "phases or cp.async groups): give them all TC_LDST_BULK_TENSOR or none "
+                   "(tc_set_ldst_type)", nbulk, r->nallocs,
+                   tc_e_var_name(k->pool, (int)r->loop->loop.var->val));
+  r->bulk = nbulk > 0 && (ti->features & TC_FEAT_TMA);
+  if (!r->bulk) return TC_OK;
+  if (k->nrings_bulk == TC_MAX_BULK_RINGS)
+    return tc_fail(k->f, TC_ERR_UNSUPPORTED, "compile: more than %d rings of bulk tensor copies in "
+                   "one kernel; give the others TC_LDST_DEFAULT", TC_MAX_BULK_RINGS);
+  r->bar = k->ntma_bars;
+  k->ntma_bars += r->stages;
+  k->ring_bar[k->nrings_bulk] = r->bar, k->ring_stages[k->nrings_bulk] = r->stages;
+  k->ring_arrivals[k->nrings_bulk++] = r->nallocs;
+  return TC_OK;
+}
+
 static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   tc_epool *p = k->pool;
   tc_knode *L = r->loop;
@@ -412,11 +494,12 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   tc_status st = mark_copies(k, r);
   reader_ctx rc = {k, r};
   if (!st) st = (tc_status)tc_knode_each_stmt(k->root, check_reader, &rc);
+  if (!st) st = choose_completion(k, r, ti);
   if (st) return st;
   choose_depth(k, r);
   int D = r->ahead;
   /* cp.async where the copy is a plain one (before the copies are cloned) */
-  bool cp = ti->family == TC_ARCH_SM && (ti->features & TC_FEAT_CP_ASYNC);
+  bool cp = ti->family == TC_ARCH_SM && (ti->features & TC_FEAT_CP_ASYNC) && !r->bulk;
   for (int i = 0; i < r->nallocs && cp; i++) {
     tc_kstmt *s = &r->allocs[i]->writer->stmt;
     s->cp_bytes = cp_async_bytes(k, r->allocs[i]->writer);
@@ -435,12 +518,11 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   for (int c = 0; c < L->nbody; c++) {
     if (!r->moved[c]) continue;
     tc_knode *cl = clone(L->body[c], pro);
-    retarget(k, r, cl, pro->loop.var, pro->loop.var);
+    retarget(k, r, cl, cl, pro->loop.var, pro->loop.var);
     TC_PUSH(pro->body, pro->nbody, pro->cbody, cl);
     last = cl;
   }
-  last->cp_commit = 1;
-  if (tc_test_hooks_get()->circular_fault == 3) last->cp_commit = 0;
+  last->cp_commit = !r->bulk && tc_test_hooks_get()->circular_fault != 3;
   tc_knode *par = L->parent;
   int at = 0;
   while (par->body[at] != L) at++;
@@ -460,16 +542,27 @@ static tc_status build_ring(tc_kir *k, ring *r, const tc_target_info *ti) {
   memcpy(L->body, body, (size_t)nb * sizeof *body);
   free(body);
   for (int c = 0; c < nmoved; c++)
-    retarget(k, r, L->body[c], tc_simplify(p, ahead), tc_simplify(p, tc_e_modc(p, ahead, S)));
+    retarget(k, r, L->body[c], L->body[c], tc_simplify(p, ahead), tc_simplify(p, tc_e_modc(p, ahead, S)));
   for (int c = nmoved; c < L->nbody; c++) read_slot(k, r, L->body[c], tc_e_modc(p, L->loop.var, S));
   if (r->misaligned)
     return tc_fail(k->f, TC_ERR_SCHEDULE, "compile: the circular buffer %s is read by a wgmma with "
                    "the 128B swizzle, but its slots are not whole multiples of 1024 bytes",
                    r->misaligned->name);
+  /* how iteration k's tile completes: its cp.async group (the copies
+   * commit one group per tile), or the phase its bulk copies complete
+   * on slot k % S's mbarrier, the (k / S)th of that slot: parity (k / S)
+   * % 2 (fault 6: the other parity) */
   int fault = tc_test_hooks_get()->circular_fault;
-  L->body[0]->cp_wait = 1 + (fault == 1 ? D : D - 1);
+  if (r->bulk) {
+    const tc_expr *kv = L->loop.var;
+    L->body[0]->mbar_base = r->bar;
+    L->body[0]->mbar_slot = tc_simplify(p, tc_e_modc(p, kv, S));
+    L->body[0]->mbar_parity = tc_simplify(p, tc_e_modc(p, tc_e_addc(p, tc_e_divc(p, kv, S), fault == 6), 2));
+  } else {
+    L->body[0]->cp_wait = 1 + (fault == 1 ? D : D - 1);
+    L->body[nmoved - 1]->cp_commit = 1;
+  }
   L->body[0]->sync_before = fault != 2;
-  L->body[nmoved - 1]->cp_commit = 1;
   return TC_OK;
 }
 

@@ -61,7 +61,13 @@ typedef struct tc_kldsm {
  * (printed as the copy), nissue of them (outermost first, issue[]) issue
  * one box each, the rest are the box; the box is rows x cols elements
  * with swizzle swizzle bytes, at global (row, col) and shared element
- * smem; bar is the mbarrier (loads) */
+ * smem; bar is the mbarrier (loads).  A copy of a ring of bulk tensor
+ * copies (src/lower/circular.c): bar_slot is its slot (an expression),
+ * the mbarrier is bar + bar_slot, one of the ring's (tc_kir.ring_bars),
+ * the copy only arms it and issues the boxes (the ring loop waits, tc_knode
+ * .mbar_slot), and guard (NULL: none) is the condition on the whole copy
+ * (the tile inside the ring loop's extent); bar_slot NULL: a copy that
+ * waits for its own mbarrier */
 typedef struct tc_ktma {
   int kind;
   struct tc_knode *top;
@@ -70,6 +76,7 @@ typedef struct tc_ktma {
   int64_t rows, cols;
   int swizzle, bar;
   const tc_expr *row, *col, *smem;
+  const tc_expr *bar_slot, *guard;
 } tc_ktma;
 
 /* A matmul's statement lowered to one warp-wide matrix instruction
@@ -170,6 +177,8 @@ typedef struct tc_kstmt {
    * per element, or per iteration of the VECTORIZE loop cp_vec, which it
    * replaces (CUDA sm_80+); 0 a plain copy */
   const tc_expr *ring_tile;
+  struct tc_knode *ring_copy; /* the node of the ring loop's (or the
+                                 prologue's) body that holds this copy */
   int cp_bytes;
   int cp_zero;             /* 1: the copy zero-fills where pred fails
                               (zfill), copying where inner_pred holds */
@@ -198,6 +207,13 @@ typedef struct tc_knode {
    * after the node (cp.async.commit_group).  Printed only where the
    * dialect has them (CUDA); the other targets copy synchronously. */
   int cp_wait, cp_commit;
+  /* a ring of bulk tensor copies (circular.c): mbar_slot != NULL waits,
+   * before this node's barrier, for the phase of parity mbar_parity of
+   * mbarrier mbar_base + mbar_slot (mbarrier.try_wait.parity: that slot's
+   * tile has landed).  Printed where the dialect has bulk copies (CUDA
+   * sm_90+); elsewhere the copies are synchronous. */
+  int mbar_base;
+  const tc_expr *mbar_slot, *mbar_parity;
   tc_kloop loop;
   tc_kstmt stmt;
 } tc_knode;
@@ -228,6 +244,8 @@ typedef struct tc_kalloc {
   struct tc_knode *ring_loop, *writer;
 } tc_kalloc;
 
+#define TC_MAX_BULK_RINGS 16 /* rings of bulk tensor copies per kernel */
+
 typedef struct tc_kir {
   tc_fusion *f;
   tc_epool *pool;
@@ -240,6 +258,13 @@ typedef struct tc_kir {
   int64_t tmem_columns;    /* columns allocated (power of two >= 32), 0 if none */
   int nldsm;               /* statements lowered to ldmatrix / stmatrix */
   int ntma, ntma_bars;     /* statements lowered to bulk tensor copies; mbarriers */
+  /* the mbarriers of rings of bulk tensor copies (circular.c): ring r's
+   * slot s is mbarrier ring_bar[r] + s, of ring_stages[r] slots, each
+   * phase completed by ring_arrivals[r] arrivals per TIDy / TIDz row (one
+   * per copy statement of the ring: each arms it with its bytes); the
+   * other mbarriers take one arrival per row */
+  int nrings_bulk;
+  int ring_bar[TC_MAX_BULK_RINGS], ring_stages[TC_MAX_BULK_RINGS], ring_arrivals[TC_MAX_BULK_RINGS];
   int nmma;                /* statements lowered to mma.sync or MFMA (tc_kmma) */
   int mma_kind;            /* then their kind (the TC_MACRO_*; one per kernel) */
   int mma_warps;           /* and the block's warps (wavefronts): its threads / lanes */

@@ -128,14 +128,30 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the %s depends on TIDx; a bulk copy is issued by one thread, so its "
                    "loops must not be bound to TIDx", what);
-  if (!tc_e_is_const(s->stmt.pred, 1))
+  /* a ring's copy (circular.c): its loops stop at the ring loop (or the
+   * prologue's), and are all the copy's own (the child of that loop that
+   * holds it), so that it is issued once per tile */
+  const tc_knode *top = s->stmt.tma.bar_slot ? s->stmt.ring_copy : NULL;
+  tc_knode *chain[16];
+  int n = 0;
+  for (tc_knode *x = s->parent; x && x->kind == TC_K_LOOP && x->nbody == 1 && n < 16 &&
+                                !(top && x == top->parent);
+       x = x->parent)
+    chain[n++] = x;
+  if (top && (n ? chain[n - 1] : s) != top)
+    return tc_fail(f, TC_ERR_SCHEDULE,
+                   "compile: the %s fills a slot of a ring but shares a loop inside the ring loop "
+                   "with other statements (it would arm the slot's mbarrier more than once per "
+                   "tile); compute %s at the ring loop with its own loops alone, or use "
+                   "TC_LDST_DEFAULT", what, sm->name);
+  /* a ring's copy is guarded by its tile being inside the ring loop: a
+   * condition on the whole copy (no variable of its own loops) */
+  bool whole = top != NULL;
+  for (int i = 0; i < n && whole; i++) whole = !tc_e_uses(s->stmt.pred, chain[i]->loop.var->val);
+  if (!tc_e_is_const(s->stmt.pred, 1) && !whole)
     return tc_fail(f, TC_ERR_SCHEDULE,
                    "compile: the %s is predicated; bulk copies of partial tiles are not supported",
                    what);
-  tc_knode *chain[16];
-  int n = 0;
-  for (tc_knode *x = s->parent; x && x->kind == TC_K_LOOP && x->nbody == 1 && n < 16; x = x->parent)
-    chain[n++] = x;
   int64_t N = f->g.axes[g->logical[1]].extent;
   int elem = (int)tc_dtype_size(g->dtype);
   int64_t off = 0;
@@ -158,7 +174,8 @@ static tc_status lower_stmt(tc_kir *k, tc_knode *s) {
       s->stmt.tma.row = tc_simplify(p, tc_e_divc(p, g0, N));
       s->stmt.tma.col = tc_simplify(p, tc_e_modc(p, g0, N));
       s->stmt.tma.smem = tc_simplify(p, zero_vars(p, sidx, L, chain));
-      s->stmt.tma.bar = load ? k->ntma_bars++ : -1;
+      if (!s->stmt.tma.bar_slot) s->stmt.tma.bar = load ? k->ntma_bars++ : -1;
+      s->stmt.tma.guard = tc_e_is_const(s->stmt.pred, 1) ? NULL : s->stmt.pred;
       k->ntma++;
       return TC_OK;
     }

@@ -10,8 +10,13 @@
  * of S bytes, 16-byte chunk c of row r at c ^ x(r), on a shared address
  * aligned to the pattern); the loops outside the box issue one copy each.
  * The copy must not depend on tidx (thread tidx == 0 of each TIDy/TIDz
- * row issues it).  On OpenCL, and for older archs, the element copy
- * stays (it moves the same elements).  See docs/ldmatrix.md. */
+ * row issues it).  A copy into a ring's slot (src/lower/circular.c ran
+ * first and set tc_ktma.bar and bar_slot) keeps its slot's mbarrier,
+ * its loops stop at the ring loop's child that holds it, and its
+ * predicate (the tile inside the ring loop) becomes the guard of the
+ * whole copy; it does not wait (the ring loop does).  On OpenCL, and for
+ * older archs, the element copy stays (it moves the same elements).  See
+ * docs/ldmatrix.md. */
 #ifndef TC_TMA_H
 #define TC_TMA_H
 

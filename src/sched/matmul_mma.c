@@ -230,7 +230,7 @@ tc_status tc_schedule_matmul_frag(tc_fusion *f, tc_target target, tc_op *mm, tc_
   acc->macro = sh->macro;
   int64_t smem = (tl->bm + tl->bn) * tl->bk * 2 * (tl->stages > 1 ? tl->stages : 1);
   char ring[160] = "";
-  tc_matmul_ring_note(ring, sizeof ring, tl->stages, false, false);
+  tc_matmul_ring_note(ring, sizeof ring, tl->stages, false, false, false);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   char mtext[200], ntext[200], ktext[200]; /* a size variable: its name and bound */

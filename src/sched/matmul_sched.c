@@ -201,13 +201,16 @@ static tc_status spread(tc_tensor *x, int base, const int *to, int first, int64_
   return st;
 }
 
-void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue, bool async_reader) {
+void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue, bool async_reader, bool bulk) {
   buf[0] = 0;
   int ahead = tc_ring_ahead(stages, async_reader);
   if (stages > 1)
-    snprintf(buf, size, ", in rings of %d stages (%d K tile%s copied ahead%s; cp.async on CUDA sm_80+ "
-             "where a copy is a plain aligned load%s)", stages, ahead, ahead == 1 ? "" : "s",
+    snprintf(buf, size, ", in rings of %d stages (%d K tile%s copied ahead%s; %s%s)", stages, ahead,
+             ahead == 1 ? "" : "s",
              ahead < stages - 1 ? " while the previous K tile's wgmma runs: wgmma.wait_group 1" : "",
+             bulk ? "by bulk tensor copies on CUDA sm_90+, one thread arming each slot's mbarrier "
+                    "and all waiting on its phase"
+                  : "cp.async on CUDA sm_80+ where a copy is a plain aligned load",
              prologue ? ", not the prologue's, which compute" : "");
 }
 
@@ -542,7 +545,7 @@ tc_status tc_schedule_matmul(tc_fusion *f, tc_target target, const char *arch,
   if (st) return st;
   int64_t smem = (tl.bm + tl.bn) * tl.bk * (int64_t)tc_dtype_size(av->dtype) * (tl.stages > 1 ? tl.stages : 1);
   char ring[160] = "";
-  tc_matmul_ring_note(ring, sizeof ring, tl.stages, npro[0] + npro[1] > 0, false);
+  tc_matmul_ring_note(ring, sizeof ring, tl.stages, npro[0] + npro[1] > 0, false, false);
   char batch[48] = "";
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   char redtext[160] = "";

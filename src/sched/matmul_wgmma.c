@@ -26,7 +26,8 @@
  *     box is that layout) where whole boxes cover the operands and A is
  *     [M, K], B [N, K] in global memory: their loops stay serial, one
  *     thread of each warp group issues them and all wait on an mbarrier
- *     (src/lower/tma.c);
+ *     (src/lower/tma.c), in a ring the mbarrier of the tile's slot
+ *     (src/lower/circular.c); elsewhere a ring's copies are cp.async;
  *   O and the epilogue: [Mo, No, W, jb, ihi, lane, jlo], so each thread
  *     applies the epilogue to its accumulators and stores them at their
  *     (row, column) of the layout.
@@ -191,14 +192,16 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   }
   bool swizzle = tl->bk % 64 == 0;
   /* CUDA: the swizzled tiles by bulk tensor copies (TMA) where whole
-   * boxes cover the operands of fixed shapes, each read as laid out */
+   * boxes cover the operands of fixed shapes, each read as laid out; in
+   * a ring too, each slot's tile completing on its own mbarrier
+   * (src/lower/circular.c) */
   bool ring = tl->stages > 1;
-  bool tma = !ring && !sym && (fam == TC_ARCH_SM || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
+  bool tma = !sym && (fam == TC_ARCH_SM || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
              k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 && k_major_input(av, 0) &&
              k_major_input(bv, 1);
-  /* in a ring, each thread copies runs of 8 elements (16 bytes: one core
-   * matrix row, or one swizzled chunk): cp.async where they are aligned
-   * plain loads (src/lower/circular.c) */
+  /* in a ring of element copies, each thread copies runs of 8 elements
+   * (16 bytes: one core matrix row, or one swizzled chunk): cp.async
+   * where they are aligned plain loads (src/lower/circular.c) */
   int64_t v = ring ? 8 : 1;
   tc_tensor *ops[2] = {av, bv};
   int mn_tiles = 0; /* bit i: operand i staged M- / N-major */
@@ -225,8 +228,8 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   if (st) return st;
   acc->macro = TC_MACRO_WGMMA;
   int64_t smem = (tl->bm + tl->bn) * tl->bk * 2 * (ring ? tl->stages : 1);
-  char rtext[200] = "";
-  tc_matmul_ring_note(rtext, sizeof rtext, tl->stages, false, true);
+  char rtext[320] = "";
+  tc_matmul_ring_note(rtext, sizeof rtext, tl->stages, false, true, tma);
   char batch[48] = "", mtext[200], ntext[200], ktext[200];
   if (o) snprintf(batch, sizeof batch, " (%lld batches on BIDz)", (long long)tc_logical_extent(acc, 0));
   tc_sched_extent_text(f, acc->logical[o], m, mtext, sizeof mtext);

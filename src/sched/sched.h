@@ -71,8 +71,8 @@ static inline int tc_ring_ahead(int stages, bool async_reader) {
  * one buffer): the copies in flight (tc_ring_ahead; async_reader: the
  * wgmma op type, whose groups are waited for one K tile late) and how
  * they copy (prologue: an operand's prologue ops make its copies
- * synchronous). */
-void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue, bool async_reader);
+ * synchronous; bulk: bulk tensor copies on mbarriers, else cp.async). */
+void tc_matmul_ring_note(char *buf, size_t size, int stages, bool prologue, bool async_reader, bool bulk);
 /* A warp- or wavefront-wide matrix instruction (an op type of the matmul
  * other than FMA) as the schedule and the lowering see it: `lanes` lanes
  * compute an m x n x k product; its accumulators' register layout is a
