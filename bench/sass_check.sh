@@ -142,9 +142,10 @@ if [ "$only" != ldst ]; then
     fi
   }
   # the matmul scheduler's wgmma GEMM with a bias + ReLU epilogue: its
-  # HGMMA shape, its 16-byte cp.async ring copies (LDGSTS), no LDL / STL;
-  # not yet TMA, stmatrix or setmaxnreg
-  fusion_kernel gemm_fusion_8192_bias_relu "HGMMA HGMMA.64x256x16.F32.BF16 LDGSTS" \
+  # HGMMA shape, its rings of bulk tensor copies (B [K, N] by N-major
+  # boxes) on mbarriers, no cp.async, no LDL / STL; not yet stmatrix or
+  # setmaxnreg
+  fusion_kernel gemm_fusion_8192_bias_relu "HGMMA HGMMA.64x256x16.F32.BF16 UTMALDG SYNCS !LDGSTS" \
     gemm -M 8192 -N 8192 -K 8192 --epilogue bias,relu,cast:bf16 -t bf16 --arch sm_90a
   # with B [N, K] the operand tiles come by bulk tensor copies into the
   # rings' slots: no cp.async (an opcode written !OP must be absent)

@@ -340,10 +340,10 @@ expect "--macro wgmma cuda, B given [N, K], K tiles of 64: bulk tensor copies" 0
 if grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier' "$tmp/wgmma_tma.cu" 2>/dev/null && grep -q 'mbarrier.try_wait.parity' "$tmp/wgmma_tma.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_tma.cu"; then pass "emitted kernel loads the wgmma tiles by TMA"
 else fail "emitted kernel lacks the bulk copies of the wgmma tiles"; fi
 expect "--macro wgmma --stages 4 cuda --emit" 0 '^compiled with NVRTC for sm_90a|^not compiled' \
-  gemm -M 256 -N 256 -K 512 -t bf16 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --stages 4 --target cuda --arch sm_90a --emit "$tmp/wgmma_ring.cu"
-# (B [K, N]: N-major, no bulk copies; wait depth 1: the copies go stages -
-# 2 = 2 tiles ahead, so cp.async waits with 1 group pending, and each K
-# tile's wgmma group is left running)
+  gemm -M 250 -N 256 -K 512 -t bf16 --epilogue bias,relu --tiles 128,128,64,64,128 --macro wgmma --stages 4 --target cuda --arch sm_90a --emit "$tmp/wgmma_ring.cu"
+# (M 250: an edge no box covers, so element copies, not bulk ones; wait
+# depth 1: the copies go stages - 2 = 2 tiles ahead, so cp.async waits
+# with 1 group pending, and each K tile's wgmma group is left running)
 if grep -q 'cp.async.wait_group 1;' "$tmp/wgmma_ring.cu" 2>/dev/null && grep -q 'tc_cpa16(&' "$tmp/wgmma_ring.cu" && grep -q 'wgmma.mma_async' "$tmp/wgmma_ring.cu" &&
    grep -q 'wgmma.wait_group.sync.aligned 1;' "$tmp/wgmma_ring.cu"; then pass "emitted wgmma kernel copies its tiles into rings by cp.async, wgmma wait depth 1"
 else fail "emitted wgmma ring kernel lacks cp.async / wait_group 1 / wgmma.wait_group 1"; fi
@@ -357,13 +357,15 @@ if [ "$(grep -cF 'mbarrier.init.shared' "$tmp/wgmma_tma_ring.cu" 2>/dev/null)" =
    ! grep -q 'tc_cpa\|cp.async.commit_group' "$tmp/wgmma_tma_ring.cu" && grep -q 'wgmma.wait_group.sync.aligned 1;' "$tmp/wgmma_tma_ring.cu"; then
   pass "emitted wgmma kernel fills its rings by bulk tensor copies on per-slot mbarriers, wgmma wait depth 1"
 else fail "emitted wgmma kernel with B [N, K] lacks its ring of bulk tensor copies"; fi
-expect "tc_schedule_auto on sm_90a: wgmma in rings of 3 stages" 0 'wgmma m64n256k16 \(bf16.* staged K- and N-major \(128B swizzle\) in shared memory \(147456 bytes\), in rings of 3 stages.*wgmma m64nNk16: the scheduler.s op type for f16/bf16 on CUDA sm_90a' \
+expect "tc_schedule_auto on sm_90a: wgmma in rings of 3 stages" 0 'wgmma m64n256k16 \(bf16.* staged K- and N-major \(128B swizzle, by bulk tensor copies\) in shared memory \(147456 bytes\), in rings of 3 stages.*wgmma m64nNk16: the scheduler.s op type for f16/bf16 on CUDA sm_90a' \
   gemm -M 8192 -N 8192 -K 8192 -t bf16 --epilogue bias,relu --target cuda --arch sm_90a --emit "$tmp/wgmma_auto.cu"
-# B [K, N] staged N-major: its copies are 16-byte cp.async too, and the
-# K tile's four wgmma go between one fence and one wait
-if [ "$(grep -c 'tc_cpa16(&' "$tmp/wgmma_auto.cu" 2>/dev/null)" -ge 4 ] && grep -q 'p, 1, 1, 0, 1;' "$tmp/wgmma_auto.cu" &&
-   [ "$(grep -c 'wgmma.fence.sync.aligned' "$tmp/wgmma_auto.cu")" = 1 ]; then pass "auto wgmma kernel: N-major B by cp.async, one fence per K tile"
-else fail "auto wgmma kernel: B not N-major by cp.async, or a fence per K step"; fi
+# B [K, N] staged N-major: its tiles come by bulk tensor copies too (N-major
+# boxes of 128-byte rows), no cp.async, and the K tile's four wgmma go
+# between one fence and one wait
+if grep -q 'cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier' "$tmp/wgmma_auto.cu" 2>/dev/null &&
+   ! grep -q 'tc_cpa' "$tmp/wgmma_auto.cu" && grep -q 'p, 1, 1, 0, 1;' "$tmp/wgmma_auto.cu" &&
+   [ "$(grep -c 'wgmma.fence.sync.aligned' "$tmp/wgmma_auto.cu")" = 1 ]; then pass "auto wgmma kernel: N-major B by bulk tensor copies, one fence per K tile"
+else fail "auto wgmma kernel: B not N-major by bulk tensor copies, or a fence per K step"; fi
 # B [N, K]: both operands K-major in whole boxes: the scheduler's rings
 # are filled by bulk tensor copies
 expect "tc_schedule_auto on sm_90a, B [N, K]: rings of bulk tensor copies" 0 'staged K-major \(128B swizzle, by bulk tensor copies\) in shared memory \(147456 bytes\), in rings of 3 stages \(1 K tile copied ahead.*by bulk tensor copies on CUDA sm_90\+, one thread arming each slot.s mbarrier' \

@@ -464,9 +464,10 @@ static void test_depth1_rings(void) {
  * operand and K tile one box per warp group, its 32 of the block's 128
  * rows, at (K tile * 64, block row * 128 + warp group * 32), armed and
  * waited on through an mbarrier, then the same
- * swizzled descriptors; the kernel builds with NVRTC for sm_90a.  Not
- * where an edge would need a partial box or B is [K, N] (the element
- * copies stay). */
+ * swizzled descriptors; the kernel builds with NVRTC for sm_90a.  B
+ * given [K, N] comes by N-major boxes (the MN-major layout is the
+ * bulk-copy swizzle on [K, N]).  Not where an edge would need a partial
+ * box (the element copies stay). */
 static void test_tma(void) {
   for (int v = 0; v < 3; v++) {
     int64_t m = v == 1 ? 250 : 256, n = 384, kk = 128, sa[2] = {m, kk}, sb[2] = {n, kk};
@@ -484,9 +485,14 @@ static void test_tma(void) {
     if (k) {
       const char *src = tc_kernel_source(k);
       bool bulk = strstr(src, "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier") != NULL;
-      TC_CHECK(bulk == (v == 0), "case %d: bulk copies %s", v, bulk ? "where they cannot be" : "missing");
-      TC_CHECK((strstr(tc_fusion_schedule_note(f), "by bulk tensor copies") != NULL) == (v == 0), "%s",
+      TC_CHECK(bulk == (v != 1), "case %d: bulk copies %s", v, bulk ? "where they cannot be" : "missing");
+      TC_CHECK((strstr(tc_fusion_schedule_note(f), "by bulk tensor copies") != NULL) == (v != 1), "%s",
                tc_fusion_schedule_note(f));
+      /* B [K, N]: N-major boxes, each of the 4 warp groups 16 of the 64
+       * K rows by 64 columns (128 bytes: the 128B swizzle's rows), 2 for
+       * the tile's 128 columns */
+      if (v == 2)
+        TC_CHECK(strstr(src, "2 boxes of 16 x 64, 128B swizzle") != NULL, "B's N-major boxes in\n%s", src);
       if (v == 0) {
         /* 4 warp groups: each loads 32 of the 128 rows of each tile */
         TC_CHECK(strstr(src, "\"r\"(i0 * 64), \"r\"(bidy * 128 + tidy * 32)") != NULL &&
@@ -541,13 +547,14 @@ static void test_tma_form_on_pocl(void) {
  * NVRTC. */
 static void test_tma_rings(void) {
   static const int ktiles[4] = {1, 2, 3, 7};
+  for (int tb = 1; tb >= 0; tb--) /* B [N, K], then [K, N] (N-major boxes) */
   for (int S = 2; S <= 4; S++)
     for (int i = 0; i < 4; i++) {
       int64_t t = ktiles[i], tn = (S + i) % 2 ? 128 : 256;
       wcase c = {i == 2 ? 256 : 128, 256, t * 64, i % 2 ? TC_F16 : TC_BF16, 1,
-                 {128, 256, 64, 64, tn, TC_MACRO_WGMMA, S}, 1};
+                 {128, 256, 64, 64, tn, TC_MACRO_WGMMA, S}, tb};
       char name[32];
-      snprintf(name, sizeof name, "tma_ring%d_%lld", S, (long long)t);
+      snprintf(name, sizeof name, "tma_ring%d_%lld_%d", S, (long long)t, tb);
       tc_test_hooks h = {0};
       h.wgmma_tma_anywhere = 1;
       tc_test_hooks_set(&h);

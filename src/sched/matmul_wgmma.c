@@ -197,8 +197,9 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
    * (src/lower/circular.c) */
   bool ring = tl->stages > 1;
   bool tma = !sym && (fam == TC_ARCH_SM || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
-             k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 && k_major_input(av, 0) &&
-             k_major_input(bv, 1);
+             k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 &&
+             (k_major_input(av, 0) || (64 % 64 == 0 && mn_major_input(av, 0))) &&
+             (k_major_input(bv, 1) || (tl->tn % 64 == 0 && mn_major_input(bv, 1)));
   /* in a ring of element copies, each thread copies runs of 8 elements
    * (16 bytes: one core matrix row, or one swizzled chunk): cp.async
    * where they are aligned plain loads (src/lower/circular.c) */
@@ -210,7 +211,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
     if (!st) st = tc_compute_at(ops[i], acc, o + 3);
     /* M- / N-major where the operand's rows are innermost in global
      * memory and each warp group's rows are whole 64-element runs */
-    bool mn = swizzle && !tma && (i ? tl->tn : 64) % 64 == 0 && mn_major_input(ops[i], i);
+    bool mn = swizzle && (i ? tl->tn : 64) % 64 == 0 && mn_major_input(ops[i], i);
     if (mn) mn_tiles |= 1 << i;
     if (!st && swizzle) st = swizzle_tile(ops[i], o + 3, i, groups, tma, v, mn);
     if (!st && !swizzle) st = tc_split(ops[i], o + 3 + 9, 8, 1);
