@@ -392,6 +392,44 @@ static void test_outer_inlines(void) {
   tc_fusion_free(f);
 }
 
+/* A copy of 16-bit floats moves their bits, vector by vector: a NaN's
+ * payload, -0, a subnormal and infinities come out as they went in (no
+ * round trip through f32), and the stores are one vector each. */
+static void test_raw_copies(void) {
+  static const uint16_t special[8] = {0x7e01, 0x8000, 0x0001, 0x7c00, 0xfc00, 0x3c00, 0x7fff, 0xffff};
+  for (int bf = 0; bf < 2; bf++)
+    for (int t = TC_TARGET_OPENCL; t <= TC_TARGET_CUDA; t++) {
+      tc_fusion *f = tc_fusion_new();
+      int64_t sh[2] = {64, 64};
+      tc_tensor *a = tc_input(f, bf ? TC_BF16 : TC_F16, 2, sh), *b = tc_set(f, a);
+      OK(f, tc_add_output(f, b));
+      OK(f, tc_schedule_auto(f, (tc_target)t, NULL));
+      tc_compile_options o = {(tc_target)t, NULL, "raw_copy"};
+      tc_status st;
+      tc_kernel *k = tc_compile(f, &o, &st);
+      TC_REQUIRE(k, "%s", tc_fusion_error(f));
+      const char *src = tc_kernel_source(k);
+      TC_CHECK(!strstr(src, "_to_f32(T0") && (t == TC_TARGET_OPENCL ? strstr(src, "vstore8((ushort8)") != NULL
+                                                                     : strstr(src, "*reinterpret_cast<uint4*>") != NULL),
+               "%s %s: the copy converts or is not one vector store:\n%s", bf ? "bf16" : "f16",
+               tc_target_name((tc_target)t), src);
+      if (t == TC_TARGET_OPENCL) {
+        uint16_t x[64 * 64], y[64 * 64];
+        for (int i = 0; i < 64 * 64; i++) x[i] = i < 8 ? special[i] : (uint16_t)(i * 2654435761u >> 16);
+        memset(y, 0, sizeof y);
+        void *args[2] = {x, y};
+        st = tc_kernel_run(k, args, NULL, NULL);
+        if (st != TC_ERR_NO_DEVICE) {
+          TC_CHECK(st == TC_OK, "%s", tc_kernel_error(k));
+          TC_CHECK(memcmp(x, y, sizeof x) == 0, "%s: the copy changed bits (element 0: 0x%04x -> 0x%04x)",
+                   bf ? "bf16" : "f16", x[0], y[0]);
+        }
+      }
+      tc_kernel_free(k);
+      tc_fusion_free(f);
+    }
+}
+
 int main(int argc, char **argv) {
   uint64_t seed = 1;
   for (int i = 1; i + 1 < argc; i += 2) {
@@ -402,6 +440,7 @@ int main(int argc, char **argv) {
   TC_RUN(test_user_schedule_wins_and_refusals);
   TC_RUN(test_pointwise_vectors);
   TC_RUN(test_outer_inlines);
+  TC_RUN(test_raw_copies);
   TC_RUN(test_device_compilers_build_every_norm);
   TC_RUN(test_listed_shapes);
   TC_RUN(test_random_cases);

@@ -461,6 +461,32 @@ static void print_block_step(tc_str *o, const tc_dialect *d, const tc_kir *k, co
   tc_str_free(&idx), tc_str_free(&cur), tc_str_free(&comb), tc_str_free(&other), tc_str_free(&pred);
 }
 
+/* Whether statement s copies 16-bit floats as they are: then it moves
+ * their bits (both stored as 16-bit integers; 0 bits are +0.0), no
+ * conversion to f32 and back. */
+static bool raw_copy(const tc_kstmt *s) {
+  const tc_op *op = s->op;
+  return s->red.kind == TC_RED_NONE && op->nin == 1 && !op->scalar_in && !op->has_scalar &&
+         (op->kind == TC_OP_SET || op->kind == TC_OP_BROADCAST || op->kind == TC_OP_PERMUTE) &&
+         (op->out->dtype == TC_F16 || op->out->dtype == TC_BF16) && op->in[0]->dtype == op->out->dtype;
+}
+
+/* The stored bits such a copy moves: its input's element, 0 where a
+ * view's predicate fails. */
+static void raw_value(tc_str *o, const tc_kir *k, const tc_kstmt *s) {
+  tc_str src;
+  tc_str_init(&src);
+  expr(&src, k, s->in_index[0]);
+  if (s->in_valid[0]) {
+    tc_str_cat(o, "((");
+    expr(o, k, s->in_valid[0]);
+    tc_str_printf(o, ") ? %s[%s] : 0)", s->op->in[0]->name, tc_str_cstr(&src));
+  } else {
+    tc_str_printf(o, "%s[%s]", s->op->in[0]->name, tc_str_cstr(&src));
+  }
+  tc_str_free(&src);
+}
+
 static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc_knode *s, int depth) {
   if (s->stmt.red.kind != TC_RED_NONE && tc_tensor_is_welford(s->stmt.op->out)) {
     if (s->stmt.red.kind == TC_RED_ALL) tc_print_welford_all(o, d, k, s, depth, print_barrier);
@@ -474,8 +500,14 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
   const tc_op *op = s->stmt.op;
   tc_str v, idx;
   tc_str_init(&v), tc_str_init(&idx);
-  if (s->stmt.red.kind == TC_RED_INIT) red_identity(&v, d, (tc_reduce_op)op->sub, is_float(op->out->dtype));
-  else value(&v, d, k, s);
+  bool raw = raw_copy(&s->stmt);
+  if (raw) {
+    raw_value(&v, k, &s->stmt);
+  } else if (s->stmt.red.kind == TC_RED_INIT) {
+    red_identity(&v, d, (tc_reduce_op)op->sub, is_float(op->out->dtype));
+  } else {
+    value(&v, d, k, s);
+  }
   expr(&idx, k, s->stmt.out_index);
   bool guarded = !tc_e_is_const(s->stmt.pred, 1);
   const tc_expr *guard = s->stmt.pred;
@@ -484,7 +516,7 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
     tc_str_init(&z);
     tc_str_cat(&z, "(");
     expr(&z, k, s->stmt.pred);
-    tc_str_printf(&z, ") ? (%s) : 0.0f", tc_str_cstr(&v));
+    tc_str_printf(&z, ") ? (%s) : %s", tc_str_cstr(&v), raw ? "0" : "0.0f");
     tc_str_free(&v);
     v = z;
     guard = s->stmt.inner_pred;
@@ -497,7 +529,8 @@ static void print_stmt(tc_str *o, const tc_dialect *d, const tc_kir *k, const tc
     tc_str_cat(o, ") {\n");
     tc_str_indent(o, depth + 1);
   }
-  d->store(o, op->out->dtype, op->out->mem, op->out->name, tc_str_cstr(&idx), tc_str_cstr(&v));
+  if (raw) tc_str_printf(o, "%s[%s] = %s;", op->out->name, tc_str_cstr(&idx), tc_str_cstr(&v));
+  else d->store(o, op->out->dtype, op->out->mem, op->out->name, tc_str_cstr(&idx), tc_str_cstr(&v));
   tc_str_cat(o, "\n");
   if (guarded) {
     tc_str_indent(o, depth);
@@ -533,6 +566,7 @@ static bool print_vector_store(tc_str *o, const tc_dialect *d, const tc_kir *k, 
       !tc_e_is_const(tc_simplify(p, tc_e_modc(p, base, v)), 0))
     return false;
   const tc_expr *pred = tc_simplify(p, tc_e_subst(p, st->pred, 1, &id, &zero)); /* (the run's) */
+  bool raw = raw_copy(st); /* (the stored bits, as they are) */
   tc_str vals[8], idx;
   const char *vp[8];
   tc_str_init(&idx);
@@ -545,7 +579,8 @@ static bool print_vector_store(tc_str *o, const tc_dialect *d, const tc_kir *k, 
       if (lane.stmt.in_valid[q]) lane.stmt.in_valid[q] = tc_simplify(p, tc_e_subst(p, st->in_valid[q], 1, &id, &c));
     }
     tc_str_init(&vals[i]);
-    value(&vals[i], d, k, &lane);
+    if (raw) raw_value(&vals[i], k, &lane.stmt);
+    else value(&vals[i], d, k, &lane);
     vp[i] = tc_str_cstr(&vals[i]);
   }
   bool guarded = !tc_e_is_const(pred, 1);
@@ -555,7 +590,7 @@ static bool print_vector_store(tc_str *o, const tc_dialect *d, const tc_kir *k, 
     expr(o, k, pred);
     tc_str_cat(o, ") {\n");
   }
-  d->vec_store(o, out->dtype, out->mem, out->name, tc_str_cstr(&idx), (int)v, 0, vp, depth + guarded);
+  d->vec_store(o, out->dtype, out->mem, out->name, tc_str_cstr(&idx), (int)v, raw, vp, depth + guarded);
   if (guarded) {
     tc_str_indent(o, depth);
     tc_str_cat(o, "}\n");

@@ -216,7 +216,7 @@ void tc_tensor_set_alloc(tc_tensor *t, const int *axes, int n);
 
 /* Bump when lowering or printing changes the kernel made from the same
  * schedule, so that on-disk kernel cache entries of older builds miss. */
-#define TC_CODEGEN_FORMAT 33
+#define TC_CODEGEN_FORMAT 34
 
 /* A 128-bit non-cryptographic hash, two 64-bit lanes. */
 typedef struct tc_hasher {
