@@ -198,7 +198,7 @@ tc_status tc_schedule_matmul_wgmma(tc_fusion *f, tc_target target, tc_op *mm, tc
   bool ring = tl->stages > 1;
   bool tma = !sym && (fam == TC_ARCH_SM || tc_test_hooks_get()->wgmma_tma_anywhere) && swizzle && !o && m % tl->bm == 0 && n % tl->bn == 0 &&
              k % tl->bk == 0 && tl->bm <= 256 && tl->bn <= 256 &&
-             (k_major_input(av, 0) || (64 % 64 == 0 && mn_major_input(av, 0))) &&
+             (k_major_input(av, 0) || mn_major_input(av, 0)) && /* (A's rows: 64 per warp group) */
              (k_major_input(bv, 1) || (tl->tn % 64 == 0 && mn_major_input(bv, 1)));
   /* in a ring of element copies, each thread copies runs of 8 elements
    * (16 bytes: one core matrix row, or one swizzled chunk): cp.async
